@@ -1,0 +1,200 @@
+import type { HydrationPolicy } from '../protocol/policy.js';
+import type { IndexEntry } from '../protocol/types.js';
+
+/** Counts tokens of a text. `o200k` (gpt-tokenizer) is the default; `reference` is `max(1, codepoints // 4)`. */
+export interface Tokenizer {
+  readonly name: string;
+  count(text: string): number;
+}
+
+/** Which page-in algorithm `scan` uses. `reference` is the IPCF reference RGSC (vectors, conformance). */
+export type RetrievalMode = 'reference' | 'ranked';
+
+/** Options of {@link ContextFold.open}. */
+export interface OpenOptions {
+  /** The store directory, e.g. `.contextfold`. Created on first write. */
+  dir: string;
+  /** Active hydration policy. Default: `hydration_policy.json` in the store, else the reference default. */
+  policy?: HydrationPolicy;
+  /** Token counter for caps and costs. Default `o200k`. */
+  tokenizer?: Tokenizer | 'o200k' | 'reference';
+  /** `session_id` written into new cold nodes. Default `default-session`. */
+  sessionId?: string;
+  /** Page-in algorithm for `scan`. Default `reference` until the ranked mode lands. */
+  retrieval?: RetrievalMode;
+  /** Clock for `folded_at` / `evicted_at` (never hashed into a projection). */
+  clock?: () => Date;
+  /** How long a writer waits for the inter-process lock. Default 30 s. */
+  lockTimeoutMs?: number;
+  /** Journal entries beyond which a fold compacts the journal into recall_index.json. */
+  journalCompactThreshold?: number;
+}
+
+/** One turn to fold. `content` is the raw payload: a string, or bytes (any bytes, kept exactly). */
+export interface FoldInput {
+  stepId: number;
+  summary: string;
+  content?: string | Uint8Array;
+  /** Explicit term lists replace the extracted ones (stored as given, as the reference does). */
+  files?: string[];
+  commands?: string[];
+  errors?: string[];
+}
+
+/** What a fold wrote (or found already written, `already_folded: true`). */
+export interface FoldResult {
+  step_id: number;
+  payload_sha256: string;
+  projection_sha256: string;
+  artifact_sha256: string;
+  file_path: string;
+  token_estimate: number;
+  folded_at: string;
+  identifiers: string[];
+  files: string[];
+  commands: string[];
+  errors: string[];
+  already_folded: boolean;
+}
+
+/** Recall labels (CONF-04). */
+export type RecallStatus = 'latest_chronological' | 'superseded' | 'historical' | 'related';
+
+export interface RecallCandidate {
+  step_id: number;
+  status: RecallStatus;
+  coverage: number;
+  score: number;
+  summary: string;
+  folded_at: string;
+}
+
+export interface RecallResult {
+  query: string;
+  candidates: RecallCandidate[];
+}
+
+export interface ScanPick {
+  step_id: number;
+  /** Query terms this pick took from the residual, sorted by code point. */
+  matched_terms: string[];
+  /** Tokens it costs: min(tokens, per-call cap, per-turn cap). */
+  cost: number;
+}
+
+/** The software MMU's selection for a prompt (CONF-13), in pick order. */
+export interface ScanResult {
+  query_terms: string[];
+  selected: ScanPick[];
+  /** Picks whose intent was owned but that did not fit the per-turn budget (never replaced by older nodes). */
+  budget_dropped: ScanPick[];
+}
+
+export interface HydrateOptions {
+  /** 0-based chunk index when the payload is over the per-call cap. Default 0. */
+  chunk?: number;
+  /** A tighter cap than the policy's per-call cap, in tokens. */
+  maxTokens?: number;
+}
+
+/** Verified content of one cold node (CONF-05/06/09). */
+export interface HydrateResult {
+  step_id: number;
+  /** The chunk's text. For non-UTF-8 payloads, a lossy decoding; use `hydrateBytes` for exact bytes. */
+  content: string;
+  tokens: number;
+  chunk: number;
+  chunks: number;
+  truncated: boolean;
+  payload_sha256: string;
+  verified: true;
+  encoding: 'utf8' | 'base64';
+}
+
+export interface EvictResult {
+  step_id: number;
+  evicted_at: string;
+}
+
+export type ProblemKind =
+  | 'orphaned_node'
+  | 'broken_reference'
+  | 'integrity'
+  | 'path_containment'
+  | 'journal'
+  | 'index';
+
+export interface ValidationProblem {
+  kind: ProblemKind;
+  step_id: number | null;
+  path: string;
+  message: string;
+}
+
+export interface ValidateResult {
+  ok: boolean;
+  checked: number;
+  problems: ValidationProblem[];
+}
+
+export interface StatusResult {
+  dir: string;
+  session_id: string;
+  projection_version: string;
+  nodes: number;
+  evicted: number;
+  journal_entries: number;
+  total_token_estimate: number;
+  policy: HydrationPolicy;
+  folding_policy_hash: string;
+  tokenizer: string;
+  retrieval: RetrievalMode;
+}
+
+/** One verified page placed into a prompt for a single turn. */
+export interface Page {
+  step_id: number;
+  content: string;
+  tokens: number;
+  payload_sha256: string;
+  chunk: number;
+  chunks: number;
+  truncated: boolean;
+  matched_terms: string[];
+}
+
+export interface PageInFailure {
+  step_id: number;
+  code: string;
+  error: string;
+  message: string;
+}
+
+/** Result of {@link ContextFoldEngine.pageIn}: the scan, the verified pages, and refused pages. */
+export interface PageInResult {
+  scan: ScanResult;
+  pages: Page[];
+  failures: PageInFailure[];
+  tokens: number;
+}
+
+/** The engine's public surface. Every result is plain JSON. */
+export interface ContextFoldEngine {
+  readonly dir: string;
+  readonly policy: HydrationPolicy;
+  readonly tokenizer: Tokenizer;
+  fold(input: FoldInput): Promise<FoldResult>;
+  foldMany(inputs: FoldInput[], onProgress?: (done: number, total: number) => void): Promise<FoldResult[]>;
+  recall(query: string, options?: { limit?: number }): Promise<RecallResult>;
+  scan(prompt: string, options?: { mode?: RetrievalMode }): Promise<ScanResult>;
+  hydrate(stepId: number, options?: HydrateOptions): Promise<HydrateResult>;
+  hydrateBytes(stepId: number): Promise<Uint8Array>;
+  pageIn(prompt: string, options?: { mode?: RetrievalMode }): Promise<PageInResult>;
+  evict(stepId: number): Promise<EvictResult>;
+  status(): Promise<StatusResult>;
+  validate(): Promise<ValidateResult>;
+  compact(): Promise<{ nodes: number; journal_entries_compacted: number }>;
+  /** Index entries in step order (a snapshot; do not mutate). */
+  entries(): Promise<IndexEntry[]>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,176 @@
+/**
+ * Stable error codes. The five IPCF codes mirror the specification's error names; the CLI maps
+ * each to the reference engine's exit code.
+ */
+export type ErrorCode =
+  | 'NODE_NOT_FOUND'
+  | 'INTEGRITY_CHECK'
+  | 'PATH_CONTAINMENT'
+  | 'ORPHANED_NODE'
+  | 'BROKEN_REFERENCE'
+  | 'USAGE'
+  | 'STEP_CONFLICT'
+  | 'LOCK_TIMEOUT';
+
+/** Structured context carried by every contextfold error. */
+export interface ErrorDetails {
+  stepId?: number;
+  path?: string;
+  [key: string]: unknown;
+}
+
+const BRAND = Symbol.for('contextfold.error');
+
+/**
+ * Base class of every error contextfold throws. `code` is stable across versions; match on it
+ * (or use the `isX()` guards) rather than on `instanceof`, which fails across package copies.
+ *
+ * @example
+ * try { await engine.hydrate(7); } catch (e) { if (isContextFoldError(e)) console.log(e.code); }
+ */
+export class ContextFoldError extends Error {
+  readonly code: ErrorCode;
+  readonly details: ErrorDetails;
+  readonly [BRAND] = true;
+
+  constructor(code: ErrorCode, message: string, details: ErrorDetails = {}, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'ContextFoldError';
+    this.code = code;
+    this.details = details;
+  }
+
+  /** JSON form: `{ error, code, message, ...details }`. */
+  toJSON(): Record<string, unknown> {
+    return { error: this.name, code: this.code, message: this.message, ...this.details };
+  }
+}
+
+/** The requested step is not in the recall index and no cold node file exists for it (CONF-10). */
+export class NodeNotFoundError extends ContextFoldError {
+  constructor(message: string, details: ErrorDetails = {}) {
+    super('NODE_NOT_FOUND', message, details);
+    this.name = 'NodeNotFoundError';
+  }
+}
+
+/** A cold node or index failed verification: hash mismatch, unparsable or truncated JSON (CONF-09). */
+export class IntegrityCheckError extends ContextFoldError {
+  constructor(message: string, details: ErrorDetails = {}, code: ErrorCode = 'INTEGRITY_CHECK') {
+    super(code, message, details);
+    this.name = 'IntegrityCheckError';
+  }
+}
+
+/** A stored `file_path` points outside the canonical location (a kind of integrity failure). */
+export class PathContainmentError extends IntegrityCheckError {
+  constructor(message: string, details: ErrorDetails = {}) {
+    super(message, details, 'PATH_CONTAINMENT');
+    this.name = 'PathContainmentError';
+  }
+}
+
+/** A cold node file exists with no index entry (CONF-12 scenario A). */
+export class OrphanedNodeError extends ContextFoldError {
+  constructor(message: string, details: ErrorDetails = {}) {
+    super('ORPHANED_NODE', message, details);
+    this.name = 'OrphanedNodeError';
+  }
+}
+
+/** An index entry references a cold node file that does not exist (CONF-12 scenario B). */
+export class BrokenReferenceError extends ContextFoldError {
+  constructor(message: string, details: ErrorDetails = {}) {
+    super('BROKEN_REFERENCE', message, details);
+    this.name = 'BrokenReferenceError';
+  }
+}
+
+/** Bad arguments or input: what is wrong and what to do, in one line. */
+export class UsageError extends ContextFoldError {
+  constructor(message: string, details: ErrorDetails = {}) {
+    super('USAGE', message, details);
+    this.name = 'UsageError';
+  }
+}
+
+/** A step was folded again with a different payload than the one already stored. */
+export class StepConflictError extends ContextFoldError {
+  constructor(message: string, details: ErrorDetails = {}) {
+    super('STEP_CONFLICT', message, details);
+    this.name = 'StepConflictError';
+  }
+}
+
+/** The store's inter-process write lock could not be taken in time. */
+export class LockTimeoutError extends ContextFoldError {
+  constructor(message: string, details: ErrorDetails = {}) {
+    super('LOCK_TIMEOUT', message, details);
+    this.name = 'LockTimeoutError';
+  }
+}
+
+/** True for any contextfold error, from any copy of the package. */
+export function isContextFoldError(e: unknown): e is ContextFoldError {
+  return typeof e === 'object' && e !== null && (e as Record<symbol, unknown>)[BRAND] === true;
+}
+
+const codeGuard =
+  <T extends ContextFoldError>(...codes: ErrorCode[]) =>
+  (e: unknown): e is T =>
+    isContextFoldError(e) && codes.includes(e.code);
+
+/** True for {@link NodeNotFoundError}. */
+export const isNodeNotFoundError = codeGuard<NodeNotFoundError>('NODE_NOT_FOUND');
+/** True for {@link IntegrityCheckError}, including {@link PathContainmentError}. */
+export const isIntegrityCheckError = codeGuard<IntegrityCheckError>(
+  'INTEGRITY_CHECK',
+  'PATH_CONTAINMENT',
+);
+/** True for {@link PathContainmentError}. */
+export const isPathContainmentError = codeGuard<PathContainmentError>('PATH_CONTAINMENT');
+/** True for {@link OrphanedNodeError}. */
+export const isOrphanedNodeError = codeGuard<OrphanedNodeError>('ORPHANED_NODE');
+/** True for {@link BrokenReferenceError}. */
+export const isBrokenReferenceError = codeGuard<BrokenReferenceError>('BROKEN_REFERENCE');
+/** True for {@link UsageError}. */
+export const isUsageError = codeGuard<UsageError>('USAGE');
+
+/** The IPCF error name for a code, as the specification spells it. */
+export function ipcfErrorName(code: ErrorCode): string {
+  switch (code) {
+    case 'NODE_NOT_FOUND':
+      return 'NodeNotFoundError';
+    case 'INTEGRITY_CHECK':
+      return 'IntegrityCheckError';
+    case 'PATH_CONTAINMENT':
+      return 'PathContainmentError';
+    case 'ORPHANED_NODE':
+      return 'OrphanedNodeError';
+    case 'BROKEN_REFERENCE':
+      return 'BrokenReferenceError';
+    case 'STEP_CONFLICT':
+      return 'StepConflictError';
+    case 'LOCK_TIMEOUT':
+      return 'LockTimeoutError';
+    default:
+      return 'UsageError';
+  }
+}
+
+/** The reference CLI's exit code for an error code: 1 usage, 2 not found, 3 integrity, 4 orphan, 5 broken. */
+export function exitCodeFor(code: ErrorCode): number {
+  switch (code) {
+    case 'NODE_NOT_FOUND':
+      return 2;
+    case 'INTEGRITY_CHECK':
+    case 'PATH_CONTAINMENT':
+      return 3;
+    case 'ORPHANED_NODE':
+      return 4;
+    case 'BROKEN_REFERENCE':
+      return 5;
+    default:
+      return 1;
+  }
+}
