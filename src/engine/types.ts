@@ -1,11 +1,8 @@
 import type { HydrationPolicy } from '../protocol/policy.js';
 import type { IndexEntry } from '../protocol/types.js';
+import type { Tokenizer } from '../extract/tokenizer.js';
 
-/** Counts tokens of a text. `o200k` (gpt-tokenizer) is the default; `reference` is `max(1, codepoints // 4)`. */
-export interface Tokenizer {
-  readonly name: string;
-  count(text: string): number;
-}
+export type { Tokenizer } from '../extract/tokenizer.js';
 
 /** Which page-in algorithm `scan` uses. `reference` is the IPCF reference RGSC (vectors, conformance). */
 export type RetrievalMode = 'reference' | 'ranked';

@@ -1,0 +1,63 @@
+import type { ContextFoldEngine, FoldInput, FoldResult } from '../../engine/types.js';
+import { summariseTurn } from './summarise-turn.js';
+import type { ImportedTurn } from './turn.js';
+
+/** Options of {@link importTurns}. */
+export interface ImportTurnsOptions {
+  /** Summary of each turn. Default {@link summariseTurn} (deterministic, no model). */
+  summarise?: (turn: ImportedTurn) => string;
+  /** Called while folding, e.g. to draw a progress bar. */
+  onProgress?: (done: number, total: number) => void;
+}
+
+/** What an import folded. */
+export interface ImportTurnsResult {
+  turns: number;
+  /** Newly folded turns. */
+  folded: number;
+  /** Turns already in the store with the same payload (a re-import is a no-op). */
+  already_folded: number;
+  first_step: number | null;
+  last_step: number | null;
+  results: FoldResult[];
+}
+
+/**
+ * The fold inputs for a parsed history: step id from the history, the rendered turn as the
+ * payload, a deterministic summary.
+ *
+ * @example
+ * const inputs = foldInputsFor([{ step_id: 0, role: 'user', content: 'hi' }]);
+ */
+export function foldInputsFor(
+  turns: readonly ImportedTurn[],
+  summarise: (turn: ImportedTurn) => string = summariseTurn,
+): FoldInput[] {
+  return turns.map((t) => ({ stepId: t.step_id, summary: summarise(t), content: t.content }));
+}
+
+/**
+ * Folds a parsed history into a store in one batch (`foldMany` validates everything before it
+ * writes, so a conflict leaves the store untouched). Re-importing the same history is a no-op.
+ *
+ * @example
+ * const turns = parseHistory({ text, format: 'turns', source: 'run.jsonl' }).turns;
+ * const r = await importTurns(engine, turns);
+ */
+export async function importTurns(
+  engine: ContextFoldEngine,
+  turns: readonly ImportedTurn[],
+  options: ImportTurnsOptions = {},
+): Promise<ImportTurnsResult> {
+  const inputs = foldInputsFor(turns, options.summarise);
+  const results = inputs.length > 0 ? await engine.foldMany(inputs, options.onProgress) : [];
+  const already = results.filter((r) => r.already_folded).length;
+  return {
+    turns: turns.length,
+    folded: results.length - already,
+    already_folded: already,
+    first_step: turns[0]?.step_id ?? null,
+    last_step: turns.at(-1)?.step_id ?? null,
+    results,
+  };
+}

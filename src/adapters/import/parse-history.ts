@@ -1,0 +1,39 @@
+import { parseAnthropicMessages } from './anthropic-messages.js';
+import { parseClaudeCodeTranscript } from './claude-code-transcript.js';
+import { parseOpenAiMessages } from './openai-chat.js';
+import { parseTurnsJsonl } from './turns-jsonl.js';
+import type { ImportedTurn, ImportFormat } from './turn.js';
+
+/** A parsed history: its turns and, when the format records one, its session id. */
+export interface ParsedHistory {
+  format: ImportFormat;
+  turns: ImportedTurn[];
+  sessionId: string | null;
+}
+
+/**
+ * Parses a history in any {@link ImportFormat}. Throws a one-line `UsageError` naming the file and
+ * line of the first malformed record; nothing is returned partially.
+ *
+ * @example
+ * const { turns } = parseHistory({ text, format: 'openai', source: 'chat.json' });
+ */
+export function parseHistory(options: {
+  text: string;
+  format: ImportFormat;
+  source: string;
+}): ParsedHistory {
+  const { text, format, source } = options;
+  switch (format) {
+    case 'claude-code': {
+      const t = parseClaudeCodeTranscript(text, source);
+      return { format, turns: t.turns, sessionId: t.sessionId };
+    }
+    case 'openai':
+      return { format, turns: parseOpenAiMessages(text, source), sessionId: null };
+    case 'anthropic':
+      return { format, turns: parseAnthropicMessages(text, source), sessionId: null };
+    case 'turns':
+      return { format, turns: parseTurnsJsonl(text, source), sessionId: null };
+  }
+}

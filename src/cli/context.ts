@@ -1,0 +1,74 @@
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import {
+  ContextFoldError,
+  exitCodeFor,
+  ipcfErrorName,
+  isContextFoldError,
+  UsageError,
+} from '../protocol/errors.js';
+
+/** Global options every command sees. */
+export interface GlobalOptions {
+  dir: string;
+  json: boolean;
+}
+
+/** Reads the global `--dir` / `--json` options from any (sub)command. */
+export function globals(cmd: Command): GlobalOptions {
+  const o = cmd.optsWithGlobals() as { dir?: string; json?: boolean };
+  return { dir: resolve(o.dir ?? '.contextfold'), json: Boolean(o.json) };
+}
+
+/** Writes a result: one JSON object with `--json`, else the human rendering. */
+export function emit(g: GlobalOptions, result: unknown, human: (r: never) => string): void {
+  if (g.json) {
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+  } else {
+    const text = human(result as never);
+    if (text) process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+  }
+}
+
+/** Set by a command that wants a non-zero exit without an error (e.g. validate found problems). */
+export function setExitCode(code: number): void {
+  process.exitCode = code;
+}
+
+/**
+ * Reports an error as one line (or one JSON object) and returns the exit code. Unknown errors
+ * (bugs) keep their stack on stderr, user errors never do.
+ */
+export function reportError(e: unknown, json: boolean): number {
+  if (isContextFoldError(e)) {
+    const err = e as ContextFoldError;
+    if (json) {
+      process.stdout.write(
+        `${JSON.stringify({ error: ipcfErrorName(err.code), code: err.code, message: err.message, ...err.details })}\n`,
+      );
+    } else {
+      process.stderr.write(`contextfold: ${ipcfErrorName(err.code)}: ${err.message}\n`);
+    }
+    return exitCodeFor(err.code);
+  }
+  const msg = e instanceof Error ? (e.stack ?? e.message) : String(e);
+  process.stderr.write(`contextfold: internal error (please report): ${msg}\n`);
+  return 70;
+}
+
+/** Parses a non-negative integer argument or throws a one-line usage error. */
+export function parseIntArg(value: string, what: string): number {
+  if (!/^\d+$/.test(value)) throw new UsageError(`${what} must be a non-negative integer, got '${value}'`);
+  const n = Number(value);
+  if (!Number.isSafeInteger(n)) throw new UsageError(`${what} is too large: ${value}`);
+  return n;
+}
+
+/** Splits a comma-separated option value. */
+export function parseList(value: string | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
+  return value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+}

@@ -1,0 +1,42 @@
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError } from 'commander';
+import { commands } from './commands/index.js';
+import { reportError } from './context.js';
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
+  return pkg.version;
+}
+
+/** Builds the `contextfold` program. */
+export function buildProgram(): Command {
+  const program = new Command('contextfold')
+    .description(
+      'IPCF-1.1 context folding: lossless, hash-verified cold storage and passive page-in for long agent sessions.',
+    )
+    .version(version())
+    .option('--dir <DIR>', 'store directory', '.contextfold')
+    .option('--json', 'print one JSON object per result')
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride();
+  for (const register of commands) register(program);
+  return program;
+}
+
+/** Runs the CLI with the given argv (without node and script). Resolves to the exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  const json = argv.includes('--json');
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      // Help and version exit 0; commander already printed its one-line message otherwise.
+      return e.exitCode === 0 ? 0 : 1;
+    }
+    return reportError(e, json);
+  }
+}

@@ -1,0 +1,555 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { project } from '../extract/projection.js';
+import { resolveTokenizer, type Tokenizer } from '../extract/tokenizer.js';
+import { InvertedIndex } from '../index/inverted-index.js';
+import { recall as recallIndex } from '../index/recall.js';
+import { referenceScan } from '../index/reference-scan.js';
+import {
+  ipcfErrorName,
+  isContextFoldError,
+  NodeNotFoundError,
+  OrphanedNodeError,
+  StepConflictError,
+  UsageError,
+} from '../protocol/errors.js';
+import {
+  DEFAULT_POLICY,
+  type HydrationPolicy,
+  parsePolicy,
+  perTurnCap,
+  policyHash,
+} from '../protocol/policy.js';
+import {
+  type ColdNode,
+  DEFAULT_SESSION_ID,
+  type IndexEntry,
+  IPCF_VERSION,
+  PROJECTION_VERSION,
+} from '../protocol/types.js';
+import { artifactHash, indexEntryFor } from '../store/cold-node.js';
+import { prettyJson } from '../protocol/canonical-json.js';
+import { fsyncDir, writeFileAtomic } from '../store/durable-fs.js';
+import { canonicalNodePath, indexFilePath, storeLayout, type StoreLayout } from '../store/layout.js';
+import { isoSeconds, Store } from '../store/store.js';
+import { type VerifiedNode, verifyNode } from '../store/verify.js';
+import { chunkText } from './chunk.js';
+import type {
+  ContextFoldEngine,
+  EvictResult,
+  FoldInput,
+  FoldResult,
+  HydrateOptions,
+  HydrateResult,
+  OpenOptions,
+  Page,
+  PageInFailure,
+  PageInResult,
+  RecallResult,
+  RetrievalMode,
+  ScanResult,
+  StatusResult,
+  ValidateResult,
+  ValidationProblem,
+} from './types.js';
+
+const lossy = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
+
+/** Text of a verified node's payload (lossy only for non-UTF-8 payloads). */
+function payloadText(v: VerifiedNode): string {
+  if (v.node.raw_content_encoding === 'base64') return lossy.decode(v.bytes);
+  return v.node.raw_content === '' ? v.node.summary : v.node.raw_content;
+}
+
+interface Prepared {
+  node: ColdNode;
+  entry: IndexEntry;
+  text: string;
+}
+
+/**
+ * The IPCF-1.1 engine over one store directory.
+ *
+ * @example
+ * const cf = await ContextFold.open({ dir: '.contextfold' });
+ * await cf.fold({ stepId: 37, summary: 'PostgreSQL on 5433', content: '$ psql -p 5433' });
+ * const { pages } = await cf.pageIn('Which port does PostgreSQL use?');
+ * await cf.close();
+ */
+export class ContextFold implements ContextFoldEngine {
+  readonly dir: string;
+  readonly policy: HydrationPolicy;
+  readonly tokenizer: Tokenizer;
+  readonly sessionId: string;
+  readonly retrieval: RetrievalMode;
+  private readonly layout: StoreLayout;
+  private readonly store: Store;
+  private readonly index = new InvertedIndex();
+  private readonly clock: () => Date;
+  private readonly tokenCache = new Map<string, number>();
+  private readonly chunkCache = new Map<string, string[]>();
+  private closed = false;
+
+  private constructor(options: OpenOptions) {
+    if (!options || typeof options.dir !== 'string' || options.dir.length === 0) {
+      throw new UsageError('ContextFold.open needs { dir }: the store directory, e.g. ".contextfold"');
+    }
+    this.dir = resolve(options.dir);
+    this.layout = storeLayout(this.dir);
+    this.policy = options.policy ? parsePolicy(options.policy) : ContextFold.readPolicy(this.layout);
+    this.tokenizer = resolveTokenizer(options.tokenizer);
+    this.sessionId = options.sessionId ?? DEFAULT_SESSION_ID;
+    this.retrieval = options.retrieval ?? 'reference';
+    this.clock = options.clock ?? (() => new Date());
+    const index = this.index;
+    this.store = new Store(
+      this.layout,
+      {
+        lockTimeoutMs: options.lockTimeoutMs ?? 30_000,
+        compactThreshold: options.journalCompactThreshold ?? 4096,
+        clock: this.clock,
+      },
+      {
+        reset: (entries) => index.reset(entries),
+        add: (entry) => index.add(entry),
+        evict: (step) => index.evict(step),
+      },
+    );
+    this.store.refresh();
+  }
+
+  /** Opens (without creating) a store. Reads the index once; later calls read only what changed. */
+  static async open(options: OpenOptions): Promise<ContextFold> {
+    return new ContextFold(options);
+  }
+
+  private static readPolicy(layout: StoreLayout): HydrationPolicy {
+    if (!existsSync(layout.policyPath)) return { ...DEFAULT_POLICY };
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(readFileSync(layout.policyPath, 'utf8'));
+    } catch {
+      throw new UsageError(`hydration policy is not valid JSON: ${layout.policyPath}`, {
+        path: layout.policyPath,
+      });
+    }
+    return parsePolicy(parsed, layout.policyPath);
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new UsageError('this ContextFold engine is closed; open the store again');
+  }
+
+  private prepare(input: FoldInput, foldedAt: string): Prepared {
+    if (!input || typeof input !== 'object') throw new UsageError('fold needs { stepId, summary, content? }');
+    const p = project({
+      stepId: input.stepId,
+      summary: input.summary,
+      payload: input.content ?? '',
+      files: input.files,
+      commands: input.commands,
+      errors: input.errors,
+      policy: this.policy,
+    });
+    let raw: string;
+    if (p.encoding === 'base64') raw = Buffer.from(p.payloadBytes).toString('base64');
+    else if (input.content === undefined) raw = '';
+    else raw = typeof input.content === 'string' ? input.content : p.payloadText;
+    const node: ColdNode = {
+      ipcf_version: IPCF_VERSION,
+      projection_version: PROJECTION_VERSION,
+      step_id: input.stepId,
+      session_id: this.sessionId,
+      folded_at: foldedAt,
+      summary: input.summary,
+      raw_content: raw,
+      ...(p.encoding === 'base64' ? { raw_content_encoding: 'base64' as const } : {}),
+      normalized_content: p.normalized_content,
+      payload_sha256: p.payload_sha256,
+      projection_sha256: p.projection_sha256,
+      identifiers: p.identifiers,
+      files: p.files,
+      commands: p.commands,
+      errors: p.errors,
+      token_estimate: p.token_estimate,
+      sanitized: false,
+      status: 'cold',
+      artifact_sha256: '',
+    };
+    node.artifact_sha256 = artifactHash(node);
+    const entry = indexEntryFor(node, indexFilePath(this.layout, input.stepId));
+    return { node, entry, text: p.payloadText };
+  }
+
+  private result(entry: IndexEntry, already: boolean): FoldResult {
+    return {
+      step_id: entry.step_id,
+      payload_sha256: entry.payload_sha256,
+      projection_sha256: entry.projection_sha256,
+      artifact_sha256: entry.artifact_sha256,
+      file_path: entry.file_path,
+      token_estimate: entry.token_estimate,
+      folded_at: entry.folded_at,
+      identifiers: entry.identifiers,
+      files: entry.files,
+      commands: entry.commands,
+      errors: entry.errors,
+      already_folded: already,
+    };
+  }
+
+  /**
+   * Folds one turn: writes its cold node (temp file, fsync, rename, fsync dir) and appends its
+   * index entry to the fsynced journal. Returns once both are durable. Folding the same step
+   * with the same payload again is a no-op (`already_folded`); with another payload it is a
+   * {@link StepConflictError}.
+   */
+  async fold(input: FoldInput): Promise<FoldResult> {
+    const [r] = await this.foldMany([input]);
+    return r!;
+  }
+
+  /**
+   * Folds a batch with one journal write: node files first (each fsynced), then one durable
+   * append of every index entry. Inputs are validated before anything is written.
+   */
+  async foldMany(
+    inputs: FoldInput[],
+    onProgress?: (done: number, total: number) => void,
+  ): Promise<FoldResult[]> {
+    this.assertOpen();
+    if (!Array.isArray(inputs)) throw new UsageError('foldMany needs an array of fold inputs');
+    const foldedAt = isoSeconds(this.clock());
+    const prepared = inputs.map((i) => this.prepare(i, foldedAt));
+    const seen = new Map<number, Prepared>();
+    for (const p of prepared) {
+      const prev = seen.get(p.entry.step_id);
+      if (prev && prev.entry.payload_sha256 !== p.entry.payload_sha256) {
+        throw new StepConflictError(`step ${p.entry.step_id} appears twice in the batch with different payloads`, {
+          stepId: p.entry.step_id,
+        });
+      }
+      seen.set(p.entry.step_id, p);
+    }
+    return this.store.locked(() => {
+      this.store.assertConsistent();
+      this.store.ensureDirs();
+      const results: FoldResult[] = [];
+      const fresh: Prepared[] = [];
+      const planned = new Set<number>();
+      for (const p of prepared) {
+        const step = p.entry.step_id;
+        const existing = this.store.get(step);
+        if (existing) {
+          if (
+            existing.payload_sha256 !== p.entry.payload_sha256 ||
+            existing.projection_sha256 !== p.entry.projection_sha256
+          ) {
+            throw new StepConflictError(
+              `step ${step} is already folded with a different payload or projection (payload ${existing.payload_sha256.slice(0, 12)}…); step ids come from the history and cannot be reused`,
+              { stepId: step, path: existing.file_path },
+            );
+          }
+          results.push(this.result(existing, true));
+          continue;
+        }
+        if (planned.has(step)) {
+          results.push(this.result(p.entry, true));
+          continue;
+        }
+        const path = canonicalNodePath(this.layout, step);
+        if (existsSync(path)) {
+          throw new OrphanedNodeError(
+            `step ${step} has a cold node file but no index entry (an interrupted fold?); refusing to overwrite it: ${path}`,
+            { stepId: step, path },
+          );
+        }
+        planned.add(step);
+        fresh.push(p);
+        results.push(this.result(p.entry, false));
+      }
+      let done = 0;
+      for (const p of fresh) {
+        writeFileAtomic(canonicalNodePath(this.layout, p.entry.step_id), prettyJson(p.node), false);
+        this.tokenCache.set(p.entry.payload_sha256, this.tokenizer.count(p.text));
+        done++;
+        if (onProgress && (done % 256 === 0 || done === fresh.length)) onProgress(done, fresh.length);
+      }
+      if (fresh.length > 0) {
+        fsyncDir(this.layout.coldDir);
+        this.store.append(fresh.map((p) => ({ op: 'fold' as const, entry: p.entry })));
+      }
+      return results;
+    });
+  }
+
+  /** Refreshes from disk and throws if the persistent state is inconsistent. */
+  private sync(): void {
+    this.assertOpen();
+    this.store.refresh();
+    this.store.assertConsistent();
+  }
+
+  /** Explicit recall with coverage tiers and chronological labels (CONF-04). */
+  async recall(query: string, options: { limit?: number } = {}): Promise<RecallResult> {
+    if (typeof query !== 'string') throw new UsageError('recall needs a query string');
+    this.sync();
+    return recallIndex(this.index, query, options);
+  }
+
+  /** Tokens of a node's whole payload under this engine's tokenizer. */
+  private tokensOf(stepId: number): number {
+    const entry = this.store.get(stepId)!;
+    if (this.tokenizer.name === 'reference') return entry.token_estimate;
+    const cached = this.tokenCache.get(entry.payload_sha256);
+    if (cached !== undefined) return cached;
+    try {
+      const n = this.tokenizer.count(payloadText(verifyNode(this.layout, entry)));
+      this.tokenCache.set(entry.payload_sha256, n);
+      return n;
+    } catch {
+      // Unverifiable: cost it at the cap; pageIn will refuse it and report why.
+      return Number.MAX_SAFE_INTEGER;
+    }
+  }
+
+  /** The software MMU's selection for a prompt (CONF-13), without hydrating anything. */
+  async scan(prompt: string, options: { mode?: RetrievalMode } = {}): Promise<ScanResult> {
+    if (typeof prompt !== 'string') throw new UsageError('scan needs a prompt string');
+    this.sync();
+    const mode = options.mode ?? this.retrieval;
+    if (mode !== 'reference' && mode !== 'ranked') {
+      throw new UsageError(`unknown retrieval mode ${JSON.stringify(mode)}: use 'reference' or 'ranked'`);
+    }
+    return referenceScan(this.index, prompt, {
+      perCall: this.policy.max_rehydration_tokens_per_call,
+      perTurn: perTurnCap(this.policy),
+      tokensOf: (s) => this.tokensOf(s),
+    });
+  }
+
+  private entryOrThrow(stepId: number): IndexEntry {
+    if (!Number.isSafeInteger(stepId) || stepId < 0) {
+      throw new UsageError(`step id must be a non-negative integer, got ${String(stepId)}`);
+    }
+    const entry = this.store.get(stepId);
+    if (entry) return entry;
+    const path = canonicalNodePath(this.layout, stepId);
+    if (existsSync(path)) {
+      throw new OrphanedNodeError(`step ${stepId} has a cold node file but no index entry: ${path}`, {
+        stepId,
+        path,
+      });
+    }
+    throw new NodeNotFoundError(`step ${stepId} is not folded in this store (${this.dir})`, { stepId });
+  }
+
+  private chunksOf(entry: IndexEntry, text: string, cap: number): string[] {
+    const key = `${entry.payload_sha256}:${cap}`;
+    let chunks = this.chunkCache.get(key);
+    if (!chunks) {
+      chunks = chunkText(text, cap, this.tokenizer);
+      if (this.chunkCache.size > 512) this.chunkCache.clear();
+      this.chunkCache.set(key, chunks);
+    }
+    return chunks;
+  }
+
+  /**
+   * Verified, bounded hydration (CONF-05/06/09/10/12): containment, existence, JSON, all three
+   * hashes checked before any byte is returned. Over the per-call cap the payload is served in
+   * chunks cut at line boundaries; `chunk` selects one.
+   */
+  async hydrate(stepId: number, options: HydrateOptions = {}): Promise<HydrateResult> {
+    this.sync();
+    const entry = this.entryOrThrow(stepId);
+    const v = verifyNode(this.layout, entry);
+    const text = payloadText(v);
+    const perCall = this.policy.max_rehydration_tokens_per_call;
+    const cap = Math.max(1, Math.min(options.maxTokens ?? perCall, perCall));
+    const chunks = this.chunksOf(entry, text, cap);
+    const k = options.chunk ?? 0;
+    if (!Number.isSafeInteger(k) || k < 0 || k >= chunks.length) {
+      throw new UsageError(`step ${stepId} has ${chunks.length} chunk(s) (0..${chunks.length - 1}); chunk ${k} does not exist`, {
+        stepId,
+      });
+    }
+    const content = chunks[k]!;
+    return {
+      step_id: stepId,
+      content,
+      tokens: this.tokenizer.count(content),
+      chunk: k,
+      chunks: chunks.length,
+      truncated: chunks.length > 1,
+      payload_sha256: entry.payload_sha256,
+      verified: true,
+      encoding: v.node.raw_content_encoding === 'base64' ? 'base64' : 'utf8',
+    };
+  }
+
+  /** The exact payload bytes of a step, verified (for `hydrate --raw`). */
+  async hydrateBytes(stepId: number): Promise<Uint8Array> {
+    this.sync();
+    return verifyNode(this.layout, this.entryOrThrow(stepId)).bytes;
+  }
+
+  /**
+   * Passive page-in for one turn: scan the prompt, then hydrate each selected node within its
+   * cost, verified. A node that fails verification is not paged in and is reported in
+   * `failures` (never replaced by an older node).
+   */
+  async pageIn(prompt: string, options: { mode?: RetrievalMode } = {}): Promise<PageInResult> {
+    const scan = await this.scan(prompt, options);
+    const pages: Page[] = [];
+    const failures: PageInFailure[] = [];
+    let tokens = 0;
+    for (const pick of scan.selected) {
+      try {
+        const h = await this.hydrate(pick.step_id, { maxTokens: pick.cost });
+        pages.push({
+          step_id: h.step_id,
+          content: h.content,
+          tokens: h.tokens,
+          payload_sha256: h.payload_sha256,
+          chunk: h.chunk,
+          chunks: h.chunks,
+          truncated: h.truncated,
+          matched_terms: pick.matched_terms,
+        });
+        tokens += h.tokens;
+      } catch (e) {
+        if (!isContextFoldError(e)) throw e;
+        failures.push({
+          step_id: pick.step_id,
+          code: e.code,
+          error: ipcfErrorName(e.code),
+          message: e.message,
+        });
+      }
+    }
+    return { scan, pages, failures, tokens };
+  }
+
+  /** Records that a step's page left the prompt (CONF-07): index `evicted`, eviction log. */
+  async evict(stepId: number): Promise<EvictResult> {
+    this.assertOpen();
+    return this.store.locked(() => {
+      this.store.assertConsistent();
+      this.entryOrThrow(stepId);
+      const evicted_at = isoSeconds(this.clock());
+      this.store.append([{ op: 'evict', step_id: stepId, evicted_at }]);
+      return { step_id: stepId, evicted_at };
+    });
+  }
+
+  /** Counts and settings of the store. */
+  async status(): Promise<StatusResult> {
+    this.sync();
+    let evicted = 0;
+    let total = 0;
+    for (const e of this.store.all()) {
+      if (e.evicted) evicted++;
+      total += e.token_estimate;
+    }
+    return {
+      dir: this.dir,
+      session_id: this.sessionId,
+      projection_version: PROJECTION_VERSION,
+      nodes: this.store.size,
+      evicted,
+      journal_entries: this.store.journalEntries,
+      total_token_estimate: total,
+      policy: this.policy,
+      folding_policy_hash: policyHash(this.policy),
+      tokenizer: this.tokenizer.name,
+      retrieval: this.retrieval,
+    };
+  }
+
+  /**
+   * Checks the whole store (CONF-09/10/12): every indexed node verified as on hydrate, every
+   * cold node file without an index entry reported as orphaned, stray and temp files reported,
+   * journal and index consistency. Reports every problem with its path; repairs nothing.
+   */
+  async validate(): Promise<ValidateResult> {
+    this.assertOpen();
+    this.store.refresh();
+    const problems: ValidationProblem[] = [];
+    const lp = this.store.loadProblem;
+    if (lp) problems.push({ kind: lp.kind, step_id: null, path: lp.path, message: lp.message });
+    let checked = 0;
+    for (const entry of this.store.all()) {
+      checked++;
+      try {
+        verifyNode(this.layout, entry);
+      } catch (e) {
+        if (!isContextFoldError(e)) throw e;
+        const kind =
+          e.code === 'PATH_CONTAINMENT'
+            ? 'path_containment'
+            : e.code === 'BROKEN_REFERENCE'
+              ? 'broken_reference'
+              : 'integrity';
+        problems.push({
+          kind,
+          step_id: entry.step_id,
+          path: String(e.details.path ?? entry.file_path),
+          message: e.message,
+        });
+      }
+    }
+    const { steps, stray } = this.store.listColdDir();
+    for (const [step, name] of steps) {
+      if (!this.store.get(step)) {
+        problems.push({
+          kind: 'orphaned_node',
+          step_id: step,
+          path: `${this.layout.coldDir}/${name}`,
+          message: `cold node file has no index entry (OrphanedNodeError): ${this.layout.coldDir}/${name}`,
+        });
+      }
+    }
+    for (const name of stray) {
+      problems.push({
+        kind: 'integrity',
+        step_id: null,
+        path: `${this.layout.coldDir}/${name}`,
+        message: Store.isTempFile(name)
+          ? `leftover temp file of an interrupted write: ${this.layout.coldDir}/${name}`
+          : `unexpected entry in cold_nodes: ${this.layout.coldDir}/${name}`,
+      });
+    }
+    return { ok: problems.length === 0, checked, problems };
+  }
+
+  /** Folds the journal into `recall_index.json` (exactly the reference layout afterwards). */
+  async compact(): Promise<{ nodes: number; journal_entries_compacted: number }> {
+    this.assertOpen();
+    if (!existsSync(this.dir)) return { nodes: 0, journal_entries_compacted: 0 };
+    return this.store.locked(() => {
+      const n = this.store.compact();
+      return { nodes: this.store.size, journal_entries_compacted: n };
+    });
+  }
+
+  /** Index entries in step order. */
+  async entries(): Promise<IndexEntry[]> {
+    this.sync();
+    return this.store.all();
+  }
+
+  /** Compacts the journal (if any) and closes the engine. Safe to call twice. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    if (this.store.journalEntries > 0 && !this.store.loadProblem) await this.compact();
+    this.closed = true;
+  }
+
+  /** Writes `hydration_policy.json` for a store (validated first). */
+  static writePolicy(dir: string, policy: HydrationPolicy): void {
+    const layout = storeLayout(resolve(dir));
+    const p = parsePolicy(policy);
+    writeFileAtomic(layout.policyPath, prettyJson(p));
+  }
+}

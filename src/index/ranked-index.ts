@@ -1,0 +1,110 @@
+import { rankedTerms } from './ranked-terms.js';
+
+/** One folded turn as the ranked index sees it. */
+export interface RankedDocInput {
+  stepId: number;
+  /** The turn's summary (indexed like content). */
+  summary: string;
+  /** The payload text (for non-UTF-8 payloads, its lossy decoding). */
+  content: string;
+  /** Tokens of the whole payload, in the engine's tokenizer. */
+  tokens: number;
+}
+
+/** Per-document statistics kept for scoring. */
+export interface RankedDoc {
+  stepId: number;
+  /** Number of keys (document length for BM25). */
+  length: number;
+  tokens: number;
+}
+
+/** Postings of one key: parallel arrays of document numbers and term frequencies. */
+export interface Postings {
+  docs: number[];
+  tfs: number[];
+}
+
+/** Keys are bucketed by their first few characters for prefix expansion without a vocab scan. */
+export const PREFIX_BUCKET = 4;
+
+/**
+ * The in-memory index of the ranked page-in: postings per retrieval key, document lengths and
+ * a prefix table. Adding a turn costs O(its keys); a scan touches only the postings of the
+ * prompt's keys (and their prefix expansions), never every node.
+ *
+ * @example
+ * const index = new RankedIndex();
+ * index.add({ stepId: 37, summary: 'tool: psql', content: 'port 5433', tokens: 3 });
+ * index.docFrequency('5433'); // 1
+ */
+export class RankedIndex {
+  readonly #docs: RankedDoc[] = [];
+  readonly #byStep = new Map<number, number>();
+  readonly #postings = new Map<string, Postings>();
+  readonly #buckets = new Map<string, string[]>();
+  #totalLength = 0;
+
+  /** Number of indexed turns. */
+  get size(): number {
+    return this.#docs.length;
+  }
+
+  /** Mean document length in keys (1 when empty, to keep BM25 finite). */
+  get averageLength(): number {
+    return this.#docs.length === 0 ? 1 : Math.max(1, this.#totalLength / this.#docs.length);
+  }
+
+  has(stepId: number): boolean {
+    return this.#byStep.has(stepId);
+  }
+
+  /** Adds a turn. Adding a step that is already indexed is a no-op (folds are immutable). */
+  add(input: RankedDocInput): void {
+    if (this.#byStep.has(input.stepId)) return;
+    const docNo = this.#docs.length;
+    const keys = rankedTerms(`${input.summary}\n${input.content}`);
+    const tf = new Map<string, number>();
+    for (const k of keys) tf.set(k, (tf.get(k) ?? 0) + 1);
+    for (const [key, n] of tf) {
+      let p = this.#postings.get(key);
+      if (!p) {
+        p = { docs: [], tfs: [] };
+        this.#postings.set(key, p);
+        if (key.length >= PREFIX_BUCKET) {
+          const b = key.slice(0, PREFIX_BUCKET);
+          const bucket = this.#buckets.get(b);
+          if (bucket) bucket.push(key);
+          else this.#buckets.set(b, [key]);
+        }
+      }
+      p.docs.push(docNo);
+      p.tfs.push(n);
+    }
+    this.#docs.push({ stepId: input.stepId, length: keys.length, tokens: input.tokens });
+    this.#byStep.set(input.stepId, docNo);
+    this.#totalLength += keys.length;
+  }
+
+  /** Statistics of document number `docNo`. */
+  doc(docNo: number): RankedDoc {
+    const d = this.#docs[docNo];
+    if (!d) throw new RangeError(`no ranked document ${docNo}`);
+    return d;
+  }
+
+  postings(key: string): Postings | undefined {
+    return this.#postings.get(key);
+  }
+
+  docFrequency(key: string): number {
+    return this.#postings.get(key)?.docs.length ?? 0;
+  }
+
+  /** Indexed keys that start with `prefix` and are longer than it (unordered). */
+  extensions(prefix: string): string[] {
+    if (prefix.length < PREFIX_BUCKET) return [];
+    const bucket = this.#buckets.get(prefix.slice(0, PREFIX_BUCKET)) ?? [];
+    return bucket.filter((k) => k.length > prefix.length && k.startsWith(prefix));
+  }
+}

@@ -1,0 +1,64 @@
+import { identifiersOf } from '../extract/terms.js';
+import type { RecallCandidate, RecallResult, RecallStatus } from '../engine/types.js';
+import type { InvertedIndex } from './inverted-index.js';
+
+/** Options of {@link recall}. */
+export interface RecallOptions {
+  /** Keep at most this many candidates (primary tier first). Default: all, as the reference. */
+  limit?: number;
+}
+
+/**
+ * Explicit recall with coverage tiering and chronological labels (CONF-04), reference-exact
+ * (the vectors pin that recall matches the query's identifiers only, not its files or errors):
+ * a query term scores 2 if it is in the node's summary terms plus 1 as an indexed term;
+ * coverage counts distinct matched terms; the primary tier (maximal coverage) is labelled
+ * latest_chronological / superseded / historical by step descending; the rest are `related`.
+ *
+ * @example
+ * recall(index, 'PostgreSQL port').candidates[0]?.status; // 'latest_chronological'
+ */
+export function recall(index: InvertedIndex, query: string, options: RecallOptions = {}): RecallResult {
+  const terms = identifiersOf(query);
+  const coverage = index.scratchCounts();
+  const touched: number[] = [];
+  const score = new Map<number, number>();
+  for (const t of terms) {
+    for (const ord of index.postingsOf(t)) {
+      if (coverage[ord] === 0) touched.push(ord);
+      coverage[ord]! += 1;
+      const s = 1 + (index.summaryTermsAt(ord).has(t) ? 2 : 0);
+      score.set(ord, (score.get(ord) ?? 0) + s);
+    }
+  }
+  let max = 0;
+  for (const ord of touched) if (coverage[ord]! > max) max = coverage[ord]!;
+  const byStepDesc = (a: number, b: number) => index.stepAt(b) - index.stepAt(a);
+  const primary = touched.filter((o) => coverage[o] === max).sort(byStepDesc);
+  const related = touched.filter((o) => coverage[o]! < max).sort(byStepDesc);
+  const label = (i: number, n: number): RecallStatus => {
+    if (i === 0) return 'latest_chronological';
+    if (n >= 3 && i < n - 1) return 'superseded';
+    return 'historical';
+  };
+  const candidates: RecallCandidate[] = [];
+  const make = (ord: number, status: RecallStatus): RecallCandidate => {
+    const e = index.entryAt(ord);
+    return {
+      step_id: e.step_id,
+      status,
+      coverage: coverage[ord]!,
+      score: score.get(ord)!,
+      summary: e.summary,
+      folded_at: e.folded_at,
+    };
+  };
+  primary.forEach((o, i) => candidates.push(make(o, label(i, primary.length))));
+  for (const o of related) candidates.push(make(o, 'related'));
+  for (const ord of touched) coverage[ord] = 0;
+  const limit = options.limit;
+  return {
+    query,
+    candidates: limit !== undefined && limit >= 0 ? candidates.slice(0, limit) : candidates,
+  };
+}

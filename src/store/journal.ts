@@ -1,0 +1,76 @@
+import { canonicalJson, canonicalSha256 } from '../protocol/canonical-json.js';
+import type { IndexEntry } from '../protocol/types.js';
+
+/**
+ * The recall-index journal (`recall_index.journal`): one checksummed JSON record per line,
+ * appended and fsynced by each fold or evict so a fold costs O(1) instead of rewriting the
+ * whole index. Readers treat `recall_index.json` + journal as the index. The first record names
+ * the snapshot it extends; compaction folds the journal into the snapshot and removes it.
+ */
+export type JournalRecord =
+  | { op: 'base'; snapshot_sha256: string | null; created_at: string }
+  | { op: 'fold'; entry: IndexEntry }
+  | { op: 'evict'; step_id: number; evicted_at: string };
+
+/** One line of the journal for a record: `{"record":…,"sha256":…}\n`. */
+export function journalLine(record: JournalRecord): string {
+  return `${canonicalJson({ record, sha256: canonicalSha256(record) })}\n`;
+}
+
+/** Outcome of parsing journal bytes. */
+export interface ParsedJournal {
+  records: JournalRecord[];
+  /** Bytes consumed (complete, valid lines). */
+  consumed: number;
+  /** A final line without its newline: a torn append (or one still being written). */
+  tornTail: boolean;
+  /** First invalid complete line, if any: 1-based line number and why. */
+  invalid?: { line: number; reason: string };
+}
+
+/**
+ * Parses journal text starting at line number `firstLine` (for messages). Stops at the first
+ * invalid line; never skips one.
+ */
+export function parseJournal(text: string, firstLine = 1): ParsedJournal {
+  const records: JournalRecord[] = [];
+  let pos = 0;
+  let line = firstLine;
+  while (pos < text.length) {
+    const nl = text.indexOf('\n', pos);
+    if (nl === -1) return { records, consumed: Buffer.byteLength(text.slice(0, pos)), tornTail: true };
+    const raw = text.slice(pos, nl);
+    let parsed: { record?: JournalRecord; sha256?: string };
+    try {
+      parsed = JSON.parse(raw);
+    } catch {
+      return {
+        records,
+        consumed: Buffer.byteLength(text.slice(0, pos)),
+        tornTail: false,
+        invalid: { line, reason: 'not valid JSON' },
+      };
+    }
+    const rec = parsed?.record;
+    if (!rec || typeof parsed.sha256 !== 'string' || canonicalSha256(rec) !== parsed.sha256) {
+      return {
+        records,
+        consumed: Buffer.byteLength(text.slice(0, pos)),
+        tornTail: false,
+        invalid: { line, reason: 'checksum mismatch' },
+      };
+    }
+    if (rec.op !== 'base' && rec.op !== 'fold' && rec.op !== 'evict') {
+      return {
+        records,
+        consumed: Buffer.byteLength(text.slice(0, pos)),
+        tornTail: false,
+        invalid: { line, reason: `unknown op ${JSON.stringify((rec as { op: unknown }).op)}` },
+      };
+    }
+    records.push(rec);
+    pos = nl + 1;
+    line++;
+  }
+  return { records, consumed: Buffer.byteLength(text.slice(0, pos)), tornTail: false };
+}

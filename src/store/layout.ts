@@ -1,0 +1,50 @@
+import { basename, dirname, join } from 'node:path';
+
+/** Every path of one store, derived from its directory. */
+export interface StoreLayout {
+  /** The store directory itself (e.g. `/repo/.contextfold`). */
+  dir: string;
+  /** The directory `file_path` values are relative to (the store's parent). */
+  root: string;
+  coldDir: string;
+  indexPath: string;
+  journalPath: string;
+  evictionLogPath: string;
+  policyPath: string;
+  lockPath: string;
+}
+
+/** File name of a step's cold node: `step_000137.json` (Python `f"step_{id:06d}.json"`). */
+export function nodeFileName(stepId: number): string {
+  return `step_${String(stepId).padStart(6, '0')}.json`;
+}
+
+/** Matches cold node file names and captures the step id. */
+export const NODE_FILE_RE = /^step_(\d{6,})\.json$/;
+
+/** The store's paths. `dir` must be absolute. */
+export function storeLayout(dir: string): StoreLayout {
+  return {
+    dir,
+    root: dirname(dir),
+    coldDir: join(dir, 'cold_nodes'),
+    indexPath: join(dir, 'recall_index.json'),
+    journalPath: join(dir, 'recall_index.journal'),
+    evictionLogPath: join(dir, 'eviction_log.json'),
+    policyPath: join(dir, 'hydration_policy.json'),
+    lockPath: join(dir, '.write.lock'),
+  };
+}
+
+/**
+ * The `file_path` the index records for a step, relative to the store's parent with forward
+ * slashes: `.contextfold/cold_nodes/step_000137.json` for a store named `.contextfold`.
+ */
+export function indexFilePath(layout: StoreLayout, stepId: number): string {
+  return `${basename(layout.dir)}/cold_nodes/${nodeFileName(stepId)}`;
+}
+
+/** Absolute canonical path of a step's cold node. */
+export function canonicalNodePath(layout: StoreLayout, stepId: number): string {
+  return join(layout.coldDir, nodeFileName(stepId));
+}
