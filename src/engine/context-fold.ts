@@ -539,10 +539,15 @@ export class ContextFold implements ContextFoldEngine {
     return this.store.all();
   }
 
-  /** Compacts the journal (if any) and closes the engine. Safe to call twice. */
-  async close(): Promise<void> {
+  /**
+   * Compacts the journal (if any; `{ compact: false }` skips it, for read-only callers) and
+   * closes the engine. Safe to call twice.
+   */
+  async close(options: { compact?: boolean } = {}): Promise<void> {
     if (this.closed) return;
-    if (this.store.journalEntries > 0 && !this.store.loadProblem) await this.compact();
+    if ((options.compact ?? true) && this.store.journalEntries > 0 && !this.store.loadProblem) {
+      await this.compact();
+    }
     this.closed = true;
   }
 

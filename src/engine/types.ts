@@ -193,5 +193,5 @@ export interface ContextFoldEngine {
   compact(): Promise<{ nodes: number; journal_entries_compacted: number }>;
   /** Index entries in step order (a snapshot; do not mutate). */
   entries(): Promise<IndexEntry[]>;
-  close(): Promise<void>;
+  close(options?: { compact?: boolean }): Promise<void>;
 }

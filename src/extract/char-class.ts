@@ -29,6 +29,9 @@ function classify(ch: string): CharClass {
 const bmp = new Uint8Array(0x10000);
 for (let c = 0; c < 0x80; c++) bmp[c] = classify(String.fromCharCode(c));
 
+/** Classes of U+0000–U+007F, for scanners' inline ASCII fast path. */
+export const ASCII_CLASS: Readonly<Uint8Array> = bmp.subarray(0, 0x80);
+
 /**
  * Class of the code point starting at UTF-16 index `i` of `s` (a surrogate pair is read whole;
  * a lone surrogate is {@link OTHER}).

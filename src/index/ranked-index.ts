@@ -1,3 +1,4 @@
+import { hasErrorSignal } from './ranked-intent.js';
 import { rankedTerms } from './ranked-terms.js';
 
 /** One folded turn as the ranked index sees it. */
@@ -17,6 +18,8 @@ export interface RankedDoc {
   /** Number of keys (document length for BM25). */
   length: number;
   tokens: number;
+  /** The turn reports a failure (see `hasErrorSignal`). */
+  error: boolean;
 }
 
 /** Postings of one key: parallel arrays of document numbers and term frequencies. */
@@ -81,7 +84,12 @@ export class RankedIndex {
       p.docs.push(docNo);
       p.tfs.push(n);
     }
-    this.#docs.push({ stepId: input.stepId, length: keys.length, tokens: input.tokens });
+    this.#docs.push({
+      stepId: input.stepId,
+      length: keys.length,
+      tokens: input.tokens,
+      error: hasErrorSignal(input.content),
+    });
     this.#byStep.set(input.stepId, docNo);
     this.#totalLength += keys.length;
   }
@@ -91,6 +99,11 @@ export class RankedIndex {
     const d = this.#docs[docNo];
     if (!d) throw new RangeError(`no ranked document ${docNo}`);
     return d;
+  }
+
+  /** Document number of a step, if indexed. */
+  docOf(stepId: number): number | undefined {
+    return this.#byStep.get(stepId);
   }
 
   postings(key: string): Postings | undefined {

@@ -1,6 +1,10 @@
 import { compareCodePoints } from '../protocol/canonical-json.js';
 import type { RankedIndex } from './ranked-index.js';
-import { distinctRankedTerms } from './ranked-terms.js';
+import { EARLIEST_CUES, LATEST_CUES, type PromptIntent, promptIntent } from './ranked-intent.js';
+import { distinctRankedTerms, stemWord } from './ranked-terms.js';
+
+/** Which neighbours of a picked turn are paged with it (a tool call and its result). */
+export type CompanionMode = 'none' | 'next' | 'both';
 
 /** Tuning of the ranked scan. Every field has a measured default ({@link RANKED_DEFAULTS}). */
 export interface RankedTuning {
@@ -14,18 +18,30 @@ export interface RankedTuning {
   stemWeight: number;
   /** Shortest prompt key that is expanded by prefix. */
   minPrefix: number;
+  /** An extension may add at most this many characters (`config` → `configuration`: 7). */
+  maxExtensionGrowth: number;
   /** At most this many extensions per prompt key (rarest first). */
   maxExtensions: number;
   /** Keys in more than this share of turns are ignored: they cannot tell turns apart. */
   maxDocShare: number;
+  /** Share of a turn's per-key score its next turn inherits (a command's output). */
+  nextWeight: number;
+  /** Share of a turn's per-key score its previous turn inherits (the output it discusses). */
+  prevWeight: number;
+  /** Gain multiplier for turns that report a failure, on prompts that ask about one. */
+  errorBoost: number;
   /** A pick needs at least this gain: a lone common word never selects a turn. */
   minGain: number;
   /** Later picks need at least this share of the first pick's gain. */
   relativeGain: number;
   /** Turns within this share of the best gain are equally good; the latest of them wins. */
   recencyBand: number;
-  /** At most this many pages per prompt. */
-  maxPages: number;
+  /** The band when the prompt says "now" / "last" / "first": wider, time decides more. */
+  cueBand: number;
+  /** At most this many picks (intents) per prompt. */
+  maxPicks: number;
+  /** Neighbours paged with each admitted pick. */
+  companions: CompanionMode;
   /** Tokens one page may take at most (the window size for large turns). */
   pageTokens: number;
 }
@@ -37,12 +53,18 @@ export const RANKED_DEFAULTS: Readonly<RankedTuning> = Object.freeze({
   extendWeight: 0.7,
   stemWeight: 0.6,
   minPrefix: 4,
-  maxExtensions: 32,
+  maxExtensionGrowth: 7,
+  maxExtensions: 16,
   maxDocShare: 0.5,
+  nextWeight: 0,
+  prevWeight: 0,
+  errorBoost: 0,
   minGain: 2,
   relativeGain: 0.4,
   recencyBand: 0.85,
-  maxPages: 4,
+  cueBand: 0.85,
+  maxPicks: 4,
+  companions: 'none' as CompanionMode,
   pageTokens: 1200,
 });
 
@@ -61,22 +83,25 @@ export interface KeyMatch {
   weight: number;
 }
 
-/** A ranked pick (shape of the engine's `ScanPick`, plus the score and the keys for focusing). */
+/** A ranked pick (the engine's `ScanPick` plus score, focus keys and companion link). */
 export interface RankedPick {
   step_id: number;
-  /** Prompt keys this pick took from the residual, sorted by code point. */
+  /** Prompt keys this pick took from the residual, sorted by code point (empty for companions). */
   matched_terms: string[];
   /** Tokens it costs: min(tokens, page size, per-call cap, per-turn cap). */
   cost: number;
-  /** Residual gain when picked (BM25 units). */
+  /** Gain when picked (BM25 units; 0 for companions). */
   score: number;
-  /** Indexed keys of this turn that matched, with weights: what a page window focuses on. */
+  /** Indexed keys to focus a page window on, heaviest first. */
   focus: KeyMatch[];
+  /** For a neighbour paged with a pick: that pick's step. */
+  companion_of?: number;
 }
 
-/** The ranked selection for a prompt, in pick order. */
+/** The ranked selection for a prompt, in pick order (companions right after their pick). */
 export interface RankedScanResult {
   query_terms: string[];
+  intent: PromptIntent;
   selected: RankedPick[];
   /** Picks whose intent was owned but that did not fit the per-turn budget (never replaced). */
   budget_dropped: RankedPick[];
@@ -88,32 +113,40 @@ export interface QueryKey {
   matches: KeyMatch[];
 }
 
-/** Prompt keys with their matches in the index. Keys that match nothing are dropped. */
+const WORD_KEY = /^[\p{L}\p{N}]+$/u;
+const CUE_STEMS = new Set([...LATEST_CUES, ...EARLIEST_CUES].map(stemWord));
+
+/**
+ * Prompt keys with their matches in the index. A key in more than `maxDocShare` of the turns is
+ * dropped with its expansions (it cannot tell turns apart); time cue words are not keys.
+ */
 export function expandQuery(
   index: RankedIndex,
   prompt: string,
   tuning: Partial<RankedTuning> = {},
 ): QueryKey[] {
   const t = { ...RANKED_DEFAULTS, ...tuning };
-  const maxDf = Math.max(1, Math.floor(index.size * t.maxDocShare));
+  const maxDf = index.size < 4 ? index.size : Math.max(1, Math.floor(index.size * t.maxDocShare));
   const usable = (key: string): boolean => {
     const df = index.docFrequency(key);
-    return df > 0 && (df <= maxDf || index.size < 4);
+    return df > 0 && df <= maxDf;
   };
   const out: QueryKey[] = [];
   for (const term of distinctRankedTerms(prompt)) {
+    if (CUE_STEMS.has(term)) continue;
+    if (index.docFrequency(term) > maxDf) continue;
     const matches: KeyMatch[] = [];
     if (usable(term)) matches.push({ key: term, weight: 1 });
-    if (term.length >= t.minPrefix && /\p{L}/u.test(term)) {
+    if (term.length >= t.minPrefix && WORD_KEY.test(term) && /\p{L}/u.test(term)) {
       const ext = index
         .extensions(term)
-        .filter(usable)
-        .sort(
-          (a, b) => index.docFrequency(a) - index.docFrequency(b) || compareCodePoints(a, b),
+        .filter(
+          (k) => k.length <= term.length + t.maxExtensionGrowth && WORD_KEY.test(k) && usable(k),
         )
+        .sort((a, b) => index.docFrequency(b) - index.docFrequency(a) || compareCodePoints(a, b))
         .slice(0, t.maxExtensions);
       for (const key of ext) matches.push({ key, weight: t.extendWeight });
-      // Shorter indexed keys the prompt key extends: `configuration` meets `config`.
+      // The longest shorter indexed key the prompt key extends: `configuration` meets `config`.
       for (let n = term.length - 1; n >= t.minPrefix; n--) {
         const key = term.slice(0, n);
         if (usable(key)) {
@@ -131,27 +164,36 @@ function idf(n: number, df: number): number {
   return Math.log(1 + (n - df + 0.5) / (df + 0.5));
 }
 
-
-/** A turn that shares a key with the prompt, with its score per prompt key. */
+/** A turn that shares a key with the prompt (or neighbours one that does). */
 export interface Candidate {
   docNo: number;
   stepId: number;
-  /** Best weighted BM25 score per query key (0 = no match). */
+  /** Best weighted score per query key (0 = no match), own or inherited from a neighbour. */
   perKey: Float64Array;
   /** The indexed key that gave each query key its score. */
   bestKey: (KeyMatch | undefined)[];
+  /** Gain multiplier (error turns on error prompts). */
+  boost: number;
 }
 
-/** Scores every turn that shares a key with the prompt; step-descending order. */
+function blank(docNo: number, stepId: number, n: number): Candidate {
+  return { docNo, stepId, perKey: new Float64Array(n), bestKey: new Array(n), boost: 1 };
+}
+
+/**
+ * Scores every turn that shares a key with the prompt (BM25 per prompt key, best expansion),
+ * then lets the neighbours of each such turn inherit a share of its scores. Step-descending.
+ */
 export function scoreCandidates(
   index: RankedIndex,
   query: readonly QueryKey[],
   tuning: Partial<RankedTuning> = {},
+  intent: PromptIntent = { time: 'none', error: false },
 ): Candidate[] {
   const t = { ...RANKED_DEFAULTS, ...tuning };
   const n = index.size;
   const avgLen = index.averageLength;
-  const candidates = new Map<number, Candidate>();
+  const own = new Map<number, Candidate>();
   query.forEach((q, qi) => {
     for (const m of q.matches) {
       const p = index.postings(m.key);
@@ -163,15 +205,10 @@ export function scoreCandidates(
         const doc = index.doc(docNo);
         const norm = tf + t.k1 * (1 - t.b + (t.b * doc.length) / avgLen);
         const s = (w * (tf * (t.k1 + 1))) / norm;
-        let c = candidates.get(docNo);
+        let c = own.get(docNo);
         if (!c) {
-          c = {
-            docNo,
-            stepId: doc.stepId,
-            perKey: new Float64Array(query.length),
-            bestKey: new Array(query.length),
-          };
-          candidates.set(docNo, c);
+          c = blank(docNo, doc.stepId, query.length);
+          own.set(docNo, c);
         }
         if (s > c.perKey[qi]!) {
           c.perKey[qi] = s;
@@ -180,16 +217,44 @@ export function scoreCandidates(
       }
     }
   });
-
-  return [...candidates.values()].sort((a, b) => b.stepId - a.stepId);
+  const all = new Map(own);
+  const inherit = (from: Candidate, step: number, share: number): void => {
+    if (share <= 0) return;
+    const docNo = index.docOf(step);
+    if (docNo === undefined) return;
+    let c = all.get(docNo);
+    if (!c) {
+      c = blank(docNo, step, query.length);
+      all.set(docNo, c);
+    }
+    for (let q = 0; q < query.length; q++) {
+      const s = from.perKey[q]! * share;
+      if (s > c.perKey[q]!) {
+        c.perKey[q] = s;
+        c.bestKey[q] = from.bestKey[q];
+      }
+    }
+  };
+  // Inherit from the own scores only (a frozen copy), so shares never chain along the history.
+  const frozen = [...own.values()].map((c) => ({ ...c, perKey: Float64Array.from(c.perKey) }));
+  for (const c of frozen) {
+    inherit(c, c.stepId + 1, t.nextWeight);
+    inherit(c, c.stepId - 1, t.prevWeight);
+  }
+  const out = [...all.values()].sort((a, b) => b.stepId - a.stepId);
+  if (intent.error && t.errorBoost > 0) {
+    for (const c of out) if (index.doc(c.docNo).error) c.boost = 1 + t.errorBoost;
+  }
+  return out;
 }
 
 /**
- * Ranked scan: BM25 over retrieval keys with prefix expansion, then a residual greedy cover with
- * intent ownership (as CONF-13's RGSC): each pick removes the prompt keys it matched from the
- * residual, admitted or not, so a budget cap may drop an intent but never hands it to an older
- * turn. Among turns whose gain is within `recencyBand` of the best, the latest wins (evolving
- * values). Cost per scan: the postings of the prompt's keys, not the number of nodes.
+ * Ranked scan: BM25 over retrieval keys with prefix expansion, neighbour inheritance, then a
+ * residual greedy cover with intent ownership (as CONF-13's RGSC): each pick removes the prompt
+ * keys it matched from the residual, admitted or not, so a budget cap may drop an intent but
+ * never hands it to an older turn. Among turns whose gain is within the band of the best, the
+ * latest wins (the earliest when the prompt says "first"). Cost per scan: the postings of the
+ * prompt's keys, not the number of nodes.
  *
  * @example
  * const r = rankedScan(index, 'which postgres port?', { perTurnCap: 3500, perCallCap: 3000 });
@@ -201,32 +266,44 @@ export function rankedScan(
   options: RankedScanOptions,
 ): RankedScanResult {
   const t = { ...RANKED_DEFAULTS, ...options.tuning };
+  const intent = promptIntent(prompt);
   const query = expandQuery(index, prompt, t);
   const queryTerms = query.map((q) => q.term).sort(compareCodePoints);
-  const pool = scoreCandidates(index, query, t);
+  const pool = scoreCandidates(index, query, t, intent);
   const residual = new Array<boolean>(query.length).fill(true);
   const taken = new Set<number>();
   const selected: RankedPick[] = [];
   const dropped: RankedPick[] = [];
   const turnCap = options.perTurnCap;
   const pageCap = Math.min(t.pageTokens, options.perCallCap, turnCap);
+  const band = intent.time === 'none' ? t.recencyBand : t.cueBand;
   let consumed = 0;
   let firstGain = 0;
-  while (selected.length + dropped.length < t.maxPages) {
+  let picks = 0;
+  const gains = new Float64Array(pool.length);
+  while (picks < t.maxPicks) {
     let best = 0;
-    const gains = new Float64Array(pool.length);
-    pool.forEach((c, i) => {
-      if (taken.has(c.docNo)) return;
+    for (let i = 0; i < pool.length; i++) {
+      const c = pool[i]!;
       let g = 0;
-      for (let q = 0; q < query.length; q++) if (residual[q]) g += c.perKey[q]!;
+      if (!taken.has(c.docNo)) {
+        for (let q = 0; q < query.length; q++) if (residual[q]) g += c.perKey[q]!;
+        g *= c.boost;
+      }
       gains[i] = g;
       if (g > best) best = g;
-    });
+    }
     if (best < t.minGain || best < firstGain * t.relativeGain) break;
-    // The pool is in step-descending order: the first turn in the band is the latest.
-    const pi = gains.findIndex((g) => g >= best * t.recencyBand);
+    // The pool is step-descending: the first turn in the band is the latest, the last the earliest.
+    let pi = -1;
+    for (let i = 0; i < pool.length; i++) {
+      if (gains[i]! < best * band) continue;
+      pi = i;
+      if (intent.time !== 'earliest') break;
+    }
     const c = pool[pi]!;
     taken.add(c.docNo);
+    picks++;
     if (firstGain === 0) firstGain = gains[pi]!;
     const matched: string[] = [];
     const focus: KeyMatch[] = [];
@@ -238,22 +315,37 @@ export function rankedScan(
       residual[q] = false;
       matched.push(query[q]!.term);
     }
-    const cost = Math.min(index.doc(c.docNo).tokens, pageCap);
+    focus.sort((a, b) => b.weight - a.weight || compareCodePoints(a.key, b.key));
     const pick: RankedPick = {
       step_id: c.stepId,
       matched_terms: matched.sort(compareCodePoints),
-      cost,
+      cost: Math.min(index.doc(c.docNo).tokens, pageCap),
       score: round(gains[pi]!),
-      focus: focus.sort((a, b) => b.weight - a.weight || compareCodePoints(a.key, b.key)),
+      focus,
     };
-    if (selected.length === 0 || consumed + cost <= turnCap) {
-      selected.push(pick);
-      consumed += cost;
-    } else {
+    if (selected.length > 0 && consumed + pick.cost > turnCap) {
       dropped.push(pick);
+      continue;
+    }
+    selected.push(pick);
+    consumed += pick.cost;
+    for (const step of companionSteps(c.stepId, t.companions)) {
+      const docNo = index.docOf(step);
+      if (docNo === undefined || taken.has(docNo)) continue;
+      const cost = Math.min(index.doc(docNo).tokens, pageCap);
+      if (consumed + cost > turnCap) continue;
+      taken.add(docNo);
+      consumed += cost;
+      selected.push({ step_id: step, matched_terms: [], cost, score: 0, focus, companion_of: c.stepId });
     }
   }
-  return { query_terms: queryTerms, selected, budget_dropped: dropped };
+  return { query_terms: queryTerms, intent, selected, budget_dropped: dropped };
+}
+
+function companionSteps(step: number, mode: CompanionMode): number[] {
+  if (mode === 'next') return [step + 1];
+  if (mode === 'both') return [step + 1, step - 1];
+  return [];
 }
 
 function round(x: number): number {

@@ -18,6 +18,7 @@ const PATH_SEPARATORS = /[/\\]+|:+/u;
 /** Identifier sub-words: `HTTPServer2Go` → `HTTP`, `Server`, `2`, `Go`. */
 const SUBWORD = /\p{Lu}+(?=\p{Lu}\p{Ll})|\p{Lu}?\p{Ll}+|\p{Lu}+|\p{N}+|[\p{L}\p{M}]+/gu;
 const DIGITS = /^\p{N}+$/u;
+const ESCAPES = /\\[nrt]/gu;
 const HAS_LETTER = /\p{L}/u;
 
 /** Keys longer than this are blobs (base64, minified code), not things a person asks about. */
@@ -109,7 +110,8 @@ function pushPart(out: string[], part: string): void {
  */
 export function rankedTerms(text: string): string[] {
   const out: string[] = [];
-  for (const m of text.matchAll(COMPOUND)) {
+  // Tool output often carries JSON-escaped text: `\n` is a line break, not the letter n.
+  for (const m of text.replace(ESCAPES, ' ').matchAll(COMPOUND)) {
     const compound = m[0];
     if (!SEPARATORS.test(compound)) {
       pushPart(out, compound);

@@ -1,0 +1,123 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { type BuilderMessage, ConversationBuilder } from './conversation-builder.js';
+import type { ImportedTurn } from './turn.js';
+
+const user = (text: string): BuilderMessage => ({ role: 'user', parts: [{ kind: 'text', text }] });
+const call = (id: string, name = 'Bash', groupKey?: string): BuilderMessage => ({
+  role: 'assistant',
+  parts: [{ kind: 'tool_use', id, name, input: `{"id":"${id}"}` }],
+  ...(groupKey ? { groupKey } : {}),
+});
+const result = (id: string, content = `out ${id}`): BuilderMessage => ({
+  role: 'user',
+  parts: [{ kind: 'tool_result', toolUseId: id, content, isError: false }],
+});
+
+function run(messages: BuilderMessage[]): ImportedTurn[] {
+  const b = new ConversationBuilder();
+  const out = messages.flatMap((m) => b.push(m));
+  return [...out, ...b.flush()].sort((a, c) => a.step_id - c.step_id);
+}
+
+describe('ConversationBuilder', () => {
+  it('renders each call immediately followed by its result, in call order', () => {
+    const turns = run([user('go'), { ...call('a'), parts: [...call('a').parts, ...call('b').parts] }, result('b'), result('a')]);
+    expect(turns).toEqual([
+      { step_id: 0, role: 'user', content: 'go' },
+      {
+        step_id: 1,
+        role: 'assistant',
+        content:
+          '[tool_use: Bash id=a]\n{"id":"a"}\n[tool_result: Bash id=a]\nout a\n[tool_use: Bash id=b]\n{"id":"b"}\n[tool_result: Bash id=b]\nout b',
+      },
+    ]);
+  });
+
+  it('merges consecutive assistant messages with the same group key into one turn', () => {
+    const turns = run([
+      user('go'),
+      { role: 'assistant', parts: [{ kind: 'text', text: 'thinking' }], groupKey: 'm1' },
+      call('a', 'Read', 'm1'),
+      result('a'),
+      call('b', 'Read', 'm1'),
+      result('b'),
+      { role: 'assistant', parts: [{ kind: 'text', text: 'done' }], groupKey: 'm2' },
+    ]);
+    expect(turns.map((t) => t.step_id)).toEqual([0, 1, 2]);
+    expect(turns[1]!.content.split('\n').filter((l) => l.startsWith('['))).toEqual([
+      '[tool_use: Read id=a]',
+      '[tool_result: Read id=a]',
+      '[tool_use: Read id=b]',
+      '[tool_result: Read id=b]',
+    ]);
+    expect(turns[2]!.content).toBe('done');
+  });
+
+  it('keeps a result without a known call as its own tool turn, labelled with the id', () => {
+    const turns = run([user('go'), result('ghost', 'late output'), user('next')]);
+    expect(turns).toEqual([
+      { step_id: 0, role: 'user', content: 'go' },
+      { step_id: 1, role: 'tool', content: '[tool_result: id=ghost]\nlate output' },
+      { step_id: 2, role: 'user', content: 'next' },
+    ]);
+  });
+
+  it('marks errors in the result label', () => {
+    const turns = run([
+      call('x'),
+      { role: 'user', parts: [{ kind: 'tool_result', toolUseId: 'x', content: 'boom', isError: true }] },
+    ]);
+    expect(turns[0]!.content).toContain('[tool_result: Bash id=x error]\nboom');
+  });
+
+  it('emits a turn only once it can no longer change', () => {
+    const b = new ConversationBuilder();
+    expect(b.push(user('go'))).toEqual([]);
+    expect(b.push(call('a'))).toEqual([{ step_id: 0, role: 'user', content: 'go' }]);
+    // The call is unanswered and last: not final.
+    expect(b.push(user('interrupt'))).toEqual([
+      { step_id: 1, role: 'assistant', content: '[tool_use: Bash id=a]\n{"id":"a"}' },
+    ]);
+    // The interrupted call's late result cannot change the emitted turn: it becomes a tool turn.
+    b.push(result('a'));
+    expect(b.flush().map((t) => t.role)).toEqual(['user', 'tool']);
+  });
+
+  it("flush('complete') keeps turns with unanswered calls open", () => {
+    const b = new ConversationBuilder();
+    b.push(user('go'));
+    b.push(call('a'));
+    expect(b.flush('complete').map((t) => t.step_id)).toEqual([0]);
+    b.push(result('a'));
+    expect(b.flush('complete').map((t) => t.step_id)).toEqual([1]);
+  });
+
+  it('gives the same turns whether fed in one pass or in chunks through persisted state', () => {
+    const message = fc.oneof(
+      fc.string({ maxLength: 6 }).map(user),
+      fc.tuple(fc.constantFrom('a', 'b', 'c', 'd'), fc.option(fc.constantFrom('m1', 'm2'), { nil: undefined })).map(
+        ([id, g]) => call(id, 'T', g),
+      ),
+      fc.constantFrom('a', 'b', 'c', 'd', 'zz').map((id) => result(id)),
+      fc.constantFrom('m1', 'm2').map(
+        (g): BuilderMessage => ({ role: 'assistant', parts: [{ kind: 'text', text: g }], groupKey: g }),
+      ),
+    );
+    fc.assert(
+      fc.property(fc.array(message, { maxLength: 25 }), fc.array(fc.boolean(), { maxLength: 25 }), (msgs, cuts) => {
+        const expected = run(msgs);
+        let b = new ConversationBuilder();
+        const got: ImportedTurn[] = [];
+        msgs.forEach((m, i) => {
+          got.push(...b.push(m));
+          if (cuts[i]) b = new ConversationBuilder(JSON.parse(JSON.stringify(b.state())));
+        });
+        got.push(...b.flush());
+        got.sort((x, y) => x.step_id - y.step_id);
+        expect(got).toEqual(expected);
+        expect(expected.map((t) => t.step_id)).toEqual(expected.map((_, i) => i));
+      }),
+    );
+  });
+});

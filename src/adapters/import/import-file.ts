@@ -1,0 +1,43 @@
+import type { ContextFoldEngine } from '../../engine/types.js';
+import { type ImportTurnsResult, importTurns } from './import-turns.js';
+import { parseHistory } from './parse-history.js';
+import { readSourceText } from './read-source.js';
+import type { ImportedTurn, ImportFormat } from './turn.js';
+
+/** A file read and parsed, ready to fold. */
+export interface LoadedHistory {
+  file: string;
+  format: ImportFormat;
+  turns: ImportedTurn[];
+  /** The session id the file records (Claude Code transcripts), else null. */
+  sessionId: string | null;
+}
+
+/**
+ * Reads (gunzipping `.gz`) and parses a history file completely; throws a one-line error naming
+ * the line of the first malformed record. Nothing is written.
+ *
+ * @example
+ * const h = loadHistoryFile({ file: 'session.jsonl.gz', format: 'claude-code' });
+ */
+export function loadHistoryFile(options: { file: string; format: ImportFormat }): LoadedHistory {
+  const text = readSourceText(options.file);
+  const parsed = parseHistory({ text, format: options.format, source: options.file });
+  return { file: options.file, format: options.format, turns: parsed.turns, sessionId: parsed.sessionId };
+}
+
+/**
+ * Imports a history file into an open store: parse everything first, then fold in one batch.
+ *
+ * @example
+ * const engine = await ContextFold.open({ dir: '.contextfold' });
+ * const r = await importFile(engine, { file: 'chat.json', format: 'openai' });
+ */
+export async function importFile(
+  engine: ContextFoldEngine,
+  options: { file: string; format: ImportFormat; onProgress?: (done: number, total: number) => void },
+): Promise<ImportTurnsResult & { history: LoadedHistory }> {
+  const history = loadHistoryFile(options);
+  const r = await importTurns(engine, history.turns, { onProgress: options.onProgress });
+  return { ...r, history };
+}

@@ -1,0 +1,32 @@
+import type { Command } from 'commander';
+import type { HydrateResult } from '../../engine/types.js';
+import { emit, globals, parseIntArg } from '../context.js';
+import { withEngine } from '../engine-options.js';
+
+const human = (r: HydrateResult): string => {
+  const head = `# step ${r.step_id} · chunk ${r.chunk + 1}/${r.chunks} · ${r.tokens} tokens · payload_sha256 ${r.payload_sha256} · verified`;
+  const tail = r.truncated ? `\n# truncated: ${r.chunks} chunks; next: contextfold hydrate ${r.step_id} --chunk ${Math.min(r.chunk + 1, r.chunks - 1)}` : '';
+  return `${head}\n${r.content}${tail}`;
+};
+
+/** `contextfold hydrate`. */
+export function register(program: Command): void {
+  program
+    .command('hydrate')
+    .description('verified, bounded page-in of one archived step (CONF-05/06/09)')
+    .argument('<STEP>', 'step id')
+    .option('--chunk <K>', 'chunk index (0-based) when the payload is over the per-call cap', '0')
+    .option('--raw', 'write the exact payload bytes to stdout (no cap, no framing)')
+    .addHelpText('after', '\nExamples:\n  contextfold hydrate 137\n  contextfold hydrate 137 --raw > turn137.log')
+    .action(async (step: string, opts: { chunk: string; raw?: boolean }, cmd: Command) => {
+      const id = parseIntArg(step, 'STEP');
+      if (opts.raw) {
+        const bytes = await withEngine(cmd, (cf) => cf.hydrateBytes(id));
+        await new Promise<void>((res, rej) => process.stdout.write(bytes, (e) => (e ? rej(e) : res())));
+        return;
+      }
+      const chunk = parseIntArg(opts.chunk, '--chunk');
+      const r = await withEngine(cmd, (cf) => cf.hydrate(id, { chunk }));
+      emit(globals(cmd), r, human);
+    });
+}

@@ -1,0 +1,89 @@
+import type { Command } from 'commander';
+import { IMPORT_FORMATS, type ImportFormat } from '../../adapters/import/turn.js';
+import { loadHistoryFile } from '../../adapters/import/import-file.js';
+import { importTurns } from '../../adapters/import/import-turns.js';
+import { ContextFold } from '../../engine/context-fold.js';
+import { UsageError } from '../../protocol/errors.js';
+import { emit, globals } from '../context.js';
+import { engineOptions } from '../engine-options.js';
+import { progressBar } from '../progress.js';
+
+interface ImportReport {
+  file: string;
+  format: ImportFormat;
+  dir: string;
+  session_id: string;
+  turns: number;
+  folded: number;
+  already_folded: number;
+  first_step: number | null;
+  last_step: number | null;
+}
+
+const human = (r: ImportReport): string => {
+  const steps = r.first_step === null ? 'no turns' : `steps ${r.first_step}–${r.last_step}`;
+  const again = r.already_folded ? `, ${r.already_folded} already folded` : '';
+  return `imported ${r.turns} turn(s) from ${r.file} (${r.format}): ${r.folded} folded${again}; ${steps}; session ${r.session_id} → ${r.dir}`;
+};
+
+/** `contextfold import`. */
+export function register(program: Command): void {
+  program
+    .command('import')
+    .description('import a conversation history (transcript or message array) into the store')
+    .argument('<FILE>', 'history file; .gz files are read directly')
+    .option('--format <FORMAT>', `input format: ${IMPORT_FORMATS.join(' | ')}`)
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Formats:',
+        '  claude-code  Claude Code session transcript JSONL (~/.claude/projects/<project>/<session>.jsonl)',
+        '  openai       OpenAI Chat Completions messages: a JSON array or a request body {"messages": [...]}',
+        '  anthropic    Anthropic Messages: a JSON array or a request body {"messages": [...]}',
+        '  turns        JSONL, one {"step_id", "role", "content"} a line',
+        '',
+        'Step ids are turn positions in the history; a tool call and its result form one turn.',
+        'The whole file is parsed before anything is written; re-importing the same file is a no-op.',
+        'The session id (--session) defaults to the transcript\'s own sessionId for claude-code.',
+        '',
+        'Examples:',
+        '  contextfold import ~/.claude/projects/-home-me-app/3f2a….jsonl --format claude-code',
+        '  contextfold import chat.json --format openai --session support-42 --json',
+      ].join('\n'),
+    )
+    .action(async (file: string, opts: { format?: string }, cmd: Command) => {
+      const g = globals(cmd);
+      if (opts.format === undefined || !IMPORT_FORMATS.includes(opts.format as ImportFormat)) {
+        throw new UsageError(
+          `--format must be one of ${IMPORT_FORMATS.join(', ')}${opts.format === undefined ? '' : `, got '${opts.format}'`}`,
+        );
+      }
+      const history = loadHistoryFile({ file, format: opts.format as ImportFormat });
+      const options = engineOptions(cmd);
+      const sessionGiven = cmd.getOptionValueSourceWithGlobals('session') === 'cli';
+      const sessionId = !sessionGiven && history.sessionId ? history.sessionId : options.sessionId;
+      const cf = await ContextFold.open({ ...options, sessionId });
+      const bar = progressBar('importing');
+      try {
+        const r = await importTurns(cf, history.turns, {
+          onProgress: g.json ? undefined : (d, t) => bar.update(d, t),
+        });
+        bar.done();
+        const report: ImportReport = {
+          file,
+          format: history.format,
+          dir: g.dir,
+          session_id: cf.sessionId,
+          turns: r.turns,
+          folded: r.folded,
+          already_folded: r.already_folded,
+          first_step: r.first_step,
+          last_step: r.last_step,
+        };
+        emit(g, report, human);
+      } finally {
+        await cf.close({ compact: true });
+      }
+    });
+}

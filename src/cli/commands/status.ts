@@ -1,0 +1,26 @@
+import type { Command } from 'commander';
+import type { StatusResult } from '../../engine/types.js';
+import { emit, globals } from '../context.js';
+import { withEngine } from '../engine-options.js';
+
+const human = (s: StatusResult): string =>
+  [
+    `store          ${s.dir}`,
+    `nodes          ${s.nodes} (${s.evicted} evicted at least once)`,
+    `payload tokens ~${s.total_token_estimate} (reference estimate)`,
+    `journal        ${s.journal_entries} uncompacted entr${s.journal_entries === 1 ? 'y' : 'ies'}`,
+    `projection     ${s.projection_version}`,
+    `policy         per call ${s.policy.max_rehydration_tokens_per_call}, per turn ${s.policy.max_rehydration_tokens_per_turn ?? 3500} (hash ${s.folding_policy_hash.slice(0, 12)}…)`,
+    `tokenizer      ${s.tokenizer}; retrieval ${s.retrieval}`,
+  ].join('\n');
+
+/** `contextfold status`. */
+export function register(program: Command): void {
+  program
+    .command('status')
+    .description('summary of the store')
+    .action(async (_opts, cmd: Command) => {
+      const r = await withEngine(cmd, (cf) => cf.status());
+      emit(globals(cmd), r, human);
+    });
+}

@@ -1,0 +1,41 @@
+import type { Command } from 'commander';
+import { ContextFold } from '../engine/context-fold.js';
+import type { OpenOptions, RetrievalMode } from '../engine/types.js';
+import { UsageError } from '../protocol/errors.js';
+import { globals } from './context.js';
+
+/** Engine options from the global CLI flags (`--dir`, `--tokenizer`, `--session`, `--retrieval`). */
+export function engineOptions(cmd: Command): OpenOptions {
+  const g = globals(cmd);
+  const o = cmd.optsWithGlobals() as { tokenizer?: string; session?: string; retrieval?: string };
+  if (o.tokenizer !== undefined && o.tokenizer !== 'o200k' && o.tokenizer !== 'reference') {
+    throw new UsageError(`--tokenizer must be 'o200k' or 'reference', got '${o.tokenizer}'`);
+  }
+  if (o.retrieval !== undefined && o.retrieval !== 'reference' && o.retrieval !== 'ranked') {
+    throw new UsageError(`--retrieval must be 'reference' or 'ranked', got '${o.retrieval}'`);
+  }
+  return {
+    dir: g.dir,
+    tokenizer: o.tokenizer as 'o200k' | 'reference' | undefined,
+    sessionId: o.session,
+    retrieval: o.retrieval as RetrievalMode | undefined,
+  };
+}
+
+/**
+ * Opens the engine for a command, runs `fn`, and closes it. Write commands (`write: true`)
+ * compact the journal on close so the store is left in the exact reference layout; read
+ * commands never write.
+ */
+export async function withEngine<T>(
+  cmd: Command,
+  fn: (cf: ContextFold) => Promise<T>,
+  options: { write?: boolean } = {},
+): Promise<T> {
+  const cf = await ContextFold.open(engineOptions(cmd));
+  try {
+    return await fn(cf);
+  } finally {
+    await cf.close({ compact: options.write ?? false });
+  }
+}

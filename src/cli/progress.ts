@@ -1,0 +1,22 @@
+/**
+ * A one-line progress bar on stderr, shown only when stderr is a terminal (never in pipes,
+ * CI logs or --json output).
+ */
+export function progressBar(label: string): { update(done: number, total: number): void; done(): void } {
+  const tty = process.stderr.isTTY === true;
+  let last = -1;
+  return {
+    update(done, total) {
+      if (!tty || total === 0) return;
+      const pct = Math.floor((done / total) * 100);
+      if (pct === last) return;
+      last = pct;
+      const width = 30;
+      const fill = Math.round((pct / 100) * width);
+      process.stderr.write(`\r${label} [${'#'.repeat(fill)}${'-'.repeat(width - fill)}] ${pct}% (${done}/${total})`);
+    },
+    done() {
+      if (tty && last >= 0) process.stderr.write('\n');
+    },
+  };
+}
