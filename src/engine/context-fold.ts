@@ -29,7 +29,7 @@ import {
 } from '../protocol/types.js';
 import { artifactHash, indexEntryFor } from '../store/cold-node.js';
 import { prettyJson } from '../protocol/canonical-json.js';
-import { fsyncDir, writeFileAtomic } from '../store/durable-fs.js';
+import { writeFileAtomic, writeFilesDurable } from '../store/durable-fs.js';
 import { canonicalNodePath, indexFilePath, storeLayout, type StoreLayout } from '../store/layout.js';
 import { isoSeconds, Store } from '../store/store.js';
 import { type VerifiedNode, verifyNode } from '../store/verify.js';
@@ -268,15 +268,17 @@ export class ContextFold implements ContextFoldEngine {
         fresh.push(p);
         results.push(this.result(p.entry, false));
       }
-      let done = 0;
-      for (const p of fresh) {
-        writeFileAtomic(canonicalNodePath(this.layout, p.entry.step_id), prettyJson(p.node), false);
-        this.tokenCache.set(p.entry.payload_sha256, this.tokenizer.count(p.text));
-        done++;
-        if (onProgress && (done % 256 === 0 || done === fresh.length)) onProgress(done, fresh.length);
+      // Node files first (durable), then one journal append: a crash in between leaves
+      // orphans that validate reports, never an index entry without its node.
+      const BATCH = 512;
+      for (let i = 0; i < fresh.length; i += BATCH) {
+        const part = fresh.slice(i, i + BATCH);
+        writeFilesDurable(
+          part.map((p) => ({ path: canonicalNodePath(this.layout, p.entry.step_id), data: prettyJson(p.node) })),
+        );
+        onProgress?.(Math.min(i + BATCH, fresh.length), fresh.length);
       }
       if (fresh.length > 0) {
-        fsyncDir(this.layout.coldDir);
         this.store.append(fresh.map((p) => ({ op: 'fold' as const, entry: p.entry })));
       }
       return results;

@@ -46,4 +46,3 @@ export const ERROR_RE = new RegExp(
     `|${PY_WORD_START}[A-Z]{2,}_[A-Z0-9_]+_ERROR${PY_WORD_END}`,
   'gu',
 );
-

@@ -30,7 +30,8 @@ interface VectorCase {
 }
 
 const haveVectors = fs.existsSync(VECTORS);
-if (!haveVectors) console.warn(`projection vectors not found at ${VECTORS}: skipping interop cases`);
+if (!haveVectors)
+  console.warn(`projection vectors not found at ${VECTORS}: skipping interop cases`);
 
 const cases: VectorCase[] = haveVectors
   ? fs
@@ -173,9 +174,9 @@ describe('project', () => {
     expect(() => project({ ...base, payload: 'x', files: ['a\uD800.py'] })).toThrow(/files/);
     expect(() => project({ ...base, stepId: 1.5, payload: 'x' })).toThrow(/step id/);
     expect(() => project({ ...base, stepId: -1, payload: 'x' })).toThrow(/step id/);
-    expect(() =>
-      project({ ...base, payload: 'x', errors: [3] as unknown as string[] }),
-    ).toThrow(/list of strings/);
+    expect(() => project({ ...base, payload: 'x', errors: [3] as unknown as string[] })).toThrow(
+      /list of strings/,
+    );
   });
 
   it('returns explicit lists as given but hashes them sorted and deduplicated', () => {
@@ -195,5 +196,43 @@ describe('project', () => {
     // An explicit list is a copy: mutating the input later cannot change the result.
     given.files.push('q.py');
     expect(p.files).toHaveLength(3);
+  });
+});
+
+const STORE = fileURLToPath(
+  new URL('../../../shared/vectors/reference-store/.contextfold/cold_nodes/', import.meta.url),
+);
+const storeNodes = fs.existsSync(STORE)
+  ? fs.readdirSync(STORE).filter((f) => f.endsWith('.json'))
+  : [];
+
+describe.skipIf(storeNodes.length === 0)('cold nodes written by the reference engine', () => {
+  it.each(storeNodes)('%s re-projects to its stored fields', (f) => {
+    const node = JSON.parse(fs.readFileSync(`${STORE}${f}`, 'utf8')) as Record<string, unknown>;
+    const p = project({
+      stepId: node.step_id as number,
+      summary: node.summary as string,
+      payload: node.raw_content as string,
+      policy: DEFAULT_POLICY,
+    });
+    expect({
+      normalized_content: p.normalized_content,
+      payload_sha256: p.payload_sha256,
+      projection_sha256: p.projection_sha256,
+      identifiers: p.identifiers,
+      files: p.files,
+      commands: p.commands,
+      errors: p.errors,
+      token_estimate: p.token_estimate,
+    }).toEqual({
+      normalized_content: node.normalized_content,
+      payload_sha256: node.payload_sha256,
+      projection_sha256: node.projection_sha256,
+      identifiers: node.identifiers,
+      files: node.files,
+      commands: node.commands,
+      errors: node.errors,
+      token_estimate: node.token_estimate,
+    });
   });
 });

@@ -58,7 +58,9 @@ function checkText(value: string, what: string, stepId: number): void {
 function checkList(value: unknown, what: string, stepId: number): string[] | undefined {
   if (value === undefined) return undefined;
   if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) {
-    throw new UsageError(`explicit ${what} of step ${stepId} must be a list of strings`, { stepId });
+    throw new UsageError(`explicit ${what} of step ${stepId} must be a list of strings`, {
+      stepId,
+    });
   }
   for (const v of value as string[]) checkText(v, `an explicit ${what} entry`, stepId);
   return [...(value as string[])];

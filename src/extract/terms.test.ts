@@ -1,6 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compareCodePoints, sortedUnique } from '../protocol/canonical-json.js';
+import { foldToken, isStopword } from './fold-token.js';
+import { FILE_RE, IDENTIFIER_RE } from './patterns.js';
 import { extractTerms, identifiersOf, nodeTerms, queryTerms } from './terms.js';
 
 const ids = (text: string) => extractTerms('', text).identifiers;
@@ -10,13 +12,9 @@ const errors = (text: string) => extractTerms('', text).errors;
 
 describe('identifiers (Python \\w / \\b semantics)', () => {
   it('folds Turkish İ and ı so spellings meet', () => {
-    expect(ids('İNCİ IŞIK ılık Veritabanı İstanbul')).toEqual([
-      'inci',
-      'istanbul',
-      'işik',
-      'ilik',
-      'veritabani',
-    ].sort(compareCodePoints));
+    expect(ids('İNCİ IŞIK ılık Veritabanı İstanbul')).toEqual(
+      ['inci', 'istanbul', 'işik', 'ilik', 'veritabani'].sort(compareCodePoints),
+    );
   });
 
   it('normalises NFD input to NFC before matching', () => {
@@ -180,7 +178,9 @@ describe('query and node terms', () => {
   });
 
   it('queryTerms of an NFD prompt equals that of the NFC prompt', () => {
-    expect(queryTerms('Ре\u0301шение cafe\u0301')).toEqual(queryTerms('Ре́шение caf\u00e9'.normalize('NFC')));
+    expect(queryTerms('Ре\u0301шение cafe\u0301')).toEqual(
+      queryTerms('Ре́шение caf\u00e9'.normalize('NFC')),
+    );
   });
 
   it('nodeTerms folds files and errors', () => {
@@ -197,7 +197,27 @@ describe('properties', () => {
     fc.string({ unit: 'binary', maxLength: 60 }),
     fc
       .array(
-        fc.constantFrom('$ ', '> ', '\n', '\r', ' ', 'src/', 'a.py', 'İ', 'ı', 'HTTP 404', 'Error', 'FooError', '_x', '123', 'é', 'e\u0301', '\u200b', '\u2028', 'the'),
+        fc.constantFrom(
+          '$ ',
+          '> ',
+          '\n',
+          '\r',
+          ' ',
+          'src/',
+          'a.py',
+          'İ',
+          'ı',
+          'HTTP 404',
+          'Error',
+          'FooError',
+          '_x',
+          '123',
+          'é',
+          'e\u0301',
+          '\u200b',
+          '\u2028',
+          'the',
+        ),
         { maxLength: 30 },
       )
       .map((a) => a.join('')),
@@ -245,5 +265,110 @@ describe('properties', () => {
         expect(a).toEqual(b);
       }),
     );
+  });
+});
+
+describe('hand scanners equal the reference regexes', () => {
+  // Plain regex implementations of the reference extraction, the definition the scanners in
+  // terms.ts must reproduce.
+  const regexIdentifiers = (text: string) =>
+    sortedUnique(
+      [...text.normalize('NFC').matchAll(IDENTIFIER_RE)]
+        .filter((m) => !isStopword(m[0]))
+        .map((m) => foldToken(m[0])),
+    );
+  const regexFiles = (text: string) =>
+    sortedUnique([...text.normalize('NFC').matchAll(FILE_RE)].map((m) => m[0].replace(/\\/g, '/')));
+
+  const alphabet = fc.constantFrom(
+    'a',
+    'Z',
+    'x',
+    '_',
+    '0',
+    '7',
+    '٣',
+    '²',
+    'Ⅻ',
+    'é',
+    'e\u0301',
+    'İ',
+    'ı',
+    '𝔘',
+    '𝟙',
+    '\u{1F680}',
+    '\u200b',
+    '.',
+    '/',
+    '\\',
+    '-',
+    ' ',
+    '\n',
+    '\r',
+    '\u2028',
+    'py',
+    'json',
+    'ts',
+    '$',
+    '\uD800',
+    '\uDC00',
+    'The',
+    'for',
+    '.md',
+    'src/',
+    '123',
+    '4567',
+  );
+  const texts = fc.array(alphabet, { maxLength: 40 }).map((a) => a.join(''));
+
+  it('identifiers', () => {
+    fc.assert(
+      fc.property(texts, (t) => {
+        expect(identifiersOf(t)).toEqual(regexIdentifiers(t));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('files', () => {
+    fc.assert(
+      fc.property(texts, (t) => {
+        expect(extractTerms(t, '').files).toEqual(regexFiles(`${t}\n`));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('agree on arbitrary Unicode strings too', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 60 }), (t) => {
+        expect(identifiersOf(t)).toEqual(regexIdentifiers(t));
+        expect(extractTerms(t, '').files).toEqual(regexFiles(`${t}\n`));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('handles long dotless runs without quadratic blow-up', () => {
+    const blob = 'QUJD'.repeat(50_000); // 200 KB of base64-like text, no dot
+    expect(extractTerms('', `${blob}\nsee a/b.py`).files).toEqual(['a/b.py']);
+  });
+});
+
+describe('documented examples', () => {
+  it('extractTerms', () => {
+    expect(extractTerms('Deps', '$ npm install\nedited package.json')).toEqual({
+      identifiers: ['deps', 'edited', 'install', 'json', 'npm', 'package'],
+      files: ['package.js'],
+      commands: ['npm install'],
+      errors: [],
+    });
+    expect(identifiersOf('PostgreSQL on Port 5433')).toEqual(['5433', 'port', 'postgresql']);
+    expect(queryTerms('Which port does PostgreSQL use?')).toEqual([
+      'does',
+      'port',
+      'postgresql',
+      'use',
+    ]);
   });
 });

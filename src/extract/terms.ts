@@ -1,9 +1,9 @@
-import { compareCodePoints, sortedUnique } from '../protocol/canonical-json.js';
 import type { ExtractedTerms } from '../protocol/types.js';
 import { ASCII_CLASS, ASCII_DIGIT, type CharClass, classAt, OTHER, WORD } from './char-class.js';
 import { foldToken, isStopword } from './fold-token.js';
 import { COMMAND_RE, ERROR_RE, FILE_RE } from './patterns.js';
 import { pythonStrip } from './python-text.js';
+import { sortedUniqueByCodePoint } from './sort.js';
 
 export { foldToken } from './fold-token.js';
 
@@ -19,7 +19,7 @@ const BACKSLASH = /\\/g;
  */
 function identifiersOfNfc(text: string): string[] {
   const seen = new Set<string>();
-  const out: string[] = [];
+  const out = new Set<string>();
   const n = text.length;
   let i = 0;
   while (i < n) {
@@ -53,9 +53,9 @@ function identifiersOfNfc(text: string): string[] {
     seen.add(raw);
     // ASCII needs neither NFC nor the Turkish fixes: lower-casing is the whole fold.
     const folded = ascii ? raw.toLowerCase() : foldToken(raw);
-    if (!isStopword(raw, folded)) out.push(folded);
+    if (!isStopword(raw, folded)) out.add(folded);
   }
-  return sortedUnique(out);
+  return sortedUniqueByCodePoint(out);
 }
 
 /** Characters a file match can contain: Python `[\w.\-/\\]`. */
@@ -94,7 +94,7 @@ function filesOfNfc(text: string): string[] {
     }
     from = end;
   }
-  return [...out].sort(compareCodePoints);
+  return sortedUniqueByCodePoint(out);
 }
 
 /** Shell commands (`$ cmd` / `> cmd` lines) of already-NFC text, stripped, sorted unique. */
@@ -105,14 +105,14 @@ function commandsOfNfc(text: string): string[] {
     const cmd = pythonStrip(m[1] ?? '');
     if (cmd !== '') out.add(cmd);
   }
-  return [...out].sort(compareCodePoints);
+  return sortedUniqueByCodePoint(out);
 }
 
 /** Error markers of already-NFC text, sorted unique. */
 function errorsOfNfc(text: string): string[] {
   const out = new Set<string>();
   for (const m of text.matchAll(ERROR_RE)) out.add(m[0]);
-  return [...out].sort(compareCodePoints);
+  return sortedUniqueByCodePoint(out);
 }
 
 /** Explicit term lists that replace the extracted ones. */
@@ -148,7 +148,7 @@ export function extractTermsNfc(
  * @example
  * extractTerms('Deps', '$ npm install\nedited package.json');
  * // { identifiers: ['deps', 'edited', 'install', 'json', 'npm', 'package'],
- * //   files: ['package.js'], commands: ['npm install\nedited package.json'], errors: [] }
+ * //   files: ['package.js'], commands: ['npm install'], errors: [] }
  */
 export function extractTerms(
   summary: string,
@@ -175,11 +175,15 @@ export function identifiersOf(text: string): string[] {
  * nodeTerms({ identifiers: ['billing'], files: ['V12__Tenant.sql'], errors: ['FATAL'] });
  * // ['billing', 'fatal', 'v12__tenant.sql']
  */
-export function nodeTerms(t: { identifiers: string[]; files: string[]; errors: string[] }): string[] {
+export function nodeTerms(t: {
+  identifiers: string[];
+  files: string[];
+  errors: string[];
+}): string[] {
   const out: string[] = [...t.identifiers];
   for (const f of t.files) out.push(foldToken(f));
   for (const e of t.errors) out.push(foldToken(e));
-  return sortedUnique(out);
+  return sortedUniqueByCodePoint(out);
 }
 
 /**

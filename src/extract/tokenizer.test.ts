@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { isUsageError } from '../protocol/errors.js';
-import { o200kTokenizer, referenceTokenizer, resolveTokenizer, type Tokenizer } from './tokenizer.js';
+import {
+  o200kTokenizer,
+  referenceTokenizer,
+  resolveTokenizer,
+  type Tokenizer,
+} from './tokenizer.js';
 
 describe('referenceTokenizer', () => {
   it('is max(1, codepoints // 4)', () => {

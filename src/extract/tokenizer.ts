@@ -58,7 +58,8 @@ export function o200kTokenizer(): Tokenizer {
   if (o200kInstance === undefined) {
     o200kInstance = Object.freeze({
       name: 'o200k',
-      count: (text: string): number => (text === '' ? 0 : loadO200k().countTokens(text, PLAIN_TEXT)),
+      count: (text: string): number =>
+        text === '' ? 0 : loadO200k().countTokens(text, PLAIN_TEXT),
     });
   }
   return o200kInstance;

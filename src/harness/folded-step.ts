@@ -1,6 +1,6 @@
 import { canonicalJson } from '../protocol/canonical-json.js';
 import type { FoldedStep } from '../protocol/types.js';
-import { describeTurn, MAX_SUMMARY_CHARS } from './summarize.js';
+import { describeTurn, MAX_SUMMARY_CHARS, wellFormed } from './summarize.js';
 import { toPlainMessage } from './messages.js';
 import type { Turn } from './turns.js';
 
@@ -30,7 +30,7 @@ export function buildFoldedStep(turn: Turn, summary: string, ref: FoldRef): Fold
   const record: FoldedStep = {
     step_id: turn.stepId,
     timestamp: first?.timestamp ?? '1970-01-01T00:00:00Z',
-    summary: cutCodePoints(summary.replace(/\s+/g, ' ').trim(), MAX_SUMMARY_CHARS),
+    summary: cutCodePoints(wellFormed(summary).replace(/\s+/g, ' ').trim(), MAX_SUMMARY_CHARS),
     status: facts.status,
     action_type: facts.action_type,
     artifacts: {

@@ -64,6 +64,11 @@ const VERIFY_RE =
 const REFACTOR_RE = /\brefactor(?:ed|ing|s)?\b|\brenam(?:e|ed|ing)\b/i;
 const DIFF_RE = /^<<<<<<< SEARCH$|^\+\+\+ |^@@ -\d/m;
 
+/** Replaces lone surrogates (which no hash or JSON writer accepts) with U+FFFD. */
+export function wellFormed(text: string): string {
+  return text.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
+}
+
 function cut(text: string, max: number): string {
   const cps = Array.from(text);
   return cps.length <= max ? text : `${cps.slice(0, max - 1).join('')}…`;
@@ -213,7 +218,7 @@ export function describeTurn(turn: SummaryMessage | readonly SummaryMessage[]): 
   }
 
   return {
-    summary: cut(parts.join(' | '), MAX_SUMMARY_CHARS),
+    summary: cut(wellFormed(parts.join(' | ')), MAX_SUMMARY_CHARS),
     role,
     first_line: first,
     files,
@@ -223,7 +228,7 @@ export function describeTurn(turn: SummaryMessage | readonly SummaryMessage[]): 
     tool_calls: toolCalls,
     status,
     action_type: action,
-    target_files: sortedUnique(files),
+    target_files: sortedUnique(files.map(wellFormed)),
   };
 }
 

@@ -1,5 +1,5 @@
 import { hasErrorSignal } from './ranked-intent.js';
-import { rankedTerms } from './ranked-terms.js';
+import { proseRatio, rankedTerms } from './ranked-terms.js';
 
 /** One folded turn as the ranked index sees it. */
 export interface RankedDocInput {
@@ -20,6 +20,8 @@ export interface RankedDoc {
   tokens: number;
   /** The turn reports a failure (see `hasErrorSignal`). */
   error: boolean;
+  /** Share of function words (see `proseRatio`). */
+  prose: number;
 }
 
 /** Postings of one key: parallel arrays of document numbers and term frequencies. */
@@ -89,6 +91,7 @@ export class RankedIndex {
       length: keys.length,
       tokens: input.tokens,
       error: hasErrorSignal(input.content),
+      prose: proseRatio(input.content),
     });
     this.#byStep.set(input.stepId, docNo);
     this.#totalLength += keys.length;

@@ -4,7 +4,7 @@ import { EARLIEST_CUES, LATEST_CUES, type PromptIntent, promptIntent } from './r
 import { distinctRankedTerms, stemWord } from './ranked-terms.js';
 
 /** Which neighbours of a picked turn are paged with it (a tool call and its result). */
-export type CompanionMode = 'none' | 'next' | 'both';
+export type CompanionMode = 'none' | 'next' | 'prev' | 'both' | 'source';
 
 /** Tuning of the ranked scan. Every field has a measured default ({@link RANKED_DEFAULTS}). */
 export interface RankedTuning {
@@ -28,8 +28,14 @@ export interface RankedTuning {
   nextWeight: number;
   /** Share of a turn's per-key score its previous turn inherits (the output it discusses). */
   prevWeight: number;
+  /** Only turns that match a key themselves inherit from neighbours. */
+  inheritOnlyIfOwn: boolean;
   /** Gain multiplier for turns that report a failure, on prompts that ask about one. */
   errorBoost: number;
+  /** Gain penalty per unit of prose ratio: data turns hold answers, narration restates them. */
+  prosePenalty: number;
+  /** Weight multiplier of identifier-like prompt keys (paths, dotted, snake/camel, digits). */
+  identifierWeight: number;
   /** A pick needs at least this gain: a lone common word never selects a turn. */
   minGain: number;
   /** Later picks need at least this share of the first pick's gain. */
@@ -58,7 +64,10 @@ export const RANKED_DEFAULTS: Readonly<RankedTuning> = Object.freeze({
   maxDocShare: 0.5,
   nextWeight: 0,
   prevWeight: 0,
+  inheritOnlyIfOwn: false,
   errorBoost: 0,
+  prosePenalty: 0,
+  identifierWeight: 1,
   minGain: 2,
   relativeGain: 0.4,
   recencyBand: 0.85,
@@ -160,6 +169,13 @@ export function expandQuery(
   return out;
 }
 
+const IDENTIFIER = /[\p{N}._/\\:@-]/u;
+
+/** Identifier-like keys: paths, dotted or dashed names, snake_case, anything with digits. */
+function isIdentifier(key: string): boolean {
+  return IDENTIFIER.test(key);
+}
+
 function idf(n: number, df: number): number {
   return Math.log(1 + (n - df + 0.5) / (df + 0.5));
 }
@@ -174,10 +190,22 @@ export interface Candidate {
   bestKey: (KeyMatch | undefined)[];
   /** Gain multiplier (error turns on error prompts). */
   boost: number;
+  /** Per query key: the step whose text gave the score (this turn or a neighbour). */
+  source: Int32Array;
+  /** The turn matched a key itself (not only through a neighbour). */
+  hasOwn: boolean;
 }
 
 function blank(docNo: number, stepId: number, n: number): Candidate {
-  return { docNo, stepId, perKey: new Float64Array(n), bestKey: new Array(n), boost: 1 };
+  return {
+    docNo,
+    stepId,
+    perKey: new Float64Array(n),
+    bestKey: new Array(n),
+    boost: 1,
+    source: new Int32Array(n).fill(stepId),
+    hasOwn: false,
+  };
 }
 
 /**
@@ -198,7 +226,7 @@ export function scoreCandidates(
     for (const m of q.matches) {
       const p = index.postings(m.key);
       if (!p) continue;
-      const w = m.weight * idf(n, p.docs.length);
+      const w = m.weight * idf(n, p.docs.length) * (isIdentifier(q.term) ? t.identifierWeight : 1);
       for (let i = 0; i < p.docs.length; i++) {
         const docNo = p.docs[i]!;
         const tf = p.tfs[i]!;
@@ -210,6 +238,7 @@ export function scoreCandidates(
           c = blank(docNo, doc.stepId, query.length);
           own.set(docNo, c);
         }
+        c.hasOwn = true;
         if (s > c.perKey[qi]!) {
           c.perKey[qi] = s;
           c.bestKey[qi] = m;
@@ -224,6 +253,7 @@ export function scoreCandidates(
     if (docNo === undefined) return;
     let c = all.get(docNo);
     if (!c) {
+      if (t.inheritOnlyIfOwn) return;
       c = blank(docNo, step, query.length);
       all.set(docNo, c);
     }
@@ -232,6 +262,7 @@ export function scoreCandidates(
       if (s > c.perKey[q]!) {
         c.perKey[q] = s;
         c.bestKey[q] = from.bestKey[q];
+        c.source[q] = from.stepId;
       }
     }
   };
@@ -242,8 +273,10 @@ export function scoreCandidates(
     inherit(c, c.stepId - 1, t.prevWeight);
   }
   const out = [...all.values()].sort((a, b) => b.stepId - a.stepId);
-  if (intent.error && t.errorBoost > 0) {
-    for (const c of out) if (index.doc(c.docNo).error) c.boost = 1 + t.errorBoost;
+  for (const c of out) {
+    const doc = index.doc(c.docNo);
+    if (intent.error && doc.error) c.boost *= 1 + t.errorBoost;
+    c.boost *= Math.max(0, 1 - t.prosePenalty * doc.prose);
   }
   return out;
 }
@@ -307,6 +340,7 @@ export function rankedScan(
     if (firstGain === 0) firstGain = gains[pi]!;
     const matched: string[] = [];
     const focus: KeyMatch[] = [];
+    const sources = new Set<number>();
     for (let q = 0; q < query.length; q++) {
       const m = c.bestKey[q];
       if (c.perKey[q]! <= 0 || !m) continue;
@@ -314,6 +348,7 @@ export function rankedScan(
       if (!residual[q]) continue;
       residual[q] = false;
       matched.push(query[q]!.term);
+      if (c.source[q] !== c.stepId) sources.add(c.source[q]!);
     }
     focus.sort((a, b) => b.weight - a.weight || compareCodePoints(a.key, b.key));
     const pick: RankedPick = {
@@ -329,7 +364,11 @@ export function rankedScan(
     }
     selected.push(pick);
     consumed += pick.cost;
-    for (const step of companionSteps(c.stepId, t.companions)) {
+    const companions =
+      t.companions === 'source'
+        ? [...sources].sort((a, b) => b - a)
+        : companionSteps(c.stepId, t.companions);
+    for (const step of companions) {
       const docNo = index.docOf(step);
       if (docNo === undefined || taken.has(docNo)) continue;
       const cost = Math.min(index.doc(docNo).tokens, pageCap);
@@ -344,6 +383,7 @@ export function rankedScan(
 
 function companionSteps(step: number, mode: CompanionMode): number[] {
   if (mode === 'next') return [step + 1];
+  if (mode === 'prev') return [step - 1];
   if (mode === 'both') return [step + 1, step - 1];
   return [];
 }

@@ -139,3 +139,23 @@ export function rankedTerms(text: string): string[] {
 export function distinctRankedTerms(text: string): string[] {
   return [...new Set(rankedTerms(text))];
 }
+
+const LETTERS = /\p{L}+/gu;
+
+/**
+ * Share of a text's words that are function words: high for prose (narration, questions), low
+ * for data (tool output, code, listings). Used as a prior: questions ask for data.
+ *
+ * @example
+ * proseRatio('I will now check the file for the value'); // ≈ 0.67
+ * proseRatio('port: 1100\nhost: 127.0.0.1'); // 0
+ */
+export function proseRatio(text: string): number {
+  let words = 0;
+  let stop = 0;
+  for (const m of text.matchAll(LETTERS)) {
+    words++;
+    if (RANKED_STOPWORDS.has(m[0].toLowerCase())) stop++;
+  }
+  return words === 0 ? 0 : stop / words;
+}

@@ -1,7 +1,13 @@
 import { createHash } from 'node:crypto';
 
 /** A JSON value as it may occur in a hashed IPCF object: integers only, no floats. */
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+export type JsonValue =
+  | null
+  | boolean
+  | number
+  | string
+  | JsonValue[]
+  | { [key: string]: JsonValue };
 
 /**
  * Compares two strings by Unicode code point, the order Python's `sorted()` uses.

@@ -33,7 +33,12 @@ export class ContextFoldError extends Error {
   readonly details: ErrorDetails;
   readonly [BRAND] = true;
 
-  constructor(code: ErrorCode, message: string, details: ErrorDetails = {}, options?: ErrorOptions) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    details: ErrorDetails = {},
+    options?: ErrorOptions,
+  ) {
     super(message, options);
     this.name = 'ContextFoldError';
     this.code = code;

@@ -35,7 +35,7 @@ export async function withWriteLock<T>(
         );
       }
       await new Promise((r) => setTimeout(r, delay + Math.floor(Math.random() * delay)));
-      delay = Math.min(delay * 2, 50);
+      delay = Math.min(delay * 2, 10);
     }
   }
   try {

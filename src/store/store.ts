@@ -57,7 +57,7 @@ function sameId(a: FileId | null, b: FileId | null): boolean {
 /** Options of {@link Store}. */
 export interface StoreOptions {
   lockTimeoutMs: number;
-  /** Compact when the journal holds more than max(this, indexed nodes) records. */
+  /** Compact when the journal holds more than max(this, snapshot entries) records. */
   compactThreshold: number;
   clock: () => Date;
 }
@@ -101,6 +101,7 @@ export class Store {
   private journalRecords = 0;
   private journalStale = false;
   private problem: LoadProblem | null = null;
+  private holdingLock = false;
 
   constructor(layout: StoreLayout, opts: StoreOptions, listener: IndexListener) {
     this.layout = layout;
@@ -285,7 +286,11 @@ export class Store {
         path,
         message: `journal line ${parsed.invalid.line} is corrupt (${parsed.invalid.reason})`,
       };
-    } else if (parsed.tornTail && !isWriteLocked(this.layout.dir, this.layout.lockPath)) {
+    } else if (
+      parsed.tornTail &&
+      // Another process may be mid-append; under our own lock a torn tail is certainly torn.
+      (this.holdingLock || !isWriteLocked(this.layout.dir, this.layout.lockPath))
+    ) {
       this.problem = {
         kind: 'journal',
         path,
@@ -327,8 +332,13 @@ export class Store {
   /** Runs `fn` under the inter-process write lock, after catching up with the disk. */
   async locked<T>(fn: () => T | Promise<T>): Promise<T> {
     return withWriteLock(this.layout.dir, this.layout.lockPath, this.opts.lockTimeoutMs, async () => {
-      this.refresh();
-      return fn();
+      this.holdingLock = true;
+      try {
+        this.refresh();
+        return await fn();
+      } finally {
+        this.holdingLock = false;
+      }
     });
   }
 
@@ -370,7 +380,9 @@ export class Store {
     this.journalRecords += records.length;
     this.journalOffset = st.size;
     this.journalId = fileId(st);
-    if (this.journalRecords > Math.max(this.opts.compactThreshold, this.entries.size)) this.compact();
+    // Compact once the journal outgrows the snapshot: geometric, so O(1) amortised per fold.
+    const snapshotSize = this.entries.size - this.journalRecords;
+    if (this.journalRecords > Math.max(this.opts.compactThreshold, snapshotSize)) this.compact();
   }
 
   /**

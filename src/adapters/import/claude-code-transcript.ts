@@ -1,3 +1,4 @@
+import { describeJsonError } from './json-syntax.js';
 import { anthropicParts, type Fail } from './anthropic-blocks.js';
 import {
   ConversationBuilder,
@@ -18,12 +19,6 @@ export interface TranscriptState {
   compactions: number[];
   /** The transcript's `sessionId`, from its first row that has one. */
   session_id: string | null;
-}
-
-/** Options of {@link TranscriptReader}. */
-export interface TranscriptReaderOptions {
-  /** Text parts to leave out, e.g. archived pages a hook injected (never re-folded as a turn). */
-  skipText?: (text: string) => boolean;
 }
 
 /** The label a compaction summary turn starts with (as in the shared trajectories). */
@@ -48,10 +43,7 @@ export class TranscriptReader {
   private readonly compactions: number[];
   private sessionId: string | null;
 
-  constructor(
-    state?: TranscriptState,
-    private readonly options: TranscriptReaderOptions = {},
-  ) {
+  constructor(state?: TranscriptState) {
     this.builder = new ConversationBuilder(state?.builder);
     this.seen = new Set(state?.seen_uuids ?? []);
     this.mode = state?.mode ?? null;
@@ -91,11 +83,11 @@ export class TranscriptReader {
     let row: unknown;
     try {
       row = JSON.parse(line);
-    } catch (e) {
+    } catch {
       throw sourceError(
         source,
         lineNo,
-        `not valid JSON (${e instanceof Error ? e.message : e}); a Claude Code transcript has one JSON object per line`,
+        `not valid JSON (${describeJsonError(line)}); a Claude Code transcript has one JSON object per line`,
       );
     }
     const fail: Fail = (problem) => {
@@ -120,10 +112,6 @@ export class TranscriptReader {
     if (!isRecord(r.message)) fail(`"${r.type}" row has no "message" object`);
     const message = r.message as Record<string, unknown>;
     let parts: MessagePart[] = anthropicParts(message.content, (p) => fail(`message ${p}`));
-    if (this.options.skipText) {
-      const skip = this.options.skipText;
-      parts = parts.filter((p) => p.kind !== 'text' || !skip(p.text));
-    }
     if (r.type === 'user') {
       if (r.isCompactSummary === true) {
         this.markCompaction();
@@ -161,12 +149,8 @@ export interface ParsedTranscript {
  * @example
  * const { turns, sessionId } = parseClaudeCodeTranscript(text, 'session.jsonl');
  */
-export function parseClaudeCodeTranscript(
-  text: string,
-  source: string,
-  options: TranscriptReaderOptions = {},
-): ParsedTranscript {
-  const reader = new TranscriptReader(undefined, options);
+export function parseClaudeCodeTranscript(text: string, source: string): ParsedTranscript {
+  const reader = new TranscriptReader();
   const turns: ImportedTurn[] = [];
   const lines = text.split('\n');
   for (const [i, line] of lines.entries()) turns.push(...reader.pushLine(line, i + 1, source));

@@ -80,15 +80,15 @@ describe('ConversationBuilder', () => {
       { step_id: 1, role: 'assistant', content: '[tool_use: Bash id=a]\n{"id":"a"}' },
     ]);
     // The interrupted call's late result cannot change the emitted turn: it becomes a tool turn.
-    b.push(result('a'));
-    expect(b.flush().map((t) => t.role)).toEqual(['user', 'tool']);
+    expect(b.push(result('a'))).toEqual([{ step_id: 2, role: 'user', content: 'interrupt' }]);
+    expect(b.flush()).toEqual([{ step_id: 3, role: 'tool', content: '[tool_result: id=a]\nout a' }]);
   });
 
   it("flush('complete') keeps turns with unanswered calls open", () => {
     const b = new ConversationBuilder();
     b.push(user('go'));
-    b.push(call('a'));
-    expect(b.flush('complete').map((t) => t.step_id)).toEqual([0]);
+    expect(b.push(call('a')).map((t) => t.step_id)).toEqual([0]);
+    expect(b.flush('complete')).toEqual([]);
     b.push(result('a'));
     expect(b.flush('complete').map((t) => t.step_id)).toEqual([1]);
   });

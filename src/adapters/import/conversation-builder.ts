@@ -1,3 +1,4 @@
+import { stripArchivedBlocks } from '../../harness/archived-block.js';
 import type { ImportedTurn, TurnRole } from './turn.js';
 
 /** One content part of a message, already reduced to text. */
@@ -59,6 +60,21 @@ function renderSegment(s: Segment): string {
   return `${call}\n${toolResultLabel(s.name, s.id, s.result.is_error)}\n${s.result.content}`;
 }
 
+/** Pages a harness put at the end of a user turn are archived data, never part of a new turn. */
+function withoutArchivedBlocks(parts: MessagePart[]): MessagePart[] {
+  const out: MessagePart[] = [];
+  for (const p of parts) {
+    if (p.kind !== 'text') {
+      out.push(p);
+      continue;
+    }
+    const stripped = stripArchivedBlocks(p.text);
+    if (stripped.blocks.length === 0) out.push(p);
+    else if (stripped.text !== '') out.push({ kind: 'text', text: stripped.text });
+  }
+  return out;
+}
+
 function unanswered(t: OpenTurn): boolean {
   return t.segments.some((s) => s.kind === 'call' && s.result === null);
 }
@@ -107,7 +123,7 @@ export class ConversationBuilder {
         : null;
     let orphans: OpenTurn | null = null;
     let startedUser = false;
-    for (const part of msg.parts) {
+    for (const part of msg.role === 'user' ? withoutArchivedBlocks(msg.parts) : msg.parts) {
       if (part.kind === 'tool_result') {
         const call = this.findCall(part.toolUseId);
         if (call) {

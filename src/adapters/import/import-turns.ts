@@ -1,10 +1,10 @@
 import type { ContextFoldEngine, FoldInput, FoldResult } from '../../engine/types.js';
-import { summariseTurn } from './summarise-turn.js';
+import { summarizeTurn } from '../../harness/summarize.js';
 import type { ImportedTurn } from './turn.js';
 
 /** Options of {@link importTurns}. */
 export interface ImportTurnsOptions {
-  /** Summary of each turn. Default {@link summariseTurn} (deterministic, no model). */
+  /** Summary of each turn. Default: the harness's offline `summarizeTurn` (deterministic, no model). */
   summarise?: (turn: ImportedTurn) => string;
   /** Called while folding, e.g. to draw a progress bar. */
   onProgress?: (done: number, total: number) => void;
@@ -22,6 +22,11 @@ export interface ImportTurnsResult {
   results: FoldResult[];
 }
 
+/** The harness's summary of a rendered turn (the same summaries the eval and the harness use). */
+export function defaultSummary(turn: ImportedTurn): string {
+  return summarizeTurn({ role: turn.role, content: turn.content });
+}
+
 /**
  * The fold inputs for a parsed history: step id from the history, the rendered turn as the
  * payload, a deterministic summary.
@@ -31,7 +36,7 @@ export interface ImportTurnsResult {
  */
 export function foldInputsFor(
   turns: readonly ImportedTurn[],
-  summarise: (turn: ImportedTurn) => string = summariseTurn,
+  summarise: (turn: ImportedTurn) => string = defaultSummary,
 ): FoldInput[] {
   return turns.map((t) => ({ stepId: t.step_id, summary: summarise(t), content: t.content }));
 }

@@ -13,7 +13,6 @@ export {
   type ParsedTranscript,
   parseClaudeCodeTranscript,
   TranscriptReader,
-  type TranscriptReaderOptions,
   type TranscriptState,
 } from './claude-code-transcript.js';
 export {
@@ -24,6 +23,7 @@ export {
 } from './conversation-builder.js';
 export { importFile, type LoadedHistory, loadHistoryFile } from './import-file.js';
 export {
+  defaultSummary,
   foldInputsFor,
   type ImportTurnsOptions,
   type ImportTurnsResult,
@@ -32,6 +32,5 @@ export {
 export { parseOpenAiMessages } from './openai-chat.js';
 export { type ParsedHistory, parseHistory } from './parse-history.js';
 export { readSourceText } from './read-source.js';
-export { MAX_SUMMARY_CHARS, summariseTurn } from './summarise-turn.js';
 export { IMPORT_FORMATS, type ImportedTurn, type ImportFormat, type TurnRole } from './turn.js';
 export { parseTurnsJsonl } from './turns-jsonl.js';

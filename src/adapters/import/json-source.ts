@@ -1,10 +1,5 @@
+import { jsonSyntaxError } from './json-syntax.js';
 import { sourceError } from './source-error.js';
-
-function lineAt(text: string, pos: number): number {
-  let line = 1;
-  for (let i = 0; i < pos && i < text.length; i++) if (text.charCodeAt(i) === 10) line++;
-  return line;
-}
 
 /**
  * Parses a whole-file JSON document; a syntax error names the line it is on.
@@ -15,11 +10,9 @@ function lineAt(text: string, pos: number): number {
 export function parseJsonDocument(text: string, source: string): unknown {
   try {
     return JSON.parse(text);
-  } catch (e) {
-    const msg = e instanceof Error ? e.message : String(e);
-    const m = /position (\d+)/.exec(msg);
-    const line = m ? lineAt(text, Number(m[1])) : null;
-    throw sourceError(source, line, `not valid JSON (${msg.replace(/\s*in JSON at position.*$/, '')})`);
+  } catch {
+    const p = jsonSyntaxError(text);
+    throw sourceError(source, p?.line ?? null, `not valid JSON (${p ? `${p.message} at column ${p.column}` : 'not parseable'})`);
   }
 }
 

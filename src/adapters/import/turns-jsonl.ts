@@ -1,3 +1,4 @@
+import { describeJsonError } from './json-syntax.js';
 import { isRecord, sourceError } from './source-error.js';
 import type { ImportedTurn, TurnRole } from './turn.js';
 
@@ -20,11 +21,11 @@ export function parseTurnsJsonl(text: string, source: string): ImportedTurn[] {
     let row: unknown;
     try {
       row = JSON.parse(raw);
-    } catch (e) {
+    } catch {
       throw sourceError(
         source,
         line,
-        `not valid JSON (${e instanceof Error ? e.message : e}); the turns format has one {"step_id","role","content"} object per line`,
+        `not valid JSON (${describeJsonError(raw)}); the turns format has one {"step_id","role","content"} object per line`,
       );
     }
     if (!isRecord(row)) throw sourceError(source, line, 'expected a JSON object {"step_id","role","content"}');

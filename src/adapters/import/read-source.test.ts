@@ -1,0 +1,28 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { tempDir } from '../test-utils/temp-dir.js';
+import { readSourceText } from './read-source.js';
+
+describe('readSourceText', () => {
+  it('reads gzip directly (by magic bytes, whatever the name) and drops a BOM', () => {
+    const dir = tempDir();
+    const text = '{"a":"ü\\r\\n"}\n';
+    writeFileSync(join(dir, 'a.jsonl.gz'), gzipSync(Buffer.from(`\uFEFF${text}`)));
+    writeFileSync(join(dir, 'b.jsonl'), gzipSync(Buffer.from(text)));
+    expect(readSourceText(join(dir, 'a.jsonl.gz'))).toBe(text);
+    expect(readSourceText(join(dir, 'b.jsonl'))).toBe(text);
+  });
+
+  it('refuses a .gz that is not gzip, broken gzip, invalid UTF-8 and missing files', () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'x.gz'), 'plain');
+    writeFileSync(join(dir, 'y.gz'), gzipSync(Buffer.from('hello')).subarray(0, 12));
+    writeFileSync(join(dir, 'z.json'), Buffer.from([0x5b, 0xff, 0x5d]));
+    expect(() => readSourceText(join(dir, 'x.gz'))).toThrow(/x\.gz: named \.gz but is not gzip data/);
+    expect(() => readSourceText(join(dir, 'y.gz'))).toThrow(/y\.gz: not a valid gzip file/);
+    expect(() => readSourceText(join(dir, 'z.json'))).toThrow(/z\.json: not valid UTF-8 text/);
+    expect(() => readSourceText(join(dir, 'none.json'))).toThrow(/none\.json: no such file/);
+  });
+});

@@ -1,0 +1,69 @@
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../../adapters/test-utils/run-cli.js';
+import { tempDir } from '../../adapters/test-utils/temp-dir.js';
+import { ContextFold } from '../../engine/context-fold.js';
+
+const fixture = (name: string) => new URL(`../../adapters/import/fixtures/${name}`, import.meta.url).pathname;
+
+describe('contextfold import', () => {
+  it('imports a gzipped Claude Code transcript under its own session id (--json)', async () => {
+    const root = tempDir();
+    const gz = join(root, 'session.jsonl.gz');
+    writeFileSync(gz, gzipSync(readFileSync(fixture('claude-code-session.jsonl'))));
+    const dir = join(root, '.contextfold');
+    const r = await runCli(['--dir', dir, 'import', gz, '--format', 'claude-code', '--json']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({
+      file: gz,
+      format: 'claude-code',
+      dir,
+      session_id: '5e551011-aaaa-4bbb-8ccc-000000000001',
+      turns: 6,
+      folded: 6,
+      already_folded: 0,
+      first_step: 0,
+      last_step: 5,
+    });
+    const node = JSON.parse(readFileSync(join(dir, 'cold_nodes', 'step_000001.json'), 'utf8'));
+    expect(node.session_id).toBe('5e551011-aaaa-4bbb-8ccc-000000000001');
+    const again = await runCli(['--dir', dir, 'import', gz, '--format', 'claude-code']);
+    expect(again.stdout).toMatch(/^imported 6 turn\(s\) from .*: 0 folded, 6 already folded; steps 0–5;/);
+  });
+
+  it('--session overrides the session id', async () => {
+    const dir = join(tempDir(), '.contextfold');
+    const r = await runCli(['--dir', dir, '--session', 'support-42', 'import', fixture('openai-chat.json'), '--format', 'openai', '--json']);
+    expect(JSON.parse(r.stdout).session_id).toBe('support-42');
+    const cf = await ContextFold.open({ dir });
+    expect((await cf.hydrate(2)).content).toContain('[tool_result: run_shell id=call_psql]');
+    await cf.close();
+  });
+
+  it('malformed input: one line naming file and line, exit 1, nothing written', async () => {
+    const root = tempDir();
+    const bad = join(root, 'bad.jsonl');
+    writeFileSync(bad, '{"step_id":0,"role":"user","content":"a"}\n{"step_id":1,"role":"user"\n');
+    const dir = join(root, '.contextfold');
+    const r = await runCli(['--dir', dir, 'import', bad, '--format', 'turns']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(
+      `contextfold: UsageError: ${bad}:2: not valid JSON (unexpected end of input, expected ',' or '}' at column 27); the turns format has one {"step_id","role","content"} object per line\n`,
+    );
+    expect(existsSync(dir)).toBe(false);
+  });
+
+  it('requires a known --format', async () => {
+    const r = await runCli(['import', fixture('turns.jsonl'), '--format', 'csv', '--json']);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      error: 'UsageError',
+      message: "--format must be one of claude-code, openai, anthropic, turns, got 'csv'",
+    });
+  });
+});

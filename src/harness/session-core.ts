@@ -1,0 +1,272 @@
+import { UsageError } from '../protocol/errors.js';
+import { isoSeconds } from '../store/store.js';
+import { buildFoldedStep, type FoldRef } from './folded-step.js';
+import type { HistoryRecord } from './messages.js';
+import {
+  assemblePack,
+  type ContextPack,
+  type FoldedNote,
+  frameTokens,
+  type PackPage,
+  type PageFailureNote,
+  packSha256,
+  pinnedTokens,
+  recordTokens,
+  type TruncationNote,
+  turnTokens,
+} from './pack.js';
+import type { FoldReason, PendingEvent, SessionEvent } from './session-events.js';
+import { SessionState } from './session-state.js';
+import type { TokenMeter } from './token-meter.js';
+import { type Turn, turnPayload } from './turns.js';
+
+/** A turn to fold, with its summary and the exact payload that goes to cold storage. */
+export interface FoldRequest {
+  turn: Turn;
+  summary: string;
+  payload: string;
+}
+
+/** A verified page as the session records it (the cap lets replay hydrate the same bytes). */
+export interface PagedIn extends PackPage {
+  cap: number;
+  tokens: number;
+  content_sha256: string;
+}
+
+/**
+ * Everything a session does outside its own state. The live session talks to the engine;
+ * replay answers from the recorded events and re-verifies against the store, read-only.
+ */
+export interface SessionIO {
+  summarize(turn: Turn): Promise<{ summary: string; source: 'default' | 'custom' }>;
+  fold(requests: FoldRequest[]): Promise<FoldRef[]>;
+  pageIn(prompt: string, turn: number): Promise<{ pages: PagedIn[]; failures: PageFailureNote[] }>;
+  evict(stepId: number, turn: number): Promise<void>;
+}
+
+/**
+ * The turn lifecycle, shared by the live session and replay: every decision is an event, and
+ * state changes only by applying the events it records. Deterministic given the history, the
+ * recorded inputs and the policy; the clock only stamps `recorded_at`.
+ */
+export class SessionCore {
+  readonly state = new SessionState();
+  private pending: SessionEvent[] = [];
+
+  constructor(
+    readonly io: SessionIO,
+    readonly meter: TokenMeter,
+    private readonly clock: () => Date,
+  ) {}
+
+  /** Records an event: stamps it, applies it, queues it for the log. */
+  record(e: PendingEvent): SessionEvent {
+    const full = { ...e, recorded_at: isoSeconds(this.clock()) } as SessionEvent;
+    this.state.apply(full);
+    this.pending.push(full);
+    return full;
+  }
+
+  /** Takes the events recorded since the last call (to write them, or to compare them). */
+  drain(): SessionEvent[] {
+    const out = this.pending;
+    this.pending = [];
+    return out;
+  }
+
+  /** Appends prepared history records (validated, stamped, stripped) at the end. */
+  appendRecords(records: HistoryRecord[], stripped: SessionEvent & { type: 'append' } extends never ? never : { step_id: number; blocks: { step_id: number; payload_sha256: string }[] }[]): void {
+    if (records.length === 0) return;
+    this.record({ type: 'append', from: this.state.history.length, messages: records, stripped });
+  }
+
+  private get config() {
+    const c = this.state.config;
+    if (!c) throw new UsageError('session has no configuration: open it with Session.open');
+    return c;
+  }
+
+  /** Non-system turns, oldest first. */
+  private conversation(): Turn[] {
+    return this.state.turns.filter((t) => t.kind !== 'system');
+  }
+
+  /** The L0 turn: the prompt, or a trailing turn whose last message is tool output. */
+  private currentTurn(promptStep: number | null): Turn | null {
+    if (promptStep !== null) return this.state.turnAt(promptStep) ?? null;
+    const conv = this.conversation();
+    const last = conv[conv.length - 1];
+    if (!last || this.state.folded.has(last.stepId)) return null;
+    return last.messages[last.messages.length - 1]?.role === 'tool' ? last : null;
+  }
+
+  /** L1: every turn not folded, not system, not the current one. */
+  private recentTurns(current: Turn | null): Turn[] {
+    return this.conversation().filter((t) => t !== current && !this.state.folded.has(t.stepId));
+  }
+
+  /** Turns older than the last `keep_recent` that are not folded yet. */
+  private foldCandidates(current: Turn | null): Turn[] {
+    const before = this.conversation().filter((t) => t !== current);
+    const cut = Math.max(0, before.length - this.config.keep_recent);
+    return before.slice(0, cut).filter((t) => !this.state.folded.has(t.stepId));
+  }
+
+  /** Tokens of the pack without pages and before compression: what the policy plans with. */
+  baseline(current: Turn | null): number {
+    const s = this.state;
+    let n = pinnedTokens(this.meter, s.pinned);
+    if (s.l2Start < s.foldOrder.length) {
+      n += frameTokens(this.meter);
+      for (let i = s.l2Start; i < s.foldOrder.length; i++) n += recordTokens(this.meter, s.foldOrder[i]!);
+    }
+    for (const t of this.recentTurns(current)) n += turnTokens(t, this.meter);
+    if (current) n += turnTokens(current, this.meter);
+    return n;
+  }
+
+  private async foldTurns(turn: number, turns: Turn[], reason: FoldReason, out: FoldedNote[]): Promise<void> {
+    if (turns.length === 0) return;
+    const summaries = await Promise.all(turns.map((t) => this.io.summarize(t)));
+    const requests = turns.map((t, i) => ({ turn: t, summary: summaries[i]!.summary, payload: turnPayload(t) }));
+    const refs = await this.io.fold(requests);
+    turns.forEach((t, i) => {
+      const record = buildFoldedStep(t, summaries[i]!.summary, refs[i]!);
+      this.record({
+        type: 'fold',
+        turn,
+        step_id: t.stepId,
+        steps: [...t.steps],
+        reason,
+        summary_source: summaries[i]!.source,
+        record,
+      });
+      out.push({ step_id: t.stepId, reason });
+    });
+  }
+
+  /** Moves the persistent L2 window start forward, oldest records first, down to `limit`. */
+  private advanceWindow(turn: number, current: Turn | null, limit: number, reason: string, notes: TruncationNote[]): void {
+    const s = this.state;
+    let total = this.baseline(current);
+    let start = s.l2Start;
+    const dropped: number[] = [];
+    while (total > limit && start < s.foldOrder.length) {
+      const r = s.foldOrder[start]!;
+      total -= recordTokens(this.meter, r);
+      start++;
+      if (start === s.foldOrder.length) total -= frameTokens(this.meter);
+      dropped.push(r.step_id);
+    }
+    if (dropped.length === 0) return;
+    this.record({ type: 'window', turn, layer: 'L2', start, dropped_steps: dropped, reason });
+    notes.push({ layer: 'L2', steps: dropped, reason, persistent: true });
+  }
+
+  /**
+   * `pre_turn_dispatch`: folds what the policy says, moves the L2 window if over budget, pages
+   * in what the prompt needs (verified, bounded), and assembles the pack.
+   */
+  async startTurn(promptStep: number | null): Promise<ContextPack> {
+    const cfg = this.config;
+    if (this.state.open) {
+      throw new UsageError(`turn ${this.state.open.turn} is still open: call afterTurn(response) before the next beforeTurn`);
+    }
+    const turn = this.state.turnCount;
+    this.record({ type: 'turn_started', turn, prompt_step: promptStep, history_length: this.state.history.length });
+    const current = this.currentTurn(promptStep);
+    const folded: FoldedNote[] = [];
+    const truncated: TruncationNote[] = [];
+
+    const big = this.foldCandidates(current).filter((t) => turnTokens(t, this.meter) > cfg.fold_threshold);
+    await this.foldTurns(turn, big, 'size', folded);
+    if (this.baseline(current) > cfg.high_water_tokens) {
+      await this.foldTurns(turn, this.foldCandidates(current), 'high_water', folded);
+    }
+    const target = cfg.budget - cfg.page_reserve;
+    while (this.baseline(current) > target) {
+      this.advanceWindow(turn, current, cfg.low_water_tokens, 'over budget: oldest folded-step records leave the prompt (still paged in on demand)', truncated);
+      if (this.baseline(current) <= target) break;
+      const oldest = this.recentTurns(current)[0];
+      if (!oldest) break;
+      await this.foldTurns(turn, [oldest], 'budget', folded);
+      truncated.push({
+        layer: 'L1',
+        steps: [...oldest.steps],
+        reason: 'over budget with L2 empty: the oldest recent turn is folded out of L1',
+        persistent: true,
+      });
+    }
+
+    let pages: PagedIn[] = [];
+    let failures: PageFailureNote[] = [];
+    if (promptStep !== null) {
+      const prompt = this.state.history[promptStep]?.content ?? '';
+      if (prompt.trim() !== '') ({ pages, failures } = await this.io.pageIn(prompt, turn));
+    }
+    for (const p of pages) {
+      this.record({
+        type: 'page_in',
+        turn,
+        step_id: p.step_id,
+        payload_sha256: p.payload_sha256,
+        content_sha256: p.content_sha256,
+        cap: p.cap,
+        chunk: p.chunk,
+        chunks: p.chunks,
+        truncated: p.truncated,
+        tokens: p.tokens,
+        matched_terms: [...p.matched_terms],
+      });
+    }
+    for (const f of failures) this.record({ type: 'page_failed', turn, ...f });
+
+    const s = this.state;
+    const pack = assemblePack({
+      turn,
+      stepId: promptStep ?? s.history.length,
+      budget: cfg.budget,
+      meter: this.meter,
+      pinned: s.pinned,
+      records: s.foldOrder.slice(s.l2Start),
+      recent: this.recentTurns(current),
+      current,
+      currentIsPrompt: promptStep !== null,
+      pages,
+      pageFailures: failures,
+      folded,
+      priorTruncated: truncated,
+    });
+    if (pack.metadata.compressed.length > 0) {
+      this.record({ type: 'compress', turn, notes: pack.metadata.compressed });
+    }
+    const transient = pack.metadata.truncated.filter((t) => !t.persistent);
+    if (transient.length > 0) this.record({ type: 'truncate', turn, notes: transient });
+    this.record({
+      type: 'pack_built',
+      turn,
+      step_id: pack.step_id,
+      tokens: pack.tokens,
+      baseline_tokens: pack.metadata.baseline_tokens,
+      budget: pack.budget,
+      pack_sha256: packSha256(pack),
+      over_budget: pack.metadata.over_budget,
+      warnings: [...pack.metadata.warnings],
+    });
+    return pack;
+  }
+
+  /** `post_turn_response`: evicts this turn's pages (CONF-07) and closes the turn. */
+  async completeTurn(): Promise<{ turn: number; evicted: number[] }> {
+    const open = this.state.open;
+    if (!open) throw new UsageError('no turn is open: call beforeTurn(prompt) first');
+    const pages = [...open.pages];
+    for (const step of pages) {
+      await this.io.evict(step, open.turn);
+      this.record({ type: 'evict', turn: open.turn, step_id: step });
+    }
+    this.record({ type: 'turn_completed', turn: open.turn, history_length: this.state.history.length });
+    return { turn: open.turn, evicted: pages };
+  }
+}

@@ -1,0 +1,213 @@
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { IntegrityCheckError } from '../protocol/errors.js';
+import type { FoldedStep } from '../protocol/types.js';
+import { appendDurable } from '../store/durable-fs.js';
+import type { CompressionNote } from './compress.js';
+import type { HistoryRecord } from './messages.js';
+import { parseHistoryRecord } from './messages.js';
+import type { TruncationNote } from './pack.js';
+import { stableJson } from './render.js';
+
+/** The session policy in effect, as recorded (integers only: replay compares it exactly). */
+export interface SessionConfig {
+  budget: number;
+  keep_recent: number;
+  fold_threshold: number;
+  high_water_tokens: number;
+  low_water_tokens: number;
+  page_reserve: number;
+  tokenizer: string;
+  summarizer: 'default' | 'custom';
+}
+
+/** Why a turn was folded. */
+export type FoldReason = 'size' | 'high_water' | 'budget';
+
+/**
+ * Every decision of a session, one JSON line each in `events.jsonl`. The history itself is in
+ * the `append` events, so the file alone rebuilds the session. `recorded_at` is the only
+ * wall-clock field and replay never compares it.
+ */
+export type SessionEvent =
+  | { type: 'session_opened'; config: SessionConfig; recorded_at: string }
+  | {
+      type: 'append';
+      from: number;
+      messages: HistoryRecord[];
+      /** Archived blocks removed from incoming messages (they are never stored or folded). */
+      stripped: { step_id: number; blocks: { step_id: number; payload_sha256: string }[] }[];
+      recorded_at: string;
+    }
+  | { type: 'pin'; note_id: number; source: string | null; text: string; recorded_at: string }
+  | { type: 'turn_started'; turn: number; prompt_step: number | null; history_length: number; recorded_at: string }
+  | {
+      type: 'fold';
+      turn: number;
+      step_id: number;
+      steps: number[];
+      reason: FoldReason;
+      summary_source: 'default' | 'custom';
+      record: FoldedStep;
+      recorded_at: string;
+    }
+  | {
+      type: 'window';
+      turn: number;
+      layer: 'L2';
+      /** New start of the L2 window, as an index into the fold order. */
+      start: number;
+      dropped_steps: number[];
+      reason: string;
+      recorded_at: string;
+    }
+  | {
+      type: 'page_in';
+      turn: number;
+      step_id: number;
+      payload_sha256: string;
+      content_sha256: string;
+      /** The hydration cap the scan gave this page (replay hydrates with it). */
+      cap: number;
+      chunk: number;
+      chunks: number;
+      truncated: boolean;
+      tokens: number;
+      matched_terms: string[];
+      recorded_at: string;
+    }
+  | {
+      type: 'page_failed';
+      turn: number;
+      step_id: number;
+      code: string;
+      error: string;
+      message: string;
+      recorded_at: string;
+    }
+  | { type: 'compress'; turn: number; notes: CompressionNote[]; recorded_at: string }
+  | { type: 'truncate'; turn: number; notes: TruncationNote[]; recorded_at: string }
+  | {
+      type: 'pack_built';
+      turn: number;
+      step_id: number;
+      tokens: number;
+      baseline_tokens: number;
+      budget: number;
+      pack_sha256: string;
+      over_budget: boolean;
+      warnings: string[];
+      recorded_at: string;
+    }
+  | { type: 'evict'; turn: number; step_id: number; recorded_at: string }
+  | { type: 'turn_completed'; turn: number; history_length: number; recorded_at: string };
+
+/** The type names of {@link SessionEvent}. */
+export type SessionEventType = SessionEvent['type'];
+
+/** An event before the log stamps it. */
+export type PendingEvent = SessionEvent extends infer E
+  ? E extends SessionEvent
+    ? Omit<E, 'recorded_at'>
+    : never
+  : never;
+
+const EVENT_TYPES = [
+  'session_opened',
+  'append',
+  'pin',
+  'turn_started',
+  'fold',
+  'window',
+  'page_in',
+  'page_failed',
+  'compress',
+  'truncate',
+  'pack_built',
+  'evict',
+  'turn_completed',
+] as const;
+
+const baseSchema = z
+  .object({ type: z.enum(EVENT_TYPES), recorded_at: z.string() })
+  .loose();
+
+/** File name of the event log inside the store directory. */
+export const EVENTS_FILE = 'events.jsonl';
+
+/** Path of a store's event log. */
+export function eventsPath(dir: string): string {
+  return join(dir, EVENTS_FILE);
+}
+
+/**
+ * The event without its wall-clock stamp, as canonical text: what replay compares.
+ *
+ * @example
+ * comparableEvent(e) === comparableEvent(replayed);
+ */
+export function comparableEvent(e: SessionEvent | PendingEvent): string {
+  const { recorded_at: _r, ...rest } = e as SessionEvent;
+  return stableJson(rest);
+}
+
+/**
+ * Reads and checks `events.jsonl`. A torn or invalid line is refused with its path and line
+ * number (an interrupted write is never silently skipped or repaired).
+ *
+ * @example
+ * const events = readEvents('/repo/.contextfold');
+ */
+export function readEvents(dir: string): SessionEvent[] {
+  const path = eventsPath(dir);
+  if (!existsSync(path)) return [];
+  const text = readFileSync(path, 'utf8');
+  const events: SessionEvent[] = [];
+  if (text.length > 0 && !text.endsWith('\n')) {
+    const line = text.split('\n').length;
+    throw new IntegrityCheckError(
+      `${path} line ${line} is incomplete (an interrupted write); the session log cannot be trusted past line ${line - 1}`,
+      { path, line },
+    );
+  }
+  const lines = text.split('\n');
+  lines.pop();
+  lines.forEach((line, i) => {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(line);
+    } catch {
+      throw new IntegrityCheckError(`${path} line ${i + 1} is not valid JSON`, { path, line: i + 1 });
+    }
+    const r = baseSchema.safeParse(parsed);
+    if (!r.success) {
+      throw new IntegrityCheckError(`${path} line ${i + 1} is not a session event`, {
+        path,
+        line: i + 1,
+      });
+    }
+    const e = parsed as SessionEvent;
+    if (e.type === 'append') {
+      e.messages.forEach((m, k) => {
+        parseHistoryRecord(m, `${path} line ${i + 1} message ${k}`);
+      });
+    }
+    events.push(e);
+  });
+  return events;
+}
+
+/**
+ * Appends events to the log in one durable write (one fsync per hook, not per event).
+ *
+ * @example
+ * appendEvents('/repo/.contextfold', [event]);
+ */
+export function appendEvents(dir: string, events: readonly SessionEvent[]): void {
+  if (events.length === 0) return;
+  mkdirSync(dir, { recursive: true });
+  let text = '';
+  for (const e of events) text += `${JSON.stringify(e)}\n`;
+  appendDurable(eventsPath(dir), text);
+}

@@ -1,0 +1,114 @@
+import { IntegrityCheckError } from '../protocol/errors.js';
+import type { FoldedStep } from '../protocol/types.js';
+import { type HistoryMessage, recordToMessage } from './messages.js';
+import type { PinnedItem } from './pack.js';
+import type { PendingEvent, SessionConfig, SessionEvent } from './session-events.js';
+import { addToTurns, type Turn } from './turns.js';
+
+/** The turn between `beforeTurn` and `afterTurn`. */
+export interface OpenTurn {
+  turn: number;
+  promptStep: number | null;
+  /** Steps paged in for this turn (evicted by `afterTurn`). */
+  pages: number[];
+}
+
+/**
+ * The session state, a pure reduction of its events: reopening a session applies its log,
+ * and a live session changes state only by applying the events it records.
+ *
+ * @example
+ * const state = new SessionState();
+ * for (const e of readEvents(dir)) state.apply(e);
+ */
+export class SessionState {
+  config: SessionConfig | null = null;
+  readonly history: HistoryMessage[] = [];
+  readonly turns: Turn[] = [];
+  /** Turn start step → index in `turns`. */
+  readonly turnIndex = new Map<number, number>();
+  /** Folded-step records in fold order (the L2 order; it only ever grows at the end). */
+  readonly foldOrder: FoldedStep[] = [];
+  /** Folded turn start step → its record. */
+  readonly folded = new Map<number, FoldedStep>();
+  /** Start of the persistent L2 window in `foldOrder` (only ever grows). */
+  l2Start = 0;
+  /** System messages of the history and pinned notes: L3, in order of arrival. */
+  readonly pinned: PinnedItem[] = [];
+  /** Number of turns started. */
+  turnCount = 0;
+  open: OpenTurn | null = null;
+
+  /** Applies one event. Throws if the event does not fit the state (a corrupted log). */
+  apply(e: SessionEvent | PendingEvent): void {
+    switch (e.type) {
+      case 'session_opened':
+        this.config = { ...e.config };
+        return;
+      case 'append': {
+        if (e.from !== this.history.length) {
+          throw new IntegrityCheckError(
+            `session log appends at step ${e.from} but the history has ${this.history.length} messages`,
+          );
+        }
+        e.messages.forEach((r, k) => {
+          if (r.step_id !== e.from + k || r.timestamp === undefined) {
+            throw new IntegrityCheckError(
+              `session log message ${e.from + k} has step_id ${r.step_id}${r.timestamp === undefined ? ' and no timestamp' : ''}`,
+            );
+          }
+          const m = { ...recordToMessage(r), stepId: r.step_id, timestamp: r.timestamp } as HistoryMessage;
+          this.history.push(m);
+          const before = this.turns.length;
+          addToTurns(this.turns, m);
+          if (this.turns.length > before) this.turnIndex.set(m.stepId, this.turns.length - 1);
+          if (m.role === 'system') {
+            this.pinned.push({ kind: 'system', id: m.stepId, message: { role: 'system', content: m.content } });
+          }
+        });
+        return;
+      }
+      case 'pin':
+        this.pinned.push({
+          kind: 'note',
+          id: e.note_id,
+          ...(e.source !== null ? { source: e.source } : {}),
+          message: { role: 'system', content: e.text },
+        });
+        return;
+      case 'turn_started':
+        this.open = { turn: e.turn, promptStep: e.prompt_step, pages: [] };
+        this.turnCount = e.turn + 1;
+        return;
+      case 'fold':
+        if (this.folded.has(e.step_id)) {
+          throw new IntegrityCheckError(`session log folds step ${e.step_id} twice`);
+        }
+        this.foldOrder.push(e.record);
+        this.folded.set(e.step_id, e.record);
+        return;
+      case 'window':
+        this.l2Start = e.start;
+        return;
+      case 'page_in':
+        this.open?.pages.push(e.step_id);
+        return;
+      case 'turn_completed':
+        this.open = null;
+        return;
+      default:
+        return;
+    }
+  }
+
+  /** Number of pinned notes so far (the next note's id). */
+  get noteCount(): number {
+    return this.pinned.filter((p) => p.kind === 'note').length;
+  }
+
+  /** The turn starting at a step, if any. */
+  turnAt(stepId: number): Turn | undefined {
+    const i = this.turnIndex.get(stepId);
+    return i === undefined ? undefined : this.turns[i];
+  }
+}

@@ -1,0 +1,47 @@
+import type { Tokenizer } from '../extract/tokenizer.js';
+import type { Message } from './messages.js';
+import { renderMessage } from './render.js';
+
+/**
+ * Counts tokens with the engine's tokenizer and remembers the counts of immutable objects
+ * (history messages, records), so assembling a pack every turn costs O(entries), not
+ * O(prompt bytes). A cache only: results never depend on what was counted before.
+ *
+ * @example
+ * const meter = new TokenMeter(o200kTokenizer());
+ * meter.message({ role: 'user', content: 'hi' }); // tokens of '[user]\nhi\n\n'
+ */
+export class TokenMeter {
+  readonly tokenizer: Tokenizer;
+  private readonly byObject = new WeakMap<object, number>();
+  private readonly byText = new Map<string, number>();
+
+  constructor(tokenizer: Tokenizer) {
+    this.tokenizer = tokenizer;
+  }
+
+  /** Tokens of a text. Short texts are memoised (bounded). */
+  text(text: string): number {
+    if (text.length > 512) return this.tokenizer.count(text);
+    const hit = this.byText.get(text);
+    if (hit !== undefined) return hit;
+    const n = this.tokenizer.count(text);
+    if (this.byText.size >= 50_000) this.byText.clear();
+    this.byText.set(text, n);
+    return n;
+  }
+
+  /** Tokens of a message as rendered in a prompt (header, body, blank line). */
+  message(m: Message): number {
+    return this.keyed(m, () => renderMessage(m));
+  }
+
+  /** Tokens of a text derived from an immutable object, memoised by that object. */
+  keyed(key: object, render: () => string): number {
+    const hit = this.byObject.get(key);
+    if (hit !== undefined) return hit;
+    const n = this.tokenizer.count(render());
+    this.byObject.set(key, n);
+    return n;
+  }
+}
