@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import {
-  ContextFoldError,
+  type ContextFoldError,
   exitCodeFor,
   ipcfErrorName,
   isContextFoldError,
@@ -58,7 +58,8 @@ export function reportError(e: unknown, json: boolean): number {
 
 /** Parses a non-negative integer argument or throws a one-line usage error. */
 export function parseIntArg(value: string, what: string): number {
-  if (!/^\d+$/.test(value)) throw new UsageError(`${what} must be a non-negative integer, got '${value}'`);
+  if (!/^\d+$/.test(value))
+    throw new UsageError(`${what} must be a non-negative integer, got '${value}'`);
   const n = Number(value);
   if (!Number.isSafeInteger(n)) throw new UsageError(`${what} is too large: ${value}`);
   return n;

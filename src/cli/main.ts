@@ -19,7 +19,10 @@ export function buildProgram(): Command {
     .version(version())
     .option('--dir <DIR>', 'store directory', '.contextfold')
     .option('--json', 'print one JSON object per result')
-    .option('--tokenizer <NAME>', "token counter for caps: 'o200k' (default) or 'reference' (codepoints // 4)")
+    .option(
+      '--tokenizer <NAME>',
+      "token counter for caps: 'o200k' (default) or 'reference' (codepoints // 4)",
+    )
     .option('--retrieval <MODE>', "page-in algorithm: 'reference' (IPCF RGSC) or 'ranked'")
     .option('--session <ID>', 'session_id written into new cold nodes', 'default-session')
     .showHelpAfterError('(run with --help for usage)')

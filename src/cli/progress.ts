@@ -2,7 +2,10 @@
  * A one-line progress bar on stderr, shown only when stderr is a terminal (never in pipes,
  * CI logs or --json output).
  */
-export function progressBar(label: string): { update(done: number, total: number): void; done(): void } {
+export function progressBar(label: string): {
+  update(done: number, total: number): void;
+  done(): void;
+} {
   const tty = process.stderr.isTTY === true;
   let last = -1;
   return {
@@ -13,7 +16,9 @@ export function progressBar(label: string): { update(done: number, total: number
       last = pct;
       const width = 30;
       const fill = Math.round((pct / 100) * width);
-      process.stderr.write(`\r${label} [${'#'.repeat(fill)}${'-'.repeat(width - fill)}] ${pct}% (${done}/${total})`);
+      process.stderr.write(
+        `\r${label} [${'#'.repeat(fill)}${'-'.repeat(width - fill)}] ${pct}% (${done}/${total})`,
+      );
     },
     done() {
       if (tty && last >= 0) process.stderr.write('\n');

@@ -33,7 +33,10 @@ describe('lossless fold → store → hydrate (CONF-01/02/05)', () => {
     ['lone CR', Buffer.from('progress 10%\rprogress 100%\r')],
     ['NUL', Buffer.from('before\0after\0')],
     ['astral', Buffer.from('deploy ✅ 🚀 𝔘𝔫𝔦𝔠𝔬𝔡𝔢\n')],
-    ['invalid UTF-8', Uint8Array.from([0x66, 0x6f, 0x80, 0xff, 0xc3, 0x28, 0x0a, 0xed, 0xa0, 0x80])],
+    [
+      'invalid UTF-8',
+      Uint8Array.from([0x66, 0x6f, 0x80, 0xff, 0xc3, 0x28, 0x0a, 0xed, 0xa0, 0x80]),
+    ],
     ['trailing whitespace', Buffer.from('value = 5433   \n\n\t ')],
     ['NFD', Buffer.from('Cafe\u0301 ve s\u0327ifre\n')],
   ];
@@ -191,7 +194,12 @@ describe('bounded hydration (CONF-06)', () => {
   it('a small payload is one untruncated chunk', async () => {
     const cf = await open();
     await cf.fold({ stepId: 1, summary: 's', content: 'short' });
-    expect(await cf.hydrate(1)).toMatchObject({ chunk: 0, chunks: 1, truncated: false, verified: true });
+    expect(await cf.hydrate(1)).toMatchObject({
+      chunk: 0,
+      chunks: 1,
+      truncated: false,
+      verified: true,
+    });
   });
 });
 
@@ -210,17 +218,25 @@ describe('failure modes (CONF-09/10/12)', () => {
 
   it('unknown step → NodeNotFoundError', async () => {
     const cf = await seeded();
-    await expect(cf.hydrate(99)).rejects.toMatchObject({ name: 'NodeNotFoundError', code: 'NODE_NOT_FOUND' });
+    await expect(cf.hydrate(99)).rejects.toMatchObject({
+      name: 'NodeNotFoundError',
+      code: 'NODE_NOT_FOUND',
+    });
   });
 
   it('tampered payload (one byte) → IntegrityCheckError; never returned', async () => {
     const cf = await seeded();
     const p = nodePath(cf, 1);
     writeFileSync(p, readFileSync(p, 'utf8').replace('first payload', 'first pAyload'));
-    await expect(cf.hydrate(1)).rejects.toMatchObject({ name: 'IntegrityCheckError', details: { path: p } });
+    await expect(cf.hydrate(1)).rejects.toMatchObject({
+      name: 'IntegrityCheckError',
+      details: { path: p },
+    });
     const v = await cf.validate();
     expect(v.ok).toBe(false);
-    expect(v.problems).toEqual([expect.objectContaining({ kind: 'integrity', step_id: 1, path: p })]);
+    expect(v.problems).toEqual([
+      expect.objectContaining({ kind: 'integrity', step_id: 1, path: p }),
+    ]);
     expect((await cf.pageIn('first payload')).pages).toEqual([]);
   });
 
@@ -266,9 +282,11 @@ describe('failure modes (CONF-09/10/12)', () => {
     await expect(cf.hydrate(3)).rejects.toMatchObject({ name: 'OrphanedNodeError' });
     const v = await cf.validate();
     expect(v.problems).toEqual([expect.objectContaining({ kind: 'orphaned_node', step_id: 3 })]);
-    await expect(cf.fold({ stepId: 3, summary: 'stray', content: 'orphan' })).rejects.toMatchObject({
-      name: 'OrphanedNodeError',
-    });
+    await expect(cf.fold({ stepId: 3, summary: 'stray', content: 'orphan' })).rejects.toMatchObject(
+      {
+        name: 'OrphanedNodeError',
+      },
+    );
   });
 
   it('unparsable index → every read refuses, validate reports the path', async () => {
@@ -276,7 +294,10 @@ describe('failure modes (CONF-09/10/12)', () => {
     const ip = join(cf.dir, 'recall_index.json');
     writeFileSync(ip, readFileSync(ip, 'utf8').slice(0, 100));
     const again = await ContextFold.open({ dir: cf.dir, tokenizer: 'reference' });
-    await expect(again.scan('first')).rejects.toMatchObject({ code: 'INTEGRITY_CHECK', details: { path: ip } });
+    await expect(again.scan('first')).rejects.toMatchObject({
+      code: 'INTEGRITY_CHECK',
+      details: { path: ip },
+    });
     const v = await again.validate();
     expect(v.problems[0]).toMatchObject({ kind: 'index', path: ip });
   });
@@ -285,7 +306,9 @@ describe('failure modes (CONF-09/10/12)', () => {
     const cf = await seeded();
     writeFileSync(join(cf.dir, 'cold_nodes', '.step_000009.json.tmp-1-1'), '{');
     const v = await cf.validate();
-    expect(v.problems).toEqual([expect.objectContaining({ kind: 'integrity', message: expect.stringMatching(/temp file/) })]);
+    expect(v.problems).toEqual([
+      expect.objectContaining({ kind: 'integrity', message: expect.stringMatching(/temp file/) }),
+    ]);
   });
 });
 
@@ -316,9 +339,14 @@ describe('path containment (CONF-12), whatever integrity_verification says', () 
       const idx = JSON.parse(readFileSync(ip, 'utf8'));
       idx.nodes['1'].file_path = path(cf.dir);
       writeFileSync(ip, JSON.stringify(idx));
-      await expect(cf.hydrate(1)).rejects.toMatchObject({ name: 'PathContainmentError', code: 'PATH_CONTAINMENT' });
+      await expect(cf.hydrate(1)).rejects.toMatchObject({
+        name: 'PathContainmentError',
+        code: 'PATH_CONTAINMENT',
+      });
       const v = await cf.validate();
-      expect(v.problems).toEqual([expect.objectContaining({ kind: 'path_containment', step_id: 1 })]);
+      expect(v.problems).toEqual([
+        expect.objectContaining({ kind: 'path_containment', step_id: 1 }),
+      ]);
     });
   }
 
@@ -368,7 +396,10 @@ describe('journal and compaction', () => {
     const jp = join(cf.dir, 'recall_index.journal');
     appendFileSync(jp, '{"record":{"op":"fold","entry":{"step_id":2');
     const again = await ContextFold.open({ dir: cf.dir, tokenizer: 'reference' });
-    await expect(again.recall('one')).rejects.toMatchObject({ code: 'INTEGRITY_CHECK', details: { path: jp } });
+    await expect(again.recall('one')).rejects.toMatchObject({
+      code: 'INTEGRITY_CHECK',
+      details: { path: jp },
+    });
     const v = await again.validate();
     expect(v.ok).toBe(false);
     expect(v.problems[0]).toMatchObject({ kind: 'journal', path: jp });
@@ -383,7 +414,10 @@ describe('journal and compaction', () => {
     const jp = join(cf.dir, 'recall_index.journal');
     writeFileSync(jp, readFileSync(jp, 'utf8').replace('"summary":"one"', '"summary":"uno"'));
     const again = await ContextFold.open({ dir: cf.dir, tokenizer: 'reference' });
-    expect((await again.validate()).problems[0]).toMatchObject({ kind: 'journal', message: expect.stringMatching(/checksum/) });
+    expect((await again.validate()).problems[0]).toMatchObject({
+      kind: 'journal',
+      message: expect.stringMatching(/checksum/),
+    });
   });
 
   it('a journal left behind by a compaction that crashed before removing it is recognised as stale', async () => {
@@ -434,11 +468,19 @@ describe('journal and compaction', () => {
 
 describe('page-in (CONF-13)', () => {
   it('pages in verified content within the per-turn budget and reports refused pages', async () => {
-    const policy = { ...DEFAULT_POLICY, max_rehydration_tokens_per_call: 50, max_rehydration_tokens_per_turn: 60 };
+    const policy = {
+      ...DEFAULT_POLICY,
+      max_rehydration_tokens_per_call: 50,
+      max_rehydration_tokens_per_turn: 60,
+    };
     const cf = await ContextFold.open({ dir: freshDir(), tokenizer: 'reference', policy });
     await cf.foldMany([
       { stepId: 10, summary: 'redis cache ttl', content: `redis ttl 60\n${'pad '.repeat(100)}` },
-      { stepId: 20, summary: 'nginx worker count', content: `nginx workers 4\n${'pad '.repeat(100)}` },
+      {
+        stepId: 20,
+        summary: 'nginx worker count',
+        content: `nginx workers 4\n${'pad '.repeat(100)}`,
+      },
     ]);
     const r = await cf.pageIn('redis ttl and nginx workers?');
     // Equal gain: the later step is picked first, the second no longer fits the turn budget.
@@ -451,6 +493,8 @@ describe('page-in (CONF-13)', () => {
     const again = await cf.pageIn('redis ttl and nginx workers?');
     // The refused page is reported and never replaced by another node.
     expect(again.pages).toEqual([]);
-    expect(again.failures).toEqual([expect.objectContaining({ step_id: 20, error: 'IntegrityCheckError' })]);
+    expect(again.failures).toEqual([
+      expect.objectContaining({ step_id: 20, error: 'IntegrityCheckError' }),
+    ]);
   });
 });

@@ -5,6 +5,7 @@ import { resolveTokenizer, type Tokenizer } from '../extract/tokenizer.js';
 import { InvertedIndex } from '../index/inverted-index.js';
 import { recall as recallIndex } from '../index/recall.js';
 import { referenceScan } from '../index/reference-scan.js';
+import { prettyJson } from '../protocol/canonical-json.js';
 import {
   ipcfErrorName,
   isContextFoldError,
@@ -28,9 +29,13 @@ import {
   PROJECTION_VERSION,
 } from '../protocol/types.js';
 import { artifactHash, indexEntryFor } from '../store/cold-node.js';
-import { prettyJson } from '../protocol/canonical-json.js';
 import { writeFileAtomic, writeFilesDurable } from '../store/durable-fs.js';
-import { canonicalNodePath, indexFilePath, storeLayout, type StoreLayout } from '../store/layout.js';
+import {
+  canonicalNodePath,
+  indexFilePath,
+  type StoreLayout,
+  storeLayout,
+} from '../store/layout.js';
 import { isoSeconds, Store } from '../store/store.js';
 import { type VerifiedNode, verifyNode } from '../store/verify.js';
 import { chunkText } from './chunk.js';
@@ -92,11 +97,15 @@ export class ContextFold implements ContextFoldEngine {
 
   private constructor(options: OpenOptions) {
     if (!options || typeof options.dir !== 'string' || options.dir.length === 0) {
-      throw new UsageError('ContextFold.open needs { dir }: the store directory, e.g. ".contextfold"');
+      throw new UsageError(
+        'ContextFold.open needs { dir }: the store directory, e.g. ".contextfold"',
+      );
     }
     this.dir = resolve(options.dir);
     this.layout = storeLayout(this.dir);
-    this.policy = options.policy ? parsePolicy(options.policy) : ContextFold.readPolicy(this.layout);
+    this.policy = options.policy
+      ? parsePolicy(options.policy)
+      : ContextFold.readPolicy(this.layout);
     this.tokenizer = resolveTokenizer(options.tokenizer);
     this.sessionId = options.sessionId ?? DEFAULT_SESSION_ID;
     this.retrieval = options.retrieval ?? 'reference';
@@ -137,11 +146,13 @@ export class ContextFold implements ContextFoldEngine {
   }
 
   private assertOpen(): void {
-    if (this.closed) throw new UsageError('this ContextFold engine is closed; open the store again');
+    if (this.closed)
+      throw new UsageError('this ContextFold engine is closed; open the store again');
   }
 
   private prepare(input: FoldInput, foldedAt: string): Prepared {
-    if (!input || typeof input !== 'object') throw new UsageError('fold needs { stepId, summary, content? }');
+    if (!input || typeof input !== 'object')
+      throw new UsageError('fold needs { stepId, summary, content? }');
     const p = project({
       stepId: input.stepId,
       summary: input.summary,
@@ -225,9 +236,12 @@ export class ContextFold implements ContextFoldEngine {
     for (const p of prepared) {
       const prev = seen.get(p.entry.step_id);
       if (prev && prev.entry.payload_sha256 !== p.entry.payload_sha256) {
-        throw new StepConflictError(`step ${p.entry.step_id} appears twice in the batch with different payloads`, {
-          stepId: p.entry.step_id,
-        });
+        throw new StepConflictError(
+          `step ${p.entry.step_id} appears twice in the batch with different payloads`,
+          {
+            stepId: p.entry.step_id,
+          },
+        );
       }
       seen.set(p.entry.step_id, p);
     }
@@ -274,7 +288,10 @@ export class ContextFold implements ContextFoldEngine {
       for (let i = 0; i < fresh.length; i += BATCH) {
         const part = fresh.slice(i, i + BATCH);
         writeFilesDurable(
-          part.map((p) => ({ path: canonicalNodePath(this.layout, p.entry.step_id), data: prettyJson(p.node) })),
+          part.map((p) => ({
+            path: canonicalNodePath(this.layout, p.entry.step_id),
+            data: prettyJson(p.node),
+          })),
         );
         onProgress?.(Math.min(i + BATCH, fresh.length), fresh.length);
       }
@@ -321,7 +338,9 @@ export class ContextFold implements ContextFoldEngine {
     this.sync();
     const mode = options.mode ?? this.retrieval;
     if (mode !== 'reference' && mode !== 'ranked') {
-      throw new UsageError(`unknown retrieval mode ${JSON.stringify(mode)}: use 'reference' or 'ranked'`);
+      throw new UsageError(
+        `unknown retrieval mode ${JSON.stringify(mode)}: use 'reference' or 'ranked'`,
+      );
     }
     return referenceScan(this.index, prompt, {
       perCall: this.policy.max_rehydration_tokens_per_call,
@@ -338,12 +357,17 @@ export class ContextFold implements ContextFoldEngine {
     if (entry) return entry;
     const path = canonicalNodePath(this.layout, stepId);
     if (existsSync(path)) {
-      throw new OrphanedNodeError(`step ${stepId} has a cold node file but no index entry: ${path}`, {
-        stepId,
-        path,
-      });
+      throw new OrphanedNodeError(
+        `step ${stepId} has a cold node file but no index entry: ${path}`,
+        {
+          stepId,
+          path,
+        },
+      );
     }
-    throw new NodeNotFoundError(`step ${stepId} is not folded in this store (${this.dir})`, { stepId });
+    throw new NodeNotFoundError(`step ${stepId} is not folded in this store (${this.dir})`, {
+      stepId,
+    });
   }
 
   private chunksOf(entry: IndexEntry, text: string, cap: number): string[] {
@@ -372,9 +396,12 @@ export class ContextFold implements ContextFoldEngine {
     const chunks = this.chunksOf(entry, text, cap);
     const k = options.chunk ?? 0;
     if (!Number.isSafeInteger(k) || k < 0 || k >= chunks.length) {
-      throw new UsageError(`step ${stepId} has ${chunks.length} chunk(s) (0..${chunks.length - 1}); chunk ${k} does not exist`, {
-        stepId,
-      });
+      throw new UsageError(
+        `step ${stepId} has ${chunks.length} chunk(s) (0..${chunks.length - 1}); chunk ${k} does not exist`,
+        {
+          stepId,
+        },
+      );
     }
     const content = chunks[k]!;
     return {

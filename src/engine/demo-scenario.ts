@@ -1,22 +1,63 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { isContextFoldError, ipcfErrorName } from '../protocol/errors.js';
+import { ipcfErrorName, isContextFoldError } from '../protocol/errors.js';
 import { ContextFold } from './context-fold.js';
 import type { FoldInput, PageInResult, RecallResult, ValidateResult } from './types.js';
 
 /** The eight key turns of the specification's demo (IPCF README §6). */
 const KEY_TURNS: FoldInput[] = [
-  { stepId: 37, summary: 'PostgreSQL configured on Port 5433', content: '$ docker compose up -d postgres\nPostgreSQL running on port 5433' },
-  { stepId: 91, summary: 'PostgreSQL switched to Port 5434 (conflict resolution)', content: '$ psql -p 5434 -U admin\nConflict resolved on port 5434' },
-  { stepId: 137, summary: 'PostgreSQL port 5434 reverted back to Port 5433', content: "$ sed -i 's/5434/5433/' config.env\nPostgreSQL Port 5433 restored" },
-  { stepId: 200, summary: 'Authentication middleware refactored; JWT secret rotated', content: 'JWT secret updated in auth/middleware.py' },
-  { stepId: 318, summary: 'Migration V12 applied to production database', content: '$ python manage.py migrate V12__TenantBilling.sql\nMigration V12 applied' },
-  { stepId: 342, summary: 'Migration V12 rolled back due to deadlocks', content: 'Deadlock detected in billing table; rolled back V12' },
-  { stepId: 447, summary: 'Migration V12 patched and re-applied successfully', content: 'Patched V12__TenantBilling.sql with row-level locks; migration complete' },
-  { stepId: 499, summary: 'Final review: all services healthy, Port 5433 confirmed', content: 'All health checks passing on port 5433' },
+  {
+    stepId: 37,
+    summary: 'PostgreSQL configured on Port 5433',
+    content: '$ docker compose up -d postgres\nPostgreSQL running on port 5433',
+  },
+  {
+    stepId: 91,
+    summary: 'PostgreSQL switched to Port 5434 (conflict resolution)',
+    content: '$ psql -p 5434 -U admin\nConflict resolved on port 5434',
+  },
+  {
+    stepId: 137,
+    summary: 'PostgreSQL port 5434 reverted back to Port 5433',
+    content: "$ sed -i 's/5434/5433/' config.env\nPostgreSQL Port 5433 restored",
+  },
+  {
+    stepId: 200,
+    summary: 'Authentication middleware refactored; JWT secret rotated',
+    content: 'JWT secret updated in auth/middleware.py',
+  },
+  {
+    stepId: 318,
+    summary: 'Migration V12 applied to production database',
+    content: '$ python manage.py migrate V12__TenantBilling.sql\nMigration V12 applied',
+  },
+  {
+    stepId: 342,
+    summary: 'Migration V12 rolled back due to deadlocks',
+    content: 'Deadlock detected in billing table; rolled back V12',
+  },
+  {
+    stepId: 447,
+    summary: 'Migration V12 patched and re-applied successfully',
+    content: 'Patched V12__TenantBilling.sql with row-level locks; migration complete',
+  },
+  {
+    stepId: 499,
+    summary: 'Final review: all services healthy, Port 5433 confirmed',
+    content: 'All health checks passing on port 5433',
+  },
 ];
 
-const MODULES = ['lexer', 'parser', 'renderer', 'scheduler', 'cache', 'router', 'mailer', 'exporter'];
+const MODULES = [
+  'lexer',
+  'parser',
+  'renderer',
+  'scheduler',
+  'cache',
+  'router',
+  'mailer',
+  'exporter',
+];
 
 /**
  * The 500-turn demo session: the spec's eight key turns among 492 deterministic filler turns

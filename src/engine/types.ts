@@ -1,6 +1,6 @@
+import type { Tokenizer } from '../extract/tokenizer.js';
 import type { HydrationPolicy } from '../protocol/policy.js';
 import type { IndexEntry } from '../protocol/types.js';
-import type { Tokenizer } from '../extract/tokenizer.js';
 
 export type { Tokenizer } from '../extract/tokenizer.js';
 
@@ -181,7 +181,10 @@ export interface ContextFoldEngine {
   readonly policy: HydrationPolicy;
   readonly tokenizer: Tokenizer;
   fold(input: FoldInput): Promise<FoldResult>;
-  foldMany(inputs: FoldInput[], onProgress?: (done: number, total: number) => void): Promise<FoldResult[]>;
+  foldMany(
+    inputs: FoldInput[],
+    onProgress?: (done: number, total: number) => void,
+  ): Promise<FoldResult[]>;
   recall(query: string, options?: { limit?: number }): Promise<RecallResult>;
   scan(prompt: string, options?: { mode?: RetrievalMode }): Promise<ScanResult>;
   hydrate(stepId: number, options?: HydrateOptions): Promise<HydrateResult>;

@@ -72,7 +72,10 @@ describe.skipIf(!HAS_SHARED)('reference scan and recall vectors', () => {
   }
 
   it('demo: the multi-intent scan selects 342, 137, 447 in that order', async () => {
-    const cf = await ContextFold.open({ dir: join(tmp.dir, 'multi', '.contextfold'), tokenizer: 'reference' });
+    const cf = await ContextFold.open({
+      dir: join(tmp.dir, 'multi', '.contextfold'),
+      tokenizer: 'reference',
+    });
     await cf.foldMany(
       readJsonl(sharedPath('vectors', 'demo_history.jsonl')).map((t) => ({
         stepId: t.step_id,
@@ -128,7 +131,13 @@ describe.skipIf(!HAS_SHARED)('the reference-written store', () => {
       expect(keys(join(dir, 'cold_nodes', name))).toEqual(keys(join(refDir, 'cold_nodes', name)));
       const ours = JSON.parse(readFileSync(join(dir, 'cold_nodes', name), 'utf8'));
       const ref = JSON.parse(readFileSync(join(refDir, 'cold_nodes', name), 'utf8'));
-      for (const k of ['payload_sha256', 'projection_sha256', 'identifiers', 'normalized_content', 'token_estimate']) {
+      for (const k of [
+        'payload_sha256',
+        'projection_sha256',
+        'identifiers',
+        'normalized_content',
+        'token_estimate',
+      ]) {
         expect(ours[k], `${name} ${k}`).toEqual(ref[k]);
       }
     }

@@ -105,7 +105,10 @@ export function compressRecent(
       const src = sourceOf(t, m);
       const newer = src !== undefined ? latestBySource.get(src) : undefined;
       if (src !== undefined && newer !== undefined && newer > m.stepId) {
-        const marker = replaced(plain, `[superseded: a newer output of ${src} is at step ${newer}]`);
+        const marker = replaced(
+          plain,
+          `[superseded: a newer output of ${src} is at step ${newer}]`,
+        );
         const n = meter.message(marker);
         if (n < own) {
           messages.push(marker);

@@ -1,7 +1,7 @@
 import { canonicalJson } from '../protocol/canonical-json.js';
 import type { FoldedStep } from '../protocol/types.js';
-import { describeTurn, MAX_SUMMARY_CHARS, wellFormed } from './summarize.js';
 import { toPlainMessage } from './messages.js';
+import { describeTurn, MAX_SUMMARY_CHARS, wellFormed } from './summarize.js';
 import type { Turn } from './turns.js';
 
 /** What a fold produced for one turn: where its cold node is and which payload it holds. */

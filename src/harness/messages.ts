@@ -87,8 +87,7 @@ export interface HistoryRecord {
 }
 
 /** RFC 3339 date-time, as JSON Schema's `date-time` format accepts it. */
-const DATE_TIME_RE =
-  /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$/;
+const DATE_TIME_RE = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$/;
 
 const timestamp = z.string().regex(DATE_TIME_RE, 'must be an RFC 3339 date-time');
 const toolCall = z.object({ id: z.string().min(1), name: z.string().min(1), input: z.unknown() });
@@ -156,9 +155,7 @@ export function parseMessage(value: unknown, where: string): Message {
 export function parseHistoryRecord(value: unknown, where: string): HistoryRecord {
   const r = recordSchema.safeParse(value);
   if (!r.success) {
-    throw new UsageError(
-      `${where}: expected {step_id, role, content}: ${describeIssue(r.error)}`,
-    );
+    throw new UsageError(`${where}: expected {step_id, role, content}: ${describeIssue(r.error)}`);
   }
   return JSON.parse(JSON.stringify(r.data)) as HistoryRecord;
 }
@@ -174,7 +171,11 @@ export function recordToMessage(r: HistoryRecord): Message {
   switch (r.role) {
     case 'system':
     case 'user':
-      return { role: r.role, content: r.content, ...(r.timestamp ? { timestamp: r.timestamp } : {}) };
+      return {
+        role: r.role,
+        content: r.content,
+        ...(r.timestamp ? { timestamp: r.timestamp } : {}),
+      };
     case 'assistant':
       return {
         role: 'assistant',

@@ -308,7 +308,13 @@ export function assemblePack(input: AssembleInput): ContextPack {
       role: 'system',
       content: `${FOLDED_STEPS_HEADER}\n${lines.join('')}${FOLDED_STEPS_FOOTER}`,
     });
-    entries.push({ layer: 'L2', kind: 'folded_steps_frame', step_id: null, steps: [], tokens: frame });
+    entries.push({
+      layer: 'L2',
+      kind: 'folded_steps_frame',
+      step_id: null,
+      steps: [],
+      tokens: frame,
+    });
     records.forEach((r, i) => {
       entries.push({
         layer: 'L2',
@@ -337,7 +343,10 @@ export function assemblePack(input: AssembleInput): ContextPack {
     const plain = current.messages.map((m) => toPlainMessage(m as HistoryMessage));
     if (input.currentIsPrompt && pageBlocks.length > 0) {
       const prompt = plain[0]!;
-      plain[0] = { ...prompt, content: `${prompt.content}\n\n${pageBlocks.join('\n\n')}` } as Message;
+      plain[0] = {
+        ...prompt,
+        content: `${prompt.content}\n\n${pageBlocks.join('\n\n')}`,
+      } as Message;
     }
     messages.push(...plain);
     entries.push({
@@ -348,7 +357,13 @@ export function assemblePack(input: AssembleInput): ContextPack {
       tokens: currentTokens,
     });
     input.pages.forEach((p, i) => {
-      entries.push({ layer: 'L0', kind: 'page', step_id: p.step_id, steps: [p.step_id], tokens: pageTokens[i]! });
+      entries.push({
+        layer: 'L0',
+        kind: 'page',
+        step_id: p.step_id,
+        steps: [p.step_id],
+        tokens: pageTokens[i]!,
+      });
       pagedIn.push({
         step_id: p.step_id,
         payload_sha256: p.payload_sha256,
@@ -362,7 +377,9 @@ export function assemblePack(input: AssembleInput): ContextPack {
   }
 
   for (const f of input.pageFailures) {
-    warnings.push(`page-in of step ${f.step_id} refused (${f.error}: ${f.message}); the turn proceeds without it`);
+    warnings.push(
+      `page-in of step ${f.step_id} refused (${f.error}: ${f.message}); the turn proceeds without it`,
+    );
   }
   const tokens = entries.reduce((a, e) => a + e.tokens, 0);
   const overBudget = tokens > budget;

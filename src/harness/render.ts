@@ -39,7 +39,8 @@ export function messageHeader(m: Message): string {
 export function messageBody(m: Message): string {
   let body = m.content;
   if (m.role === 'assistant' && m.toolCalls) {
-    for (const c of m.toolCalls) body += `\n[tool_call ${c.name} id=${c.id}]\n${stableJson(c.input)}`;
+    for (const c of m.toolCalls)
+      body += `\n[tool_call ${c.name} id=${c.id}]\n${stableJson(c.input)}`;
   }
   return body;
 }

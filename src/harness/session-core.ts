@@ -15,7 +15,7 @@ import {
   type TruncationNote,
   turnTokens,
 } from './pack.js';
-import type { FoldReason, PendingEvent, SessionEvent } from './session-events.js';
+import type { FoldReason, PendingEvent, SessionEvent, StrippedRecord } from './session-events.js';
 import { SessionState } from './session-state.js';
 import type { TokenMeter } from './token-meter.js';
 import { type Turn, turnPayload } from './turns.js';
@@ -76,7 +76,7 @@ export class SessionCore {
   }
 
   /** Appends prepared history records (validated, stamped, stripped) at the end. */
-  appendRecords(records: HistoryRecord[], stripped: SessionEvent & { type: 'append' } extends never ? never : { step_id: number; blocks: { step_id: number; payload_sha256: string }[] }[]): void {
+  appendRecords(records: HistoryRecord[], stripped: StrippedRecord[]): void {
     if (records.length === 0) return;
     this.record({ type: 'append', from: this.state.history.length, messages: records, stripped });
   }
@@ -119,17 +119,27 @@ export class SessionCore {
     let n = pinnedTokens(this.meter, s.pinned);
     if (s.l2Start < s.foldOrder.length) {
       n += frameTokens(this.meter);
-      for (let i = s.l2Start; i < s.foldOrder.length; i++) n += recordTokens(this.meter, s.foldOrder[i]!);
+      for (let i = s.l2Start; i < s.foldOrder.length; i++)
+        n += recordTokens(this.meter, s.foldOrder[i]!);
     }
     for (const t of this.recentTurns(current)) n += turnTokens(t, this.meter);
     if (current) n += turnTokens(current, this.meter);
     return n;
   }
 
-  private async foldTurns(turn: number, turns: Turn[], reason: FoldReason, out: FoldedNote[]): Promise<void> {
+  private async foldTurns(
+    turn: number,
+    turns: Turn[],
+    reason: FoldReason,
+    out: FoldedNote[],
+  ): Promise<void> {
     if (turns.length === 0) return;
     const summaries = await Promise.all(turns.map((t) => this.io.summarize(t)));
-    const requests = turns.map((t, i) => ({ turn: t, summary: summaries[i]!.summary, payload: turnPayload(t) }));
+    const requests = turns.map((t, i) => ({
+      turn: t,
+      summary: summaries[i]!.summary,
+      payload: turnPayload(t),
+    }));
     const refs = await this.io.fold(requests);
     turns.forEach((t, i) => {
       const record = buildFoldedStep(t, summaries[i]!.summary, refs[i]!);
@@ -147,7 +157,13 @@ export class SessionCore {
   }
 
   /** Moves the persistent L2 window start forward, oldest records first, down to `limit`. */
-  private advanceWindow(turn: number, current: Turn | null, limit: number, reason: string, notes: TruncationNote[]): void {
+  private advanceWindow(
+    turn: number,
+    current: Turn | null,
+    limit: number,
+    reason: string,
+    notes: TruncationNote[],
+  ): void {
     const s = this.state;
     let total = this.baseline(current);
     let start = s.l2Start;
@@ -171,22 +187,37 @@ export class SessionCore {
   async startTurn(promptStep: number | null): Promise<ContextPack> {
     const cfg = this.config;
     if (this.state.open) {
-      throw new UsageError(`turn ${this.state.open.turn} is still open: call afterTurn(response) before the next beforeTurn`);
+      throw new UsageError(
+        `turn ${this.state.open.turn} is still open: call afterTurn(response) before the next beforeTurn`,
+      );
     }
     const turn = this.state.turnCount;
-    this.record({ type: 'turn_started', turn, prompt_step: promptStep, history_length: this.state.history.length });
+    this.record({
+      type: 'turn_started',
+      turn,
+      prompt_step: promptStep,
+      history_length: this.state.history.length,
+    });
     const current = this.currentTurn(promptStep);
     const folded: FoldedNote[] = [];
     const truncated: TruncationNote[] = [];
 
-    const big = this.foldCandidates(current).filter((t) => turnTokens(t, this.meter) > cfg.fold_threshold);
+    const big = this.foldCandidates(current).filter(
+      (t) => turnTokens(t, this.meter) > cfg.fold_threshold,
+    );
     await this.foldTurns(turn, big, 'size', folded);
     if (this.baseline(current) > cfg.high_water_tokens) {
       await this.foldTurns(turn, this.foldCandidates(current), 'high_water', folded);
     }
     const target = cfg.budget - cfg.page_reserve;
     while (this.baseline(current) > target) {
-      this.advanceWindow(turn, current, cfg.low_water_tokens, 'over budget: oldest folded-step records leave the prompt (still paged in on demand)', truncated);
+      this.advanceWindow(
+        turn,
+        current,
+        cfg.low_water_tokens,
+        'over budget: oldest folded-step records leave the prompt (still paged in on demand)',
+        truncated,
+      );
       if (this.baseline(current) <= target) break;
       const oldest = this.recentTurns(current)[0];
       if (!oldest) break;
@@ -266,7 +297,11 @@ export class SessionCore {
       await this.io.evict(step, open.turn);
       this.record({ type: 'evict', turn: open.turn, step_id: step });
     }
-    this.record({ type: 'turn_completed', turn: open.turn, history_length: this.state.history.length });
+    this.record({
+      type: 'turn_completed',
+      turn: open.turn,
+      history_length: this.state.history.length,
+    });
     return { turn: open.turn, evicted: pages };
   }
 }

@@ -22,6 +22,12 @@ export interface SessionConfig {
   summarizer: 'default' | 'custom';
 }
 
+/** Archived blocks removed from one incoming message. */
+export interface StrippedRecord {
+  step_id: number;
+  blocks: { step_id: number; payload_sha256: string }[];
+}
+
 /** Why a turn was folded. */
 export type FoldReason = 'size' | 'high_water' | 'budget';
 
@@ -37,11 +43,17 @@ export type SessionEvent =
       from: number;
       messages: HistoryRecord[];
       /** Archived blocks removed from incoming messages (they are never stored or folded). */
-      stripped: { step_id: number; blocks: { step_id: number; payload_sha256: string }[] }[];
+      stripped: StrippedRecord[];
       recorded_at: string;
     }
   | { type: 'pin'; note_id: number; source: string | null; text: string; recorded_at: string }
-  | { type: 'turn_started'; turn: number; prompt_step: number | null; history_length: number; recorded_at: string }
+  | {
+      type: 'turn_started';
+      turn: number;
+      prompt_step: number | null;
+      history_length: number;
+      recorded_at: string;
+    }
   | {
       type: 'fold';
       turn: number;
@@ -129,9 +141,7 @@ const EVENT_TYPES = [
   'turn_completed',
 ] as const;
 
-const baseSchema = z
-  .object({ type: z.enum(EVENT_TYPES), recorded_at: z.string() })
-  .loose();
+const baseSchema = z.object({ type: z.enum(EVENT_TYPES), recorded_at: z.string() }).loose();
 
 /** File name of the event log inside the store directory. */
 export const EVENTS_FILE = 'events.jsonl';
@@ -178,7 +188,10 @@ export function readEvents(dir: string): SessionEvent[] {
     try {
       parsed = JSON.parse(line);
     } catch {
-      throw new IntegrityCheckError(`${path} line ${i + 1} is not valid JSON`, { path, line: i + 1 });
+      throw new IntegrityCheckError(`${path} line ${i + 1} is not valid JSON`, {
+        path,
+        line: i + 1,
+      });
     }
     const r = baseSchema.safeParse(parsed);
     if (!r.success) {

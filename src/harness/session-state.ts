@@ -57,13 +57,21 @@ export class SessionState {
               `session log message ${e.from + k} has step_id ${r.step_id}${r.timestamp === undefined ? ' and no timestamp' : ''}`,
             );
           }
-          const m = { ...recordToMessage(r), stepId: r.step_id, timestamp: r.timestamp } as HistoryMessage;
+          const m = {
+            ...recordToMessage(r),
+            stepId: r.step_id,
+            timestamp: r.timestamp,
+          } as HistoryMessage;
           this.history.push(m);
           const before = this.turns.length;
           addToTurns(this.turns, m);
           if (this.turns.length > before) this.turnIndex.set(m.stepId, this.turns.length - 1);
           if (m.role === 'system') {
-            this.pinned.push({ kind: 'system', id: m.stepId, message: { role: 'system', content: m.content } });
+            this.pinned.push({
+              kind: 'system',
+              id: m.stepId,
+              message: { role: 'system', content: m.content },
+            });
           }
         });
         return;

@@ -66,7 +66,10 @@ const DIFF_RE = /^<<<<<<< SEARCH$|^\+\+\+ |^@@ -\d/m;
 
 /** Replaces lone surrogates (which no hash or JSON writer accepts) with U+FFFD. */
 export function wellFormed(text: string): string {
-  return text.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
+  return text.replace(
+    /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g,
+    '\uFFFD',
+  );
 }
 
 function cut(text: string, max: number): string {
@@ -210,7 +213,12 @@ export function describeTurn(turn: SummaryMessage | readonly SummaryMessage[]): 
   if (exitStatus !== null) parts.push(`exit ${exitStatus}`);
   if (errors.length > 0) parts.push(`errors: ${errors.slice(0, 3).join(', ')}`);
   if (commands.length > 0) {
-    parts.push(`ran: ${commands.slice(0, 2).map((c) => cut(c, 60)).join('; ')}`);
+    parts.push(
+      `ran: ${commands
+        .slice(0, 2)
+        .map((c) => cut(c, 60))
+        .join('; ')}`,
+    );
   }
   if (files.length > 0) {
     const more = files.length > 4 ? ` (+${files.length - 4})` : '';

@@ -1,7 +1,7 @@
 import { UsageError } from '../protocol/errors.js';
 import type { HistoryMessage, Message, Role } from './messages.js';
-import { renderMessage } from './render.js';
 import { toPlainMessage } from './messages.js';
+import { renderMessage } from './render.js';
 
 /**
  * The unit that folds, moves and drops as one: a message, or an assistant message together with

@@ -11,6 +11,11 @@ export interface FocusOptions {
   maxTokens: number;
   /** The engine's token counter. */
   count: (text: string) => number;
+  /**
+   * Lines of context kept on each side of the matched lines. Default: widen to `maxTokens`.
+   * A tight window (e.g. 3) keeps a low-confidence page small.
+   */
+  context?: number;
 }
 
 /** A window of whole lines of a payload (the whole payload when it fits). */
@@ -63,9 +68,10 @@ function splitLines(content: string, maxTokens: number): string[] {
  */
 export function focusWindow(options: FocusOptions): FocusWindow {
   const { content, focus, maxTokens, count } = options;
+  const context = options.context ?? Number.POSITIVE_INFINITY;
   const total = count(content);
   const lines = splitLines(content, maxTokens);
-  if (total <= maxTokens) {
+  if (total <= maxTokens && context === Number.POSITIVE_INFINITY) {
     return { text: content, tokens: total, startLine: 0, endLine: lines.length, lines: lines.length, truncated: false };
   }
   const weights = new Map<string, number>();
@@ -108,8 +114,9 @@ export function focusWindow(options: FocusOptions): FocusWindow {
     }
   }
   if (bestScore <= 0) {
+    // Nothing to focus on: the head of the payload, as a plain chunk would give.
     bestLo = 0;
-    bestHi = 0;
+    bestHi = Math.min(1, lines.length);
   }
   // Shrink the core to the lines that carry focus keys, then widen it evenly with context.
   let a = bestLo;
@@ -119,9 +126,10 @@ export function focusWindow(options: FocusOptions): FocusWindow {
   let used = 0;
   for (let i = a; i < z; i++) used += lineTokens[i]!;
   let growDown = true;
+  const core = { a, z };
   for (;;) {
-    const down = z < lines.length && used + lineTokens[z]! <= maxTokens;
-    const up = a > 0 && used + lineTokens[a - 1]! <= maxTokens;
+    const down = z < lines.length && z - core.z < context && used + lineTokens[z]! <= maxTokens;
+    const up = a > 0 && core.a - a < context && used + lineTokens[a - 1]! <= maxTokens;
     if (!down && !up) break;
     if ((growDown && down) || !up) {
       used += lineTokens[z]!;
@@ -146,7 +154,8 @@ export function focusWindow(options: FocusOptions): FocusWindow {
     text = cutChars(text, Math.floor((text.length * maxTokens) / exact) - 1);
     exact = count(text);
   }
-  return { text, tokens: exact, startLine: a, endLine: z, lines: lines.length, truncated: true };
+  const truncated = a > 0 || z < lines.length || text.length < content.length;
+  return { text, tokens: exact, startLine: a, endLine: z, lines: lines.length, truncated };
 }
 
 function cutChars(text: string, n: number): string {

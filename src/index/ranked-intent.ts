@@ -55,7 +55,7 @@ export function promptIntent(prompt: string): PromptIntent {
 
 /** Lines that report a failure, in any of the usual shapes of tools and runtimes. */
 const ERROR_LINE =
-  /\b(?:error|errno|exception|traceback|fatal|panic|failed|failure|[1-9]\d* failures?|denied|refused|not found|no such|cannot|can't|unable to|invalid|deprecated|warning|undefined|unknown|exit code [1-9]|exit status [1-9])\b/iu;
+  /(?<![a-z])(?:error|errno|exception|traceback|fatal|panic|failed|failure|denied|refused|not found|no such|cannot|can't|unable to|invalid|deprecated|warning|exceeds|exit code [1-9]|exit status [1-9])(?![a-z])|\b[1-9]\d* failures?\b/iu;
 
 /**
  * True if a payload reports a failure somewhere (used to favour such turns for error prompts).

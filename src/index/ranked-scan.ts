@@ -50,6 +50,16 @@ export interface RankedTuning {
   companions: CompanionMode;
   /** Tokens one page may take at most (the window size for large turns). */
   pageTokens: number;
+  /** Per owned intent, at most this many other candidates are paged with leftover budget. */
+  maxAlternatives: number;
+  /** An alternative needs this share of the owner's gain on the owner's keys. */
+  alternativeBand: number;
+  /** Tokens an alternative page may take at most. */
+  alternativeTokens: number;
+  /** Context lines of companion and alternative pages (-1: fill their cap). */
+  tightContext: number;
+  /** Context lines of owner pages (-1: fill their cap). */
+  ownerContext: number;
 }
 
 /** The measured defaults (see docs/retrieval.md). */
@@ -75,6 +85,11 @@ export const RANKED_DEFAULTS: Readonly<RankedTuning> = Object.freeze({
   maxPicks: 4,
   companions: 'none' as CompanionMode,
   pageTokens: 1200,
+  maxAlternatives: 0,
+  alternativeBand: 0.7,
+  alternativeTokens: 600,
+  tightContext: -1,
+  ownerContext: -1,
 });
 
 /** Options of {@link rankedScan}. */
@@ -105,6 +120,10 @@ export interface RankedPick {
   focus: KeyMatch[];
   /** For a neighbour paged with a pick: that pick's step. */
   companion_of?: number;
+  /** For another candidate of an owned intent: the owner's step. */
+  alternative_of?: number;
+  /** Lines of context around the matched lines; absent: the window fills `cost`. */
+  context?: number;
 }
 
 /** The ranked selection for a prompt, in pick order (companions right after their pick). */
@@ -309,12 +328,50 @@ export function rankedScan(
   const dropped: RankedPick[] = [];
   const turnCap = options.perTurnCap;
   const pageCap = Math.min(t.pageTokens, options.perCallCap, turnCap);
+  const altCap = Math.min(t.alternativeTokens, pageCap);
   const band = intent.time === 'none' ? t.recencyBand : t.cueBand;
   let consumed = 0;
   let firstGain = 0;
-  let picks = 0;
+  const owners: { c: Candidate; keys: number[]; gain: number; pick: RankedPick }[] = [];
+
+  const focusOf = (c: Candidate): KeyMatch[] => {
+    const focus: KeyMatch[] = [];
+    for (let q = 0; q < query.length; q++) {
+      const m = c.bestKey[q];
+      if (c.perKey[q]! > 0 && m) focus.push({ key: m.key, weight: c.perKey[q]! });
+    }
+    return focus.sort((a, b) => b.weight - a.weight || compareCodePoints(a.key, b.key));
+  };
+  const admit = (pick: RankedPick): boolean => {
+    if (consumed + pick.cost > turnCap) return false;
+    selected.push(pick);
+    consumed += pick.cost;
+    return true;
+  };
+  /** Pages the neighbours whose text gave `c` its score on `keys` (a call for its result). */
+  const addSources = (c: Candidate, keys: readonly number[], focus: KeyMatch[], cap: number) => {
+    const steps =
+      t.companions === 'source'
+        ? [...new Set(keys.map((q) => c.source[q]!).filter((s) => s !== c.stepId))].sort(
+            (a, b) => b - a,
+          )
+        : companionSteps(c.stepId, t.companions);
+    for (const step of steps) {
+      const docNo = index.docOf(step);
+      if (docNo === undefined || taken.has(docNo)) continue;
+      const cost = Math.min(index.doc(docNo).tokens, cap);
+      const pick: RankedPick = { step_id: step, matched_terms: [], cost, score: 0, focus };
+      pick.companion_of = c.stepId;
+      if (t.tightContext >= 0) pick.context = t.tightContext;
+      if (admit(pick)) {
+        taken.add(docNo);
+      }
+    }
+  };
+
+  // 1. Intent owners: residual greedy cover; the latest (or earliest) turn of the band wins.
   const gains = new Float64Array(pool.length);
-  while (picks < t.maxPicks) {
+  while (owners.length + dropped.length < t.maxPicks) {
     let best = 0;
     for (let i = 0; i < pool.length; i++) {
       const c = pool[i]!;
@@ -336,46 +393,59 @@ export function rankedScan(
     }
     const c = pool[pi]!;
     taken.add(c.docNo);
-    picks++;
     if (firstGain === 0) firstGain = gains[pi]!;
-    const matched: string[] = [];
-    const focus: KeyMatch[] = [];
-    const sources = new Set<number>();
+    const keys: number[] = [];
     for (let q = 0; q < query.length; q++) {
-      const m = c.bestKey[q];
-      if (c.perKey[q]! <= 0 || !m) continue;
-      focus.push({ key: m.key, weight: c.perKey[q]! });
-      if (!residual[q]) continue;
+      if (!residual[q] || c.perKey[q]! <= 0) continue;
       residual[q] = false;
-      matched.push(query[q]!.term);
-      if (c.source[q] !== c.stepId) sources.add(c.source[q]!);
+      keys.push(q);
     }
-    focus.sort((a, b) => b.weight - a.weight || compareCodePoints(a.key, b.key));
+    const focus = focusOf(c);
     const pick: RankedPick = {
       step_id: c.stepId,
-      matched_terms: matched.sort(compareCodePoints),
+      matched_terms: keys.map((q) => query[q]!.term).sort(compareCodePoints),
       cost: Math.min(index.doc(c.docNo).tokens, pageCap),
       score: round(gains[pi]!),
       focus,
     };
+    if (t.ownerContext >= 0) pick.context = t.ownerContext;
+    // The first pick is always admitted (as the reference); a dropped pick keeps its intent.
     if (selected.length > 0 && consumed + pick.cost > turnCap) {
       dropped.push(pick);
       continue;
     }
-    selected.push(pick);
-    consumed += pick.cost;
-    const companions =
-      t.companions === 'source'
-        ? [...sources].sort((a, b) => b - a)
-        : companionSteps(c.stepId, t.companions);
-    for (const step of companions) {
-      const docNo = index.docOf(step);
-      if (docNo === undefined || taken.has(docNo)) continue;
-      const cost = Math.min(index.doc(docNo).tokens, pageCap);
-      if (consumed + cost > turnCap) continue;
-      taken.add(docNo);
-      consumed += cost;
-      selected.push({ step_id: step, matched_terms: [], cost, score: 0, focus, companion_of: c.stepId });
+    admit(pick);
+    owners.push({ c, keys, gain: gains[pi]!, pick });
+    addSources(c, keys, focus, pageCap);
+  }
+
+  // 2. Alternatives: other turns nearly as good on an admitted owner's keys, with what budget
+  // is left (never for a dropped intent, never displacing an owner).
+  for (const o of owners) {
+    if (t.maxAlternatives <= 0) break;
+    const alts: { c: Candidate; g: number }[] = [];
+    for (const c of pool) {
+      if (taken.has(c.docNo)) continue;
+      let g = 0;
+      for (const q of o.keys) g += c.perKey[q]!;
+      g *= c.boost;
+      if (g >= o.gain * t.alternativeBand && g >= t.minGain) alts.push({ c, g });
+    }
+    alts.sort((a, b) => b.g - a.g || b.c.stepId - a.c.stepId);
+    for (const a of alts.slice(0, t.maxAlternatives)) {
+      const focus = focusOf(a.c);
+      const pick: RankedPick = {
+        step_id: a.c.stepId,
+        matched_terms: [],
+        cost: Math.min(index.doc(a.c.docNo).tokens, altCap),
+        score: round(a.g),
+        focus,
+        alternative_of: o.c.stepId,
+      };
+      if (t.tightContext >= 0) pick.context = t.tightContext;
+      if (!admit(pick)) continue;
+      taken.add(a.c.docNo);
+      addSources(a.c, o.keys, focus, altCap);
     }
   }
   return { query_terms: queryTerms, intent, selected, budget_dropped: dropped };

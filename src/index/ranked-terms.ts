@@ -141,6 +141,7 @@ export function distinctRankedTerms(text: string): string[] {
 }
 
 const LETTERS = /\p{L}+/gu;
+const MIN_PROSE_WORDS = 60;
 
 /**
  * Share of a text's words that are function words: high for prose (narration, questions), low
@@ -157,5 +158,6 @@ export function proseRatio(text: string): number {
     words++;
     if (RANKED_STOPWORDS.has(m[0].toLowerCase())) stop++;
   }
-  return words === 0 ? 0 : stop / words;
+  // Too few words to tell prose from data: neutral.
+  return words < MIN_PROSE_WORDS ? 0 : stop / words;
 }

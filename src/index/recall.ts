@@ -1,5 +1,5 @@
-import { identifiersOf } from '../extract/terms.js';
 import type { RecallCandidate, RecallResult, RecallStatus } from '../engine/types.js';
+import { identifiersOf } from '../extract/terms.js';
 import type { InvertedIndex } from './inverted-index.js';
 
 /** Options of {@link recall}. */
@@ -18,7 +18,11 @@ export interface RecallOptions {
  * @example
  * recall(index, 'PostgreSQL port').candidates[0]?.status; // 'latest_chronological'
  */
-export function recall(index: InvertedIndex, query: string, options: RecallOptions = {}): RecallResult {
+export function recall(
+  index: InvertedIndex,
+  query: string,
+  options: RecallOptions = {},
+): RecallResult {
   const terms = identifiersOf(query);
   const coverage = index.scratchCounts();
   const touched: number[] = [];
@@ -53,7 +57,9 @@ export function recall(index: InvertedIndex, query: string, options: RecallOptio
       folded_at: e.folded_at,
     };
   };
-  primary.forEach((o, i) => candidates.push(make(o, label(i, primary.length))));
+  primary.forEach((o, i) => {
+    candidates.push(make(o, label(i, primary.length)));
+  });
   for (const o of related) candidates.push(make(o, 'related'));
   for (const ord of touched) coverage[ord] = 0;
   const limit = options.limit;

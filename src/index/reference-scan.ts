@@ -1,6 +1,6 @@
-import { compareCodePoints } from '../protocol/canonical-json.js';
-import { queryTerms } from '../extract/terms.js';
 import type { ScanPick, ScanResult } from '../engine/types.js';
+import { queryTerms } from '../extract/terms.js';
+import { compareCodePoints } from '../protocol/canonical-json.js';
 import type { InvertedIndex } from './inverted-index.js';
 
 /** Budget and cost inputs of a scan. */
@@ -30,7 +30,11 @@ function popcount(x: number): number {
  * @example
  * referenceScan(index, 'Which port for PostgreSQL?', budget).selected[0]?.step_id;
  */
-export function referenceScan(index: InvertedIndex, prompt: string, budget: ScanBudget): ScanResult {
+export function referenceScan(
+  index: InvertedIndex,
+  prompt: string,
+  budget: ScanBudget,
+): ScanResult {
   return rgsc(index, queryTerms(prompt), budget);
 }
 

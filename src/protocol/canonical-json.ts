@@ -37,55 +37,21 @@ export function sortedUnique(values: Iterable<string>): string[] {
   return [...new Set(values)].sort(compareCodePoints);
 }
 
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * Python's escaping with `ensure_ascii=False` is exactly JSON.stringify's for well-formed
+ * strings: short forms for \b \f \n \r \t, lower-case `\u00XX` for other C0 controls,
+ * everything from U+007F up raw. Only lone surrogates differ, and they cannot be hashed.
+ */
 function escapeString(s: string): string {
-  let out = '"';
-  let start = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    let rep: string | undefined;
-    if (c < 0x20 || c === 0x22 || c === 0x5c) {
-      switch (c) {
-        case 0x22:
-          rep = '\\"';
-          break;
-        case 0x5c:
-          rep = '\\\\';
-          break;
-        case 0x0a:
-          rep = '\\n';
-          break;
-        case 0x0d:
-          rep = '\\r';
-          break;
-        case 0x09:
-          rep = '\\t';
-          break;
-        case 0x08:
-          rep = '\\b';
-          break;
-        case 0x0c:
-          rep = '\\f';
-          break;
-        default:
-          rep = `\\u${c.toString(16).padStart(4, '0')}`;
-      }
-    } else if (c >= 0xd800 && c <= 0xdfff) {
-      const high = c <= 0xdbff;
-      const next = s.charCodeAt(i + 1);
-      if (high && next >= 0xdc00 && next <= 0xdfff) {
-        i++;
-        continue;
-      }
-      throw new TypeError(
-        `canonical JSON cannot represent a lone surrogate (U+${c.toString(16).toUpperCase()}) at index ${i}`,
-      );
-    }
-    if (rep !== undefined) {
-      out += s.slice(start, i) + rep;
-      start = i + 1;
-    }
+  const m = LONE_SURROGATE.exec(s);
+  if (m) {
+    throw new TypeError(
+      `canonical JSON cannot represent a lone surrogate (U+${m[0].charCodeAt(0).toString(16).toUpperCase()}) at index ${m.index}`,
+    );
   }
-  return `${out + s.slice(start)}"`;
+  return JSON.stringify(s);
 }
 
 function serialize(value: unknown, indent: number, depth: number): string {

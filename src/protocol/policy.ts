@@ -1,6 +1,6 @@
-import { z } from 'zod';
 import { canonicalSha256 } from './canonical-json.js';
 import { UsageError } from './errors.js';
+import { checkPolicy } from './schemas.js';
 
 /** The hydration policy (hydration_policy.json): per-call and per-turn caps, single-turn scope. */
 export interface HydrationPolicy {
@@ -23,20 +23,6 @@ export const DEFAULT_POLICY: Readonly<HydrationPolicy> = Object.freeze({
   integrity_verification: true,
 });
 
-const positiveInt = z.number().int().positive();
-
-/** zod schema of a hydration policy, as the published JSON Schema states it. */
-export const hydrationPolicySchema = z
-  .object({
-    policy_version: z.string().optional(),
-    max_rehydration_tokens_per_call: positiveInt,
-    max_rehydration_tokens_per_turn: positiveInt.optional(),
-    scope: z.literal('single_turn'),
-    eviction_trigger: z.literal('after_response'),
-    integrity_verification: z.boolean().optional(),
-  })
-  .loose();
-
 /**
  * Validates a policy object at the boundary, throwing a one-line {@link UsageError}.
  *
@@ -44,13 +30,9 @@ export const hydrationPolicySchema = z
  * parsePolicy({ ...DEFAULT_POLICY, max_rehydration_tokens_per_turn: 1000 });
  */
 export function parsePolicy(value: unknown, source = 'policy'): HydrationPolicy {
-  const r = hydrationPolicySchema.safeParse(value);
-  if (!r.success) {
-    const issue = r.error.issues[0];
-    const where = issue?.path.length ? issue.path.join('.') : '(root)';
-    throw new UsageError(`invalid hydration policy in ${source}: ${where}: ${issue?.message}`);
-  }
-  return r.data as HydrationPolicy;
+  const problem = checkPolicy(value);
+  if (problem) throw new UsageError(`invalid hydration policy in ${source}: ${problem}`);
+  return { ...(value as HydrationPolicy) };
 }
 
 /** `folding_policy_hash`: hex SHA-256 of the canonical JSON of the active policy object. */

@@ -8,7 +8,9 @@ export function artifactHash(node: Record<string, unknown>): string {
 }
 
 /** The exact payload bytes a node stores, decoding `raw_content` per `raw_content_encoding`. */
-export function payloadBytes(node: Pick<ColdNode, 'raw_content' | 'raw_content_encoding' | 'summary'>): Buffer {
+export function payloadBytes(
+  node: Pick<ColdNode, 'raw_content' | 'raw_content_encoding' | 'summary'>,
+): Buffer {
   if (node.raw_content_encoding === 'base64') return Buffer.from(node.raw_content, 'base64');
   // The reference replaces an empty payload by the summary before hashing.
   const text = node.raw_content === '' ? (node.summary ?? '') : node.raw_content;

@@ -13,7 +13,9 @@ const engineModule = fileURLToPath(new URL('../../dist/engine/context-fold.js', 
 
 function runWriter(script: string, args: string[]): Promise<number> {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'ignore', 'inherit'] });
+    const p = spawn(process.execPath, [script, ...args], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
     p.on('error', reject);
     p.on('exit', (code) => resolve(code ?? -1));
   });

@@ -27,7 +27,8 @@ export function checkContainment(layout: StoreLayout, stepId: number, filePath: 
   if (filePath.split('/').some((seg) => seg === '..' || seg === '.')) {
     return fail('contains a relative segment');
   }
-  if (filePath !== indexFilePath(layout, stepId)) return fail('is not the canonical path for the step');
+  if (filePath !== indexFilePath(layout, stepId))
+    return fail('is not the canonical path for the step');
   if (resolve(layout.root, filePath) !== canonical) return fail('resolves outside the store');
   // Symlinks: neither the node file nor cold_nodes/ may be a link that leads elsewhere.
   let isLink = false;

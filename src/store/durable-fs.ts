@@ -1,12 +1,5 @@
-import {
-  closeSync,
-  fsyncSync,
-  openSync,
-  renameSync,
-  unlinkSync,
-  writeSync,
-} from 'node:fs';
 import { execFileSync } from 'node:child_process';
+import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
 let tmpCounter = 0;

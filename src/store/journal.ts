@@ -38,7 +38,8 @@ export function parseJournal(text: string, firstLine = 1): ParsedJournal {
   let line = firstLine;
   while (pos < text.length) {
     const nl = text.indexOf('\n', pos);
-    if (nl === -1) return { records, consumed: Buffer.byteLength(text.slice(0, pos)), tornTail: true };
+    if (nl === -1)
+      return { records, consumed: Buffer.byteLength(text.slice(0, pos)), tornTail: true };
     const raw = text.slice(pos, nl);
     let parsed: { record?: JournalRecord; sha256?: string };
     try {

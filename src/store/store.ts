@@ -9,8 +9,8 @@ import {
 } from 'node:fs';
 import { canonicalJson, prettyJson, sha256Hex } from '../protocol/canonical-json.js';
 import { IntegrityCheckError } from '../protocol/errors.js';
-import { evictionLogSchema, firstIssue, indexEntrySchema, recallIndexSchema } from '../protocol/schemas.js';
-import { IPCF_VERSION, type IndexEntry, PROJECTION_VERSION } from '../protocol/types.js';
+import { checkEvictionLog, checkIndexEntry, checkRecallIndex } from '../protocol/schemas.js';
+import { type IndexEntry, IPCF_VERSION, PROJECTION_VERSION } from '../protocol/types.js';
 import { appendDurable, fsyncDir, isTempFileName, writeFileAtomic } from './durable-fs.js';
 import { type JournalRecord, journalLine, parseJournal } from './journal.js';
 import { NODE_FILE_RE, type StoreLayout } from './layout.js';
@@ -158,7 +158,11 @@ export class Store {
         }
         return;
       }
-      if (this.journalId === null || jst.ino !== this.journalId.ino || jst.size < this.journalOffset) {
+      if (
+        this.journalId === null ||
+        jst.ino !== this.journalId.ino ||
+        jst.size < this.journalOffset
+      ) {
         this.fullReload();
         return;
       }
@@ -194,34 +198,44 @@ export class Store {
     try {
       parsed = JSON.parse(bytes.toString('utf8'));
     } catch {
-      this.problem = { kind: 'index', path, message: `recall index is not valid JSON (truncated or corrupted): ${path}` };
+      this.problem = {
+        kind: 'index',
+        path,
+        message: `recall index is not valid JSON (truncated or corrupted): ${path}`,
+      };
       return;
     }
-    const r = recallIndexSchema.safeParse(parsed);
-    if (!r.success) {
-      this.problem = { kind: 'index', path, message: `recall index is malformed at ${firstIssue(r.error)}: ${path}` };
+    const bad = checkRecallIndex(parsed);
+    if (bad) {
+      this.problem = {
+        kind: 'index',
+        path,
+        message: `recall index is malformed at ${bad}: ${path}`,
+      };
       return;
     }
-    this.createdAt = r.data.created_at ?? null;
-    for (const [key, raw] of Object.entries(r.data.nodes)) {
-      const e = indexEntrySchema.safeParse(raw);
-      if (!e.success) {
+    const index = parsed as { created_at?: string; nodes: Record<string, Record<string, unknown>> };
+    this.createdAt = index.created_at ?? null;
+    for (const [key, raw] of Object.entries(index.nodes)) {
+      const e = checkIndexEntry(raw);
+      if (e) {
         this.problem = {
           kind: 'index',
           path,
-          message: `recall index entry ${key} is malformed at ${firstIssue(e.error)}: ${path}`,
+          message: `recall index entry ${key} is malformed at ${e}: ${path}`,
         };
         return;
       }
-      if (String(e.data.step_id) !== key) {
+      if (String(raw.step_id) !== key) {
         this.problem = {
           kind: 'index',
           path,
-          message: `recall index key ${key} holds step_id ${e.data.step_id}: ${path}`,
+          message: `recall index key ${key} holds step_id ${raw.step_id}: ${path}`,
         };
         return;
       }
-      this.entries.set(e.data.step_id, normaliseEntry(e.data));
+      const entry = normaliseEntry(raw);
+      this.entries.set(entry.step_id, entry);
     }
   }
 
@@ -235,12 +249,21 @@ export class Store {
       this.problem = { kind: 'index', path, message: `eviction log is not valid JSON: ${path}` };
       return;
     }
-    const r = evictionLogSchema.safeParse(parsed);
-    if (!r.success) {
-      this.problem = { kind: 'index', path, message: `eviction log is malformed at ${firstIssue(r.error)}: ${path}` };
+    const bad = checkEvictionLog(parsed);
+    if (bad) {
+      this.problem = {
+        kind: 'index',
+        path,
+        message: `eviction log is malformed at ${bad}: ${path}`,
+      };
       return;
     }
-    this.evictions = r.data.evicted.map((e) => ({ step_id: e.step_id, evicted_at: e.evicted_at }));
+    this.evictions = (parsed as { evicted: { step_id: number; evicted_at: string }[] }).evicted.map(
+      (e) => ({
+        step_id: e.step_id,
+        evicted_at: e.evicted_at,
+      }),
+    );
   }
 
   private readJournalTail(): void {
@@ -255,7 +278,11 @@ export class Store {
     if (this.journalOffset === 0 && recs.length > 0) {
       const base = recs[0]!;
       if (base.op !== 'base') {
-        this.problem = { kind: 'journal', path, message: `journal does not start with its base record: ${path}` };
+        this.problem = {
+          kind: 'journal',
+          path,
+          message: `journal does not start with its base record: ${path}`,
+        };
         return;
       }
       if (base.snapshot_sha256 !== this.snapHash) {
@@ -304,9 +331,9 @@ export class Store {
   private apply(rec: JournalRecord): string | null {
     switch (rec.op) {
       case 'fold': {
-        const e = indexEntrySchema.safeParse(rec.entry);
-        if (!e.success) return `journal fold record is malformed at ${firstIssue(e.error)}`;
-        const entry = normaliseEntry(e.data);
+        const bad = checkIndexEntry(rec.entry);
+        if (bad) return `journal fold record is malformed at ${bad}`;
+        const entry = normaliseEntry(rec.entry as unknown as Record<string, unknown>);
         const had = this.entries.get(entry.step_id);
         if (had) {
           if (canonicalJson(had) === canonicalJson(entry)) return null;
@@ -331,15 +358,20 @@ export class Store {
 
   /** Runs `fn` under the inter-process write lock, after catching up with the disk. */
   async locked<T>(fn: () => T | Promise<T>): Promise<T> {
-    return withWriteLock(this.layout.dir, this.layout.lockPath, this.opts.lockTimeoutMs, async () => {
-      this.holdingLock = true;
-      try {
-        this.refresh();
-        return await fn();
-      } finally {
-        this.holdingLock = false;
-      }
-    });
+    return withWriteLock(
+      this.layout.dir,
+      this.layout.lockPath,
+      this.opts.lockTimeoutMs,
+      async () => {
+        this.holdingLock = true;
+        try {
+          this.refresh();
+          return await fn();
+        } finally {
+          this.holdingLock = false;
+        }
+      },
+    );
   }
 
   /** Creates the store directories. */
@@ -365,7 +397,11 @@ export class Store {
     }
     if (this.journalId === null) {
       this.createdAt ??= isoSeconds(this.opts.clock());
-      text += journalLine({ op: 'base', snapshot_sha256: this.snapHash, created_at: this.createdAt });
+      text += journalLine({
+        op: 'base',
+        snapshot_sha256: this.snapHash,
+        created_at: this.createdAt,
+      });
       created = true;
     }
     for (const r of records) text += journalLine(r);

@@ -60,7 +60,8 @@ export function verifyNode(layout: StoreLayout, entry: IndexEntry): VerifiedNode
   } catch (e) {
     return bad(`cold node cannot be canonicalised (${(e as Error).message})`);
   }
-  if (recomputed !== stored) return bad('artifact_sha256 does not match the file content (tampered)');
+  if (recomputed !== stored)
+    return bad('artifact_sha256 does not match the file content (tampered)');
   if (stored !== entry.artifact_sha256) return bad('artifact_sha256 differs from the recall index');
   if (node.step_id !== step) return bad(`cold node holds step_id ${node.step_id}`);
   if (typeof node.raw_content !== 'string') return bad('raw_content is missing');
@@ -70,7 +71,8 @@ export function verifyNode(layout: StoreLayout, entry: IndexEntry): VerifiedNode
   const bytes = payloadBytes(node);
   const payloadHash = sha256Hex(bytes);
   if (payloadHash !== node.payload_sha256) return bad('payload_sha256 does not match raw_content');
-  if (payloadHash !== entry.payload_sha256) return bad('payload_sha256 differs from the recall index');
+  if (payloadHash !== entry.payload_sha256)
+    return bad('payload_sha256 differs from the recall index');
   if (node.projection_sha256 !== entry.projection_sha256) {
     return bad('projection_sha256 differs from the recall index');
   }

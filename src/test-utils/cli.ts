@@ -13,7 +13,10 @@ export interface CliRun {
 }
 
 /** Runs the built CLI synchronously with arguments and optional stdin. */
-export function runCli(args: string[], options: { cwd?: string; input?: string | Buffer } = {}): CliRun {
+export function runCli(
+  args: string[],
+  options: { cwd?: string; input?: string | Buffer } = {},
+): CliRun {
   const r = spawnSync(process.execPath, [CLI, ...args], {
     cwd: options.cwd,
     input: options.input,

@@ -10,7 +10,9 @@ export const SHARED_DIR = fileURLToPath(new URL('../../../shared/', import.meta.
 export const HAS_SHARED = existsSync(join(SHARED_DIR, 'vectors'));
 
 if (!HAS_SHARED) {
-  console.warn(`[contextfold tests] ${SHARED_DIR} is absent: tests that read ../shared are skipped`);
+  console.warn(
+    `[contextfold tests] ${SHARED_DIR} is absent: tests that read ../shared are skipped`,
+  );
 }
 
 /** Path inside ../shared. */

@@ -9,8 +9,11 @@ export function register(program: Command): void {
     .description('fold the index journal into recall_index.json (the exact reference layout)')
     .action(async (_opts, cmd: Command) => {
       const r = await withEngine(cmd, (cf) => cf.compact(), { write: true });
-      emit(globals(cmd), r, (x: { nodes: number; journal_entries_compacted: number }) =>
-        `compacted ${x.journal_entries_compacted} journal entr${x.journal_entries_compacted === 1 ? 'y' : 'ies'}; ${x.nodes} node(s) indexed`,
+      emit(
+        globals(cmd),
+        r,
+        (x: { nodes: number; journal_entries_compacted: number }) =>
+          `compacted ${x.journal_entries_compacted} journal entr${x.journal_entries_compacted === 1 ? 'y' : 'ies'}; ${x.nodes} node(s) indexed`,
       );
     });
 }

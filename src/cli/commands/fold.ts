@@ -10,7 +10,9 @@ function readInput(path: string): Buffer {
   try {
     return path === '-' ? readFileSync(0) : readFileSync(path);
   } catch (e) {
-    throw new UsageError(`cannot read ${path === '-' ? 'standard input' : path}: ${(e as NodeJS.ErrnoException).code ?? e}`);
+    throw new UsageError(
+      `cannot read ${path === '-' ? 'standard input' : path}: ${(e as NodeJS.ErrnoException).code ?? e}`,
+    );
   }
 }
 
@@ -37,14 +39,17 @@ export function parseFoldJsonl(text: string, source: string): FoldInput[] {
     } catch {
       throw new UsageError(`${where}: not valid JSON`);
     }
-    if (typeof o !== 'object' || o === null || Array.isArray(o)) throw new UsageError(`${where}: expected a JSON object`);
+    if (typeof o !== 'object' || o === null || Array.isArray(o))
+      throw new UsageError(`${where}: expected a JSON object`);
     const step = o.step_id;
     if (typeof step !== 'number' || !Number.isSafeInteger(step) || step < 0) {
       throw new UsageError(`${where}: step_id must be a non-negative integer`);
     }
     const content = o.content ?? o.raw_content;
-    if (content !== undefined && typeof content !== 'string') throw new UsageError(`${where}: content must be a string`);
-    if (o.summary !== undefined && typeof o.summary !== 'string') throw new UsageError(`${where}: summary must be a string`);
+    if (content !== undefined && typeof content !== 'string')
+      throw new UsageError(`${where}: content must be a string`);
+    if (o.summary !== undefined && typeof o.summary !== 'string')
+      throw new UsageError(`${where}: summary must be a string`);
     for (const k of ['files', 'commands', 'errors']) {
       const v = o[k];
       if (v !== undefined && (!Array.isArray(v) || v.some((x) => typeof x !== 'string'))) {
@@ -53,7 +58,8 @@ export function parseFoldJsonl(text: string, source: string): FoldInput[] {
     }
     inputs.push({
       stepId: step,
-      summary: (o.summary as string | undefined) ?? firstLine((content as string | undefined) ?? ''),
+      summary:
+        (o.summary as string | undefined) ?? firstLine((content as string | undefined) ?? ''),
       content: content as string | undefined,
       files: o.files as string[] | undefined,
       commands: o.commands as string[] | undefined,
@@ -63,8 +69,11 @@ export function parseFoldJsonl(text: string, source: string): FoldInput[] {
   return inputs;
 }
 
-const human = (r: FoldResult | { folded: number; already_folded: number; results: FoldResult[] }): string => {
-  if ('results' in r) return `folded ${r.folded} turn(s)${r.already_folded ? `, ${r.already_folded} already folded` : ''}`;
+const human = (
+  r: FoldResult | { folded: number; already_folded: number; results: FoldResult[] },
+): string => {
+  if ('results' in r)
+    return `folded ${r.folded} turn(s)${r.already_folded ? `, ${r.already_folded} already folded` : ''}`;
   return `${r.already_folded ? 'already folded' : 'folded'} step ${r.step_id} → ${r.file_path}\n  payload_sha256    ${r.payload_sha256}\n  projection_sha256 ${r.projection_sha256}\n  artifact_sha256   ${r.artifact_sha256}`;
 };
 
@@ -87,17 +96,24 @@ export function register(program: Command): void {
     .action(async (step: string | undefined, summary: string | undefined, opts, cmd: Command) => {
       const g = globals(cmd);
       if (opts.jsonl !== undefined) {
-        if (step !== undefined) throw new UsageError('give either STEP SUMMARY or --jsonl FILE, not both');
+        if (step !== undefined)
+          throw new UsageError('give either STEP SUMMARY or --jsonl FILE, not both');
         const inputs = parseFoldJsonl(readInput(opts.jsonl).toString('utf8'), opts.jsonl);
         const bar = progressBar('folding');
-        const results = await withEngine(cmd, (cf) => cf.foldMany(inputs, (d, t) => bar.update(d, t)), { write: true });
+        const results = await withEngine(
+          cmd,
+          (cf) => cf.foldMany(inputs, (d, t) => bar.update(d, t)),
+          { write: true },
+        );
         bar.done();
         const already = results.filter((r) => r.already_folded).length;
         emit(g, { folded: results.length - already, already_folded: already, results }, human);
         return;
       }
       if (step === undefined || summary === undefined) {
-        throw new UsageError('fold needs STEP and SUMMARY (or --jsonl FILE); see contextfold fold --help');
+        throw new UsageError(
+          'fold needs STEP and SUMMARY (or --jsonl FILE); see contextfold fold --help',
+        );
       }
       const input: FoldInput = {
         stepId: parseIntArg(step, 'STEP'),

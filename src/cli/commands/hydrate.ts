@@ -5,7 +5,9 @@ import { withEngine } from '../engine-options.js';
 
 const human = (r: HydrateResult): string => {
   const head = `# step ${r.step_id} · chunk ${r.chunk + 1}/${r.chunks} · ${r.tokens} tokens · payload_sha256 ${r.payload_sha256} · verified`;
-  const tail = r.truncated ? `\n# truncated: ${r.chunks} chunks; next: contextfold hydrate ${r.step_id} --chunk ${Math.min(r.chunk + 1, r.chunks - 1)}` : '';
+  const tail = r.truncated
+    ? `\n# truncated: ${r.chunks} chunks; next: contextfold hydrate ${r.step_id} --chunk ${Math.min(r.chunk + 1, r.chunks - 1)}`
+    : '';
   return `${head}\n${r.content}${tail}`;
 };
 
@@ -17,12 +19,17 @@ export function register(program: Command): void {
     .argument('<STEP>', 'step id')
     .option('--chunk <K>', 'chunk index (0-based) when the payload is over the per-call cap', '0')
     .option('--raw', 'write the exact payload bytes to stdout (no cap, no framing)')
-    .addHelpText('after', '\nExamples:\n  contextfold hydrate 137\n  contextfold hydrate 137 --raw > turn137.log')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  contextfold hydrate 137\n  contextfold hydrate 137 --raw > turn137.log',
+    )
     .action(async (step: string, opts: { chunk: string; raw?: boolean }, cmd: Command) => {
       const id = parseIntArg(step, 'STEP');
       if (opts.raw) {
         const bytes = await withEngine(cmd, (cf) => cf.hydrateBytes(id));
-        await new Promise<void>((res, rej) => process.stdout.write(bytes, (e) => (e ? rej(e) : res())));
+        await new Promise<void>((res, rej) =>
+          process.stdout.write(bytes, (e) => (e ? rej(e) : res())),
+        );
         return;
       }
       const chunk = parseIntArg(opts.chunk, '--chunk');

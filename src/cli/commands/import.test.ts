@@ -1,13 +1,13 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../adapters/test-utils/run-cli.js';
 import { tempDir } from '../../adapters/test-utils/temp-dir.js';
 import { ContextFold } from '../../engine/context-fold.js';
 
-const fixture = (name: string) => new URL(`../../adapters/import/fixtures/${name}`, import.meta.url).pathname;
+const fixture = (name: string) =>
+  new URL(`../../adapters/import/fixtures/${name}`, import.meta.url).pathname;
 
 describe('contextfold import', () => {
   it('imports a gzipped Claude Code transcript under its own session id (--json)', async () => {
@@ -32,12 +32,24 @@ describe('contextfold import', () => {
     const node = JSON.parse(readFileSync(join(dir, 'cold_nodes', 'step_000001.json'), 'utf8'));
     expect(node.session_id).toBe('5e551011-aaaa-4bbb-8ccc-000000000001');
     const again = await runCli(['--dir', dir, 'import', gz, '--format', 'claude-code']);
-    expect(again.stdout).toMatch(/^imported 6 turn\(s\) from .*: 0 folded, 6 already folded; steps 0–5;/);
+    expect(again.stdout).toMatch(
+      /^imported 6 turn\(s\) from .*: 0 folded, 6 already folded; steps 0–5;/,
+    );
   });
 
   it('--session overrides the session id', async () => {
     const dir = join(tempDir(), '.contextfold');
-    const r = await runCli(['--dir', dir, '--session', 'support-42', 'import', fixture('openai-chat.json'), '--format', 'openai', '--json']);
+    const r = await runCli([
+      '--dir',
+      dir,
+      '--session',
+      'support-42',
+      'import',
+      fixture('openai-chat.json'),
+      '--format',
+      'openai',
+      '--json',
+    ]);
     expect(JSON.parse(r.stdout).session_id).toBe('support-42');
     const cf = await ContextFold.open({ dir });
     expect((await cf.hydrate(2)).content).toContain('[tool_result: run_shell id=call_psql]');

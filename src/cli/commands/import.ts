@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import { IMPORT_FORMATS, type ImportFormat } from '../../adapters/import/turn.js';
 import { loadHistoryFile } from '../../adapters/import/import-file.js';
 import { importTurns } from '../../adapters/import/import-turns.js';
+import { IMPORT_FORMATS, type ImportFormat } from '../../adapters/import/turn.js';
 import { ContextFold } from '../../engine/context-fold.js';
 import { UsageError } from '../../protocol/errors.js';
 import { emit, globals } from '../context.js';
@@ -45,7 +45,7 @@ export function register(program: Command): void {
         '',
         'Step ids are turn positions in the history; a tool call and its result form one turn.',
         'The whole file is parsed before anything is written; re-importing the same file is a no-op.',
-        'The session id (--session) defaults to the transcript\'s own sessionId for claude-code.',
+        "The session id (--session) defaults to the transcript's own sessionId for claude-code.",
         '',
         'Examples:',
         '  contextfold import ~/.claude/projects/-home-me-app/3f2a….jsonl --format claude-code',

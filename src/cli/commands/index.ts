@@ -1,13 +1,16 @@
 import type { Command } from 'commander';
 import { register as compact } from './compact.js';
+import { register as conformance } from './conformance.js';
 import { register as demo } from './demo.js';
 import { register as evict } from './evict.js';
 import { register as fold } from './fold.js';
 import { register as hydrate } from './hydrate.js';
 import { register as importCmd } from './import.js';
+import { register as mcp } from './mcp.js';
 import { register as recall } from './recall.js';
 import { register as scan } from './scan.js';
 import { register as status } from './status.js';
+import { register as subject } from './subject.js';
 import { register as validate } from './validate.js';
 
 /** A CLI command module registers itself on the program. */
@@ -30,4 +33,7 @@ export const commands: Register[] = [
   demo,
   // harness, conformance, integrations, eval (added below by their owners)
   importCmd,
+  conformance,
+  subject,
+  mcp,
 ];

@@ -6,7 +6,8 @@ import { withEngine } from '../engine-options.js';
 const human = (r: RecallResult & { total?: number }): string => {
   if (r.candidates.length === 0) return `no archived step matches "${r.query}"`;
   const lines = r.candidates.map(
-    (c) => `  ${String(c.step_id).padStart(6)}  ${c.status.padEnd(20)} coverage ${c.coverage} score ${c.score}  ${c.summary}`,
+    (c) =>
+      `  ${String(c.step_id).padStart(6)}  ${c.status.padEnd(20)} coverage ${c.coverage} score ${c.score}  ${c.summary}`,
   );
   if (r.total !== undefined && r.total > r.candidates.length) {
     lines.push(`  … ${r.total - r.candidates.length} more (use --limit)`);
@@ -26,7 +27,9 @@ export function register(program: Command): void {
       const limit = opts.limit !== undefined ? parseIntArg(opts.limit, '--limit') : undefined;
       const r = await withEngine(cmd, async (cf) => {
         const all = await cf.recall(query);
-        return limit === undefined ? all : { ...all, candidates: all.candidates.slice(0, limit), total: all.candidates.length };
+        return limit === undefined
+          ? all
+          : { ...all, candidates: all.candidates.slice(0, limit), total: all.candidates.length };
       });
       emit(globals(cmd), r, human);
     });

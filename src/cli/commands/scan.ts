@@ -6,9 +6,12 @@ import { withEngine } from '../engine-options.js';
 const human = (r: ScanResult): string => {
   const lines = [`query terms: ${r.query_terms.join(', ') || '(none)'}`];
   if (r.selected.length === 0) lines.push('nothing to page in');
-  for (const p of r.selected) lines.push(`  page in step ${p.step_id}  (${p.cost} tokens)  ← ${p.matched_terms.join(', ')}`);
+  for (const p of r.selected)
+    lines.push(`  page in step ${p.step_id}  (${p.cost} tokens)  ← ${p.matched_terms.join(', ')}`);
   for (const p of r.budget_dropped) {
-    lines.push(`  over budget: step ${p.step_id} (${p.cost} tokens) — intent dropped this turn: ${p.matched_terms.join(', ')}`);
+    lines.push(
+      `  over budget: step ${p.step_id} (${p.cost} tokens) — intent dropped this turn: ${p.matched_terms.join(', ')}`,
+    );
   }
   return lines.join('\n');
 };
@@ -19,7 +22,10 @@ export function register(program: Command): void {
     .command('scan')
     .description('software MMU: which archived steps a prompt would page in (CONF-13)')
     .argument('<PROMPT>', 'the incoming user prompt')
-    .addHelpText('after', '\nExample:\n  contextfold scan "What port did we set for PostgreSQL?" --json')
+    .addHelpText(
+      'after',
+      '\nExample:\n  contextfold scan "What port did we set for PostgreSQL?" --json',
+    )
     .action(async (prompt: string, _opts, cmd: Command) => {
       const r = await withEngine(cmd, (cf) => cf.scan(prompt));
       emit(globals(cmd), r, human);

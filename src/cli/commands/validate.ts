@@ -7,7 +7,10 @@ const human = (r: ValidateResult): string => {
   if (r.ok) return `ok: ${r.checked} node(s) verified, no problems`;
   return [
     `${r.problems.length} problem(s) in ${r.checked} indexed node(s):`,
-    ...r.problems.map((p) => `  ${p.kind.padEnd(17)} ${p.step_id === null ? '-' : `step ${p.step_id}`}  ${p.message}`),
+    ...r.problems.map(
+      (p) =>
+        `  ${p.kind.padEnd(17)} ${p.step_id === null ? '-' : `step ${p.step_id}`}  ${p.message}`,
+    ),
   ].join('\n');
 };
 
@@ -15,7 +18,9 @@ const human = (r: ValidateResult): string => {
 export function register(program: Command): void {
   program
     .command('validate')
-    .description('integrity scan: hashes, orphans, broken references, path containment (exit 1 on problems)')
+    .description(
+      'integrity scan: hashes, orphans, broken references, path containment (exit 1 on problems)',
+    )
     .action(async (_opts, cmd: Command) => {
       const r = await withEngine(cmd, (cf) => cf.validate());
       emit(globals(cmd), r, human);

@@ -1,0 +1,166 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI } from '../../test-utils/cli.js';
+import { MCP_TOOL_NAMES } from './tools.js';
+
+// End to end: the real SDK client talks to the built CLI (`node dist/cli/bin.js mcp`) over stdio.
+// dist/ is built by the global test setup.
+
+let root: string;
+let dir: string;
+let client: Client;
+let stderr = '';
+
+const text = (r: CallToolResult, i = 0): string => {
+  const c = r.content[i];
+  if (c?.type !== 'text') throw new Error('expected a text content item');
+  return c.text;
+};
+
+async function call(name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> {
+  return (await client.callTool({ name, arguments: args })) as CallToolResult;
+}
+
+const big = Array.from({ length: 400 }, (_, i) => `line ${i}: postgres listens on port ${5400 + (i % 50)}\n`).join('');
+
+beforeAll(async () => {
+  root = mkdtempSync(join(tmpdir(), 'cf-'));
+  dir = join(root, '.contextfold');
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, '--dir', dir, 'mcp'],
+    stderr: 'pipe',
+  });
+  transport.stderr?.on('data', (b: Buffer) => {
+    stderr += b.toString('utf8');
+  });
+  client = new Client({ name: 'contextfold-test', version: '0.0.0' });
+  await client.connect(transport);
+});
+
+afterAll(async () => {
+  await client?.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+describe('contextfold mcp (stdio, real SDK client)', () => {
+  it('lists the six tools with their input schemas', async () => {
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toEqual([...MCP_TOOL_NAMES]);
+    const hydrate = tools.find((t) => t.name === 'hydrate_archived_node')!;
+    expect(hydrate.inputSchema.required).toEqual(['step_id']);
+    expect(Object.keys(hydrate.inputSchema.properties ?? {}).sort()).toEqual(['chunk', 'max_tokens', 'step_id']);
+  });
+
+  it('folds, recalls and scans', async () => {
+    const a = await call('fold_turn', { step_id: 37, summary: 'PostgreSQL configured on port 5433', content: '$ psql -p 5433\nok' });
+    expect(a.isError).toBeFalsy();
+    expect(JSON.parse(text(a))).toMatchObject({ step_id: 37, already_folded: false });
+    await call('fold_turn', { step_id: 91, summary: 'PostgreSQL switched to port 5434', content: 'port 5434 now' });
+    const again = await call('fold_turn', { step_id: 37, summary: 'PostgreSQL configured on port 5433', content: '$ psql -p 5433\nok' });
+    expect(JSON.parse(text(again)).already_folded).toBe(true);
+
+    const recall = JSON.parse(text(await call('recall_archived_nodes', { query: 'PostgreSQL port' })));
+    expect(recall.candidates.map((c: { step_id: number; status: string }) => [c.step_id, c.status])).toEqual([
+      [91, 'latest_chronological'],
+      [37, 'historical'],
+    ]);
+
+    const scan = JSON.parse(text(await call('scan_prompt', { prompt: 'Which port for PostgreSQL?' })));
+    expect(scan.selected.map((p: { step_id: number }) => p.step_id)).toEqual([91]);
+    const paged = await call('scan_prompt', { prompt: 'Which port for PostgreSQL?', page_in: true });
+    expect(JSON.parse(text(paged)).pages).toHaveLength(1);
+    expect(text(paged, 1)).toContain('<archived_record step_id="91"');
+    expect(text(paged, 1)).toContain('port 5434 now');
+  });
+
+  it('hydrates in verified chunks that concatenate to the exact payload', async () => {
+    await call('fold_turn', { step_id: 200, summary: 'a long postgres log', content: big });
+    const first = await call('hydrate_archived_node', { step_id: 200, max_tokens: 500 });
+    const meta = JSON.parse(text(first, 1));
+    expect(meta).toMatchObject({ step_id: 200, chunk: 0, verified: true, truncated: true, next_chunk: 1 });
+    expect(meta.chunks).toBeGreaterThan(1);
+    let joined = '';
+    for (let k = 0; k < meta.chunks; k++) {
+      const r = await call('hydrate_archived_node', { step_id: 200, chunk: k, max_tokens: 500 });
+      const block = text(r);
+      const body = block.slice(block.indexOf('\n', block.indexOf('\n') + 1) + 1, block.lastIndexOf('\n</archived_record'));
+      joined += body;
+      expect(JSON.parse(text(r, 1)).tokens).toBeLessThanOrEqual(500);
+    }
+    expect(joined).toBe(big);
+  });
+
+  it('reports IPCF errors as isError results and keeps serving', async () => {
+    const missing = await call('hydrate_archived_node', { step_id: 999 });
+    expect(missing.isError).toBe(true);
+    expect(text(missing)).toMatch(/^NodeNotFoundError: /);
+    expect(JSON.parse(text(missing, 1))).toMatchObject({ error: 'NodeNotFoundError', code: 'NODE_NOT_FOUND' });
+
+    const conflict = await call('fold_turn', { step_id: 37, summary: 'something else', content: 'different' });
+    expect(conflict.isError).toBe(true);
+    expect(text(conflict)).toMatch(/^StepConflictError: /);
+
+    const bad = await call('hydrate_archived_node', { step_id: -1 });
+    expect(bad.isError).toBe(true);
+    expect(text(bad)).toMatch(/step_id/);
+
+    // Tamper with a cold node on disk: refused on read, reported by validation (CONF-09).
+    const file = join(dir, 'cold_nodes', 'step_000091.json');
+    writeFileSync(file, readFileSync(file, 'utf8').replace('port 5434 now', 'port 9999 now'));
+    const tampered = await call('hydrate_archived_node', { step_id: 91 });
+    expect(tampered.isError).toBe(true);
+    expect(text(tampered)).toMatch(/^IntegrityCheckError: /);
+    expect(JSON.stringify(tampered)).not.toContain('9999');
+    const paged = JSON.parse(text(await call('scan_prompt', { prompt: 'Which port for PostgreSQL?', page_in: true })));
+    expect(paged.pages).toEqual([]);
+    expect(paged.failures[0]).toMatchObject({ step_id: 91, error: 'IntegrityCheckError' });
+
+    const v = JSON.parse(text(await call('validate_store')));
+    expect(v.ok).toBe(false);
+    expect(v.problems[0]).toMatchObject({ kind: 'integrity', step_id: 91 });
+
+    const status = JSON.parse(text(await call('fold_status')));
+    expect(status.nodes).toBe(3);
+    expect(stderr).not.toMatch(/internal error/);
+  });
+});
+
+describe('contextfold mcp stdout', () => {
+  it('carries nothing but JSON-RPC messages, and the server exits 0 when stdin closes', async () => {
+    const d = mkdtempSync(join(tmpdir(), 'cf-'));
+    try {
+      const child = spawn(process.execPath, [CLI, '--dir', join(d, '.contextfold'), 'mcp'], { stdio: 'pipe' });
+      let out = '';
+      child.stdout.on('data', (b: Buffer) => {
+        out += b.toString('utf8');
+      });
+      const send = (m: object) => child.stdin.write(`${JSON.stringify(m)}\n`);
+      send({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+      });
+      send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'fold_status', arguments: {} } });
+      send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'hydrate_archived_node', arguments: { step_id: 1 } } });
+      await new Promise((r) => setTimeout(r, 1500));
+      child.stdin.end();
+      const code = await new Promise<number | null>((r) => child.on('exit', r));
+      expect(code).toBe(0);
+      const lines = out.split('\n').filter((l) => l !== '');
+      expect(lines.length).toBe(3);
+      for (const l of lines) expect(JSON.parse(l).jsonrpc).toBe('2.0');
+      expect(JSON.parse(lines[2]!).result.isError).toBe(true);
+    } finally {
+      rmSync(d, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,352 @@
+import { readFileSync } from 'node:fs';
+import { isAbsolute, relative, sep } from 'node:path';
+import { ContextFold } from '../engine/context-fold.js';
+import type { FoldInput, FoldResult, HydrateResult, Page, RecallCandidate } from '../engine/types.js';
+import { compareCodePoints } from '../protocol/canonical-json.js';
+import { ipcfErrorName, isContextFoldError, UsageError } from '../protocol/errors.js';
+import { parsePolicy } from '../protocol/policy.js';
+import { PROJECTION_VERSION } from '../protocol/types.js';
+import {
+  REQUIREMENT_IDS,
+  SUBJECT_PROTOCOL,
+  type Subject,
+  type SubjectHello,
+  type SubjectRequest,
+  type SubjectResponse,
+} from './types.js';
+
+type Params = Record<string, unknown>;
+type Result = Record<string, unknown>;
+
+/**
+ * The requirement set this subject declares: every IPCF-1.1 requirement. The declaration is
+ * derived from this constant (PROTOCOL.md §6), so narrowing it is a code change with tests.
+ */
+export const LIBRARY_REQUIREMENTS: readonly string[] = REQUIREMENT_IDS;
+
+/** Where {@link LIBRARY_REQUIREMENTS} lives, reported as `requirements_source`. */
+export const LIBRARY_REQUIREMENTS_SOURCE =
+  'constant LIBRARY_REQUIREMENTS in src/conformance/library-subject.ts';
+
+/** The package version, read once from package.json. */
+export function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
+  return pkg.version;
+}
+
+/** Raised for a request the subject does not implement (PROTOCOL.md: `UnsupportedOperation`). */
+class UnsupportedOperation extends Error {
+  constructor(op: string) {
+    super(`operation ${JSON.stringify(op)} is not supported`);
+    this.name = 'UnsupportedOperation';
+  }
+}
+
+function str(p: Params, key: string): string {
+  const v = p[key];
+  if (typeof v !== 'string') throw new UsageError(`${key} must be a string`);
+  return v;
+}
+
+function int(p: Params, key: string, optional = false): number | undefined {
+  const v = p[key];
+  if (v === undefined && optional) return undefined;
+  if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw new UsageError(`${key} must be an integer`);
+  return v;
+}
+
+function strings(p: Params, key: string): string[] | undefined {
+  const v = p[key];
+  if (v === undefined || v === null) return undefined;
+  if (!Array.isArray(v) || v.some((s) => typeof s !== 'string')) throw new UsageError(`${key} must be a list of strings`);
+  return v as string[];
+}
+
+function b64(bytes: Uint8Array | string): string {
+  return (typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : Buffer.from(bytes)).toString('base64');
+}
+
+/** Options of the open store, kept so the subject can state what it serves. */
+interface OpenState {
+  dir: string;
+  engine: ContextFold;
+}
+
+/**
+ * The in-process subject: the contextfold library behind the subject protocol. The turn
+ * lifecycle (`page_in` / `end_turn` / `context_tokens`) is the minimal harness PROTOCOL.md §2
+ * defines: pages from `engine.pageIn` stay resident until the turn ends, then each is evicted
+ * with `engine.evict`. Methods are protected so that test mutants can break one behaviour each.
+ *
+ * @example
+ * const subject = new LibrarySubject();
+ * await subject.request({ id: 1, op: 'hello', protocol: 'ipcf-subject/1' });
+ */
+export class LibrarySubject implements Subject {
+  protected state: OpenState | null = null;
+  /** Pages resident in the next model call: step id → tokens. */
+  protected resident = new Map<number, number>();
+  private residentDir: string | null = null;
+
+  async request(req: SubjectRequest): Promise<SubjectResponse> {
+    try {
+      const result = await this.dispatch(req.op, req);
+      return { id: req.id, ok: true, result };
+    } catch (e) {
+      if (isContextFoldError(e)) {
+        return { id: req.id, ok: false, error: { name: ipcfErrorName(e.code), message: e.message } };
+      }
+      if (e instanceof UnsupportedOperation) {
+        return { id: req.id, ok: false, error: { name: 'UnsupportedOperation', message: e.message } };
+      }
+      const message = e instanceof Error ? e.message : String(e);
+      return { id: req.id, ok: false, error: { name: 'InternalError', message } };
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.state) await this.state.engine.close();
+    this.state = null;
+  }
+
+  protected engine(): ContextFold {
+    if (!this.state) throw new UsageError('no store is open: send open first');
+    return this.state.engine;
+  }
+
+  protected dispatch(op: string, p: Params): Promise<Result> {
+    switch (op) {
+      case 'hello':
+        return this.hello();
+      case 'open':
+        return this.open(p);
+      case 'close':
+        return this.closeStore();
+      case 'fold':
+        return this.fold(p);
+      case 'fold_batch':
+        return this.foldBatch(p);
+      case 'recall':
+        return this.recall(p);
+      case 'scan':
+        return this.scan(p);
+      case 'hydrate':
+        return this.hydrate(p);
+      case 'evict':
+        return this.evict(p);
+      case 'page_in':
+        return this.pageIn(p);
+      case 'end_turn':
+        return this.endTurn();
+      case 'context_tokens':
+        return this.contextTokens();
+      case 'validate':
+        return this.validate();
+      case 'compact':
+        return this.compact();
+      default:
+        throw new UnsupportedOperation(op);
+    }
+  }
+
+  protected async hello(): Promise<Result> {
+    const hello: SubjectHello = {
+      protocol: SUBJECT_PROTOCOL,
+      runtime: { name: 'contextfold', version: packageVersion() },
+      requirements: [...LIBRARY_REQUIREMENTS],
+      strictnesses: [],
+      requirements_source: LIBRARY_REQUIREMENTS_SOURCE,
+    };
+    return hello as unknown as Result;
+  }
+
+  protected async open(p: Params): Promise<Result> {
+    if (this.state) await this.closeStore();
+    const dir = str(p, 'dir');
+    if (!isAbsolute(dir)) throw new UsageError('dir must be an absolute path');
+    const tokenizer = p.tokenizer ?? 'reference';
+    if (tokenizer !== 'reference' && tokenizer !== 'o200k') {
+      throw new UsageError(`tokenizer must be 'reference' or 'o200k', got ${JSON.stringify(tokenizer)}`);
+    }
+    const clock = p.clock === undefined || p.clock === null ? undefined : str(p, 'clock');
+    const at = clock === undefined ? undefined : new Date(clock);
+    if (at && Number.isNaN(at.getTime())) throw new UsageError(`clock is not a timestamp: ${clock}`);
+    const engine = await ContextFold.open({
+      dir,
+      policy: p.policy === undefined || p.policy === null ? undefined : parsePolicy(p.policy, 'open.policy'),
+      tokenizer,
+      sessionId: p.session_id === undefined || p.session_id === null ? undefined : str(p, 'session_id'),
+      clock: at ? () => new Date(at.getTime()) : undefined,
+    });
+    this.state = { dir: engine.dir, engine };
+    // The prompt belongs to the session, not to one open: reopening the same store keeps it.
+    if (this.residentDir !== engine.dir) this.resident.clear();
+    this.residentDir = engine.dir;
+    return {};
+  }
+
+  protected async closeStore(): Promise<Result> {
+    if (this.state) await this.state.engine.close();
+    this.state = null;
+    return {};
+  }
+
+  protected foldInput(p: Params): FoldInput {
+    const content = p.content_base64;
+    if (content !== undefined && typeof content !== 'string') throw new UsageError('content_base64 must be a string');
+    return {
+      stepId: int(p, 'step_id')!,
+      summary: str(p, 'summary'),
+      content: content === undefined ? undefined : new Uint8Array(Buffer.from(content, 'base64')),
+      files: strings(p, 'files'),
+      commands: strings(p, 'commands'),
+      errors: strings(p, 'errors'),
+    };
+  }
+
+  protected foldResult(r: FoldResult): Result {
+    return {
+      step_id: r.step_id,
+      projection_version: PROJECTION_VERSION,
+      payload_sha256: r.payload_sha256,
+      projection_sha256: r.projection_sha256,
+      artifact_sha256: r.artifact_sha256,
+      identifiers: r.identifiers,
+      files: r.files,
+      commands: r.commands,
+      errors: r.errors,
+      token_estimate: r.token_estimate,
+      folded_at: r.folded_at,
+      already_folded: r.already_folded,
+    };
+  }
+
+  protected async fold(p: Params): Promise<Result> {
+    return this.foldResult(await this.engine().fold(this.foldInput(p)));
+  }
+
+  protected async foldBatch(p: Params): Promise<Result> {
+    if (!Array.isArray(p.turns)) throw new UsageError('turns must be a list of fold requests');
+    const inputs = (p.turns as Params[]).map((t) => this.foldInput(t));
+    const results = await this.engine().foldMany(inputs);
+    return { results: results.map((r) => this.foldResult(r)) };
+  }
+
+  protected async recall(p: Params): Promise<Result> {
+    const r = await this.engine().recall(str(p, 'query'), { limit: int(p, 'limit', true) });
+    return {
+      query: r.query,
+      candidates: r.candidates.map((c: RecallCandidate) => ({
+        step_id: c.step_id,
+        status: c.status,
+        coverage: c.coverage,
+        score: c.score,
+      })),
+    };
+  }
+
+  protected async scan(p: Params): Promise<Result> {
+    const r = await this.engine().scan(str(p, 'prompt'), { mode: 'reference' });
+    return { query_terms: r.query_terms, selected: r.selected, budget_dropped: r.budget_dropped };
+  }
+
+  /** Exact bytes of a hydrated chunk: the whole verified payload when it came in one piece. */
+  protected async chunkBytes(step: number, h: HydrateResult): Promise<Buffer> {
+    if (h.chunks === 1 && !h.truncated) return Buffer.from(await this.engine().hydrateBytes(step));
+    return Buffer.from(h.content, 'utf8');
+  }
+
+  protected async hydrate(p: Params): Promise<Result> {
+    const step = int(p, 'step_id')!;
+    const h = await this.engine().hydrate(step, { chunk: int(p, 'chunk', true), maxTokens: int(p, 'max_tokens', true) });
+    return {
+      step_id: h.step_id,
+      content_base64: b64(await this.chunkBytes(step, h)),
+      payload_sha256: h.payload_sha256,
+      chunk: h.chunk,
+      chunks: h.chunks,
+      truncated: h.truncated,
+      tokens: h.tokens,
+    };
+  }
+
+  protected async evict(p: Params): Promise<Result> {
+    const step = int(p, 'step_id')!;
+    await this.engine().evict(step);
+    this.resident.delete(step);
+    return { step_id: step };
+  }
+
+  protected pageResult(pg: Page): Result {
+    return {
+      step_id: pg.step_id,
+      payload_sha256: pg.payload_sha256,
+      matched_terms: pg.matched_terms,
+      tokens: pg.tokens,
+      chunk: pg.chunk,
+      chunks: pg.chunks,
+      truncated: pg.truncated,
+      content_base64: b64(pg.content),
+    };
+  }
+
+  protected async pageIn(p: Params): Promise<Result> {
+    const r = await this.engine().pageIn(str(p, 'prompt'), { mode: 'reference' });
+    for (const pg of r.pages) this.resident.set(pg.step_id, pg.tokens);
+    return {
+      pages: r.pages.map((pg) => this.pageResult(pg)),
+      refused: r.failures.map((f) => ({ step_id: f.step_id, error: f.error })),
+      tokens: r.tokens,
+    };
+  }
+
+  /** The response arrived: every resident page leaves the prompt and is recorded as evicted. */
+  protected async endTurn(): Promise<Result> {
+    const steps = [...this.resident.keys()].sort((a, b) => a - b);
+    for (const s of steps) {
+      await this.engine().evict(s);
+      this.resident.delete(s);
+    }
+    return { evicted: steps };
+  }
+
+  protected async contextTokens(): Promise<Result> {
+    let tokens = 0;
+    for (const t of this.resident.values()) tokens += t;
+    return { tokens, resident: [...this.resident.keys()].sort((a, b) => a - b) };
+  }
+
+  /** A path as PROTOCOL.md wants it: relative to the store directory, with `/`. */
+  protected storePath(path: string): string {
+    const dir = this.state!.dir;
+    if (isAbsolute(path)) {
+      const rel = relative(dir, path);
+      return rel.startsWith('..') || isAbsolute(rel) ? path : rel.split(sep).join('/');
+    }
+    const prefix = `${dir.split(sep).pop()}/`;
+    return path.startsWith(prefix) ? path.slice(prefix.length) : path;
+  }
+
+  protected async validate(): Promise<Result> {
+    const r = await this.engine().validate();
+    const name = {
+      orphaned_node: 'OrphanedNodeError',
+      broken_reference: 'BrokenReferenceError',
+      integrity: 'IntegrityCheckError',
+      path_containment: 'PathContainmentError',
+      journal: 'IntegrityCheckError',
+      index: 'IntegrityCheckError',
+    } as const;
+    const problems = r.problems
+      .map((pr) => ({ error: name[pr.kind], step_id: pr.step_id, path: this.storePath(pr.path), message: pr.message }))
+      .sort((a, b) => compareCodePoints(a.path, b.path) || compareCodePoints(a.error, b.error));
+    return { ok: r.ok, problems };
+  }
+
+  protected async compact(): Promise<Result> {
+    await this.engine().compact();
+    return {};
+  }
+}

@@ -1,0 +1,226 @@
+import { sha256Hex } from '../protocol/canonical-json.js';
+import { IntegrityCheckError, NodeNotFoundError, UsageError } from '../protocol/errors.js';
+import type { IndexEntry } from '../protocol/types.js';
+import { ContextFold } from '../engine/context-fold.js';
+import type { ContextFoldEngine, Tokenizer } from '../engine/types.js';
+import type { FoldRef } from './folded-step.js';
+import type { ContextPack, PageFailureNote } from './pack.js';
+import { type FoldRequest, type PagedIn, SessionCore, type SessionIO } from './session-core.js';
+import { comparableEvent, readEvents, type SessionEvent } from './session-events.js';
+import { defaultSummary } from './session.js';
+import { TokenMeter } from './token-meter.js';
+import type { Turn } from './turns.js';
+
+/** Options of {@link replaySession}. */
+export interface ReplayOptions {
+  /** The store directory holding `events.jsonl`. Not needed with `engine`. */
+  dir?: string;
+  /** Read the store through this engine (it is not closed). */
+  engine?: ContextFoldEngine;
+  /** The tokenizer the session used, when it was not `o200k` or `reference`. */
+  tokenizer?: Tokenizer;
+  /** Clock for the replayed events' `recorded_at` (never compared, never in a pack). */
+  clock?: () => Date;
+  /** Stop after building the pack whose prompt is at this history position. */
+  atStep?: number;
+}
+
+/** The first difference between the recorded and the replayed events. */
+export interface ReplayMismatch {
+  index: number;
+  recorded: string | null;
+  replayed: string | null;
+}
+
+/** What {@link replaySession} rebuilt. */
+export interface ReplayResult {
+  /** Every pack, in turn order (up to `atStep`). */
+  packs: ContextPack[];
+  /** The events the replay produced (with the replay clock's `recorded_at`). */
+  events: SessionEvent[];
+  /** True when every replayed event equals the recorded one (ignoring `recorded_at`). */
+  matches: boolean;
+  mismatch: ReplayMismatch | null;
+}
+
+type FoldEvent = Extract<SessionEvent, { type: 'fold' }>;
+type PageEvent = Extract<SessionEvent, { type: 'page_in' }>;
+type FailEvent = Extract<SessionEvent, { type: 'page_failed' }>;
+
+/** Answers the session's outside calls from the recorded events, re-verified against the store. */
+class ReplayIO implements SessionIO {
+  constructor(
+    private readonly engine: ContextFoldEngine,
+    private readonly entries: Map<number, IndexEntry>,
+    private readonly folds: Map<number, FoldEvent>,
+    private readonly pages: Map<number, PageEvent[]>,
+    private readonly failures: Map<number, FailEvent[]>,
+  ) {}
+
+  async summarize(turn: Turn): Promise<{ summary: string; source: 'default' | 'custom' }> {
+    const recorded = this.folds.get(turn.stepId);
+    if (recorded?.summary_source === 'custom') {
+      return { summary: recorded.record.summary, source: 'custom' };
+    }
+    return { summary: defaultSummary(turn), source: 'default' };
+  }
+
+  async fold(requests: FoldRequest[]): Promise<FoldRef[]> {
+    return requests.map((r) => {
+      const step = r.turn.stepId;
+      const entry = this.entries.get(step);
+      if (!entry) {
+        throw new NodeNotFoundError(
+          `replay: the policy folds step ${step} but the store has no cold node for it (${this.engine.dir})`,
+          { stepId: step },
+        );
+      }
+      const expected = sha256Hex(r.payload === '' ? r.summary : r.payload);
+      if (entry.payload_sha256 !== expected) {
+        throw new IntegrityCheckError(
+          `replay: step ${step} in the store holds another payload than the history (${entry.payload_sha256.slice(0, 12)}… vs ${expected.slice(0, 12)}…)`,
+          { stepId: step, path: entry.file_path },
+        );
+      }
+      return { step_id: step, file_path: entry.file_path, payload_sha256: entry.payload_sha256 };
+    });
+  }
+
+  async pageIn(_prompt: string, turn: number): Promise<{ pages: PagedIn[]; failures: PageFailureNote[] }> {
+    const pages: PagedIn[] = [];
+    for (const p of this.pages.get(turn) ?? []) {
+      const h = await this.engine.hydrate(p.step_id, { maxTokens: p.cap, chunk: p.chunk });
+      if (h.payload_sha256 !== p.payload_sha256 || sha256Hex(h.content) !== p.content_sha256) {
+        throw new IntegrityCheckError(
+          `replay: step ${p.step_id} now pages in other bytes than it did in turn ${turn}`,
+          { stepId: p.step_id },
+        );
+      }
+      pages.push({
+        step_id: p.step_id,
+        payload_sha256: h.payload_sha256,
+        chunk: h.chunk,
+        chunks: h.chunks,
+        truncated: h.truncated,
+        content: h.content,
+        matched_terms: [...p.matched_terms],
+        cap: p.cap,
+        tokens: h.tokens,
+        content_sha256: p.content_sha256,
+      });
+    }
+    const failures = (this.failures.get(turn) ?? []).map((f) => ({
+      step_id: f.step_id,
+      code: f.code,
+      error: f.error,
+      message: f.message,
+    }));
+    return { pages, failures };
+  }
+
+  async evict(): Promise<void> {
+    // Replay never writes: the eviction is already in the store's log.
+  }
+}
+
+function group<E extends { turn: number }>(events: E[]): Map<number, E[]> {
+  const out = new Map<number, E[]>();
+  for (const e of events) {
+    const list = out.get(e.turn);
+    if (list) list.push(e);
+    else out.set(e.turn, [e]);
+  }
+  return out;
+}
+
+/**
+ * Rebuilds a session from its store: the history, the recorded inputs (pins, page-in picks,
+ * custom summaries) and the policy, re-running every decision with another clock and
+ * re-verifying every page against the store. Read-only. `matches` says whether every
+ * decision and every pack hash came out identical.
+ *
+ * @example
+ * const r = await replaySession({ dir: '.contextfold' });
+ * if (!r.matches) console.error(r.mismatch);
+ */
+export async function replaySession(options: ReplayOptions): Promise<ReplayResult> {
+  const dir = options.engine?.dir ?? options.dir;
+  if (typeof dir !== 'string' || dir === '') {
+    throw new UsageError('replaySession needs { dir } (the store directory) or { engine }');
+  }
+  const recorded = readEvents(dir);
+  const opened = recorded.find((e) => e.type === 'session_opened');
+  if (!opened || opened.type !== 'session_opened') {
+    throw new UsageError(`no session recorded in ${dir} (no events.jsonl): run a session first`);
+  }
+  const name = opened.config.tokenizer;
+  if (options.tokenizer && options.tokenizer.name !== name) {
+    throw new UsageError(`the session used the '${name}' tokenizer, not '${options.tokenizer.name}'`);
+  }
+  if (!options.engine && !options.tokenizer && name !== 'o200k' && name !== 'reference') {
+    throw new UsageError(`the session used a custom tokenizer '${name}': pass it as { tokenizer }`);
+  }
+  const engine =
+    options.engine ??
+    (await ContextFold.open({
+      dir,
+      tokenizer: options.tokenizer ?? (name as 'o200k' | 'reference'),
+    }));
+  try {
+    if (engine.tokenizer.name !== name) {
+      throw new UsageError(`the session used the '${name}' tokenizer but the engine counts with '${engine.tokenizer.name}'`);
+    }
+    const entries = new Map((await engine.entries()).map((e) => [e.step_id, e]));
+    const folds = new Map<number, FoldEvent>();
+    for (const e of recorded) if (e.type === 'fold') folds.set(e.step_id, e);
+    const io = new ReplayIO(
+      engine,
+      entries,
+      folds,
+      group(recorded.filter((e): e is PageEvent => e.type === 'page_in')),
+      group(recorded.filter((e): e is FailEvent => e.type === 'page_failed')),
+    );
+    const core = new SessionCore(io, new TokenMeter(engine.tokenizer), options.clock ?? (() => new Date()));
+    const packs: ContextPack[] = [];
+    const replayed: SessionEvent[] = [];
+    let consumed = recorded.length;
+    for (let i = 0; i < recorded.length; i++) {
+      const e = recorded[i]!;
+      if (e.type === 'session_opened' || e.type === 'append' || e.type === 'pin') {
+        const { recorded_at: _r, ...input } = e;
+        core.record(input as never);
+      } else if (e.type === 'turn_started') {
+        const pack = await core.startTurn(e.prompt_step);
+        packs.push(pack);
+        if (options.atStep !== undefined && pack.step_id === options.atStep) {
+          replayed.push(...core.drain());
+          consumed = replayed.length;
+          break;
+        }
+      } else if (e.type === 'turn_completed') {
+        await core.completeTurn();
+      }
+      replayed.push(...core.drain());
+    }
+    if (options.atStep !== undefined && packs[packs.length - 1]?.step_id !== options.atStep) {
+      const steps = packs.map((p) => p.step_id);
+      throw new UsageError(
+        `no turn of this session has its prompt at step ${options.atStep}; prompts are at steps ${steps.slice(0, 20).join(', ')}${steps.length > 20 ? ', …' : ''}`,
+      );
+    }
+    const mismatch = firstMismatch(recorded.slice(0, consumed), replayed);
+    return { packs, events: replayed, matches: mismatch === null, mismatch };
+  } finally {
+    if (!options.engine) await (engine as ContextFold).close({ compact: false });
+  }
+}
+
+function firstMismatch(a: SessionEvent[], b: SessionEvent[]): ReplayMismatch | null {
+  const n = Math.max(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a[i] ? comparableEvent(a[i]!) : null;
+    const y = b[i] ? comparableEvent(b[i]!) : null;
+    if (x !== y) return { index: i, recorded: x, replayed: y };
+  }
+  return null;
+}

@@ -1,0 +1,469 @@
+import { ContextFold } from '../engine/context-fold.js';
+import type { ContextFoldEngine, RetrievalMode, Tokenizer } from '../engine/types.js';
+import { sha256Hex } from '../protocol/canonical-json.js';
+import { BrokenReferenceError, UsageError } from '../protocol/errors.js';
+import type { HydrationPolicy } from '../protocol/policy.js';
+import { perTurnCap } from '../protocol/policy.js';
+import { isoSeconds } from '../store/store.js';
+import { stripArchivedBlocks } from './archived-block.js';
+import type { FoldRef } from './folded-step.js';
+import {
+  type HistoryMessage,
+  type HistoryRecord,
+  type Message,
+  messageToRecord,
+  parseMessage,
+  toPlainMessage,
+} from './messages.js';
+import type { ContextPack } from './pack.js';
+import { type FoldRequest, type PagedIn, SessionCore, type SessionIO } from './session-core.js';
+import {
+  appendEvents,
+  readEvents,
+  type SessionConfig,
+  type StrippedRecord,
+} from './session-events.js';
+import { describeTurn, summarizeTurn, type TurnFacts } from './summarize.js';
+import { TokenMeter } from './token-meter.js';
+import { addToTurns, type Turn, turnPayload } from './turns.js';
+
+/** What a custom summariser receives for one turn. */
+export interface SummarizerInput {
+  stepId: number;
+  steps: number[];
+  messages: Message[];
+  /** The exact payload that goes to cold storage. */
+  payload: string;
+  /** The deterministic facts of the turn (files, commands, errors, status…). */
+  facts: TurnFacts;
+}
+
+/**
+ * A caller-supplied summariser (for example an LLM call). Its output is the fold's summary
+ * input; the record keeps at most 280 characters of it. Replay reuses the recorded output.
+ */
+export type Summarizer = (turn: SummarizerInput) => string | Promise<string>;
+
+/** Options of {@link Session.open}. */
+export interface SessionOptions {
+  /** Store directory (e.g. `.contextfold`); `events.jsonl` lives there too. Not needed with `engine`. */
+  dir?: string;
+  /** Token budget of every pack, counted with the engine's tokenizer. */
+  budget: number;
+  /** Token counter (passed to the engine). Default `o200k`. */
+  tokenizer?: Tokenizer | 'o200k' | 'reference';
+  /** Turns before the current one always kept verbatim (L1). Default 10. */
+  keepRecent?: number;
+  /** Older turns above this many tokens are folded. Default 256. */
+  foldThreshold?: number;
+  /** Fraction of `budget − pageReserve` above which every older turn is folded. Default 0.8. */
+  highWater?: number;
+  /** Fraction the L2 window drops back to when the pack is over budget. Default 0.5. */
+  lowWater?: number;
+  /** Tokens kept free for paged-in blocks. Default min(per-turn page cap, budget / 2). */
+  pageReserve?: number;
+  /** Custom summariser; default: the deterministic offline {@link summarizeTurn}. */
+  summarize?: Summarizer;
+  /** Use this engine instead of opening one on `dir` (the session does not close it). */
+  engine?: ContextFoldEngine;
+  /** Hydration policy for the engine the session opens. */
+  policy?: HydrationPolicy;
+  sessionId?: string;
+  retrieval?: RetrievalMode;
+  /** Clock for message times and `recorded_at`; never part of a pack. */
+  clock?: () => Date;
+}
+
+/** What {@link Session.afterTurn} did. */
+export interface AfterTurnResult {
+  turn: number;
+  /** History positions given to the response messages. */
+  appended: number[];
+  /** Steps whose pages left the prompt. */
+  evicted: number[];
+}
+
+function intOption(value: number | undefined, fallback: number, name: string, min: number): number {
+  const v = value ?? fallback;
+  if (!Number.isSafeInteger(v) || v < min) {
+    throw new UsageError(`${name} must be an integer >= ${min}, got ${String(value)}`);
+  }
+  return v;
+}
+
+function fraction(value: number | undefined, fallback: number, name: string): number {
+  const v = value ?? fallback;
+  if (typeof v !== 'number' || !(v >= 0 && v <= 1)) {
+    throw new UsageError(`${name} must be a number between 0 and 1, got ${String(value)}`);
+  }
+  return v;
+}
+
+/** Resolves the options into the recorded policy (all integers). */
+export function sessionConfig(options: SessionOptions, engine: ContextFoldEngine): SessionConfig {
+  const budget = intOption(options.budget, Number.NaN, 'budget', 1);
+  const reserveDefault = Math.min(perTurnCap(engine.policy), Math.floor(budget / 2));
+  const pageReserve = intOption(options.pageReserve, reserveDefault, 'pageReserve', 0);
+  if (pageReserve >= budget) {
+    throw new UsageError(
+      `pageReserve (${pageReserve}) must be smaller than the budget (${budget})`,
+    );
+  }
+  const high = fraction(options.highWater, 0.8, 'highWater');
+  const low = fraction(options.lowWater, 0.5, 'lowWater');
+  if (low > high) throw new UsageError(`lowWater (${low}) must not exceed highWater (${high})`);
+  const room = budget - pageReserve;
+  return {
+    budget,
+    keep_recent: intOption(options.keepRecent, 10, 'keepRecent', 0),
+    fold_threshold: intOption(options.foldThreshold, 256, 'foldThreshold', 0),
+    high_water_tokens: Math.floor(high * room),
+    low_water_tokens: Math.floor(low * room),
+    page_reserve: pageReserve,
+    tokenizer: engine.tokenizer.name,
+    summarizer: options.summarize ? 'custom' : 'default',
+  };
+}
+
+/** The deterministic default summary of a turn, as the session folds it. */
+export function defaultSummary(turn: Turn): string {
+  return summarizeTurn(turn.messages.map(toPlainMessage));
+}
+
+/** The live side of a session: the engine. */
+class LiveIO implements SessionIO {
+  constructor(
+    private readonly engine: ContextFoldEngine,
+    private readonly summarizer: Summarizer | undefined,
+  ) {}
+
+  async summarize(turn: Turn): Promise<{ summary: string; source: 'default' | 'custom' }> {
+    if (!this.summarizer) return { summary: defaultSummary(turn), source: 'default' };
+    const messages = turn.messages.map(toPlainMessage);
+    const out = await this.summarizer({
+      stepId: turn.stepId,
+      steps: [...turn.steps],
+      messages,
+      payload: turnPayload(turn),
+      facts: describeTurn(messages),
+    });
+    if (typeof out !== 'string') {
+      throw new UsageError(
+        `the custom summariser returned ${typeof out} for step ${turn.stepId}; it must return a string`,
+      );
+    }
+    return { summary: out, source: 'custom' };
+  }
+
+  async fold(requests: FoldRequest[]): Promise<FoldRef[]> {
+    const results = await this.engine.foldMany(
+      requests.map((r) => ({ stepId: r.turn.stepId, summary: r.summary, content: r.payload })),
+    );
+    return results.map((r) => ({
+      step_id: r.step_id,
+      file_path: r.file_path,
+      payload_sha256: r.payload_sha256,
+    }));
+  }
+
+  async pageIn(prompt: string): Promise<{ pages: PagedIn[]; failures: PagedInFailure[] }> {
+    const r = await this.engine.pageIn(prompt);
+    const caps = new Map(r.scan.selected.map((p) => [p.step_id, p.cost]));
+    return {
+      pages: r.pages.map((p) => ({
+        step_id: p.step_id,
+        payload_sha256: p.payload_sha256,
+        chunk: p.chunk,
+        chunks: p.chunks,
+        truncated: p.truncated,
+        content: p.content,
+        matched_terms: [...p.matched_terms],
+        cap: caps.get(p.step_id) ?? this.engine.policy.max_rehydration_tokens_per_call,
+        tokens: p.tokens,
+        content_sha256: sha256Hex(p.content),
+      })),
+      failures: r.failures.map((f) => ({ ...f })),
+    };
+  }
+
+  async evict(stepId: number): Promise<void> {
+    await this.engine.evict(stepId);
+  }
+}
+
+type PagedInFailure = { step_id: number; code: string; error: string; message: string };
+
+/**
+ * A long agent session over an IPCF store: call `beforeTurn(prompt)` to get the prompt to send
+ * (a {@link ContextPack}), and `afterTurn(response)` once the model answered. Old verbose turns
+ * are folded to verified cold storage and replaced by folded-step records; what the prompt
+ * needs is paged back in for that one turn and evicted after it. Every decision is an event
+ * in `events.jsonl`; `replaySession` rebuilds every pack from it byte for byte.
+ *
+ * @example
+ * const session = await Session.open({ dir: '.contextfold', budget: 16_000 });
+ * await session.append({ role: 'system', content: 'You are a careful coding agent.' });
+ * const pack = await session.beforeTurn('Why did the migration fail?');
+ * const reply = await callModel(pack.messages);
+ * await session.afterTurn({ role: 'assistant', content: reply });
+ * await session.close();
+ */
+export class Session {
+  readonly engine: ContextFoldEngine;
+  readonly config: SessionConfig;
+  private readonly core: SessionCore;
+  private readonly clock: () => Date;
+  private readonly ownsEngine: boolean;
+  private broken: Error | null = null;
+  private closed = false;
+
+  private constructor(
+    engine: ContextFoldEngine,
+    ownsEngine: boolean,
+    core: SessionCore,
+    config: SessionConfig,
+    clock: () => Date,
+  ) {
+    this.engine = engine;
+    this.ownsEngine = ownsEngine;
+    this.core = core;
+    this.config = config;
+    this.clock = clock;
+  }
+
+  /**
+   * Opens (or resumes) the session stored in a store directory. An existing `events.jsonl` is
+   * applied to rebuild the state, and every fold it records is checked against the store.
+   */
+  static async open(options: SessionOptions): Promise<Session> {
+    if (!options || typeof options !== 'object')
+      throw new UsageError('Session.open needs an options object');
+    if (!options.engine && (typeof options.dir !== 'string' || options.dir === '')) {
+      throw new UsageError('Session.open needs { dir } (the store directory) or { engine }');
+    }
+    if (options.summarize !== undefined && typeof options.summarize !== 'function') {
+      throw new UsageError('summarize must be a function (turn) => string | Promise<string>');
+    }
+    const clock = options.clock ?? (() => new Date());
+    const engine =
+      options.engine ??
+      (await ContextFold.open({
+        dir: options.dir!,
+        ...(options.policy ? { policy: options.policy } : {}),
+        ...(options.tokenizer ? { tokenizer: options.tokenizer } : {}),
+        ...(options.sessionId ? { sessionId: options.sessionId } : {}),
+        ...(options.retrieval ? { retrieval: options.retrieval } : {}),
+        clock,
+      }));
+    try {
+      const config = sessionConfig(options, engine);
+      const core = new SessionCore(
+        new LiveIO(engine, options.summarize),
+        new TokenMeter(engine.tokenizer),
+        clock,
+      );
+      for (const e of readEvents(engine.dir)) core.state.apply(e);
+      const prior = core.state.config;
+      if (prior && prior.tokenizer !== config.tokenizer) {
+        throw new UsageError(
+          `this session was recorded with the '${prior.tokenizer}' tokenizer; reopen it with that tokenizer (got '${config.tokenizer}')`,
+        );
+      }
+      await Session.checkFolds(core, engine);
+      if (!prior || JSON.stringify(prior) !== JSON.stringify(config)) {
+        core.record({ type: 'session_opened', config });
+      }
+      appendEvents(engine.dir, core.drain());
+      return new Session(engine, !options.engine, core, config, clock);
+    } catch (e) {
+      if (!options.engine) await engine.close();
+      throw e;
+    }
+  }
+
+  /** Every fold the log records must be in the store with the same payload (fail closed). */
+  private static async checkFolds(core: SessionCore, engine: ContextFoldEngine): Promise<void> {
+    if (core.state.foldOrder.length === 0) return;
+    const entries = new Map((await engine.entries()).map((e) => [e.step_id, e]));
+    for (const r of core.state.foldOrder) {
+      const entry = entries.get(r.step_id);
+      const want = r.artifacts.payload_sha256;
+      if (!entry) {
+        throw new BrokenReferenceError(
+          `the session log says step ${r.step_id} is folded, but the store has no such node (${engine.dir})`,
+          { stepId: r.step_id, path: String(r.artifacts.cold_node_ref) },
+        );
+      }
+      if (entry.payload_sha256 !== want) {
+        throw new BrokenReferenceError(
+          `step ${r.step_id} in the store holds another payload than the session folded (${entry.payload_sha256.slice(0, 12)}… vs ${String(want).slice(0, 12)}…)`,
+          { stepId: r.step_id, path: entry.file_path },
+        );
+      }
+    }
+  }
+
+  private assertUsable(): void {
+    if (this.closed) throw new UsageError('this session is closed; open it again');
+    if (this.broken) {
+      throw new UsageError(
+        `this session stopped after an error (${this.broken.message}); reopen it to continue from its last recorded turn`,
+      );
+    }
+  }
+
+  /** Runs a state change; on failure nothing of it is written and the session must be reopened. */
+  private async change<T>(fn: () => Promise<T> | T): Promise<T> {
+    this.assertUsable();
+    try {
+      const out = await fn();
+      appendEvents(this.engine.dir, this.core.drain());
+      return out;
+    } catch (e) {
+      // Bad input is refused before `change` runs; a failure in here leaves the in-memory
+      // state ahead of the log (nothing of this call is written), so the session has to be
+      // reopened from its log.
+      this.core.drain();
+      this.broken = e instanceof Error ? e : new Error(String(e));
+      throw e;
+    }
+  }
+
+  private prepare(messages: Message | readonly Message[]): {
+    records: HistoryRecord[];
+    stripped: StrippedRecord[];
+  } {
+    const list = Array.isArray(messages) ? messages : [messages as Message];
+    const from = this.core.state.history.length;
+    const records: HistoryRecord[] = [];
+    const stripped: StrippedRecord[] = [];
+    const probe: HistoryMessage[] = [];
+    list.forEach((raw, i) => {
+      const stepId = from + i;
+      const m = parseMessage(raw, `message ${stepId}`);
+      const s = stripArchivedBlocks(m.content);
+      if (s.blocks.length > 0) stripped.push({ step_id: stepId, blocks: s.blocks });
+      const h = {
+        ...m,
+        content: s.text,
+        stepId,
+        timestamp: m.timestamp ?? isoSeconds(this.clock()),
+      } as HistoryMessage;
+      probe.push(h);
+      records.push(messageToRecord(h));
+    });
+    // Check tool-call pairing against a copy of the turns before anything is recorded.
+    const turns = this.core.state.turns.map((t) => ({
+      ...t,
+      steps: [...t.steps],
+      messages: [...t.messages],
+    }));
+    for (const h of probe) addToTurns(turns, h);
+    return { records, stripped };
+  }
+
+  /**
+   * Appends messages to the history (system messages become pinned L3). Each gets the next
+   * history position as its `step_id`. Archived blocks a client echoes back are removed.
+   */
+  async append(messages: Message | readonly Message[]): Promise<number[]> {
+    this.assertUsable();
+    const { records, stripped } = this.prepare(messages);
+    return this.change(() => {
+      this.core.appendRecords(records, stripped);
+      return records.map((r) => r.step_id);
+    });
+  }
+
+  /** Pins a note into L3 (never folded, never dropped); a newer note with the same `source` replaces it. */
+  async pin(text: string, options: { source?: string } = {}): Promise<number> {
+    this.assertUsable();
+    if (typeof text !== 'string' || text.trim() === '')
+      throw new UsageError('pin needs a non-empty note text');
+    if (options.source !== undefined && typeof options.source !== 'string') {
+      throw new UsageError('pin source must be a string');
+    }
+    return this.change(() => {
+      const id = this.core.state.noteCount;
+      this.core.record({ type: 'pin', note_id: id, source: options.source ?? null, text });
+      return id;
+    });
+  }
+
+  /**
+   * `pre_turn_dispatch`: appends the prompt (if any) and returns the pack to send. Without a
+   * prompt (a tool-loop continuation) the pending tool output is the live layer.
+   */
+  async beforeTurn(userPrompt?: string): Promise<ContextPack> {
+    this.assertUsable();
+    if (this.core.state.open) {
+      throw new UsageError(
+        `turn ${this.core.state.open.turn} is still open: call afterTurn(response) first`,
+      );
+    }
+    if (userPrompt !== undefined && typeof userPrompt !== 'string') {
+      throw new UsageError('beforeTurn takes the user prompt as a string');
+    }
+    const prepared =
+      userPrompt === undefined ? null : this.prepare({ role: 'user', content: userPrompt });
+    return this.change(async () => {
+      let promptStep: number | null = null;
+      if (prepared) {
+        promptStep = this.core.state.history.length;
+        this.core.appendRecords(prepared.records, prepared.stripped);
+      }
+      return this.core.startTurn(promptStep);
+    });
+  }
+
+  /** `post_turn_response`: appends the response (if any), evicts this turn's pages (CONF-07). */
+  async afterTurn(response?: Message | readonly Message[]): Promise<AfterTurnResult> {
+    this.assertUsable();
+    if (!this.core.state.open)
+      throw new UsageError('no turn is open: call beforeTurn(prompt) first');
+    const prepared = response === undefined ? null : this.prepare(response);
+    return this.change(async () => {
+      if (prepared) this.core.appendRecords(prepared.records, prepared.stripped);
+      const r = await this.core.completeTurn();
+      return {
+        turn: r.turn,
+        appended: prepared ? prepared.records.map((x) => x.step_id) : [],
+        evicted: r.evicted,
+      };
+    });
+  }
+
+  /** The history so far (a copy): every message with its step id and time. */
+  history(): HistoryMessage[] {
+    return this.core.state.history.map((m) => ({ ...m }));
+  }
+
+  /** A summary of the session state. */
+  status(): {
+    history_length: number;
+    turns_started: number;
+    open_turn: number | null;
+    folded: number;
+    l2_window_start: number;
+    pinned: number;
+    config: SessionConfig;
+  } {
+    const s = this.core.state;
+    return {
+      history_length: s.history.length,
+      turns_started: s.turnCount,
+      open_turn: s.open?.turn ?? null,
+      folded: s.foldOrder.length,
+      l2_window_start: s.l2Start,
+      pinned: s.pinned.length,
+      config: { ...this.config },
+    };
+  }
+
+  /** Closes the session (and the engine it opened). */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.ownsEngine) await this.engine.close();
+  }
+}
