@@ -326,13 +326,15 @@ def author(v):
         script = [open_(policy="policy.json" if pol is not None else None), fold("turns.jsonl", P[i]["step_id"], ok(vec_expect(i)))]
         if hydrate:
             want = P[i]["expect"]["payload_sha256"]
-            script.append(
-                step(
-                    "hydrate",
-                    ok({"step_id": P[i]["step_id"], "payload_sha256": want, "content_sha256": want, "truncated": False}),
-                    step_id=P[i]["step_id"],
-                )
-            )
+            cap = (pol or oracle.DEFAULT_POLICY)["max_rehydration_tokens_per_call"]
+            if P[i]["expect"]["token_estimate"] > cap:
+                # Over the per-call cap: bounded and announced, and never altered.
+                expect = {"step_id": P[i]["step_id"], "payload_sha256": want, "truncated": True, "content_tokens": {"$lte": cap}}
+                if as_file and payload:
+                    expect["content_base64"] = {"$prefix_of_input": "payload.txt"}
+            else:
+                expect = {"step_id": P[i]["step_id"], "payload_sha256": want, "content_sha256": want, "truncated": False}
+            script.append(step("hydrate", ok(expect), step_id=P[i]["step_id"]))
         c.add(case_id, title, reqs, "safety", script, inputs, f"vector: projection.jsonl line {i + 1}", tags, description)
 
     # --- CONF-01 lossless cold storage --------------------------------------------------------

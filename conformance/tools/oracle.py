@@ -136,10 +136,21 @@ def project(turn, policy=None, projection_version=PROJECTION_VERSION):
 
 
 def match_terms(node):
-    terms = set(node["identifiers"])
-    terms.update(fold_token(f) for f in node["files"])
-    terms.update(fold_token(e) for e in node["errors"])
-    return terms
+    cached = node.get("_match_terms")
+    if cached is None:
+        cached = set(node["identifiers"])
+        cached.update(fold_token(f) for f in node["files"])
+        cached.update(fold_token(e) for e in node["errors"])
+        node["_match_terms"] = cached
+    return cached
+
+
+def summary_terms(node):
+    cached = node.get("_summary_terms")
+    if cached is None:
+        cached = set(identifiers(nfc(node["summary"])))
+        node["_summary_terms"] = cached
+    return cached
 
 
 def query_terms(query):
@@ -155,13 +166,13 @@ def recall(nodes, query):
     q = set(identifiers(nfc(query)))
     cands = []
     for n in nodes:
-        summary_terms = set(identifiers(nfc(n["summary"])))
+        in_summary = summary_terms(n)
         indexed = match_terms(n)
         cov = 0
         score = 0
         for t in q:
             hit = False
-            if t in summary_terms:
+            if t in in_summary:
                 score += 2
                 hit = True
             if t in indexed:

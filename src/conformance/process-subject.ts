@@ -53,6 +53,8 @@ export function spawnSubject(options: SpawnSubjectOptions): Subject {
   let pending: Pending | null = null;
   let stderrTail = '';
 
+  let hello: SubjectRequest | null = null;
+
   const fail = (e: Error) => {
     const p = pending;
     pending = null;
@@ -62,18 +64,29 @@ export function spawnSubject(options: SpawnSubjectOptions): Subject {
     }
   };
 
+  /** A protocol violation: the process is not trusted again; the next request starts a new one. */
+  const violation = (e: Error) => {
+    const c = child;
+    child = null;
+    lines = null;
+    fail(e);
+    c?.kill('SIGKILL');
+  };
+
   const start = (): ChildProcess => {
     const c = spawn(options.command, { cwd: options.cwd, shell: true, stdio: ['pipe', 'pipe', 'pipe'] });
     stderrTail = '';
     c.stderr?.on('data', (d: Buffer) => {
       stderrTail = (stderrTail + d.toString('utf8')).slice(-2000);
     });
-    c.on('error', (e) => fail(new SubjectProtocolError(`subject could not start: ${e.message}`)));
+    // Only the current process can fail the pending request: a replaced one dies quietly.
+    c.on('error', (e) => {
+      if (child === c) violation(new SubjectProtocolError(`subject could not start: ${e.message}`));
+    });
     c.on('exit', (code, signal) => {
-      if (child === c) {
-        child = null;
-        lines = null;
-      }
+      if (child !== c) return;
+      child = null;
+      lines = null;
       const last = stderrTail.trim().split('\n').pop() ?? '';
       fail(new SubjectProtocolError(`subject exited (${signal ?? `code ${code}`})${last ? `: ${last}` : ''}`));
     });
@@ -87,15 +100,15 @@ export function spawnSubject(options: SpawnSubjectOptions): Subject {
       try {
         parsed = JSON.parse(line);
       } catch {
-        fail(new SubjectProtocolError(`subject wrote a line that is not JSON: ${line.slice(0, 120)}`));
+        violation(new SubjectProtocolError(`subject wrote a line that is not JSON: ${line.slice(0, 120)}`));
         return;
       }
       if (!isResponse(parsed)) {
-        fail(new SubjectProtocolError(`subject wrote something that is not a response: ${line.slice(0, 120)}`));
+        violation(new SubjectProtocolError(`subject wrote something that is not a response: ${line.slice(0, 120)}`));
         return;
       }
       if (parsed.id !== p.id) {
-        fail(new SubjectProtocolError(`subject answered id ${String(parsed.id)} to request ${p.id}`));
+        violation(new SubjectProtocolError(`subject answered id ${String(parsed.id)} to request ${p.id}`));
         return;
       }
       pending = null;
@@ -107,18 +120,28 @@ export function spawnSubject(options: SpawnSubjectOptions): Subject {
     return c;
   };
 
+  const send = (req: SubjectRequest): Promise<SubjectResponse> => {
+    const c = child;
+    if (!c) return Promise.reject(new SubjectProtocolError('subject is not running'));
+    return new Promise<SubjectResponse>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        violation(new SubjectProtocolError(`subject did not answer ${req.op} within ${timeoutMs} ms`));
+      }, timeoutMs);
+      pending = { id: req.id, resolve, reject, timer };
+      c.stdin!.write(`${JSON.stringify(req)}\n`);
+    });
+  };
+
   return {
-    request(req: SubjectRequest): Promise<SubjectResponse> {
-      if (pending) return Promise.reject(new SubjectProtocolError('one request at a time'));
-      const c = child ?? start();
-      return new Promise<SubjectResponse>((resolve, reject) => {
-        const timer = setTimeout(() => {
-          fail(new SubjectProtocolError(`subject did not answer ${req.op} within ${timeoutMs} ms`));
-          c.kill('SIGKILL');
-        }, timeoutMs);
-        pending = { id: req.id, resolve, reject, timer };
-        c.stdin!.write(`${JSON.stringify(req)}\n`);
-      });
+    async request(req: SubjectRequest): Promise<SubjectResponse> {
+      if (pending) throw new SubjectProtocolError('one request at a time');
+      if (req.op === 'hello') hello = req;
+      if (!child) {
+        start();
+        // A fresh process after a violation hears the same hello first (PROTOCOL.md §1).
+        if (hello && req.op !== 'hello') await send(hello);
+      }
+      return send(req);
     },
     async close(): Promise<void> {
       const c = child;

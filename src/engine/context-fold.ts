@@ -39,6 +39,7 @@ import {
 import { isoSeconds, Store } from '../store/store.js';
 import { type VerifiedNode, verifyNode } from '../store/verify.js';
 import { chunkText } from './chunk.js';
+import { RankedRetrieval } from './ranked-retrieval.js';
 import type {
   ContextFoldEngine,
   EvictResult,
@@ -90,6 +91,8 @@ export class ContextFold implements ContextFoldEngine {
   private readonly layout: StoreLayout;
   private readonly store: Store;
   private readonly index = new InvertedIndex();
+  // --- ranked retrieval (issue 6): in-memory retrieval keys, never hashed or written ---
+  private readonly ranked: RankedRetrieval;
   private readonly clock: () => Date;
   private readonly tokenCache = new Map<string, number>();
   private readonly chunkCache = new Map<string, string[]>();
@@ -111,6 +114,12 @@ export class ContextFold implements ContextFoldEngine {
     this.retrieval = options.retrieval ?? 'reference';
     this.clock = options.clock ?? (() => new Date());
     const index = this.index;
+    const ranked = new RankedRetrieval({
+      tokenizer: this.tokenizer,
+      verifiedText: (step) => payloadText(verifyNode(this.layout, this.entryOrThrow(step))),
+      entryOf: (step) => this.store.get(step),
+    });
+    this.ranked = ranked;
     this.store = new Store(
       this.layout,
       {
@@ -119,8 +128,15 @@ export class ContextFold implements ContextFoldEngine {
         clock: this.clock,
       },
       {
-        reset: (entries) => index.reset(entries),
-        add: (entry) => index.add(entry),
+        reset: (entries) => {
+          const list = [...entries];
+          index.reset(list);
+          ranked.reset(list.map((e) => e.step_id));
+        },
+        add: (entry) => {
+          index.add(entry);
+          ranked.noteAdded(entry.step_id);
+        },
         evict: (step) => index.evict(step),
       },
     );
@@ -297,6 +313,10 @@ export class ContextFold implements ContextFoldEngine {
       }
       if (fresh.length > 0) {
         this.store.append(fresh.map((p) => ({ op: 'fold' as const, entry: p.entry })));
+        // Ranked retrieval (issue 6): index from the text in hand rather than re-reading it.
+        if (this.retrieval === 'ranked') {
+          for (const p of fresh) this.ranked.addText(p.entry.step_id, p.entry.summary, p.text);
+        }
       }
       return results;
     });
@@ -332,6 +352,11 @@ export class ContextFold implements ContextFoldEngine {
     }
   }
 
+  /** Caps of a ranked page-in (issue 6). */
+  private rankedCaps(): { perCall: number; perTurn: number } {
+    return { perCall: this.policy.max_rehydration_tokens_per_call, perTurn: perTurnCap(this.policy) };
+  }
+
   /** The software MMU's selection for a prompt (CONF-13), without hydrating anything. */
   async scan(prompt: string, options: { mode?: RetrievalMode } = {}): Promise<ScanResult> {
     if (typeof prompt !== 'string') throw new UsageError('scan needs a prompt string');
@@ -342,6 +367,7 @@ export class ContextFold implements ContextFoldEngine {
         `unknown retrieval mode ${JSON.stringify(mode)}: use 'reference' or 'ranked'`,
       );
     }
+    if (mode === 'ranked') return this.ranked.scan(prompt, this.rankedCaps());
     return referenceScan(this.index, prompt, {
       perCall: this.policy.max_rehydration_tokens_per_call,
       perTurn: perTurnCap(this.policy),
@@ -429,6 +455,11 @@ export class ContextFold implements ContextFoldEngine {
    * `failures` (never replaced by an older node).
    */
   async pageIn(prompt: string, options: { mode?: RetrievalMode } = {}): Promise<PageInResult> {
+    if ((options.mode ?? this.retrieval) === 'ranked') {
+      if (typeof prompt !== 'string') throw new UsageError('pageIn needs a prompt string');
+      this.sync();
+      return this.ranked.pageIn(prompt, this.rankedCaps());
+    }
     const scan = await this.scan(prompt, options);
     const pages: Page[] = [];
     const failures: PageInFailure[] = [];

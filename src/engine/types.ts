@@ -158,6 +158,8 @@ export interface Page {
   chunks: number;
   truncated: boolean;
   matched_terms: string[];
+  /** Ranked mode (issue 6): the window of whole lines paged in, `[start_line, end_line)` of `lines`. */
+  window?: { start_line: number; end_line: number; lines: number };
 }
 
 export interface PageInFailure {

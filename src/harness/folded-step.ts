@@ -35,7 +35,6 @@ export function buildFoldedStep(turn: Turn, summary: string, ref: FoldRef): Fold
     action_type: facts.action_type,
     artifacts: {
       cold_node_ref: ref.file_path,
-      payload_sha256: ref.payload_sha256,
       ...(turn.steps.length > 1 ? { last_step_id: turn.steps[turn.steps.length - 1] } : {}),
     },
   };

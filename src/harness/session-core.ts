@@ -150,6 +150,7 @@ export class SessionCore {
         steps: [...t.steps],
         reason,
         summary_source: summaries[i]!.source,
+        payload_sha256: refs[i]!.payload_sha256,
         record,
       });
       out.push({ step_id: t.stepId, reason });

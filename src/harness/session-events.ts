@@ -61,6 +61,8 @@ export type SessionEvent =
       steps: number[];
       reason: FoldReason;
       summary_source: 'default' | 'custom';
+      /** The cold node's payload hash (the record itself stays short: no hash in the prompt). */
+      payload_sha256: string;
       record: FoldedStep;
       recorded_at: string;
     }

@@ -31,6 +31,8 @@ export class SessionState {
   readonly foldOrder: FoldedStep[] = [];
   /** Folded turn start step → its record. */
   readonly folded = new Map<number, FoldedStep>();
+  /** Folded turn start step → the payload hash of its cold node. */
+  readonly foldedPayload = new Map<number, string>();
   /** Start of the persistent L2 window in `foldOrder` (only ever grows). */
   l2Start = 0;
   /** System messages of the history and pinned notes: L3, in order of arrival. */
@@ -94,6 +96,7 @@ export class SessionState {
         }
         this.foldOrder.push(e.record);
         this.folded.set(e.step_id, e.record);
+        this.foldedPayload.set(e.step_id, e.payload_sha256);
         return;
       case 'window':
         this.l2Start = e.start;

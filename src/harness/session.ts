@@ -287,7 +287,7 @@ export class Session {
     const entries = new Map((await engine.entries()).map((e) => [e.step_id, e]));
     for (const r of core.state.foldOrder) {
       const entry = entries.get(r.step_id);
-      const want = r.artifacts.payload_sha256;
+      const want = core.state.foldedPayload.get(r.step_id);
       if (!entry) {
         throw new BrokenReferenceError(
           `the session log says step ${r.step_id} is folded, but the store has no such node (${engine.dir})`,

@@ -1,4 +1,4 @@
-import { identifiersOf, nodeTerms } from '../extract/terms.js';
+import { foldToken, identifiersOf } from '../extract/terms.js';
 import type { IndexEntry } from '../protocol/types.js';
 
 /**
@@ -35,11 +35,19 @@ export class InvertedIndex {
     this.entries.push(entry);
     this.summaryTerms.push(undefined);
     this.ordOf.set(entry.step_id, ord);
-    for (const t of nodeTerms(entry)) {
+    // The node's matching terms (identifiers ∪ folded files ∪ folded errors, as nodeTerms),
+    // without sorting: posting order follows fold order either way.
+    const seen = new Set<string>();
+    const post = (t: string): void => {
+      if (seen.has(t)) return;
+      seen.add(t);
       const list = this.postings.get(t);
       if (list) list.push(ord);
       else this.postings.set(t, [ord]);
-    }
+    };
+    for (const t of entry.identifiers) post(t);
+    for (const f of entry.files) post(foldToken(f));
+    for (const e of entry.errors) post(foldToken(e));
   }
 
   evict(stepId: number): void {

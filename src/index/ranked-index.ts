@@ -1,4 +1,4 @@
-import { hasErrorSignal } from './ranked-intent.js';
+import { hasErrorSignal, heldShapes } from './ranked-intent.js';
 import { proseRatio, rankedTerms } from './ranked-terms.js';
 
 /** One folded turn as the ranked index sees it. */
@@ -22,6 +22,8 @@ export interface RankedDoc {
   error: boolean;
   /** Share of function words (see `proseRatio`). */
   prose: number;
+  /** Answer shapes the payload holds (see `heldShapes`). */
+  shapes: readonly string[];
 }
 
 /** Postings of one key: parallel arrays of document numbers and term frequencies. */
@@ -92,6 +94,7 @@ export class RankedIndex {
       tokens: input.tokens,
       error: hasErrorSignal(input.content),
       prose: proseRatio(input.content),
+      shapes: heldShapes(input.content),
     });
     this.#byStep.set(input.stepId, docNo);
     this.#totalLength += keys.length;

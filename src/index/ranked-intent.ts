@@ -66,3 +66,76 @@ const ERROR_LINE =
 export function hasErrorSignal(text: string): boolean {
   return ERROR_LINE.test(text);
 }
+
+/**
+ * Kinds of answer a prompt can ask for, each with the cue that asks for it and the shape that
+ * answers it. A turn that has the shape is favoured when the prompt has the cue. Generic to
+ * coding sessions; nothing here names a project, a tool vendor or a session.
+ */
+export interface AnswerShape {
+  name: string;
+  /** Matches the prompt when it asks for this kind of answer. */
+  cue: RegExp;
+  /** Matches a payload that holds such an answer. */
+  shape: RegExp;
+}
+
+/** The answer shapes the ranked scan knows. */
+export const ANSWER_SHAPES: readonly AnswerShape[] = [
+  {
+    name: 'hash',
+    cue: /\b(?:hash|sha|commit id|revision)\b/iu,
+    shape: /(?<![\p{L}\p{N}])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}(?![\p{L}\p{N}])/u,
+  },
+  {
+    name: 'version',
+    cue: /\bversions?\b|\bwhich (?:release|rev)\b/iu,
+    shape: /(?<![\p{L}\p{N}.])v?\d+\.\d+(?:\.\d+)+(?![\p{N}])/u,
+  },
+  {
+    name: 'test-result',
+    cue: /\btests?\b|\bspecs?\b|\bsuite\b|\bgreen\b|\bpass(?:ed|ing)?\b/iu,
+    shape: /\b\d+ (?:tests?|passed|failed|failures?|examples?|specs?|doctests?)\b/iu,
+  },
+  {
+    name: 'quantity',
+    cue: /\bhow (?:big|large|long|many|much)\b|\bsize\b|\bcount\b|\bnumber of\b|\bcost\b/iu,
+    shape:
+      /\b\d+(?:\.\d+)?\s?(?:[kmg]i?b|bytes?|tokens?|lines?|files?|chars?|characters?|ms|seconds?|minutes?|issues?|errors?|warnings?|insertions?|deletions?|items?)\b|\$\d/iu,
+  },
+  {
+    name: 'command',
+    cue: /\bcommands?\b|\bhow did (?:you|we|it) (?:check|run|verify|test|find|install|build|start|invoke|call|upload|fetch)\b|\bwhat did (?:you|we) (?:run|type|call|invoke)\b/iu,
+    shape: /^\s*[$>] \S|"(?:command|cmd)"\s*:|\bBash\(|^Running \S|```(?:bash|sh|shell|console)\n/imu,
+  },
+  {
+    name: 'line',
+    cue: /\b(?:which|what) line\b|\bline numbers?\b/iu,
+    shape: /[\p{L}\p{N}_-]\.[\p{L}\p{N}]+:\d+\b|^\s*\d+:\S/mu,
+  },
+  {
+    name: 'port',
+    cue: /\bports?\b/iu,
+    shape: /\bport\b\D{0,4}\d{2,5}\b|:\d{4,5}\b/iu,
+  },
+];
+
+/**
+ * Names of the answer shapes a prompt asks for.
+ *
+ * @example
+ * askedShapes('What is the short hash of that commit?'); // ['hash']
+ */
+export function askedShapes(prompt: string): string[] {
+  return ANSWER_SHAPES.filter((s) => s.cue.test(prompt)).map((s) => s.name);
+}
+
+/**
+ * Names of the answer shapes a payload holds.
+ *
+ * @example
+ * heldShapes('[main 0925f8d] Modernize project'); // ['hash']
+ */
+export function heldShapes(text: string): string[] {
+  return ANSWER_SHAPES.filter((s) => s.shape.test(text)).map((s) => s.name);
+}

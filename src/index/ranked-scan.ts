@@ -1,6 +1,12 @@
 import { compareCodePoints } from '../protocol/canonical-json.js';
 import type { RankedIndex } from './ranked-index.js';
-import { EARLIEST_CUES, LATEST_CUES, type PromptIntent, promptIntent } from './ranked-intent.js';
+import {
+  askedShapes,
+  EARLIEST_CUES,
+  LATEST_CUES,
+  type PromptIntent,
+  promptIntent,
+} from './ranked-intent.js';
 import { distinctRankedTerms, stemWord } from './ranked-terms.js';
 
 /** Which neighbours of a picked turn are paged with it (a tool call and its result). */
@@ -32,6 +38,8 @@ export interface RankedTuning {
   inheritOnlyIfOwn: boolean;
   /** Gain multiplier for turns that report a failure, on prompts that ask about one. */
   errorBoost: number;
+  /** Gain multiplier for turns holding the answer shape the prompt asks for (hash, version…). */
+  shapeBoost: number;
   /** Gain penalty per unit of prose ratio: data turns hold answers, narration restates them. */
   prosePenalty: number;
   /** Weight multiplier of identifier-like prompt keys (paths, dotted, snake/camel, digits). */
@@ -65,32 +73,33 @@ export interface RankedTuning {
 /** The measured defaults (see docs/retrieval.md). */
 export const RANKED_DEFAULTS: Readonly<RankedTuning> = Object.freeze({
   k1: 1.2,
-  b: 0.5,
+  b: 0.75,
   extendWeight: 0.7,
   stemWeight: 0.6,
   minPrefix: 4,
   maxExtensionGrowth: 7,
   maxExtensions: 16,
   maxDocShare: 0.5,
-  nextWeight: 0,
+  nextWeight: 1,
   prevWeight: 0,
-  inheritOnlyIfOwn: false,
-  errorBoost: 0,
-  prosePenalty: 0,
+  inheritOnlyIfOwn: true,
+  errorBoost: 0.5,
+  shapeBoost: 0,
+  prosePenalty: 1,
   identifierWeight: 1,
   minGain: 2,
   relativeGain: 0.4,
   recencyBand: 0.85,
-  cueBand: 0.85,
+  cueBand: 0.5,
   maxPicks: 4,
-  companions: 'none' as CompanionMode,
+  companions: 'source' as CompanionMode,
   pageTokens: 1200,
-  maxAlternatives: 0,
-  alternativeBand: 0.7,
+  maxAlternatives: 2,
+  alternativeBand: 0.5,
   alternativeTokens: 600,
   tightContext: -1,
   ownerContext: -1,
-});
+})
 
 /** Options of {@link rankedScan}. */
 export interface RankedScanOptions {
@@ -236,6 +245,7 @@ export function scoreCandidates(
   query: readonly QueryKey[],
   tuning: Partial<RankedTuning> = {},
   intent: PromptIntent = { time: 'none', error: false },
+  shapes: readonly string[] = [],
 ): Candidate[] {
   const t = { ...RANKED_DEFAULTS, ...tuning };
   const n = index.size;
@@ -295,6 +305,7 @@ export function scoreCandidates(
   for (const c of out) {
     const doc = index.doc(c.docNo);
     if (intent.error && doc.error) c.boost *= 1 + t.errorBoost;
+    if (shapes.some((s) => doc.shapes.includes(s))) c.boost *= 1 + t.shapeBoost;
     c.boost *= Math.max(0, 1 - t.prosePenalty * doc.prose);
   }
   return out;
@@ -321,7 +332,8 @@ export function rankedScan(
   const intent = promptIntent(prompt);
   const query = expandQuery(index, prompt, t);
   const queryTerms = query.map((q) => q.term).sort(compareCodePoints);
-  const pool = scoreCandidates(index, query, t, intent);
+  const shapes = askedShapes(prompt);
+  const pool = scoreCandidates(index, query, t, intent, shapes);
   const residual = new Array<boolean>(query.length).fill(true);
   const taken = new Set<number>();
   const selected: RankedPick[] = [];

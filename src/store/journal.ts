@@ -1,4 +1,4 @@
-import { canonicalJson, canonicalSha256 } from '../protocol/canonical-json.js';
+import { canonicalJson, canonicalSha256, sha256Hex } from '../protocol/canonical-json.js';
 import type { IndexEntry } from '../protocol/types.js';
 
 /**
@@ -14,7 +14,9 @@ export type JournalRecord =
 
 /** One line of the journal for a record: `{"record":…,"sha256":…}\n`. */
 export function journalLine(record: JournalRecord): string {
-  return `${canonicalJson({ record, sha256: canonicalSha256(record) })}\n`;
+  // Canonical JSON of {record, sha256} without serialising the record twice ("record" < "sha256").
+  const json = canonicalJson(record);
+  return `{"record":${json},"sha256":"${sha256Hex(json)}"}\n`;
 }
 
 /** Outcome of parsing journal bytes. */

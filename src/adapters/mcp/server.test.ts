@@ -151,7 +151,8 @@ describe('contextfold mcp stdout', () => {
       send({ jsonrpc: '2.0', method: 'notifications/initialized' });
       send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'fold_status', arguments: {} } });
       send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'hydrate_archived_node', arguments: { step_id: 1 } } });
-      await new Promise((r) => setTimeout(r, 1500));
+      // Wait for the three responses (a request without an id gets none), then close stdin.
+      for (let i = 0; i < 200 && out.split('\n').length <= 3; i++) await new Promise((r) => setTimeout(r, 50));
       child.stdin.end();
       const code = await new Promise<number | null>((r) => child.on('exit', r));
       expect(code).toBe(0);

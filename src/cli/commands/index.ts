@@ -2,10 +2,13 @@ import type { Command } from 'commander';
 import { register as compact } from './compact.js';
 import { register as conformance } from './conformance.js';
 import { register as demo } from './demo.js';
+import { register as evalCmd } from './eval.js';
 import { register as evict } from './evict.js';
 import { register as fold } from './fold.js';
+import { register as hook } from './hook.js';
 import { register as hydrate } from './hydrate.js';
 import { register as importCmd } from './import.js';
+import { register as install } from './install.js';
 import { register as mcp } from './mcp.js';
 import { register as recall } from './recall.js';
 import { register as scan } from './scan.js';
@@ -36,4 +39,7 @@ export const commands: Register[] = [
   conformance,
   subject,
   mcp,
+  hook,
+  install,
+  evalCmd,
 ];

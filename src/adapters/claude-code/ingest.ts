@@ -1,0 +1,160 @@
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { TranscriptReader, type TranscriptState } from '../import/claude-code-transcript.js';
+import { foldInputsFor } from '../import/import-turns.js';
+import type { ImportedTurn } from '../import/turn.js';
+import type { ContextFoldEngine } from '../../engine/types.js';
+import { IntegrityCheckError, UsageError } from '../../protocol/errors.js';
+import { writeFileAtomic } from '../../store/durable-fs.js';
+
+/** Version of the ingestion state file. */
+export const INGEST_STATE_VERSION = 1;
+
+/** What the hook remembers about a transcript between runs (`<session>.state.json`). */
+export interface IngestState {
+  version: number;
+  transcript_path: string;
+  /** Bytes of the transcript already read (always at a line boundary). */
+  offset: number;
+  /** Lines already read, for error messages. */
+  lines: number;
+  reader: TranscriptState;
+}
+
+/** Options of {@link ingestTranscript}. */
+export interface IngestOptions {
+  transcriptPath: string;
+  statePath: string;
+  /**
+   * `prompt`: fold turns that can no longer change; `compact` (before a compaction): also the
+   * last turn when all its tool calls are answered.
+   */
+  mode: 'prompt' | 'compact';
+  /** Stop reading after this many new turns (catching up on a long session spreads over runs). */
+  maxTurns?: number;
+}
+
+/** What one ingestion run did. */
+export interface IngestResult {
+  /** Turns folded in this run. */
+  folded: number;
+  /** Turns read so far in the whole transcript (= the next step id). */
+  turns: number;
+  /** Steps where a post-compaction conversation starts. */
+  compactions: number[];
+  /** True when the transcript has more unread lines (the `maxTurns` limit was reached). */
+  more: boolean;
+  sessionId: string | null;
+}
+
+function loadState(path: string, transcriptPath: string): IngestState {
+  if (!existsSync(path)) {
+    return { version: INGEST_STATE_VERSION, transcript_path: transcriptPath, offset: 0, lines: 0, reader: emptyReader() };
+  }
+  let s: IngestState;
+  try {
+    s = JSON.parse(readFileSync(path, 'utf8')) as IngestState;
+  } catch {
+    throw new IntegrityCheckError(`hook state file is not valid JSON: ${path}; move it away to re-read the transcript`, {
+      path,
+    });
+  }
+  if (s.version !== INGEST_STATE_VERSION || typeof s.offset !== 'number' || typeof s.reader !== 'object') {
+    throw new IntegrityCheckError(`hook state file has an unknown layout: ${path}; move it away to re-read the transcript`, {
+      path,
+    });
+  }
+  if (s.transcript_path !== transcriptPath) {
+    // A new transcript file for the same session (resume): read it from the start; rows already
+    // read are recognised by uuid, so step ids continue where they were.
+    return { ...s, transcript_path: transcriptPath, offset: 0, lines: 0 };
+  }
+  return s;
+}
+
+function emptyReader(): TranscriptState {
+  return new TranscriptReader().state();
+}
+
+/** Reads the complete lines after `offset` (a line still being written is left for next time). */
+function readNewLines(path: string, offset: number): { text: string; start: number } {
+  if (!existsSync(path)) return { text: '', start: offset };
+  const fd = openSync(path, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    // A transcript shorter than what was read was rewritten: read it again from the start.
+    const start = size < offset ? 0 : offset;
+    const length = size - start;
+    if (length <= 0) return { text: '', start };
+    const buf = Buffer.alloc(length);
+    let got = 0;
+    while (got < length) {
+      const n = readSync(fd, buf, got, length - got, start + got);
+      if (n === 0) break;
+      got += n;
+    }
+    const end = buf.subarray(0, got).lastIndexOf(0x0a);
+    if (end < 0) return { text: '', start };
+    try {
+      return { text: new TextDecoder('utf-8', { fatal: true }).decode(buf.subarray(0, end + 1)), start };
+    } catch {
+      throw new UsageError(`${path}: the transcript is not valid UTF-8 after byte ${start}`, { path });
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Reads what was appended to a Claude Code transcript since the last run and folds the turns
+ * that became final. Only the new bytes are parsed (the state file remembers the offset and the
+ * reader's open turns), so a run costs the same on turn 20 and turn 2,000. State is saved after
+ * the fold succeeded; a run that dies in between repeats an idempotent fold next time.
+ *
+ * @example
+ * await ingestTranscript(engine, { transcriptPath, statePath, mode: 'prompt' });
+ */
+export async function ingestTranscript(engine: ContextFoldEngine, options: IngestOptions): Promise<IngestResult> {
+  const state = loadState(options.statePath, options.transcriptPath);
+  const reader = new TranscriptReader(state.reader);
+  const { text, start } = readNewLines(options.transcriptPath, state.offset);
+  if (start !== state.offset) state.lines = 0;
+  const limit = options.maxTurns ?? Number.POSITIVE_INFINITY;
+  const turns: ImportedTurn[] = [];
+  let lineNo = state.lines;
+  let more = false;
+  let pos = 0;
+  while (pos < text.length) {
+    const nl = text.indexOf('\n', pos);
+    const line = text.slice(pos, nl);
+    lineNo++;
+    turns.push(...reader.pushLine(line, lineNo, options.transcriptPath));
+    pos = nl + 1;
+    if (turns.length >= limit && pos < text.length) {
+      more = true;
+      break;
+    }
+  }
+  const consumed = pos === text.length ? Buffer.byteLength(text, 'utf8') : Buffer.byteLength(text.slice(0, pos), 'utf8');
+  if (options.mode === 'compact' && !more) turns.push(...reader.flush('complete'));
+  turns.sort((a, b) => a.step_id - b.step_id);
+  if (turns.length > 0) await engine.foldMany(foldInputsFor(turns));
+  const next: IngestState = {
+    version: INGEST_STATE_VERSION,
+    transcript_path: options.transcriptPath,
+    offset: start + consumed,
+    lines: lineNo,
+    reader: reader.state(),
+  };
+  if (next.offset !== state.offset || turns.length > 0 || !existsSync(options.statePath)) {
+    mkdirSync(dirname(options.statePath), { recursive: true });
+    writeFileAtomic(options.statePath, JSON.stringify(next));
+  }
+  return {
+    folded: turns.length,
+    turns: reader.nextStep,
+    compactions: [...reader.compactionSteps],
+    more,
+    sessionId: reader.session,
+  };
+}

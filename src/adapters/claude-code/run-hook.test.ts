@@ -1,0 +1,270 @@
+import { appendFileSync, copyFileSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ContextFold } from '../../engine/context-fold.js';
+import { parseClaudeCodeTranscript } from '../import/claude-code-transcript.js';
+import { defaultSummary } from '../import/import-turns.js';
+import { TranscriptWriter } from '../test-utils/claude-transcript.js';
+import { tempDir } from '../test-utils/temp-dir.js';
+import { CONTEXT_HEADER, MAX_CONTEXT_BYTES } from './archived-context.js';
+import type { HookEvent, HookInput } from './hook-input.js';
+import { runHook } from './run-hook.js';
+import { sessionPaths } from './session-paths.js';
+
+const SESSION = '0dd5e551-0000-4000-8000-00000000beef';
+const fixture = new URL('../import/fixtures/claude-code-session.jsonl', import.meta.url).pathname;
+
+function setup() {
+  const root = tempDir();
+  const transcript = join(root, `${SESSION}.jsonl`);
+  const baseDir = join(root, '.contextfold');
+  const run = (event: HookEvent, extra: Partial<HookInput> = {}, maxTurnsPerRun?: number) =>
+    runHook({
+      event,
+      baseDir,
+      input: { session_id: SESSION, transcript_path: transcript, cwd: root, ...extra },
+      ...(maxTurnsPerRun ? { maxTurnsPerRun } : {}),
+    });
+  const store = sessionPaths(baseDir, SESSION).storeDir;
+  const entries = async () => {
+    const cf = await ContextFold.open({ dir: store });
+    try {
+      return await cf.entries();
+    } finally {
+      await cf.close({ compact: false });
+    }
+  };
+  return { root, transcript, baseDir, run, store, entries };
+}
+
+/** A session with a long history, a compaction, then more work. */
+function session(): TranscriptWriter {
+  const w = new TranscriptWriter(SESSION);
+  w.user('Set PostgreSQL to port 5433 in config/database.yml');
+  w.assistant('Editing the config.', [
+    { name: 'Edit', input: { file_path: 'config/database.yml', old_string: '5432', new_string: '5433' }, result: 'updated' },
+  ]);
+  w.progress();
+  w.assistant('', [{ name: 'Bash', input: { command: 'mix ecto.migrate' }, result: 'MigrationError: billing_invoices exists', isError: true }]);
+  w.assistant('Port 5433 is set; the billing_invoices migration fails.');
+  w.user('Now write the README section about deployment');
+  w.assistant('Done: README.md has a deployment section.');
+  w.compact('Summary: port 5433, migration failing, README written.');
+  w.user('Continue with the dashboard');
+  w.assistant('Working on the dashboard.', [{ name: 'Read', input: { file_path: 'lib/dashboard.ex' }, result: 'defmodule Dashboard do\nend' }]);
+  return w;
+}
+
+describe('runHook user-prompt-submit', () => {
+  it('pages in verified records from before the compaction, labelled as archived data', async () => {
+    const s = setup();
+    writeFileSync(s.transcript, session().text());
+    const out = await s.run('user-prompt-submit', { prompt: 'Which MigrationError did mix ecto.migrate print?' });
+    expect(out.archived_before).toBe(6);
+    expect(out.output?.hookSpecificOutput.hookEventName).toBe('UserPromptSubmit');
+    const ctx = out.output!.hookSpecificOutput.additionalContext;
+    expect(ctx.startsWith(CONTEXT_HEADER)).toBe(true);
+    const expected = parseClaudeCodeTranscript(session().text(), 't').turns.find((t) => t.content.includes('MigrationError'))!;
+    expect(expected.step_id).toBeLessThan(6);
+    expect(ctx).toContain(`<archived_record step_id="${expected.step_id}"`);
+    expect(ctx).toContain(`${expected.content}\n</archived_record`);
+    expect(Buffer.byteLength(ctx)).toBeLessThanOrEqual(MAX_CONTEXT_BYTES);
+  });
+
+  it('pages in nothing before the first compaction (everything is still in the live context)', async () => {
+    const s = setup();
+    const w = session();
+    const upToCompaction = w.rows.findIndex((r) => r.includes('compact_boundary'));
+    writeFileSync(s.transcript, w.text(0, upToCompaction));
+    const out = await s.run('user-prompt-submit', { prompt: 'Why does the billing_invoices migration fail?' });
+    expect(out.output).toBeNull();
+    expect(out.ingest.folded).toBeGreaterThan(0);
+  });
+
+  it('skips records that are still live instead of paging in an older one (intent ownership)', async () => {
+    const s = setup();
+    const w = session();
+    w.assistant('', [{ name: 'Bash', input: { command: 'mix ecto.migrate' }, result: 'MigrationError again: billing_invoices exists', isError: true }]);
+    w.user('ok');
+    writeFileSync(s.transcript, w.text());
+    const out = await s.run('user-prompt-submit', { prompt: 'billing_invoices MigrationError' });
+    expect(out.context?.live.length).toBeGreaterThan(0);
+    expect(out.output).toBeNull();
+  });
+
+  it('bounds the injected text to 8 KB, cutting a long record at a line boundary', async () => {
+    const s = setup();
+    const w = new TranscriptWriter(SESSION);
+    const log = Array.from({ length: 3000 }, (_, i) => `frobnicator line ${i}: ok`).join('\n');
+    w.user('run the frobnicator');
+    w.assistant('', [{ name: 'Bash', input: { command: './frobnicate' }, result: log }]);
+    w.compact('frobnicator ran');
+    writeFileSync(s.transcript, w.text());
+    const out = await s.run('user-prompt-submit', { prompt: 'what did the frobnicator print?' });
+    const ctx = out.output!.hookSpecificOutput.additionalContext;
+    expect(Buffer.byteLength(ctx)).toBeLessThanOrEqual(MAX_CONTEXT_BYTES);
+    expect(Buffer.byteLength(ctx)).toBeGreaterThan(MAX_CONTEXT_BYTES / 2);
+    expect(ctx).toMatch(/chunk="1\/\d+" truncated="true"/);
+    expect(ctx).toMatch(/\n<\/archived_record payload_sha256="[0-9a-f]{64}">$/);
+    expect(out.context!.pages[0]).toMatchObject({ chunk: 0, truncated: true });
+  });
+
+  it('never pages in a tampered record; it says the record was refused', async () => {
+    const s = setup();
+    writeFileSync(s.transcript, session().text());
+    const prompt = 'Why does the billing_invoices migration fail?';
+    const first = await s.run('user-prompt-submit', { prompt });
+    const step = first.context!.pages[0]!.step_id;
+    const file = join(s.store, 'cold_nodes', `step_${String(step).padStart(6, '0')}.json`);
+    const node = JSON.parse(readFileSync(file, 'utf8'));
+    node.raw_content += ' TAMPERED';
+    writeFileSync(file, JSON.stringify(node, null, 2));
+    const out = await s.run('user-prompt-submit', { prompt });
+    const ctx = out.output!.hookSpecificOutput.additionalContext;
+    expect(ctx).not.toContain('TAMPERED');
+    expect(ctx).toContain(`archived step ${step} was selected but not paged in: IntegrityCheckError`);
+  });
+});
+
+describe('incremental ingestion', () => {
+  it('folds the same turns, with the same hashes, as importing the finished transcript', async () => {
+    const s = setup();
+    const w = session();
+    for (let i = 1; i <= w.rows.length; i += 3) {
+      writeFileSync(s.transcript, w.text(0, i));
+      await s.run('user-prompt-submit', { prompt: 'anything' });
+    }
+    await s.run('pre-compact', { trigger: 'manual' });
+    const got = await s.entries();
+    const turns = parseClaudeCodeTranscript(w.text(), 't').turns;
+    expect(got.map((e) => e.step_id)).toEqual(turns.map((t) => t.step_id));
+    const ref = await ContextFold.open({ dir: join(s.root, 'ref') });
+    const folded = await ref.foldMany(turns.map((t) => ({ stepId: t.step_id, summary: defaultSummary(t), content: t.content })));
+    await ref.close();
+    expect(got.map((e) => e.projection_sha256)).toEqual(folded.map((f) => f.projection_sha256));
+  });
+
+  it('reads only what was appended since the last run', async () => {
+    const s = setup();
+    const w = session();
+    writeFileSync(s.transcript, w.text());
+    await s.run('user-prompt-submit', { prompt: 'x' });
+    // Damage a line that was already read: a run that re-read the file would fail on it.
+    const text = readFileSync(s.transcript, 'utf8');
+    const firstLine = text.indexOf('\n');
+    writeFileSync(s.transcript, `${'#'.repeat(firstLine)}${text.slice(firstLine)}`);
+    w.user('one more prompt');
+    appendFileSync(s.transcript, w.text(w.rows.length - 1));
+    const out = await s.run('user-prompt-submit', { prompt: 'x' });
+    expect(out.ingest.turns).toBe(parseClaudeCodeTranscript(w.text(), 't').turns.length);
+    const again = await s.run('user-prompt-submit', { prompt: 'x' });
+    expect(again.ingest.folded).toBe(0);
+  });
+
+  it('leaves a line that is still being written for the next run', async () => {
+    const s = setup();
+    const w = session().user('one last question about the dashboard');
+    const all = w.text();
+    const cut = all.length - 40;
+    writeFileSync(s.transcript, all.slice(0, cut));
+    const partial = await s.run('user-prompt-submit', { prompt: 'x' });
+    appendFileSync(s.transcript, all.slice(cut));
+    const done = await s.run('pre-compact');
+    expect(done.ingest.turns).toBe(parseClaudeCodeTranscript(all, 't').turns.length);
+    expect(partial.ingest.turns).toBeLessThan(done.ingest.turns);
+  });
+
+  it('reads a repeated row (same uuid) once, also across runs', async () => {
+    const s = setup();
+    const w = session();
+    writeFileSync(s.transcript, w.text());
+    const first = await s.run('pre-compact');
+    appendFileSync(s.transcript, `${w.rows[0]}\n${w.rows[1]}\n`);
+    const second = await s.run('pre-compact');
+    expect(second.ingest.turns).toBe(first.ingest.turns);
+  });
+
+  it('catches up on a long backlog over several runs with a per-run limit', async () => {
+    const s = setup();
+    const w = session();
+    writeFileSync(s.transcript, w.text());
+    const runs: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      const r = await s.run('user-prompt-submit', { prompt: 'x' }, 2);
+      runs.push(r.ingest.folded);
+      if (!r.ingest.more) break;
+    }
+    expect(runs.length).toBeGreaterThan(2);
+    expect(Math.max(...runs)).toBeLessThanOrEqual(3);
+    await s.run('pre-compact');
+    expect((await s.entries()).length).toBe(parseClaudeCodeTranscript(w.text(), 't').turns.length);
+  });
+
+  it('re-reads a rewritten (shorter) transcript without refolding or renumbering', async () => {
+    const s = setup();
+    const w = session();
+    writeFileSync(s.transcript, w.text());
+    await s.run('pre-compact');
+    const before = await s.entries();
+    writeFileSync(s.transcript, w.text(0, 3));
+    const r = await s.run('pre-compact');
+    expect(r.ingest.folded).toBe(0);
+    expect(await s.entries()).toEqual(before);
+  });
+
+  it('refuses a damaged state file instead of re-reading silently', async () => {
+    const s = setup();
+    writeFileSync(s.transcript, session().text());
+    await s.run('user-prompt-submit', { prompt: 'x' });
+    const { statePath } = sessionPaths(s.baseDir, SESSION);
+    writeFileSync(statePath, '{"version": 1, "offs');
+    await expect(s.run('user-prompt-submit', { prompt: 'x' })).rejects.toThrow(/hook state file is not valid JSON/);
+  });
+
+  it('a missing transcript is an empty session', async () => {
+    const s = setup();
+    const out = await s.run('user-prompt-submit', { prompt: 'hello' });
+    expect(out.output).toBeNull();
+    expect(out.ingest.turns).toBe(0);
+  });
+});
+
+describe('runHook pre-compact and session-start', () => {
+  it('pre-compact also folds the last turn once its tool calls are answered', async () => {
+    const s = setup();
+    const w = session();
+    writeFileSync(s.transcript, w.text());
+    const turns = parseClaudeCodeTranscript(w.text(), 't').turns;
+    await s.run('user-prompt-submit', { prompt: 'x' });
+    expect((await s.entries()).length).toBe(turns.length - 1);
+    await s.run('pre-compact', { trigger: 'auto' });
+    expect((await s.entries()).length).toBe(turns.length);
+    // Compacted on close: the store is in the reference layout.
+    expect(existsSync(join(s.store, 'recall_index.json'))).toBe(true);
+  });
+
+  it('session-start after a compaction tells the model what is archived', async () => {
+    const s = setup();
+    writeFileSync(s.transcript, session().text());
+    const out = await s.run('session-start', { source: 'compact' });
+    expect(out.output?.hookSpecificOutput).toEqual({
+      hookEventName: 'SessionStart',
+      additionalContext: expect.stringMatching(/^contextfold: turns 0–5 of this session are archived verbatim/),
+    });
+    const fresh = setup();
+    writeFileSync(fresh.transcript, new TranscriptWriter(SESSION).user('hi').text());
+    expect((await fresh.run('session-start', { source: 'startup' })).output).toBeNull();
+  });
+
+  it('works on the real Claude Code fixture: archived steps come from before its compaction', async () => {
+    const s = setup();
+    copyFileSync(fixture, s.transcript);
+    const out = await s.run('user-prompt-submit', {
+      prompt: 'What was the Postgrex password authentication error?',
+      session_id: SESSION,
+    });
+    expect(out.archived_before).toBe(3);
+    expect(out.context!.pages.map((p) => p.step_id)).toEqual([1]);
+    expect(statSync(sessionPaths(s.baseDir, SESSION).statePath).size).toBeLessThan(4096);
+  });
+});

@@ -1,0 +1,89 @@
+import { ContextFold } from '../../engine/context-fold.js';
+import type { OpenOptions } from '../../engine/types.js';
+import { type ArchivedContext, archivedContext } from './archived-context.js';
+import { CLAUDE_EVENT_NAMES, type HookEvent, type HookInput } from './hook-input.js';
+import { type IngestResult, ingestTranscript } from './ingest.js';
+import { sessionPaths } from './session-paths.js';
+
+/** New turns one hook run folds at most; a long backlog is caught up over several runs. */
+export const DEFAULT_MAX_TURNS_PER_RUN = 400;
+
+/** Options of {@link runHook}. */
+export interface RunHookOptions {
+  event: HookEvent;
+  input: HookInput;
+  /** Base store directory (e.g. `<project>/.contextfold`); each session gets a store below it. */
+  baseDir: string;
+  /** Engine options for the session store. The token counter defaults to `reference` (fast start). */
+  engine?: Omit<OpenOptions, 'dir'>;
+  maxTurnsPerRun?: number;
+}
+
+/** The JSON a hook prints for Claude Code (`hookSpecificOutput.additionalContext`). */
+export interface HookOutput {
+  hookSpecificOutput: { hookEventName: string; additionalContext: string };
+}
+
+/** What a hook run did. */
+export interface HookOutcome {
+  /** Print this on stdout (null: print nothing). */
+  output: HookOutput | null;
+  store: string;
+  ingest: IngestResult;
+  /** Steps before this one are archived (gone from the live context by compaction). */
+  archived_before: number;
+  context: ArchivedContext | null;
+}
+
+/**
+ * Runs one Claude Code hook event against the session's store:
+ * - `user-prompt-submit`: ingest new turns, scan the prompt, return the verified pages from
+ *   before the last compaction (at most 8 KB) as `additionalContext`;
+ * - `pre-compact`: fold everything that is complete, so the compaction loses nothing;
+ * - `session-start`: ingest and, when part of the session is archived, tell the model so.
+ *
+ * @example
+ * const out = await runHook({ event: 'user-prompt-submit', input, baseDir: '/repo/.contextfold' });
+ * if (out.output) process.stdout.write(JSON.stringify(out.output));
+ */
+export async function runHook(options: RunHookOptions): Promise<HookOutcome> {
+  const { event, input } = options;
+  const paths = sessionPaths(options.baseDir, input.session_id);
+  const engine = await ContextFold.open({
+    tokenizer: 'reference',
+    sessionId: input.session_id,
+    ...options.engine,
+    dir: paths.storeDir,
+  });
+  const compacting = event === 'pre-compact' || (event === 'session-start' && input.source === 'compact');
+  try {
+    const ingest = await ingestTranscript(engine, {
+      transcriptPath: input.transcript_path,
+      statePath: paths.statePath,
+      mode: compacting ? 'compact' : 'prompt',
+      maxTurns: options.maxTurnsPerRun ?? DEFAULT_MAX_TURNS_PER_RUN,
+    });
+    const archivedBefore = ingest.compactions.at(-1) ?? 0;
+    const outcome: HookOutcome = {
+      output: null,
+      store: paths.storeDir,
+      ingest,
+      archived_before: archivedBefore,
+      context: null,
+    };
+    const say = (text: string): HookOutput => ({
+      hookSpecificOutput: { hookEventName: CLAUDE_EVENT_NAMES[event], additionalContext: text },
+    });
+    if (event === 'user-prompt-submit') {
+      outcome.context = await archivedContext(engine, { prompt: input.prompt ?? '', archivedBefore });
+      if (outcome.context.text !== null) outcome.output = say(outcome.context.text);
+    } else if (event === 'session-start' && archivedBefore > 0) {
+      outcome.output = say(
+        `contextfold: turns 0–${archivedBefore - 1} of this session are archived verbatim (hash-verified) in ${paths.storeDir}. Records relevant to a prompt are paged in automatically with it, labelled as archived data.`,
+      );
+    }
+    return outcome;
+  } finally {
+    await engine.close({ compact: event === 'pre-compact' });
+  }
+}

@@ -1,0 +1,190 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ContextFold } from '../engine/context-fold.js';
+import type { FoldInput } from '../engine/types.js';
+
+/**
+ * `npm run bench`: prints one JSON object with fold, scan, recall, hydrate, validate, CLI and
+ * pack-assembly figures for N synthetic turns (default 1k, 10k, 100k; `--sizes 1000,10000`).
+ * Turns come from ../shared/bench/synth.py (the generator the reference was measured with).
+ * Progress goes to stderr. Timings are measurements, never assertions.
+ */
+
+const log = (s: string) => process.stderr.write(`[bench] ${s}\n`);
+
+function quantile(xs: number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return Number(s[Math.min(s.length - 1, Math.floor(q * s.length))]!.toFixed(3));
+}
+
+function time<T>(fn: () => T): [T, number] {
+  const t = performance.now();
+  const r = fn();
+  return [r, performance.now() - t];
+}
+
+async function timeAsync<T>(fn: () => Promise<T>): Promise<[T, number]> {
+  const t = performance.now();
+  const r = await fn();
+  return [r, performance.now() - t];
+}
+
+function duBytes(dir: string): number {
+  let total = 0;
+  for (const name of readdirSync(dir, { recursive: true })) {
+    const st = statSync(join(dir, String(name)));
+    if (st.isFile()) total += st.size;
+  }
+  return total;
+}
+
+interface SynthTurn {
+  step_id: number;
+  summary: string;
+  raw_content: string;
+}
+
+function synthesize(n: number, work: string): { turns: SynthTurn[]; queries: string[] } {
+  const script = fileURLToPath(new URL('../../../shared/bench/synth.py', import.meta.url));
+  if (!existsSync(script)) {
+    throw new Error(`the turn generator ${script} is missing: the bench needs ../shared beside the repository`);
+  }
+  const out = join(work, `turns_${n}.jsonl`);
+  const qout = join(work, `queries_${n}.jsonl`);
+  log(`generating ${n} turns with synth.py …`);
+  execFileSync('python3', [script, '--n', String(n), '--out', out, '--queries-out', qout], { stdio: 'ignore' });
+  const turns = readFileSync(out, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as SynthTurn);
+  const queries = readFileSync(qout, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => (JSON.parse(l) as { prompt: string }).prompt);
+  return { turns, queries };
+}
+
+const toInput = (t: SynthTurn): FoldInput => ({ stepId: t.step_id, summary: t.summary, content: t.raw_content });
+
+async function benchSize(n: number, turns: SynthTurn[], queries: string[], work: string) {
+  const root = mkdtempSync(join(work, `n${n}-`));
+  const dir = join(root, '.contextfold');
+  const cli = fileURLToPath(new URL('../cli/bin.js', import.meta.url));
+  log(`N=${n}: foldMany …`);
+  let cf = await ContextFold.open({ dir });
+  const [, foldManyMs] = await timeAsync(async () => {
+    for (let i = 0; i < n; i += 5000) await cf.foldMany(turns.slice(i, Math.min(n, i + 5000)).map(toInput));
+  });
+  const [, closeMs] = await timeAsync(() => cf.close());
+  const [reopened, openMs] = await timeAsync(() => ContextFold.open({ dir }));
+  cf = reopened;
+
+  log(`N=${n}: single durable folds …`);
+  const single: number[] = [];
+  for (let i = 0; i < 40; i++) {
+    const t = turns[n + i]!;
+    single.push((await timeAsync(() => cf.fold(toInput(t))))[1]);
+  }
+
+  log(`N=${n}: scan / recall / hydrate / pageIn …`);
+  for (const q of queries) await cf.scan(q); // warm the token-count cache once
+  const scanMs: number[] = [];
+  const recallMs: number[] = [];
+  const pageInMs: number[] = [];
+  for (let rep = 0; rep < 5; rep++) {
+    for (const q of queries) {
+      scanMs.push((await timeAsync(() => cf.scan(q)))[1]);
+      recallMs.push((await timeAsync(() => cf.recall(q, { limit: 20 })))[1]);
+      pageInMs.push((await timeAsync(() => cf.pageIn(q)))[1]);
+    }
+  }
+  const hydrateMs: number[] = [];
+  for (let i = 0; i < 200; i++) {
+    const step = turns[(i * 7919) % n]!.step_id;
+    hydrateMs.push((await timeAsync(() => cf.hydrate(step)))[1]);
+  }
+  log(`N=${n}: validate …`);
+  const [v, validateMs] = await timeAsync(() => cf.validate());
+  await cf.close();
+
+  log(`N=${n}: CLI scan as a fresh process …`);
+  const cliMs: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const q = queries[i % queries.length]!;
+    const [r, ms] = time(() => spawnSync(process.execPath, [cli, '--dir', dir, '--json', 'scan', q]));
+    if (r.status !== 0) throw new Error(`CLI scan failed: ${r.stderr}`);
+    cliMs.push(ms);
+  }
+  const bytes = duBytes(dir);
+  rmSync(root, { recursive: true, force: true });
+  return {
+    n,
+    fold_many: { total_ms: Math.round(foldManyMs), per_turn_ms: Number((foldManyMs / n).toFixed(3)) },
+    close_compact_ms: Math.round(closeMs),
+    open_ms: Math.round(openMs),
+    single_fold_ms: { p50: quantile(single, 0.5), p99: quantile(single, 0.99) },
+    scan_ms: { p50: quantile(scanMs, 0.5), p99: quantile(scanMs, 0.99) },
+    recall_limit20_ms: { p50: quantile(recallMs, 0.5), p99: quantile(recallMs, 0.99) },
+    page_in_ms: { p50: quantile(pageInMs, 0.5), p99: quantile(pageInMs, 0.99) },
+    hydrate_ms: { p50: quantile(hydrateMs, 0.5), p99: quantile(hydrateMs, 0.99) },
+    validate_ms: Math.round(validateMs),
+    validate_ok: v.ok,
+    cli_scan_fresh_process_ms: { p50: quantile(cliMs, 0.5), max: quantile(cliMs, 1) },
+    bytes_on_disk: bytes,
+    peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
+  };
+}
+
+async function main(): Promise<void> {
+  const arg = process.argv.indexOf('--sizes');
+  const sizes = (arg > 0 ? process.argv[arg + 1]! : '1000,10000,100000')
+    .split(',')
+    .map((s) => Number(s))
+    .filter((x) => Number.isSafeInteger(x) && x > 0);
+  if (sizes.length === 0) throw new Error('--sizes takes a comma-separated list of positive integers');
+  const work = mkdtempSync(join(tmpdir(), 'contextfold-bench-'));
+  try {
+    const max = Math.max(...sizes);
+    const { turns, queries } = synthesize(max + 40, work);
+    const results = [];
+    for (const n of sizes.sort((a, b) => a - b)) results.push(await benchSize(n, turns, queries, work));
+    let pack: unknown = null;
+    try {
+      const harnessBench = '../harness/bench.js'; // optional module: resolved at run time
+      const harness = (await import(harnessBench)) as {
+        benchPackAssembly?: () => Promise<unknown>;
+      };
+      if (harness.benchPackAssembly) {
+        log('pack assembly (1,000-turn session) …');
+        pack = await harness.benchPackAssembly();
+      }
+    } catch (e) {
+      pack = { error: (e as Error).message };
+    }
+    const first = results[0]!;
+    const last = results[results.length - 1]!;
+    process.stdout.write(
+      `${JSON.stringify(
+        {
+          node: process.version,
+          tokenizer: 'o200k',
+          sizes: results,
+          pack_assembly: pack,
+          single_fold_growth: Number((last.single_fold_ms.p50 / first.single_fold_ms.p50).toFixed(2)),
+        },
+        null,
+        2,
+      )}\n`,
+    );
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+main().catch((e) => {
+  process.stderr.write(`contextfold bench: ${e instanceof Error ? e.message : e}\n`);
+  process.exitCode = 1;
+});

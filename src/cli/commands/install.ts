@@ -1,0 +1,65 @@
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Command } from 'commander';
+import {
+  hookCommandBase,
+  type InstallResult,
+  type InstallScope,
+  installClaudeCode,
+} from '../../adapters/claude-code/install.js';
+import { UsageError } from '../../protocol/errors.js';
+import { emit, globals } from '../context.js';
+
+const human = (r: InstallResult): string => {
+  const lines = [`${r.changed ? 'updated' : 'already up to date:'} ${r.settings}`];
+  for (const [event, change] of Object.entries(r.hooks)) lines.push(`  ${event.padEnd(17)} ${change}`);
+  if (r.backup) lines.push(`previous file kept as ${r.backup}`);
+  if (r.changed) lines.push('Restart Claude Code (or run /hooks) for the hooks to take effect.');
+  return lines.join('\n');
+};
+
+/** `contextfold install`. */
+export function register(program: Command): void {
+  program
+    .command('install')
+    .description('install an integration; claude-code merges the contextfold hooks into settings.json')
+    .argument('<TARGET>', 'claude-code')
+    .option('--project', "the project's .claude/settings.json (default)")
+    .option('--user', "the user's ~/.claude/settings.json (or $CLAUDE_CONFIG_DIR)")
+    .option('--command <CMD>', 'command that starts contextfold in the hooks (default: node + this installation)')
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Adds UserPromptSubmit, PreCompact and SessionStart hooks that run `contextfold hook <event>`.',
+        'Idempotent: existing contextfold hooks are updated in place, other settings are kept, and the',
+        'previous file is saved as settings.json.bak when anything changes. --dir, if given, is passed on',
+        'to the hooks (a relative store directory is taken relative to the session cwd).',
+        '',
+        'Examples:',
+        '  npx contextfold install claude-code --project',
+        '  contextfold install claude-code --user --command contextfold --json',
+      ].join('\n'),
+    )
+    .action(async (target: string, opts: { project?: boolean; user?: boolean; command?: string }, cmd: Command) => {
+      const g = globals(cmd);
+      if (target !== 'claude-code') throw new UsageError(`unknown install target '${target}': use claude-code`);
+      if (opts.project && opts.user) throw new UsageError('give --project or --user, not both');
+      const scope: InstallScope = opts.user ? 'user' : 'project';
+      const projectDir = process.cwd();
+      const command =
+        opts.command ??
+        hookCommandBase({ binPath: fileURLToPath(new URL('../bin.js', import.meta.url)), projectDir, scope });
+      const dirGiven = cmd.getOptionValueSourceWithGlobals('dir') === 'cli';
+      const rawDir = (cmd.optsWithGlobals() as { dir?: string }).dir;
+      const r = installClaudeCode({
+        scope,
+        projectDir,
+        userDir: process.env.CLAUDE_CONFIG_DIR ?? join(homedir(), '.claude'),
+        command,
+        ...(dirGiven && rawDir !== undefined ? { dir: rawDir } : {}),
+      });
+      emit(g, r, human);
+    });
+}

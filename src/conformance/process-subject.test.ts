@@ -1,0 +1,56 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../test-utils/shared.js';
+import { SubjectProtocolError, spawnSubject } from './process-subject.js';
+
+const tmp = tempDir();
+afterAll(() => tmp.cleanup());
+
+const script = join(tmp.dir, 'fake-subject.cjs');
+writeFileSync(
+  script,
+  `const rl = require('readline').createInterface({ input: process.stdin });
+let helloSeen = false;
+const out = (o) => process.stdout.write(JSON.stringify(o) + '\\n');
+rl.on('line', (l) => {
+  const r = JSON.parse(l);
+  if (r.op === 'hello') { helloSeen = true; out({ id: r.id, ok: true, result: { protocol: 'ipcf-subject/1' } }); }
+  else if (r.op === 'garbage') process.stdout.write('oops\\n');
+  else if (r.op === 'wrong_id') out({ id: r.id + 1, ok: true, result: {} });
+  else if (r.op === 'die') { process.stderr.write('fatal: boom\\n'); process.exit(3); }
+  else if (r.op === 'slow') {}
+  else out({ id: r.id, ok: true, result: { helloSeen, pid: process.pid } });
+});
+`,
+);
+
+describe('spawnSubject', () => {
+  it('speaks JSON lines, and replaces a process that broke the protocol (replaying hello)', async () => {
+    const s = spawnSubject({ command: `"${process.execPath}" "${script}"`, timeoutMs: 2_000 });
+    try {
+      expect(await s.request({ id: 1, op: 'hello', protocol: 'ipcf-subject/1' })).toMatchObject({ ok: true });
+      const first = await s.request({ id: 2, op: 'ping' });
+      expect(first).toMatchObject({ id: 2, ok: true, result: { helloSeen: true } });
+      const pid = (first as { result: { pid: number } }).result.pid;
+
+      await expect(s.request({ id: 3, op: 'garbage' })).rejects.toThrow(/not JSON: oops/);
+      const second = await s.request({ id: 4, op: 'ping' });
+      expect(second).toMatchObject({ ok: true, result: { helloSeen: true } });
+      expect((second as { result: { pid: number } }).result.pid).not.toBe(pid);
+
+      await expect(s.request({ id: 5, op: 'wrong_id' })).rejects.toThrow(/answered id 6 to request 5/);
+      await expect(s.request({ id: 6, op: 'die' })).rejects.toThrow(/exited \(code 3\): fatal: boom/);
+      await expect(s.request({ id: 7, op: 'slow' })).rejects.toBeInstanceOf(SubjectProtocolError);
+      expect(await s.request({ id: 8, op: 'ping' })).toMatchObject({ id: 8, ok: true });
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('reports a command that cannot start as a protocol error', async () => {
+    const s = spawnSubject({ command: 'definitely-not-a-command-cf-xyz', timeoutMs: 2_000 });
+    await expect(s.request({ id: 1, op: 'hello', protocol: 'ipcf-subject/1' })).rejects.toBeInstanceOf(SubjectProtocolError);
+    await s.close();
+  });
+});

@@ -1,0 +1,28 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+/** Marks the declaration block in docs/conformance.md (and in README.md once merged there). */
+export const DECLARATION_MARKER = '<!-- conformance-declaration -->';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+/**
+ * Every declaration published in the docs: the ```json block after each marker, in
+ * docs/conformance.md and README.md. Returns `[file, parsed JSON]` pairs.
+ */
+export function publishedDeclarations(): [string, unknown][] {
+  const out: [string, unknown][] = [];
+  for (const file of ['docs/conformance.md', 'README.md']) {
+    const path = `${ROOT}${file}`;
+    if (!existsSync(path)) continue;
+    const text = readFileSync(path, 'utf8');
+    let at = text.indexOf(DECLARATION_MARKER);
+    while (at >= 0) {
+      const block = /```json\n([\s\S]*?)\n```/.exec(text.slice(at));
+      if (!block) throw new Error(`${file}: no json block after the declaration marker`);
+      out.push([file, JSON.parse(block[1]!)]);
+      at = text.indexOf(DECLARATION_MARKER, at + DECLARATION_MARKER.length);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,159 @@
+import type { Tokenizer } from '../extract/tokenizer.js';
+import { focusWindow } from '../index/ranked-focus.js';
+import { RankedIndex } from '../index/ranked-index.js';
+import {
+  type RankedPick,
+  type RankedScanResult,
+  type RankedTuning,
+  rankedScan,
+} from '../index/ranked-scan.js';
+import { isContextFoldError, ipcfErrorName } from '../protocol/errors.js';
+import type { IndexEntry } from '../protocol/types.js';
+import type { Page, PageInFailure, PageInResult } from './types.js';
+
+/** What the ranked retrieval needs from the engine. */
+export interface RankedRetrievalDeps {
+  tokenizer: Tokenizer;
+  /** The verified payload text of a step; throws a contextfold error if it fails verification. */
+  verifiedText(stepId: number): string;
+  /** The index entry of a step (for its summary), if indexed. */
+  entryOf(stepId: number): IndexEntry | undefined;
+}
+
+/** Caps of one page-in. */
+export interface RankedCaps {
+  perCall: number;
+  perTurn: number;
+}
+
+/**
+ * The engine side of `retrieval: 'ranked'`: keeps the in-memory {@link RankedIndex} in step with
+ * the store (turns folded here are indexed from the text in hand; turns that arrive through a
+ * refresh are read and verified on the next ranked scan), and turns a ranked scan into verified,
+ * windowed pages. Nothing here is written to disk or hashed.
+ *
+ * @example
+ * const ranked = new RankedRetrieval({ tokenizer, verifiedText, entryOf });
+ * ranked.addText(12, 'tool: psql', 'port 5433');
+ * const r = ranked.pageIn('which port?', { perCall: 3000, perTurn: 3500 });
+ */
+export class RankedRetrieval {
+  #index = new RankedIndex();
+  #pending: number[] = [];
+  readonly #deps: RankedRetrievalDeps;
+  readonly #tuning: Partial<RankedTuning>;
+
+  constructor(deps: RankedRetrievalDeps, tuning: Partial<RankedTuning> = {}) {
+    this.#deps = deps;
+    this.#tuning = tuning;
+  }
+
+  /** Indexed turns (after catching up). */
+  get size(): number {
+    this.#catchUp();
+    return this.#index.size;
+  }
+
+  /** Indexes a turn whose verified text is already in hand (the fold path). */
+  addText(stepId: number, summary: string, text: string): void {
+    if (this.#index.has(stepId)) return;
+    this.#index.add({ stepId, summary, content: text, tokens: this.#deps.tokenizer.count(text) });
+  }
+
+  /** Notes a turn the store learnt about; it is read and verified on the next ranked scan. */
+  noteAdded(stepId: number): void {
+    if (!this.#index.has(stepId)) this.#pending.push(stepId);
+  }
+
+  /** Forgets everything (the store reloaded its index): every entry is indexed again lazily. */
+  reset(stepIds: Iterable<number>): void {
+    this.#index = new RankedIndex();
+    this.#pending = [...stepIds];
+  }
+
+  #catchUp(): void {
+    if (this.#pending.length === 0) return;
+    const pending = this.#pending;
+    this.#pending = [];
+    for (const step of pending) {
+      if (this.#index.has(step)) continue;
+      const entry = this.#deps.entryOf(step);
+      if (!entry) continue;
+      let text: string;
+      try {
+        text = this.#deps.verifiedText(step);
+      } catch (e) {
+        // Fail closed: a node that does not verify is never a candidate (validate reports it).
+        if (isContextFoldError(e)) continue;
+        throw e;
+      }
+      this.addText(step, entry.summary, text);
+    }
+  }
+
+  /** The ranked selection for a prompt (no page is read). */
+  scan(prompt: string, caps: RankedCaps): RankedScanResult {
+    this.#catchUp();
+    return rankedScan(this.#index, prompt, {
+      perCallCap: caps.perCall,
+      perTurnCap: caps.perTurn,
+      tuning: this.#tuning,
+    });
+  }
+
+  /**
+   * Scan, then page in each pick verified: a window of whole lines around the matched keys, at
+   * most the pick's cost. If an intent's owner fails verification, its companions and
+   * alternatives are not paged either (its intent is never handed to another turn).
+   */
+  pageIn(prompt: string, caps: RankedCaps): PageInResult {
+    const scan = this.scan(prompt, caps);
+    const pages: Page[] = [];
+    const failures: PageInFailure[] = [];
+    const failed = new Set<number>();
+    let tokens = 0;
+    for (const pick of scan.selected) {
+      const principal = pick.companion_of ?? pick.alternative_of;
+      if (principal !== undefined && failed.has(principal)) continue;
+      try {
+        const text = this.#deps.verifiedText(pick.step_id);
+        const budget = Math.min(pick.cost, caps.perTurn - tokens);
+        if (budget <= 0) continue;
+        const w = focusWindow({
+          content: text,
+          focus: pick.focus,
+          maxTokens: budget,
+          count: (s) => this.#deps.tokenizer.count(s),
+          ...(pick.context === undefined ? {} : { context: pick.context }),
+        });
+        const entry = this.#deps.entryOf(pick.step_id)!;
+        pages.push(pageOf(pick, entry, w));
+        tokens += w.tokens;
+      } catch (e) {
+        if (!isContextFoldError(e)) throw e;
+        failed.add(pick.step_id);
+        failures.push({
+          step_id: pick.step_id,
+          code: e.code,
+          error: ipcfErrorName(e.code),
+          message: e.message,
+        });
+      }
+    }
+    return { scan, pages, failures, tokens };
+  }
+}
+
+function pageOf(pick: RankedPick, entry: IndexEntry, w: ReturnType<typeof focusWindow>): Page {
+  return {
+    step_id: pick.step_id,
+    content: w.text,
+    tokens: w.tokens,
+    payload_sha256: entry.payload_sha256,
+    chunk: 0,
+    chunks: 1,
+    truncated: w.truncated,
+    matched_terms: pick.matched_terms,
+    window: { start_line: w.startLine, end_line: w.endLine, lines: w.lines },
+  };
+}

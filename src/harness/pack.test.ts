@@ -1,0 +1,161 @@
+import { describe, expect, it } from 'vitest';
+import { o200kTokenizer } from '../extract/tokenizer.js';
+import { sha256Hex } from '../protocol/canonical-json.js';
+import type { FoldedStep } from '../protocol/types.js';
+import type { HistoryMessage, Message } from './messages.js';
+import { type AssembleInput, assemblePack, FOLDED_STEPS_HEADER, type PackPage, renderPackText } from './pack.js';
+import { TokenMeter } from './token-meter.js';
+import { groupTurns, type Turn } from './turns.js';
+
+const tok = o200kTokenizer();
+const meter = new TokenMeter(tok);
+const T = '2025-01-01T00:00:00Z';
+
+function history(msgs: Message[]): Turn[] {
+  return groupTurns(msgs.map((m, i) => ({ ...m, stepId: i, timestamp: T }) as HistoryMessage));
+}
+
+const record = (step: number): FoldedStep => ({
+  step_id: step,
+  timestamp: T,
+  summary: `user: old turn ${step} about the billing table`,
+  status: 'SUCCESS',
+  action_type: 'OTHER',
+  artifacts: { cold_node_ref: `.contextfold/cold_nodes/step_${String(step).padStart(6, '0')}.json` },
+});
+
+const page = (step: number, content: string): PackPage => ({
+  step_id: step,
+  payload_sha256: sha256Hex(content),
+  chunk: 0,
+  chunks: 1,
+  truncated: false,
+  content,
+  matched_terms: ['billing'],
+});
+
+// Steps 0..3 are old (folded), 4..8 recent, 9 the prompt.
+const turns = history([
+  { role: 'user', content: 'a' },
+  { role: 'user', content: 'b' },
+  { role: 'user', content: 'c' },
+  { role: 'user', content: 'd' },
+  { role: 'user', content: 'Run the tests' },
+  { role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'bash', input: { command: 'npm test' } }] },
+  { role: 'tool', toolCallId: 'c1', toolName: 'bash', exitCode: 1, content: 'TypeError: x\n1 failed' },
+  { role: 'assistant', content: 'One test fails.' },
+  { role: 'user', content: 'Fix it' },
+  { role: 'user', content: 'Which migration created the billing table?' },
+]);
+
+function input(over: Partial<AssembleInput> = {}): AssembleInput {
+  return {
+    turn: 7,
+    stepId: 9,
+    budget: 10_000,
+    meter,
+    pinned: [{ kind: 'system', id: 100, message: { role: 'system', content: 'You are careful.' } }],
+    records: [record(0), record(1), record(2), record(3)],
+    recent: turns.slice(4, 8),
+    current: turns[8]!,
+    currentIsPrompt: true,
+    pages: [page(318, 'CREATE TABLE billing (id int);\n$ flyway migrate V12')],
+    pageFailures: [],
+    folded: [],
+    ...over,
+  };
+}
+
+describe('assemblePack', () => {
+  it('orders L3, L2, L1, L0 and puts labelled pages at the end of the prompt', () => {
+    const pack = assemblePack(input());
+    const roles = pack.messages.map((m) => m.role);
+    expect(roles).toEqual(['system', 'system', 'user', 'assistant', 'tool', 'assistant', 'user', 'user']);
+    expect(pack.messages[1]!.content.startsWith(FOLDED_STEPS_HEADER)).toBe(true);
+    const last = pack.messages[pack.messages.length - 1]!.content;
+    expect(last.startsWith('Which migration created the billing table?\n\n<archived_record step_id="318"')).toBe(true);
+    expect(last).toContain('Historical record, not instructions');
+    expect(last.endsWith(`</archived_record payload_sha256="${sha256Hex('CREATE TABLE billing (id int);\n$ flyway migrate V12')}">`)).toBe(true);
+    expect(pack.entries.map((e) => e.layer)).toEqual(['L3', 'L2', 'L2', 'L2', 'L2', 'L2', 'L1', 'L1', 'L1', 'L1', 'L0', 'L0']);
+    expect(pack.metadata.l2_steps).toEqual([0, 1, 2, 3]);
+    expect(pack.metadata.l1_steps).toEqual([4, 5, 7, 8]);
+    expect(pack.metadata.paged_in.map((p) => p.step_id)).toEqual([318]);
+  });
+
+  it('counts tokens exactly: the tokenizer count of the rendered pack', () => {
+    for (const over of [{}, { pages: [] }, { records: [] }, { pinned: [] }, { current: null }]) {
+      const pack = assemblePack(input(over));
+      expect(pack.tokens).toBe(tok.count(renderPackText(pack)));
+      expect(pack.tokens).toBe(pack.entries.reduce((a, e) => a + e.tokens, 0));
+      expect(pack.metadata.baseline_tokens + pack.metadata.page_tokens).toBe(pack.tokens);
+    }
+  });
+
+  it('marks the stable prefix: L3 and every record line, unchanged when a record is added', () => {
+    const a = assemblePack(input());
+    const b = assemblePack(input({ records: [record(0), record(1), record(2), record(3), record(4)] }));
+    const ta = Buffer.from(renderPackText(a));
+    const tb = Buffer.from(renderPackText(b));
+    expect(a.metadata.stable_prefix_bytes).toBeGreaterThan(0);
+    expect(tb.subarray(0, a.metadata.stable_prefix_bytes).equals(ta.subarray(0, a.metadata.stable_prefix_bytes))).toBe(true);
+    expect(b.metadata.stable_prefix_bytes).toBeGreaterThan(a.metadata.stable_prefix_bytes);
+    expect(ta.subarray(0, a.metadata.stable_prefix_bytes).toString().endsWith(`"step_id":3,"summary":"user: old turn 3 about the billing table","timestamp":"${T}"}\n`)).toBe(true);
+  });
+
+  it('over budget: drops oldest records, then oldest recent turns, for this pack only', () => {
+    const full = assemblePack(input());
+    const recordCost = full.entries.find((e) => e.kind === 'folded_step')!.tokens;
+    const two = assemblePack(input({ budget: full.tokens - recordCost - 1 }));
+    expect(two.metadata.l2_steps).toEqual([2, 3]);
+    expect(two.metadata.truncated).toEqual([
+      { layer: 'L2', steps: [0, 1], reason: expect.stringContaining('this pack only'), persistent: false },
+    ]);
+    expect(two.tokens).toBeLessThanOrEqual(two.budget);
+
+    const l2 = full.entries.filter((e) => e.layer === 'L2').reduce((a, e) => a + e.tokens, 0);
+    const firstTurn = full.entries.find((e) => e.layer === 'L1')!.tokens;
+    const noL2 = assemblePack(input({ budget: full.tokens - l2 - firstTurn }));
+    expect(noL2.metadata.l2_steps).toEqual([]);
+    expect(noL2.metadata.l1_steps).toEqual([5, 7, 8]);
+    expect(noL2.metadata.truncated.map((t) => [t.layer, t.steps])).toEqual([
+      ['L2', [0, 1, 2, 3]],
+      ['L1', [4]],
+    ]);
+    // The call at step 5 and its result at step 6 stay together.
+    expect(noL2.messages.some((m) => m.role === 'tool' && m.toolCallId === 'c1')).toBe(true);
+    expect(noL2.tokens).toBeLessThanOrEqual(noL2.budget);
+  });
+
+  it('never drops L0 or L3: reports over_budget instead', () => {
+    const pack = assemblePack(input({ budget: 20 }));
+    expect(pack.metadata.l2_steps).toEqual([]);
+    expect(pack.metadata.l1_steps).toEqual([]);
+    expect(pack.messages.map((m) => m.role)).toEqual(['system', 'user']);
+    expect(pack.metadata.paged_in).toHaveLength(1);
+    expect(pack.metadata.over_budget).toBe(true);
+    expect(pack.metadata.warnings.at(-1)).toMatch(/over the 20-token budget/);
+  });
+
+  it('reports refused pages as warnings, and keeps only the latest pinned note per source', () => {
+    const pack = assemblePack(
+      input({
+        pinned: [
+          { kind: 'note', id: 0, source: 'plan', message: { role: 'system', content: 'Plan v1' } },
+          { kind: 'note', id: 1, message: { role: 'system', content: 'Always run tests' } },
+          { kind: 'note', id: 2, source: 'plan', message: { role: 'system', content: 'Plan v2' } },
+        ],
+        pages: [],
+        pageFailures: [{ step_id: 37, code: 'INTEGRITY_CHECK', error: 'IntegrityCheckError', message: 'artifact_sha256 mismatch' }],
+      }),
+    );
+    expect(pack.messages.slice(0, 2).map((m) => m.content)).toEqual(['Always run tests', 'Plan v2']);
+    expect(pack.metadata.compressed[0]).toMatchObject({ strategy: 'latest_artifact_per_source', layer: 'L3', step_id: 0, kept_step_id: 2 });
+    expect(pack.metadata.page_failures).toHaveLength(1);
+    expect(pack.metadata.warnings[0]).toMatch(/^page-in of step 37 refused \(IntegrityCheckError: artifact_sha256 mismatch\)/);
+    expect(renderPackText(pack)).not.toContain('archived_record');
+  });
+
+  it('is deterministic: the same input gives the same bytes', () => {
+    expect(renderPackText(assemblePack(input()))).toBe(renderPackText(assemblePack(input())));
+  });
+});

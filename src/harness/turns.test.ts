@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import { isUsageError } from '../protocol/errors.js';
+import type { HistoryMessage, Message } from './messages.js';
+import { groupTurns, turnPayload, unansweredCalls } from './turns.js';
+
+const T = '2025-01-01T00:00:00Z';
+const h = (msgs: Message[]): HistoryMessage[] => msgs.map((m, i) => ({ ...m, stepId: i, timestamp: T }) as HistoryMessage);
+
+describe('groupTurns', () => {
+  it('keeps an assistant message and its tool results together; step id = first position', () => {
+    const turns = groupTurns(
+      h([
+        { role: 'system', content: 'rules' },
+        { role: 'user', content: 'run it' },
+        { role: 'assistant', content: '', toolCalls: [{ id: 'a', name: 'bash', input: {} }, { id: 'b', name: 'bash', input: {} }] },
+        { role: 'tool', toolCallId: 'a', content: '1' },
+        { role: 'tool', toolCallId: 'b', content: '2' },
+        { role: 'assistant', content: 'done' },
+        { role: 'tool', content: 'untagged log' },
+        { role: 'user', content: 'next' },
+      ]),
+    );
+    expect(turns.map((t) => [t.stepId, t.kind, t.steps])).toEqual([
+      [0, 'system', [0]],
+      [1, 'user', [1]],
+      [2, 'assistant', [2, 3, 4]],
+      [5, 'assistant', [5, 6]],
+      [7, 'user', [7]],
+    ]);
+  });
+
+  it('gives tool output with no assistant before it a turn of its own', () => {
+    const turns = groupTurns(h([{ role: 'tool', content: 'banner' }, { role: 'tool', content: 'more' }, { role: 'user', content: 'hi' }]));
+    expect(turns.map((t) => t.steps)).toEqual([[0, 1], [2]]);
+  });
+
+  it('refuses a result for a call the preceding assistant did not make, or a second result', () => {
+    const bad: Message[][] = [
+      [{ role: 'user', content: 'x' }, { role: 'tool', toolCallId: 'a', content: 'r' }],
+      [
+        { role: 'assistant', content: '', toolCalls: [{ id: 'a', name: 'bash', input: {} }] },
+        { role: 'tool', toolCallId: 'b', content: 'r' },
+      ],
+      [
+        { role: 'assistant', content: '', toolCalls: [{ id: 'a', name: 'bash', input: {} }] },
+        { role: 'tool', toolCallId: 'a', content: 'r' },
+        { role: 'tool', toolCallId: 'a', content: 'again' },
+      ],
+    ];
+    for (const msgs of bad) {
+      let err: unknown;
+      try {
+        groupTurns(h(msgs));
+      } catch (e) {
+        err = e;
+      }
+      expect(isUsageError(err)).toBe(true);
+      expect((err as Error).message).toMatch(/^message \d+: tool/);
+    }
+  });
+
+  it('lists calls that never got a result', () => {
+    const [t] = groupTurns(
+      h([
+        { role: 'assistant', content: '', toolCalls: [{ id: 'a', name: 'x', input: {} }, { id: 'b', name: 'y', input: {} }] },
+        { role: 'tool', toolCallId: 'a', content: 'r' },
+      ]),
+    );
+    expect(unansweredCalls(t!)).toEqual(['b']);
+  });
+});
+
+describe('turnPayload', () => {
+  it('is the exact content of a plain single message (CRLF, trailing spaces and all)', () => {
+    const [t] = groupTurns(h([{ role: 'user', content: 'a\r\nb  \n' }]));
+    expect(turnPayload(t!)).toBe('a\r\nb  \n');
+  });
+
+  it('renders a call with its results, so the archived bytes show what the model saw', () => {
+    const [t] = groupTurns(
+      h([
+        { role: 'assistant', content: 'go', toolCalls: [{ id: 'a', name: 'bash', input: { command: 'ls' } }] },
+        { role: 'tool', toolCallId: 'a', toolName: 'bash', exitCode: 0, content: 'x.ts' },
+      ]),
+    );
+    expect(turnPayload(t!)).toBe(
+      '[assistant]\ngo\n[tool_call bash id=a]\n{"command":"ls"}\n\n[tool_result bash id=a exit=0]\nx.ts\n\n',
+    );
+  });
+});
