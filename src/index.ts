@@ -1,0 +1,76 @@
+// contextfold: the IPCF-1.1 engine. Named exports only; adapters are subpath exports
+// (`contextfold/ai-sdk`, `contextfold/mcp`, …) so the core never imports a vendor SDK.
+
+export { ContextFold } from './engine/context-fold.js';
+export { DEMO_QUESTIONS, demoHistory, runDemo } from './engine/demo-scenario.js';
+export type {
+  ContextFoldEngine,
+  EvictResult,
+  FoldInput,
+  FoldResult,
+  HydrateOptions,
+  HydrateResult,
+  OpenOptions,
+  Page,
+  PageInFailure,
+  PageInResult,
+  ProblemKind,
+  RecallCandidate,
+  RecallResult,
+  RecallStatus,
+  RetrievalMode,
+  ScanPick,
+  ScanResult,
+  StatusResult,
+  ValidateResult,
+  ValidationProblem,
+} from './engine/types.js';
+export { type Projection, type ProjectionInput, project } from './extract/projection.js';
+export { foldToken, identifiersOf, nodeTerms, queryTerms, extractTerms } from './extract/terms.js';
+export {
+  o200kTokenizer,
+  referenceTokenizer,
+  resolveTokenizer,
+  type Tokenizer,
+} from './extract/tokenizer.js';
+export {
+  canonicalJson,
+  canonicalSha256,
+  compareCodePoints,
+  prettyJson,
+  sha256Hex,
+  sortedUnique,
+} from './protocol/canonical-json.js';
+export {
+  BrokenReferenceError,
+  ContextFoldError,
+  type ErrorCode,
+  type ErrorDetails,
+  exitCodeFor,
+  IntegrityCheckError,
+  ipcfErrorName,
+  isBrokenReferenceError,
+  isContextFoldError,
+  isIntegrityCheckError,
+  isNodeNotFoundError,
+  isOrphanedNodeError,
+  isPathContainmentError,
+  isUsageError,
+  LockTimeoutError,
+  NodeNotFoundError,
+  OrphanedNodeError,
+  PathContainmentError,
+  StepConflictError,
+  UsageError,
+} from './protocol/errors.js';
+export { DEFAULT_POLICY, type HydrationPolicy, parsePolicy, policyHash } from './protocol/policy.js';
+export {
+  type ColdNode,
+  DEFAULT_SESSION_ID,
+  type EvictionLogFile,
+  type FoldedStep,
+  type IndexEntry,
+  IPCF_VERSION,
+  PROJECTION_VERSION,
+  type RecallIndexFile,
+} from './protocol/types.js';
