@@ -1344,6 +1344,25 @@ def author(v):
         ["named:test_conf_08_dual_projection_isolation"],
     )
 
+    c.add(
+        "conf-08--inspecting-an-evicted-node",
+        "Inspecting a node after its page was evicted shows its bytes without making it resident again",
+        ["CONF-08", "CONF-07"],
+        "safety",
+        [
+            open_(),
+            fold_batch("demo.jsonl"),
+            step("page_in", ok({"pages": [{"step_id": 137}]}), prompt="prompt.txt"),
+            step("end_turn", ok({"evicted": [137]})),
+            step("hydrate", ok({"step_id": 137, "content_sha256": demo_by[137]["payload_sha256"]}), step_id=137),
+            step("context_tokens", ok({"tokens": 0, "resident": []})),
+            step("end_turn", ok({"evicted": []})),
+        ],
+        {"demo.jsonl": demo_turns, "prompt.txt": utf8(q_port)},
+        "protocol",
+        ["named:test_conf_08_dual_projection_isolation"],
+    )
+
     # --- CONF-09 tamper detection -------------------------------------------------------------
 
     def tamper_case(case_id, title, actions, reqs, tags, extra=None, validate_error="IntegrityCheckError", hydrate_error="IntegrityCheckError", description=None, path=True):

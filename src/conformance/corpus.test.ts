@@ -3,7 +3,13 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HAS_SHARED, sharedPath } from '../test-utils/shared.js';
-import { corpusContentHash, DEFAULT_CORPUS_DIR, loadCaseDoc, loadCaseInputs, loadManifest } from './corpus.js';
+import {
+  corpusContentHash,
+  DEFAULT_CORPUS_DIR,
+  loadCaseDoc,
+  loadCaseInputs,
+  loadManifest,
+} from './corpus.js';
 import { subsetCorpus } from './test-utils/fixtures.js';
 import { type CaseDoc, REQUIREMENT_IDS } from './types.js';
 
@@ -50,15 +56,20 @@ describe('the corpus', () => {
       expect(entry.class).toEqual(doc.class);
     }
     for (const r of REQUIREMENT_IDS) {
-      expect(manifest.requirements[r]!.cases).toEqual(docs.filter((d) => d.requirements.includes(r)).map((d) => d.case_id));
+      expect(manifest.requirements[r]!.cases).toEqual(
+        docs.filter((d) => d.requirements.includes(r)).map((d) => d.case_id),
+      );
     }
     for (const [name, ids] of Object.entries(manifest.named_tests)) {
-      expect(ids).toEqual(docs.filter((d) => d.tags.includes(`named:${name}`)).map((d) => d.case_id));
+      expect(ids).toEqual(
+        docs.filter((d) => d.tags.includes(`named:${name}`)).map((d) => d.case_id),
+      );
     }
   });
 
   it('covers every CONF-01..13, all 16 named tests, the stress scenarios and the edge cases', () => {
-    for (const r of REQUIREMENT_IDS) expect(manifest.requirements[r]!.cases.length, r).toBeGreaterThan(0);
+    for (const r of REQUIREMENT_IDS)
+      expect(manifest.requirements[r]!.cases.length, r).toBeGreaterThan(0);
     expect(Object.keys(manifest.named_tests).sort()).toEqual([...NAMED_TESTS].sort());
     for (const t of NAMED_TESTS) expect(manifest.named_tests[t]!.length, t).toBeGreaterThan(0);
     expect(Object.keys(manifest.stress_scenarios).sort()).toEqual([
@@ -69,7 +80,8 @@ describe('the corpus', () => {
       'rapid-fire-recalls-100-105',
       'replay-two-clocks',
     ]);
-    for (const [k, v] of Object.entries(manifest.stress_scenarios)) expect(v.cases.length, k).toBeGreaterThan(0);
+    for (const [k, v] of Object.entries(manifest.stress_scenarios))
+      expect(v.cases.length, k).toBeGreaterThan(0);
     expect(Object.keys(manifest.edge_cases).sort()).toEqual([
       'crlf',
       'empty-payload',
@@ -81,7 +93,8 @@ describe('the corpus', () => {
       'turkish-i',
       'zero-width-homoglyph',
     ]);
-    for (const [k, v] of Object.entries(manifest.edge_cases)) expect(v.cases.length, k).toBeGreaterThan(0);
+    for (const [k, v] of Object.entries(manifest.edge_cases))
+      expect(v.cases.length, k).toBeGreaterThan(0);
   });
 
   it('has both classes, and every allowed strictness names a refusable step and an existing absence case', () => {
@@ -95,20 +108,35 @@ describe('the corpus', () => {
         expect(a.absence_case_id).not.toBe(d.case_id);
         const step = d.script[a.step]!;
         expect(step.op, `${d.case_id} step ${a.step}`).toBeDefined();
-        expect(step.expect && 'result' in step.expect, `${d.case_id} step ${a.step} expects a result`).toBe(true);
+        expect(
+          step.expect && 'result' in step.expect,
+          `${d.case_id} step ${a.step} expects a result`,
+        ).toBe(true);
       }
     }
   });
 
   it('keeps the invisible characters the edge cases are about (no editor cleaned them up)', () => {
     const bytes = (id: string, f: string) => readFileSync(join(DEFAULT_CORPUS_DIR, 'cases', id, f));
-    expect(bytes('conf-01--crlf-payload-verbatim', 'payload.txt').includes(Buffer.from('\r\n'))).toBe(true);
-    expect(bytes('conf-13--homoglyph-is-a-different-term', 'cyrillic.txt').includes(Buffer.from('а', 'utf8'))).toBe(true);
-    expect(bytes('conf-13--homoglyph-is-a-different-term', 'zero-width.txt').includes(Buffer.from('\u200b', 'utf8'))).toBe(true);
+    expect(
+      bytes('conf-01--crlf-payload-verbatim', 'payload.txt').includes(Buffer.from('\r\n')),
+    ).toBe(true);
+    expect(
+      bytes('conf-13--homoglyph-is-a-different-term', 'cyrillic.txt').includes(
+        Buffer.from('а', 'utf8'),
+      ),
+    ).toBe(true);
+    expect(
+      bytes('conf-13--homoglyph-is-a-different-term', 'zero-width.txt').includes(
+        Buffer.from('\u200b', 'utf8'),
+      ),
+    ).toBe(true);
     const invalid = bytes('conf-01--invalid-utf8-payload-verbatim', 'payload.bin');
     expect(() => new TextDecoder('utf-8', { fatal: true }).decode(invalid)).toThrow();
     expect(bytes('conf-01--crlf-payload-verbatim', 'payload.txt').at(-1)).toBe(0x0a);
-    expect(bytes('conf-13--passive-mmu-unicode', 'prompt-1.txt').toString('utf8').endsWith('?')).toBe(true);
+    expect(
+      bytes('conf-13--passive-mmu-unicode', 'prompt-1.txt').toString('utf8').endsWith('?'),
+    ).toBe(true);
   });
 });
 
@@ -124,7 +152,9 @@ describe('input integrity and the content hash', () => {
       const flipped = Buffer.from(orig);
       flipped[3] = flipped[3]! ^ 0x20;
       writeFileSync(p, flipped);
-      expect(() => loadCaseInputs(c.dir, doc)).toThrow(/payload\.txt has SHA-256 .* the fixture was altered/);
+      expect(() => loadCaseInputs(c.dir, doc)).toThrow(
+        /payload\.txt has SHA-256 .* the fixture was altered/,
+      );
       writeFileSync(p, orig.subarray(0, orig.length - 2));
       expect(() => loadCaseInputs(c.dir, doc)).toThrow(/payload\.txt has \d+ bytes/);
       writeFileSync(p, orig);
@@ -157,7 +187,9 @@ describe('input integrity and the content hash', () => {
       const m = JSON.parse(readFileSync(p, 'utf8'));
       m.profiles.store.cases.push('conf-99--missing');
       writeFileSync(p, JSON.stringify(m));
-      expect(() => loadManifest(c.dir)).toThrow(/profiles\.store names unknown case conf-99--missing/);
+      expect(() => loadManifest(c.dir)).toThrow(
+        /profiles\.store names unknown case conf-99--missing/,
+      );
     } finally {
       c.cleanup();
     }
@@ -166,13 +198,23 @@ describe('input integrity and the content hash', () => {
 
 const python = spawnSync('python3', ['--version']).status === 0;
 
-describe.runIf(HAS_SHARED && python)('the corpus generator (conformance/tools/build_corpus.py)', () => {
-  it('re-derives exactly the committed corpus from the reference vectors', () => {
-    const out = execFileSync(
-      'python3',
-      [join(DEFAULT_CORPUS_DIR, 'tools', 'build_corpus.py'), '--vectors', sharedPath('vectors'), '--out', DEFAULT_CORPUS_DIR, '--check'],
-      { encoding: 'utf8' },
-    );
-    expect(out).toBe('');
-  });
-});
+describe.runIf(HAS_SHARED && python)(
+  'the corpus generator (conformance/tools/build_corpus.py)',
+  () => {
+    it('re-derives exactly the committed corpus from the reference vectors', () => {
+      const out = execFileSync(
+        'python3',
+        [
+          join(DEFAULT_CORPUS_DIR, 'tools', 'build_corpus.py'),
+          '--vectors',
+          sharedPath('vectors'),
+          '--out',
+          DEFAULT_CORPUS_DIR,
+          '--check',
+        ],
+        { encoding: 'utf8' },
+      );
+      expect(out).toBe('');
+    });
+  },
+);

@@ -11,7 +11,10 @@ export const DEFAULT_CORPUS_DIR = fileURLToPath(new URL('../../conformance/', im
 
 const requirement = z.enum(REQUIREMENT_IDS);
 const caseId = z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*(?:--[a-z0-9]+(?:-[a-z0-9]+)*)?$/);
-const fileName = z.string().regex(/^[A-Za-z0-9_.-]+$/).refine((s) => s !== 'expected.json' && !/^\.+$/.test(s));
+const fileName = z
+  .string()
+  .regex(/^[A-Za-z0-9_.-]+$/)
+  .refine((s) => s !== 'expected.json' && !/^\.+$/.test(s));
 
 const expectation = z.union([
   z.object({ error: z.string().min(1) }).strict(),
@@ -27,7 +30,10 @@ const scriptStep = z
     save: z.record(z.string(), z.string()).optional(),
   })
   .loose()
-  .refine((s) => (s.op === undefined) !== (s.fs === undefined), 'a step has exactly one of op / fs');
+  .refine(
+    (s) => (s.op === undefined) !== (s.fs === undefined),
+    'a step has exactly one of op / fs',
+  );
 
 const caseDocSchema = z
   .object({
@@ -72,11 +78,20 @@ const manifestSchema = z
     subject_protocol: z.string(),
     case_count: z.number().int().nonnegative(),
     cases: z.array(
-      z.object({ id: caseId, requirements: z.array(requirement).min(1), class: z.enum(['safety', 'liveness']) }).strict(),
+      z
+        .object({
+          id: caseId,
+          requirements: z.array(requirement).min(1),
+          class: z.enum(['safety', 'liveness']),
+        })
+        .strict(),
     ),
     requirements: z.record(z.string(), z.object({ title: z.string(), cases: idList }).strict()),
     named_tests: z.record(z.string(), idList),
-    stress_scenarios: z.record(z.string(), z.object({ description: z.string(), cases: idList }).strict()),
+    stress_scenarios: z.record(
+      z.string(),
+      z.object({ description: z.string(), cases: idList }).strict(),
+    ),
     edge_cases: z.record(z.string(), z.object({ description: z.string(), cases: idList }).strict()),
     profiles: z.record(z.string(), z.object({ description: z.string(), cases: idList }).strict()),
   })
@@ -111,23 +126,37 @@ function issue(e: z.ZodError): string {
 export function loadManifest(corpusDir: string): Manifest {
   const path = join(corpusDir, 'manifest.json');
   const r = manifestSchema.safeParse(readJson(path, 'corpus manifest'));
-  if (!r.success) throw new UsageError(`corpus manifest is malformed at ${issue(r.error)}: ${path}`, { path });
+  if (!r.success)
+    throw new UsageError(`corpus manifest is malformed at ${issue(r.error)}: ${path}`, { path });
   const m = r.data as Manifest;
   if (m.case_count !== m.cases.length) {
-    throw new UsageError(`corpus manifest says ${m.case_count} cases but lists ${m.cases.length}: ${path}`);
+    throw new UsageError(
+      `corpus manifest says ${m.case_count} cases but lists ${m.cases.length}: ${path}`,
+    );
   }
   const ids = new Set(m.cases.map((c) => c.id));
-  if (ids.size !== m.cases.length) throw new UsageError(`corpus manifest lists a case twice: ${path}`);
+  if (ids.size !== m.cases.length)
+    throw new UsageError(`corpus manifest lists a case twice: ${path}`);
   const lists: [string, string[]][] = [
-    ...Object.entries(m.requirements).map(([k, v]): [string, string[]] => [`requirements.${k}`, v.cases]),
+    ...Object.entries(m.requirements).map(([k, v]): [string, string[]] => [
+      `requirements.${k}`,
+      v.cases,
+    ]),
     ...Object.entries(m.named_tests).map(([k, v]): [string, string[]] => [`named_tests.${k}`, v]),
-    ...Object.entries(m.stress_scenarios).map(([k, v]): [string, string[]] => [`stress_scenarios.${k}`, v.cases]),
-    ...Object.entries(m.edge_cases).map(([k, v]): [string, string[]] => [`edge_cases.${k}`, v.cases]),
+    ...Object.entries(m.stress_scenarios).map(([k, v]): [string, string[]] => [
+      `stress_scenarios.${k}`,
+      v.cases,
+    ]),
+    ...Object.entries(m.edge_cases).map(([k, v]): [string, string[]] => [
+      `edge_cases.${k}`,
+      v.cases,
+    ]),
     ...Object.entries(m.profiles).map(([k, v]): [string, string[]] => [`profiles.${k}`, v.cases]),
   ];
   for (const [where, list] of lists) {
     const unknown = list.find((id) => !ids.has(id));
-    if (unknown) throw new UsageError(`corpus manifest ${where} names unknown case ${unknown}: ${path}`);
+    if (unknown)
+      throw new UsageError(`corpus manifest ${where} names unknown case ${unknown}: ${path}`);
   }
   if (!m.profiles.full) throw new UsageError(`corpus manifest has no 'full' profile: ${path}`);
   return m;
@@ -140,9 +169,11 @@ export function loadManifest(corpusDir: string): Manifest {
 export function loadCaseDoc(corpusDir: string, id: string): CaseDoc {
   const path = join(corpusDir, 'cases', id, 'expected.json');
   const r = caseDocSchema.safeParse(readJson(path, 'case file'));
-  if (!r.success) throw new UsageError(`case file is malformed at ${issue(r.error)}: ${path}`, { path });
+  if (!r.success)
+    throw new UsageError(`case file is malformed at ${issue(r.error)}: ${path}`, { path });
   const doc = r.data as CaseDoc;
-  if (doc.case_id !== id) throw new UsageError(`case file names case ${doc.case_id}, its directory is ${id}`);
+  if (doc.case_id !== id)
+    throw new UsageError(`case file names case ${doc.case_id}, its directory is ${id}`);
   return doc;
 }
 
@@ -166,16 +197,23 @@ export function loadCaseInputs(corpusDir: string, doc: CaseDoc): Map<string, Buf
       throw new UsageError(`input ${input.file} is missing from ${dir}`);
     }
     if (bytes.length !== input.bytes) {
-      throw new UsageError(`input ${input.file} has ${bytes.length} bytes, expected.json records ${input.bytes}: the fixture was altered`);
+      throw new UsageError(
+        `input ${input.file} has ${bytes.length} bytes, expected.json records ${input.bytes}: the fixture was altered`,
+      );
     }
     const digest = sha256Hex(bytes);
     if (digest !== input.sha256) {
-      throw new UsageError(`input ${input.file} has SHA-256 ${digest.slice(0, 12)}…, expected.json records ${input.sha256.slice(0, 12)}…: the fixture was altered`);
+      throw new UsageError(
+        `input ${input.file} has SHA-256 ${digest.slice(0, 12)}…, expected.json records ${input.sha256.slice(0, 12)}…: the fixture was altered`,
+      );
     }
     inputs.set(input.file, bytes);
   }
   const extra = readdirSync(dir).filter((n) => n !== 'expected.json' && !inputs.has(n));
-  if (extra.length > 0) throw new UsageError(`case directory holds unlisted files: ${extra.sort(compareCodePoints).join(', ')}`);
+  if (extra.length > 0)
+    throw new UsageError(
+      `case directory holds unlisted files: ${extra.sort(compareCodePoints).join(', ')}`,
+    );
   return inputs;
 }
 
@@ -199,6 +237,8 @@ export function corpusContentHash(corpusDir: string): string {
   const files: string[] = ['manifest.json'];
   if (existsSync(join(corpusDir, 'cases'))) listFiles(corpusDir, 'cases', files);
   files.sort(compareCodePoints);
-  const listing = files.map((f) => `${sha256Hex(readFileSync(join(corpusDir, f)))}  ${f}\n`).join('');
+  const listing = files
+    .map((f) => `${sha256Hex(readFileSync(join(corpusDir, f)))}  ${f}\n`)
+    .join('');
   return sha256Hex(listing);
 }

@@ -16,8 +16,10 @@ import { type Declaration, REQUIREMENT_IDS, type RunReport, SUBJECT_PROTOCOL } f
 export function buildDeclaration(report: RunReport): Declaration {
   const counts = { pass: 0, fail: 0, not_applicable: 0, error: 0, total: report.cases.length };
   const requirements: Declaration['requirements'] = {};
-  for (const r of REQUIREMENT_IDS) requirements[r] = { pass: 0, fail: 0, not_applicable: 0, error: 0 };
-  const key = (v: string) => (v === 'not-applicable' ? 'not_applicable' : v) as 'pass' | 'fail' | 'not_applicable' | 'error';
+  for (const r of REQUIREMENT_IDS)
+    requirements[r] = { pass: 0, fail: 0, not_applicable: 0, error: 0 };
+  const key = (v: string) =>
+    (v === 'not-applicable' ? 'not_applicable' : v) as 'pass' | 'fail' | 'not_applicable' | 'error';
   for (const c of report.cases) {
     counts[key(c.verdict)]++;
     for (const r of c.requirements) requirements[r]![key(c.verdict)]++;
@@ -34,7 +36,11 @@ export function buildDeclaration(report: RunReport): Declaration {
     counts,
     non_passing: report.cases
       .filter((c) => c.verdict !== 'pass')
-      .map((c) => ({ case_id: c.case_id, verdict: c.verdict as 'fail' | 'not-applicable' | 'error', reason: c.reason })),
+      .map((c) => ({
+        case_id: c.case_id,
+        verdict: c.verdict as 'fail' | 'not-applicable' | 'error',
+        reason: c.reason,
+      })),
     declared_strictnesses: report.declared_strictnesses.map((conjunct) => ({
       conjunct,
       applied_in: report.cases.filter((c) => c.strictness === conjunct).map((c) => c.case_id),
@@ -55,7 +61,9 @@ let validator: ((v: unknown) => boolean) & { errors?: unknown } = null as never;
  */
 export function validateDeclaration(decl: unknown, corpusDir = DEFAULT_CORPUS_DIR): string[] {
   if (!validator) {
-    const schema = JSON.parse(readFileSync(join(corpusDir, 'declaration.schema.json'), 'utf8')) as object;
+    const schema = JSON.parse(
+      readFileSync(join(corpusDir, 'declaration.schema.json'), 'utf8'),
+    ) as object;
     validator = new Ajv2020({ allErrors: true, strict: true }).compile(schema);
   }
   const problems: string[] = [];
@@ -68,17 +76,23 @@ export function validateDeclaration(decl: unknown, corpusDir = DEFAULT_CORPUS_DI
   const d = decl as Declaration;
   const c = d.counts;
   if (c.pass + c.fail + c.not_applicable + c.error !== c.total) {
-    problems.push(`counts do not sum to total: ${c.pass}+${c.fail}+${c.not_applicable}+${c.error} != ${c.total}`);
+    problems.push(
+      `counts do not sum to total: ${c.pass}+${c.fail}+${c.not_applicable}+${c.error} != ${c.total}`,
+    );
   }
   if (d.non_passing.length !== c.fail + c.not_applicable + c.error) {
-    problems.push(`non_passing lists ${d.non_passing.length} cases, counts say ${c.fail + c.not_applicable + c.error}`);
+    problems.push(
+      `non_passing lists ${d.non_passing.length} cases, counts say ${c.fail + c.not_applicable + c.error}`,
+    );
   }
   const manifest = loadManifest(corpusDir);
   if (manifest.version === d.corpus.version) {
     const profile = manifest.profiles[d.profile];
     if (!profile) problems.push(`profile ${d.profile} is not in corpus ${manifest.version}`);
     else if (profile.cases.length !== c.total) {
-      problems.push(`total ${c.total} differs from the ${profile.cases.length} cases of profile ${d.profile}`);
+      problems.push(
+        `total ${c.total} differs from the ${profile.cases.length} cases of profile ${d.profile}`,
+      );
     }
   }
   return problems;

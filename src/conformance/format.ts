@@ -17,14 +17,18 @@ export function formatReport(report: RunReport, decl: Declaration, width = 100):
   lines.push(`${pad('VERDICT', 14)} ${pad('CLASS', 8)} ${pad('CASE', idWidth)}  REASON`);
   for (const c of report.cases) {
     const reason = c.reason.length > width ? `${c.reason.slice(0, width - 3)}...` : c.reason;
-    lines.push(`${pad(c.verdict, 14)} ${pad(c.class, 8)} ${pad(c.case_id, idWidth)}  ${reason}`.trimEnd());
+    lines.push(
+      `${pad(c.verdict, 14)} ${pad(c.class, 8)} ${pad(c.case_id, idWidth)}  ${reason}`.trimEnd(),
+    );
   }
   const k = decl.counts;
   lines.push('');
   lines.push(
     `${decl.runtime.name} ${decl.runtime.version} · corpus ${decl.corpus.name} ${decl.corpus.version} (${decl.corpus.content_sha256.slice(0, 12)}…) · profile ${decl.profile}`,
   );
-  lines.push(`pass ${k.pass} · fail ${k.fail} · not-applicable ${k.not_applicable} · error ${k.error} · total ${k.total}`);
+  lines.push(
+    `pass ${k.pass} · fail ${k.fail} · not-applicable ${k.not_applicable} · error ${k.error} · total ${k.total}`,
+  );
   lines.push(`declared requirements: ${decl.declared_requirements.join(' ') || '(none)'}`);
   const strict = decl.declared_strictnesses;
   lines.push(

@@ -42,15 +42,21 @@ function nodeFile(step: number): string {
 }
 
 function safeRel(p: unknown, what: string): string {
-  if (typeof p !== 'string' || p.length === 0) throw new FsActionError(`${what} must be a relative path`);
-  if (p.startsWith('/') || p.includes('\\') || p.split('/').some((s) => s === '..' || s === '.' || s === '')) {
+  if (typeof p !== 'string' || p.length === 0)
+    throw new FsActionError(`${what} must be a relative path`);
+  if (
+    p.startsWith('/') ||
+    p.includes('\\') ||
+    p.split('/').some((s) => s === '..' || s === '.' || s === '')
+  ) {
     throw new FsActionError(`${what} must be a plain relative path, got ${JSON.stringify(p)}`);
   }
   return p;
 }
 
 function int(v: unknown, what: string): number {
-  if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw new FsActionError(`${what} must be an integer`);
+  if (typeof v !== 'number' || !Number.isSafeInteger(v))
+    throw new FsActionError(`${what} must be an integer`);
   return v;
 }
 
@@ -62,7 +68,10 @@ function mustExist(path: string): void {
   }
 }
 
-function readIndex(ctx: FsContext): { path: string; index: { nodes: Record<string, Record<string, unknown>> } } {
+function readIndex(ctx: FsContext): {
+  path: string;
+  index: { nodes: Record<string, Record<string, unknown>> };
+} {
   const path = join(ctx.storeDir, 'recall_index.json');
   let index: unknown;
   try {
@@ -71,7 +80,8 @@ function readIndex(ctx: FsContext): { path: string; index: { nodes: Record<strin
     throw new FsActionError(`recall_index.json is missing or unreadable after compact: ${path}`);
   }
   const nodes = (index as { nodes?: unknown }).nodes;
-  if (typeof nodes !== 'object' || nodes === null) throw new FsActionError(`recall_index.json has no nodes: ${path}`);
+  if (typeof nodes !== 'object' || nodes === null)
+    throw new FsActionError(`recall_index.json has no nodes: ${path}`);
   return { path, index: index as { nodes: Record<string, Record<string, unknown>> } };
 }
 
@@ -79,7 +89,9 @@ function indexEntry(ctx: FsContext, step: number) {
   const { path, index } = readIndex(ctx);
   const entry = index.nodes[String(step)];
   if (!entry) {
-    throw new FsActionError(`recall_index.json has no entry for step ${step} after compact (not the IPCF-1.1 layout?)`);
+    throw new FsActionError(
+      `recall_index.json has no entry for step ${step} after compact (not the IPCF-1.1 layout?)`,
+    );
   }
   return { path, index, entry };
 }
@@ -91,12 +103,20 @@ function writeIndex(path: string, index: unknown): void {
 /** Resolves a field value, expanding `{"$store_absolute": p}` to the absolute path of a store file. */
 function fieldValue(v: unknown, ctx: FsContext): unknown {
   if (typeof v === 'object' && v !== null && '$store_absolute' in v) {
-    return join(ctx.storeDir, safeRel((v as Record<string, unknown>).$store_absolute, '$store_absolute'));
+    return join(
+      ctx.storeDir,
+      safeRel((v as Record<string, unknown>).$store_absolute, '$store_absolute'),
+    );
   }
   return v;
 }
 
-function replaceAll(buf: Buffer, find: Buffer, repl: Buffer, count: number): { out: Buffer; n: number } {
+function replaceAll(
+  buf: Buffer,
+  find: Buffer,
+  repl: Buffer,
+  count: number,
+): { out: Buffer; n: number } {
   const parts: Buffer[] = [];
   let start = 0;
   let n = 0;
@@ -160,7 +180,10 @@ export function applyFsAction(step: ScriptStep, ctx: FsContext): void {
       const size = readFileSync(p).length;
       const n = int(step.length, 'length');
       const keep = n < 0 ? size + n : n;
-      if (keep < 0 || keep >= size) throw new FsActionError(`truncate to ${keep} bytes of a ${size}-byte file is no truncation`);
+      if (keep < 0 || keep >= size)
+        throw new FsActionError(
+          `truncate to ${keep} bytes of a ${size}-byte file is no truncation`,
+        );
       truncateSync(p, keep);
       return;
     }
@@ -171,9 +194,13 @@ export function applyFsAction(step: ScriptStep, ctx: FsContext): void {
       const off = int(step.offset, 'offset');
       const at = off < 0 ? buf.length + off : off;
       const value = int(step.value, 'value');
-      if (at < 0 || at >= buf.length) throw new FsActionError(`offset ${off} is outside the ${buf.length}-byte file`);
+      if (at < 0 || at >= buf.length)
+        throw new FsActionError(`offset ${off} is outside the ${buf.length}-byte file`);
       if (value < 0 || value > 255) throw new FsActionError('value must be a byte (0-255)');
-      if (buf[at] === value) throw new FsActionError(`byte ${at} already holds ${value}: the overwrite would change nothing`);
+      if (buf[at] === value)
+        throw new FsActionError(
+          `byte ${at} already holds ${value}: the overwrite would change nothing`,
+        );
       buf[at] = value;
       writeFileSync(p, buf);
       return;
@@ -185,8 +212,16 @@ export function applyFsAction(step: ScriptStep, ctx: FsContext): void {
         throw new FsActionError('replace_text needs non-empty find and a replace string');
       }
       const count = step.count === undefined ? 0 : int(step.count, 'count');
-      const { out, n } = replaceAll(readFileSync(p), Buffer.from(step.find, 'utf8'), Buffer.from(step.replace, 'utf8'), count);
-      if (n === 0) throw new FsActionError(`replace_text found no ${JSON.stringify(step.find)} in ${step.path}`);
+      const { out, n } = replaceAll(
+        readFileSync(p),
+        Buffer.from(step.find, 'utf8'),
+        Buffer.from(step.replace, 'utf8'),
+        count,
+      );
+      if (n === 0)
+        throw new FsActionError(
+          `replace_text found no ${JSON.stringify(step.find)} in ${step.path}`,
+        );
       writeFileSync(p, out);
       return;
     }
@@ -201,7 +236,10 @@ export function applyFsAction(step: ScriptStep, ctx: FsContext): void {
       }
       if (step.style === 'compact') writeFileSync(p, JSON.stringify(value));
       else if (step.style === 'indent4') writeFileSync(p, `${JSON.stringify(value, null, 4)}\n`);
-      else throw new FsActionError(`reformat_json style must be compact or indent4, got ${JSON.stringify(step.style)}`);
+      else
+        throw new FsActionError(
+          `reformat_json style must be compact or indent4, got ${JSON.stringify(step.style)}`,
+        );
       return;
     }
     case 'remove_index_entry': {
@@ -213,7 +251,8 @@ export function applyFsAction(step: ScriptStep, ctx: FsContext): void {
     }
     case 'set_index_field': {
       const s = int(step.step_id, 'step_id');
-      if (typeof step.field !== 'string' || step.field === 'step_id') throw new FsActionError('set_index_field needs a field other than step_id');
+      if (typeof step.field !== 'string' || step.field === 'step_id')
+        throw new FsActionError('set_index_field needs a field other than step_id');
       const { path, index, entry } = indexEntry(ctx, s);
       const value = fieldValue(step.value, ctx);
       if (JSON.stringify(entry[step.field]) === JSON.stringify(value)) {
@@ -232,14 +271,21 @@ export function applyFsAction(step: ScriptStep, ctx: FsContext): void {
         indexEntry(ctx, s);
         applyFsAction({ fs: 'delete', path: nodeFile(s) }, ctx);
       } else {
-        throw new FsActionError(`crash_between_phases: completed must be node_write or index_update`);
+        throw new FsActionError(
+          `crash_between_phases: completed must be node_write or index_update`,
+        );
       }
       return;
     }
     case 'symlink': {
       const p = store(step.path);
       const t = step.target as { store?: unknown; outside?: unknown } | undefined;
-      const target = t?.store !== undefined ? store(t.store, 'target.store') : t?.outside !== undefined ? outside(t.outside, 'target.outside') : null;
+      const target =
+        t?.store !== undefined
+          ? store(t.store, 'target.store')
+          : t?.outside !== undefined
+            ? outside(t.outside, 'target.outside')
+            : null;
       if (!target) throw new FsActionError('symlink needs target {store} or {outside}');
       mustExist(target);
       rmSync(p, { recursive: true, force: true });
@@ -265,4 +311,3 @@ export function applyFsAction(step: ScriptStep, ctx: FsContext): void {
       throw new FsActionError(`unknown filesystem action ${JSON.stringify(step.fs)}`);
   }
 }
-

@@ -1,4 +1,10 @@
-export { corpusContentHash, DEFAULT_CORPUS_DIR, loadCaseDoc, loadCaseInputs, loadManifest } from './corpus.js';
+export {
+  corpusContentHash,
+  DEFAULT_CORPUS_DIR,
+  loadCaseDoc,
+  loadCaseInputs,
+  loadManifest,
+} from './corpus.js';
 export { buildDeclaration, validateDeclaration } from './declaration.js';
 export { formatReport } from './format.js';
 export { LIBRARY_REQUIREMENTS, LibrarySubject } from './library-subject.js';

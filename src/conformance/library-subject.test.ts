@@ -19,13 +19,20 @@ describe('the library, in-process, against the whole corpus', () => {
     expect(decl).toMatchObject({
       runtime: { name: 'contextfold', version: packageVersion() },
       declared_requirements: [...REQUIREMENT_IDS],
-      counts: { pass: report.cases.length, fail: 0, not_applicable: 0, error: 0, total: report.cases.length },
+      counts: {
+        pass: report.cases.length,
+        fail: 0,
+        not_applicable: 0,
+        error: 0,
+        total: report.cases.length,
+      },
       non_passing: [],
       declared_strictnesses: [],
     });
     const published = publishedDeclarations();
     expect(published.length, 'docs/conformance.md must publish the declaration').toBeGreaterThan(0);
-    for (const [file, shown] of published) expect(shown, `${file} shows a stale declaration`).toEqual(decl);
+    for (const [file, shown] of published)
+      expect(shown, `${file} shows a stale declaration`).toEqual(decl);
   });
 });
 
@@ -33,13 +40,31 @@ describe('LibrarySubject', () => {
   it('declares the full requirement set from one constant', async () => {
     const s = new LibrarySubject();
     const r = await s.request({ id: 1, op: 'hello', protocol: 'ipcf-subject/1' });
-    expect(r).toMatchObject({ ok: true, result: { protocol: 'ipcf-subject/1', requirements: [...LIBRARY_REQUIREMENTS], strictnesses: [] } });
+    expect(r).toMatchObject({
+      ok: true,
+      result: {
+        protocol: 'ipcf-subject/1',
+        requirements: [...LIBRARY_REQUIREMENTS],
+        strictnesses: [],
+      },
+    });
   });
 
   it('answers an unknown operation with UnsupportedOperation and an op before open with UsageError', async () => {
     const s = new LibrarySubject();
-    expect(await s.request({ id: 2, op: 'teleport' })).toMatchObject({ id: 2, ok: false, error: { name: 'UnsupportedOperation' } });
-    expect(await s.request({ id: 3, op: 'hydrate', step_id: 1 })).toMatchObject({ id: 3, ok: false, error: { name: 'UsageError' } });
-    expect(await s.request({ id: 4, op: 'open', dir: 'relative/.contextfold' })).toMatchObject({ ok: false, error: { name: 'UsageError' } });
+    expect(await s.request({ id: 2, op: 'teleport' })).toMatchObject({
+      id: 2,
+      ok: false,
+      error: { name: 'UnsupportedOperation' },
+    });
+    expect(await s.request({ id: 3, op: 'hydrate', step_id: 1 })).toMatchObject({
+      id: 3,
+      ok: false,
+      error: { name: 'UsageError' },
+    });
+    expect(await s.request({ id: 4, op: 'open', dir: 'relative/.contextfold' })).toMatchObject({
+      ok: false,
+      error: { name: 'UsageError' },
+    });
   });
 });

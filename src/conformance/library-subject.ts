@@ -1,7 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, relative, sep } from 'node:path';
 import { ContextFold } from '../engine/context-fold.js';
-import type { FoldInput, FoldResult, HydrateResult, Page, RecallCandidate } from '../engine/types.js';
+import type {
+  FoldInput,
+  FoldResult,
+  HydrateResult,
+  Page,
+  RecallCandidate,
+} from '../engine/types.js';
 import { compareCodePoints } from '../protocol/canonical-json.js';
 import { ipcfErrorName, isContextFoldError, UsageError } from '../protocol/errors.js';
 import { parsePolicy } from '../protocol/policy.js';
@@ -53,19 +59,23 @@ function str(p: Params, key: string): string {
 function int(p: Params, key: string, optional = false): number | undefined {
   const v = p[key];
   if (v === undefined && optional) return undefined;
-  if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw new UsageError(`${key} must be an integer`);
+  if (typeof v !== 'number' || !Number.isSafeInteger(v))
+    throw new UsageError(`${key} must be an integer`);
   return v;
 }
 
 function strings(p: Params, key: string): string[] | undefined {
   const v = p[key];
   if (v === undefined || v === null) return undefined;
-  if (!Array.isArray(v) || v.some((s) => typeof s !== 'string')) throw new UsageError(`${key} must be a list of strings`);
+  if (!Array.isArray(v) || v.some((s) => typeof s !== 'string'))
+    throw new UsageError(`${key} must be a list of strings`);
   return v as string[];
 }
 
 function b64(bytes: Uint8Array | string): string {
-  return (typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : Buffer.from(bytes)).toString('base64');
+  return (typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : Buffer.from(bytes)).toString(
+    'base64',
+  );
 }
 
 /** Options of the open store, kept so the subject can state what it serves. */
@@ -96,10 +106,18 @@ export class LibrarySubject implements Subject {
       return { id: req.id, ok: true, result };
     } catch (e) {
       if (isContextFoldError(e)) {
-        return { id: req.id, ok: false, error: { name: ipcfErrorName(e.code), message: e.message } };
+        return {
+          id: req.id,
+          ok: false,
+          error: { name: ipcfErrorName(e.code), message: e.message },
+        };
       }
       if (e instanceof UnsupportedOperation) {
-        return { id: req.id, ok: false, error: { name: 'UnsupportedOperation', message: e.message } };
+        return {
+          id: req.id,
+          ok: false,
+          error: { name: 'UnsupportedOperation', message: e.message },
+        };
       }
       const message = e instanceof Error ? e.message : String(e);
       return { id: req.id, ok: false, error: { name: 'InternalError', message } };
@@ -168,16 +186,23 @@ export class LibrarySubject implements Subject {
     if (!isAbsolute(dir)) throw new UsageError('dir must be an absolute path');
     const tokenizer = p.tokenizer ?? 'reference';
     if (tokenizer !== 'reference' && tokenizer !== 'o200k') {
-      throw new UsageError(`tokenizer must be 'reference' or 'o200k', got ${JSON.stringify(tokenizer)}`);
+      throw new UsageError(
+        `tokenizer must be 'reference' or 'o200k', got ${JSON.stringify(tokenizer)}`,
+      );
     }
     const clock = p.clock === undefined || p.clock === null ? undefined : str(p, 'clock');
     const at = clock === undefined ? undefined : new Date(clock);
-    if (at && Number.isNaN(at.getTime())) throw new UsageError(`clock is not a timestamp: ${clock}`);
+    if (at && Number.isNaN(at.getTime()))
+      throw new UsageError(`clock is not a timestamp: ${clock}`);
     const engine = await ContextFold.open({
       dir,
-      policy: p.policy === undefined || p.policy === null ? undefined : parsePolicy(p.policy, 'open.policy'),
+      policy:
+        p.policy === undefined || p.policy === null
+          ? undefined
+          : parsePolicy(p.policy, 'open.policy'),
       tokenizer,
-      sessionId: p.session_id === undefined || p.session_id === null ? undefined : str(p, 'session_id'),
+      sessionId:
+        p.session_id === undefined || p.session_id === null ? undefined : str(p, 'session_id'),
       clock: at ? () => new Date(at.getTime()) : undefined,
     });
     this.state = { dir: engine.dir, engine };
@@ -195,7 +220,8 @@ export class LibrarySubject implements Subject {
 
   protected foldInput(p: Params): FoldInput {
     const content = p.content_base64;
-    if (content !== undefined && typeof content !== 'string') throw new UsageError('content_base64 must be a string');
+    if (content !== undefined && typeof content !== 'string')
+      throw new UsageError('content_base64 must be a string');
     return {
       stepId: int(p, 'step_id')!,
       summary: str(p, 'summary'),
@@ -260,7 +286,10 @@ export class LibrarySubject implements Subject {
 
   protected async hydrate(p: Params): Promise<Result> {
     const step = int(p, 'step_id')!;
-    const h = await this.engine().hydrate(step, { chunk: int(p, 'chunk', true), maxTokens: int(p, 'max_tokens', true) });
+    const h = await this.engine().hydrate(step, {
+      chunk: int(p, 'chunk', true),
+      maxTokens: int(p, 'max_tokens', true),
+    });
     return {
       step_id: h.step_id,
       content_base64: b64(await this.chunkBytes(step, h)),
@@ -340,7 +369,12 @@ export class LibrarySubject implements Subject {
       index: 'IntegrityCheckError',
     } as const;
     const problems = r.problems
-      .map((pr) => ({ error: name[pr.kind], step_id: pr.step_id, path: this.storePath(pr.path), message: pr.message }))
+      .map((pr) => ({
+        error: name[pr.kind],
+        step_id: pr.step_id,
+        path: this.storePath(pr.path),
+        message: pr.message,
+      }))
       .sort((a, b) => compareCodePoints(a.path, b.path) || compareCodePoints(a.error, b.error));
     return { ok: r.ok, problems };
   }

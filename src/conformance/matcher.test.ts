@@ -3,7 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { match, pluck } from './matcher.js';
 
 const payload = Buffer.from('line one\r\nline two\r\n', 'utf8');
-const ctx = { inputs: new Map([['payload.txt', payload]]), saved: new Map<string, unknown>([['p', 'abc']]) };
+const ctx = {
+  inputs: new Map([['payload.txt', payload]]),
+  saved: new Map<string, unknown>([['p', 'abc']]),
+};
 const m = (e: unknown, a: unknown) => match(e, a, ctx);
 
 describe('match', () => {
@@ -19,14 +22,18 @@ describe('match', () => {
 
   it('compares arrays by length and order (ids, order and labels are fixed by the protocol)', () => {
     expect(m([{ step_id: 137 }, { step_id: 91 }], [{ step_id: 137 }, { step_id: 91 }])).toBeNull();
-    expect(m([{ step_id: 137 }, { step_id: 91 }], [{ step_id: 91 }, { step_id: 137 }])).toMatch(/\[0\]\.step_id: expected 137, got 91/);
+    expect(m([{ step_id: 137 }, { step_id: 91 }], [{ step_id: 91 }, { step_id: 137 }])).toMatch(
+      /\[0\]\.step_id: expected 137, got 91/,
+    );
     expect(m([1], [1, 2])).toMatch(/expected 1 element/);
     expect(m([], [1])).not.toBeNull();
   });
 
   it('supports $unordered as an exact multiset', () => {
     expect(m({ $unordered: [{ e: 'A' }, { e: 'B' }] }, [{ e: 'B' }, { e: 'A' }])).toBeNull();
-    expect(m({ $unordered: [{ e: 'A' }, { e: 'A' }] }, [{ e: 'A' }, { e: 'B' }])).toMatch(/no element matches/);
+    expect(m({ $unordered: [{ e: 'A' }, { e: 'A' }] }, [{ e: 'A' }, { e: 'B' }])).toMatch(
+      /no element matches/,
+    );
     expect(m({ $unordered: [{ e: 'A' }] }, [{ e: 'A' }, { e: 'A' }])).toMatch(/expected 1 element/);
   });
 
@@ -52,7 +59,9 @@ describe('match', () => {
     expect(m({ $input_bytes: 'payload.txt' }, payload.length - 1)).not.toBeNull();
     const prefix = payload.subarray(0, 10).toString('base64');
     expect(m({ $prefix_of_input: 'payload.txt' }, prefix)).toBeNull();
-    expect(m({ $prefix_of_input: 'payload.txt' }, Buffer.from('line one\n').toString('base64'))).toMatch(/not a prefix/);
+    expect(
+      m({ $prefix_of_input: 'payload.txt' }, Buffer.from('line one\n').toString('base64')),
+    ).toMatch(/not a prefix/);
     expect(m({ $prefix_of_input: 'payload.txt' }, '')).toMatch(/non-empty/);
     expect(m({ $prefix_of_input: 'payload.txt' }, 'not base64!')).toMatch(/base64/);
     expect(() => m({ $input_sha256: 'missing.txt' }, sha)).toThrow(/unknown input/);

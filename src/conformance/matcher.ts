@@ -60,35 +60,51 @@ function decodeBase64(v: unknown): Buffer | null {
  * match({ step_id: 137 }, { step_id: 137, score: 6 }, ctx); // null
  * match([1, 2], [2, 1], ctx); // '[0]: expected 1, got 2'
  */
-export function match(expected: unknown, actual: unknown, ctx: MatchContext, path = ''): string | null {
+export function match(
+  expected: unknown,
+  actual: unknown,
+  ctx: MatchContext,
+  path = '',
+): string | null {
   const here = path || '(result)';
   const op = operatorOf(expected);
   if (op) {
     const arg = (expected as Record<string, unknown>)[op];
     switch (op) {
       case '$ne':
-        return match(arg, actual, ctx, path) === null ? `${here}: expected anything but ${show(arg)}` : null;
+        return match(arg, actual, ctx, path) === null
+          ? `${here}: expected anything but ${show(arg)}`
+          : null;
       case '$saved': {
-        if (typeof arg !== 'string' || !ctx.saved.has(arg)) throw new Error(`nothing saved as ${show(arg)}`);
+        if (typeof arg !== 'string' || !ctx.saved.has(arg))
+          throw new Error(`nothing saved as ${show(arg)}`);
         return match(ctx.saved.get(arg), actual, ctx, path);
       }
       case '$lte':
       case '$gte': {
         if (typeof actual !== 'number') return `${here}: expected a number, got ${show(actual)}`;
         const okay = op === '$lte' ? actual <= (arg as number) : actual >= (arg as number);
-        return okay ? null : `${here}: expected ${op === '$lte' ? '<=' : '>='} ${arg}, got ${actual}`;
+        return okay
+          ? null
+          : `${here}: expected ${op === '$lte' ? '<=' : '>='} ${arg}, got ${actual}`;
       }
       case '$in': {
         if (!Array.isArray(arg)) throw new Error('$in needs an array');
-        return arg.some((a) => match(a, actual, ctx, path) === null) ? null : `${here}: expected one of ${show(arg)}, got ${show(actual)}`;
+        return arg.some((a) => match(a, actual, ctx, path) === null)
+          ? null
+          : `${here}: expected one of ${show(arg)}, got ${show(actual)}`;
       }
       case '$input_sha256': {
         const want = sha256Hex(input(ctx, arg));
-        return actual === want ? null : `${here}: expected the SHA-256 of ${arg} (${want.slice(0, 12)}…), got ${show(actual)}`;
+        return actual === want
+          ? null
+          : `${here}: expected the SHA-256 of ${arg} (${want.slice(0, 12)}…), got ${show(actual)}`;
       }
       case '$input_bytes': {
         const want = input(ctx, arg).length;
-        return actual === want ? null : `${here}: expected ${want} bytes (${arg}), got ${show(actual)}`;
+        return actual === want
+          ? null
+          : `${here}: expected ${want} bytes (${arg}), got ${show(actual)}`;
       }
       case '$prefix_of_input': {
         const whole = input(ctx, arg);

@@ -16,9 +16,17 @@ const MUTANTS: [string, () => LibrarySubject, string[]][] = [
   [
     'skips the hash check',
     () => new SkipsHashCheckSubject(),
-    ['conf-09--one-byte-in-raw-content', 'conf-09--artifact-hash-forged', 'conf-09--page-in-refuses-tampered-node'],
+    [
+      'conf-09--one-byte-in-raw-content',
+      'conf-09--artifact-hash-forged',
+      'conf-09--page-in-refuses-tampered-node',
+    ],
   ],
-  ['forgets eviction', () => new ForgetsEvictionSubject(), ['conf-07--evicted-back-to-baseline', 'conf-07--rapid-fire-recalls-turns-100-105']],
+  [
+    'forgets eviction',
+    () => new ForgetsEvictionSubject(),
+    ['conf-07--evicted-back-to-baseline', 'conf-07--rapid-fire-recalls-turns-100-105'],
+  ],
   [
     'hydrates an over-budget older node in place of the latest',
     () => new OlderNodeInPlaceSubject(),
@@ -27,9 +35,17 @@ const MUTANTS: [string, () => LibrarySubject, string[]][] = [
   [
     'returns content for a missing node',
     () => new ContentForMissingSubject(),
-    ['conf-10--never-folded-step', 'conf-10--missing-file-is-broken-reference', 'conf-12--crash-b-broken-reference'],
+    [
+      'conf-10--never-folded-step',
+      'conf-10--missing-file-is-broken-reference',
+      'conf-12--crash-b-broken-reference',
+    ],
   ],
-  ['follows a symlink out of the store', () => new FollowsSymlinkSubject(), ['conf-12--symlink-out-of-store']],
+  [
+    'follows a symlink out of the store',
+    () => new FollowsSymlinkSubject(),
+    ['conf-12--symlink-out-of-store'],
+  ],
 ];
 
 describe('mutation check: the corpus catches deliberately broken subjects', () => {

@@ -29,18 +29,24 @@ describe('spawnSubject', () => {
   it('speaks JSON lines, and replaces a process that broke the protocol (replaying hello)', async () => {
     const s = spawnSubject({ command: `"${process.execPath}" "${script}"`, timeoutMs: 2_000 });
     try {
-      expect(await s.request({ id: 1, op: 'hello', protocol: 'ipcf-subject/1' })).toMatchObject({ ok: true });
+      expect(await s.request({ id: 1, op: 'hello', protocol: 'ipcf-subject/1' })).toMatchObject({
+        ok: true,
+      });
       const first = await s.request({ id: 2, op: 'ping' });
       expect(first).toMatchObject({ id: 2, ok: true, result: { helloSeen: true } });
-      const pid = (first as { result: { pid: number } }).result.pid;
+      const pid = (first as unknown as { result: { pid: number } }).result.pid;
 
       await expect(s.request({ id: 3, op: 'garbage' })).rejects.toThrow(/not JSON: oops/);
       const second = await s.request({ id: 4, op: 'ping' });
       expect(second).toMatchObject({ ok: true, result: { helloSeen: true } });
-      expect((second as { result: { pid: number } }).result.pid).not.toBe(pid);
+      expect((second as unknown as { result: { pid: number } }).result.pid).not.toBe(pid);
 
-      await expect(s.request({ id: 5, op: 'wrong_id' })).rejects.toThrow(/answered id 6 to request 5/);
-      await expect(s.request({ id: 6, op: 'die' })).rejects.toThrow(/exited \(code 3\): fatal: boom/);
+      await expect(s.request({ id: 5, op: 'wrong_id' })).rejects.toThrow(
+        /answered id 6 to request 5/,
+      );
+      await expect(s.request({ id: 6, op: 'die' })).rejects.toThrow(
+        /exited \(code 3\): fatal: boom/,
+      );
       await expect(s.request({ id: 7, op: 'slow' })).rejects.toBeInstanceOf(SubjectProtocolError);
       expect(await s.request({ id: 8, op: 'ping' })).toMatchObject({ id: 8, ok: true });
     } finally {
@@ -50,7 +56,9 @@ describe('spawnSubject', () => {
 
   it('reports a command that cannot start as a protocol error', async () => {
     const s = spawnSubject({ command: 'definitely-not-a-command-cf-xyz', timeoutMs: 2_000 });
-    await expect(s.request({ id: 1, op: 'hello', protocol: 'ipcf-subject/1' })).rejects.toBeInstanceOf(SubjectProtocolError);
+    await expect(
+      s.request({ id: 1, op: 'hello', protocol: 'ipcf-subject/1' }),
+    ).rejects.toBeInstanceOf(SubjectProtocolError);
     await s.close();
   });
 });

@@ -30,7 +30,8 @@ interface Pending {
 function isResponse(v: unknown): v is SubjectResponse {
   if (typeof v !== 'object' || v === null) return false;
   const r = v as Record<string, unknown>;
-  if (r.ok === true) return typeof r.result === 'object' && r.result !== null && !Array.isArray(r.result);
+  if (r.ok === true)
+    return typeof r.result === 'object' && r.result !== null && !Array.isArray(r.result);
   if (r.ok === false) {
     const e = r.error as Record<string, unknown> | undefined;
     return typeof e === 'object' && e !== null && typeof e.name === 'string';
@@ -74,7 +75,11 @@ export function spawnSubject(options: SpawnSubjectOptions): Subject {
   };
 
   const start = (): ChildProcess => {
-    const c = spawn(options.command, { cwd: options.cwd, shell: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    const c = spawn(options.command, {
+      cwd: options.cwd,
+      shell: true,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     stderrTail = '';
     c.stderr?.on('data', (d: Buffer) => {
       stderrTail = (stderrTail + d.toString('utf8')).slice(-2000);
@@ -88,7 +93,11 @@ export function spawnSubject(options: SpawnSubjectOptions): Subject {
       child = null;
       lines = null;
       const last = stderrTail.trim().split('\n').pop() ?? '';
-      fail(new SubjectProtocolError(`subject exited (${signal ?? `code ${code}`})${last ? `: ${last}` : ''}`));
+      fail(
+        new SubjectProtocolError(
+          `subject exited (${signal ?? `code ${code}`})${last ? `: ${last}` : ''}`,
+        ),
+      );
     });
     c.stdin?.on('error', () => {});
     const rl = createInterface({ input: c.stdout!, crlfDelay: Number.POSITIVE_INFINITY });
@@ -100,15 +109,23 @@ export function spawnSubject(options: SpawnSubjectOptions): Subject {
       try {
         parsed = JSON.parse(line);
       } catch {
-        violation(new SubjectProtocolError(`subject wrote a line that is not JSON: ${line.slice(0, 120)}`));
+        violation(
+          new SubjectProtocolError(`subject wrote a line that is not JSON: ${line.slice(0, 120)}`),
+        );
         return;
       }
       if (!isResponse(parsed)) {
-        violation(new SubjectProtocolError(`subject wrote something that is not a response: ${line.slice(0, 120)}`));
+        violation(
+          new SubjectProtocolError(
+            `subject wrote something that is not a response: ${line.slice(0, 120)}`,
+          ),
+        );
         return;
       }
       if (parsed.id !== p.id) {
-        violation(new SubjectProtocolError(`subject answered id ${String(parsed.id)} to request ${p.id}`));
+        violation(
+          new SubjectProtocolError(`subject answered id ${String(parsed.id)} to request ${p.id}`),
+        );
         return;
       }
       pending = null;
@@ -125,7 +142,9 @@ export function spawnSubject(options: SpawnSubjectOptions): Subject {
     if (!c) return Promise.reject(new SubjectProtocolError('subject is not running'));
     return new Promise<SubjectResponse>((resolve, reject) => {
       const timer = setTimeout(() => {
-        violation(new SubjectProtocolError(`subject did not answer ${req.op} within ${timeoutMs} ms`));
+        violation(
+          new SubjectProtocolError(`subject did not answer ${req.op} within ${timeoutMs} ms`),
+        );
       }, timeoutMs);
       pending = { id: req.id, resolve, reject, timer };
       c.stdin!.write(`${JSON.stringify(req)}\n`);

@@ -3,7 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sha256Hex } from '../protocol/canonical-json.js';
 import { UsageError } from '../protocol/errors.js';
-import { corpusContentHash, DEFAULT_CORPUS_DIR, loadCaseDoc, loadCaseInputs, loadManifest } from './corpus.js';
+import {
+  corpusContentHash,
+  DEFAULT_CORPUS_DIR,
+  loadCaseDoc,
+  loadCaseInputs,
+  loadManifest,
+} from './corpus.js';
 import { applyFsAction, FsActionError } from './fs-actions.js';
 import { match, pluck } from './matcher.js';
 import { SubjectProtocolError } from './process-subject.js';
@@ -54,7 +60,9 @@ const oneLine = (s: string) => s.replace(/\s*\n\s*/g, ' ').trim();
 
 /** `PathContainmentError` is a kind of `IntegrityCheckError` (PROTOCOL.md §1.3). */
 function errorMatches(expected: string, actual: string): boolean {
-  return expected === actual || (expected === 'IntegrityCheckError' && actual === 'PathContainmentError');
+  return (
+    expected === actual || (expected === 'IntegrityCheckError' && actual === 'PathContainmentError')
+  );
 }
 
 /** The reference token estimator: `max(1, codepoints // 4)`. */
@@ -100,7 +108,10 @@ class CaseRun {
     private readonly doc: CaseDoc,
     private readonly inputs: Map<string, Buffer>,
     private readonly root: string,
-    private readonly send: (op: string, params: Record<string, unknown>) => Promise<SubjectResponse>,
+    private readonly send: (
+      op: string,
+      params: Record<string, unknown>,
+    ) => Promise<SubjectResponse>,
   ) {}
 
   async run(): Promise<void> {
@@ -144,7 +155,9 @@ class CaseRun {
         }
         const turn = t as Record<string, unknown>;
         if (!Number.isSafeInteger(turn.step_id) || typeof turn.summary !== 'string') {
-          throw new CaseError(`turns file ${key}: every line needs an integer step_id and a summary`);
+          throw new CaseError(
+            `turns file ${key}: every line needs an integer step_id and a summary`,
+          );
         }
         turns.push(turn);
       }
@@ -156,15 +169,20 @@ class CaseRun {
   /** A turn line as a fold request: raw_content (text) or raw_content_file (bytes) → base64. */
   private foldRequest(turn: Record<string, unknown>): Record<string, unknown> {
     const req: Record<string, unknown> = { step_id: turn.step_id, summary: turn.summary };
-    if (typeof turn.raw_content === 'string') req.content_base64 = Buffer.from(turn.raw_content, 'utf8').toString('base64');
-    else if (turn.raw_content_file !== undefined) req.content_base64 = this.input(turn.raw_content_file, 'raw_content_file').toString('base64');
+    if (typeof turn.raw_content === 'string')
+      req.content_base64 = Buffer.from(turn.raw_content, 'utf8').toString('base64');
+    else if (turn.raw_content_file !== undefined)
+      req.content_base64 = this.input(turn.raw_content_file, 'raw_content_file').toString('base64');
     for (const k of ['files', 'commands', 'errors']) if (turn[k] !== undefined) req[k] = turn[k];
     return req;
   }
 
   private pickTurn(step: ScriptStep, id: unknown): Record<string, unknown> {
     const found = this.turns(step.turns).filter((t) => t.step_id === id);
-    if (found.length !== 1) throw new CaseError(`turns file ${String(step.turns)} has ${found.length} line(s) for step ${String(id)}`);
+    if (found.length !== 1)
+      throw new CaseError(
+        `turns file ${String(step.turns)} has ${found.length} line(s) for step ${String(id)}`,
+      );
     return found[0]!;
   }
 
@@ -178,7 +196,10 @@ class CaseRun {
         return { turns: turns.map((t) => this.foldRequest(t)) };
       }
       case 'recall':
-        return { query: this.text(step.query, 'query'), ...(step.limit !== undefined ? { limit: step.limit } : {}) };
+        return {
+          query: this.text(step.query, 'query'),
+          ...(step.limit !== undefined ? { limit: step.limit } : {}),
+        };
       case 'scan':
       case 'page_in':
         return { prompt: this.text(step.prompt, 'prompt') };
@@ -211,7 +232,8 @@ class CaseRun {
   private async open(step: ScriptStep, i: number): Promise<void> {
     if (this.isOpen) await this.closeStore(i);
     const store = typeof step.store === 'string' ? step.store : 'main';
-    if (!/^[a-z0-9-]+$/.test(store) || store === 'outside') throw new CaseError(`bad store name ${store}`);
+    if (!/^[a-z0-9-]+$/.test(store) || store === 'outside')
+      throw new CaseError(`bad store name ${store}`);
     mkdirSync(join(this.root, store), { recursive: true });
     const dir = join(this.root, store, '.contextfold');
     let policy: unknown = null;
@@ -238,14 +260,24 @@ class CaseRun {
 
   private async reopen(i: number, why: string): Promise<void> {
     const r = await this.call('open', this.current!.request);
-    if (!r.ok) throw new CaseFailure(`step ${i} (${why}): open was refused: ${r.error.name}: ${r.error.message}`, i, r.error.name);
+    if (!r.ok)
+      throw new CaseFailure(
+        `step ${i} (${why}): open was refused: ${r.error.name}: ${r.error.message}`,
+        i,
+        r.error.name,
+      );
     this.isOpen = true;
   }
 
   private async closeStore(i: number): Promise<void> {
     this.isOpen = false;
     const r = await this.call('close', {});
-    if (!r.ok) throw new CaseFailure(`step ${i} (close): ${r.error.name}: ${r.error.message}`, i, r.error.name);
+    if (!r.ok)
+      throw new CaseFailure(
+        `step ${i} (close): ${r.error.name}: ${r.error.message}`,
+        i,
+        r.error.name,
+      );
   }
 
   private async fsAction(step: ScriptStep, i: number): Promise<void> {
@@ -281,7 +313,8 @@ class CaseRun {
       const r = k === 0 ? first : await this.call('hydrate', { ...base, chunk: k });
       if (!r.ok) return r;
       const c = r.result.content_base64;
-      if (typeof c !== 'string') return { ...first, result: { ...first.result, reassembly: 'mismatch' } };
+      if (typeof c !== 'string')
+        return { ...first, result: { ...first.result, reassembly: 'mismatch' } };
       const bytes = Buffer.from(c, 'base64');
       parts.push(bytes);
       maxTokens = Math.max(maxTokens, referenceTokens(lossy.decode(bytes)));
@@ -290,7 +323,12 @@ class CaseRun {
     const payload = this.input(step.payload, 'payload');
     let reassembly = 'mismatch';
     if (whole.equals(payload)) reassembly = 'exact';
-    else if (chunks === 1 && first.result.truncated === true && whole.length > 0 && payload.subarray(0, whole.length).equals(whole)) {
+    else if (
+      chunks === 1 &&
+      first.result.truncated === true &&
+      whole.length > 0 &&
+      payload.subarray(0, whole.length).equals(whole)
+    ) {
       reassembly = 'prefix';
     }
     return {
@@ -313,19 +351,29 @@ class CaseRun {
     if (step.op === 'close') return this.closeStore(i);
     if (!this.isOpen) throw new CaseError(`step ${i} (${step.op}) runs with no store open`);
     const op = step.op!;
-    const resp = op === 'hydrate_all' ? await this.hydrateAll(step) : await this.call(op, this.request(step));
+    const resp =
+      op === 'hydrate_all' ? await this.hydrateAll(step) : await this.call(op, this.request(step));
     const label = `step ${i} (${op}${step.step_id !== undefined ? ` ${String(step.step_id)}` : ''})`;
     const expect = step.expect;
     if (expect && 'any' in expect) return;
     if (expect && 'error' in expect) {
-      if (resp.ok) throw new CaseFailure(`${label}: expected ${expect.error}, got a result`, i, null);
+      if (resp.ok)
+        throw new CaseFailure(`${label}: expected ${expect.error}, got a result`, i, null);
       if (!errorMatches(expect.error, resp.error.name)) {
-        throw new CaseFailure(`${label}: expected ${expect.error}, got ${resp.error.name}: ${resp.error.message}`, i, null);
+        throw new CaseFailure(
+          `${label}: expected ${expect.error}, got ${resp.error.name}: ${resp.error.message}`,
+          i,
+          null,
+        );
       }
       return;
     }
     if (!resp.ok) {
-      throw new CaseFailure(`${label}: expected a result, got ${resp.error.name}: ${resp.error.message}`, i, resp.error.name);
+      throw new CaseFailure(
+        `${label}: expected a result, got ${resp.error.name}: ${resp.error.message}`,
+        i,
+        resp.error.name,
+      );
     }
     const actual = derive(resp.result);
     if (expect && 'result' in expect) {
@@ -339,7 +387,8 @@ class CaseRun {
     }
     for (const [name, path] of Object.entries(step.save ?? {})) {
       const v = pluck(actual, path);
-      if (v === undefined) throw new CaseFailure(`${label}: result has no ${path} to save`, i, null);
+      if (v === undefined)
+        throw new CaseFailure(`${label}: result has no ${path} to save`, i, null);
       this.saved.set(name, v);
     }
   }
@@ -362,14 +411,18 @@ async function hello(subject: Subject): Promise<SubjectHello> {
   if (!r.ok) throw new UsageError(`the subject refused hello: ${r.error.name}: ${r.error.message}`);
   const h = r.result as unknown as SubjectHello;
   if (h.protocol !== SUBJECT_PROTOCOL) {
-    throw new UsageError(`the subject speaks ${JSON.stringify(h.protocol)}, this runner ${SUBJECT_PROTOCOL}`);
+    throw new UsageError(
+      `the subject speaks ${JSON.stringify(h.protocol)}, this runner ${SUBJECT_PROTOCOL}`,
+    );
   }
   const names = (v: unknown) => Array.isArray(v) && v.every((s) => typeof s === 'string');
   if (typeof h.runtime?.name !== 'string' || typeof h.runtime?.version !== 'string') {
     throw new UsageError('the subject hello lacks runtime.name / runtime.version');
   }
   if (!names(h.requirements) || !names(h.strictnesses)) {
-    throw new UsageError('the subject hello needs requirements and strictnesses as lists of strings');
+    throw new UsageError(
+      'the subject hello needs requirements and strictnesses as lists of strings',
+    );
   }
   return h;
 }
@@ -391,25 +444,37 @@ export async function runConformance(options: RunOptions): Promise<RunReport> {
   const profileName = options.profile ?? 'full';
   const profile = manifest.profiles[profileName];
   if (!profile) {
-    throw new UsageError(`unknown profile ${JSON.stringify(profileName)}: use one of ${Object.keys(manifest.profiles).join(', ')}`);
+    throw new UsageError(
+      `unknown profile ${JSON.stringify(profileName)}: use one of ${Object.keys(manifest.profiles).join(', ')}`,
+    );
   }
   const subject = options.subject;
   const h = await hello(subject);
   const declared = new Set(h.requirements);
   const entries = new Map(manifest.cases.map((c) => [c.id, c]));
   let nextId = 1;
-  const send = (op: string, params: Record<string, unknown>) => subject.request({ ...params, id: nextId++, op });
+  const send = (op: string, params: Record<string, unknown>) =>
+    subject.request({ ...params, id: nextId++, op });
 
   const pending: Pending[] = [];
   for (const [index, id] of profile.cases.entries()) {
     const entry = entries.get(id)!;
-    const outcome: CaseOutcome = { case_id: id, class: entry.class, requirements: entry.requirements, verdict: 'pass', reason: '' };
+    const outcome: CaseOutcome = {
+      case_id: id,
+      class: entry.class,
+      requirements: entry.requirements,
+      verdict: 'pass',
+      reason: '',
+    };
     let doc: CaseDoc | null = null;
     let refused: Pending['refused'] = null;
     const root = mkdtempSync(join(options.tmpDir ?? tmpdir(), 'cf-conf-'));
     try {
       doc = loadCaseDoc(corpusDir, id);
-      if (JSON.stringify(doc.requirements) !== JSON.stringify(entry.requirements) || doc.class !== entry.class) {
+      if (
+        JSON.stringify(doc.requirements) !== JSON.stringify(entry.requirements) ||
+        doc.class !== entry.class
+      ) {
         throw new CaseError('manifest and expected.json disagree on requirements or class');
       }
       const outside = doc.requirements.filter((r) => !declared.has(r));
@@ -425,7 +490,11 @@ export async function runConformance(options: RunOptions): Promise<RunReport> {
         outcome.verdict = 'fail';
         outcome.reason = oneLine(e.message);
         if (e.refusedWith !== null) refused = { step: e.step, error: e.refusedWith };
-      } else if (e instanceof CaseError || e instanceof UsageError || e instanceof SubjectProtocolError) {
+      } else if (
+        e instanceof CaseError ||
+        e instanceof UsageError ||
+        e instanceof SubjectProtocolError
+      ) {
         outcome.verdict = 'error';
         outcome.reason = oneLine(e.message);
       } else {
@@ -464,11 +533,15 @@ export async function runConformance(options: RunOptions): Promise<RunReport> {
 function scoreStrictness(pending: Pending[], declared: Set<string>): void {
   const byId = new Map(pending.map((p) => [p.outcome.case_id, p.outcome]));
   for (const p of pending) {
-    if (p.outcome.verdict !== 'fail' || !p.refused || !p.doc || p.doc.class !== 'liveness') continue;
-    const allowed = p.doc.strictness_allowed.filter((a) => a.step === p.refused!.step && a.errors.includes(p.refused!.error));
+    if (p.outcome.verdict !== 'fail' || !p.refused || !p.doc || p.doc.class !== 'liveness')
+      continue;
+    const allowed = p.doc.strictness_allowed.filter(
+      (a) => a.step === p.refused!.step && a.errors.includes(p.refused!.error),
+    );
     const claimed = allowed.filter((a) => declared.has(a.conjunct));
     if (claimed.length === 0) {
-      if (allowed.length > 0) p.outcome.reason += ` (a stricter runtime must declare ${allowed.map((a) => a.conjunct).join(' or ')})`;
+      if (allowed.length > 0)
+        p.outcome.reason += ` (a stricter runtime must declare ${allowed.map((a) => a.conjunct).join(' or ')})`;
       continue;
     }
     const shown = claimed.find((a) => {

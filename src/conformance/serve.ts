@@ -10,7 +10,11 @@ import type { Subject, SubjectRequest } from './types.js';
  * @example
  * await serveSubject(new LibrarySubject(), process.stdin, process.stdout);
  */
-export async function serveSubject(subject: Subject, input: Readable, output: Writable): Promise<void> {
+export async function serveSubject(
+  subject: Subject,
+  input: Readable,
+  output: Writable,
+): Promise<void> {
   const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
   const write = (obj: unknown) =>
     new Promise<void>((resolve, reject) => {
@@ -22,14 +26,22 @@ export async function serveSubject(subject: Subject, input: Readable, output: Wr
       let req: SubjectRequest;
       try {
         req = JSON.parse(line) as SubjectRequest;
-        if (typeof req !== 'object' || req === null || typeof req.op !== 'string' || !Number.isSafeInteger(req.id)) {
+        if (
+          typeof req !== 'object' ||
+          req === null ||
+          typeof req.op !== 'string' ||
+          !Number.isSafeInteger(req.id)
+        ) {
           throw new Error('not a request');
         }
       } catch {
         await write({
           id: null,
           ok: false,
-          error: { name: 'UsageError', message: 'each line must be a JSON request {"id": <int>, "op": <string>, ...}' },
+          error: {
+            name: 'UsageError',
+            message: 'each line must be a JSON request {"id": <int>, "op": <string>, ...}',
+          },
         });
         continue;
       }

@@ -157,5 +157,8 @@ export interface Declaration {
   counts: { pass: number; fail: number; not_applicable: number; error: number; total: number };
   non_passing: { case_id: string; verdict: Exclude<Verdict, 'pass'>; reason: string }[];
   declared_strictnesses: { conjunct: string; applied_in: string[] }[];
-  requirements: Record<string, { pass: number; fail: number; not_applicable: number; error: number }>;
+  requirements: Record<
+    string,
+    { pass: number; fail: number; not_applicable: number; error: number }
+  >;
 }

@@ -39,7 +39,7 @@ export function loadQuestions(path: string): EvalQuestion[] {
     const where = issue?.path.length ? issue.path.join('.') : '(root)';
     throw new UsageError(`questions file ${path}: ${where}: ${issue?.message}`, { path });
   }
-  const questions = Array.isArray(r.data) ? r.data : r.data.questions;
+  const questions = r.data;
   const seen = new Set<string>();
   for (const q of questions) {
     if (seen.has(q.id)) throw new UsageError(`questions file ${path}: duplicate id '${q.id}'`);

@@ -33,10 +33,10 @@ export const evalQuestionSchema = z
 export type EvalQuestion = z.infer<typeof evalQuestionSchema>;
 
 /** zod schema of a questions file: `{ version?, questions: [...] }` or a bare array. */
-export const questionsFileSchema = z.union([
+export const questionsFileSchema = z.preprocess(
+  (v) => (Array.isArray(v) ? { questions: v } : v),
   z.object({ questions: z.array(evalQuestionSchema) }).loose(),
-  z.array(evalQuestionSchema),
-]);
+).transform((f) => f.questions);
 
 /** One turn of a trajectory file (`<name>.jsonl`, one turn a line). */
 export const trajectoryTurnSchema = z

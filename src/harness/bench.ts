@@ -20,16 +20,25 @@ function percentile(sorted: number[], p: number): number {
  * @example
  * const { p50_ms, p99_ms } = await benchPackAssembly();
  */
-export async function benchPackAssembly(): Promise<{ p50_ms: number; p99_ms: number; turns: number }> {
+export async function benchPackAssembly(): Promise<{
+  p50_ms: number;
+  p99_ms: number;
+  turns: number;
+}> {
   const turns = 1000;
   const root = mkdtempSync(join(tmpdir(), 'cf-bench-'));
   try {
-    const session = await Session.open({ dir: join(root, '.contextfold'), budget: 16_000, keepRecent: 8 });
+    const session = await Session.open({
+      dir: join(root, '.contextfold'),
+      budget: 16_000,
+      keepRecent: 8,
+    });
     await session.append({ role: 'system', content: 'You are a careful coding agent.' });
     const times: number[] = [];
     const script = syntheticSession({ turns });
     for (const [i, t] of script.entries()) {
-      const prompt = i % 10 === 9 && i > 40 ? `${t.prompt} What did marker${i - 37} show?` : t.prompt;
+      const prompt =
+        i % 10 === 9 && i > 40 ? `${t.prompt} What did marker${i - 37} show?` : t.prompt;
       const start = performance.now();
       await session.beforeTurn(prompt);
       times.push(performance.now() - start);

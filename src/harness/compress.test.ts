@@ -11,18 +11,31 @@ const turnsOf = (msgs: Message[]) =>
 const meter = new TokenMeter(o200kTokenizer());
 const LOG = Array.from({ length: 40 }, (_, i) => `compiled chunk ${i}: ok`).join('\n');
 
-const call = (id: string, name: string, input: unknown, result: string, extra: Partial<Message> = {}): Message[] => [
+const call = (
+  id: string,
+  name: string,
+  input: unknown,
+  result: string,
+  extra: Partial<Message> = {},
+): Message[] => [
   { role: 'assistant', content: '', toolCalls: [{ id, name, input }] },
   { role: 'tool', toolCallId: id, toolName: name, content: result, ...extra } as Message,
 ];
 
 describe('compressRecent', () => {
   it('replaces a repeated tool log by a pointer to the first copy, keeping the pair together', () => {
-    const turns = turnsOf([...call('a', 'bash', { command: 'build' }, LOG), ...call('b', 'bash', { command: 'build' }, LOG)]);
+    const turns = turnsOf([
+      ...call('a', 'bash', { command: 'build' }, LOG),
+      ...call('b', 'bash', { command: 'build' }, LOG),
+    ]);
     const { turns: out, notes } = compressRecent(turns, null, meter);
     expect(out[0]!.messages[1]!.content).toBe(LOG);
     const second = out[1]!.messages[1]!;
-    expect(second).toMatchObject({ role: 'tool', toolCallId: 'b', content: '[duplicate tool output: identical to the result at step 1]' });
+    expect(second).toMatchObject({
+      role: 'tool',
+      toolCallId: 'b',
+      content: '[duplicate tool output: identical to the result at step 1]',
+    });
     expect(notes).toEqual([
       {
         strategy: 'duplicate_tool_log',
@@ -32,7 +45,9 @@ describe('compressRecent', () => {
         reason: 'identical to an earlier tool output in the pack',
       },
     ]);
-    expect(out[1]!.tokens[1]).toBeLessThan(meter.message({ role: 'tool', toolCallId: 'b', toolName: 'bash', content: LOG }));
+    expect(out[1]!.tokens[1]).toBeLessThan(
+      meter.message({ role: 'tool', toolCallId: 'b', toolName: 'bash', content: LOG }),
+    );
   });
 
   it('keeps only the latest output per source (explicit, or derived from a read call)', () => {
@@ -45,10 +60,19 @@ describe('compressRecent', () => {
     const current = turnsOf([
       { role: 'user', content: 'x' },
       ...call('d', 'tail', {}, 'new log', { source: 'log:app' }),
-    ]).map((t) => ({ ...t, stepId: t.stepId + 10, steps: t.steps.map((s) => s + 10), messages: t.messages.map((m) => ({ ...m, stepId: m.stepId + 10 })) }))[1]!;
+    ]).map((t) => ({
+      ...t,
+      stepId: t.stepId + 10,
+      steps: t.steps.map((s) => s + 10),
+      messages: t.messages.map((m) => ({ ...m, stepId: m.stepId + 10 })),
+    }))[1]!;
     const { turns: out, notes } = compressRecent(turns, current, meter);
-    expect(out[0]!.messages[1]!.content).toBe('[superseded: a newer output of file:src/a.ts is at step 5]');
-    expect(out[1]!.messages[1]!.content).toBe('[superseded: a newer output of log:app is at step 12]');
+    expect(out[0]!.messages[1]!.content).toBe(
+      '[superseded: a newer output of file:src/a.ts is at step 5]',
+    );
+    expect(out[1]!.messages[1]!.content).toBe(
+      '[superseded: a newer output of log:app is at step 12]',
+    );
     expect(out[2]!.messages[1]!.content).toBe(`v2\n${LOG}`);
     expect(notes.map((n) => [n.strategy, n.step_id, n.kept_step_id, n.source])).toEqual([
       ['latest_artifact_per_source', 1, 5, 'file:src/a.ts'],

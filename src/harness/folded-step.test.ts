@@ -1,27 +1,39 @@
 import { readFileSync } from 'node:fs';
-import Ajv2020 from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import ajvFormats from 'ajv-formats';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { buildFoldedStep, renderFoldedStep } from './folded-step.js';
 import type { HistoryMessage, Message } from './messages.js';
 import { groupTurns } from './turns.js';
 
-const schema = JSON.parse(readFileSync(new URL('../../schemas/folded_step.schema.json', import.meta.url), 'utf8'));
-// ajv's CJS default export shape under NodeNext.
-const AjvClass = (Ajv2020 as unknown as { default: typeof Ajv2020 }).default ?? Ajv2020;
-const ajv = new AjvClass({ strict: true, allErrors: true });
-(addFormats as unknown as { default: typeof addFormats }).default?.(ajv) ?? addFormats(ajv);
+const schema = JSON.parse(
+  readFileSync(new URL('../../schemas/folded_step.schema.json', import.meta.url), 'utf8'),
+);
+const ajv = new Ajv2020({ strict: true, allErrors: true });
+ajvFormats.default(ajv);
 const validate = ajv.compile(schema);
 
-const ref = { step_id: 0, file_path: '.contextfold/cold_nodes/step_000004.json', payload_sha256: 'a'.repeat(64) };
+const ref = {
+  step_id: 0,
+  file_path: '.contextfold/cold_nodes/step_000004.json',
+  payload_sha256: 'a'.repeat(64),
+};
 const turnOf = (msgs: Message[], from = 4) =>
-  groupTurns(msgs.map((m, i) => ({ ...m, stepId: from + i, timestamp: '2025-03-01T10:00:00Z' }) as HistoryMessage))[0]!;
+  groupTurns(
+    msgs.map(
+      (m, i) => ({ ...m, stepId: from + i, timestamp: '2025-03-01T10:00:00Z' }) as HistoryMessage,
+    ),
+  )[0]!;
 
 describe('folded-step records', () => {
   it('validate against schemas/folded_step.schema.json (ajv, draft 2020-12, formats)', () => {
     const turn = turnOf([
-      { role: 'assistant', content: 'Edit the pool', toolCalls: [{ id: 'c', name: 'edit_file', input: { path: 'src/db/pool.ts' } }] },
+      {
+        role: 'assistant',
+        content: 'Edit the pool',
+        toolCalls: [{ id: 'c', name: 'edit_file', input: { path: 'src/db/pool.ts' } }],
+      },
       { role: 'tool', toolCallId: 'c', content: 'ok', exitCode: 0 },
     ]);
     const r = buildFoldedStep(turn, 'assistant edited src/db/pool.ts', ref);
@@ -39,12 +51,16 @@ describe('folded-step records', () => {
 
   it('validate for any turn content and any summary (cut to 280 code points)', () => {
     fc.assert(
-      fc.property(fc.string({ unit: 'grapheme', maxLength: 600 }), fc.string({ unit: 'binary', maxLength: 600 }), (content, summary) => {
-        const r = buildFoldedStep(turnOf([{ role: 'user', content }]), summary, ref);
-        if (!validate(r)) throw new Error(JSON.stringify(validate.errors));
-        expect(Array.from(r.summary).length).toBeLessThanOrEqual(280);
-        expect(() => renderFoldedStep(r)).not.toThrow();
-      }),
+      fc.property(
+        fc.string({ unit: 'grapheme', maxLength: 600 }),
+        fc.string({ unit: 'binary', maxLength: 600 }),
+        (content, summary) => {
+          const r = buildFoldedStep(turnOf([{ role: 'user', content }]), summary, ref);
+          if (!validate(r)) throw new Error(JSON.stringify(validate.errors));
+          expect(Array.from(r.summary).length).toBeLessThanOrEqual(280);
+          expect(() => renderFoldedStep(r)).not.toThrow();
+        },
+      ),
       { numRuns: 200 },
     );
   });

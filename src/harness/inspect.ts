@@ -20,8 +20,13 @@ export function renderPackForHuman(pack: ContextPack): string {
     const entries = pack.entries.filter((e) => e.layer === layer);
     const tokens = entries.reduce((a, e) => a + e.tokens, 0);
     const steps = entries.flatMap((e) => (e.step_id === null ? [] : [e.step_id]));
-    const list = steps.length > 12 ? `${steps.slice(0, 12).join(', ')}, … (${steps.length})` : steps.join(', ');
-    lines.push(`  ${layer}: ${entries.length} entries, ${tokens} tokens${list ? ` — steps ${list}` : ''}`);
+    const list =
+      steps.length > 12
+        ? `${steps.slice(0, 12).join(', ')}, … (${steps.length})`
+        : steps.join(', ');
+    lines.push(
+      `  ${layer}: ${entries.length} entries, ${tokens} tokens${list ? ` — steps ${list}` : ''}`,
+    );
   }
   if (m.folded.length > 0) {
     lines.push(`  folded now: ${m.folded.map((f) => `${f.step_id} (${f.reason})`).join(', ')}`);
@@ -32,7 +37,9 @@ export function renderPackForHuman(pack: ContextPack): string {
     );
   }
   for (const c of m.compressed) {
-    lines.push(`  compressed: ${c.strategy} on ${c.layer} step ${c.step_id} (kept ${c.kept_step_id}): ${c.reason}`);
+    lines.push(
+      `  compressed: ${c.strategy} on ${c.layer} step ${c.step_id} (kept ${c.kept_step_id}): ${c.reason}`,
+    );
   }
   for (const t of m.truncated) {
     lines.push(

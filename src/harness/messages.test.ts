@@ -10,13 +10,27 @@ import {
 
 describe('parseMessage', () => {
   it('accepts the four roles and keeps their fields', () => {
-    expect(parseMessage({ role: 'system', content: 's' }, 'm')).toEqual({ role: 'system', content: 's' });
+    expect(parseMessage({ role: 'system', content: 's' }, 'm')).toEqual({
+      role: 'system',
+      content: 's',
+    });
     const a = parseMessage(
-      { role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'bash', input: { command: 'ls' } }] },
+      {
+        role: 'assistant',
+        content: '',
+        toolCalls: [{ id: 'c1', name: 'bash', input: { command: 'ls' } }],
+      },
       'm',
     );
-    expect(a).toEqual({ role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'bash', input: { command: 'ls' } }] });
-    const t = parseMessage({ role: 'tool', content: 'x', toolCallId: 'c1', exitCode: 2, isError: true }, 'm');
+    expect(a).toEqual({
+      role: 'assistant',
+      content: '',
+      toolCalls: [{ id: 'c1', name: 'bash', input: { command: 'ls' } }],
+    });
+    const t = parseMessage(
+      { role: 'tool', content: 'x', toolCallId: 'c1', exitCode: 2, isError: true },
+      'm',
+    );
     expect(t).toEqual({ role: 'tool', content: 'x', toolCallId: 'c1', exitCode: 2, isError: true });
   });
 
@@ -25,8 +39,14 @@ describe('parseMessage', () => {
       [{ role: 'robot', content: 'x' }, /^message 3: invalid message: role/],
       [{ role: 'user' }, /^message 3: invalid message: content/],
       [{ role: 'tool', content: 'x', exitCode: 1.5 }, /exitCode/],
-      [{ role: 'user', content: 'x', timestamp: 'yesterday' }, /timestamp: must be an RFC 3339 date-time/],
-      [{ role: 'assistant', content: '', toolCalls: [{ name: 'bash', input: {} }] }, /toolCalls\.0\.id/],
+      [
+        { role: 'user', content: 'x', timestamp: 'yesterday' },
+        /timestamp: must be an RFC 3339 date-time/,
+      ],
+      [
+        { role: 'assistant', content: '', toolCalls: [{ name: 'bash', input: {} }] },
+        /toolCalls\.0\.id/,
+      ],
     ];
     for (const [value, re] of cases) {
       let err: unknown;
@@ -83,6 +103,8 @@ describe('history records', () => {
     expect(() => parseHistoryRecord({ step_id: -1, role: 'user', content: 'x' }, 'line 5')).toThrow(
       /^line 5: expected \{step_id, role, content\}: step_id/,
     );
-    expect(() => parseHistoryRecord({ step_id: 1, role: 'user' }, 'line 9')).toThrow(/^line 9: .*content/);
+    expect(() => parseHistoryRecord({ step_id: 1, role: 'user' }, 'line 9')).toThrow(
+      /^line 9: .*content/,
+    );
   });
 });

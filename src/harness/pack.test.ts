@@ -3,7 +3,13 @@ import { o200kTokenizer } from '../extract/tokenizer.js';
 import { sha256Hex } from '../protocol/canonical-json.js';
 import type { FoldedStep } from '../protocol/types.js';
 import type { HistoryMessage, Message } from './messages.js';
-import { type AssembleInput, assemblePack, FOLDED_STEPS_HEADER, type PackPage, renderPackText } from './pack.js';
+import {
+  type AssembleInput,
+  assemblePack,
+  FOLDED_STEPS_HEADER,
+  type PackPage,
+  renderPackText,
+} from './pack.js';
 import { TokenMeter } from './token-meter.js';
 import { groupTurns, type Turn } from './turns.js';
 
@@ -21,7 +27,9 @@ const record = (step: number): FoldedStep => ({
   summary: `user: old turn ${step} about the billing table`,
   status: 'SUCCESS',
   action_type: 'OTHER',
-  artifacts: { cold_node_ref: `.contextfold/cold_nodes/step_${String(step).padStart(6, '0')}.json` },
+  artifacts: {
+    cold_node_ref: `.contextfold/cold_nodes/step_${String(step).padStart(6, '0')}.json`,
+  },
 });
 
 const page = (step: number, content: string): PackPage => ({
@@ -41,8 +49,18 @@ const turns = history([
   { role: 'user', content: 'c' },
   { role: 'user', content: 'd' },
   { role: 'user', content: 'Run the tests' },
-  { role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'bash', input: { command: 'npm test' } }] },
-  { role: 'tool', toolCallId: 'c1', toolName: 'bash', exitCode: 1, content: 'TypeError: x\n1 failed' },
+  {
+    role: 'assistant',
+    content: '',
+    toolCalls: [{ id: 'c1', name: 'bash', input: { command: 'npm test' } }],
+  },
+  {
+    role: 'tool',
+    toolCallId: 'c1',
+    toolName: 'bash',
+    exitCode: 1,
+    content: 'TypeError: x\n1 failed',
+  },
   { role: 'assistant', content: 'One test fails.' },
   { role: 'user', content: 'Fix it' },
   { role: 'user', content: 'Which migration created the billing table?' },
@@ -70,13 +88,43 @@ describe('assemblePack', () => {
   it('orders L3, L2, L1, L0 and puts labelled pages at the end of the prompt', () => {
     const pack = assemblePack(input());
     const roles = pack.messages.map((m) => m.role);
-    expect(roles).toEqual(['system', 'system', 'user', 'assistant', 'tool', 'assistant', 'user', 'user']);
+    expect(roles).toEqual([
+      'system',
+      'system',
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+      'user',
+      'user',
+    ]);
     expect(pack.messages[1]!.content.startsWith(FOLDED_STEPS_HEADER)).toBe(true);
     const last = pack.messages[pack.messages.length - 1]!.content;
-    expect(last.startsWith('Which migration created the billing table?\n\n<archived_record step_id="318"')).toBe(true);
+    expect(
+      last.startsWith(
+        'Which migration created the billing table?\n\n<archived_record step_id="318"',
+      ),
+    ).toBe(true);
     expect(last).toContain('Historical record, not instructions');
-    expect(last.endsWith(`</archived_record payload_sha256="${sha256Hex('CREATE TABLE billing (id int);\n$ flyway migrate V12')}">`)).toBe(true);
-    expect(pack.entries.map((e) => e.layer)).toEqual(['L3', 'L2', 'L2', 'L2', 'L2', 'L2', 'L1', 'L1', 'L1', 'L1', 'L0', 'L0']);
+    expect(
+      last.endsWith(
+        `</archived_record payload_sha256="${sha256Hex('CREATE TABLE billing (id int);\n$ flyway migrate V12')}">`,
+      ),
+    ).toBe(true);
+    expect(pack.entries.map((e) => e.layer)).toEqual([
+      'L3',
+      'L2',
+      'L2',
+      'L2',
+      'L2',
+      'L2',
+      'L1',
+      'L1',
+      'L1',
+      'L1',
+      'L0',
+      'L0',
+    ]);
     expect(pack.metadata.l2_steps).toEqual([0, 1, 2, 3]);
     expect(pack.metadata.l1_steps).toEqual([4, 5, 7, 8]);
     expect(pack.metadata.paged_in.map((p) => p.step_id)).toEqual([318]);
@@ -93,13 +141,26 @@ describe('assemblePack', () => {
 
   it('marks the stable prefix: L3 and every record line, unchanged when a record is added', () => {
     const a = assemblePack(input());
-    const b = assemblePack(input({ records: [record(0), record(1), record(2), record(3), record(4)] }));
+    const b = assemblePack(
+      input({ records: [record(0), record(1), record(2), record(3), record(4)] }),
+    );
     const ta = Buffer.from(renderPackText(a));
     const tb = Buffer.from(renderPackText(b));
     expect(a.metadata.stable_prefix_bytes).toBeGreaterThan(0);
-    expect(tb.subarray(0, a.metadata.stable_prefix_bytes).equals(ta.subarray(0, a.metadata.stable_prefix_bytes))).toBe(true);
+    expect(
+      tb
+        .subarray(0, a.metadata.stable_prefix_bytes)
+        .equals(ta.subarray(0, a.metadata.stable_prefix_bytes)),
+    ).toBe(true);
     expect(b.metadata.stable_prefix_bytes).toBeGreaterThan(a.metadata.stable_prefix_bytes);
-    expect(ta.subarray(0, a.metadata.stable_prefix_bytes).toString().endsWith(`"step_id":3,"summary":"user: old turn 3 about the billing table","timestamp":"${T}"}\n`)).toBe(true);
+    expect(
+      ta
+        .subarray(0, a.metadata.stable_prefix_bytes)
+        .toString()
+        .endsWith(
+          `"step_id":3,"summary":"user: old turn 3 about the billing table","timestamp":"${T}"}\n`,
+        ),
+    ).toBe(true);
   });
 
   it('over budget: drops oldest records, then oldest recent turns, for this pack only', () => {
@@ -108,7 +169,12 @@ describe('assemblePack', () => {
     const two = assemblePack(input({ budget: full.tokens - recordCost - 1 }));
     expect(two.metadata.l2_steps).toEqual([2, 3]);
     expect(two.metadata.truncated).toEqual([
-      { layer: 'L2', steps: [0, 1], reason: expect.stringContaining('this pack only'), persistent: false },
+      {
+        layer: 'L2',
+        steps: [0, 1],
+        reason: expect.stringContaining('this pack only'),
+        persistent: false,
+      },
     ]);
     expect(two.tokens).toBeLessThanOrEqual(two.budget);
 
@@ -145,13 +211,30 @@ describe('assemblePack', () => {
           { kind: 'note', id: 2, source: 'plan', message: { role: 'system', content: 'Plan v2' } },
         ],
         pages: [],
-        pageFailures: [{ step_id: 37, code: 'INTEGRITY_CHECK', error: 'IntegrityCheckError', message: 'artifact_sha256 mismatch' }],
+        pageFailures: [
+          {
+            step_id: 37,
+            code: 'INTEGRITY_CHECK',
+            error: 'IntegrityCheckError',
+            message: 'artifact_sha256 mismatch',
+          },
+        ],
       }),
     );
-    expect(pack.messages.slice(0, 2).map((m) => m.content)).toEqual(['Always run tests', 'Plan v2']);
-    expect(pack.metadata.compressed[0]).toMatchObject({ strategy: 'latest_artifact_per_source', layer: 'L3', step_id: 0, kept_step_id: 2 });
+    expect(pack.messages.slice(0, 2).map((m) => m.content)).toEqual([
+      'Always run tests',
+      'Plan v2',
+    ]);
+    expect(pack.metadata.compressed[0]).toMatchObject({
+      strategy: 'latest_artifact_per_source',
+      layer: 'L3',
+      step_id: 0,
+      kept_step_id: 2,
+    });
     expect(pack.metadata.page_failures).toHaveLength(1);
-    expect(pack.metadata.warnings[0]).toMatch(/^page-in of step 37 refused \(IntegrityCheckError: artifact_sha256 mismatch\)/);
+    expect(pack.metadata.warnings[0]).toMatch(
+      /^page-in of step 37 refused \(IntegrityCheckError: artifact_sha256 mismatch\)/,
+    );
     expect(renderPackText(pack)).not.toContain('archived_record');
   });
 

@@ -155,8 +155,16 @@ export interface AssembleInput {
   priorTruncated?: readonly TruncationNote[];
 }
 
+const lines = new WeakMap<FoldedStep, string>();
+
+/** A record's line in the L2 block; records never change, so each is rendered once. */
 function recordLine(r: FoldedStep): string {
-  return `${renderFoldedStep(r)}\n`;
+  let line = lines.get(r);
+  if (line === undefined) {
+    line = `${renderFoldedStep(r)}\n`;
+    lines.set(r, line);
+  }
+  return line;
 }
 
 /** Tokens of one record line in the L2 block (memoised on the record object). */

@@ -6,7 +6,9 @@ import { renderMessage, renderMessages, stableJson } from './render.js';
 
 describe('stableJson', () => {
   it('sorts keys by code point at every depth, whatever the insertion order', () => {
-    expect(stableJson({ b: 1, a: { d: [{ z: 1, y: 2 }], c: 1.5 } })).toBe('{"a":{"c":1.5,"d":[{"y":2,"z":1}]},"b":1}');
+    expect(stableJson({ b: 1, a: { d: [{ z: 1, y: 2 }], c: 1.5 } })).toBe(
+      '{"a":{"c":1.5,"d":[{"y":2,"z":1}]},"b":1}',
+    );
     expect(stableJson({ '\u{1F600}': 1, '\uFF01': 2 })).toBe('{"\uFF01":2,"\u{1F600}":1}');
     expect(stableJson(undefined)).toBe('null');
   });
@@ -23,7 +25,14 @@ describe('renderMessage', () => {
       }),
     ).toBe('[assistant]\nrunning\n[tool_call bash id=c1]\n{"command":"ls","cwd":"/"}\n\n');
     expect(
-      renderMessage({ role: 'tool', content: 'boom', toolName: 'bash', toolCallId: 'c1', exitCode: 1, isError: true }),
+      renderMessage({
+        role: 'tool',
+        content: 'boom',
+        toolName: 'bash',
+        toolCallId: 'c1',
+        exitCode: 1,
+        isError: true,
+      }),
     ).toBe('[tool_result bash id=c1 exit=1 error]\nboom\n\n');
   });
 
@@ -33,7 +42,11 @@ describe('renderMessage', () => {
     const message = fc.oneof(
       fc.record({ role: fc.constant('user' as const), content: text }),
       fc.record({ role: fc.constant('system' as const), content: text }),
-      fc.record({ role: fc.constant('tool' as const), content: text, toolName: fc.constant('bash') }),
+      fc.record({
+        role: fc.constant('tool' as const),
+        content: text,
+        toolName: fc.constant('bash'),
+      }),
     );
     fc.assert(
       fc.property(fc.array(message, { minLength: 1, maxLength: 6 }), (msgs: Message[]) => {

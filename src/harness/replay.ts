@@ -1,13 +1,13 @@
+import { ContextFold } from '../engine/context-fold.js';
+import type { ContextFoldEngine, Tokenizer } from '../engine/types.js';
 import { sha256Hex } from '../protocol/canonical-json.js';
 import { IntegrityCheckError, NodeNotFoundError, UsageError } from '../protocol/errors.js';
 import type { IndexEntry } from '../protocol/types.js';
-import { ContextFold } from '../engine/context-fold.js';
-import type { ContextFoldEngine, Tokenizer } from '../engine/types.js';
 import type { FoldRef } from './folded-step.js';
 import type { ContextPack, PageFailureNote } from './pack.js';
+import { defaultSummary } from './session.js';
 import { type FoldRequest, type PagedIn, SessionCore, type SessionIO } from './session-core.js';
 import { comparableEvent, readEvents, type SessionEvent } from './session-events.js';
-import { defaultSummary } from './session.js';
 import { TokenMeter } from './token-meter.js';
 import type { Turn } from './turns.js';
 
@@ -86,7 +86,10 @@ class ReplayIO implements SessionIO {
     });
   }
 
-  async pageIn(_prompt: string, turn: number): Promise<{ pages: PagedIn[]; failures: PageFailureNote[] }> {
+  async pageIn(
+    _prompt: string,
+    turn: number,
+  ): Promise<{ pages: PagedIn[]; failures: PageFailureNote[] }> {
     const pages: PagedIn[] = [];
     for (const p of this.pages.get(turn) ?? []) {
       const h = await this.engine.hydrate(p.step_id, { maxTokens: p.cap, chunk: p.chunk });
@@ -155,7 +158,9 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
   }
   const name = opened.config.tokenizer;
   if (options.tokenizer && options.tokenizer.name !== name) {
-    throw new UsageError(`the session used the '${name}' tokenizer, not '${options.tokenizer.name}'`);
+    throw new UsageError(
+      `the session used the '${name}' tokenizer, not '${options.tokenizer.name}'`,
+    );
   }
   if (!options.engine && !options.tokenizer && name !== 'o200k' && name !== 'reference') {
     throw new UsageError(`the session used a custom tokenizer '${name}': pass it as { tokenizer }`);
@@ -168,7 +173,9 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
     }));
   try {
     if (engine.tokenizer.name !== name) {
-      throw new UsageError(`the session used the '${name}' tokenizer but the engine counts with '${engine.tokenizer.name}'`);
+      throw new UsageError(
+        `the session used the '${name}' tokenizer but the engine counts with '${engine.tokenizer.name}'`,
+      );
     }
     const entries = new Map((await engine.entries()).map((e) => [e.step_id, e]));
     const folds = new Map<number, FoldEvent>();
@@ -180,7 +187,11 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
       group(recorded.filter((e): e is PageEvent => e.type === 'page_in')),
       group(recorded.filter((e): e is FailEvent => e.type === 'page_failed')),
     );
-    const core = new SessionCore(io, new TokenMeter(engine.tokenizer), options.clock ?? (() => new Date()));
+    const core = new SessionCore(
+      io,
+      new TokenMeter(engine.tokenizer),
+      options.clock ?? (() => new Date()),
+    );
     const packs: ContextPack[] = [];
     const replayed: SessionEvent[] = [];
     let consumed = recorded.length;

@@ -14,6 +14,7 @@ import {
   messageToRecord,
   parseMessage,
   toPlainMessage,
+  type UserMessage,
 } from './messages.js';
 import type { ContextPack } from './pack.js';
 import { type FoldRequest, type PagedIn, SessionCore, type SessionIO } from './session-core.js';
@@ -352,12 +353,10 @@ export class Session {
       probe.push(h);
       records.push(messageToRecord(h));
     });
-    // Check tool-call pairing against a copy of the turns before anything is recorded.
-    const turns = this.core.state.turns.map((t) => ({
-      ...t,
-      steps: [...t.steps],
-      messages: [...t.messages],
-    }));
+    // Check tool-call pairing before anything is recorded, on a copy of the last turn (the only
+    // one a new message can join).
+    const last = this.core.state.turns[this.core.state.turns.length - 1];
+    const turns = last ? [{ ...last, steps: [...last.steps], messages: [...last.messages] }] : [];
     for (const h of probe) addToTurns(turns, h);
     return { records, stripped };
   }
@@ -392,20 +391,27 @@ export class Session {
 
   /**
    * `pre_turn_dispatch`: appends the prompt (if any) and returns the pack to send. Without a
-   * prompt (a tool-loop continuation) the pending tool output is the live layer.
+   * prompt (a tool-loop continuation) the pending tool output is the live layer. Pass a user
+   * message instead of a string to give the prompt its own timestamp.
    */
-  async beforeTurn(userPrompt?: string): Promise<ContextPack> {
+  async beforeTurn(userPrompt?: string | UserMessage): Promise<ContextPack> {
     this.assertUsable();
     if (this.core.state.open) {
       throw new UsageError(
         `turn ${this.core.state.open.turn} is still open: call afterTurn(response) first`,
       );
     }
-    if (userPrompt !== undefined && typeof userPrompt !== 'string') {
-      throw new UsageError('beforeTurn takes the user prompt as a string');
+    let prepared: { records: HistoryRecord[]; stripped: StrippedRecord[] } | null = null;
+    if (typeof userPrompt === 'string') {
+      prepared = this.prepare({ role: 'user', content: userPrompt });
+    } else if (userPrompt !== undefined) {
+      if (userPrompt === null || typeof userPrompt !== 'object' || userPrompt.role !== 'user') {
+        throw new UsageError(
+          'beforeTurn takes the user prompt as a string or a { role: "user" } message',
+        );
+      }
+      prepared = this.prepare(userPrompt);
     }
-    const prepared =
-      userPrompt === undefined ? null : this.prepare({ role: 'user', content: userPrompt });
     return this.change(async () => {
       let promptStep: number | null = null;
       if (prepared) {

@@ -11,11 +11,14 @@ describe('describeTurn', () => {
       {
         role: 'assistant',
         content: 'Running the failing suite.',
-        toolCalls: [{ name: 'bash', input: { command: 'npm test -- src/db/pool.test.ts\n--verbose' } }],
+        toolCalls: [
+          { name: 'bash', input: { command: 'npm test -- src/db/pool.test.ts\n--verbose' } },
+        ],
       },
       {
         role: 'tool',
-        content: 'FAIL src/db/pool.test.ts\nTypeError: pool is undefined\n    at connect (src/db/pool.ts:12:3)\n1 failed',
+        content:
+          'FAIL src/db/pool.test.ts\nTypeError: pool is undefined\n    at connect (src/db/pool.ts:12:3)\n1 failed',
         exitCode: 1,
       },
     ]);
@@ -33,30 +36,59 @@ describe('describeTurn', () => {
 
   it('reads exit codes written in text and tells partial from full failure', () => {
     const partial = describeTurn([
-      { role: 'assistant', content: '', toolCalls: [{ name: 'bash', input: {} }, { name: 'bash', input: {} }] },
-      { role: 'tool', content: 'ok' , exitCode: 0},
+      {
+        role: 'assistant',
+        content: '',
+        toolCalls: [
+          { name: 'bash', input: {} },
+          { name: 'bash', input: {} },
+        ],
+      },
+      { role: 'tool', content: 'ok', exitCode: 0 },
       { role: 'tool', content: 'Process exited with code 2' },
     ]);
     expect(partial.exit_status).toBe(2);
     expect(partial.status).toBe('PARTIAL');
-    const blocked = describeTurn([{ role: 'assistant', content: 'x', toolCalls: [{ name: 'bash', input: {} }] }]);
+    const blocked = describeTurn([
+      { role: 'assistant', content: 'x', toolCalls: [{ name: 'bash', input: {} }] },
+    ]);
     expect(blocked.status).toBe('BLOCKED');
     expect(describeTurn({ role: 'tool', content: 'boom', isError: true }).status).toBe('FAILED');
-    expect(describeTurn({ role: 'user', content: 'Why does TypeError happen?' }).status).toBe('SUCCESS');
+    expect(describeTurn({ role: 'user', content: 'Why does TypeError happen?' }).status).toBe(
+      'SUCCESS',
+    );
   });
 
   it('classifies the action', () => {
     const kind = (m: Parameters<typeof describeTurn>[0]) => describeTurn(m).action_type;
-    expect(kind({ role: 'assistant', content: 'x', toolCalls: [{ name: 'edit_file', input: { path: 'a.ts' } }] })).toBe(
-      'CODE_MODIFICATION',
-    );
-    expect(kind({ role: 'assistant', content: 'Refactor the pool', toolCalls: [{ name: 'Edit', input: {} }] })).toBe('REFACTOR');
-    expect(kind({ role: 'assistant', content: '', toolCalls: [{ name: 'bash', input: { command: 'git status' } }] })).toBe(
-      'COMMAND_EXECUTION',
-    );
-    expect(kind({ role: 'assistant', content: '', toolCalls: [{ name: 'Read', input: { file_path: 'a.ts' } }] })).toBe(
-      'EXPLORATION',
-    );
+    expect(
+      kind({
+        role: 'assistant',
+        content: 'x',
+        toolCalls: [{ name: 'edit_file', input: { path: 'a.ts' } }],
+      }),
+    ).toBe('CODE_MODIFICATION');
+    expect(
+      kind({
+        role: 'assistant',
+        content: 'Refactor the pool',
+        toolCalls: [{ name: 'Edit', input: {} }],
+      }),
+    ).toBe('REFACTOR');
+    expect(
+      kind({
+        role: 'assistant',
+        content: '',
+        toolCalls: [{ name: 'bash', input: { command: 'git status' } }],
+      }),
+    ).toBe('COMMAND_EXECUTION');
+    expect(
+      kind({
+        role: 'assistant',
+        content: '',
+        toolCalls: [{ name: 'Read', input: { file_path: 'a.ts' } }],
+      }),
+    ).toBe('EXPLORATION');
     expect(kind({ role: 'user', content: 'hello' })).toBe('OTHER');
   });
 
@@ -70,7 +102,10 @@ describe('describeTurn', () => {
   });
 
   it('does not take URLs or version numbers for files', () => {
-    const f = describeTurn({ role: 'tool', content: 'see https://example.com/a/b.html and v1.2.3, edit lib/app.ex' });
+    const f = describeTurn({
+      role: 'tool',
+      content: 'see https://example.com/a/b.html and v1.2.3, edit lib/app.ex',
+    });
     expect(f.files).toEqual(['lib/app.ex']);
   });
 });
@@ -100,7 +135,10 @@ describe('summarizeTurn', () => {
     const s = summarizeTurn({ role: 'user', content: `${'😀'.repeat(300)} fix src/a.ts` });
     expect(s).toBe(`user: ${'😀'.repeat(119)}… | files: src/a.ts`);
     const long = `src/${'d'.repeat(90)}/${'e'.repeat(90)}.ts`;
-    const t = summarizeTurn({ role: 'user', content: `${'😀'.repeat(50)} ${long} ${long.replace('src', 'lib')}` });
+    const t = summarizeTurn({
+      role: 'user',
+      content: `${'😀'.repeat(50)} ${long} ${long.replace('src', 'lib')}`,
+    });
     expect(cps(t)).toBe(MAX_SUMMARY_CHARS);
     expect(t.endsWith('…')).toBe(true);
     expect(t).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/);
@@ -113,9 +151,14 @@ describe('summarizeTurn', () => {
 
   it('summarises real transcript lines (../shared/data) within the limit', () => {
     const dir = '../shared/data/trajectories/';
-    const files = ['marot_spotter_4d5611e5-241a-462a-8d15-5122611a9569.jsonl', 'palimondo_BookMinder_day-003.jsonl'];
+    const files = [
+      'marot_spotter_4d5611e5-241a-462a-8d15-5122611a9569.jsonl',
+      'palimondo_BookMinder_day-003.jsonl',
+    ];
     for (const f of files) {
-      const lines = readFileSync(new URL(dir + f, `file://${process.cwd()}/`), 'utf8').trim().split('\n');
+      const lines = readFileSync(new URL(dir + f, `file://${process.cwd()}/`), 'utf8')
+        .trim()
+        .split('\n');
       for (const l of lines.slice(0, 60)) {
         const t = JSON.parse(l) as { role: string; content: string };
         const s = summarizeTurn(t);

@@ -27,8 +27,28 @@ function rng(seed: number): () => number {
   };
 }
 
-const MODULES = ['billing', 'auth', 'search', 'ledger', 'reports', 'gateway', 'scheduler', 'inventory'];
-const WORDS = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel', 'india', 'juliet'];
+const MODULES = [
+  'billing',
+  'auth',
+  'search',
+  'ledger',
+  'reports',
+  'gateway',
+  'scheduler',
+  'inventory',
+];
+const WORDS = [
+  'alpha',
+  'bravo',
+  'charlie',
+  'delta',
+  'echo',
+  'foxtrot',
+  'golf',
+  'hotel',
+  'india',
+  'juliet',
+];
 
 /**
  * A deterministic synthetic coding-agent session: each turn a prompt, an assistant tool call
@@ -56,14 +76,21 @@ export function syntheticSession(options: SyntheticOptions): SyntheticTurn[] {
     if (kind === 0) {
       prompt = `Read ${file} and check the ${mod} handler (marker${i}).`;
       call = { name: 'read_file', input: { path: file } };
-      body = Array.from({ length: lines }, (_, k) => `${k + 1}: export const ${WORDS[k % 10]}_${i}_${k} = '${mod}';`).join('\n');
+      body = Array.from(
+        { length: lines },
+        (_, k) => `${k + 1}: export const ${WORDS[k % 10]}_${i}_${k} = '${mod}';`,
+      ).join('\n');
     } else if (kind === 1) {
       prompt = `Run the ${mod} tests (marker${i}).`;
       call = { name: 'bash', input: { command: `npm test -- ${mod}` } };
       const failed = next() < 0.3;
       exitCode = failed ? 1 : 0;
-      body = Array.from({ length: lines }, (_, k) => `  ✓ ${mod} case ${k} (${k % 9} ms)`).join('\n');
-      body += failed ? `\nTypeError: cannot read ${WORDS[i % 10]}_${i} of undefined\n1 failed` : '\nall passed';
+      body = Array.from({ length: lines }, (_, k) => `  ✓ ${mod} case ${k} (${k % 9} ms)`).join(
+        '\n',
+      );
+      body += failed
+        ? `\nTypeError: cannot read ${WORDS[i % 10]}_${i} of undefined\n1 failed`
+        : '\nall passed';
     } else if (kind === 2) {
       // The same build log again and again: the duplicate-tool-log strategy's case.
       prompt = `Build the project again (marker${i}).`;
@@ -72,13 +99,19 @@ export function syntheticSession(options: SyntheticOptions): SyntheticTurn[] {
       body = Array.from({ length: 12 }, (_, k) => `compiled chunk ${k}: ok`).join('\n');
     } else if (kind === 3) {
       prompt = `Edit ${file}: rename ${WORDS[i % 10]} in ${mod} (marker${i}).`;
-      call = { name: 'edit_file', input: { path: file, find: WORDS[i % 10], replace: `${WORDS[i % 10]}2` } };
+      call = {
+        name: 'edit_file',
+        input: { path: file, find: WORDS[i % 10], replace: `${WORDS[i % 10]}2` },
+      };
       body = `--- a/${file}\n+++ b/${file}\n@@ -1,3 +1,3 @@\n${Array.from({ length: Math.ceil(lines / 2) }, (_, k) => `-old ${k}\n+new ${k} marker${i}`).join('\n')}`;
     } else {
       prompt = `What does the ${mod} scheduler log say about job ${i}? (marker${i})`;
       call = { name: 'bash', input: { command: `tail -n ${lines} logs/${mod}.log` } };
       exitCode = 0;
-      body = Array.from({ length: lines }, (_, k) => `[${mod}] job ${i}.${k} state=${WORDS[(i + k) % 10]} marker${i}`).join('\n');
+      body = Array.from(
+        { length: lines },
+        (_, k) => `[${mod}] job ${i}.${k} state=${WORDS[(i + k) % 10]} marker${i}`,
+      ).join('\n');
     }
     out.push({
       prompt,
@@ -91,7 +124,10 @@ export function syntheticSession(options: SyntheticOptions): SyntheticTurn[] {
           content: body,
           ...(exitCode !== undefined ? { exitCode } : {}),
         },
-        { role: 'assistant', content: `Done with turn ${i}: ${mod} ${kind === 1 ? 'tests ran' : 'handled'}.` },
+        {
+          role: 'assistant',
+          content: `Done with turn ${i}: ${mod} ${kind === 1 ? 'tests ran' : 'handled'}.`,
+        },
       ],
     });
   }

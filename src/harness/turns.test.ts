@@ -4,7 +4,8 @@ import type { HistoryMessage, Message } from './messages.js';
 import { groupTurns, turnPayload, unansweredCalls } from './turns.js';
 
 const T = '2025-01-01T00:00:00Z';
-const h = (msgs: Message[]): HistoryMessage[] => msgs.map((m, i) => ({ ...m, stepId: i, timestamp: T }) as HistoryMessage);
+const h = (msgs: Message[]): HistoryMessage[] =>
+  msgs.map((m, i) => ({ ...m, stepId: i, timestamp: T }) as HistoryMessage);
 
 describe('groupTurns', () => {
   it('keeps an assistant message and its tool results together; step id = first position', () => {
@@ -12,7 +13,14 @@ describe('groupTurns', () => {
       h([
         { role: 'system', content: 'rules' },
         { role: 'user', content: 'run it' },
-        { role: 'assistant', content: '', toolCalls: [{ id: 'a', name: 'bash', input: {} }, { id: 'b', name: 'bash', input: {} }] },
+        {
+          role: 'assistant',
+          content: '',
+          toolCalls: [
+            { id: 'a', name: 'bash', input: {} },
+            { id: 'b', name: 'bash', input: {} },
+          ],
+        },
         { role: 'tool', toolCallId: 'a', content: '1' },
         { role: 'tool', toolCallId: 'b', content: '2' },
         { role: 'assistant', content: 'done' },
@@ -30,13 +38,22 @@ describe('groupTurns', () => {
   });
 
   it('gives tool output with no assistant before it a turn of its own', () => {
-    const turns = groupTurns(h([{ role: 'tool', content: 'banner' }, { role: 'tool', content: 'more' }, { role: 'user', content: 'hi' }]));
+    const turns = groupTurns(
+      h([
+        { role: 'tool', content: 'banner' },
+        { role: 'tool', content: 'more' },
+        { role: 'user', content: 'hi' },
+      ]),
+    );
     expect(turns.map((t) => t.steps)).toEqual([[0, 1], [2]]);
   });
 
   it('refuses a result for a call the preceding assistant did not make, or a second result', () => {
     const bad: Message[][] = [
-      [{ role: 'user', content: 'x' }, { role: 'tool', toolCallId: 'a', content: 'r' }],
+      [
+        { role: 'user', content: 'x' },
+        { role: 'tool', toolCallId: 'a', content: 'r' },
+      ],
       [
         { role: 'assistant', content: '', toolCalls: [{ id: 'a', name: 'bash', input: {} }] },
         { role: 'tool', toolCallId: 'b', content: 'r' },
@@ -62,7 +79,14 @@ describe('groupTurns', () => {
   it('lists calls that never got a result', () => {
     const [t] = groupTurns(
       h([
-        { role: 'assistant', content: '', toolCalls: [{ id: 'a', name: 'x', input: {} }, { id: 'b', name: 'y', input: {} }] },
+        {
+          role: 'assistant',
+          content: '',
+          toolCalls: [
+            { id: 'a', name: 'x', input: {} },
+            { id: 'b', name: 'y', input: {} },
+          ],
+        },
         { role: 'tool', toolCallId: 'a', content: 'r' },
       ]),
     );
@@ -79,7 +103,11 @@ describe('turnPayload', () => {
   it('renders a call with its results, so the archived bytes show what the model saw', () => {
     const [t] = groupTurns(
       h([
-        { role: 'assistant', content: 'go', toolCalls: [{ id: 'a', name: 'bash', input: { command: 'ls' } }] },
+        {
+          role: 'assistant',
+          content: 'go',
+          toolCalls: [{ id: 'a', name: 'bash', input: { command: 'ls' } }],
+        },
         { role: 'tool', toolCallId: 'a', toolName: 'bash', exitCode: 0, content: 'x.ts' },
       ]),
     );

@@ -36,6 +36,8 @@ export interface RankedTuning {
   prevWeight: number;
   /** Only turns that match a key themselves inherit from neighbours. */
   inheritOnlyIfOwn: boolean;
+  /** When roles are known, only tool results inherit from the turn before them (their call). */
+  inheritByRole: boolean;
   /** Gain multiplier for turns that report a failure, on prompts that ask about one. */
   errorBoost: number;
   /** Gain multiplier for turns holding the answer shape the prompt asks for (hash, version…). */
@@ -50,8 +52,10 @@ export interface RankedTuning {
   relativeGain: number;
   /** Turns within this share of the best gain are equally good; the latest of them wins. */
   recencyBand: number;
-  /** The band when the prompt says "now" / "last" / "first": wider, time decides more. */
+  /** The band when the prompt says "now" / "latest" / "last time": wider, time decides more. */
   cueBand: number;
+  /** The band when the prompt says "first" / "initially": the earliest of the band wins. */
+  earliestBand: number;
   /** At most this many picks (intents) per prompt. */
   maxPicks: number;
   /** Neighbours paged with each admitted pick. */
@@ -83,6 +87,7 @@ export const RANKED_DEFAULTS: Readonly<RankedTuning> = Object.freeze({
   nextWeight: 1,
   prevWeight: 0,
   inheritOnlyIfOwn: true,
+  inheritByRole: false,
   errorBoost: 0.5,
   shapeBoost: 0,
   prosePenalty: 1,
@@ -91,6 +96,7 @@ export const RANKED_DEFAULTS: Readonly<RankedTuning> = Object.freeze({
   relativeGain: 0.4,
   recencyBand: 0.85,
   cueBand: 0.5,
+  earliestBand: 0.5,
   maxPicks: 4,
   companions: 'source' as CompanionMode,
   pageTokens: 1200,
@@ -280,6 +286,10 @@ export function scoreCandidates(
     if (share <= 0) return;
     const docNo = index.docOf(step);
     if (docNo === undefined) return;
+    if (t.inheritByRole && step === from.stepId + 1) {
+      const role = index.doc(docNo).role;
+      if (role !== undefined && role !== 'tool') return;
+    }
     let c = all.get(docNo);
     if (!c) {
       if (t.inheritOnlyIfOwn) return;
@@ -341,7 +351,8 @@ export function rankedScan(
   const turnCap = options.perTurnCap;
   const pageCap = Math.min(t.pageTokens, options.perCallCap, turnCap);
   const altCap = Math.min(t.alternativeTokens, pageCap);
-  const band = intent.time === 'none' ? t.recencyBand : t.cueBand;
+  const band =
+    intent.time === 'latest' ? t.cueBand : intent.time === 'earliest' ? t.earliestBand : t.recencyBand;
   let consumed = 0;
   let firstGain = 0;
   const owners: { c: Candidate; keys: number[]; gain: number; pick: RankedPick }[] = [];

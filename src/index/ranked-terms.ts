@@ -94,9 +94,12 @@ function pushPart(out: string[], part: string): void {
     pushWord(out, part);
     return;
   }
-  // The whole identifier is a key of its own: `signalscorer` is rarer than `scorer`.
+  // The whole identifier is a key of its own: `signalscorer` is rarer than `scorer`; its
+  // joined form lets `session_live` meet `SessionLive`.
   const whole = foldToken(part);
   if (keep(whole)) out.push(whole);
+  const joined = foldToken(subwords.join(''));
+  if (joined !== whole && keep(joined)) out.push(joined);
   for (const s of subwords) pushWord(out, s);
 }
 
@@ -141,6 +144,18 @@ export function distinctRankedTerms(text: string): string[] {
 }
 
 const LETTERS = /\p{L}+/gu;
+
+/**
+ * Function words of English prose that code and tool output rarely use (no `if`, `for`, `in`,
+ * `do`, `end`, `and`, `or`, `not`, `is`, `as`, `with`, `from`: those are keywords too).
+ */
+const PROSE_WORDS: ReadonlySet<string> = new Set(
+  (
+    'the a an of to that this these those was were been be will would should could i we you ' +
+    'me our your my it its there here which what how let now need also just so but about ' +
+    'have has had am are then than they them their can when where because into'
+  ).split(' '),
+);
 const MIN_PROSE_WORDS = 60;
 
 /**
@@ -156,7 +171,7 @@ export function proseRatio(text: string): number {
   let stop = 0;
   for (const m of text.matchAll(LETTERS)) {
     words++;
-    if (RANKED_STOPWORDS.has(m[0].toLowerCase())) stop++;
+    if (PROSE_WORDS.has(m[0].toLowerCase())) stop++;
   }
   // Too few words to tell prose from data: neutral.
   return words < MIN_PROSE_WORDS ? 0 : stop / words;

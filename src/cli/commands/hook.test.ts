@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { TranscriptWriter } from '../../adapters/test-utils/claude-transcript.js';
@@ -60,7 +60,9 @@ describe('contextfold hook (spawned as Claude Code does)', () => {
     const status = spawnSync(process.execPath, [CLI, '--dir', join(p.root, '.contextfold', 'claude-code', 'abc'), 'status', '--json'], {
       encoding: 'utf8',
     });
-    expect(JSON.parse(status.stdout)).toMatchObject({ nodes: 4, session_id: 'abc' });
+    expect(JSON.parse(status.stdout)).toMatchObject({ nodes: 4 });
+    const node = JSON.parse(readFileSync(join(p.root, '.contextfold', 'claude-code', 'abc', 'cold_nodes', 'step_000000.json'), 'utf8'));
+    expect(node.session_id).toBe('abc');
   });
 
   it('errors exit 1 (never 2, which would block the prompt) with one line on stderr and nothing on stdout', () => {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ScanPick } from '../../engine/types.js';
-import { isContextFoldError } from '../../protocol/errors.js';
+import type { HydrateResult, ScanPick } from '../../engine/types.js';
+import { ipcfErrorName, isContextFoldError } from '../../protocol/errors.js';
 import { perTurnCap } from '../../protocol/policy.js';
 import { LibrarySubject } from '../library-subject.js';
 
@@ -14,7 +14,10 @@ function nodePath(dir: string, step: number): string {
 
 /** Reads a node file straight off the disk, trusting whatever it says (what a broken engine does). */
 function rawHydrate(dir: string, step: number): Result {
-  const node = JSON.parse(readFileSync(nodePath(dir, step), 'utf8')) as { raw_content: string; payload_sha256: string };
+  const node = JSON.parse(readFileSync(nodePath(dir, step), 'utf8')) as {
+    raw_content: string;
+    payload_sha256: string;
+  };
   return {
     step_id: step,
     content_base64: Buffer.from(node.raw_content, 'utf8').toString('base64'),
@@ -80,7 +83,11 @@ export class OlderNodeInPlaceSubject extends LibrarySubject {
       const older = entries
         .filter((e) => e.step_id < d.step_id && !selected.some((s) => s.step_id === e.step_id))
         .filter((e) => d.matched_terms.every((t) => e.identifiers.includes(t)))
-        .map((e) => ({ step_id: e.step_id, matched_terms: d.matched_terms, cost: Math.min(e.token_estimate, perCall, perTurn) }))
+        .map((e) => ({
+          step_id: e.step_id,
+          matched_terms: d.matched_terms,
+          cost: Math.min(e.token_estimate, perCall, perTurn),
+        }))
         .filter((s) => consumed + s.cost <= perTurn)
         .sort((a, b) => b.step_id - a.step_id);
       if (older[0]) selected.push(older[0]);
@@ -96,9 +103,17 @@ export class OlderNodeInPlaceSubject extends LibrarySubject {
   protected override async pageIn(p: Params): Promise<Result> {
     const picks = await this.substitute(p.prompt as string);
     const pages: Result[] = [];
+    const refused: Result[] = [];
     let tokens = 0;
     for (const pick of picks) {
-      const h = await this.engine().hydrate(pick.step_id, { maxTokens: pick.cost });
+      let h: HydrateResult;
+      try {
+        h = await this.engine().hydrate(pick.step_id, { maxTokens: pick.cost });
+      } catch (e) {
+        if (!isContextFoldError(e)) throw e;
+        refused.push({ step_id: pick.step_id, error: ipcfErrorName(e.code) });
+        continue;
+      }
       this.resident.set(pick.step_id, h.tokens);
       tokens += h.tokens;
       pages.push(
@@ -114,7 +129,7 @@ export class OlderNodeInPlaceSubject extends LibrarySubject {
         }),
       );
     }
-    return { pages, refused: [], tokens };
+    return { pages, refused, tokens };
   }
 }
 
@@ -126,7 +141,14 @@ export class ContentForMissingSubject extends LibrarySubject {
     } catch (e) {
       const code = codeOf(e);
       if (code !== 'NODE_NOT_FOUND' && code !== 'BROKEN_REFERENCE') throw e;
-      return { step_id: p.step_id, content_base64: '', payload_sha256: '0'.repeat(64), chunk: 0, chunks: 1, truncated: false };
+      return {
+        step_id: p.step_id,
+        content_base64: '',
+        payload_sha256: '0'.repeat(64),
+        chunk: 0,
+        chunks: 1,
+        truncated: false,
+      };
     }
   }
 }

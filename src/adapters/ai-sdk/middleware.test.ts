@@ -1,0 +1,270 @@
+import {
+  APICallError,
+  type LanguageModelV3CallOptions,
+  type LanguageModelV3GenerateResult,
+  type LanguageModelV3Prompt,
+  type LanguageModelV3StreamPart,
+} from '@ai-sdk/provider';
+import { generateText, type ModelMessage, simulateReadableStream, stepCountIs, streamText, tool, wrapLanguageModel } from 'ai';
+import { MockLanguageModelV3 } from 'ai/test';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { tempDir } from '../test-utils/temp-dir.js';
+import { contextFoldMiddleware } from './middleware.js';
+
+const usage = {
+  inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
+  outputTokens: { total: 5, text: 5, reasoning: undefined },
+};
+const text = (t: string): LanguageModelV3GenerateResult => ({
+  content: [{ type: 'text', text: t }],
+  finishReason: { unified: 'stop', raw: 'stop' },
+  usage,
+  warnings: [],
+});
+const toolCall = (id: string, name: string, input: unknown): LanguageModelV3GenerateResult => ({
+  content: [{ type: 'tool-call', toolCallId: id, toolName: name, input: JSON.stringify(input) }],
+  finishReason: { unified: 'tool-calls', raw: 'tool_use' },
+  usage,
+  warnings: [],
+});
+
+/** Everything a prompt sent to the model says, as text (to look for pages and records). */
+const promptText = (p: LanguageModelV3Prompt) => JSON.stringify(p);
+const pagesIn = (p: LanguageModelV3Prompt) => [...promptText(p).matchAll(/<archived_record step_id=\\"(\d+)\\"/g)].map((m) => Number(m[1]));
+
+/** Every tool result directly follows the assistant message that made its call, and every call is answered. */
+function expectPairsTogether(prompt: LanguageModelV3Prompt): void {
+  prompt.forEach((m, i) => {
+    if (m.role === 'tool') {
+      const prev = prompt.slice(0, i).reverse().find((x) => x.role !== 'tool');
+      const calls = prev?.role === 'assistant' ? prev.content.filter((c) => c.type === 'tool-call').map((c) => c.toolCallId) : [];
+      for (const r of m.content) if (r.type === 'tool-result') expect(calls).toContain(r.toolCallId);
+    }
+    if (m.role === 'assistant') {
+      const answered = prompt
+        .slice(i + 1)
+        .filter((x) => x.role === 'tool')
+        .flatMap((x) => x.content.map((r) => (r.type === 'tool-result' ? r.toolCallId : '')));
+      for (const c of m.content) if (c.type === 'tool-call') expect(answered).toContain(c.toolCallId);
+    }
+  });
+}
+
+/** A long conversation: an early verbose tool run configures PostgreSQL, then unrelated work. */
+function history(): ModelMessage[] {
+  const log = Array.from({ length: 120 }, (_, i) => `migration ${i}: applied`).join('\n');
+  const msgs: ModelMessage[] = [
+    { role: 'system', content: 'You are a careful coding agent.' },
+    { role: 'user', content: 'Configure PostgreSQL and run the migrations.' },
+    {
+      role: 'assistant',
+      content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'shell', input: { command: 'psql -p 5433 && mix ecto.migrate' } }],
+    },
+    {
+      role: 'tool',
+      content: [{ type: 'tool-result', toolCallId: 'c1', toolName: 'shell', output: { type: 'text', value: `PostgreSQL listening on port 5433\n${log}` } }],
+    },
+    { role: 'assistant', content: 'PostgreSQL runs on port 5433 and the migrations are applied.' },
+  ];
+  for (let i = 0; i < 8; i++) {
+    msgs.push({ role: 'user', content: `Write unit test number ${i} for the invoice formatter.` });
+    msgs.push({ role: 'assistant', content: `Added test ${i} in test/invoice_formatter_${i}_test.exs.` });
+  }
+  return msgs;
+}
+
+function setup(extra: Partial<Parameters<typeof contextFoldMiddleware>[0]> = {}) {
+  const middleware = contextFoldMiddleware({
+    dir: tempDir(),
+    budget: 4000,
+    keepRecent: 2,
+    foldThreshold: 64,
+    tokenizer: 'reference',
+    ...extra,
+  });
+  return middleware;
+}
+
+describe('contextFoldMiddleware with generateText', () => {
+  it('pages archived turns into call N only; call N+1 carries none of them (CONF-07)', async () => {
+    const mw = setup();
+    const mock = new MockLanguageModelV3({ doGenerate: [text('Port 5433.'), text('Done.')] });
+    const model = wrapLanguageModel({ model: mock, middleware: mw });
+    const messages = [...history(), { role: 'user' as const, content: 'Which port is PostgreSQL listening on?' }];
+    const first = await generateText({ model, messages });
+    const p1 = mock.doGenerateCalls[0]!.prompt;
+    // The old tool run was folded (a record in L2) and paged back in, verified, at the end of the prompt.
+    expect(promptText(p1)).toContain('Folded steps:');
+    const last = p1.at(-1)!;
+    expect(last.role).toBe('user');
+    const lastText = JSON.stringify(last.content);
+    expect(lastText).toContain('Which port is PostgreSQL listening on?');
+    expect(lastText).toContain('PostgreSQL listening on port 5433');
+    expect(pagesIn(p1).length).toBeGreaterThan(0);
+    expect(pagesIn(p1.slice(0, -1))).toEqual([]);
+    const pack1 = mw.lastPack()!;
+    expect(pack1.metadata.page_tokens).toBeGreaterThan(0);
+
+    await generateText({
+      model,
+      messages: [...messages, ...first.response.messages, { role: 'user', content: 'Now add a test for the tax rounding.' }],
+    });
+    const p2 = mock.doGenerateCalls[1]!.prompt;
+    expect(pagesIn(p2)).toEqual([]);
+    expect(promptText(p2)).not.toContain('migration 119: applied');
+    expect(mw.lastPack()!.metadata.page_tokens).toBe(0);
+    await mw.close();
+  });
+
+  it('runs a multi-step tool loop; calls and results stay together in every prompt', async () => {
+    const mw = setup();
+    const mock = new MockLanguageModelV3({
+      doGenerate: [toolCall('t1', 'readFile', { path: 'config/database.yml' }), toolCall('t2', 'readFile', { path: 'mix.exs' }), text('Both read.')],
+    });
+    const model = wrapLanguageModel({ model: mock, middleware: mw });
+    const r = await generateText({
+      model,
+      messages: [...history(), { role: 'user', content: 'Read config/database.yml and mix.exs, then report the PostgreSQL port.' }],
+      tools: {
+        readFile: tool({
+          inputSchema: z.object({ path: z.string() }),
+          execute: async ({ path }) => `contents of ${path}: port: 5433`,
+        }),
+      },
+      stopWhen: stepCountIs(5),
+    });
+    expect(r.text).toBe('Both read.');
+    expect(mock.doGenerateCalls).toHaveLength(3);
+    for (const call of mock.doGenerateCalls) expectPairsTogether(call.prompt);
+    // Continuations carry the pending tool output, and no pages from the first call.
+    const p3 = mock.doGenerateCalls[2]!.prompt;
+    expect(promptText(p3)).toContain('contents of mix.exs: port: 5433');
+    expect(pagesIn(p3)).toEqual([]);
+    const session = await mw.session();
+    expect(session.status().open_turn).toBeNull();
+    await mw.close();
+  });
+
+  it('keeps original messages (files, provider options) verbatim and removes its own provider options', async () => {
+    const mw = setup({ budget: 20_000 });
+    const mock = new MockLanguageModelV3({ doGenerate: [text('A cat.')] });
+    const model = wrapLanguageModel({ model: mock, middleware: mw });
+    const image = new Uint8Array([137, 80, 78, 71]);
+    await generateText({
+      model,
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is in this picture?' },
+            { type: 'image', image, mediaType: 'image/png' },
+          ],
+          providerOptions: { anthropic: { cacheControl: { type: 'ephemeral' } } },
+        },
+      ],
+      providerOptions: { contextfold: { sessionId: 'pictures' }, openai: { user: 'u1' } },
+    });
+    const call: LanguageModelV3CallOptions = mock.doGenerateCalls[0]!;
+    expect(call.providerOptions).toEqual({ openai: { user: 'u1' } });
+    const user = call.prompt.at(-1)!;
+    expect(user.providerOptions).toEqual({ anthropic: { cacheControl: { type: 'ephemeral' } } });
+    expect(user.content.some((p) => p.type === 'file' && p.mediaType === 'image/png')).toBe(true);
+    expect(await mw.session('pictures')).toBeDefined();
+    expect((await mw.session('pictures')).history().map((m) => m.content)).toEqual([
+      'Be brief.',
+      'What is in this picture?\n[file: image/png]',
+    ]);
+    await mw.close();
+  });
+
+  it('keeps sessions apart by providerOptions.contextfold.sessionId', async () => {
+    const mw = setup();
+    const mock = new MockLanguageModelV3({ doGenerate: [text('a'), text('b')] });
+    const model = wrapLanguageModel({ model: mock, middleware: mw });
+    await generateText({ model, messages: history().slice(0, 5), providerOptions: { contextfold: { sessionId: 'one' } } });
+    await generateText({ model, prompt: 'hello', providerOptions: { contextfold: { sessionId: 'two' } } });
+    expect((await mw.session('one')).history()).toHaveLength(5);
+    expect((await mw.session('two')).history().map((m) => m.content)).toEqual(['hello']);
+    await mw.close();
+  });
+
+  it('refuses a prompt that does not continue the session history', async () => {
+    const mw = setup();
+    const model = wrapLanguageModel({ model: new MockLanguageModelV3({ doGenerate: [text('a'), text('b')] }), middleware: mw });
+    await generateText({ model, prompt: 'first conversation' });
+    await expect(generateText({ model, prompt: 'another conversation', maxRetries: 0 })).rejects.toThrow(
+      /the prompt does not continue session \(default\): message 0 differs/,
+    );
+    await mw.close();
+  });
+
+  it('resends the same prompt when a call is retried, recording the prompt once', async () => {
+    const mw = setup();
+    let n = 0;
+    const mock = new MockLanguageModelV3({
+      doGenerate: async () => {
+        n++;
+        if (n === 1) {
+          throw new APICallError({ message: 'overloaded', url: 'https://x', requestBodyValues: {}, isRetryable: true });
+        }
+        return text('ok');
+      },
+    });
+    const model = wrapLanguageModel({ model: mock, middleware: mw });
+    const messages = [...history(), { role: 'user' as const, content: 'Which port is PostgreSQL listening on?' }];
+    await generateText({ model, messages, maxRetries: 1 });
+    expect(mock.doGenerateCalls).toHaveLength(2);
+    expect(pagesIn(mock.doGenerateCalls[0]!.prompt).length).toBeGreaterThan(0);
+    expect(mock.doGenerateCalls[1]!.prompt).toEqual(mock.doGenerateCalls[0]!.prompt);
+    const prompts = (await mw.session()).history().filter((m) => m.content === 'Which port is PostgreSQL listening on?');
+    expect(prompts).toHaveLength(1);
+    expect((await mw.session()).status().open_turn).toBeNull();
+    await mw.close();
+  });
+});
+
+describe('contextFoldMiddleware with streamText', () => {
+  const streamOf = (parts: LanguageModelV3StreamPart[]) => ({ stream: simulateReadableStream({ chunks: parts }) });
+  const finish = (reason: 'stop' | 'tool-calls'): LanguageModelV3StreamPart => ({
+    type: 'finish',
+    finishReason: { unified: reason, raw: reason },
+    usage,
+  });
+
+  it('runs a streamed tool loop, pages only in the first call, and closes the turn when the stream ends', async () => {
+    const mw = setup();
+    const mock = new MockLanguageModelV3({
+      doStream: [
+        streamOf([
+          { type: 'tool-call', toolCallId: 's1', toolName: 'readFile', input: JSON.stringify({ path: 'config/database.yml' }) },
+          finish('tool-calls'),
+        ]),
+        streamOf([
+          { type: 'text-start', id: 'x' },
+          { type: 'text-delta', id: 'x', delta: 'Port 5433.' },
+          { type: 'text-end', id: 'x' },
+          finish('stop'),
+        ]),
+      ],
+    });
+    const model = wrapLanguageModel({ model: mock, middleware: mw });
+    const result = streamText({
+      model,
+      messages: [...history(), { role: 'user', content: 'Which port is PostgreSQL listening on? Check config/database.yml.' }],
+      tools: {
+        readFile: tool({ inputSchema: z.object({ path: z.string() }), execute: async ({ path }) => `${path}: port: 5433` }),
+      },
+      stopWhen: stepCountIs(3),
+    });
+    expect(await result.text).toBe('Port 5433.');
+    expect(mock.doStreamCalls).toHaveLength(2);
+    const [p1, p2] = mock.doStreamCalls.map((c) => c.prompt);
+    expect(pagesIn(p1!).length).toBeGreaterThan(0);
+    expect(pagesIn(p2!)).toEqual([]);
+    for (const p of [p1!, p2!]) expectPairsTogether(p);
+    expect((await mw.session()).status().open_turn).toBeNull();
+    await mw.close();
+  });
+});

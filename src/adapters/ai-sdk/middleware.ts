@@ -1,0 +1,195 @@
+import { join } from 'node:path';
+import type {
+  LanguageModelV3CallOptions,
+  LanguageModelV3Middleware,
+  LanguageModelV3Prompt,
+  LanguageModelV3StreamPart,
+} from '@ai-sdk/provider';
+import type { Message } from '../../harness/messages.js';
+import type { ContextPack } from '../../harness/pack.js';
+import { Session, type SessionOptions } from '../../harness/session.js';
+import { UsageError } from '../../protocol/errors.js';
+import { packToPrompt } from './pack-prompt.js';
+import { messageKey, toNeutral } from './prompt-messages.js';
+
+/** The `providerOptions` key the middleware reads (and removes before the provider sees it). */
+export const PROVIDER_OPTIONS_KEY = 'contextfold';
+
+/** Options of {@link contextFoldMiddleware}. */
+export interface ContextFoldMiddlewareOptions
+  extends Omit<SessionOptions, 'dir' | 'engine' | 'sessionId'> {
+  /** Base store directory. A session with an id lives in `<dir>/sessions/<id>/`, without one in `dir`. */
+  dir: string;
+  /** Session id when a call's `providerOptions.contextfold.sessionId` does not give one. */
+  sessionId?: string;
+}
+
+/** The middleware, plus access to its sessions. */
+export interface ContextFoldMiddleware extends LanguageModelV3Middleware {
+  /** The (opened) session for an id, e.g. to pin notes or inspect packs. */
+  session(sessionId?: string): Promise<Session>;
+  /** The pack sent by the latest call of a session (null before the first call). */
+  lastPack(sessionId?: string): ContextPack | null;
+  /** Closes every session the middleware opened. */
+  close(): Promise<void>;
+}
+
+interface Live {
+  session: Session;
+  /** Serialises the calls of one session. */
+  queue: Promise<unknown>;
+  /** The open turn's pack and the prompt it was built from (a retry resends it). */
+  pending: { key: string; prompt: LanguageModelV3Prompt } | null;
+  lastPack: ContextPack | null;
+}
+
+const ID_RE = /^[A-Za-z0-9._-]{1,200}$/;
+
+function sessionIdOf(params: LanguageModelV3CallOptions, fallback: string | undefined): string | undefined {
+  const own = params.providerOptions?.[PROVIDER_OPTIONS_KEY]?.sessionId;
+  if (own !== undefined && typeof own !== 'string') {
+    throw new UsageError(`providerOptions.${PROVIDER_OPTIONS_KEY}.sessionId must be a string`);
+  }
+  const id = own ?? fallback;
+  if (id !== undefined && !ID_RE.test(id)) {
+    throw new UsageError(`session id '${id}' must be letters, digits, '.', '_' or '-' (it names a directory)`);
+  }
+  return id;
+}
+
+function withoutOwnOptions(params: LanguageModelV3CallOptions): LanguageModelV3CallOptions {
+  if (!params.providerOptions || !(PROVIDER_OPTIONS_KEY in params.providerOptions)) return params;
+  const { [PROVIDER_OPTIONS_KEY]: _own, ...rest } = params.providerOptions;
+  return { ...params, providerOptions: rest };
+}
+
+/**
+ * AI SDK middleware (`LanguageModelV3Middleware`, `ai@6` / `@ai-sdk/provider@3`) that runs every
+ * model call through a contextfold {@link Session}: the incoming prompt's new messages are
+ * appended to the session history, old verbose turns are folded to verified cold storage and
+ * replaced by folded-step records, and archived turns the prompt needs are paged in at the end
+ * of the last user message for this call only; the next call carries none of them (CONF-07).
+ * Calls of one session must continue one conversation (the prompt extends the history).
+ *
+ * @example
+ * import { wrapLanguageModel, generateText } from 'ai';
+ * const model = wrapLanguageModel({ model: openai('gpt-4.1'), middleware: contextFoldMiddleware({ dir: '.contextfold', budget: 32_000 }) });
+ * await generateText({ model, messages, providerOptions: { contextfold: { sessionId: 'chat-42' } } });
+ */
+export function contextFoldMiddleware(options: ContextFoldMiddlewareOptions): ContextFoldMiddleware {
+  const { dir, sessionId: defaultId, ...sessionOptions } = options;
+  if (typeof dir !== 'string' || dir === '') throw new UsageError('contextFoldMiddleware needs { dir, budget }');
+  const live = new Map<string, Promise<Live>>();
+  const resolved = new Map<string, Live>();
+  const key = (id: string | undefined) => id ?? '';
+
+  const open = (id: string | undefined): Promise<Live> => {
+    let l = live.get(key(id));
+    if (!l) {
+      l = Session.open({
+        ...sessionOptions,
+        dir: id === undefined ? dir : join(dir, 'sessions', id),
+        ...(id === undefined ? {} : { sessionId: id }),
+      }).then((session) => {
+        const x: Live = { session, queue: Promise.resolve(), pending: null, lastPack: null };
+        resolved.set(key(id), x);
+        return x;
+      });
+      l.catch(() => live.delete(key(id)));
+      live.set(key(id), l);
+    }
+    return l;
+  };
+
+  const serial = async <T>(l: Live, fn: () => Promise<T>): Promise<T> => {
+    const run = l.queue.then(fn, fn);
+    l.queue = run.catch(() => undefined);
+    return run;
+  };
+
+  /** Closes the open turn after the model answered: its pages leave (CONF-07). */
+  const finish = async (l: Live) => {
+    await serial(l, async () => {
+      if (l.session.status().open_turn !== null) await l.session.afterTurn();
+      l.pending = null;
+    });
+  };
+
+  const ids = new WeakMap<LanguageModelV3CallOptions, Live>();
+
+  return {
+    specificationVersion: 'v3',
+
+    async transformParams({ params }) {
+      const id = sessionIdOf(params, defaultId);
+      const l = await open(id);
+      const prompt = await serial(l, async () => {
+        const { session } = l;
+        const incoming = toNeutral(params.prompt);
+        const history = session.history();
+        for (let i = 0; i < history.length; i++) {
+          const m = incoming.messages[i];
+          if (!m || messageKey(m) !== messageKey(history[i]!)) {
+            throw new UsageError(
+              `the prompt does not continue session ${id ?? '(default)'}: message ${i} differs from its history; start a new session id for a new conversation`,
+            );
+          }
+        }
+        const fresh = incoming.messages.slice(history.length);
+        const callKey = JSON.stringify(incoming.messages.map(messageKey));
+        if (fresh.length === 0 && l.pending && l.pending.key === callKey) return l.pending.prompt;
+        if (session.status().open_turn !== null) await session.afterTurn();
+        const last = fresh.at(-1);
+        const before: Message[] = last?.role === 'user' ? fresh.slice(0, -1) : fresh;
+        if (before.length > 0) await session.append(before);
+        const pack = await session.beforeTurn(last?.role === 'user' ? last.content : undefined);
+        const out = packToPrompt(pack, { original: params.prompt, history: incoming.messages, origin: incoming.origin });
+        l.pending = { key: callKey, prompt: out };
+        l.lastPack = pack;
+        return out;
+      });
+      const next = { ...withoutOwnOptions(params), prompt };
+      ids.set(next, l);
+      return next;
+    },
+
+    async wrapGenerate({ doGenerate, params }) {
+      const result = await doGenerate();
+      const l = ids.get(params);
+      if (l) await finish(l);
+      return result;
+    },
+
+    async wrapStream({ doStream, params }) {
+      const result = await doStream();
+      const l = ids.get(params);
+      if (!l) return result;
+      const stream = result.stream.pipeThrough(
+        new TransformStream<LanguageModelV3StreamPart, LanguageModelV3StreamPart>({
+          async flush() {
+            await finish(l);
+          },
+        }),
+      );
+      return { ...result, stream };
+    },
+
+    async session(sessionId) {
+      return (await open(sessionId ?? defaultId)).session;
+    },
+
+    lastPack(sessionId) {
+      return resolved.get(key(sessionId ?? defaultId))?.lastPack ?? null;
+    },
+
+    async close() {
+      const all = [...live.values()];
+      live.clear();
+      resolved.clear();
+      for (const l of all) {
+        const x = await l.catch(() => null);
+        if (x) await x.session.close();
+      }
+    },
+  };
+}

@@ -1,0 +1,106 @@
+import type { LanguageModelV3Message, LanguageModelV3Prompt } from '@ai-sdk/provider';
+import type { Message } from '../../harness/messages.js';
+import type { ContextPack, PackEntry } from '../../harness/pack.js';
+import { messageKey } from './prompt-messages.js';
+
+/** A neutral message as an AI SDK message (used when no original can be sent verbatim). */
+export function fromNeutral(m: Message): LanguageModelV3Message {
+  switch (m.role) {
+    case 'system':
+      return { role: 'system', content: m.content };
+    case 'user':
+      return { role: 'user', content: [{ type: 'text', text: m.content }] };
+    case 'assistant':
+      return {
+        role: 'assistant',
+        content: [
+          ...(m.content !== '' || !m.toolCalls?.length ? [{ type: 'text' as const, text: m.content }] : []),
+          ...(m.toolCalls ?? []).map((c) => ({
+            type: 'tool-call' as const,
+            toolCallId: c.id,
+            toolName: c.name,
+            input: c.input,
+          })),
+        ],
+      };
+    case 'tool':
+      return {
+        role: 'tool',
+        content: [
+          {
+            type: 'tool-result',
+            toolCallId: m.toolCallId ?? '',
+            toolName: m.toolName ?? '',
+            output: m.isError ? { type: 'error-text', value: m.content } : { type: 'text', value: m.content },
+          },
+        ],
+      };
+  }
+}
+
+/** How many pack messages an entry contributes, and from which history steps. */
+function entrySteps(e: PackEntry): (number | null)[] {
+  switch (e.kind) {
+    case 'system':
+      return [e.step_id];
+    case 'note':
+    case 'folded_steps_frame':
+      return [null];
+    case 'turn':
+    case 'prompt':
+    case 'pending_tool_output':
+      return [...e.steps];
+    default:
+      return [];
+  }
+}
+
+/**
+ * Turns a context pack into the prompt for the model. Messages the pack keeps unchanged are sent
+ * as the caller's original AI SDK messages (files, reasoning and provider options intact);
+ * folded-step records, pinned notes and compressed messages are converted; the paged-in blocks
+ * go in an extra text part at the end of the prompt's user message.
+ *
+ * @example
+ * const prompt = packToPrompt(pack, { original: params.prompt, history, origin });
+ */
+export function packToPrompt(
+  pack: ContextPack,
+  source: { original: LanguageModelV3Prompt; history: readonly Message[]; origin: readonly number[] },
+): LanguageModelV3Prompt {
+  const steps = pack.entries.flatMap(entrySteps);
+  if (steps.length !== pack.messages.length) return pack.messages.map(fromNeutral);
+  const out: LanguageModelV3Prompt = [];
+  let i = 0;
+  while (i < pack.messages.length) {
+    const step = steps[i];
+    const m = pack.messages[i]!;
+    const o = step === null || step === undefined ? undefined : source.origin[step];
+    if (step === null || step === undefined || o === undefined) {
+      out.push(fromNeutral(m));
+      i++;
+      continue;
+    }
+    // The run of pack messages that came from the same original message.
+    let j = i;
+    while (j < pack.messages.length && steps[j] !== null && source.origin[steps[j]!] === o) j++;
+    const run = steps.slice(i, j) as number[];
+    const all = source.origin.flatMap((x, s) => (x === o ? [s] : []));
+    const same = (k: number) => messageKey(pack.messages[k]!) === messageKey(source.history[steps[k]!]!);
+    const original = source.original[o]!;
+    const whole = run.length === all.length && run.every((s, k) => s === all[k]);
+    if (whole && run.every((_, k) => same(i + k))) {
+      out.push(original);
+    } else if (whole && run.length === 1 && original.role === 'user' && m.role === 'user') {
+      // The prompt with the paged-in blocks appended: keep the original parts, add the blocks.
+      const base = source.history[step]!.content;
+      const extra = m.content.startsWith(base) ? m.content.slice(base.length) : null;
+      if (extra !== null) out.push({ ...original, content: [...original.content, { type: 'text', text: extra }] });
+      else out.push(fromNeutral(m));
+    } else {
+      for (let k = i; k < j; k++) out.push(fromNeutral(pack.messages[k]!));
+    }
+    i = j;
+  }
+  return out;
+}

@@ -1,0 +1,97 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { focusWindow } from './ranked-focus.js';
+
+// One token per character keeps the arithmetic checkable by hand.
+const count = (s: string) => s.length;
+
+const filler = (n: number, tag: string) =>
+  Array.from({ length: n }, (_, i) => `${tag} line ${String(i).padStart(3, '0')}\n`).join('');
+
+describe('focusWindow', () => {
+  it('returns a payload that fits whole', () => {
+    const w = focusWindow({ content: 'a\nb\n', focus: [], maxTokens: 10, count });
+    expect(w).toEqual({ text: 'a\nb\n', tokens: 4, startLine: 0, endLine: 2, lines: 2, truncated: false });
+  });
+
+  it('pages the lines that hold the matched keys, not the head of a large turn', () => {
+    const content = `${filler(200, 'noise')}Finished in 0.5 seconds\n10 tests, 0 failures\n${filler(50, 'tail')}`;
+    const w = focusWindow({
+      content,
+      focus: [{ key: 'failur', weight: 2 }],
+      maxTokens: 300,
+      count,
+    });
+    expect(w.text).toContain('10 tests, 0 failures');
+    expect(w.tokens).toBeLessThanOrEqual(300);
+    expect(w.truncated).toBe(true);
+    // Whole lines, contiguous, in order.
+    expect(content.includes(w.text)).toBe(true);
+    expect(w.text.endsWith('\n')).toBe(true);
+    expect(content.split('\n').slice(w.startLine, w.endLine).join('\n')).toBe(w.text.slice(0, -1));
+  });
+
+  it('prefers the window covering more distinct keys over repeats of one', () => {
+    const content = `${'alpha\n'.repeat(30)}${filler(100, 'x')}alpha beta gamma\n${filler(100, 'y')}`;
+    const w = focusWindow({
+      content,
+      focus: [
+        { key: 'alpha', weight: 1 },
+        { key: 'beta', weight: 1 },
+        { key: 'gamma', weight: 1 },
+      ],
+      maxTokens: 120,
+      count,
+    });
+    expect(w.text).toContain('alpha beta gamma');
+  });
+
+  it('with no matched key: the head of the payload', () => {
+    const content = filler(100, 'z');
+    const w = focusWindow({ content, focus: [{ key: 'absent', weight: 1 }], maxTokens: 50, count });
+    expect(w.startLine).toBe(0);
+    expect(content.startsWith(w.text)).toBe(true);
+  });
+
+  it('a tight window keeps only a few lines of context', () => {
+    const content = `${filler(50, 'a')}needle here\n${filler(50, 'b')}`;
+    const w = focusWindow({
+      content,
+      focus: [{ key: 'needle', weight: 1 }],
+      maxTokens: 2000,
+      count,
+      context: 1,
+    });
+    expect(w.text.split('\n').filter(Boolean)).toHaveLength(3);
+    expect(w.text).toContain('needle here');
+  });
+
+  it('cuts a single over-long line without splitting a surrogate pair', () => {
+    const content = `${'😀'.repeat(500)}\n`;
+    const w = focusWindow({ content, focus: [], maxTokens: 101, count });
+    expect(w.tokens).toBeLessThanOrEqual(101);
+    expect(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(w.text)).toBe(false);
+  });
+
+  it('never exceeds the cap and always returns a substring of the payload', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.string({ maxLength: 40 }), { maxLength: 60 }),
+        fc.integer({ min: 1, max: 200 }),
+        fc.subarray(['alpha', 'beta', 'port', 'test']),
+        (lines, cap, keys) => {
+          const content = lines.join('\n');
+          const w = focusWindow({
+            content,
+            focus: keys.map((key) => ({ key, weight: 1 })),
+            maxTokens: cap,
+            count,
+          });
+          expect(w.tokens).toBeLessThanOrEqual(Math.max(cap, 0));
+          expect(w.tokens).toBe(count(w.text));
+          expect(content.includes(w.text)).toBe(true);
+        },
+      ),
+    );
+  });
+});

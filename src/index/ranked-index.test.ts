@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { RankedIndex } from './ranked-index.js';
+
+const doc = (stepId: number, content: string, summary = '') => ({
+  stepId,
+  summary,
+  content,
+  tokens: content.length,
+});
+
+describe('RankedIndex', () => {
+  it('keeps postings with term frequencies and document frequencies', () => {
+    const ix = new RankedIndex();
+    ix.add(doc(3, 'port 5433 port'));
+    ix.add(doc(9, 'port 5434'));
+    expect(ix.size).toBe(2);
+    expect(ix.docFrequency('port')).toBe(2);
+    expect(ix.docFrequency('5433')).toBe(1);
+    expect(ix.postings('port')).toEqual({ docs: [0, 1], tfs: [2, 1] });
+    expect(ix.doc(ix.docOf(9)!)).toMatchObject({ stepId: 9, length: 2, tokens: 9 });
+    expect(ix.docOf(4)).toBeUndefined();
+  });
+
+  it('indexes the summary with the content', () => {
+    const ix = new RankedIndex();
+    ix.add(doc(1, 'ok', 'tool: psql migrations'));
+    expect(ix.docFrequency('migration')).toBe(1);
+  });
+
+  it('adding a step twice is a no-op (folds are immutable)', () => {
+    const ix = new RankedIndex();
+    ix.add(doc(1, 'alpha'));
+    ix.add(doc(1, 'beta'));
+    expect(ix.size).toBe(1);
+    expect(ix.docFrequency('beta')).toBe(0);
+  });
+
+  it('prefix extensions come from the bucket, not a vocabulary scan', () => {
+    const ix = new RankedIndex();
+    ix.add(doc(1, 'postgresql postgres_db posture'));
+    expect(ix.extensions('postgres').sort()).toEqual(['postgres_db', 'postgresql']);
+    expect(ix.extensions('pos')).toEqual([]); // shorter than the bucket: no expansion
+  });
+
+  it('records failure signals, prose ratio and answer shapes per turn', () => {
+    const ix = new RankedIndex();
+    ix.add(doc(1, 'zsh: command not found: tree'));
+    ix.add(doc(2, '[main 0925f8d] feat: x'));
+    expect(ix.doc(0).error).toBe(true);
+    expect(ix.doc(1).error).toBe(false);
+    expect(ix.doc(1).shapes).toContain('hash');
+  });
+});

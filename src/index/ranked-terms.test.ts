@@ -1,0 +1,113 @@
+import { describe, expect, it } from 'vitest';
+import { distinctRankedTerms, MAX_KEY_LENGTH, proseRatio, rankedTerms, stemWord } from './ranked-terms.js';
+
+describe('rankedTerms: identifier splitting', () => {
+  it('paths: the whole path, its dotted segment, and every part', () => {
+    expect(rankedTerms('Read priv/static/assets/app.js')).toEqual([
+      'read',
+      'priv/static/assets/app.js',
+      'app.js',
+      'priv',
+      'static',
+      'asset',
+      'app',
+      'js',
+    ]);
+  });
+
+  it('camelCase and snake_case: the whole identifier, its joined form and the sub-words', () => {
+    expect(rankedTerms('SignalScorer')).toEqual(['signalscorer', 'signal', 'scorer']);
+    expect(rankedTerms('phoenix_live_view')).toEqual([
+      'phoenix_live_view',
+      'phoenixliveview',
+      'phoenix',
+      'live',
+      'view',
+    ]);
+    expect(rankedTerms('HTTPServer')).toEqual(['httpserver', 'http', 'server']);
+  });
+
+  it('snake_case meets CamelCase through the joined form', () => {
+    const snake = new Set(rankedTerms('session_live'));
+    expect(rankedTerms('SessionLive').every((k) => snake.has(k))).toBe(true);
+  });
+
+  it('dotted names and versions keep the whole compound', () => {
+    expect(rankedTerms('Oban.Engines.Lite')).toEqual(
+      expect.arrayContaining(['oban.engines.lite', 'oban', 'engin', 'lite']),
+    );
+    expect(rankedTerms('Aider v0.85.2')).toEqual(['aider', 'v0.85.2', 'v0', '85']);
+  });
+
+  it('file:line references keep the file and the line number', () => {
+    const keys = rankedTerms('transcript_renderer_test.exs:728');
+    expect(keys).toEqual(
+      expect.arrayContaining([
+        'transcript_renderer_test.exs:728',
+        'transcript_renderer_test.exs',
+        'transcript_renderer_test',
+        '728',
+      ]),
+    );
+  });
+
+  it('stopwords and one-character parts are not keys; repeats are kept (term frequency)', () => {
+    expect(rankedTerms('What did you do with the test? The test, I mean.')).toEqual([
+      'test',
+      'test',
+      'mean',
+    ]);
+  });
+
+  it('JSON-escaped line breaks are separators, not letters', () => {
+    expect(rankedTerms('failed:\\nretry')).toEqual(['fail', 'retry']);
+  });
+
+  it('blobs longer than MAX_KEY_LENGTH are not keys, their parts may be', () => {
+    const blob = 'a'.repeat(MAX_KEY_LENGTH + 1);
+    expect(rankedTerms(blob)).toEqual([]);
+    expect(rankedTerms(`x/${blob}/config.json`)).toEqual(
+      expect.arrayContaining(['config.json', 'config', 'json']),
+    );
+  });
+
+  it('folds case as the protocol token fold does (Turkish dotted I)', () => {
+    expect(rankedTerms('İNCİ')).toEqual(['inci']);
+  });
+
+  it('distinctRankedTerms keeps first-occurrence order', () => {
+    expect(distinctRankedTerms('test port test')).toEqual(['test', 'port']);
+  });
+});
+
+describe('stemWord', () => {
+  it('maps inflections of one word onto one key', () => {
+    expect(stemWord('tests')).toBe(stemWord('test'));
+    expect(stemWord('failed')).toBe(stemWord('fail'));
+    expect(stemWord('configured')).toBe(stemWord('configuring'));
+    expect(stemWord('libraries')).toBe('library');
+    expect(stemWord('running')).toBe('run');
+  });
+
+  it('leaves short words, numbers and -ss/-us/-is endings alone', () => {
+    expect(['bd', 'api', '5433', 'class', 'status', 'analysis'].map(stemWord)).toEqual([
+      'bd',
+      'api',
+      '5433',
+      'class',
+      'status',
+      'analysis',
+    ]);
+  });
+});
+
+describe('proseRatio', () => {
+  it('is high for narration, low for data and code, neutral for short texts', () => {
+    const narration =
+      'I will now look at the file and then we can see what the problem is. '.repeat(6);
+    const code = 'defmodule X do\n  def f(x) when is_integer(x), do: x + 1\nend\n'.repeat(10);
+    expect(proseRatio(narration)).toBeGreaterThan(0.3);
+    expect(proseRatio(code)).toBeLessThan(0.05);
+    expect(proseRatio('the the the')).toBe(0);
+  });
+});
