@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
-import { commands } from './commands/index.js';
+import { commandName, commandTable } from './commands/index.js';
 import { reportError } from './context.js';
 
 function version(): string {
@@ -10,8 +10,11 @@ function version(): string {
   return pkg.version;
 }
 
-/** Builds the `contextfold` program. */
-export function buildProgram(): Command {
+/**
+ * Builds the `contextfold` program. With `argv`, only the module of the command it names is
+ * loaded (all of them for help or an unknown name).
+ */
+export async function buildProgram(argv?: string[]): Promise<Command> {
   const program = new Command('contextfold')
     .description(
       'IPCF-1.1 context folding: lossless, hash-verified cold storage and passive page-in for long agent sessions.',
@@ -27,15 +30,17 @@ export function buildProgram(): Command {
     .option('--session <ID>', 'session_id written into new cold nodes', 'default-session')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
-  for (const register of commands) register(program);
+  const name = argv ? commandName(argv) : undefined;
+  const one = commandTable.find((c) => c.name === name);
+  for (const c of one ? [one] : commandTable) (await c.load()).register(program);
   return program;
 }
 
 /** Runs the CLI with the given argv (without node and script). Resolves to the exit code. */
 export async function main(argv: string[]): Promise<number> {
-  const program = buildProgram();
   const json = argv.includes('--json');
   try {
+    const program = await buildProgram(argv);
     await program.parseAsync(argv, { from: 'user' });
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (e) {

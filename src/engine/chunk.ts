@@ -48,33 +48,21 @@ export function chunkText(text: string, cap: number, tok: Tokenizer): string[] {
     if (tok.count(line) <= cap) units.push(line);
     else units.push(...splitLongLine(line, cap, tok));
   }
-  const groups: string[][] = [];
-  let cur: string[] = [];
-  let est = 0;
-  for (const u of units) {
-    const n = tok.count(u);
-    if (cur.length > 0 && est + n > cap) {
-      groups.push(cur);
-      cur = [];
-      est = 0;
-    }
-    cur.push(u);
-    est += n;
-  }
-  if (cur.length > 0) groups.push(cur);
-  // Token counts are not exactly additive across line boundaries: verify every chunk and halve
-  // any that came out over the cap.
+  // Greedy by per-unit counts, then verified against the real count of the joined chunk and
+  // backed off one unit at a time: counts are not additive across unit boundaries (BPE merges;
+  // the reference estimator's floor), so the estimate alone can overflow or waste the cap.
+  const counts = units.map((u) => tok.count(u));
   const chunks: string[] = [];
-  const emit = (g: string[]): void => {
-    const text = g.join('');
-    if (g.length === 1 || tok.count(text) <= cap) {
-      chunks.push(text);
-      return;
-    }
-    const mid = g.length >> 1;
-    emit(g.slice(0, mid));
-    emit(g.slice(mid));
-  };
-  for (const g of groups) emit(g);
+  let i = 0;
+  while (i < units.length) {
+    let j = i + 1;
+    let est = counts[i]!;
+    while (j < units.length && est + counts[j]! <= cap) est += counts[j++]!;
+    while (j - i > 1 && tok.count(units.slice(i, j).join('')) > cap) j--;
+    // The estimate may also be pessimistic: take further units while the real count allows.
+    while (j < units.length && tok.count(units.slice(i, j + 1).join('')) <= cap) j++;
+    chunks.push(units.slice(i, j).join(''));
+    i = j;
+  }
   return chunks;
 }

@@ -152,8 +152,10 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
     throw new UsageError('replaySession needs { dir } (the store directory) or { engine }');
   }
   const recorded = readEvents(dir);
-  const opened = recorded.find((e) => e.type === 'session_opened');
-  if (!opened || opened.type !== 'session_opened') {
+  const opened = recorded.find(
+    (e): e is Extract<SessionEvent, { type: 'session_opened' }> => e.type === 'session_opened',
+  );
+  if (!opened) {
     throw new UsageError(`no session recorded in ${dir} (no events.jsonl): run a session first`);
   }
   const name = opened.config.tokenizer;

@@ -40,9 +40,15 @@ beforeAll(async () => {
     policy: smallPolicy(2000, 2500),
     clock: stepClock(),
   });
-  await session.append({ role: 'system', content: 'You are a careful coding agent. Never guess file contents.' });
+  await session.append({
+    role: 'system',
+    content: 'You are a careful coding agent. Never guess file contents.',
+  });
   await session.pin('Project: contextfold demo service, TypeScript, npm.', { source: 'project' });
-  const turns = syntheticSession({ turns: TURNS, outputLines: 80 }).map((t, i) => ({ prompt: promptFor(i, t.prompt), response: t.response }));
+  const turns = syntheticSession({ turns: TURNS, outputLines: 80 }).map((t, i) => ({
+    prompt: promptFor(i, t.prompt),
+    response: t.response,
+  }));
   run = await drive(session, turns);
   await session.close();
   events = readFileSync(eventsPath(store.dir), 'utf8')
@@ -62,11 +68,14 @@ describe('a 300-turn synthetic session', () => {
       expect(p.tokens).toBeLessThanOrEqual(BUDGET);
       expect(p.metadata.over_budget).toBe(false);
     }
-    for (const p of packs().filter((_, i) => i % 15 === 0)) expect(tok.count(renderPackText(p))).toBe(p.tokens);
+    for (const p of packs().filter((_, i) => i % 15 === 0))
+      expect(tok.count(renderPackText(p))).toBe(p.tokens);
     // The run is a real test of the budget: it folded, moved the L2 window and paged in.
     const all = packs();
     expect(all.some((p) => p.metadata.folded.some((f) => f.reason === 'size'))).toBe(true);
-    expect(all.some((p) => p.metadata.truncated.some((t) => t.layer === 'L2' && t.persistent))).toBe(true);
+    expect(
+      all.some((p) => p.metadata.truncated.some((t) => t.layer === 'L2' && t.persistent)),
+    ).toBe(true);
     expect(all.filter((p) => p.metadata.paged_in.length > 0).length).toBeGreaterThan(30);
     expect(all.some((p) => p.metadata.truncated.some((t) => !t.persistent))).toBe(true);
     expect(Math.max(...all.map((p) => p.tokens))).toBeGreaterThan(BUDGET * 0.85);
@@ -91,7 +100,10 @@ describe('a 300-turn synthetic session', () => {
     for (let n = 0; n + 1 < all.length; n++) {
       const a = all[n]!;
       const b = all[n + 1]!;
-      if (b.metadata.truncated.some((t) => t.layer === 'L2') || a.metadata.truncated.some((t) => t.layer === 'L2' && !t.persistent)) {
+      if (
+        b.metadata.truncated.some((t) => t.layer === 'L2') ||
+        a.metadata.truncated.some((t) => t.layer === 'L2' && !t.persistent)
+      ) {
         continue; // the L2 window moved: a new prefix starts here, by design
       }
       const pa = Buffer.from(renderPackText(a)).subarray(0, a.metadata.stable_prefix_bytes);
@@ -108,7 +120,9 @@ describe('a 300-turn synthetic session', () => {
   it('never changes a folded turn’s record once written', () => {
     const seen = new Map<number, string>();
     for (const p of packs()) {
-      const l2 = p.messages.find((m) => m.role === 'system' && m.content.startsWith('Folded steps:'));
+      const l2 = p.messages.find(
+        (m) => m.role === 'system' && m.content.startsWith('Folded steps:'),
+      );
       if (!l2) continue;
       for (const line of l2.content.split('\n').filter((l) => l.startsWith('{'))) {
         const step = (JSON.parse(line) as { step_id: number }).step_id;
@@ -125,7 +139,8 @@ describe('a 300-turn synthetic session', () => {
     const folds = events.filter((e) => e.type === 'fold');
     expect(folds.length).toBeGreaterThan(200);
     for (const f of folds) {
-      if (!validate(f.record)) throw new Error(`step ${f.step_id}: ${JSON.stringify(validate.errors)}`);
+      if (!validate(f.record))
+        throw new Error(`step ${f.step_id}: ${JSON.stringify(validate.errors)}`);
       expect(f.record.step_id).toBe(f.step_id);
     }
   });
@@ -133,13 +148,15 @@ describe('a 300-turn synthetic session', () => {
   it('records every decision as an event', () => {
     packs().forEach((p, i) => {
       const mine = events.filter((e) => 'turn' in e && e.turn === i);
-      expect(mine.filter((e) => e.type === 'fold').map((e) => (e as { step_id: number }).step_id)).toEqual(
-        p.metadata.folded.map((f) => f.step_id),
-      );
-      expect(mine.filter((e) => e.type === 'page_in').map((e) => (e as { step_id: number }).step_id)).toEqual(
-        p.metadata.paged_in.map((x) => x.step_id),
-      );
-      expect(mine.filter((e) => e.type === 'evict').map((e) => (e as { step_id: number }).step_id)).toEqual(run[i]!.evicted);
+      expect(
+        mine.filter((e) => e.type === 'fold').map((e) => (e as { step_id: number }).step_id),
+      ).toEqual(p.metadata.folded.map((f) => f.step_id));
+      expect(
+        mine.filter((e) => e.type === 'page_in').map((e) => (e as { step_id: number }).step_id),
+      ).toEqual(p.metadata.paged_in.map((x) => x.step_id));
+      expect(
+        mine.filter((e) => e.type === 'evict').map((e) => (e as { step_id: number }).step_id),
+      ).toEqual(run[i]!.evicted);
       const built = mine.find((e) => e.type === 'pack_built');
       expect(built).toMatchObject({ pack_sha256: packSha256(p), tokens: p.tokens });
       expect(mine.some((e) => e.type === 'compress')).toBe(p.metadata.compressed.length > 0);

@@ -1,6 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { focusWindow } from './ranked-focus.js';
+import { rankedTerms } from './ranked-terms.js';
+
+/** The retrieval key of a word, as the index stores it (`needle` → `needl`). */
+const key = (word: string) => rankedTerms(word)[0]!;
 
 // One token per character keeps the arithmetic checkable by hand.
 const count = (s: string) => s.length;
@@ -18,7 +22,7 @@ describe('focusWindow', () => {
     const content = `${filler(200, 'noise')}Finished in 0.5 seconds\n10 tests, 0 failures\n${filler(50, 'tail')}`;
     const w = focusWindow({
       content,
-      focus: [{ key: 'failur', weight: 2 }],
+      focus: [{ key: key('failures'), weight: 2 }],
       maxTokens: 300,
       count,
     });
@@ -57,7 +61,7 @@ describe('focusWindow', () => {
     const content = `${filler(50, 'a')}needle here\n${filler(50, 'b')}`;
     const w = focusWindow({
       content,
-      focus: [{ key: 'needle', weight: 1 }],
+      focus: [{ key: key('needle'), weight: 1 }],
       maxTokens: 2000,
       count,
       context: 1,

@@ -38,7 +38,7 @@ describe('RankedIndex', () => {
   it('prefix extensions come from the bucket, not a vocabulary scan', () => {
     const ix = new RankedIndex();
     ix.add(doc(1, 'postgresql postgres_db posture'));
-    expect(ix.extensions('postgres').sort()).toEqual(['postgres_db', 'postgresql']);
+    expect(ix.extensions('postgres').sort()).toEqual(['postgres_db', 'postgresdb', 'postgresql']);
     expect(ix.extensions('pos')).toEqual([]); // shorter than the bucket: no expansion
   });
 

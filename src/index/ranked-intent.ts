@@ -31,6 +31,8 @@ export const ERROR_CUES: ReadonlySet<string> = new Set(
 );
 
 const WORD = /[\p{L}\p{N}']+/gu;
+/** Phrases that point at the latest state. */
+const LATEST_PHRASES = /\b(?:at this point|so far|as of now|right now|by now|these days|still)\b/iu;
 
 /**
  * Reads the cues of a prompt.
@@ -49,13 +51,14 @@ export function promptIntent(prompt: string): PromptIntent {
     if (EARLIEST_CUES.has(w)) earliest = true;
     if (ERROR_CUES.has(w) || /n't$/u.test(foldToken(m[0]))) error = true;
   }
+  if (LATEST_PHRASES.test(prompt)) latest = true;
   const time = earliest && !latest ? 'earliest' : latest && !earliest ? 'latest' : 'none';
   return { time, error };
 }
 
 /** Lines that report a failure, in any of the usual shapes of tools and runtimes. */
 const ERROR_LINE =
-  /(?<![a-z])(?:error|errno|exception|traceback|fatal|panic|failed|failure|denied|refused|not found|no such|cannot|can't|unable to|invalid|deprecated|warning|exceeds|exit code [1-9]|exit status [1-9])(?![a-z])|\b[1-9]\d* failures?\b/iu;
+  /(?<![a-z])(?:error|errno|exception|traceback|fatal|panic|failed|failure|denied|refused|not found|no such|cannot|can't|unable to|invalid|deprecated|warning|exceeds|exit code [1-9]|exit status [1-9])(?![a-z])|(?<![a-z])err!|\b[1-9]\d* failures?\b/iu;
 
 /**
  * True if a payload reports a failure somewhere (used to favour such turns for error prompts).
@@ -84,7 +87,7 @@ export interface AnswerShape {
 export const ANSWER_SHAPES: readonly AnswerShape[] = [
   {
     name: 'hash',
-    cue: /\b(?:hash|sha|commit id|revision)\b/iu,
+    cue: /\b(?:hash|sha|commit id|revision)\b|\b(?:which|what|last|latest|recent|previous|first) commit\b/iu,
     shape: /(?<![\p{L}\p{N}])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}(?![\p{L}\p{N}])/u,
   },
   {

@@ -36,6 +36,8 @@ export interface RankedTuning {
   prevWeight: number;
   /** Only turns that match a key themselves inherit from neighbours. */
   inheritOnlyIfOwn: boolean;
+  /** ...except turns that look like the answer asked for (a failure, an asked shape). */
+  inheritIfAnswerLike: boolean;
   /** When roles are known, only tool results inherit from the turn before them (their call). */
   inheritByRole: boolean;
   /** Gain multiplier for turns that report a failure, on prompts that ask about one. */
@@ -56,10 +58,16 @@ export interface RankedTuning {
   cueBand: number;
   /** The band when the prompt says "first" / "initially": the earliest of the band wins. */
   earliestBand: number;
+  /** On "now" / "latest" prompts, the latest candidate's gain is multiplied by 1 + this. */
+  latestBoost: number;
   /** At most this many picks (intents) per prompt. */
   maxPicks: number;
   /** Neighbours paged with each admitted pick. */
   companions: CompanionMode;
+  /** `source` companions: the neighbour's lent keys must make up this share of the gain. */
+  companionShare: number;
+  /** Alternatives get their own companions too. */
+  alternativeCompanions: boolean;
   /** Tokens one page may take at most (the window size for large turns). */
   pageTokens: number;
   /** Per owned intent, at most this many other candidates are paged with leftover budget. */
@@ -68,6 +76,8 @@ export interface RankedTuning {
   alternativeBand: number;
   /** Tokens an alternative page may take at most. */
   alternativeTokens: number;
+  /** On "now" / "latest" prompts, the latest alternatives are taken rather than the best. */
+  latestAlternatives: boolean;
   /** Context lines of companion and alternative pages (-1: fill their cap). */
   tightContext: number;
   /** Context lines of owner pages (-1: fill their cap). */
@@ -87,6 +97,7 @@ export const RANKED_DEFAULTS: Readonly<RankedTuning> = Object.freeze({
   nextWeight: 1,
   prevWeight: 0,
   inheritOnlyIfOwn: true,
+  inheritIfAnswerLike: false,
   inheritByRole: false,
   errorBoost: 0.5,
   shapeBoost: 0,
@@ -97,12 +108,16 @@ export const RANKED_DEFAULTS: Readonly<RankedTuning> = Object.freeze({
   recencyBand: 0.85,
   cueBand: 0.5,
   earliestBand: 0.5,
+  latestBoost: 0,
   maxPicks: 4,
   companions: 'source' as CompanionMode,
+  companionShare: 0,
+  alternativeCompanions: true,
   pageTokens: 1200,
   maxAlternatives: 2,
   alternativeBand: 0.5,
   alternativeTokens: 600,
+  latestAlternatives: false,
   tightContext: -1,
   ownerContext: -1,
 })
@@ -292,7 +307,11 @@ export function scoreCandidates(
     }
     let c = all.get(docNo);
     if (!c) {
-      if (t.inheritOnlyIfOwn) return;
+      // A turn without a key of its own inherits only if it looks like the answer asked for.
+      const doc = index.doc(docNo);
+      const looksLikeAnswer =
+        (intent.error && doc.error) || shapes.some((s) => doc.shapes.includes(s));
+      if (t.inheritOnlyIfOwn && !(t.inheritIfAnswerLike && looksLikeAnswer)) return;
       c = blank(docNo, step, query.length);
       all.set(docNo, c);
     }
@@ -353,6 +372,11 @@ export function rankedScan(
   const altCap = Math.min(t.alternativeTokens, pageCap);
   const band =
     intent.time === 'latest' ? t.cueBand : intent.time === 'earliest' ? t.earliestBand : t.recencyBand;
+  // "now" / "latest": later turns weigh more, linearly over the candidates' span of steps.
+  const lo = pool.length > 0 ? pool[pool.length - 1]!.stepId : 0;
+  const span = pool.length > 0 ? Math.max(1, pool[0]!.stepId - lo) : 1;
+  const recency = (c: Candidate): number =>
+    intent.time === 'latest' ? 1 + (t.latestBoost * (c.stepId - lo)) / span : 1;
   let consumed = 0;
   let firstGain = 0;
   const owners: { c: Candidate; keys: number[]; gain: number; pick: RankedPick }[] = [];
@@ -373,12 +397,22 @@ export function rankedScan(
   };
   /** Pages the neighbours whose text gave `c` its score on `keys` (a call for its result). */
   const addSources = (c: Candidate, keys: readonly number[], focus: KeyMatch[], cap: number) => {
-    const steps =
-      t.companions === 'source'
-        ? [...new Set(keys.map((q) => c.source[q]!).filter((s) => s !== c.stepId))].sort(
-            (a, b) => b - a,
-          )
-        : companionSteps(c.stepId, t.companions);
+    let steps: number[];
+    if (t.companions === 'source') {
+      // A neighbour is paged when the keys it lent make up enough of the pick's gain.
+      let total = 0;
+      const lent = new Map<number, number>();
+      for (const q of keys) {
+        total += c.perKey[q]!;
+        const src = c.source[q]!;
+        if (src !== c.stepId) lent.set(src, (lent.get(src) ?? 0) + c.perKey[q]!);
+      }
+      steps = [...lent.keys()]
+        .filter((s) => lent.get(s)! >= total * t.companionShare)
+        .sort((a, b) => b - a);
+    } else {
+      steps = companionSteps(c.stepId, t.companions);
+    }
     for (const step of steps) {
       const docNo = index.docOf(step);
       if (docNo === undefined || taken.has(docNo)) continue;
@@ -386,9 +420,7 @@ export function rankedScan(
       const pick: RankedPick = { step_id: step, matched_terms: [], cost, score: 0, focus };
       pick.companion_of = c.stepId;
       if (t.tightContext >= 0) pick.context = t.tightContext;
-      if (admit(pick)) {
-        taken.add(docNo);
-      }
+      if (admit(pick)) taken.add(docNo);
     }
   };
 
@@ -401,7 +433,7 @@ export function rankedScan(
       let g = 0;
       if (!taken.has(c.docNo)) {
         for (let q = 0; q < query.length; q++) if (residual[q]) g += c.perKey[q]!;
-        g *= c.boost;
+        g *= c.boost * recency(c);
       }
       gains[i] = g;
       if (g > best) best = g;
@@ -438,7 +470,8 @@ export function rankedScan(
       continue;
     }
     admit(pick);
-    owners.push({ c, keys, gain: gains[pi]!, pick });
+    // Alternatives compare on the plain gain (no time weighting).
+    owners.push({ c, keys, gain: gains[pi]! / recency(c), pick });
     addSources(c, keys, focus, pageCap);
   }
 
@@ -454,7 +487,11 @@ export function rankedScan(
       g *= c.boost;
       if (g >= o.gain * t.alternativeBand && g >= t.minGain) alts.push({ c, g });
     }
-    alts.sort((a, b) => b.g - a.g || b.c.stepId - a.c.stepId);
+    alts.sort((a, b) =>
+      intent.time === 'latest' && t.latestAlternatives
+        ? b.c.stepId - a.c.stepId
+        : b.g - a.g || b.c.stepId - a.c.stepId,
+    );
     for (const a of alts.slice(0, t.maxAlternatives)) {
       const focus = focusOf(a.c);
       const pick: RankedPick = {
@@ -468,7 +505,7 @@ export function rankedScan(
       if (t.tightContext >= 0) pick.context = t.tightContext;
       if (!admit(pick)) continue;
       taken.add(a.c.docNo);
-      addSources(a.c, o.keys, focus, altCap);
+      if (t.alternativeCompanions) addSources(a.c, o.keys, focus, altCap);
     }
   }
   return { query_terms: queryTerms, intent, selected, budget_dropped: dropped };

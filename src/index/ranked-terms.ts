@@ -153,7 +153,7 @@ const PROSE_WORDS: ReadonlySet<string> = new Set(
   (
     'the a an of to that this these those was were been be will would should could i we you ' +
     'me our your my it its there here which what how let now need also just so but about ' +
-    'have has had am are then than they them their can when where because into'
+    'have has had am are than they them their can because'
   ).split(' '),
 );
 const MIN_PROSE_WORDS = 60;

@@ -5,7 +5,15 @@ import {
   type LanguageModelV3Prompt,
   type LanguageModelV3StreamPart,
 } from '@ai-sdk/provider';
-import { generateText, type ModelMessage, simulateReadableStream, stepCountIs, streamText, tool, wrapLanguageModel } from 'ai';
+import {
+  generateText,
+  type ModelMessage,
+  simulateReadableStream,
+  stepCountIs,
+  streamText,
+  tool,
+  wrapLanguageModel,
+} from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -31,22 +39,31 @@ const toolCall = (id: string, name: string, input: unknown): LanguageModelV3Gene
 
 /** Everything a prompt sent to the model says, as text (to look for pages and records). */
 const promptText = (p: LanguageModelV3Prompt) => JSON.stringify(p);
-const pagesIn = (p: LanguageModelV3Prompt) => [...promptText(p).matchAll(/<archived_record step_id=\\"(\d+)\\"/g)].map((m) => Number(m[1]));
+const pagesIn = (p: LanguageModelV3Prompt) =>
+  [...promptText(p).matchAll(/<archived_record step_id=\\"(\d+)\\"/g)].map((m) => Number(m[1]));
 
 /** Every tool result directly follows the assistant message that made its call, and every call is answered. */
 function expectPairsTogether(prompt: LanguageModelV3Prompt): void {
   prompt.forEach((m, i) => {
     if (m.role === 'tool') {
-      const prev = prompt.slice(0, i).reverse().find((x) => x.role !== 'tool');
-      const calls = prev?.role === 'assistant' ? prev.content.filter((c) => c.type === 'tool-call').map((c) => c.toolCallId) : [];
-      for (const r of m.content) if (r.type === 'tool-result') expect(calls).toContain(r.toolCallId);
+      const prev = prompt
+        .slice(0, i)
+        .reverse()
+        .find((x) => x.role !== 'tool');
+      const calls =
+        prev?.role === 'assistant'
+          ? prev.content.filter((c) => c.type === 'tool-call').map((c) => c.toolCallId)
+          : [];
+      for (const r of m.content)
+        if (r.type === 'tool-result') expect(calls).toContain(r.toolCallId);
     }
     if (m.role === 'assistant') {
       const answered = prompt
         .slice(i + 1)
         .filter((x) => x.role === 'tool')
         .flatMap((x) => x.content.map((r) => (r.type === 'tool-result' ? r.toolCallId : '')));
-      for (const c of m.content) if (c.type === 'tool-call') expect(answered).toContain(c.toolCallId);
+      for (const c of m.content)
+        if (c.type === 'tool-call') expect(answered).toContain(c.toolCallId);
     }
   });
 }
@@ -59,17 +76,34 @@ function history(): ModelMessage[] {
     { role: 'user', content: 'Configure PostgreSQL and run the migrations.' },
     {
       role: 'assistant',
-      content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'shell', input: { command: 'psql -p 5433 && mix ecto.migrate' } }],
+      content: [
+        {
+          type: 'tool-call',
+          toolCallId: 'c1',
+          toolName: 'shell',
+          input: { command: 'psql -p 5433 && mix ecto.migrate' },
+        },
+      ],
     },
     {
       role: 'tool',
-      content: [{ type: 'tool-result', toolCallId: 'c1', toolName: 'shell', output: { type: 'text', value: `PostgreSQL listening on port 5433\n${log}` } }],
+      content: [
+        {
+          type: 'tool-result',
+          toolCallId: 'c1',
+          toolName: 'shell',
+          output: { type: 'text', value: `PostgreSQL listening on port 5433\n${log}` },
+        },
+      ],
     },
     { role: 'assistant', content: 'PostgreSQL runs on port 5433 and the migrations are applied.' },
   ];
   for (let i = 0; i < 8; i++) {
     msgs.push({ role: 'user', content: `Write unit test number ${i} for the invoice formatter.` });
-    msgs.push({ role: 'assistant', content: `Added test ${i} in test/invoice_formatter_${i}_test.exs.` });
+    msgs.push({
+      role: 'assistant',
+      content: `Added test ${i} in test/invoice_formatter_${i}_test.exs.`,
+    });
   }
   return msgs;
 }
@@ -91,7 +125,10 @@ describe('contextFoldMiddleware with generateText', () => {
     const mw = setup();
     const mock = new MockLanguageModelV3({ doGenerate: [text('Port 5433.'), text('Done.')] });
     const model = wrapLanguageModel({ model: mock, middleware: mw });
-    const messages = [...history(), { role: 'user' as const, content: 'Which port is PostgreSQL listening on?' }];
+    const messages = [
+      ...history(),
+      { role: 'user' as const, content: 'Which port is PostgreSQL listening on?' },
+    ];
     const first = await generateText({ model, messages });
     const p1 = mock.doGenerateCalls[0]!.prompt;
     // The old tool run was folded (a record in L2) and paged back in, verified, at the end of the prompt.
@@ -108,7 +145,11 @@ describe('contextFoldMiddleware with generateText', () => {
 
     await generateText({
       model,
-      messages: [...messages, ...first.response.messages, { role: 'user', content: 'Now add a test for the tax rounding.' }],
+      messages: [
+        ...messages,
+        ...first.response.messages,
+        { role: 'user', content: 'Now add a test for the tax rounding.' },
+      ],
     });
     const p2 = mock.doGenerateCalls[1]!.prompt;
     expect(pagesIn(p2)).toEqual([]);
@@ -120,12 +161,22 @@ describe('contextFoldMiddleware with generateText', () => {
   it('runs a multi-step tool loop; calls and results stay together in every prompt', async () => {
     const mw = setup();
     const mock = new MockLanguageModelV3({
-      doGenerate: [toolCall('t1', 'readFile', { path: 'config/database.yml' }), toolCall('t2', 'readFile', { path: 'mix.exs' }), text('Both read.')],
+      doGenerate: [
+        toolCall('t1', 'readFile', { path: 'config/database.yml' }),
+        toolCall('t2', 'readFile', { path: 'mix.exs' }),
+        text('Both read.'),
+      ],
     });
     const model = wrapLanguageModel({ model: mock, middleware: mw });
     const r = await generateText({
       model,
-      messages: [...history(), { role: 'user', content: 'Read config/database.yml and mix.exs, then report the PostgreSQL port.' }],
+      messages: [
+        ...history(),
+        {
+          role: 'user',
+          content: 'Read config/database.yml and mix.exs, then report the PostgreSQL port.',
+        },
+      ],
       tools: {
         readFile: tool({
           inputSchema: z.object({ path: z.string() }),
@@ -170,6 +221,7 @@ describe('contextFoldMiddleware with generateText', () => {
     expect(call.providerOptions).toEqual({ openai: { user: 'u1' } });
     const user = call.prompt.at(-1)!;
     expect(user.providerOptions).toEqual({ anthropic: { cacheControl: { type: 'ephemeral' } } });
+    if (user.role !== 'user') throw new Error('expected the user message last');
     expect(user.content.some((p) => p.type === 'file' && p.mediaType === 'image/png')).toBe(true);
     expect(await mw.session('pictures')).toBeDefined();
     expect((await mw.session('pictures')).history().map((m) => m.content)).toEqual([
@@ -183,8 +235,16 @@ describe('contextFoldMiddleware with generateText', () => {
     const mw = setup();
     const mock = new MockLanguageModelV3({ doGenerate: [text('a'), text('b')] });
     const model = wrapLanguageModel({ model: mock, middleware: mw });
-    await generateText({ model, messages: history().slice(0, 5), providerOptions: { contextfold: { sessionId: 'one' } } });
-    await generateText({ model, prompt: 'hello', providerOptions: { contextfold: { sessionId: 'two' } } });
+    await generateText({
+      model,
+      messages: history().slice(0, 5),
+      providerOptions: { contextfold: { sessionId: 'one' } },
+    });
+    await generateText({
+      model,
+      prompt: 'hello',
+      providerOptions: { contextfold: { sessionId: 'two' } },
+    });
     expect((await mw.session('one')).history()).toHaveLength(5);
     expect((await mw.session('two')).history().map((m) => m.content)).toEqual(['hello']);
     await mw.close();
@@ -192,11 +252,14 @@ describe('contextFoldMiddleware with generateText', () => {
 
   it('refuses a prompt that does not continue the session history', async () => {
     const mw = setup();
-    const model = wrapLanguageModel({ model: new MockLanguageModelV3({ doGenerate: [text('a'), text('b')] }), middleware: mw });
+    const model = wrapLanguageModel({
+      model: new MockLanguageModelV3({ doGenerate: [text('a'), text('b')] }),
+      middleware: mw,
+    });
     await generateText({ model, prompt: 'first conversation' });
-    await expect(generateText({ model, prompt: 'another conversation', maxRetries: 0 })).rejects.toThrow(
-      /the prompt does not continue session \(default\): message 0 differs/,
-    );
+    await expect(
+      generateText({ model, prompt: 'another conversation', maxRetries: 0 }),
+    ).rejects.toThrow(/the prompt does not continue session \(default\): message 0 differs/);
     await mw.close();
   });
 
@@ -207,18 +270,28 @@ describe('contextFoldMiddleware with generateText', () => {
       doGenerate: async () => {
         n++;
         if (n === 1) {
-          throw new APICallError({ message: 'overloaded', url: 'https://x', requestBodyValues: {}, isRetryable: true });
+          throw new APICallError({
+            message: 'overloaded',
+            url: 'https://x',
+            requestBodyValues: {},
+            isRetryable: true,
+          });
         }
         return text('ok');
       },
     });
     const model = wrapLanguageModel({ model: mock, middleware: mw });
-    const messages = [...history(), { role: 'user' as const, content: 'Which port is PostgreSQL listening on?' }];
+    const messages = [
+      ...history(),
+      { role: 'user' as const, content: 'Which port is PostgreSQL listening on?' },
+    ];
     await generateText({ model, messages, maxRetries: 1 });
     expect(mock.doGenerateCalls).toHaveLength(2);
     expect(pagesIn(mock.doGenerateCalls[0]!.prompt).length).toBeGreaterThan(0);
     expect(mock.doGenerateCalls[1]!.prompt).toEqual(mock.doGenerateCalls[0]!.prompt);
-    const prompts = (await mw.session()).history().filter((m) => m.content === 'Which port is PostgreSQL listening on?');
+    const prompts = (await mw.session())
+      .history()
+      .filter((m) => m.content === 'Which port is PostgreSQL listening on?');
     expect(prompts).toHaveLength(1);
     expect((await mw.session()).status().open_turn).toBeNull();
     await mw.close();
@@ -226,7 +299,9 @@ describe('contextFoldMiddleware with generateText', () => {
 });
 
 describe('contextFoldMiddleware with streamText', () => {
-  const streamOf = (parts: LanguageModelV3StreamPart[]) => ({ stream: simulateReadableStream({ chunks: parts }) });
+  const streamOf = (parts: LanguageModelV3StreamPart[]) => ({
+    stream: simulateReadableStream({ chunks: parts }),
+  });
   const finish = (reason: 'stop' | 'tool-calls'): LanguageModelV3StreamPart => ({
     type: 'finish',
     finishReason: { unified: reason, raw: reason },
@@ -238,7 +313,12 @@ describe('contextFoldMiddleware with streamText', () => {
     const mock = new MockLanguageModelV3({
       doStream: [
         streamOf([
-          { type: 'tool-call', toolCallId: 's1', toolName: 'readFile', input: JSON.stringify({ path: 'config/database.yml' }) },
+          {
+            type: 'tool-call',
+            toolCallId: 's1',
+            toolName: 'readFile',
+            input: JSON.stringify({ path: 'config/database.yml' }),
+          },
           finish('tool-calls'),
         ]),
         streamOf([
@@ -252,9 +332,18 @@ describe('contextFoldMiddleware with streamText', () => {
     const model = wrapLanguageModel({ model: mock, middleware: mw });
     const result = streamText({
       model,
-      messages: [...history(), { role: 'user', content: 'Which port is PostgreSQL listening on? Check config/database.yml.' }],
+      messages: [
+        ...history(),
+        {
+          role: 'user',
+          content: 'Which port is PostgreSQL listening on? Check config/database.yml.',
+        },
+      ],
       tools: {
-        readFile: tool({ inputSchema: z.object({ path: z.string() }), execute: async ({ path }) => `${path}: port: 5433` }),
+        readFile: tool({
+          inputSchema: z.object({ path: z.string() }),
+          execute: async ({ path }) => `${path}: port: 5433`,
+        }),
       },
       stopWhen: stepCountIs(3),
     });

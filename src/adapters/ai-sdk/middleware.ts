@@ -45,14 +45,19 @@ interface Live {
 
 const ID_RE = /^[A-Za-z0-9._-]{1,200}$/;
 
-function sessionIdOf(params: LanguageModelV3CallOptions, fallback: string | undefined): string | undefined {
+function sessionIdOf(
+  params: LanguageModelV3CallOptions,
+  fallback: string | undefined,
+): string | undefined {
   const own = params.providerOptions?.[PROVIDER_OPTIONS_KEY]?.sessionId;
   if (own !== undefined && typeof own !== 'string') {
     throw new UsageError(`providerOptions.${PROVIDER_OPTIONS_KEY}.sessionId must be a string`);
   }
   const id = own ?? fallback;
   if (id !== undefined && !ID_RE.test(id)) {
-    throw new UsageError(`session id '${id}' must be letters, digits, '.', '_' or '-' (it names a directory)`);
+    throw new UsageError(
+      `session id '${id}' must be letters, digits, '.', '_' or '-' (it names a directory)`,
+    );
   }
   return id;
 }
@@ -76,9 +81,12 @@ function withoutOwnOptions(params: LanguageModelV3CallOptions): LanguageModelV3C
  * const model = wrapLanguageModel({ model: openai('gpt-4.1'), middleware: contextFoldMiddleware({ dir: '.contextfold', budget: 32_000 }) });
  * await generateText({ model, messages, providerOptions: { contextfold: { sessionId: 'chat-42' } } });
  */
-export function contextFoldMiddleware(options: ContextFoldMiddlewareOptions): ContextFoldMiddleware {
+export function contextFoldMiddleware(
+  options: ContextFoldMiddlewareOptions,
+): ContextFoldMiddleware {
   const { dir, sessionId: defaultId, ...sessionOptions } = options;
-  if (typeof dir !== 'string' || dir === '') throw new UsageError('contextFoldMiddleware needs { dir, budget }');
+  if (typeof dir !== 'string' || dir === '')
+    throw new UsageError('contextFoldMiddleware needs { dir, budget }');
   const live = new Map<string, Promise<Live>>();
   const resolved = new Map<string, Live>();
   const key = (id: string | undefined) => id ?? '';
@@ -143,7 +151,11 @@ export function contextFoldMiddleware(options: ContextFoldMiddlewareOptions): Co
         const before: Message[] = last?.role === 'user' ? fresh.slice(0, -1) : fresh;
         if (before.length > 0) await session.append(before);
         const pack = await session.beforeTurn(last?.role === 'user' ? last.content : undefined);
-        const out = packToPrompt(pack, { original: params.prompt, history: incoming.messages, origin: incoming.origin });
+        const out = packToPrompt(pack, {
+          original: params.prompt,
+          history: incoming.messages,
+          origin: incoming.origin,
+        });
         l.pending = { key: callKey, prompt: out };
         l.lastPack = pack;
         return out;

@@ -14,7 +14,9 @@ export function fromNeutral(m: Message): LanguageModelV3Message {
       return {
         role: 'assistant',
         content: [
-          ...(m.content !== '' || !m.toolCalls?.length ? [{ type: 'text' as const, text: m.content }] : []),
+          ...(m.content !== '' || !m.toolCalls?.length
+            ? [{ type: 'text' as const, text: m.content }]
+            : []),
           ...(m.toolCalls ?? []).map((c) => ({
             type: 'tool-call' as const,
             toolCallId: c.id,
@@ -31,7 +33,9 @@ export function fromNeutral(m: Message): LanguageModelV3Message {
             type: 'tool-result',
             toolCallId: m.toolCallId ?? '',
             toolName: m.toolName ?? '',
-            output: m.isError ? { type: 'error-text', value: m.content } : { type: 'text', value: m.content },
+            output: m.isError
+              ? { type: 'error-text', value: m.content }
+              : { type: 'text', value: m.content },
           },
         ],
       };
@@ -66,7 +70,11 @@ function entrySteps(e: PackEntry): (number | null)[] {
  */
 export function packToPrompt(
   pack: ContextPack,
-  source: { original: LanguageModelV3Prompt; history: readonly Message[]; origin: readonly number[] },
+  source: {
+    original: LanguageModelV3Prompt;
+    history: readonly Message[];
+    origin: readonly number[];
+  },
 ): LanguageModelV3Prompt {
   const steps = pack.entries.flatMap(entrySteps);
   if (steps.length !== pack.messages.length) return pack.messages.map(fromNeutral);
@@ -86,7 +94,8 @@ export function packToPrompt(
     while (j < pack.messages.length && steps[j] !== null && source.origin[steps[j]!] === o) j++;
     const run = steps.slice(i, j) as number[];
     const all = source.origin.flatMap((x, s) => (x === o ? [s] : []));
-    const same = (k: number) => messageKey(pack.messages[k]!) === messageKey(source.history[steps[k]!]!);
+    const same = (k: number) =>
+      messageKey(pack.messages[k]!) === messageKey(source.history[steps[k]!]!);
     const original = source.original[o]!;
     const whole = run.length === all.length && run.every((s, k) => s === all[k]);
     if (whole && run.every((_, k) => same(i + k))) {
@@ -95,7 +104,8 @@ export function packToPrompt(
       // The prompt with the paged-in blocks appended: keep the original parts, add the blocks.
       const base = source.history[step]!.content;
       const extra = m.content.startsWith(base) ? m.content.slice(base.length) : null;
-      if (extra !== null) out.push({ ...original, content: [...original.content, { type: 'text', text: extra }] });
+      if (extra !== null)
+        out.push({ ...original, content: [...original.content, { type: 'text', text: extra }] });
       else out.push(fromNeutral(m));
     } else {
       for (let k = i; k < j; k++) out.push(fromNeutral(pack.messages[k]!));

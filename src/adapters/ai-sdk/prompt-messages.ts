@@ -31,7 +31,9 @@ export function outputText(output: LanguageModelV3ToolResultOutput): string {
       return `[execution denied${output.reason ? `: ${output.reason}` : ''}]`;
     case 'content':
       return output.value
-        .map((v) => (v.type === 'text' ? v.text : `[${v.type}${'mediaType' in v ? `: ${v.mediaType}` : ''}]`))
+        .map((v) =>
+          v.type === 'text' ? v.text : `[${v.type}${'mediaType' in v ? `: ${v.mediaType}` : ''}]`,
+        )
         .join('\n');
     default:
       return stableJson(output);
@@ -70,12 +72,20 @@ export function toNeutral(prompt: LanguageModelV3Prompt): ConvertedPrompt {
         for (const p of m.content) {
           if (p.type === 'text') texts.push(p.text);
           else if (p.type === 'file') texts.push(fileLabel(p));
-          else if (p.type === 'tool-call') calls.push({ id: p.toolCallId, name: p.toolName, input: p.input ?? null });
+          else if (p.type === 'tool-call')
+            calls.push({ id: p.toolCallId, name: p.toolName, input: p.input ?? null });
           else if (p.type === 'tool-result') {
             texts.push(`[tool_result ${p.toolName} id=${p.toolCallId}]\n${outputText(p.output)}`);
           }
         }
-        push({ role: 'assistant', content: texts.join('\n'), ...(calls.length > 0 ? { toolCalls: calls } : {}) }, i);
+        push(
+          {
+            role: 'assistant',
+            content: texts.join('\n'),
+            ...(calls.length > 0 ? { toolCalls: calls } : {}),
+          },
+          i,
+        );
         break;
       }
       case 'tool':

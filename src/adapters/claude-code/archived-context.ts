@@ -38,6 +38,40 @@ export interface ArchivedContext {
 const bytes = (s: string) => Buffer.byteLength(s, 'utf8');
 
 /**
+ * The first chunk of a step at the largest token cap whose labelled block fits in `room` bytes
+ * (a binary search: tokens only estimate bytes, and chunks are cut at line boundaries).
+ */
+async function largestFittingBlock(
+  engine: ContextFoldEngine,
+  stepId: number,
+  maxCap: number,
+  room: number,
+): Promise<{ text: string; bytes: number; page: Omit<HookPage, 'bytes'> } | null> {
+  let lo = 1;
+  let hi = Math.max(1, maxCap);
+  let cap = Math.max(1, Math.min(hi, Math.floor(room / 4)));
+  let best: { text: string; bytes: number; page: Omit<HookPage, 'bytes'> } | null = null;
+  for (let attempt = 0; attempt < 12 && lo <= hi; attempt++) {
+    const h = await engine.hydrate(stepId, { maxTokens: cap });
+    const text = formatArchivedBlock(h);
+    const size = bytes(text);
+    if (size <= room) {
+      best = {
+        text,
+        bytes: size,
+        page: { step_id: h.step_id, chunk: h.chunk, chunks: h.chunks, truncated: h.truncated },
+      };
+      if (h.chunks === 1) break;
+      lo = cap + 1;
+    } else {
+      hi = cap - 1;
+    }
+    cap = Math.floor((lo + hi) / 2);
+  }
+  return best;
+}
+
+/**
  * Pages in what a prompt needs from the archived part of a session, bounded in bytes. The scan
  * runs over every folded turn, so a turn still in the live context keeps ownership of its
  * intent (intent ownership, CONF-13): it is skipped rather than replaced by an older record.
@@ -65,28 +99,29 @@ export async function archivedContext(
     const room = max - used - 2;
     if (room < 512) break;
     try {
-      // Tokens are an estimate of bytes: shrink the cap until the block fits.
-      let cap = Math.max(1, Math.min(pick.cost, Math.floor(room / 4)));
-      for (let attempt = 0; attempt < 8; attempt++) {
-        const h = await engine.hydrate(pick.step_id, { maxTokens: cap });
-        const block = formatArchivedBlock(h);
-        const size = bytes(block);
-        if (size <= room) {
-          blocks.push(block);
-          used += size + 2;
-          result.pages.push({ step_id: h.step_id, chunk: h.chunk, chunks: h.chunks, truncated: h.truncated, bytes: size });
-          break;
-        }
-        if (cap === 1) break;
-        cap = Math.max(1, Math.floor((cap * room) / size / 1.1));
+      const block = await largestFittingBlock(
+        engine,
+        pick.step_id,
+        Math.min(pick.cost, room),
+        room,
+      );
+      if (block) {
+        blocks.push(block.text);
+        used += block.bytes + 2;
+        result.pages.push({ ...block.page, bytes: block.bytes });
       }
     } catch (e) {
       if (!isContextFoldError(e)) throw e;
-      result.failures.push({ step_id: pick.step_id, error: ipcfErrorName(e.code), message: e.message });
+      result.failures.push({
+        step_id: pick.step_id,
+        error: ipcfErrorName(e.code),
+        message: e.message,
+      });
     }
   }
   const notes = result.failures.map(
-    (f) => `contextfold: archived step ${f.step_id} was selected but not paged in: ${f.error} (it failed verification or is missing).`,
+    (f) =>
+      `contextfold: archived step ${f.step_id} was selected but not paged in: ${f.error} (it failed verification or is missing).`,
   );
   if (blocks.length === 0 && notes.length === 0) return result;
   let text = [CONTEXT_HEADER, ...blocks].join('\n\n');

@@ -5,7 +5,11 @@ import { UsageError } from '../../protocol/errors.js';
 export type HookEvent = 'user-prompt-submit' | 'pre-compact' | 'session-start';
 
 /** Every {@link HookEvent}. */
-export const HOOK_EVENTS: readonly HookEvent[] = ['user-prompt-submit', 'pre-compact', 'session-start'];
+export const HOOK_EVENTS: readonly HookEvent[] = [
+  'user-prompt-submit',
+  'pre-compact',
+  'session-start',
+];
 
 /** Claude Code's name of each event (`hook_event_name`, settings.json keys). */
 export const CLAUDE_EVENT_NAMES: Record<HookEvent, string> = {
@@ -16,7 +20,9 @@ export const CLAUDE_EVENT_NAMES: Record<HookEvent, string> = {
 
 const inputSchema = z
   .object({
-    session_id: z.string().regex(/^[A-Za-z0-9._-]{1,200}$/, 'must be a plain id (letters, digits, . _ -)'),
+    session_id: z
+      .string()
+      .regex(/^[A-Za-z0-9._-]{1,200}$/, 'must be a plain id (letters, digits, . _ -)'),
     transcript_path: z.string().min(1),
     cwd: z.string().optional(),
     hook_event_name: z.string().optional(),

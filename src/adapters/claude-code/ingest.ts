@@ -1,11 +1,19 @@
-import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+} from 'node:fs';
 import { dirname } from 'node:path';
-import { TranscriptReader, type TranscriptState } from '../import/claude-code-transcript.js';
-import { foldInputsFor } from '../import/import-turns.js';
-import type { ImportedTurn } from '../import/turn.js';
 import type { ContextFoldEngine } from '../../engine/types.js';
 import { IntegrityCheckError, UsageError } from '../../protocol/errors.js';
 import { writeFileAtomic } from '../../store/durable-fs.js';
+import { TranscriptReader, type TranscriptState } from '../import/claude-code-transcript.js';
+import { foldInputsFor } from '../import/import-turns.js';
+import type { ImportedTurn } from '../import/turn.js';
 
 /** Version of the ingestion state file. */
 export const INGEST_STATE_VERSION = 1;
@@ -49,20 +57,36 @@ export interface IngestResult {
 
 function loadState(path: string, transcriptPath: string): IngestState {
   if (!existsSync(path)) {
-    return { version: INGEST_STATE_VERSION, transcript_path: transcriptPath, offset: 0, lines: 0, reader: emptyReader() };
+    return {
+      version: INGEST_STATE_VERSION,
+      transcript_path: transcriptPath,
+      offset: 0,
+      lines: 0,
+      reader: emptyReader(),
+    };
   }
   let s: IngestState;
   try {
     s = JSON.parse(readFileSync(path, 'utf8')) as IngestState;
   } catch {
-    throw new IntegrityCheckError(`hook state file is not valid JSON: ${path}; move it away to re-read the transcript`, {
-      path,
-    });
+    throw new IntegrityCheckError(
+      `hook state file is not valid JSON: ${path}; move it away to re-read the transcript`,
+      {
+        path,
+      },
+    );
   }
-  if (s.version !== INGEST_STATE_VERSION || typeof s.offset !== 'number' || typeof s.reader !== 'object') {
-    throw new IntegrityCheckError(`hook state file has an unknown layout: ${path}; move it away to re-read the transcript`, {
-      path,
-    });
+  if (
+    s.version !== INGEST_STATE_VERSION ||
+    typeof s.offset !== 'number' ||
+    typeof s.reader !== 'object'
+  ) {
+    throw new IntegrityCheckError(
+      `hook state file has an unknown layout: ${path}; move it away to re-read the transcript`,
+      {
+        path,
+      },
+    );
   }
   if (s.transcript_path !== transcriptPath) {
     // A new transcript file for the same session (resume): read it from the start; rows already
@@ -96,9 +120,14 @@ function readNewLines(path: string, offset: number): { text: string; start: numb
     const end = buf.subarray(0, got).lastIndexOf(0x0a);
     if (end < 0) return { text: '', start };
     try {
-      return { text: new TextDecoder('utf-8', { fatal: true }).decode(buf.subarray(0, end + 1)), start };
+      return {
+        text: new TextDecoder('utf-8', { fatal: true }).decode(buf.subarray(0, end + 1)),
+        start,
+      };
     } catch {
-      throw new UsageError(`${path}: the transcript is not valid UTF-8 after byte ${start}`, { path });
+      throw new UsageError(`${path}: the transcript is not valid UTF-8 after byte ${start}`, {
+        path,
+      });
     }
   } finally {
     closeSync(fd);
@@ -114,7 +143,10 @@ function readNewLines(path: string, offset: number): { text: string; start: numb
  * @example
  * await ingestTranscript(engine, { transcriptPath, statePath, mode: 'prompt' });
  */
-export async function ingestTranscript(engine: ContextFoldEngine, options: IngestOptions): Promise<IngestResult> {
+export async function ingestTranscript(
+  engine: ContextFoldEngine,
+  options: IngestOptions,
+): Promise<IngestResult> {
   const state = loadState(options.statePath, options.transcriptPath);
   const reader = new TranscriptReader(state.reader);
   const { text, start } = readNewLines(options.transcriptPath, state.offset);
@@ -135,7 +167,10 @@ export async function ingestTranscript(engine: ContextFoldEngine, options: Inges
       break;
     }
   }
-  const consumed = pos === text.length ? Buffer.byteLength(text, 'utf8') : Buffer.byteLength(text.slice(0, pos), 'utf8');
+  const consumed =
+    pos === text.length
+      ? Buffer.byteLength(text, 'utf8')
+      : Buffer.byteLength(text.slice(0, pos), 'utf8');
   if (options.mode === 'compact' && !more) turns.push(...reader.flush('complete'));
   turns.sort((a, b) => a.step_id - b.step_id);
   if (turns.length > 0) await engine.foldMany(foldInputsFor(turns));

@@ -2,22 +2,43 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../test-utils/temp-dir.js';
-import { hookCommand, hookCommandBase, installClaudeCode, mergeHooks, shellQuote } from './install.js';
+import {
+  hookCommand,
+  hookCommandBase,
+  installClaudeCode,
+  mergeHooks,
+  shellQuote,
+} from './install.js';
 
 const base = 'node /opt/contextfold/dist/cli/bin.js';
 
 describe('installClaudeCode', () => {
   it('creates .claude/settings.json with the three hooks', () => {
     const project = tempDir();
-    const r = installClaudeCode({ scope: 'project', projectDir: project, userDir: '/nowhere', command: base });
+    const r = installClaudeCode({
+      scope: 'project',
+      projectDir: project,
+      userDir: '/nowhere',
+      command: base,
+    });
     expect(r).toMatchObject({ changed: true, backup: null });
-    expect(r.hooks).toEqual({ UserPromptSubmit: 'added', PreCompact: 'added', SessionStart: 'added' });
+    expect(r.hooks).toEqual({
+      UserPromptSubmit: 'added',
+      PreCompact: 'added',
+      SessionStart: 'added',
+    });
     const s = JSON.parse(readFileSync(join(project, '.claude', 'settings.json'), 'utf8'));
     expect(s).toEqual({
       hooks: {
-        UserPromptSubmit: [{ hooks: [{ type: 'command', command: `${base} hook user-prompt-submit`, timeout: 15 }] }],
-        PreCompact: [{ hooks: [{ type: 'command', command: `${base} hook pre-compact`, timeout: 60 }] }],
-        SessionStart: [{ hooks: [{ type: 'command', command: `${base} hook session-start`, timeout: 15 }] }],
+        UserPromptSubmit: [
+          { hooks: [{ type: 'command', command: `${base} hook user-prompt-submit`, timeout: 15 }] },
+        ],
+        PreCompact: [
+          { hooks: [{ type: 'command', command: `${base} hook pre-compact`, timeout: 60 }] },
+        ],
+        SessionStart: [
+          { hooks: [{ type: 'command', command: `${base} hook session-start`, timeout: 15 }] },
+        ],
       },
     });
   });
@@ -29,12 +50,19 @@ describe('installClaudeCode', () => {
       model: 'opus',
       permissions: { allow: ['Bash(npm test:*)'] },
       hooks: {
-        UserPromptSubmit: [{ matcher: '', hooks: [{ type: 'command', command: '~/bin/log-prompt.sh' }] }],
+        UserPromptSubmit: [
+          { matcher: '', hooks: [{ type: 'command', command: '~/bin/log-prompt.sh' }] },
+        ],
         Stop: [{ hooks: [{ type: 'command', command: 'say done' }] }],
       },
     };
     writeFileSync(path, JSON.stringify(original, null, 4));
-    const first = installClaudeCode({ scope: 'user', projectDir: '/nowhere', userDir: user, command: base });
+    const first = installClaudeCode({
+      scope: 'user',
+      projectDir: '/nowhere',
+      userDir: user,
+      command: base,
+    });
     expect(first.backup).toBe(`${path}.bak`);
     expect(JSON.parse(readFileSync(`${path}.bak`, 'utf8'))).toEqual(original);
     const after = readFileSync(path, 'utf8');
@@ -46,7 +74,12 @@ describe('installClaudeCode', () => {
     expect(s.hooks.UserPromptSubmit[0]).toEqual(original.hooks.UserPromptSubmit[0]);
 
     writeFileSync(`${path}.bak`, 'sentinel');
-    const second = installClaudeCode({ scope: 'user', projectDir: '/nowhere', userDir: user, command: base });
+    const second = installClaudeCode({
+      scope: 'user',
+      projectDir: '/nowhere',
+      userDir: user,
+      command: base,
+    });
     expect(second).toMatchObject({ changed: false, backup: null });
     expect(Object.values(second.hooks)).toEqual(['unchanged', 'unchanged', 'unchanged']);
     expect(readFileSync(path, 'utf8')).toBe(after);
@@ -55,12 +88,31 @@ describe('installClaudeCode', () => {
 
   it('updates an existing contextfold hook in place when the command changes (never duplicates)', () => {
     const project = tempDir();
-    installClaudeCode({ scope: 'project', projectDir: project, userDir: '/nowhere', command: base });
-    const r = installClaudeCode({ scope: 'project', projectDir: project, userDir: '/nowhere', command: 'contextfold', dir: '/data/cf store' });
+    installClaudeCode({
+      scope: 'project',
+      projectDir: project,
+      userDir: '/nowhere',
+      command: base,
+    });
+    const r = installClaudeCode({
+      scope: 'project',
+      projectDir: project,
+      userDir: '/nowhere',
+      command: 'contextfold',
+      dir: '/data/cf store',
+    });
     expect(Object.values(r.hooks)).toEqual(['updated', 'updated', 'updated']);
     const s = JSON.parse(readFileSync(join(project, '.claude', 'settings.json'), 'utf8'));
     expect(s.hooks.PreCompact).toEqual([
-      { hooks: [{ type: 'command', command: "contextfold --dir '/data/cf store' hook pre-compact", timeout: 60 }] },
+      {
+        hooks: [
+          {
+            type: 'command',
+            command: "contextfold --dir '/data/cf store' hook pre-compact",
+            timeout: 60,
+          },
+        ],
+      },
     ]);
   });
 
@@ -69,16 +121,18 @@ describe('installClaudeCode', () => {
     mkdirSync(join(project, '.claude'));
     const path = join(project, '.claude', 'settings.json');
     writeFileSync(path, '{ "hooks": ');
-    expect(() => installClaudeCode({ scope: 'project', projectDir: project, userDir: '/x', command: base })).toThrow(
-      /settings\.json is not valid JSON; fix or move it/,
-    );
+    expect(() =>
+      installClaudeCode({ scope: 'project', projectDir: project, userDir: '/x', command: base }),
+    ).toThrow(/settings\.json is not valid JSON; fix or move it/);
     expect(readFileSync(path, 'utf8')).toBe('{ "hooks": ');
     expect(existsSync(`${path}.bak`)).toBe(false);
   });
 
   it('refuses hooks of the wrong shape', () => {
     expect(() => mergeHooks({ hooks: [] }, () => 'x')).toThrow(/"hooks" must be an object/);
-    expect(() => mergeHooks({ hooks: { PreCompact: {} } }, () => 'x')).toThrow(/"hooks.PreCompact" must be an array/);
+    expect(() => mergeHooks({ hooks: { PreCompact: {} } }, () => 'x')).toThrow(
+      /"hooks.PreCompact" must be an array/,
+    );
     expect(() => mergeHooks([], () => 'x')).toThrow(/expected a JSON object/);
   });
 });
@@ -86,18 +140,32 @@ describe('installClaudeCode', () => {
 describe('hook commands', () => {
   it('uses $CLAUDE_PROJECT_DIR for an installation inside the project, an absolute path otherwise', () => {
     expect(
-      hookCommandBase({ binPath: '/repo/node_modules/contextfold/dist/cli/bin.js', projectDir: '/repo', scope: 'project' }),
+      hookCommandBase({
+        binPath: '/repo/node_modules/contextfold/dist/cli/bin.js',
+        projectDir: '/repo',
+        scope: 'project',
+      }),
     ).toBe('node "$CLAUDE_PROJECT_DIR"/node_modules/contextfold/dist/cli/bin.js');
-    expect(hookCommandBase({ binPath: '/usr/lib/node_modules/contextfold/dist/cli/bin.js', projectDir: '/repo', scope: 'project' })).toBe(
-      'node /usr/lib/node_modules/contextfold/dist/cli/bin.js',
-    );
-    expect(hookCommandBase({ binPath: '/repo/node_modules/contextfold/dist/cli/bin.js', projectDir: '/repo', scope: 'user' })).toBe(
-      'node /repo/node_modules/contextfold/dist/cli/bin.js',
-    );
+    expect(
+      hookCommandBase({
+        binPath: '/usr/lib/node_modules/contextfold/dist/cli/bin.js',
+        projectDir: '/repo',
+        scope: 'project',
+      }),
+    ).toBe('node /usr/lib/node_modules/contextfold/dist/cli/bin.js');
+    expect(
+      hookCommandBase({
+        binPath: '/repo/node_modules/contextfold/dist/cli/bin.js',
+        projectDir: '/repo',
+        scope: 'user',
+      }),
+    ).toBe('node /repo/node_modules/contextfold/dist/cli/bin.js');
   });
 
   it('quotes paths for the shell', () => {
     expect(shellQuote("/it's here/bin.js")).toBe(`'/it'\\''s here/bin.js'`);
-    expect(hookCommand('contextfold', 'session-start', '.cf')).toBe('contextfold --dir .cf hook session-start');
+    expect(hookCommand('contextfold', 'session-start', '.cf')).toBe(
+      'contextfold --dir .cf hook session-start',
+    );
   });
 });

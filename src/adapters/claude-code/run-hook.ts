@@ -55,7 +55,8 @@ export async function runHook(options: RunHookOptions): Promise<HookOutcome> {
     ...options.engine,
     dir: paths.storeDir,
   });
-  const compacting = event === 'pre-compact' || (event === 'session-start' && input.source === 'compact');
+  const compacting =
+    event === 'pre-compact' || (event === 'session-start' && input.source === 'compact');
   try {
     const ingest = await ingestTranscript(engine, {
       transcriptPath: input.transcript_path,
@@ -75,7 +76,10 @@ export async function runHook(options: RunHookOptions): Promise<HookOutcome> {
       hookSpecificOutput: { hookEventName: CLAUDE_EVENT_NAMES[event], additionalContext: text },
     });
     if (event === 'user-prompt-submit') {
-      outcome.context = await archivedContext(engine, { prompt: input.prompt ?? '', archivedBefore });
+      outcome.context = await archivedContext(engine, {
+        prompt: input.prompt ?? '',
+        archivedBefore,
+      });
       if (outcome.context.text !== null) outcome.output = say(outcome.context.text);
     } else if (event === 'session-start' && archivedBefore > 0) {
       outcome.output = say(

@@ -37,10 +37,12 @@ export function renderResultContent(content: unknown, fail: Fail): string {
   if (!Array.isArray(content)) return JSON.stringify(content, null, 1);
   const out: string[] = [];
   for (const [i, b] of content.entries()) {
-    if (!isRecord(b) || typeof b.type !== 'string') fail(`tool result content block ${i} has no "type"`);
+    if (!isRecord(b) || typeof b.type !== 'string')
+      fail(`tool result content block ${i} has no "type"`);
     const block = b as Record<string, unknown>;
     if (block.type === 'text') out.push(str(block, 'text', `tool result text block ${i}`, fail));
-    else if (block.type === 'image' || block.type === 'document') out.push(mediaLabel(block.type, block));
+    else if (block.type === 'image' || block.type === 'document')
+      out.push(mediaLabel(block.type, block));
     else out.push(`[${block.type}]\n${JSON.stringify(block, null, 1)}`);
   }
   return out.join('\n');

@@ -46,7 +46,12 @@ describe('parseAnthropicMessages', () => {
       {
         role: 'assistant',
         content: [
-          { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: { query: 'ecto port' } },
+          {
+            type: 'server_tool_use',
+            id: 'srvtoolu_1',
+            name: 'web_search',
+            input: { query: 'ecto port' },
+          },
           {
             type: 'web_search_tool_result',
             tool_use_id: 'srvtoolu_1',
@@ -65,11 +70,18 @@ describe('parseAnthropicMessages', () => {
 
   it('names the line of a bad message', () => {
     const bad = text.replace('"name": "bash",', '');
+    expect(bad).not.toBe(text);
+    // The line where message 1 (the assistant message) starts: its opening brace.
+    const lines = bad.split('\n');
+    let line = lines.findIndex((l) => l.includes('"role": "assistant"'));
+    while (line >= 0 && !lines[line]!.trim().startsWith('{')) line--;
+    line += 1;
+    expect(line).toBeGreaterThan(1);
     expect(message(() => parseAnthropicMessages(bad, 'body.json'))).toBe(
-      'body.json:7: message 1: content block 2 (tool_use) has no string "name"',
+      `body.json:${line}: message 1: content block 2 (tool_use) has no string "name"`,
     );
-    expect(message(() => parseAnthropicMessages('[{"role":"system","content":"x"}]', 'a.json'))).toBe(
-      'a.json:1: message 0: "role" must be "user" or "assistant", got "system"',
-    );
+    expect(
+      message(() => parseAnthropicMessages('[{"role":"system","content":"x"}]', 'a.json')),
+    ).toBe('a.json:1: message 0: "role" must be "user" or "assistant", got "system"');
   });
 });

@@ -26,7 +26,10 @@ export function parseAnthropicMessages(text: string, source: string): ImportedTu
       fail(`"role" must be "user" or "assistant", got ${JSON.stringify(msg.role)}`);
     }
     turns.push(
-      ...builder.push({ role: msg.role as 'user' | 'assistant', parts: anthropicParts(msg.content, fail) }),
+      ...builder.push({
+        role: msg.role as 'user' | 'assistant',
+        parts: anthropicParts(msg.content, fail),
+      }),
     );
   }
   turns.push(...builder.flush());

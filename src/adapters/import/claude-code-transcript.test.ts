@@ -9,7 +9,8 @@ import {
 } from './claude-code-transcript.js';
 import type { ImportedTurn } from './turn.js';
 
-const fixture = (name: string) => readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8');
+const fixture = (name: string) =>
+  readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8');
 const session = fixture('claude-code-session.jsonl');
 
 function thrown(fn: () => unknown): Error {
@@ -84,7 +85,10 @@ describe('parseClaudeCodeTranscript', () => {
   });
 
   it("keeps a sub-agent's own transcript (every row isSidechain)", () => {
-    const sub = parseClaudeCodeTranscript(fixture('claude-code-subagent.jsonl'), 'agent-f00d.jsonl');
+    const sub = parseClaudeCodeTranscript(
+      fixture('claude-code-subagent.jsonl'),
+      'agent-f00d.jsonl',
+    );
     expect(sub.turns.map((t) => t.role)).toEqual(['user', 'assistant', 'assistant']);
     expect(sub.turns[1]!.content).toContain('priv/repo/migrations/20260301_create_invoices.exs');
   });
@@ -117,16 +121,19 @@ describe('parseClaudeCodeTranscript', () => {
   });
 
   it('rejects rows that are not transcript rows, naming the line', () => {
-    expect(thrown(() => parseClaudeCodeTranscript('{"type":"user","uuid":"x"}\n', 'a.jsonl')).message).toBe(
-      'a.jsonl:1: "user" row has no "message" object',
-    );
+    expect(
+      thrown(() => parseClaudeCodeTranscript('{"type":"user","uuid":"x"}\n', 'a.jsonl')).message,
+    ).toBe('a.jsonl:1: "user" row has no "message" object');
     expect(thrown(() => parseClaudeCodeTranscript('\n[1,2]\n', 'a.jsonl')).message).toBe(
       'a.jsonl:2: expected a JSON object (a transcript row)',
     );
     expect(thrown(() => parseClaudeCodeTranscript('{"role":"user"}\n', 'a.jsonl')).message).toMatch(
       /^a\.jsonl:1: transcript row has no "type"/,
     );
-    const badBlock = JSON.stringify({ type: 'assistant', message: { role: 'assistant', content: [{ text: 'x' }] } });
+    const badBlock = JSON.stringify({
+      type: 'assistant',
+      message: { role: 'assistant', content: [{ text: 'x' }] },
+    });
     expect(thrown(() => parseClaudeCodeTranscript(badBlock, 'a.jsonl')).message).toBe(
       'a.jsonl:1: message content block 0 has no "type"',
     );
@@ -152,9 +159,10 @@ describe('TranscriptReader', () => {
   it('does not read a row again when its uuid was already read in an earlier chunk', () => {
     const lines = session.split('\n');
     const r = new TranscriptReader();
-    lines.forEach((l, i) => r.pushLine(l, i + 1, 's.jsonl'));
+    for (const [i, l] of lines.entries()) r.pushLine(l, i + 1, 's.jsonl');
     const again = new TranscriptReader(r.state());
-    lines.forEach((l, i) => again.pushLine(l, i + 1, 's.jsonl'));
+    const emitted = lines.flatMap((l, i) => again.pushLine(l, i + 1, 's.jsonl'));
     expect(again.nextStep).toBe(r.nextStep);
+    expect(emitted).toEqual([]);
   });
 });

@@ -1,10 +1,10 @@
-import { describeJsonError } from './json-syntax.js';
 import { anthropicParts, type Fail } from './anthropic-blocks.js';
 import {
   ConversationBuilder,
   type ConversationState,
   type MessagePart,
 } from './conversation-builder.js';
+import { describeJsonError } from './json-syntax.js';
 import { isRecord, sourceError } from './source-error.js';
 import type { ImportedTurn } from './turn.js';
 
@@ -95,7 +95,8 @@ export class TranscriptReader {
     };
     if (!isRecord(row)) fail('expected a JSON object (a transcript row)');
     const r = row as Record<string, unknown>;
-    if (typeof r.type !== 'string') fail('transcript row has no "type"; is this a Claude Code transcript?');
+    if (typeof r.type !== 'string')
+      fail('transcript row has no "type"; is this a Claude Code transcript?');
     if (this.sessionId === null && typeof r.sessionId === 'string') this.sessionId = r.sessionId;
     if (r.type === 'system' && r.subtype === 'compact_boundary') {
       this.markCompaction();
@@ -115,7 +116,9 @@ export class TranscriptReader {
     if (r.type === 'user') {
       if (r.isCompactSummary === true) {
         this.markCompaction();
-        parts = parts.map((p) => (p.kind === 'text' ? { ...p, text: COMPACT_SUMMARY_LABEL + p.text } : p));
+        parts = parts.map((p) =>
+          p.kind === 'text' ? { ...p, text: COMPACT_SUMMARY_LABEL + p.text } : p,
+        );
       }
       return this.builder.push({ role: 'user', parts });
     }
@@ -132,7 +135,8 @@ export class TranscriptReader {
   }
 
   private markCompaction(): void {
-    if (this.compactions.at(-1) !== this.builder.nextStep) this.compactions.push(this.builder.nextStep);
+    if (this.compactions.at(-1) !== this.builder.nextStep)
+      this.compactions.push(this.builder.nextStep);
   }
 }
 

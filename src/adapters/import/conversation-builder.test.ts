@@ -22,7 +22,12 @@ function run(messages: BuilderMessage[]): ImportedTurn[] {
 
 describe('ConversationBuilder', () => {
   it('renders each call immediately followed by its result, in call order', () => {
-    const turns = run([user('go'), { ...call('a'), parts: [...call('a').parts, ...call('b').parts] }, result('b'), result('a')]);
+    const turns = run([
+      user('go'),
+      { ...call('a'), parts: [...call('a').parts, ...call('b').parts] },
+      result('b'),
+      result('a'),
+    ]);
     expect(turns).toEqual([
       { step_id: 0, role: 'user', content: 'go' },
       {
@@ -66,7 +71,10 @@ describe('ConversationBuilder', () => {
   it('marks errors in the result label', () => {
     const turns = run([
       call('x'),
-      { role: 'user', parts: [{ kind: 'tool_result', toolUseId: 'x', content: 'boom', isError: true }] },
+      {
+        role: 'user',
+        parts: [{ kind: 'tool_result', toolUseId: 'x', content: 'boom', isError: true }],
+      },
     ]);
     expect(turns[0]!.content).toContain('[tool_result: Bash id=x error]\nboom');
   });
@@ -81,7 +89,9 @@ describe('ConversationBuilder', () => {
     ]);
     // The interrupted call's late result cannot change the emitted turn: it becomes a tool turn.
     expect(b.push(result('a'))).toEqual([{ step_id: 2, role: 'user', content: 'interrupt' }]);
-    expect(b.flush()).toEqual([{ step_id: 3, role: 'tool', content: '[tool_result: id=a]\nout a' }]);
+    expect(b.flush()).toEqual([
+      { step_id: 3, role: 'tool', content: '[tool_result: id=a]\nout a' },
+    ]);
   });
 
   it("flush('complete') keeps turns with unanswered calls open", () => {
@@ -96,28 +106,39 @@ describe('ConversationBuilder', () => {
   it('gives the same turns whether fed in one pass or in chunks through persisted state', () => {
     const message = fc.oneof(
       fc.string({ maxLength: 6 }).map(user),
-      fc.tuple(fc.constantFrom('a', 'b', 'c', 'd'), fc.option(fc.constantFrom('m1', 'm2'), { nil: undefined })).map(
-        ([id, g]) => call(id, 'T', g),
-      ),
+      fc
+        .tuple(
+          fc.constantFrom('a', 'b', 'c', 'd'),
+          fc.option(fc.constantFrom('m1', 'm2'), { nil: undefined }),
+        )
+        .map(([id, g]) => call(id, 'T', g)),
       fc.constantFrom('a', 'b', 'c', 'd', 'zz').map((id) => result(id)),
       fc.constantFrom('m1', 'm2').map(
-        (g): BuilderMessage => ({ role: 'assistant', parts: [{ kind: 'text', text: g }], groupKey: g }),
+        (g): BuilderMessage => ({
+          role: 'assistant',
+          parts: [{ kind: 'text', text: g }],
+          groupKey: g,
+        }),
       ),
     );
     fc.assert(
-      fc.property(fc.array(message, { maxLength: 25 }), fc.array(fc.boolean(), { maxLength: 25 }), (msgs, cuts) => {
-        const expected = run(msgs);
-        let b = new ConversationBuilder();
-        const got: ImportedTurn[] = [];
-        msgs.forEach((m, i) => {
-          got.push(...b.push(m));
-          if (cuts[i]) b = new ConversationBuilder(JSON.parse(JSON.stringify(b.state())));
-        });
-        got.push(...b.flush());
-        got.sort((x, y) => x.step_id - y.step_id);
-        expect(got).toEqual(expected);
-        expect(expected.map((t) => t.step_id)).toEqual(expected.map((_, i) => i));
-      }),
+      fc.property(
+        fc.array(message, { maxLength: 25 }),
+        fc.array(fc.boolean(), { maxLength: 25 }),
+        (msgs, cuts) => {
+          const expected = run(msgs);
+          let b = new ConversationBuilder();
+          const got: ImportedTurn[] = [];
+          msgs.forEach((m, i) => {
+            got.push(...b.push(m));
+            if (cuts[i]) b = new ConversationBuilder(JSON.parse(JSON.stringify(b.state())));
+          });
+          got.push(...b.flush());
+          got.sort((x, y) => x.step_id - y.step_id);
+          expect(got).toEqual(expected);
+          expect(expected.map((t) => t.step_id)).toEqual(expected.map((_, i) => i));
+        },
+      ),
     );
   });
 });

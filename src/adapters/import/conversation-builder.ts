@@ -146,7 +146,14 @@ export class ConversationBuilder {
         if (msg.role === 'user') startedUser = true;
       }
       if (part.kind === 'text') current.segments.push({ kind: 'text', text: part.text });
-      else current.segments.push({ kind: 'call', id: part.id, name: part.name, input: part.input, result: null });
+      else
+        current.segments.push({
+          kind: 'call',
+          id: part.id,
+          name: part.name,
+          input: part.input,
+          result: null,
+        });
     }
     if (startedUser) {
       // A new user prompt means the agent moved on: unanswered calls before it were interrupted.
@@ -164,14 +171,21 @@ export class ConversationBuilder {
   }
 
   private newTurn(role: TurnRole, groupKey: string | null): OpenTurn {
-    const t: OpenTurn = { step_id: this.s.next_step++, role, group_key: groupKey, segments: [], closed: false };
+    const t: OpenTurn = {
+      step_id: this.s.next_step++,
+      role,
+      group_key: groupKey,
+      segments: [],
+      closed: false,
+    };
     this.s.open.push(t);
     return t;
   }
 
   private findCall(id: string): Extract<Segment, { kind: 'call' }> | undefined {
     for (const t of this.s.open) {
-      for (const s of t.segments) if (s.kind === 'call' && s.id === id && s.result === null) return s;
+      for (const s of t.segments)
+        if (s.kind === 'call' && s.id === id && s.result === null) return s;
     }
     return undefined;
   }
@@ -180,7 +194,12 @@ export class ConversationBuilder {
     const out: ImportedTurn[] = [];
     const keep: OpenTurn[] = [];
     for (const t of this.s.open) {
-      if (final(t)) out.push({ step_id: t.step_id, role: t.role, content: t.segments.map(renderSegment).join('\n') });
+      if (final(t))
+        out.push({
+          step_id: t.step_id,
+          role: t.role,
+          content: t.segments.map(renderSegment).join('\n'),
+        });
       else keep.push(t);
     }
     this.s.open = keep;

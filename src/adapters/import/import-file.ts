@@ -23,7 +23,12 @@ export interface LoadedHistory {
 export function loadHistoryFile(options: { file: string; format: ImportFormat }): LoadedHistory {
   const text = readSourceText(options.file);
   const parsed = parseHistory({ text, format: options.format, source: options.file });
-  return { file: options.file, format: options.format, turns: parsed.turns, sessionId: parsed.sessionId };
+  return {
+    file: options.file,
+    format: options.format,
+    turns: parsed.turns,
+    sessionId: parsed.sessionId,
+  };
 }
 
 /**
@@ -35,7 +40,11 @@ export function loadHistoryFile(options: { file: string; format: ImportFormat })
  */
 export async function importFile(
   engine: ContextFoldEngine,
-  options: { file: string; format: ImportFormat; onProgress?: (done: number, total: number) => void },
+  options: {
+    file: string;
+    format: ImportFormat;
+    onProgress?: (done: number, total: number) => void;
+  },
 ): Promise<ImportTurnsResult & { history: LoadedHistory }> {
   const history = loadHistoryFile(options);
   const r = await importTurns(engine, history.turns, { onProgress: options.onProgress });

@@ -18,33 +18,47 @@ const cases: [ImportFormat, string][] = [
 ];
 
 describe('importFile', () => {
-  it.each(cases)('%s %s: folds every turn at its history position; the store validates', async (format, name) => {
-    const dir = join(tempDir(), '.contextfold');
-    const cf = await ContextFold.open({ dir });
-    const r = await importFile(cf, { file: fixture(name), format });
-    expect(r.folded).toBe(r.history.turns.length);
-    const entries = await cf.entries();
-    expect(entries.map((e) => e.step_id)).toEqual(r.history.turns.map((t) => t.step_id));
-    expect((await cf.validate()).ok).toBe(true);
-    // Bytes in = bytes out: the verified hydration is the rendered turn, exactly.
-    for (const t of r.history.turns) {
-      const h = await cf.hydrate(t.step_id, { maxTokens: 1_000_000 });
-      expect(h.content).toBe(t.content === '' ? defaultSummary(t) : t.content);
-      expect(entries.find((e) => e.step_id === t.step_id)!.summary).toBe(defaultSummary(t));
-    }
-    await cf.close();
-  });
+  it.each(cases)(
+    '%s %s: folds every turn at its history position; the store validates',
+    async (format, name) => {
+      const dir = join(tempDir(), '.contextfold');
+      const cf = await ContextFold.open({ dir });
+      const r = await importFile(cf, { file: fixture(name), format });
+      expect(r.folded).toBe(r.history.turns.length);
+      const entries = await cf.entries();
+      expect(entries.map((e) => e.step_id)).toEqual(r.history.turns.map((t) => t.step_id));
+      expect((await cf.validate()).ok).toBe(true);
+      // Bytes in = bytes out: the verified hydration is the rendered turn, exactly.
+      for (const t of r.history.turns) {
+        const h = await cf.hydrate(t.step_id, { maxTokens: 1_000_000 });
+        expect(h.content).toBe(t.content === '' ? defaultSummary(t) : t.content);
+        expect(entries.find((e) => e.step_id === t.step_id)!.summary).toBe(defaultSummary(t));
+      }
+      await cf.close();
+    },
+  );
 
   it('re-importing the same history is a no-op with the same hashes (deterministic)', async () => {
     const dir = join(tempDir(), '.contextfold');
     const cf = await ContextFold.open({ dir });
-    const first = await importFile(cf, { file: fixture('claude-code-session.jsonl'), format: 'claude-code' });
-    const again = await importFile(cf, { file: fixture('claude-code-session.jsonl'), format: 'claude-code' });
+    const first = await importFile(cf, {
+      file: fixture('claude-code-session.jsonl'),
+      format: 'claude-code',
+    });
+    const again = await importFile(cf, {
+      file: fixture('claude-code-session.jsonl'),
+      format: 'claude-code',
+    });
     expect(again.folded).toBe(0);
     expect(again.already_folded).toBe(first.turns);
     const other = await ContextFold.open({ dir: join(tempDir(), '.contextfold') });
-    const fresh = await importFile(other, { file: fixture('claude-code-session.jsonl'), format: 'claude-code' });
-    expect(fresh.results.map((x) => x.projection_sha256)).toEqual(first.results.map((x) => x.projection_sha256));
+    const fresh = await importFile(other, {
+      file: fixture('claude-code-session.jsonl'),
+      format: 'claude-code',
+    });
+    expect(fresh.results.map((x) => x.projection_sha256)).toEqual(
+      first.results.map((x) => x.projection_sha256),
+    );
     await cf.close();
     await other.close();
   });
@@ -74,9 +88,14 @@ describe('importFile', () => {
     const dir = join(root, '.contextfold');
     const cf = await ContextFold.open({ dir });
     const bad = join(root, 'bad.jsonl');
-    const text = readFileSync(fixture('turns.jsonl'), 'utf8').replace('"role": "tool"', '"role": 7');
+    const text = readFileSync(fixture('turns.jsonl'), 'utf8').replace(
+      '"role": "tool"',
+      '"role": 7',
+    );
     (await import('node:fs')).writeFileSync(bad, text);
-    await expect(importFile(cf, { file: bad, format: 'turns' })).rejects.toThrow(/bad\.jsonl:3: "role" must be/);
+    await expect(importFile(cf, { file: bad, format: 'turns' })).rejects.toThrow(
+      /bad\.jsonl:3: "role" must be/,
+    );
     expect(existsSync(join(dir, 'cold_nodes'))).toBe(false);
     await cf.close();
   });

@@ -3,11 +3,14 @@ import { messageLines, parseJsonDocument } from './json-source.js';
 
 describe('messageLines', () => {
   it('finds where each element of a root array starts', () => {
-    expect(messageLines('[\n{"a":"[x,y]"},\n  {"b":[1,\n2]},\n"s"\n]', 'messages')).toEqual([2, 3, 5]);
+    expect(messageLines('[\n{"a":"[x,y]"},\n  {"b":[1,\n2]},\n"s"\n]', 'messages')).toEqual([
+      2, 3, 5,
+    ]);
   });
 
   it('finds the elements of the "messages" array of a root object, not other arrays', () => {
-    const doc = '{\n"tools": [\n{"x":1}\n],\n"messages": [\n{"role":"user"},\n\n{"role":"assistant"}\n]\n}';
+    const doc =
+      '{\n"tools": [\n{"x":1}\n],\n"messages": [\n{"role":"user"},\n\n{"role":"assistant"}\n]\n}';
     expect(messageLines(doc, 'messages')).toEqual([6, 8]);
   });
 

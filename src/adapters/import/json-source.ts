@@ -12,7 +12,11 @@ export function parseJsonDocument(text: string, source: string): unknown {
     return JSON.parse(text);
   } catch {
     const p = jsonSyntaxError(text);
-    throw sourceError(source, p?.line ?? null, `not valid JSON (${p ? `${p.message} at column ${p.column}` : 'not parseable'})`);
+    throw sourceError(
+      source,
+      p?.line ?? null,
+      `not valid JSON (${p ? `${p.message} at column ${p.column}` : 'not parseable'})`,
+    );
   }
 }
 
@@ -97,7 +101,11 @@ export function messageArray(
   const root = parseJsonDocument(text, source);
   let messages: unknown;
   if (Array.isArray(root)) messages = root;
-  else if (typeof root === 'object' && root !== null && Array.isArray((root as { messages?: unknown }).messages)) {
+  else if (
+    typeof root === 'object' &&
+    root !== null &&
+    Array.isArray((root as { messages?: unknown }).messages)
+  ) {
     messages = (root as { messages: unknown[] }).messages;
   } else {
     throw sourceError(

@@ -14,11 +14,16 @@ function parses(text: string): boolean {
 describe('jsonSyntaxError', () => {
   it('agrees with JSON.parse on valid and mutated documents', () => {
     fc.assert(
-      fc.property(fc.json(), fc.nat(), fc.constantFrom('', '}', ']', ',', '"', ':', 'x', '\n', '\\'), (doc, at, ins) => {
-        const pos = doc.length === 0 ? 0 : at % (doc.length + 1);
-        const text = doc.slice(0, pos) + ins + doc.slice(pos);
-        expect(jsonSyntaxError(text) === null).toBe(parses(text));
-      }),
+      fc.property(
+        fc.json(),
+        fc.nat(),
+        fc.constantFrom('', '}', ']', ',', '"', ':', 'x', '\n', '\\'),
+        (doc, at, ins) => {
+          const pos = doc.length === 0 ? 0 : at % (doc.length + 1);
+          const text = doc.slice(0, pos) + ins + doc.slice(pos);
+          expect(jsonSyntaxError(text) === null).toBe(parses(text));
+        },
+      ),
       { numRuns: 500 },
     );
   });

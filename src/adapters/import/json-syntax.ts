@@ -21,7 +21,8 @@ export function jsonSyntaxError(text: string): JsonSyntaxProblem | null {
     while (i < text.length && ' \t\n\r'.includes(text[i]!)) i++;
   };
   const fail = (what?: string): never => {
-    const got = i >= text.length ? 'unexpected end of input' : `unexpected ${JSON.stringify(text[i])}`;
+    const got =
+      i >= text.length ? 'unexpected end of input' : `unexpected ${JSON.stringify(text[i])}`;
     throw { offset: i, message: what ? `${got}, expected ${what}` : got };
   };
   const literal = (word: string) => {
@@ -97,12 +98,12 @@ export function jsonSyntaxError(text: string): JsonSyntaxProblem | null {
         } else fail("',' or ']'");
       }
     }
-    if (c === '"') return string();
-    if (c === 't') return literal('true');
-    if (c === 'f') return literal('false');
-    if (c === 'n') return literal('null');
-    if (c === '-' || (c !== undefined && c >= '0' && c <= '9')) return number();
-    fail('a value');
+    if (c === '"') string();
+    else if (c === 't') literal('true');
+    else if (c === 'f') literal('false');
+    else if (c === 'n') literal('null');
+    else if (c === '-' || (c !== undefined && c >= '0' && c <= '9')) number();
+    else fail('a value');
   };
   try {
     value();

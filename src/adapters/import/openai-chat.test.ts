@@ -58,26 +58,36 @@ describe('parseOpenAiMessages', () => {
       {
         step_id: 0,
         role: 'assistant',
-        content: '[tool_use: get_port id=function_call_0]\n{}\n[tool_result: get_port id=function_call_0]\n5433',
+        content:
+          '[tool_use: get_port id=function_call_0]\n{}\n[tool_result: get_port id=function_call_0]\n5433',
       },
     ]);
   });
 
   it('names the line of a structurally bad message', () => {
     const bad = text.replace('"tool_call_id": "call_psql", ', '');
+    expect(bad).not.toBe(text);
+    const line = bad.split('\n').findIndex((l) => l.includes('5433\\n(1 row)')) + 1;
     expect(message(() => parseOpenAiMessages(bad, 'chat.json'))).toBe(
-      'chat.json:20: message 3: a "tool" message needs the "tool_call_id" of the call it answers',
-    );
-    expect(message(() => parseOpenAiMessages('[\n{"role":"robot","content":"x"}\n]', 'c.json'))).toMatch(
-      /^c\.json:2: message 0: unknown "role" "robot"/,
+      `chat.json:${line}: message 3: a "tool" message needs the "tool_call_id" of the call it answers`,
     );
     expect(
-      message(() => parseOpenAiMessages('{"messages":[{"role":"assistant","tool_calls":[{"type":"function"}]}]}', 'c.json')),
+      message(() => parseOpenAiMessages('[\n{"role":"robot","content":"x"}\n]', 'c.json')),
+    ).toMatch(/^c\.json:2: message 0: unknown "role" "robot"/);
+    expect(
+      message(() =>
+        parseOpenAiMessages(
+          '{"messages":[{"role":"assistant","tool_calls":[{"type":"function"}]}]}',
+          'c.json',
+        ),
+      ),
     ).toBe('c.json:1: message 0: tool_calls[0] has no string "id"');
   });
 
   it('names the line of a JSON syntax error and rejects other document shapes', () => {
-    expect(message(() => parseOpenAiMessages('[\n{"role":"user",\n]', 'c.json'))).toMatch(/^c\.json:3: not valid JSON/);
+    expect(message(() => parseOpenAiMessages('[\n{"role":"user",\n]', 'c.json'))).toMatch(
+      /^c\.json:3: not valid JSON/,
+    );
     expect(message(() => parseOpenAiMessages('{"model":"x"}', 'c.json'))).toMatch(
       /^c\.json: expected an OpenAI Chat Completions history/,
     );

@@ -7,7 +7,8 @@ import type { ImportedTurn } from './turn.js';
 function contentText(content: unknown, fail: Fail): string | null {
   if (content === undefined || content === null) return null;
   if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) fail('"content" must be a string, null or an array of content parts');
+  if (!Array.isArray(content))
+    fail('"content" must be a string, null or an array of content parts');
   const out: string[] = [];
   for (const [i, p] of (content as unknown[]).entries()) {
     if (!isRecord(p) || typeof p.type !== 'string') fail(`content part ${i} has no "type"`);
@@ -51,7 +52,8 @@ function toolCalls(calls: unknown, fail: Fail): MessagePart[] {
     const fn = isRecord(call.function) ? call.function : isRecord(call.custom) ? call.custom : null;
     if (!fn || typeof fn.name !== 'string') fail(`tool_calls[${j}] has no function "name"`);
     const f = fn as Record<string, unknown>;
-    const input = typeof f.arguments === 'string' ? f.arguments : typeof f.input === 'string' ? f.input : '';
+    const input =
+      typeof f.arguments === 'string' ? f.arguments : typeof f.input === 'string' ? f.input : '';
     return { kind: 'tool_use', id: call.id as string, name: f.name as string, input };
   });
 }
@@ -91,7 +93,8 @@ export function parseOpenAiMessages(text: string, source: string): ImportedTurn[
         const parts: MessagePart[] = [];
         const t = text();
         if (t !== null) parts.push({ kind: 'text', text: t });
-        if (typeof msg.refusal === 'string') parts.push({ kind: 'text', text: `[refusal]\n${msg.refusal}` });
+        if (typeof msg.refusal === 'string')
+          parts.push({ kind: 'text', text: `[refusal]\n${msg.refusal}` });
         parts.push(...toolCalls(msg.tool_calls, fail));
         if (isRecord(msg.function_call) && typeof msg.function_call.name === 'string') {
           legacyCall = `function_call_${i}`;
@@ -112,7 +115,14 @@ export function parseOpenAiMessages(text: string, source: string): ImportedTurn[
         }
         pushed = builder.push({
           role: 'user',
-          parts: [{ kind: 'tool_result', toolUseId: msg.tool_call_id as string, content: text() ?? '', isError: false }],
+          parts: [
+            {
+              kind: 'tool_result',
+              toolUseId: msg.tool_call_id as string,
+              content: text() ?? '',
+              isError: false,
+            },
+          ],
         });
         break;
       case 'function':

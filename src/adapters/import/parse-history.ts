@@ -1,8 +1,8 @@
 import { parseAnthropicMessages } from './anthropic-messages.js';
 import { parseClaudeCodeTranscript } from './claude-code-transcript.js';
 import { parseOpenAiMessages } from './openai-chat.js';
-import { parseTurnsJsonl } from './turns-jsonl.js';
 import type { ImportedTurn, ImportFormat } from './turn.js';
+import { parseTurnsJsonl } from './turns-jsonl.js';
 
 /** A parsed history: its turns and, when the format records one, its session id. */
 export interface ParsedHistory {

@@ -20,7 +20,9 @@ describe('readSourceText', () => {
     writeFileSync(join(dir, 'x.gz'), 'plain');
     writeFileSync(join(dir, 'y.gz'), gzipSync(Buffer.from('hello')).subarray(0, 12));
     writeFileSync(join(dir, 'z.json'), Buffer.from([0x5b, 0xff, 0x5d]));
-    expect(() => readSourceText(join(dir, 'x.gz'))).toThrow(/x\.gz: named \.gz but is not gzip data/);
+    expect(() => readSourceText(join(dir, 'x.gz'))).toThrow(
+      /x\.gz: named \.gz but is not gzip data/,
+    );
     expect(() => readSourceText(join(dir, 'y.gz'))).toThrow(/y\.gz: not a valid gzip file/);
     expect(() => readSourceText(join(dir, 'z.json'))).toThrow(/z\.json: not valid UTF-8 text/);
     expect(() => readSourceText(join(dir, 'none.json'))).toThrow(/none\.json: no such file/);

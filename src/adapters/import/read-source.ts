@@ -15,7 +15,11 @@ export function readSourceText(path: string): string {
     bytes = readFileSync(path);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    throw sourceError(path, null, code === 'ENOENT' ? 'no such file' : `cannot read (${code ?? e})`);
+    throw sourceError(
+      path,
+      null,
+      code === 'ENOENT' ? 'no such file' : `cannot read (${code ?? e})`,
+    );
   }
   if (bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b) {
     try {

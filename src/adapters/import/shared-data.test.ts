@@ -1,19 +1,29 @@
 import { existsSync, readdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ContextFold } from '../../engine/context-fold.js';
+import { sharedPath } from '../../test-utils/shared.js';
 import { tempDir } from '../test-utils/temp-dir.js';
+import { parseClaudeCodeTranscript, TranscriptReader } from './claude-code-transcript.js';
 import { importFile } from './import-file.js';
-import type { ImportFormat } from './turn.js';
+import { readSourceText } from './read-source.js';
+import type { ImportedTurn, ImportFormat } from './turn.js';
 
 // Real third-party sessions (read in place, never copied into the project).
-const data = resolve(new URL('../../../', import.meta.url).pathname, '../shared/data');
+const data = sharedPath('data');
 const present = existsSync(data);
 if (!present) {
-  console.warn(`[contextfold] skipping the real-data import acceptance test: ${data} is absent`);
+  console.warn(
+    `[contextfold tests] ${data} is absent: the real-session import acceptance test is skipped`,
+  );
 }
 
-const files = (sub: string) => (present ? readdirSync(join(data, sub)).sort().map((f) => join(data, sub, f)) : []);
+const files = (sub: string) =>
+  present
+    ? readdirSync(join(data, sub))
+        .sort()
+        .map((f) => join(data, sub, f))
+    : [];
 const cases: [ImportFormat, string][] = [
   ...files('trajectories').map((f): [ImportFormat, string] => ['turns', f]),
   ...files('raw/claude-code').map((f): [ImportFormat, string] => ['claude-code', f]),
@@ -39,4 +49,20 @@ describe.skipIf(!present)('import of the real sessions in ../shared/data', () =>
     expect((await cf.status()).nodes).toBe(r.turns);
     await cf.close();
   });
+
+  it.each(cases.filter(([f]) => f === 'claude-code'))(
+    '%s %s: reading it in chunks through persisted state gives the same turns',
+    (_format, file) => {
+      const text = readSourceText(file);
+      const whole = parseClaudeCodeTranscript(text, file);
+      let reader = new TranscriptReader();
+      const got: ImportedTurn[] = [];
+      text.split('\n').forEach((line, i) => {
+        got.push(...reader.pushLine(line, i + 1, file));
+        if (i % 97 === 0) reader = new TranscriptReader(JSON.parse(JSON.stringify(reader.state())));
+      });
+      got.push(...reader.flush());
+      expect(got.sort((a, b) => a.step_id - b.step_id)).toEqual(whole.turns);
+    },
+  );
 });

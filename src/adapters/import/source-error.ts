@@ -8,7 +8,10 @@ import { UsageError } from '../../protocol/errors.js';
  */
 export function sourceError(source: string, line: number | null, problem: string): UsageError {
   const where = line === null ? source : `${source}:${line}`;
-  return new UsageError(`${where}: ${problem}`, { path: source, ...(line === null ? {} : { line }) });
+  return new UsageError(`${where}: ${problem}`, {
+    path: source,
+    ...(line === null ? {} : { line }),
+  });
 }
 
 /** True for a plain JSON object (not an array, not null). */

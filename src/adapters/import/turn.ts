@@ -18,4 +18,9 @@ export interface ImportedTurn {
 export type ImportFormat = 'claude-code' | 'openai' | 'anthropic' | 'turns';
 
 /** Every {@link ImportFormat}, in the order the CLI lists them. */
-export const IMPORT_FORMATS: readonly ImportFormat[] = ['claude-code', 'openai', 'anthropic', 'turns'];
+export const IMPORT_FORMATS: readonly ImportFormat[] = [
+  'claude-code',
+  'openai',
+  'anthropic',
+  'turns',
+];

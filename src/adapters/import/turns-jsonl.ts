@@ -28,10 +28,15 @@ export function parseTurnsJsonl(text: string, source: string): ImportedTurn[] {
         `not valid JSON (${describeJsonError(raw)}); the turns format has one {"step_id","role","content"} object per line`,
       );
     }
-    if (!isRecord(row)) throw sourceError(source, line, 'expected a JSON object {"step_id","role","content"}');
+    if (!isRecord(row))
+      throw sourceError(source, line, 'expected a JSON object {"step_id","role","content"}');
     const { step_id, role, content } = row;
     if (typeof step_id !== 'number' || !Number.isSafeInteger(step_id) || step_id < 0) {
-      throw sourceError(source, line, `"step_id" must be a non-negative integer, got ${JSON.stringify(step_id)}`);
+      throw sourceError(
+        source,
+        line,
+        `"step_id" must be a non-negative integer, got ${JSON.stringify(step_id)}`,
+      );
     }
     const prev = turns.at(-1);
     if (prev && step_id <= prev.step_id) {
@@ -42,10 +47,18 @@ export function parseTurnsJsonl(text: string, source: string): ImportedTurn[] {
       );
     }
     if (typeof role !== 'string' || !ROLES.includes(role)) {
-      throw sourceError(source, line, `"role" must be one of ${ROLES.join(', ')}, got ${JSON.stringify(role)}`);
+      throw sourceError(
+        source,
+        line,
+        `"role" must be one of ${ROLES.join(', ')}, got ${JSON.stringify(role)}`,
+      );
     }
     if (typeof content !== 'string') {
-      throw sourceError(source, line, `"content" must be a string, got ${content === null ? 'null' : typeof content}`);
+      throw sourceError(
+        source,
+        line,
+        `"content" must be a string, got ${content === null ? 'null' : typeof content}`,
+      );
     }
     turns.push({ step_id, role: role as TurnRole, content });
   }

@@ -27,7 +27,10 @@ async function call(name: string, args: Record<string, unknown> = {}): Promise<C
   return (await client.callTool({ name, arguments: args })) as CallToolResult;
 }
 
-const big = Array.from({ length: 400 }, (_, i) => `line ${i}: postgres listens on port ${5400 + (i % 50)}\n`).join('');
+const big = Array.from(
+  { length: 400 },
+  (_, i) => `line ${i}: postgres listens on port ${5400 + (i % 50)}\n`,
+).join('');
 
 beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), 'cf-'));
@@ -55,26 +58,51 @@ describe('contextfold mcp (stdio, real SDK client)', () => {
     expect(tools.map((t) => t.name)).toEqual([...MCP_TOOL_NAMES]);
     const hydrate = tools.find((t) => t.name === 'hydrate_archived_node')!;
     expect(hydrate.inputSchema.required).toEqual(['step_id']);
-    expect(Object.keys(hydrate.inputSchema.properties ?? {}).sort()).toEqual(['chunk', 'max_tokens', 'step_id']);
+    expect(Object.keys(hydrate.inputSchema.properties ?? {}).sort()).toEqual([
+      'chunk',
+      'max_tokens',
+      'step_id',
+    ]);
   });
 
   it('folds, recalls and scans', async () => {
-    const a = await call('fold_turn', { step_id: 37, summary: 'PostgreSQL configured on port 5433', content: '$ psql -p 5433\nok' });
+    const a = await call('fold_turn', {
+      step_id: 37,
+      summary: 'PostgreSQL configured on port 5433',
+      content: '$ psql -p 5433\nok',
+    });
     expect(a.isError).toBeFalsy();
     expect(JSON.parse(text(a))).toMatchObject({ step_id: 37, already_folded: false });
-    await call('fold_turn', { step_id: 91, summary: 'PostgreSQL switched to port 5434', content: 'port 5434 now' });
-    const again = await call('fold_turn', { step_id: 37, summary: 'PostgreSQL configured on port 5433', content: '$ psql -p 5433\nok' });
+    await call('fold_turn', {
+      step_id: 91,
+      summary: 'PostgreSQL switched to port 5434',
+      content: 'port 5434 now',
+    });
+    const again = await call('fold_turn', {
+      step_id: 37,
+      summary: 'PostgreSQL configured on port 5433',
+      content: '$ psql -p 5433\nok',
+    });
     expect(JSON.parse(text(again)).already_folded).toBe(true);
 
-    const recall = JSON.parse(text(await call('recall_archived_nodes', { query: 'PostgreSQL port' })));
-    expect(recall.candidates.map((c: { step_id: number; status: string }) => [c.step_id, c.status])).toEqual([
+    const recall = JSON.parse(
+      text(await call('recall_archived_nodes', { query: 'PostgreSQL port' })),
+    );
+    expect(
+      recall.candidates.map((c: { step_id: number; status: string }) => [c.step_id, c.status]),
+    ).toEqual([
       [91, 'latest_chronological'],
       [37, 'historical'],
     ]);
 
-    const scan = JSON.parse(text(await call('scan_prompt', { prompt: 'Which port for PostgreSQL?' })));
+    const scan = JSON.parse(
+      text(await call('scan_prompt', { prompt: 'Which port for PostgreSQL?' })),
+    );
     expect(scan.selected.map((p: { step_id: number }) => p.step_id)).toEqual([91]);
-    const paged = await call('scan_prompt', { prompt: 'Which port for PostgreSQL?', page_in: true });
+    const paged = await call('scan_prompt', {
+      prompt: 'Which port for PostgreSQL?',
+      page_in: true,
+    });
     expect(JSON.parse(text(paged)).pages).toHaveLength(1);
     expect(text(paged, 1)).toContain('<archived_record step_id="91"');
     expect(text(paged, 1)).toContain('port 5434 now');
@@ -84,13 +112,22 @@ describe('contextfold mcp (stdio, real SDK client)', () => {
     await call('fold_turn', { step_id: 200, summary: 'a long postgres log', content: big });
     const first = await call('hydrate_archived_node', { step_id: 200, max_tokens: 500 });
     const meta = JSON.parse(text(first, 1));
-    expect(meta).toMatchObject({ step_id: 200, chunk: 0, verified: true, truncated: true, next_chunk: 1 });
+    expect(meta).toMatchObject({
+      step_id: 200,
+      chunk: 0,
+      verified: true,
+      truncated: true,
+      next_chunk: 1,
+    });
     expect(meta.chunks).toBeGreaterThan(1);
     let joined = '';
     for (let k = 0; k < meta.chunks; k++) {
       const r = await call('hydrate_archived_node', { step_id: 200, chunk: k, max_tokens: 500 });
       const block = text(r);
-      const body = block.slice(block.indexOf('\n', block.indexOf('\n') + 1) + 1, block.lastIndexOf('\n</archived_record'));
+      const body = block.slice(
+        block.indexOf('\n', block.indexOf('\n') + 1) + 1,
+        block.lastIndexOf('\n</archived_record'),
+      );
       joined += body;
       expect(JSON.parse(text(r, 1)).tokens).toBeLessThanOrEqual(500);
     }
@@ -101,9 +138,16 @@ describe('contextfold mcp (stdio, real SDK client)', () => {
     const missing = await call('hydrate_archived_node', { step_id: 999 });
     expect(missing.isError).toBe(true);
     expect(text(missing)).toMatch(/^NodeNotFoundError: /);
-    expect(JSON.parse(text(missing, 1))).toMatchObject({ error: 'NodeNotFoundError', code: 'NODE_NOT_FOUND' });
+    expect(JSON.parse(text(missing, 1))).toMatchObject({
+      error: 'NodeNotFoundError',
+      code: 'NODE_NOT_FOUND',
+    });
 
-    const conflict = await call('fold_turn', { step_id: 37, summary: 'something else', content: 'different' });
+    const conflict = await call('fold_turn', {
+      step_id: 37,
+      summary: 'something else',
+      content: 'different',
+    });
     expect(conflict.isError).toBe(true);
     expect(text(conflict)).toMatch(/^StepConflictError: /);
 
@@ -118,7 +162,9 @@ describe('contextfold mcp (stdio, real SDK client)', () => {
     expect(tampered.isError).toBe(true);
     expect(text(tampered)).toMatch(/^IntegrityCheckError: /);
     expect(JSON.stringify(tampered)).not.toContain('9999');
-    const paged = JSON.parse(text(await call('scan_prompt', { prompt: 'Which port for PostgreSQL?', page_in: true })));
+    const paged = JSON.parse(
+      text(await call('scan_prompt', { prompt: 'Which port for PostgreSQL?', page_in: true })),
+    );
     expect(paged.pages).toEqual([]);
     expect(paged.failures[0]).toMatchObject({ step_id: 91, error: 'IntegrityCheckError' });
 
@@ -136,7 +182,9 @@ describe('contextfold mcp stdout', () => {
   it('carries nothing but JSON-RPC messages, and the server exits 0 when stdin closes', async () => {
     const d = mkdtempSync(join(tmpdir(), 'cf-'));
     try {
-      const child = spawn(process.execPath, [CLI, '--dir', join(d, '.contextfold'), 'mcp'], { stdio: 'pipe' });
+      const child = spawn(process.execPath, [CLI, '--dir', join(d, '.contextfold'), 'mcp'], {
+        stdio: 'pipe',
+      });
       let out = '';
       child.stdout.on('data', (b: Buffer) => {
         out += b.toString('utf8');
@@ -146,13 +194,28 @@ describe('contextfold mcp stdout', () => {
         jsonrpc: '2.0',
         id: 1,
         method: 'initialize',
-        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+        params: {
+          protocolVersion: '2025-06-18',
+          capabilities: {},
+          clientInfo: { name: 'raw', version: '0' },
+        },
       });
       send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-      send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'fold_status', arguments: {} } });
-      send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'hydrate_archived_node', arguments: { step_id: 1 } } });
+      send({
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'fold_status', arguments: {} },
+      });
+      send({
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'tools/call',
+        params: { name: 'hydrate_archived_node', arguments: { step_id: 1 } },
+      });
       // Wait for the three responses (a request without an id gets none), then close stdin.
-      for (let i = 0; i < 200 && out.split('\n').length <= 3; i++) await new Promise((r) => setTimeout(r, 50));
+      for (let i = 0; i < 200 && out.split('\n').length <= 3; i++)
+        await new Promise((r) => setTimeout(r, 50));
       child.stdin.end();
       const code = await new Promise<number | null>((r) => child.on('exit', r));
       expect(code).toBe(0);

@@ -45,7 +45,10 @@ export class TranscriptWriter {
   }
 
   /** One assistant message: a text row and one row per tool call, then one result row per call. */
-  assistant(text: string, calls: { name: string; input: unknown; result: string; isError?: boolean }[] = []): this {
+  assistant(
+    text: string,
+    calls: { name: string; input: unknown; result: string; isError?: boolean }[] = [],
+  ): this {
     this.msg++;
     const id = `msg_${String(this.msg).padStart(8, '0')}`;
     const message = (content: unknown[]) => ({
@@ -58,7 +61,13 @@ export class TranscriptWriter {
       stop_sequence: null,
       usage: { input_tokens: 1, output_tokens: 1 },
     });
-    if (text) this.push(this.base('assistant', { message: message([{ type: 'text', text }]), requestId: `req_${id}` }));
+    if (text)
+      this.push(
+        this.base('assistant', {
+          message: message([{ type: 'text', text }]),
+          requestId: `req_${id}`,
+        }),
+      );
     const ids = calls.map((c, i) => {
       const toolId = `toolu_${id}_${i}`;
       this.push(
@@ -74,7 +83,14 @@ export class TranscriptWriter {
         this.base('user', {
           message: {
             role: 'user',
-            content: [{ tool_use_id: ids[i], type: 'tool_result', content: c.result, ...(c.isError ? { is_error: true } : {}) }],
+            content: [
+              {
+                tool_use_id: ids[i],
+                type: 'tool_result',
+                content: c.result,
+                ...(c.isError ? { is_error: true } : {}),
+              },
+            ],
           },
           toolUseResult: c.result,
         }),
@@ -96,7 +112,10 @@ export class TranscriptWriter {
     );
     return this.push(
       this.base('user', {
-        message: { role: 'user', content: `This session is being continued from a previous conversation. ${summary}` },
+        message: {
+          role: 'user',
+          content: `This session is being continued from a previous conversation. ${summary}`,
+        },
         isVisibleInTranscriptOnly: true,
         isCompactSummary: true,
       }),
@@ -105,7 +124,13 @@ export class TranscriptWriter {
 
   /** A progress row (not a turn). */
   progress(): this {
-    return this.push(this.base('progress', { data: { type: 'hook_progress' }, toolUseID: 'x', parentToolUseID: 'x' }));
+    return this.push(
+      this.base('progress', {
+        data: { type: 'hook_progress' },
+        toolUseID: 'x',
+        parentToolUseID: 'x',
+      }),
+    );
   }
 
   /** The transcript text (newline-terminated lines). */

@@ -1,7 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { HOOK_EVENTS, type HookEvent, parseHookInput } from '../../adapters/claude-code/hook-input.js';
+import {
+  HOOK_EVENTS,
+  type HookEvent,
+  parseHookInput,
+} from '../../adapters/claude-code/hook-input.js';
 import { runHook } from '../../adapters/claude-code/run-hook.js';
 import type { OpenOptions } from '../../engine/types.js';
 import { UsageError } from '../../protocol/errors.js';
@@ -21,7 +25,9 @@ function readStdin(event: string): string {
 export function register(program: Command): void {
   program
     .command('hook')
-    .description('Claude Code hook: ingest the transcript and page archived turns back in (run by Claude Code)')
+    .description(
+      'Claude Code hook: ingest the transcript and page archived turns back in (run by Claude Code)',
+    )
     .argument('<EVENT>', HOOK_EVENTS.join(' | '))
     .addHelpText(
       'after',

@@ -1,45 +1,55 @@
 import type { Command } from 'commander';
-import { register as compact } from './compact.js';
-import { register as conformance } from './conformance.js';
-import { register as demo } from './demo.js';
-import { register as evalCmd } from './eval.js';
-import { register as evict } from './evict.js';
-import { register as fold } from './fold.js';
-import { register as hook } from './hook.js';
-import { register as hydrate } from './hydrate.js';
-import { register as importCmd } from './import.js';
-import { register as install } from './install.js';
-import { register as mcp } from './mcp.js';
-import { register as recall } from './recall.js';
-import { register as scan } from './scan.js';
-import { register as status } from './status.js';
-import { register as subject } from './subject.js';
-import { register as validate } from './validate.js';
 
 /** A CLI command module registers itself on the program. */
 export type Register = (program: Command) => void;
 
+/** What a command module exports. */
+export interface CommandModule {
+  register: Register;
+}
+
 /**
- * Every command the CLI has. One line per command module; keep alphabetical within groups.
- * (Helpers add their commands here.)
+ * Every command the CLI has, loaded lazily: a run imports only the module of the command it
+ * executes (start-up stays small; `--help` loads them all). One line per command.
  */
-export const commands: Register[] = [
+export const commandTable: { name: string; load: () => Promise<CommandModule> }[] = [
   // core engine
-  fold,
-  scan,
-  recall,
-  hydrate,
-  evict,
-  status,
-  validate,
-  compact,
-  demo,
-  // harness, conformance, integrations, eval (added below by their owners)
-  importCmd,
-  conformance,
-  subject,
-  mcp,
-  hook,
-  install,
-  evalCmd,
+  { name: 'fold', load: () => import('./fold.js') },
+  { name: 'scan', load: () => import('./scan.js') },
+  { name: 'recall', load: () => import('./recall.js') },
+  { name: 'hydrate', load: () => import('./hydrate.js') },
+  { name: 'evict', load: () => import('./evict.js') },
+  { name: 'status', load: () => import('./status.js') },
+  { name: 'validate', load: () => import('./validate.js') },
+  { name: 'compact', load: () => import('./compact.js') },
+  { name: 'demo', load: () => import('./demo.js') },
+  // harness
+  { name: 'session', load: () => import('./session.js') },
+  { name: 'pack', load: () => import('./pack.js') },
+  // integrations
+  { name: 'import', load: () => import('./import.js') },
+  { name: 'mcp', load: () => import('./mcp.js') },
+  { name: 'hook', load: () => import('./hook.js') },
+  { name: 'install', load: () => import('./install.js') },
+  // conformance and evaluation
+  { name: 'conformance', load: () => import('./conformance.js') },
+  { name: 'subject', load: () => import('./subject.js') },
+  { name: 'eval', load: () => import('./eval.js') },
 ];
+
+/** Global options that take a value (so their value is not mistaken for a command name). */
+const VALUE_OPTIONS = new Set(['--dir', '--tokenizer', '--retrieval', '--session']);
+
+/** The command name in argv, if any (the first argument that is not a global option or its value). */
+export function commandName(argv: string[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--') return argv[i + 1];
+    if (a.startsWith('-')) {
+      if (VALUE_OPTIONS.has(a)) i++;
+      continue;
+    }
+    return a;
+  }
+  return undefined;
+}

@@ -13,7 +13,8 @@ import { emit, globals } from '../context.js';
 
 const human = (r: InstallResult): string => {
   const lines = [`${r.changed ? 'updated' : 'already up to date:'} ${r.settings}`];
-  for (const [event, change] of Object.entries(r.hooks)) lines.push(`  ${event.padEnd(17)} ${change}`);
+  for (const [event, change] of Object.entries(r.hooks))
+    lines.push(`  ${event.padEnd(17)} ${change}`);
   if (r.backup) lines.push(`previous file kept as ${r.backup}`);
   if (r.changed) lines.push('Restart Claude Code (or run /hooks) for the hooks to take effect.');
   return lines.join('\n');
@@ -23,11 +24,16 @@ const human = (r: InstallResult): string => {
 export function register(program: Command): void {
   program
     .command('install')
-    .description('install an integration; claude-code merges the contextfold hooks into settings.json')
+    .description(
+      'install an integration; claude-code merges the contextfold hooks into settings.json',
+    )
     .argument('<TARGET>', 'claude-code')
     .option('--project', "the project's .claude/settings.json (default)")
     .option('--user', "the user's ~/.claude/settings.json (or $CLAUDE_CONFIG_DIR)")
-    .option('--command <CMD>', 'command that starts contextfold in the hooks (default: node + this installation)')
+    .option(
+      '--command <CMD>',
+      'command that starts contextfold in the hooks (default: node + this installation)',
+    )
     .addHelpText(
       'after',
       [
@@ -42,24 +48,35 @@ export function register(program: Command): void {
         '  contextfold install claude-code --user --command contextfold --json',
       ].join('\n'),
     )
-    .action(async (target: string, opts: { project?: boolean; user?: boolean; command?: string }, cmd: Command) => {
-      const g = globals(cmd);
-      if (target !== 'claude-code') throw new UsageError(`unknown install target '${target}': use claude-code`);
-      if (opts.project && opts.user) throw new UsageError('give --project or --user, not both');
-      const scope: InstallScope = opts.user ? 'user' : 'project';
-      const projectDir = process.cwd();
-      const command =
-        opts.command ??
-        hookCommandBase({ binPath: fileURLToPath(new URL('../bin.js', import.meta.url)), projectDir, scope });
-      const dirGiven = cmd.getOptionValueSourceWithGlobals('dir') === 'cli';
-      const rawDir = (cmd.optsWithGlobals() as { dir?: string }).dir;
-      const r = installClaudeCode({
-        scope,
-        projectDir,
-        userDir: process.env.CLAUDE_CONFIG_DIR ?? join(homedir(), '.claude'),
-        command,
-        ...(dirGiven && rawDir !== undefined ? { dir: rawDir } : {}),
-      });
-      emit(g, r, human);
-    });
+    .action(
+      async (
+        target: string,
+        opts: { project?: boolean; user?: boolean; command?: string },
+        cmd: Command,
+      ) => {
+        const g = globals(cmd);
+        if (target !== 'claude-code')
+          throw new UsageError(`unknown install target '${target}': use claude-code`);
+        if (opts.project && opts.user) throw new UsageError('give --project or --user, not both');
+        const scope: InstallScope = opts.user ? 'user' : 'project';
+        const projectDir = process.cwd();
+        const command =
+          opts.command ??
+          hookCommandBase({
+            binPath: fileURLToPath(new URL('../bin.js', import.meta.url)),
+            projectDir,
+            scope,
+          });
+        const dirGiven = cmd.getOptionValueSourceWithGlobals('dir') === 'cli';
+        const rawDir = (cmd.optsWithGlobals() as { dir?: string }).dir;
+        const r = installClaudeCode({
+          scope,
+          projectDir,
+          userDir: process.env.CLAUDE_CONFIG_DIR ?? join(homedir(), '.claude'),
+          command,
+          ...(dirGiven && rawDir !== undefined ? { dir: rawDir } : {}),
+        });
+        emit(g, r, human);
+      },
+    );
 }

@@ -1,8 +1,14 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import {
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readFileSync as readSchema,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readFileSync as readSchema } from 'node:fs';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import ajvFormats from 'ajv-formats';
 import type { HydrationPolicy } from '../../protocol/policy.js';
@@ -14,7 +20,11 @@ import type { SyntheticTurn } from '../synthetic.js';
 /** A scratch directory with a store path inside; `cleanup()` removes it. */
 export function scratch(): { root: string; dir: string; cleanup: () => void } {
   const root = mkdtempSync(join(tmpdir(), 'cf-'));
-  return { root, dir: join(root, '.contextfold'), cleanup: () => rmSync(root, { recursive: true, force: true }) };
+  return {
+    root,
+    dir: join(root, '.contextfold'),
+    cleanup: () => rmSync(root, { recursive: true, force: true }),
+  };
 }
 
 /** A clock that starts at `start` and advances `stepMs` on every call. */
@@ -40,8 +50,11 @@ export function smallPolicy(perCall: number, perTurn: number): HydrationPolicy {
 }
 
 /** Gives every message of a synthetic turn a fixed timestamp derived from its turn index. */
-export function stamped(turns: SyntheticTurn[]): { prompt: Message & { role: 'user' }; response: Message[] }[] {
-  const at = (i: number, k: number): string => new Date(Date.UTC(2025, 5, 1) + i * 60_000 + k * 1000).toISOString().replace('.000', '');
+export function stamped(
+  turns: SyntheticTurn[],
+): { prompt: Message & { role: 'user' }; response: Message[] }[] {
+  const at = (i: number, k: number): string =>
+    new Date(Date.UTC(2025, 5, 1) + i * 60_000 + k * 1000).toISOString().replace('.000', '');
   return turns.map((t, i) => ({
     prompt: { role: 'user', content: t.prompt, timestamp: at(i, 0) },
     response: t.response.map((m, k) => ({ ...m, timestamp: at(i, k + 1) })),
@@ -86,7 +99,9 @@ export function snapshot(dir: string): Record<string, string> {
 
 /** The folded-step schema validator (ajv, draft 2020-12, with formats). */
 export function foldedStepValidator(): ReturnType<Ajv2020['compile']> {
-  const schema = JSON.parse(readSchema(new URL('../../../schemas/folded_step.schema.json', import.meta.url), 'utf8'));
+  const schema = JSON.parse(
+    readSchema(new URL('../../../schemas/folded_step.schema.json', import.meta.url), 'utf8'),
+  );
   const ajv = new Ajv2020({ strict: true, allErrors: true });
   ajvFormats.default(ajv);
   return ajv.compile(schema);
@@ -102,11 +117,13 @@ export function assertPairsIntact(pack: ContextPack, answered: ReadonlySet<strin
   for (const m of pack.messages) {
     if (m.role === 'assistant') for (const c of m.toolCalls ?? []) calls.add(c.id);
     if (m.role === 'tool' && m.toolCallId) {
-      if (!calls.has(m.toolCallId)) throw new Error(`turn ${pack.turn}: result ${m.toolCallId} without its call`);
+      if (!calls.has(m.toolCallId))
+        throw new Error(`turn ${pack.turn}: result ${m.toolCallId} without its call`);
       results.add(m.toolCallId);
     }
   }
   for (const id of calls) {
-    if (answered.has(id) && !results.has(id)) throw new Error(`turn ${pack.turn}: call ${id} without its result`);
+    if (answered.has(id) && !results.has(id))
+      throw new Error(`turn ${pack.turn}: call ${id} without its result`);
   }
 }

@@ -1,0 +1,50 @@
+import type { Command } from 'commander';
+import { renderPackForHuman } from '../../harness/inspect.js';
+import { type ContextPack, renderPackText } from '../../harness/pack.js';
+import { replaySession } from '../../harness/replay.js';
+import { IntegrityCheckError } from '../../protocol/errors.js';
+import { emit, globals, parseIntArg } from '../context.js';
+
+/** `contextfold pack`. */
+export function register(program: Command): void {
+  program
+    .command('pack')
+    .description('print one context pack of the recorded session, as it would be sent (read-only)')
+    .option(
+      '--at <STEP>',
+      'the pack whose prompt is at this history position (default: the last one)',
+    )
+    .option('--explain', 'show the layers, budget and decisions instead of the prompt text')
+    .addHelpText(
+      'after',
+      [
+        '',
+        'The pack is rebuilt from <dir>/events.jsonl (history + decisions) and the store, with every',
+        'page re-verified; nothing is written. If the log and the store disagree the command fails.',
+        'With --json the whole pack is printed: messages, entries (layer, tokens) and metadata.',
+        '',
+        'Examples:',
+        '  contextfold pack --at 120',
+        '  contextfold pack --at 120 --explain',
+        '  contextfold pack --json | jq .metadata.paged_in',
+      ].join('\n'),
+    )
+    .action(async (opts: { at?: string; explain?: boolean }, cmd: Command) => {
+      const g = globals(cmd);
+      const at = opts.at === undefined ? undefined : parseIntArg(opts.at, '--at');
+      const r = await replaySession({ dir: g.dir, ...(at !== undefined ? { atStep: at } : {}) });
+      if (!r.matches) {
+        const m = r.mismatch!;
+        throw new IntegrityCheckError(
+          `the session log and the store disagree at event ${m.index + 1} of ${g.dir}/events.jsonl (recorded ${m.recorded?.slice(0, 120) ?? 'nothing'}, rebuilt ${m.replayed?.slice(0, 120) ?? 'nothing'}); the pack cannot be reproduced`,
+          { path: `${g.dir}/events.jsonl` },
+        );
+      }
+      const pack = r.packs[r.packs.length - 1];
+      if (!pack) {
+        process.stdout.write('the session has no turns yet\n');
+        return;
+      }
+      emit(g, pack, (p: ContextPack) => (opts.explain ? renderPackForHuman(p) : renderPackText(p)));
+    });
+}

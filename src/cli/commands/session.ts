@@ -1,0 +1,89 @@
+import type { Command } from 'commander';
+import { Session } from '../../harness/session.js';
+import { readTurnsFile, runTurns, type TurnReport } from '../../harness/turns-file.js';
+import { globals, parseIntArg } from '../context.js';
+import { engineOptions } from '../engine-options.js';
+
+function humanLine(r: TurnReport): string {
+  const parts = [`turn ${r.turn}`, `prompt step ${r.step_id}`, `${r.pack_tokens} tokens`];
+  if (r.folded.length > 0) parts.push(`folded ${r.folded.length}`);
+  if (r.paged_in.length > 0) parts.push(`paged in ${r.paged_in.join(', ')}`);
+  if (r.evicted.length > 0) parts.push(`evicted ${r.evicted.join(', ')}`);
+  const line = parts.join(' · ');
+  return r.warnings.length > 0
+    ? `${line}\n${r.warnings.map((w) => `  warning: ${w}`).join('\n')}`
+    : line;
+}
+
+/** `contextfold session`. */
+export function register(program: Command): void {
+  program
+    .command('session')
+    .description(
+      'replay a turns JSONL through a harness session: fold, page in, evict, one pack per prompt',
+    )
+    .argument(
+      '<TURNS>',
+      'turns JSONL: one {"step_id", "role", "content"} a line (the ../shared/data format)',
+    )
+    .option('--budget <N>', 'token budget of every pack', '16000')
+    .option('--keep-recent <K>', 'turns before the prompt always kept verbatim', '10')
+    .option('--fold-threshold <N>', 'older turns above this many tokens are folded', '256')
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Each user line is an incoming prompt: the pack for it is built (older turns folded into',
+        'folded-step records, the archived turns the prompt needs paged in, verified), then the',
+        'lines up to the next user line are the response and the pages are evicted. The session',
+        '(history and every decision) is recorded in <dir>/events.jsonl; `contextfold pack --at STEP`',
+        'rebuilds any of its packs.',
+        '',
+        'With --json, one line per prompt:',
+        '  {"turn", "step_id", "pack_tokens", "baseline_tokens", "folded", "paged_in", "evicted", "warnings"}',
+        '',
+        'Examples:',
+        '  contextfold --dir /tmp/s/.contextfold session turns.jsonl --budget 8000 --json',
+        '  contextfold --dir /tmp/s/.contextfold pack --at 42',
+      ].join('\n'),
+    )
+    .action(
+      async (
+        file: string,
+        opts: { budget: string; keepRecent: string; foldThreshold: string },
+        cmd: Command,
+      ) => {
+        const g = globals(cmd);
+        const budget = parseIntArg(opts.budget, '--budget');
+        const keepRecent = parseIntArg(opts.keepRecent, '--keep-recent');
+        const foldThreshold = parseIntArg(opts.foldThreshold, '--fold-threshold');
+        // The whole file is validated before the store is touched.
+        const records = readTurnsFile(file);
+        const e = engineOptions(cmd);
+        const session = await Session.open({
+          dir: g.dir,
+          budget,
+          keepRecent,
+          foldThreshold,
+          ...(e.tokenizer ? { tokenizer: e.tokenizer } : {}),
+          ...(e.sessionId ? { sessionId: e.sessionId } : {}),
+          ...(e.retrieval ? { retrieval: e.retrieval } : {}),
+        });
+        try {
+          let maxTokens = 0;
+          const r = await runTurns(session, records, (t) => {
+            maxTokens = Math.max(maxTokens, t.pack_tokens);
+            process.stdout.write(g.json ? `${JSON.stringify(t)}\n` : `${humanLine(t)}\n`);
+          });
+          if (!g.json) {
+            const s = session.status();
+            process.stdout.write(
+              `${r.turns} prompt(s), ${r.messages} message(s): ${s.folded} turn(s) folded, largest pack ${maxTokens}/${budget} tokens → ${g.dir}\n`,
+            );
+          }
+        } finally {
+          await session.close();
+        }
+      },
+    );
+}

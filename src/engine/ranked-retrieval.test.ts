@@ -1,0 +1,109 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../test-utils/shared.js';
+import { ContextFold } from './context-fold.js';
+import type { FoldInput } from './types.js';
+
+const tmp = tempDir();
+afterAll(() => tmp.cleanup());
+let n = 0;
+const freshDir = () => join(tmp.dir, `r${n++}`, '.contextfold');
+
+const filler = (k: number) =>
+  Array.from({ length: k }, (_, i) => `progress line ${i}: compiling module m${i}`).join('\n');
+
+// A session in the shape agents write: calls, results, narration, one huge log.
+const TURNS: FoldInput[] = [
+  { stepId: 0, summary: 'user: set up', content: 'Please set up the database and run the tests.' },
+  { stepId: 1, summary: 'assistant: call', content: '{"command": "docker compose up -d postgres"}' },
+  { stepId: 2, summary: 'tool: result', content: 'postgresql listening on port 5433' },
+  { stepId: 3, summary: 'assistant: call', content: '{"command": "mix test test/billing_test.exs"}' },
+  {
+    stepId: 4,
+    summary: 'tool: result',
+    content: `${filler(600)}\nFinished in 2.1 seconds\n41 tests, 3 failures\n${filler(50)}`,
+  },
+  { stepId: 5, summary: 'assistant: note', content: 'Three billing tests fail; I will look at them.' },
+  ...Array.from({ length: 10 }, (_, i) => ({
+    stepId: 6 + i,
+    summary: 'assistant: note',
+    content: `unrelated remark ${i} about styling widget${i}`,
+  })),
+];
+
+async function seeded(dir = freshDir()) {
+  const cf = await ContextFold.open({ dir, retrieval: 'ranked' });
+  await cf.foldMany(TURNS);
+  return cf;
+}
+
+describe('ranked retrieval in the engine', () => {
+  it('pages the window of a large turn that holds the answer, within the caps', async () => {
+    const cf = await seeded();
+    const r = await cf.pageIn('How many billing tests failed in the last run?');
+    const page = r.pages.find((p) => p.step_id === 4);
+    expect(page?.content).toContain('41 tests, 3 failures');
+    expect(page?.truncated).toBe(true);
+    expect(page?.window).toMatchObject({ lines: 652 });
+    // The reference pages the head of the same turn and misses the answer.
+    const ref = await cf.pageIn('How many billing tests failed in the last run?', {
+      mode: 'reference',
+    });
+    expect(ref.pages.some((p) => p.content.includes('41 tests, 3 failures'))).toBe(false);
+    expect(r.tokens).toBeLessThanOrEqual(3500);
+    for (const p of r.pages) {
+      expect(p.tokens).toBeLessThanOrEqual(3000);
+      expect(p.tokens).toBe(cf.tokenizer.count(p.content));
+    }
+    await cf.close();
+  });
+
+  it('every page is verified: a tampered turn is refused and reported, never paged', async () => {
+    const cf = await seeded();
+    const p = join(cf.dir, 'cold_nodes', 'step_000002.json');
+    writeFileSync(p, readFileSync(p, 'utf8').replace('port 5433', 'port 6666'));
+    const r = await cf.pageIn('Which port is postgresql listening on?');
+    expect(r.pages.map((x) => x.step_id)).not.toContain(2);
+    expect(r.pages.some((x) => x.content.includes('6666'))).toBe(false);
+    expect(r.failures).toEqual([
+      expect.objectContaining({ step_id: 2, error: 'IntegrityCheckError' }),
+    ]);
+    await cf.close();
+  });
+
+  it('a store opened later is indexed from its verified nodes: same pages', async () => {
+    const cf = await seeded();
+    const prompt = 'Which port is postgresql listening on?';
+    const before = await cf.pageIn(prompt);
+    await cf.close();
+    const again = await ContextFold.open({ dir: cf.dir, retrieval: 'ranked' });
+    const after = await again.pageIn(prompt);
+    expect(after.pages).toEqual(before.pages);
+    expect(after.pages[0]?.content).toContain('port 5433');
+    await again.close();
+  });
+
+  it('retrieval keys never touch the hashed projection', async () => {
+    const ranked = await seeded();
+    const reference = await ContextFold.open({ dir: freshDir(), retrieval: 'reference' });
+    await reference.foldMany(TURNS);
+    const a = await ranked.entries();
+    const b = await reference.entries();
+    expect(a.map((e) => e.projection_sha256)).toEqual(b.map((e) => e.projection_sha256));
+    expect(a.map((e) => e.identifiers)).toEqual(b.map((e) => e.identifiers));
+    await ranked.close();
+    await reference.close();
+  });
+
+  it('scan({ mode }) selects the algorithm per call', async () => {
+    const cf = await ContextFold.open({ dir: freshDir() });
+    await cf.foldMany(TURNS);
+    const prompt = 'Which port is postgresql listening on?';
+    const ranked = await cf.scan(prompt, { mode: 'ranked' });
+    const reference = await cf.scan(prompt, { mode: 'reference' });
+    expect(ranked.selected[0]?.step_id).toBe(2);
+    expect(Object.keys(reference).sort()).toEqual(['budget_dropped', 'query_terms', 'selected']);
+    await cf.close();
+  });
+});

@@ -1,0 +1,85 @@
+// The harness: sessions, auto-fold policy, folded-step records, layered context packs,
+// lifecycle events and replay. No vendor SDK is imported here.
+
+export {
+  type ArchivedBlockInfo,
+  formatArchivedBlock,
+  type StrippedBlock,
+  stripArchivedBlocks,
+} from './archived-block.js';
+export {
+  type CompressionNote,
+  type CompressionStrategy,
+  compressRecent,
+  sourceOf,
+} from './compress.js';
+export { buildFoldedStep, type FoldRef, renderFoldedStep } from './folded-step.js';
+export { inspectColdNode, renderPackForHuman } from './inspect.js';
+export {
+  type AssistantMessage,
+  type HistoryMessage,
+  type HistoryRecord,
+  type Message,
+  messageToRecord,
+  parseHistoryRecord,
+  parseMessage,
+  type Role,
+  recordToMessage,
+  type SystemMessage,
+  type ToolCall,
+  type ToolMessage,
+  type UserMessage,
+} from './messages.js';
+export {
+  type AssembleInput,
+  assemblePack,
+  type ContextPack,
+  FOLDED_STEPS_FOOTER,
+  FOLDED_STEPS_HEADER,
+  type FoldedNote,
+  type Layer,
+  type PackEntry,
+  type PackMetadata,
+  type PackPage,
+  type PagedInNote,
+  type PageFailureNote,
+  type PinnedItem,
+  packSha256,
+  renderPackText,
+  type TruncationNote,
+} from './pack.js';
+export { renderMessage, renderMessages, stableJson } from './render.js';
+export {
+  type ReplayMismatch,
+  type ReplayOptions,
+  type ReplayResult,
+  replaySession,
+} from './replay.js';
+export {
+  type AfterTurnResult,
+  defaultSummary,
+  Session,
+  type SessionOptions,
+  type Summarizer,
+  type SummarizerInput,
+} from './session.js';
+export {
+  comparableEvent,
+  EVENTS_FILE,
+  type FoldReason,
+  readEvents,
+  type SessionConfig,
+  type SessionEvent,
+  type SessionEventType,
+} from './session-events.js';
+export {
+  describeTurn,
+  MAX_SUMMARY_CHARS,
+  type SummaryMessage,
+  summarizeTurn,
+  type TurnFacts,
+} from './summarize.js';
+export { type SyntheticOptions, type SyntheticTurn, syntheticSession } from './synthetic.js';
+export { TokenMeter } from './token-meter.js';
+export { groupTurns, type Turn, turnPayload, unansweredCalls } from './turns.js';
+export { parseTurnsJsonl, readTurnsFile, runTurns, type TurnReport } from './turns-file.js';

@@ -1,0 +1,246 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { RankedIndex } from './ranked-index.js';
+import { RANKED_DEFAULTS, type RankedTuning, rankedScan } from './ranked-scan.js';
+
+interface Turn {
+  step: number;
+  text: string;
+  tokens?: number;
+  role?: string;
+}
+
+function indexOf(turns: readonly Turn[]): RankedIndex {
+  const ix = new RankedIndex();
+  for (const t of turns) {
+    ix.add({
+      stepId: t.step,
+      summary: '',
+      content: t.text,
+      tokens: t.tokens ?? 20,
+      ...(t.role ? { role: t.role } : {}),
+    });
+  }
+  return ix;
+}
+
+const caps = { perTurnCap: 3500, perCallCap: 3000 };
+/** The scan with only the mechanism under test switched on. */
+const plain: Partial<RankedTuning> = {
+  companions: 'none',
+  maxAlternatives: 0,
+  nextWeight: 0,
+  prevWeight: 0,
+  errorBoost: 0,
+  shapeBoost: 0,
+  prosePenalty: 0,
+};
+const steps = (r: { selected: { step_id: number }[] }) => r.selected.map((p) => p.step_id);
+
+const noise = (n: number, from = 100): Turn[] =>
+  Array.from({ length: n }, (_, i) => ({ step: from + i, text: `noise${i} filler${i} words${i}` }));
+
+describe('rankedScan: selection', () => {
+  it('a word in many turns selects nothing on its own (rarity weighting)', () => {
+    const turns = [
+      ...Array.from({ length: 6 }, (_, i) => ({ step: i, text: `test run ${i}xx` })),
+      ...noise(4),
+    ];
+    expect(rankedScan(indexOf(turns), 'test?', { ...caps, tuning: plain }).selected).toEqual([]);
+    // The same word with a rare companion word does select.
+    const r = rankedScan(indexOf(turns), 'test 3xx', { ...caps, tuning: plain });
+    expect(steps(r)).toEqual([3]);
+  });
+
+  it('prefix matching: postgres meets postgresql, configuration meets config', () => {
+    const turns = [
+      { step: 1, text: 'postgresql listening port 5433' },
+      { step: 2, text: 'config loaded' },
+      { step: 3, text: 'port 80 listening' },
+      { step: 4, text: 'modules loaded' },
+      ...noise(8),
+    ];
+    const ix = indexOf(turns);
+    const t = { ...plain, maxPicks: 1 };
+    expect(steps(rankedScan(ix, 'postgres port listening?', { ...caps, tuning: t }))).toEqual([1]);
+    expect(steps(rankedScan(ix, 'configuration loaded?', { ...caps, tuning: t }))).toEqual([2]);
+  });
+
+  it('identifier parts: a camelCase prompt finds the snake_case turn', () => {
+    const turns = [{ step: 4, text: 'mix test test/session_live_test.exs' }, ...noise(9)];
+    const r = rankedScan(indexOf(turns), 'Is SessionLive green?', { ...caps, tuning: plain });
+    expect(steps(r)).toEqual([4]);
+  });
+
+  it('among equally good turns the latest wins; "first" picks the earliest', () => {
+    const turns = [
+      { step: 10, text: 'server port 5433' },
+      { step: 20, text: 'server port 5433' },
+      ...noise(8),
+    ];
+    const ix = indexOf(turns);
+    const t = { ...plain, maxPicks: 1 };
+    expect(steps(rankedScan(ix, 'which server port?', { ...caps, tuning: t }))).toEqual([20]);
+    expect(steps(rankedScan(ix, 'which server port at first?', { ...caps, tuning: t }))).toEqual([
+      10,
+    ]);
+  });
+
+  it('a clearly better older turn beats a weaker latest one', () => {
+    const turns = [
+      { step: 10, text: 'postgresql port 5433 configured in database.yml' },
+      { step: 20, text: 'port' },
+      ...noise(8),
+    ];
+    const r = rankedScan(indexOf(turns), 'postgresql port in database.yml', {
+      ...caps,
+      tuning: { ...plain, maxPicks: 1 },
+    });
+    expect(steps(r)).toEqual([10]);
+  });
+});
+
+describe('rankedScan: CONF-13 semantics', () => {
+  it('intent ownership: a dropped intent is never handed to an older turn', () => {
+    const turns = [
+      { step: 5, text: 'alpha beta epsilon', tokens: 10 },
+      { step: 3, text: 'gamma delta', tokens: 10 },
+      { step: 8, text: 'gamma delta', tokens: 1000 },
+      ...noise(7),
+    ];
+    for (const maxAlternatives of [0, 2]) {
+      const r = rankedScan(indexOf(turns), 'alpha beta epsilon gamma delta', {
+        perTurnCap: 100,
+        perCallCap: 3000,
+        tuning: { ...plain, pageTokens: 3000, maxAlternatives },
+      });
+      expect(steps(r)).toEqual([5]);
+      expect(r.budget_dropped.map((p) => [p.step_id, p.matched_terms])).toEqual([
+        [8, ['delta', 'gamma']],
+      ]);
+    }
+  });
+
+  it('the first pick is always admitted (as the reference), bounded by the caps', () => {
+    const turns = [{ step: 1, text: 'kraken', tokens: 9000 }, ...noise(9)];
+    const r = rankedScan(indexOf(turns), 'kraken', {
+      perTurnCap: 3500,
+      perCallCap: 3000,
+      tuning: { ...plain, pageTokens: 5000 },
+    });
+    expect(r.selected).toMatchObject([{ step_id: 1, cost: 3000 }]);
+  });
+
+  it('budget: costs never exceed the per-turn cap (after the first pick)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            words: fc.subarray(['alpha', 'beta', 'gamma', 'delta', 'omega', 'sigma', 'kappa']),
+            tokens: fc.integer({ min: 1, max: 4000 }),
+          }),
+          { minLength: 1, maxLength: 30 },
+        ),
+        fc.subarray(['alpha', 'beta', 'gamma', 'delta', 'omega', 'sigma', 'kappa'], { minLength: 1 }),
+        fc.integer({ min: 50, max: 4000 }),
+        (docs, words, perTurnCap) => {
+          const ix = indexOf(docs.map((d, i) => ({ step: i, text: d.words.join(' '), tokens: d.tokens })));
+          const r = rankedScan(ix, words.join(' '), {
+            perTurnCap,
+            perCallCap: 3000,
+            tuning: { maxAlternatives: 2 },
+          });
+          const pageCap = Math.min(RANKED_DEFAULTS.pageTokens, 3000, perTurnCap);
+          for (const p of r.selected) expect(p.cost).toBeLessThanOrEqual(pageCap);
+          const total = r.selected.reduce((s, p) => s + p.cost, 0);
+          if (r.selected.length > 1) expect(total).toBeLessThanOrEqual(perTurnCap);
+          // Each prompt key is owned at most once.
+          const owned = [...r.selected, ...r.budget_dropped].flatMap((p) => p.matched_terms);
+          expect(new Set(owned).size).toBe(owned.length);
+        },
+      ),
+    );
+  });
+
+  it('deterministic: the order turns were indexed in does not matter', () => {
+    const turns: Turn[] = [
+      { step: 1, text: 'port 5433 postgresql' },
+      { step: 2, text: 'port 5434 postgresql' },
+      { step: 3, text: 'migration billing applied' },
+      { step: 4, text: 'migration billing rolled back' },
+      ...noise(6),
+    ];
+    const prompt = 'postgresql port and the billing migration';
+    const a = rankedScan(indexOf(turns), prompt, caps);
+    const b = rankedScan(indexOf([...turns].reverse()), prompt, caps);
+    expect(b).toEqual(a);
+  });
+});
+
+describe('rankedScan: evidence from neighbours, errors, answer shapes', () => {
+  const pair: Turn[] = [
+    { step: 4, text: '[tool_use: Bash]\n{"command": "mix test test/foo_widget_test.exs"}' },
+    { step: 5, text: 'Finished in 0.5 seconds\n10 tests, 0 failures' },
+    ...noise(8),
+  ];
+
+  it('a tool result inherits its call’s keys and is paged with it', () => {
+    const r = rankedScan(indexOf(pair), 'How many tests in foo_widget_test?', {
+      ...caps,
+      tuning: { ...plain, nextWeight: 1, companions: 'source' },
+    });
+    expect(r.selected.map((p) => [p.step_id, p.companion_of])).toEqual([
+      [5, undefined],
+      [4, 5],
+    ]);
+  });
+
+  it('without inheritance the call alone is found', () => {
+    const r = rankedScan(indexOf(pair), 'How many tests in foo_widget_test?', { ...caps, tuning: plain });
+    expect(steps(r)).toEqual([4]);
+  });
+
+  it('error prompts favour turns that report a failure', () => {
+    const turns = [
+      { step: 1, text: 'git add priv/static failed: paths ignored' },
+      { step: 2, text: 'git add priv/static done: paths staged' },
+      ...noise(8),
+    ];
+    const ix = indexOf(turns);
+    const t = { ...plain, maxPicks: 1, errorBoost: 0.5 };
+    expect(steps(rankedScan(ix, 'why did git add priv/static fail?', { ...caps, tuning: t }))).toEqual([
+      1,
+    ]);
+    expect(steps(rankedScan(ix, 'git add priv/static?', { ...caps, tuning: t }))).toEqual([2]);
+  });
+
+  it('a prompt asking for a hash favours the turn that holds one', () => {
+    const turns = [
+      { step: 1, text: '[main 0925f8d] modernize project structure' },
+      { step: 2, text: 'I will modernize the project structure now' },
+      ...noise(8),
+    ];
+    const r = rankedScan(indexOf(turns), 'hash of the modernize project structure commit?', {
+      ...caps,
+      tuning: { ...plain, maxPicks: 1, shapeBoost: 1 },
+    });
+    expect(steps(r)).toEqual([1]);
+  });
+
+  it('alternatives: other candidates of an owned intent, labelled, within the budget', () => {
+    const turns = [
+      { step: 10, text: 'server port 5433 configured' },
+      { step: 20, text: 'server port 5434 configured' },
+      ...noise(8),
+    ];
+    const r = rankedScan(indexOf(turns), 'server port configured', {
+      ...caps,
+      tuning: { ...plain, maxAlternatives: 1, alternativeBand: 0.5 },
+    });
+    expect(r.selected.map((p) => [p.step_id, p.alternative_of])).toEqual([
+      [20, undefined],
+      [10, 20],
+    ]);
+    expect(r.selected[1]!.matched_terms).toEqual([]);
+  });
+});
