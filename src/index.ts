@@ -74,3 +74,6 @@ export {
   PROJECTION_VERSION,
   type RecallIndexFile,
 } from './protocol/types.js';
+
+// The harness: sessions, context packs, folded-step records, events and replay.
+export * from './harness/index.js';

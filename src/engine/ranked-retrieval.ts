@@ -124,7 +124,6 @@ export class RankedRetrieval {
           focus: pick.focus,
           maxTokens: budget,
           count: (s) => this.#deps.tokenizer.count(s),
-          ...(pick.context === undefined ? {} : { context: pick.context }),
         });
         const entry = this.#deps.entryOf(pick.step_id)!;
         pages.push(pageOf(pick, entry, w));

@@ -10,8 +10,6 @@ export interface RankedDocInput {
   content: string;
   /** Tokens of the whole payload, in the engine's tokenizer. */
   tokens: number;
-  /** Who produced the turn, when known (`tool` for a tool result). */
-  role?: string;
 }
 
 /** Per-document statistics kept for scoring. */
@@ -26,8 +24,6 @@ export interface RankedDoc {
   prose: number;
   /** Answer shapes the payload holds (see `heldShapes`). */
   shapes: readonly string[];
-  /** Who produced the turn, when known. */
-  role: string | undefined;
 }
 
 /** Postings of one key: parallel arrays of document numbers and term frequencies. */
@@ -99,7 +95,6 @@ export class RankedIndex {
       error: hasErrorSignal(input.content),
       prose: proseRatio(input.content),
       shapes: heldShapes(input.content),
-      role: input.role,
     });
     this.#byStep.set(input.stepId, docNo);
     this.#totalLength += keys.length;

@@ -7,7 +7,6 @@ interface Turn {
   step: number;
   text: string;
   tokens?: number;
-  role?: string;
 }
 
 function indexOf(turns: readonly Turn[]): RankedIndex {
@@ -18,7 +17,6 @@ function indexOf(turns: readonly Turn[]): RankedIndex {
       summary: '',
       content: t.text,
       tokens: t.tokens ?? 20,
-      ...(t.role ? { role: t.role } : {}),
     });
   }
   return ix;
@@ -27,10 +25,10 @@ function indexOf(turns: readonly Turn[]): RankedIndex {
 const caps = { perTurnCap: 3500, perCallCap: 3000 };
 /** The scan with only the mechanism under test switched on. */
 const plain: Partial<RankedTuning> = {
-  companions: 'none',
+  companions: false,
   maxAlternatives: 0,
   nextWeight: 0,
-  prevWeight: 0,
+  latestBoost: 0,
   errorBoost: 0,
   shapeBoost: 0,
   prosePenalty: 0,
@@ -187,7 +185,7 @@ describe('rankedScan: evidence from neighbours, errors, answer shapes', () => {
   it('a tool result inherits its call’s keys and is paged with it', () => {
     const r = rankedScan(indexOf(pair), 'How many tests in foo_widget_test?', {
       ...caps,
-      tuning: { ...plain, nextWeight: 1, companions: 'source' },
+      tuning: { ...plain, nextWeight: 1, companions: true },
     });
     expect(r.selected.map((p) => [p.step_id, p.companion_of])).toEqual([
       [5, undefined],

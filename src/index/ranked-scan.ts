@@ -1,4 +1,5 @@
 import { compareCodePoints } from '../protocol/canonical-json.js';
+import type { RecallStatus } from '../engine/types.js';
 import type { RankedIndex } from './ranked-index.js';
 import {
   askedShapes,
@@ -9,9 +10,6 @@ import {
 } from './ranked-intent.js';
 import { distinctRankedTerms, stemWord } from './ranked-terms.js';
 
-/** Which neighbours of a picked turn are paged with it (a tool call and its result). */
-export type CompanionMode = 'none' | 'next' | 'prev' | 'both' | 'source';
-
 /** Tuning of the ranked scan. Every field has a measured default ({@link RANKED_DEFAULTS}). */
 export interface RankedTuning {
   /** BM25 term-frequency saturation. */
@@ -20,73 +18,62 @@ export interface RankedTuning {
   b: number;
   /** Weight of an indexed key that extends a prompt key (`postgres` → `postgresql`). */
   extendWeight: number;
-  /** Weight of an indexed key that is a prefix of a prompt key (`postgresql` → `postgres`). */
+  /** Weight of an indexed key that is a prefix of a prompt key (`configuration` → `config`). */
   stemWeight: number;
   /** Shortest prompt key that is expanded by prefix. */
   minPrefix: number;
   /** An extension may add at most this many characters (`config` → `configuration`: 7). */
   maxExtensionGrowth: number;
-  /** At most this many extensions per prompt key (rarest first). */
+  /** At most this many extensions per prompt key (most frequent first). */
   maxExtensions: number;
   /** Keys in more than this share of turns are ignored: they cannot tell turns apart. */
   maxDocShare: number;
-  /** Share of a turn's per-key score its next turn inherits (a command's output). */
+  /**
+   * A key's postings are read from the most recent this many turns only, so a scan costs at most
+   * (prompt keys × this) however large the store (recent turns are preferred anyway).
+   */
+  maxPostings: number;
+  /**
+   * Share of a turn's per-key score the next turn inherits: a tool result is about what its call
+   * asked for. Only turns with a key of their own, or that look like the answer (a failure on an
+   * error prompt, an asked answer shape), inherit.
+   */
   nextWeight: number;
-  /** Share of a turn's per-key score its previous turn inherits (the output it discusses). */
-  prevWeight: number;
-  /** Only turns that match a key themselves inherit from neighbours. */
-  inheritOnlyIfOwn: boolean;
-  /** ...except turns that look like the answer asked for (a failure, an asked shape). */
-  inheritIfAnswerLike: boolean;
-  /** When roles are known, only tool results inherit from the turn before them (their call). */
-  inheritByRole: boolean;
   /** Gain multiplier for turns that report a failure, on prompts that ask about one. */
   errorBoost: number;
   /** Gain multiplier for turns holding the answer shape the prompt asks for (hash, version…). */
   shapeBoost: number;
   /** Gain penalty per unit of prose ratio: data turns hold answers, narration restates them. */
   prosePenalty: number;
-  /** Weight multiplier of identifier-like prompt keys (paths, dotted, snake/camel, digits). */
-  identifierWeight: number;
   /** A pick needs at least this gain: a lone common word never selects a turn. */
   minGain: number;
   /** Later picks need at least this share of the first pick's gain. */
   relativeGain: number;
   /** Turns within this share of the best gain are equally good; the latest of them wins. */
   recencyBand: number;
-  /** The band when the prompt says "now" / "latest" / "last time": wider, time decides more. */
-  cueBand: number;
+  /** The band when the prompt says "now" / "latest" / "last time". */
+  latestBand: number;
   /** The band when the prompt says "first" / "initially": the earliest of the band wins. */
   earliestBand: number;
   /** On "now" / "latest" prompts, the latest candidate's gain is multiplied by 1 + this. */
   latestBoost: number;
   /** At most this many picks (intents) per prompt. */
   maxPicks: number;
-  /** Neighbours paged with each admitted pick. */
-  companions: CompanionMode;
-  /** `source` companions: the neighbour's lent keys must make up this share of the gain. */
-  companionShare: number;
-  /** Alternatives get their own companions too. */
-  alternativeCompanions: boolean;
-  /** Tokens one page may take at most (the window size for large turns). */
+  /** Page the neighbour a pick inherited its keys from (the call of a result) with it. */
+  companions: boolean;
+  /** Tokens an owner page may take at most (the window size for large turns). */
   pageTokens: number;
-  /** Per owned intent, at most this many other candidates are paged with leftover budget. */
+  /** Per owned intent, at most this many other candidates, with leftover budget only. */
   maxAlternatives: number;
   /** An alternative needs this share of the owner's gain on the owner's keys. */
   alternativeBand: number;
   /** Tokens an alternative page may take at most. */
   alternativeTokens: number;
-  /** On "now" / "latest" prompts, the latest alternatives are taken rather than the best. */
-  latestAlternatives: boolean;
-  /** Context lines of companion and alternative pages (-1: fill their cap). */
-  tightContext: number;
-  /** Context lines of owner pages (-1: fill their cap). */
-  ownerContext: number;
 }
 
-/** The measured defaults (see docs/retrieval.md). */
+/** The measured defaults (docs/retrieval.md has the measurements behind each). */
 export const RANKED_DEFAULTS: Readonly<RankedTuning> = Object.freeze({
-  k1: 1.2,
+  k1: 2,
   b: 0.75,
   extendWeight: 0.7,
   stemWeight: 0.6,
@@ -94,33 +81,24 @@ export const RANKED_DEFAULTS: Readonly<RankedTuning> = Object.freeze({
   maxExtensionGrowth: 7,
   maxExtensions: 16,
   maxDocShare: 0.5,
+  maxPostings: 4096,
   nextWeight: 1,
-  prevWeight: 0,
-  inheritOnlyIfOwn: true,
-  inheritIfAnswerLike: false,
-  inheritByRole: false,
   errorBoost: 0.5,
-  shapeBoost: 0,
+  shapeBoost: 1,
   prosePenalty: 1,
-  identifierWeight: 1,
   minGain: 2,
   relativeGain: 0.4,
-  recencyBand: 0.85,
-  cueBand: 0.5,
-  earliestBand: 0.5,
-  latestBoost: 0,
+  recencyBand: 0.95,
+  latestBand: 0.7,
+  earliestBand: 0.85,
+  latestBoost: 1,
   maxPicks: 4,
-  companions: 'source' as CompanionMode,
-  companionShare: 0,
-  alternativeCompanions: true,
-  pageTokens: 1200,
+  companions: true,
+  pageTokens: 3000,
   maxAlternatives: 2,
-  alternativeBand: 0.5,
-  alternativeTokens: 600,
-  latestAlternatives: false,
-  tightContext: -1,
-  ownerContext: -1,
-})
+  alternativeBand: 0.6,
+  alternativeTokens: 200,
+});
 
 /** Options of {@link rankedScan}. */
 export interface RankedScanOptions {
@@ -152,8 +130,11 @@ export interface RankedPick {
   companion_of?: number;
   /** For another candidate of an owned intent: the owner's step. */
   alternative_of?: number;
-  /** Lines of context around the matched lines; absent: the window fills `cost`. */
-  context?: number;
+  /**
+   * Chronological label (CONF-04) within its intent (owner and alternatives, by step
+   * descending: latest_chronological, superseded…, historical); `related` for companions.
+   */
+  status: RecallStatus;
 }
 
 /** The ranked selection for a prompt, in pick order (companions right after their pick). */
@@ -218,13 +199,6 @@ export function expandQuery(
   return out;
 }
 
-const IDENTIFIER = /[\p{N}._/\\:@-]/u;
-
-/** Identifier-like keys: paths, dotted or dashed names, snake_case, anything with digits. */
-function isIdentifier(key: string): boolean {
-  return IDENTIFIER.test(key);
-}
-
 function idf(n: number, df: number): number {
   return Math.log(1 + (n - df + 0.5) / (df + 0.5));
 }
@@ -241,8 +215,6 @@ export interface Candidate {
   boost: number;
   /** Per query key: the step whose text gave the score (this turn or a neighbour). */
   source: Int32Array;
-  /** The turn matched a key itself (not only through a neighbour). */
-  hasOwn: boolean;
 }
 
 function blank(docNo: number, stepId: number, n: number): Candidate {
@@ -253,7 +225,6 @@ function blank(docNo: number, stepId: number, n: number): Candidate {
     bestKey: new Array(n),
     boost: 1,
     source: new Int32Array(n).fill(stepId),
-    hasOwn: false,
   };
 }
 
@@ -276,8 +247,9 @@ export function scoreCandidates(
     for (const m of q.matches) {
       const p = index.postings(m.key);
       if (!p) continue;
-      const w = m.weight * idf(n, p.docs.length) * (isIdentifier(q.term) ? t.identifierWeight : 1);
-      for (let i = 0; i < p.docs.length; i++) {
+      const w = m.weight * idf(n, p.docs.length);
+      // Postings are in fold order: the tail holds the most recent turns.
+      for (let i = Math.max(0, p.docs.length - t.maxPostings); i < p.docs.length; i++) {
         const docNo = p.docs[i]!;
         const tf = p.tfs[i]!;
         const doc = index.doc(docNo);
@@ -288,7 +260,6 @@ export function scoreCandidates(
           c = blank(docNo, doc.stepId, query.length);
           own.set(docNo, c);
         }
-        c.hasOwn = true;
         if (s > c.perKey[qi]!) {
           c.perKey[qi] = s;
           c.bestKey[qi] = m;
@@ -301,17 +272,13 @@ export function scoreCandidates(
     if (share <= 0) return;
     const docNo = index.docOf(step);
     if (docNo === undefined) return;
-    if (t.inheritByRole && step === from.stepId + 1) {
-      const role = index.doc(docNo).role;
-      if (role !== undefined && role !== 'tool') return;
-    }
     let c = all.get(docNo);
     if (!c) {
       // A turn without a key of its own inherits only if it looks like the answer asked for.
       const doc = index.doc(docNo);
       const looksLikeAnswer =
         (intent.error && doc.error) || shapes.some((s) => doc.shapes.includes(s));
-      if (t.inheritOnlyIfOwn && !(t.inheritIfAnswerLike && looksLikeAnswer)) return;
+      if (!looksLikeAnswer) return;
       c = blank(docNo, step, query.length);
       all.set(docNo, c);
     }
@@ -326,10 +293,7 @@ export function scoreCandidates(
   };
   // Inherit from the own scores only (a frozen copy), so shares never chain along the history.
   const frozen = [...own.values()].map((c) => ({ ...c, perKey: Float64Array.from(c.perKey) }));
-  for (const c of frozen) {
-    inherit(c, c.stepId + 1, t.nextWeight);
-    inherit(c, c.stepId - 1, t.prevWeight);
-  }
+  for (const c of frozen) inherit(c, c.stepId + 1, t.nextWeight);
   const out = [...all.values()].sort((a, b) => b.stepId - a.stepId);
   for (const c of out) {
     const doc = index.doc(c.docNo);
@@ -371,7 +335,11 @@ export function rankedScan(
   const pageCap = Math.min(t.pageTokens, options.perCallCap, turnCap);
   const altCap = Math.min(t.alternativeTokens, pageCap);
   const band =
-    intent.time === 'latest' ? t.cueBand : intent.time === 'earliest' ? t.earliestBand : t.recencyBand;
+    intent.time === 'latest'
+      ? t.latestBand
+      : intent.time === 'earliest'
+        ? t.earliestBand
+        : t.recencyBand;
   // "now" / "latest": later turns weigh more, linearly over the candidates' span of steps.
   const lo = pool.length > 0 ? pool[pool.length - 1]!.stepId : 0;
   const span = pool.length > 0 ? Math.max(1, pool[0]!.stepId - lo) : 1;
@@ -395,31 +363,23 @@ export function rankedScan(
     consumed += pick.cost;
     return true;
   };
-  /** Pages the neighbours whose text gave `c` its score on `keys` (a call for its result). */
-  const addSources = (c: Candidate, keys: readonly number[], focus: KeyMatch[], cap: number) => {
-    let steps: number[];
-    if (t.companions === 'source') {
-      // A neighbour is paged when the keys it lent make up enough of the pick's gain.
-      let total = 0;
-      const lent = new Map<number, number>();
-      for (const q of keys) {
-        total += c.perKey[q]!;
-        const src = c.source[q]!;
-        if (src !== c.stepId) lent.set(src, (lent.get(src) ?? 0) + c.perKey[q]!);
-      }
-      steps = [...lent.keys()]
-        .filter((s) => lent.get(s)! >= total * t.companionShare)
-        .sort((a, b) => b - a);
-    } else {
-      steps = companionSteps(c.stepId, t.companions);
-    }
-    for (const step of steps) {
+  /** Pages the neighbours whose text gave `c` its score on `keys` (the call of a result). */
+  const addSources = (c: Candidate, keys: readonly number[], focus: KeyMatch[]): void => {
+    if (!t.companions) return;
+    const steps = [...new Set(keys.map((q) => c.source[q]!))].filter((s) => s !== c.stepId);
+    for (const step of steps.sort((a, b) => b - a)) {
       const docNo = index.docOf(step);
       if (docNo === undefined || taken.has(docNo)) continue;
-      const cost = Math.min(index.doc(docNo).tokens, cap);
-      const pick: RankedPick = { step_id: step, matched_terms: [], cost, score: 0, focus };
-      pick.companion_of = c.stepId;
-      if (t.tightContext >= 0) pick.context = t.tightContext;
+      const cost = Math.min(index.doc(docNo).tokens, pageCap);
+      const pick: RankedPick = {
+        step_id: step,
+        matched_terms: [],
+        cost,
+        score: 0,
+        focus,
+        companion_of: c.stepId,
+        status: 'related',
+      };
       if (admit(pick)) taken.add(docNo);
     }
   };
@@ -462,8 +422,8 @@ export function rankedScan(
       cost: Math.min(index.doc(c.docNo).tokens, pageCap),
       score: round(gains[pi]!),
       focus,
+      status: 'latest_chronological',
     };
-    if (t.ownerContext >= 0) pick.context = t.ownerContext;
     // The first pick is always admitted (as the reference); a dropped pick keeps its intent.
     if (selected.length > 0 && consumed + pick.cost > turnCap) {
       dropped.push(pick);
@@ -472,7 +432,7 @@ export function rankedScan(
     admit(pick);
     // Alternatives compare on the plain gain (no time weighting).
     owners.push({ c, keys, gain: gains[pi]! / recency(c), pick });
-    addSources(c, keys, focus, pageCap);
+    addSources(c, keys, focus);
   }
 
   // 2. Alternatives: other turns nearly as good on an admitted owner's keys, with what budget
@@ -487,11 +447,11 @@ export function rankedScan(
       g *= c.boost;
       if (g >= o.gain * t.alternativeBand && g >= t.minGain) alts.push({ c, g });
     }
+    // On "now" / "latest" prompts the latest candidates are the useful alternatives.
     alts.sort((a, b) =>
-      intent.time === 'latest' && t.latestAlternatives
-        ? b.c.stepId - a.c.stepId
-        : b.g - a.g || b.c.stepId - a.c.stepId,
+      intent.time === 'latest' ? b.c.stepId - a.c.stepId : b.g - a.g || b.c.stepId - a.c.stepId,
     );
+    const group: RankedPick[] = [o.pick];
     for (const a of alts.slice(0, t.maxAlternatives)) {
       const focus = focusOf(a.c);
       const pick: RankedPick = {
@@ -501,21 +461,24 @@ export function rankedScan(
         score: round(a.g),
         focus,
         alternative_of: o.c.stepId,
+        status: 'historical',
       };
-      if (t.tightContext >= 0) pick.context = t.tightContext;
       if (!admit(pick)) continue;
       taken.add(a.c.docNo);
-      if (t.alternativeCompanions) addSources(a.c, o.keys, focus, altCap);
+      group.push(pick);
     }
+    labelChronologically(group);
   }
   return { query_terms: queryTerms, intent, selected, budget_dropped: dropped };
 }
 
-function companionSteps(step: number, mode: CompanionMode): number[] {
-  if (mode === 'next') return [step + 1];
-  if (mode === 'prev') return [step - 1];
-  if (mode === 'both') return [step + 1, step - 1];
-  return [];
+/** CONF-04 labels by step descending: latest_chronological, superseded…, historical. */
+function labelChronologically(group: RankedPick[]): void {
+  const byStep = [...group].sort((a, b) => b.step_id - a.step_id);
+  byStep.forEach((p, i) => {
+    p.status =
+      i === 0 ? 'latest_chronological' : i === byStep.length - 1 ? 'historical' : 'superseded';
+  });
 }
 
 function round(x: number): number {
