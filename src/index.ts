@@ -26,13 +26,15 @@ export type {
   ValidationProblem,
 } from './engine/types.js';
 export { type Projection, type ProjectionInput, project } from './extract/projection.js';
-export { foldToken, identifiersOf, nodeTerms, queryTerms, extractTerms } from './extract/terms.js';
+export { extractTerms, foldToken, identifiersOf, nodeTerms, queryTerms } from './extract/terms.js';
 export {
   o200kTokenizer,
   referenceTokenizer,
   resolveTokenizer,
   type Tokenizer,
 } from './extract/tokenizer.js';
+// The harness: sessions, context packs, folded-step records, events and replay.
+export * from './harness/index.js';
 export {
   canonicalJson,
   canonicalSha256,
@@ -63,7 +65,12 @@ export {
   StepConflictError,
   UsageError,
 } from './protocol/errors.js';
-export { DEFAULT_POLICY, type HydrationPolicy, parsePolicy, policyHash } from './protocol/policy.js';
+export {
+  DEFAULT_POLICY,
+  type HydrationPolicy,
+  parsePolicy,
+  policyHash,
+} from './protocol/policy.js';
 export {
   type ColdNode,
   DEFAULT_SESSION_ID,
@@ -74,6 +81,3 @@ export {
   PROJECTION_VERSION,
   type RecallIndexFile,
 } from './protocol/types.js';
-
-// The harness: sessions, context packs, folded-step records, events and replay.
-export * from './harness/index.js';

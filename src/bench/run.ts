@@ -50,12 +50,16 @@ interface SynthTurn {
 function synthesize(n: number, work: string): { turns: SynthTurn[]; queries: string[] } {
   const script = fileURLToPath(new URL('../../../shared/bench/synth.py', import.meta.url));
   if (!existsSync(script)) {
-    throw new Error(`the turn generator ${script} is missing: the bench needs ../shared beside the repository`);
+    throw new Error(
+      `the turn generator ${script} is missing: the bench needs ../shared beside the repository`,
+    );
   }
   const out = join(work, `turns_${n}.jsonl`);
   const qout = join(work, `queries_${n}.jsonl`);
   log(`generating ${n} turns with synth.py …`);
-  execFileSync('python3', [script, '--n', String(n), '--out', out, '--queries-out', qout], { stdio: 'ignore' });
+  execFileSync('python3', [script, '--n', String(n), '--out', out, '--queries-out', qout], {
+    stdio: 'ignore',
+  });
   const turns = readFileSync(out, 'utf8')
     .split('\n')
     .filter(Boolean)
@@ -67,7 +71,11 @@ function synthesize(n: number, work: string): { turns: SynthTurn[]; queries: str
   return { turns, queries };
 }
 
-const toInput = (t: SynthTurn): FoldInput => ({ stepId: t.step_id, summary: t.summary, content: t.raw_content });
+const toInput = (t: SynthTurn): FoldInput => ({
+  stepId: t.step_id,
+  summary: t.summary,
+  content: t.raw_content,
+});
 
 async function benchSize(n: number, turns: SynthTurn[], queries: string[], work: string) {
   const root = mkdtempSync(join(work, `n${n}-`));
@@ -76,7 +84,8 @@ async function benchSize(n: number, turns: SynthTurn[], queries: string[], work:
   log(`N=${n}: foldMany …`);
   let cf = await ContextFold.open({ dir });
   const [, foldManyMs] = await timeAsync(async () => {
-    for (let i = 0; i < n; i += 5000) await cf.foldMany(turns.slice(i, Math.min(n, i + 5000)).map(toInput));
+    for (let i = 0; i < n; i += 5000)
+      await cf.foldMany(turns.slice(i, Math.min(n, i + 5000)).map(toInput));
   });
   const [, closeMs] = await timeAsync(() => cf.close());
   const [reopened, openMs] = await timeAsync(() => ContextFold.open({ dir }));
@@ -114,7 +123,9 @@ async function benchSize(n: number, turns: SynthTurn[], queries: string[], work:
   const cliMs: number[] = [];
   for (let i = 0; i < 5; i++) {
     const q = queries[i % queries.length]!;
-    const [r, ms] = time(() => spawnSync(process.execPath, [cli, '--dir', dir, '--json', 'scan', q]));
+    const [r, ms] = time(() =>
+      spawnSync(process.execPath, [cli, '--dir', dir, '--json', 'scan', q]),
+    );
     if (r.status !== 0) throw new Error(`CLI scan failed: ${r.stderr}`);
     cliMs.push(ms);
   }
@@ -122,7 +133,10 @@ async function benchSize(n: number, turns: SynthTurn[], queries: string[], work:
   rmSync(root, { recursive: true, force: true });
   return {
     n,
-    fold_many: { total_ms: Math.round(foldManyMs), per_turn_ms: Number((foldManyMs / n).toFixed(3)) },
+    fold_many: {
+      total_ms: Math.round(foldManyMs),
+      per_turn_ms: Number((foldManyMs / n).toFixed(3)),
+    },
     close_compact_ms: Math.round(closeMs),
     open_ms: Math.round(openMs),
     single_fold_ms: { p50: quantile(single, 0.5), p99: quantile(single, 0.99) },
@@ -144,13 +158,15 @@ async function main(): Promise<void> {
     .split(',')
     .map((s) => Number(s))
     .filter((x) => Number.isSafeInteger(x) && x > 0);
-  if (sizes.length === 0) throw new Error('--sizes takes a comma-separated list of positive integers');
+  if (sizes.length === 0)
+    throw new Error('--sizes takes a comma-separated list of positive integers');
   const work = mkdtempSync(join(tmpdir(), 'contextfold-bench-'));
   try {
     const max = Math.max(...sizes);
     const { turns, queries } = synthesize(max + 40, work);
     const results = [];
-    for (const n of sizes.sort((a, b) => a - b)) results.push(await benchSize(n, turns, queries, work));
+    for (const n of sizes.sort((a, b) => a - b))
+      results.push(await benchSize(n, turns, queries, work));
     let pack: unknown = null;
     try {
       const harnessBench = '../harness/bench.js'; // optional module: resolved at run time
@@ -173,7 +189,9 @@ async function main(): Promise<void> {
           tokenizer: 'o200k',
           sizes: results,
           pack_assembly: pack,
-          single_fold_growth: Number((last.single_fold_ms.p50 / first.single_fold_ms.p50).toFixed(2)),
+          single_fold_growth: Number(
+            (last.single_fold_ms.p50 / first.single_fold_ms.p50).toFixed(2),
+          ),
         },
         null,
         2,

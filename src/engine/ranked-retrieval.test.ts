@@ -16,15 +16,27 @@ const filler = (k: number) =>
 // A session in the shape agents write: calls, results, narration, one huge log.
 const TURNS: FoldInput[] = [
   { stepId: 0, summary: 'user: set up', content: 'Please set up the database and run the tests.' },
-  { stepId: 1, summary: 'assistant: call', content: '{"command": "docker compose up -d postgres"}' },
+  {
+    stepId: 1,
+    summary: 'assistant: call',
+    content: '{"command": "docker compose up -d postgres"}',
+  },
   { stepId: 2, summary: 'tool: result', content: 'postgresql listening on port 5433' },
-  { stepId: 3, summary: 'assistant: call', content: '{"command": "mix test test/billing_test.exs"}' },
+  {
+    stepId: 3,
+    summary: 'assistant: call',
+    content: '{"command": "mix test test/billing_test.exs"}',
+  },
   {
     stepId: 4,
     summary: 'tool: result',
     content: `${filler(600)}\nFinished in 2.1 seconds\n41 tests, 3 failures\n${filler(50)}`,
   },
-  { stepId: 5, summary: 'assistant: note', content: 'Three billing tests fail; I will look at them.' },
+  {
+    stepId: 5,
+    summary: 'assistant: note',
+    content: 'Three billing tests fail; I will look at them.',
+  },
   ...Array.from({ length: 10 }, (_, i) => ({
     stepId: 6 + i,
     summary: 'assistant: note',

@@ -7,7 +7,7 @@ import {
   type RankedTuning,
   rankedScan,
 } from '../index/ranked-scan.js';
-import { isContextFoldError, ipcfErrorName } from '../protocol/errors.js';
+import { ipcfErrorName, isContextFoldError } from '../protocol/errors.js';
 import type { IndexEntry } from '../protocol/types.js';
 import type { Page, PageInFailure, PageInResult } from './types.js';
 

@@ -94,11 +94,61 @@ describe('runEval (reference mode, hand-computed)', () => {
     expect(r.mode).toBe('reference');
     const rows = r.rows.map(({ scan_ms: _ms, ...rest }) => rest);
     expect(rows).toEqual([
-      { id: 'evolving-now', trajectory: 'tiny', kind: 'evolving-value', hit: true, latest_hit: true, pages: 1, tokens: 8, gold_tokens: 8, paged_steps: [4] },
-      { id: 'migration', trajectory: 'tiny', kind: 'exact-identifier', hit: true, latest_hit: true, pages: 1, tokens: 4, gold_tokens: 4, paged_steps: [3] },
-      { id: 'vague', trajectory: 'tiny', kind: 'paraphrase', hit: false, latest_hit: false, pages: 0, tokens: 0, gold_tokens: 0, paged_steps: [] },
-      { id: 'evolving-then', trajectory: 'tiny', kind: 'evolving-value', hit: true, latest_hit: true, pages: 1, tokens: 8, gold_tokens: 8, paged_steps: [2] },
-      { id: 'two-intents', trajectory: 'tiny', kind: 'number-lookup', hit: true, latest_hit: true, pages: 2, tokens: 12, gold_tokens: 4, paged_steps: [3, 2] },
+      {
+        id: 'evolving-now',
+        trajectory: 'tiny',
+        kind: 'evolving-value',
+        hit: true,
+        latest_hit: true,
+        pages: 1,
+        tokens: 8,
+        gold_tokens: 8,
+        paged_steps: [4],
+      },
+      {
+        id: 'migration',
+        trajectory: 'tiny',
+        kind: 'exact-identifier',
+        hit: true,
+        latest_hit: true,
+        pages: 1,
+        tokens: 4,
+        gold_tokens: 4,
+        paged_steps: [3],
+      },
+      {
+        id: 'vague',
+        trajectory: 'tiny',
+        kind: 'paraphrase',
+        hit: false,
+        latest_hit: false,
+        pages: 0,
+        tokens: 0,
+        gold_tokens: 0,
+        paged_steps: [],
+      },
+      {
+        id: 'evolving-then',
+        trajectory: 'tiny',
+        kind: 'evolving-value',
+        hit: true,
+        latest_hit: true,
+        pages: 1,
+        tokens: 8,
+        gold_tokens: 8,
+        paged_steps: [2],
+      },
+      {
+        id: 'two-intents',
+        trajectory: 'tiny',
+        kind: 'number-lookup',
+        hit: true,
+        latest_hit: true,
+        pages: 2,
+        tokens: 12,
+        gold_tokens: 4,
+        paged_steps: [3, 2],
+      },
     ]);
     const { scan_latency_ms, ...summary } = r.summary;
     expect(summary).toEqual({
@@ -137,9 +187,11 @@ describe('runEval (reference mode, hand-computed)', () => {
 describe('bad input', () => {
   it('a question past the end of its trajectory is a usage error', async () => {
     const bad = [{ ...QUESTIONS[0]!, asked_after_step: 99, gold_steps: [4], latest_step: 4 }];
-    const err = await runEval({ questions: bad, trajectoriesDir: trajDir, mode: 'reference' }).catch(
-      (e: unknown) => e,
-    );
+    const err = await runEval({
+      questions: bad,
+      trajectoriesDir: trajDir,
+      mode: 'reference',
+    }).catch((e: unknown) => e);
     expect(isUsageError(err)).toBe(true);
     expect(String((err as Error).message)).toContain('past the end of trajectory tiny');
   });

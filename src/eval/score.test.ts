@@ -87,8 +87,24 @@ const row = (over: Partial<EvalRow>): EvalRow => ({
 describe('summarizeRows', () => {
   it('computes every summary field from the rows', () => {
     const s = summarizeRows([
-      row({ kind: 'evolving-value', hit: true, latest_hit: true, pages: 2, tokens: 100, gold_tokens: 40, scan_ms: 4 }),
-      row({ kind: 'evolving-value', hit: true, latest_hit: false, pages: 1, tokens: 50, gold_tokens: 50, scan_ms: 1 }),
+      row({
+        kind: 'evolving-value',
+        hit: true,
+        latest_hit: true,
+        pages: 2,
+        tokens: 100,
+        gold_tokens: 40,
+        scan_ms: 4,
+      }),
+      row({
+        kind: 'evolving-value',
+        hit: true,
+        latest_hit: false,
+        pages: 1,
+        tokens: 50,
+        gold_tokens: 50,
+        scan_ms: 1,
+      }),
       row({ kind: 'error-lookup', hit: false, pages: 3, tokens: 250, gold_tokens: 0, scan_ms: 3 }),
       row({ kind: 'error-lookup', hit: true, pages: 0, tokens: 0, scan_ms: 2 }),
     ]);

@@ -1,11 +1,5 @@
 import { compareCodePoints } from '../protocol/canonical-json.js';
-import type {
-  EvalQuestion,
-  EvalRow,
-  EvalSummary,
-  LatencySummary,
-  ScoredPage,
-} from './types.js';
+import type { EvalQuestion, EvalRow, EvalSummary, LatencySummary, ScoredPage } from './types.js';
 
 /** Options of {@link scoreQuestion}. */
 export interface ScoreOptions {

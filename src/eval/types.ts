@@ -33,10 +33,12 @@ export const evalQuestionSchema = z
 export type EvalQuestion = z.infer<typeof evalQuestionSchema>;
 
 /** zod schema of a questions file: `{ version?, questions: [...] }` or a bare array. */
-export const questionsFileSchema = z.preprocess(
-  (v) => (Array.isArray(v) ? { questions: v } : v),
-  z.object({ questions: z.array(evalQuestionSchema) }).loose(),
-).transform((f) => f.questions);
+export const questionsFileSchema = z
+  .preprocess(
+    (v) => (Array.isArray(v) ? { questions: v } : v),
+    z.object({ questions: z.array(evalQuestionSchema) }).loose(),
+  )
+  .transform((f) => f.questions);
 
 /** One turn of a trajectory file (`<name>.jsonl`, one turn a line). */
 export const trajectoryTurnSchema = z

@@ -15,7 +15,14 @@ const filler = (n: number, tag: string) =>
 describe('focusWindow', () => {
   it('returns a payload that fits whole', () => {
     const w = focusWindow({ content: 'a\nb\n', focus: [], maxTokens: 10, count });
-    expect(w).toEqual({ text: 'a\nb\n', tokens: 4, startLine: 0, endLine: 2, lines: 2, truncated: false });
+    expect(w).toEqual({
+      text: 'a\nb\n',
+      tokens: 4,
+      startLine: 0,
+      endLine: 2,
+      lines: 2,
+      truncated: false,
+    });
   });
 
   it('pages the lines that hold the matched keys, not the head of a large turn', () => {
@@ -74,7 +81,9 @@ describe('focusWindow', () => {
     const content = `${'😀'.repeat(500)}\n`;
     const w = focusWindow({ content, focus: [], maxTokens: 101, count });
     expect(w.tokens).toBeLessThanOrEqual(101);
-    expect(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(w.text)).toBe(false);
+    expect(
+      /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(w.text),
+    ).toBe(false);
   });
 
   it('never exceeds the cap and always returns a substring of the payload', () => {

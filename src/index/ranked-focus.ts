@@ -72,7 +72,14 @@ export function focusWindow(options: FocusOptions): FocusWindow {
   const total = count(content);
   const lines = splitLines(content, maxTokens);
   if (total <= maxTokens && context === Number.POSITIVE_INFINITY) {
-    return { text: content, tokens: total, startLine: 0, endLine: lines.length, lines: lines.length, truncated: false };
+    return {
+      text: content,
+      tokens: total,
+      startLine: 0,
+      endLine: lines.length,
+      lines: lines.length,
+      truncated: false,
+    };
   }
   const weights = new Map<string, number>();
   for (const f of focus) weights.set(f.key, Math.max(weights.get(f.key) ?? 0, f.weight));

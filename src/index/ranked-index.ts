@@ -47,10 +47,12 @@ export const PREFIX_BUCKET = 4;
  */
 export class RankedIndex {
   readonly #docs: RankedDoc[] = [];
+  readonly #lengths: number[] = [];
   readonly #byStep = new Map<number, number>();
   readonly #postings = new Map<string, Postings>();
   readonly #buckets = new Map<string, string[]>();
   #totalLength = 0;
+  #scratch = new Int32Array(0);
 
   /** Number of indexed turns. */
   get size(): number {
@@ -96,6 +98,7 @@ export class RankedIndex {
       prose: proseRatio(input.content),
       shapes: heldShapes(input.content),
     });
+    this.#lengths.push(keys.length);
     this.#byStep.set(input.stepId, docNo);
     this.#totalLength += keys.length;
   }
@@ -105,6 +108,11 @@ export class RankedIndex {
     const d = this.#docs[docNo];
     if (!d) throw new RangeError(`no ranked document ${docNo}`);
     return d;
+  }
+
+  /** Document lengths by document number (read-only view for scoring loops). */
+  lengths(): readonly number[] {
+    return this.#lengths;
   }
 
   /** Document number of a step, if indexed. */
@@ -118,6 +126,17 @@ export class RankedIndex {
 
   docFrequency(key: string): number {
     return this.#postings.get(key)?.docs.length ?? 0;
+  }
+
+  /**
+   * A zeroed array with one slot per turn, for per-scan bookkeeping without a Map. Callers must
+   * zero the slots they set before returning (keeps a scan proportional to the postings read).
+   */
+  scratchSlots(): Int32Array {
+    if (this.#scratch.length < this.#docs.length) {
+      this.#scratch = new Int32Array(Math.max(1024, this.#docs.length * 2));
+    }
+    return this.#scratch;
   }
 
   /** Indexed keys that start with `prefix` and are longer than it (unordered). */

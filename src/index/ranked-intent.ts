@@ -109,7 +109,8 @@ export const ANSWER_SHAPES: readonly AnswerShape[] = [
   {
     name: 'command',
     cue: /\bcommands?\b|\bhow did (?:you|we|it) (?:check|run|verify|test|find|install|build|start|invoke|call|upload|fetch)\b|\bwhat did (?:you|we) (?:run|type|call|invoke)\b/iu,
-    shape: /^\s*[$>] \S|"(?:command|cmd)"\s*:|\bBash\(|^Running \S|```(?:bash|sh|shell|console)\n/imu,
+    shape:
+      /^\s*[$>] \S|"(?:command|cmd)"\s*:|\bBash\(|^Running \S|```(?:bash|sh|shell|console)\n/imu,
   },
   {
     name: 'line',

@@ -139,10 +139,14 @@ describe('rankedScan: CONF-13 semantics', () => {
           }),
           { minLength: 1, maxLength: 30 },
         ),
-        fc.subarray(['alpha', 'beta', 'gamma', 'delta', 'omega', 'sigma', 'kappa'], { minLength: 1 }),
+        fc.subarray(['alpha', 'beta', 'gamma', 'delta', 'omega', 'sigma', 'kappa'], {
+          minLength: 1,
+        }),
         fc.integer({ min: 50, max: 4000 }),
         (docs, words, perTurnCap) => {
-          const ix = indexOf(docs.map((d, i) => ({ step: i, text: d.words.join(' '), tokens: d.tokens })));
+          const ix = indexOf(
+            docs.map((d, i) => ({ step: i, text: d.words.join(' '), tokens: d.tokens })),
+          );
           const r = rankedScan(ix, words.join(' '), {
             perTurnCap,
             perCallCap: 3000,
@@ -194,7 +198,10 @@ describe('rankedScan: evidence from neighbours, errors, answer shapes', () => {
   });
 
   it('without inheritance the call alone is found', () => {
-    const r = rankedScan(indexOf(pair), 'How many tests in foo_widget_test?', { ...caps, tuning: plain });
+    const r = rankedScan(indexOf(pair), 'How many tests in foo_widget_test?', {
+      ...caps,
+      tuning: plain,
+    });
     expect(steps(r)).toEqual([4]);
   });
 
@@ -206,9 +213,9 @@ describe('rankedScan: evidence from neighbours, errors, answer shapes', () => {
     ];
     const ix = indexOf(turns);
     const t = { ...plain, maxPicks: 1, errorBoost: 0.5 };
-    expect(steps(rankedScan(ix, 'why did git add priv/static fail?', { ...caps, tuning: t }))).toEqual([
-      1,
-    ]);
+    expect(
+      steps(rankedScan(ix, 'why did git add priv/static fail?', { ...caps, tuning: t })),
+    ).toEqual([1]);
     expect(steps(rankedScan(ix, 'git add priv/static?', { ...caps, tuning: t }))).toEqual([2]);
   });
 
@@ -235,10 +242,90 @@ describe('rankedScan: evidence from neighbours, errors, answer shapes', () => {
       ...caps,
       tuning: { ...plain, maxAlternatives: 1, alternativeBand: 0.5 },
     });
-    expect(r.selected.map((p) => [p.step_id, p.alternative_of])).toEqual([
-      [20, undefined],
-      [10, 20],
+    expect(r.selected.map((p) => [p.step_id, p.alternative_of, p.status])).toEqual([
+      [20, undefined, 'latest_chronological'],
+      [10, 20, 'historical'],
     ]);
     expect(r.selected[1]!.matched_terms).toEqual([]);
+  });
+
+  it('chronological labels follow the steps, not the scores (CONF-04)', () => {
+    const turns = [
+      { step: 10, text: 'server port 5433 configured on host' },
+      { step: 20, text: 'server port 5434 configured' },
+      { step: 30, text: 'server port 5433 configured' },
+      ...noise(8),
+    ];
+    const r = rankedScan(indexOf(turns), 'server port configured on host', {
+      ...caps,
+      tuning: { ...plain, maxAlternatives: 2, alternativeBand: 0.3, recencyBand: 1 },
+    });
+    // The owner is step 10 (it alone matches "host"); its alternatives are newer.
+    expect(r.selected.map((p) => [p.step_id, p.status])).toEqual([
+      [10, 'historical'],
+      [30, 'latest_chronological'],
+      [20, 'superseded'],
+    ]);
+  });
+
+  it('on "now" prompts the latest candidates are the alternatives', () => {
+    const turns = [
+      { step: 1, text: 'deploy target staging eu-west region' },
+      { step: 2, text: 'deploy target staging' },
+      { step: 3, text: 'deploy target staging' },
+      { step: 4, text: 'deploy target production' },
+      ...noise(8),
+    ];
+    const t = { ...plain, maxAlternatives: 1, alternativeBand: 0.1, latestBand: 1 };
+    const best = rankedScan(indexOf(turns), 'deploy target staging eu-west region', {
+      ...caps,
+      tuning: t,
+    });
+    const latest = rankedScan(indexOf(turns), 'deploy target staging eu-west region now', {
+      ...caps,
+      tuning: t,
+    });
+    expect(best.selected.map((p) => p.step_id)).toEqual([1, 3]);
+    expect(latest.selected.map((p) => p.step_id)).toEqual([1, 4]);
+  });
+
+  it('a result without a key of its own inherits its call only when it looks like the answer', () => {
+    const turns = [
+      { step: 1, text: '{"command": "tree lib -L 3"}' },
+      { step: 2, text: 'zsh: command not found' },
+      { step: 3, text: '{"command": "tree src -L 3"}' },
+      { step: 4, text: 'src\n└── main.ts' },
+      ...noise(8),
+    ];
+    const t = { ...plain, nextWeight: 1, companions: true, errorBoost: 0.5, maxPicks: 1 };
+    const r = rankedScan(indexOf(turns), 'why could the tree of lib not be printed?', {
+      ...caps,
+      tuning: t,
+    });
+    expect(r.selected.map((p) => [p.step_id, p.companion_of])).toEqual([
+      [2, undefined],
+      [1, 2],
+    ]);
+    // Without the error cue the result holds nothing asked for: the call alone.
+    const plainPrompt = rankedScan(indexOf(turns), 'the tree of lib', { ...caps, tuning: t });
+    expect(steps(plainPrompt)).toEqual([1]);
+  });
+});
+
+describe('rankedScan: bounded work', () => {
+  it('reads only the most recent maxPostings turns of a key', () => {
+    const turns = Array.from({ length: 40 }, (_, i) => ({ step: i, text: `widget build ${i}` }));
+    const ix = indexOf([...turns, ...noise(60)]);
+    const r = rankedScan(ix, 'widget', {
+      ...caps,
+      tuning: { ...plain, maxPostings: 5, maxPicks: 1, minGain: 0, recencyBand: 0 },
+    });
+    // Even "first" cannot reach past the window of recent postings.
+    const first = rankedScan(ix, 'first widget', {
+      ...caps,
+      tuning: { ...plain, maxPostings: 5, maxPicks: 1, minGain: 0, earliestBand: 0 },
+    });
+    expect(steps(r)).toEqual([39]);
+    expect(steps(first)).toEqual([35]);
   });
 });

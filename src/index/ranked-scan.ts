@@ -1,5 +1,5 @@
-import { compareCodePoints } from '../protocol/canonical-json.js';
 import type { RecallStatus } from '../engine/types.js';
+import { compareCodePoints } from '../protocol/canonical-json.js';
 import type { RankedIndex } from './ranked-index.js';
 import {
   askedShapes,
@@ -28,6 +28,8 @@ export interface RankedTuning {
   maxExtensions: number;
   /** Keys in more than this share of turns are ignored: they cannot tell turns apart. */
   maxDocShare: number;
+  /** At most this many candidates (the best by total) enter the greedy selection. */
+  maxCandidates: number;
   /**
    * A key's postings are read from the most recent this many turns only, so a scan costs at most
    * (prompt keys × this) however large the store (recent turns are preferred anyway).
@@ -79,9 +81,10 @@ export const RANKED_DEFAULTS: Readonly<RankedTuning> = Object.freeze({
   stemWeight: 0.6,
   minPrefix: 4,
   maxExtensionGrowth: 7,
-  maxExtensions: 16,
+  maxExtensions: 8,
   maxDocShare: 0.5,
-  maxPostings: 4096,
+  maxPostings: 256,
+  maxCandidates: 256,
   nextWeight: 1,
   errorBoost: 0.5,
   shapeBoost: 1,
@@ -217,20 +220,11 @@ export interface Candidate {
   source: Int32Array;
 }
 
-function blank(docNo: number, stepId: number, n: number): Candidate {
-  return {
-    docNo,
-    stepId,
-    perKey: new Float64Array(n),
-    bestKey: new Array(n),
-    boost: 1,
-    source: new Int32Array(n).fill(stepId),
-  };
-}
-
 /**
  * Scores every turn that shares a key with the prompt (BM25 per prompt key, best expansion),
- * then lets the neighbours of each such turn inherit a share of its scores. Step-descending.
+ * lets the next turn of each inherit a share of its scores, applies the boosts, and keeps the
+ * `maxCandidates` best (time-weighted on "latest" prompts). Step-descending. Work is bounded by
+ * the postings read (prompt keys × `maxPostings`), never by the number of turns.
  */
 export function scoreCandidates(
   index: RankedIndex,
@@ -241,67 +235,134 @@ export function scoreCandidates(
 ): Candidate[] {
   const t = { ...RANKED_DEFAULTS, ...tuning };
   const n = index.size;
+  const nq = query.length;
   const avgLen = index.averageLength;
-  const own = new Map<number, Candidate>();
+  const matches = query.map((q) => q.matches);
+  // Hot loops read locals, not the (large, spread) tuning object.
+  const { k1, b: bm25b, maxPostings, nextWeight } = t;
+  const slotOf = index.scratchSlots(); // docNo → slot + 1 (0: none); reset before returning
+  const docs: number[] = [];
+  const steps: number[] = [];
+  let scores = new Float64Array(64 * Math.max(1, nq));
+  let best = new Int32Array(64 * Math.max(1, nq)).fill(-1); // match index per (slot, key)
+  let source = new Int32Array(64 * Math.max(1, nq)); // step that gave the score
+  const slot = (docNo: number): number => {
+    let k = slotOf[docNo]! - 1;
+    if (k >= 0) return k;
+    k = docs.length;
+    docs.push(docNo);
+    slotOf[docNo] = k + 1;
+    if ((k + 1) * nq > scores.length) {
+      const grow = <T extends Float64Array | Int32Array>(a: T, fill: number): T => {
+        const b = new (a.constructor as new (len: number) => T)(a.length * 2);
+        b.set(a);
+        b.fill(fill as never, a.length);
+        return b;
+      };
+      scores = grow(scores, 0);
+      best = grow(best, -1);
+      source = grow(source, 0);
+    }
+    const step = index.doc(docNo).stepId;
+    steps.push(step);
+    for (let q = 0; q < nq; q++) source[k * nq + q] = step;
+    return k;
+  };
   query.forEach((q, qi) => {
-    for (const m of q.matches) {
+    q.matches.forEach((m, mi) => {
       const p = index.postings(m.key);
-      if (!p) continue;
+      if (!p) return;
       const w = m.weight * idf(n, p.docs.length);
       // Postings are in fold order: the tail holds the most recent turns.
-      for (let i = Math.max(0, p.docs.length - t.maxPostings); i < p.docs.length; i++) {
+      const lengths = index.lengths();
+      for (let i = Math.max(0, p.docs.length - maxPostings); i < p.docs.length; i++) {
         const docNo = p.docs[i]!;
         const tf = p.tfs[i]!;
-        const doc = index.doc(docNo);
-        const norm = tf + t.k1 * (1 - t.b + (t.b * doc.length) / avgLen);
-        const s = (w * (tf * (t.k1 + 1))) / norm;
-        let c = own.get(docNo);
-        if (!c) {
-          c = blank(docNo, doc.stepId, query.length);
-          own.set(docNo, c);
-        }
-        if (s > c.perKey[qi]!) {
-          c.perKey[qi] = s;
-          c.bestKey[qi] = m;
+        const norm = tf + k1 * (1 - bm25b + (bm25b * lengths[docNo]!) / avgLen);
+        const sc = (w * (tf * (k1 + 1))) / norm;
+        const at = slot(docNo) * nq + qi;
+        if (sc > scores[at]!) {
+          scores[at] = sc;
+          best[at] = mi;
         }
       }
-    }
+    });
   });
-  const all = new Map(own);
-  const inherit = (from: Candidate, step: number, share: number): void => {
-    if (share <= 0) return;
-    const docNo = index.docOf(step);
-    if (docNo === undefined) return;
-    let c = all.get(docNo);
-    if (!c) {
+  // The next turn inherits from own scores only (a frozen count), so shares never chain.
+  const owned = docs.length;
+  const looksLikeAnswer = (docNo: number): boolean => {
+    const doc = index.doc(docNo);
+    return (intent.error && doc.error) || shapes.some((x) => doc.shapes.includes(x));
+  };
+  if (nextWeight > 0) {
+    const ownScores = scores.slice(0, owned * nq);
+    const ownBest = best.slice(0, owned * nq);
+    for (let k = 0; k < owned; k++) {
+      const fromStep = steps[k]!;
+      const nextDoc = index.docOf(fromStep + 1);
+      if (nextDoc === undefined) continue;
       // A turn without a key of its own inherits only if it looks like the answer asked for.
-      const doc = index.doc(docNo);
-      const looksLikeAnswer =
-        (intent.error && doc.error) || shapes.some((s) => doc.shapes.includes(s));
-      if (!looksLikeAnswer) return;
-      c = blank(docNo, step, query.length);
-      all.set(docNo, c);
-    }
-    for (let q = 0; q < query.length; q++) {
-      const s = from.perKey[q]! * share;
-      if (s > c.perKey[q]!) {
-        c.perKey[q] = s;
-        c.bestKey[q] = from.bestKey[q];
-        c.source[q] = from.stepId;
+      if (slotOf[nextDoc] === 0 && !looksLikeAnswer(nextDoc)) continue;
+      const to = slot(nextDoc);
+      for (let q = 0; q < nq; q++) {
+        const sc = ownScores[k * nq + q]! * nextWeight;
+        if (sc <= scores[to * nq + q]!) continue;
+        scores[to * nq + q] = sc;
+        best[to * nq + q] = ownBest[k * nq + q]!;
+        source[to * nq + q] = fromStep;
       }
     }
-  };
-  // Inherit from the own scores only (a frozen copy), so shares never chain along the history.
-  const frozen = [...own.values()].map((c) => ({ ...c, perKey: Float64Array.from(c.perKey) }));
-  for (const c of frozen) inherit(c, c.stepId + 1, t.nextWeight);
-  const out = [...all.values()].sort((a, b) => b.stepId - a.stepId);
-  for (const c of out) {
-    const doc = index.doc(c.docNo);
-    if (intent.error && doc.error) c.boost *= 1 + t.errorBoost;
-    if (shapes.some((s) => doc.shapes.includes(s))) c.boost *= 1 + t.shapeBoost;
-    c.boost *= Math.max(0, 1 - t.prosePenalty * doc.prose);
   }
-  return out;
+  for (const d of docs) slotOf[d] = 0;
+
+  // Boosts, then the best `maxCandidates` by (time-weighted) total.
+  let lo = Number.POSITIVE_INFINITY;
+  let hi = Number.NEGATIVE_INFINITY;
+  for (const step of steps) {
+    if (step < lo) lo = step;
+    if (step > hi) hi = step;
+  }
+  const span = Math.max(1, hi - lo);
+  const boosts = new Float64Array(docs.length);
+  const totals = new Float64Array(docs.length);
+  docs.forEach((d, k) => {
+    const doc = index.doc(d);
+    let b = 1;
+    if (intent.error && doc.error) b *= 1 + t.errorBoost;
+    if (shapes.some((x) => doc.shapes.includes(x))) b *= 1 + t.shapeBoost;
+    b *= Math.max(0, 1 - t.prosePenalty * doc.prose);
+    boosts[k] = b;
+    let sum = 0;
+    for (let q = 0; q < nq; q++) sum += scores[k * nq + q]!;
+    const time = intent.time === 'latest' ? 1 + (t.latestBoost * (doc.stepId - lo)) / span : 1;
+    totals[k] = sum * b * time;
+  });
+  let keep = docs.map((_, k) => k);
+  if (keep.length > t.maxCandidates) {
+    // The k-th best total by a native numeric sort; ties at the cut go to later steps.
+    const cut = Float64Array.from(totals).sort()[totals.length - t.maxCandidates]!;
+    keep = keep
+      .filter((k) => totals[k]! >= cut)
+      .sort((a, b) => totals[b]! - totals[a]! || steps[b]! - steps[a]!)
+      .slice(0, t.maxCandidates);
+  }
+  const out = keep.map((k): Candidate => {
+    const docNo = docs[k]!;
+    const c: Candidate = {
+      docNo,
+      stepId: steps[k]!,
+      perKey: scores.slice(k * nq, (k + 1) * nq),
+      bestKey: new Array(nq),
+      boost: boosts[k]!,
+      source: source.slice(k * nq, (k + 1) * nq),
+    };
+    for (let q = 0; q < nq; q++) {
+      const mi = best[k * nq + q]!;
+      if (mi >= 0) c.bestKey[q] = matches[q]![mi];
+    }
+    return c;
+  });
+  return out.sort((a, b) => b.stepId - a.stepId);
 }
 
 /**
@@ -334,12 +395,14 @@ export function rankedScan(
   const turnCap = options.perTurnCap;
   const pageCap = Math.min(t.pageTokens, options.perCallCap, turnCap);
   const altCap = Math.min(t.alternativeTokens, pageCap);
-  const band =
+  const band = Math.min(
+    1,
     intent.time === 'latest'
       ? t.latestBand
       : intent.time === 'earliest'
         ? t.earliestBand
-        : t.recencyBand;
+        : t.recencyBand,
+  );
   // "now" / "latest": later turns weigh more, linearly over the candidates' span of steps.
   const lo = pool.length > 0 ? pool[pool.length - 1]!.stepId : 0;
   const span = pool.length > 0 ? Math.max(1, pool[0]!.stepId - lo) : 1;

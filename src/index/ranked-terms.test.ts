@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { distinctRankedTerms, MAX_KEY_LENGTH, proseRatio, rankedTerms, stemWord } from './ranked-terms.js';
+import {
+  distinctRankedTerms,
+  MAX_KEY_LENGTH,
+  proseRatio,
+  rankedTerms,
+  stemWord,
+} from './ranked-terms.js';
 
 describe('rankedTerms: identifier splitting', () => {
   it('paths: the whole path, its dotted segment, and every part', () => {

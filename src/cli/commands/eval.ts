@@ -66,26 +66,31 @@ export function register(program: Command): void {
         '    --trajectories ../shared/data/trajectories --compare',
       ].join('\n'),
     )
-    .action(async (opts: { questions: string; trajectories: string; compare?: boolean }, cmd: Command) => {
-      const g = globals(cmd);
-      const questions = loadQuestions(opts.questions);
-      const modes: RetrievalMode[] = opts.compare ? ['reference', 'ranked'] : [modeOf(cmd)];
-      const results: EvalResult[] = [];
-      for (const mode of modes) {
-        const bar = progressBar(`eval ${mode}`);
-        try {
-          results.push(
-            await runEval({
-              questions,
-              trajectoriesDir: opts.trajectories,
-              mode,
-              onProgress: (d, t) => bar.update(d, t),
-            }),
-          );
-        } finally {
-          bar.done();
+    .action(
+      async (
+        opts: { questions: string; trajectories: string; compare?: boolean },
+        cmd: Command,
+      ) => {
+        const g = globals(cmd);
+        const questions = loadQuestions(opts.questions);
+        const modes: RetrievalMode[] = opts.compare ? ['reference', 'ranked'] : [modeOf(cmd)];
+        const results: EvalResult[] = [];
+        for (const mode of modes) {
+          const bar = progressBar(`eval ${mode}`);
+          try {
+            results.push(
+              await runEval({
+                questions,
+                trajectoriesDir: opts.trajectories,
+                mode,
+                onProgress: (d, t) => bar.update(d, t),
+              }),
+            );
+          } finally {
+            bar.done();
+          }
         }
-      }
-      emit(g, opts.compare ? { results } : results[0], human);
-    });
+        emit(g, opts.compare ? { results } : results[0], human);
+      },
+    );
 }
