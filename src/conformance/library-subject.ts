@@ -196,6 +196,8 @@ export class LibrarySubject implements Subject {
       throw new UsageError(`clock is not a timestamp: ${clock}`);
     const engine = await ContextFold.open({
       dir,
+      // The corpus pins the IPCF reference software MMU (RGSC), not our ranked default.
+      retrieval: 'reference',
       policy:
         p.policy === undefined || p.policy === null
           ? undefined

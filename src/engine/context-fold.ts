@@ -38,6 +38,7 @@ import {
 } from '../store/layout.js';
 import { isoSeconds, Store } from '../store/store.js';
 import { type VerifiedNode, verifyNode } from '../store/verify.js';
+import { focusedText } from '../index/ranked-focus.js';
 import { chunkText } from './chunk.js';
 import { RankedRetrieval } from './ranked-retrieval.js';
 import type {
@@ -111,13 +112,15 @@ export class ContextFold implements ContextFoldEngine {
       : ContextFold.readPolicy(this.layout);
     this.tokenizer = resolveTokenizer(options.tokenizer);
     this.sessionId = options.sessionId ?? DEFAULT_SESSION_ID;
-    this.retrieval = options.retrieval ?? 'reference';
+    this.retrieval = options.retrieval ?? 'ranked';
     this.clock = options.clock ?? (() => new Date());
     const index = this.index;
     const ranked = new RankedRetrieval({
       tokenizer: this.tokenizer,
       verifiedText: (step) => payloadText(verifyNode(this.layout, this.entryOrThrow(step))),
       entryOf: (step) => this.store.get(step),
+      storeDir: this.dir,
+      cacheDir: options.cacheDir,
     });
     this.ranked = ranked;
     this.store = new Store(
@@ -419,6 +422,27 @@ export class ContextFold implements ContextFoldEngine {
     const text = payloadText(v);
     const perCall = this.policy.max_rehydration_tokens_per_call;
     const cap = Math.max(1, Math.min(options.maxTokens ?? perCall, perCall));
+    if (options.window) {
+      const w = options.window;
+      const win = focusedText({
+        content: text,
+        startLine: w.start_line,
+        endLine: w.end_line,
+        maxTokens: Math.max(1, Math.min(w.max_tokens, perCall)),
+        count: (s) => this.tokenizer.count(s),
+      });
+      return {
+        step_id: stepId,
+        content: win.text,
+        tokens: win.tokens,
+        chunk: 0,
+        chunks: 1,
+        truncated: win.truncated,
+        payload_sha256: entry.payload_sha256,
+        verified: true,
+        encoding: v.node.raw_content_encoding === 'base64' ? 'base64' : 'utf8',
+      };
+    }
     const chunks = this.chunksOf(entry, text, cap);
     const k = options.chunk ?? 0;
     if (!Number.isSafeInteger(k) || k < 0 || k >= chunks.length) {

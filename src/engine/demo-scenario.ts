@@ -112,7 +112,8 @@ export async function runDemo(options: {
   onPhase?: (phase: string, detail: unknown) => void;
 }): Promise<DemoReport> {
   const phase = options.onPhase ?? (() => {});
-  const cf = await ContextFold.open({ dir: options.dir });
+  // The specification's scenario: the reference software MMU (RGSC).
+  const cf = await ContextFold.open({ dir: options.dir, retrieval: 'reference' });
   try {
     const t0 = performance.now();
     const results = await cf.foldMany(demoHistory());

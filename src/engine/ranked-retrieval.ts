@@ -1,6 +1,6 @@
 import type { Tokenizer } from '../extract/tokenizer.js';
 import { focusWindow } from '../index/ranked-focus.js';
-import { RankedIndex } from '../index/ranked-index.js';
+import { analyseRankedDoc, type RankedAnalysis, RankedIndex } from '../index/ranked-index.js';
 import {
   type RankedPick,
   type RankedScanResult,
@@ -9,7 +9,15 @@ import {
 } from '../index/ranked-scan.js';
 import { ipcfErrorName, isContextFoldError } from '../protocol/errors.js';
 import type { IndexEntry } from '../protocol/types.js';
+import { defaultCacheDir, RankedCache, rankedCacheKey } from './ranked-cache.js';
 import type { Page, PageInFailure, PageInResult } from './types.js';
+
+/**
+ * A catch-up after the first reads the analysis cache only when at least this many turns are
+ * pending (a reset, a large refresh); a few new turns are cheaper to analyse than to find in a
+ * cache file that grows with the store.
+ */
+export const CACHE_READ_MIN_PENDING = 16;
 
 /** What the ranked retrieval needs from the engine. */
 export interface RankedRetrievalDeps {
@@ -18,6 +26,13 @@ export interface RankedRetrievalDeps {
   verifiedText(stepId: number): string;
   /** The index entry of a step (for its summary), if indexed. */
   entryOf(stepId: number): IndexEntry | undefined;
+  /**
+   * The store directory: with it, analyses of turns read from the store are kept in the
+   * persistent cache (see `ranked-cache.ts`). Without it nothing is cached.
+   */
+  storeDir?: string;
+  /** Where the cache lives; `false` disables it. Default {@link defaultCacheDir}. */
+  cacheDir?: string | false;
 }
 
 /** Caps of one page-in. */
@@ -29,11 +44,12 @@ export interface RankedCaps {
 /**
  * The engine side of `retrieval: 'ranked'`: keeps the in-memory {@link RankedIndex} in step with
  * the store (turns folded here are indexed from the text in hand; turns that arrive through a
- * refresh are read and verified on the next ranked scan), and turns a ranked scan into verified,
- * windowed pages. Nothing here is written to disk or hashed.
+ * refresh are indexed on the next ranked scan, from the persistent analysis cache when it holds
+ * them, else from their verified node), and turns a ranked scan into verified, windowed pages.
+ * Nothing here is written into the store or hashed into it; the analysis cache lives outside.
  *
  * @example
- * const ranked = new RankedRetrieval({ tokenizer, verifiedText, entryOf });
+ * const ranked = new RankedRetrieval({ tokenizer, verifiedText, entryOf, storeDir, cacheDir });
  * ranked.addText(12, 'tool: psql', 'port 5433');
  * const r = ranked.pageIn('which port?', { perCall: 3000, perTurn: 3500 });
  */
@@ -42,10 +58,18 @@ export class RankedRetrieval {
   #pending: number[] = [];
   readonly #deps: RankedRetrievalDeps;
   readonly #tuning: Partial<RankedTuning>;
+  readonly #cache: RankedCache | undefined;
+  #cacheRead = false;
 
   constructor(deps: RankedRetrievalDeps, tuning: Partial<RankedTuning> = {}) {
     this.#deps = deps;
     this.#tuning = tuning;
+    if (deps.storeDir !== undefined && deps.cacheDir !== false) {
+      this.#cache = new RankedCache({
+        cacheDir: deps.cacheDir ?? defaultCacheDir(),
+        storeDir: deps.storeDir,
+      });
+    }
   }
 
   /** Indexed turns (after catching up). */
@@ -57,7 +81,11 @@ export class RankedRetrieval {
   /** Indexes a turn whose verified text is already in hand (the fold path). */
   addText(stepId: number, summary: string, text: string): void {
     if (this.#index.has(stepId)) return;
-    this.#index.add({ stepId, summary, content: text, tokens: this.#deps.tokenizer.count(text) });
+    this.#index.addAnalysis(stepId, this.#analyse(summary, text));
+  }
+
+  #analyse(summary: string, text: string): RankedAnalysis {
+    return analyseRankedDoc({ summary, content: text, tokens: this.#deps.tokenizer.count(text) });
   }
 
   /** Notes a turn the store learnt about; it is read and verified on the next ranked scan. */
@@ -71,14 +99,43 @@ export class RankedRetrieval {
     this.#pending = [...stepIds];
   }
 
+  /**
+   * Indexes the pending turns: from the analysis cache without touching the node file when it
+   * holds the turn (so no tokenizer is needed either), else from the verified node, queuing the
+   * new analysis for one batched append. Fail closed: a node that does not verify is never
+   * indexed (validate reports it); a cached turn whose node was tampered is refused at page-in.
+   */
   #catchUp(): void {
     if (this.#pending.length === 0) return;
     const pending = this.#pending;
     this.#pending = [];
+    const todo: { step: number; entry: IndexEntry; key: string | undefined }[] = [];
+    const cache = this.#cache;
     for (const step of pending) {
       if (this.#index.has(step)) continue;
       const entry = this.#deps.entryOf(step);
       if (!entry) continue;
+      const key = cache
+        ? rankedCacheKey({
+            tokenizer: this.#deps.tokenizer.name,
+            payloadSha256: entry.payload_sha256,
+            summary: entry.summary,
+          })
+        : undefined;
+      todo.push({ step, entry, key });
+    }
+    let hits = new Map<string, RankedAnalysis>();
+    if (cache && todo.length > 0 && (!this.#cacheRead || todo.length >= CACHE_READ_MIN_PENDING)) {
+      this.#cacheRead = true;
+      hits = cache.read(new Set(todo.map((t) => t.key!)));
+    }
+    for (const { step, entry, key } of todo) {
+      if (this.#index.has(step)) continue;
+      const hit = key === undefined ? undefined : hits.get(key);
+      if (hit) {
+        this.#index.addAnalysis(step, hit);
+        continue;
+      }
       let text: string;
       try {
         text = this.#deps.verifiedText(step);
@@ -87,8 +144,11 @@ export class RankedRetrieval {
         if (isContextFoldError(e)) continue;
         throw e;
       }
-      this.addText(step, entry.summary, text);
+      const analysis = this.#analyse(entry.summary, text);
+      this.#index.addAnalysis(step, analysis);
+      if (cache && key !== undefined) cache.queue(key, analysis);
     }
+    cache?.flush();
   }
 
   /** The ranked selection for a prompt (no page is read). */
@@ -126,7 +186,7 @@ export class RankedRetrieval {
           count: (s) => this.#deps.tokenizer.count(s),
         });
         const entry = this.#deps.entryOf(pick.step_id)!;
-        pages.push(pageOf(pick, entry, w));
+        pages.push(pageOf(pick, entry, w, budget));
         tokens += w.tokens;
       } catch (e) {
         if (!isContextFoldError(e)) throw e;
@@ -143,7 +203,12 @@ export class RankedRetrieval {
   }
 }
 
-function pageOf(pick: RankedPick, entry: IndexEntry, w: ReturnType<typeof focusWindow>): Page {
+function pageOf(
+  pick: RankedPick,
+  entry: IndexEntry,
+  w: ReturnType<typeof focusWindow>,
+  maxTokens: number,
+): Page {
   return {
     step_id: pick.step_id,
     content: w.text,
@@ -153,6 +218,6 @@ function pageOf(pick: RankedPick, entry: IndexEntry, w: ReturnType<typeof focusW
     chunks: 1,
     truncated: w.truncated,
     matched_terms: pick.matched_terms,
-    window: { start_line: w.startLine, end_line: w.endLine, lines: w.lines },
+    window: { start_line: w.startLine, end_line: w.endLine, lines: w.lines, max_tokens: maxTokens },
   };
 }

@@ -17,7 +17,7 @@ export interface OpenOptions {
   tokenizer?: Tokenizer | 'o200k' | 'reference';
   /** `session_id` written into new cold nodes. Default `default-session`. */
   sessionId?: string;
-  /** Page-in algorithm for `scan`. Default `reference` until the ranked mode lands. */
+  /** Page-in algorithm for `scan` and `pageIn`. Default `ranked`; `reference` is the IPCF RGSC (vectors, conformance). */
   retrieval?: RetrievalMode;
   /** Clock for `folded_at` / `evicted_at` (never hashed into a projection). */
   clock?: () => Date;
@@ -25,6 +25,13 @@ export interface OpenOptions {
   lockTimeoutMs?: number;
   /** Journal entries beyond which a fold compacts the journal into recall_index.json. */
   journalCompactThreshold?: number;
+  /**
+   * Directory of the ranked-analysis cache (never inside the store), which makes a cold open's
+   * first ranked scan skip re-reading and re-analysing every node. Default
+   * `$CONTEXTFOLD_CACHE_DIR`, else `$XDG_CACHE_HOME/contextfold`, else `~/.cache/contextfold`;
+   * `false` disables it. Only ranking reads it: pages are always read and verified.
+   */
+  cacheDir?: string | false;
 }
 
 /** One turn to fold. `content` is the raw payload: a string, or bytes (any bytes, kept exactly). */
@@ -87,7 +94,19 @@ export interface ScanResult {
   budget_dropped: ScanPick[];
 }
 
+/** A window of whole lines of a payload (a ranked page), as `hydrate` can re-derive it. */
+export interface PageWindow {
+  start_line: number;
+  end_line: number;
+  /** Lines in the payload (as split for this cap). */
+  lines?: number;
+  /** The token cap the window was cut to. */
+  max_tokens: number;
+}
+
 export interface HydrateOptions {
+  /** Serve this window of lines (a ranked page) instead of a chunk. */
+  window?: PageWindow;
   /** 0-based chunk index when the payload is over the per-call cap. Default 0. */
   chunk?: number;
   /** A tighter cap than the policy's per-call cap, in tokens. */
@@ -158,8 +177,11 @@ export interface Page {
   chunks: number;
   truncated: boolean;
   matched_terms: string[];
-  /** Ranked mode (issue 6): the window of whole lines paged in, `[start_line, end_line)` of `lines`. */
-  window?: { start_line: number; end_line: number; lines: number };
+  /**
+   * Ranked mode (issue 6): the window of whole lines paged in, `[start_line, end_line)` of
+   * `lines`, cut to `max_tokens`. `hydrate(step, { window })` re-derives it byte for byte.
+   */
+  window?: PageWindow;
 }
 
 export interface PageInFailure {

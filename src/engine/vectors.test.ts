@@ -45,6 +45,7 @@ describe.skipIf(!HAS_SHARED)('reference scan and recall vectors', () => {
           dir: join(tmp.dir, `${name}-${variant}`, '.contextfold'),
           policy,
           tokenizer: 'reference',
+          retrieval: 'reference',
         });
         await cf.foldMany(
           history.map((t) => ({ stepId: t.step_id, summary: t.summary, content: t.raw_content })),
@@ -73,6 +74,7 @@ describe.skipIf(!HAS_SHARED)('reference scan and recall vectors', () => {
 
   it('demo: the multi-intent scan selects 342, 137, 447 in that order', async () => {
     const cf = await ContextFold.open({
+      retrieval: 'reference',
       dir: join(tmp.dir, 'multi', '.contextfold'),
       tokenizer: 'reference',
     });

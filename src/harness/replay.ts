@@ -92,7 +92,10 @@ class ReplayIO implements SessionIO {
   ): Promise<{ pages: PagedIn[]; failures: PageFailureNote[] }> {
     const pages: PagedIn[] = [];
     for (const p of this.pages.get(turn) ?? []) {
-      const h = await this.engine.hydrate(p.step_id, { maxTokens: p.cap, chunk: p.chunk });
+      const h = await this.engine.hydrate(
+        p.step_id,
+        p.window ? { window: p.window } : { maxTokens: p.cap, chunk: p.chunk },
+      );
       if (h.payload_sha256 !== p.payload_sha256 || sha256Hex(h.content) !== p.content_sha256) {
         throw new IntegrityCheckError(
           `replay: step ${p.step_id} now pages in other bytes than it did in turn ${turn}`,
@@ -108,6 +111,7 @@ class ReplayIO implements SessionIO {
         content: h.content,
         matched_terms: [...p.matched_terms],
         cap: p.cap,
+        ...(p.window ? { window: { ...p.window } } : {}),
         tokens: h.tokens,
         content_sha256: p.content_sha256,
       });

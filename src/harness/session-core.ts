@@ -1,3 +1,4 @@
+import type { PageWindow } from '../engine/types.js';
 import { UsageError } from '../protocol/errors.js';
 import { isoSeconds } from '../store/store.js';
 import { buildFoldedStep, type FoldRef } from './folded-step.js';
@@ -30,6 +31,8 @@ export interface FoldRequest {
 /** A verified page as the session records it (the cap lets replay hydrate the same bytes). */
 export interface PagedIn extends PackPage {
   cap: number;
+  /** A ranked page's window of lines (replay re-derives it); absent for a chunk. */
+  window?: PageWindow;
   tokens: number;
   content_sha256: string;
 }
@@ -245,6 +248,7 @@ export class SessionCore {
         payload_sha256: p.payload_sha256,
         content_sha256: p.content_sha256,
         cap: p.cap,
+        ...(p.window ? { window: { ...p.window } } : {}),
         chunk: p.chunk,
         chunks: p.chunks,
         truncated: p.truncated,

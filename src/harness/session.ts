@@ -180,6 +180,7 @@ class LiveIO implements SessionIO {
         content: p.content,
         matched_terms: [...p.matched_terms],
         cap: caps.get(p.step_id) ?? this.engine.policy.max_rehydration_tokens_per_call,
+        ...(p.window ? { window: { ...p.window } } : {}),
         tokens: p.tokens,
         content_sha256: sha256Hex(p.content),
       })),

@@ -147,6 +147,39 @@ export function focusWindow(options: FocusOptions): FocusWindow {
     }
     growDown = !growDown;
   }
+  return windowOf(content, lines, a, z, maxTokens, count);
+}
+
+/**
+ * The text of lines [a, z) of a payload, trimmed to `maxTokens` exactly as a focused page is.
+ * Deterministic in its inputs, so a recorded window (its final start and end line and cap) is
+ * re-derived byte for byte from the verified payload (replay).
+ *
+ * @example
+ * focusedText({ content, startLine: 4, endLine: 9, maxTokens: 800, count }).text;
+ */
+export function focusedText(options: {
+  content: string;
+  startLine: number;
+  endLine: number;
+  maxTokens: number;
+  count: (text: string) => number;
+}): FocusWindow {
+  const { content, maxTokens, count } = options;
+  const lines = splitLines(content, maxTokens);
+  const a = Math.max(0, Math.min(options.startLine, lines.length));
+  const z = Math.max(a, Math.min(options.endLine, lines.length));
+  return windowOf(content, lines, a, z, maxTokens, count);
+}
+
+function windowOf(
+  content: string,
+  lines: string[],
+  a: number,
+  z: number,
+  maxTokens: number,
+  count: (text: string) => number,
+): FocusWindow {
   let text = lines.slice(a, z).join('');
   let exact = count(text);
   // Per-line counts can differ slightly from the count of the joined text: trim to the cap.

@@ -1,3 +1,4 @@
+import { compareCodePoints } from '../protocol/canonical-json.js';
 import { hasErrorSignal, heldShapes } from './ranked-intent.js';
 import { proseRatio, rankedTerms } from './ranked-terms.js';
 
@@ -10,6 +11,55 @@ export interface RankedDocInput {
   content: string;
   /** Tokens of the whole payload, in the engine's tokenizer. */
   tokens: number;
+}
+
+/**
+ * Everything the ranked index derives from one turn's text, before it is inserted: a pure
+ * function of `{summary, content, tokens}`, so it can be cached by content (see
+ * `src/engine/ranked-cache.ts`) and inserted later without the text.
+ */
+export interface RankedAnalysis {
+  /** Distinct retrieval keys, sorted by code point (parallel to `counts`). */
+  keys: readonly string[];
+  /** Term frequency of each key (≥ 1). */
+  counts: readonly number[];
+  /** Number of keys with repeats (the sum of the counts; document length for BM25). */
+  length: number;
+  /** Tokens of the whole payload, in the engine's tokenizer. */
+  tokens: number;
+  /** The turn reports a failure (see `hasErrorSignal`). */
+  error: boolean;
+  /** Share of function words (see `proseRatio`). */
+  prose: number;
+  /** Answer shapes the payload holds (see `heldShapes`). */
+  shapes: readonly string[];
+}
+
+/**
+ * Analyses one turn for the ranked index (pure; no index state). Keys are ordered by code point,
+ * never by first occurrence, so an analysis read back from a cache inserts exactly as a fresh one.
+ * (Parallel `keys`/`counts` arrays rather than `[key, count]` pairs: a cold open decodes one
+ * analysis per turn, and the flat form parses about three times faster.)
+ *
+ * @example
+ * const a = analyseRankedDoc({ summary: '', content: 'port 5433 port', tokens: 4 });
+ * a.keys; // ['5433', 'port']
+ * a.counts; // [1, 2]
+ */
+export function analyseRankedDoc(input: Omit<RankedDocInput, 'stepId'>): RankedAnalysis {
+  const all = rankedTerms(`${input.summary}\n${input.content}`);
+  const tf = new Map<string, number>();
+  for (const k of all) tf.set(k, (tf.get(k) ?? 0) + 1);
+  const keys = [...tf.keys()].sort(compareCodePoints);
+  return {
+    keys,
+    counts: keys.map((k) => tf.get(k)!),
+    length: all.length,
+    tokens: input.tokens,
+    error: hasErrorSignal(input.content),
+    prose: proseRatio(input.content),
+    shapes: heldShapes(input.content),
+  };
 }
 
 /** Per-document statistics kept for scoring. */
@@ -71,11 +121,21 @@ export class RankedIndex {
   /** Adds a turn. Adding a step that is already indexed is a no-op (folds are immutable). */
   add(input: RankedDocInput): void {
     if (this.#byStep.has(input.stepId)) return;
+    this.addAnalysis(input.stepId, analyseRankedDoc(input));
+  }
+
+  /**
+   * Inserts an analysed turn (see {@link analyseRankedDoc}); a no-op for a step already indexed.
+   *
+   * @example
+   * index.addAnalysis(37, analyseRankedDoc({ summary: 'tool: psql', content: 'port 5433', tokens: 3 }));
+   */
+  addAnalysis(stepId: number, analysis: RankedAnalysis): void {
+    if (this.#byStep.has(stepId)) return;
     const docNo = this.#docs.length;
-    const keys = rankedTerms(`${input.summary}\n${input.content}`);
-    const tf = new Map<string, number>();
-    for (const k of keys) tf.set(k, (tf.get(k) ?? 0) + 1);
-    for (const [key, n] of tf) {
+    const { keys, counts } = analysis;
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i]!;
       let p = this.#postings.get(key);
       if (!p) {
         p = { docs: [], tfs: [] };
@@ -88,19 +148,19 @@ export class RankedIndex {
         }
       }
       p.docs.push(docNo);
-      p.tfs.push(n);
+      p.tfs.push(counts[i]!);
     }
     this.#docs.push({
-      stepId: input.stepId,
-      length: keys.length,
-      tokens: input.tokens,
-      error: hasErrorSignal(input.content),
-      prose: proseRatio(input.content),
-      shapes: heldShapes(input.content),
+      stepId,
+      length: analysis.length,
+      tokens: analysis.tokens,
+      error: analysis.error,
+      prose: analysis.prose,
+      shapes: analysis.shapes,
     });
-    this.#lengths.push(keys.length);
-    this.#byStep.set(input.stepId, docNo);
-    this.#totalLength += keys.length;
+    this.#lengths.push(analysis.length);
+    this.#byStep.set(stepId, docNo);
+    this.#totalLength += analysis.length;
   }
 
   /** Statistics of document number `docNo`. */

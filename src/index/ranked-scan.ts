@@ -202,6 +202,9 @@ export function expandQuery(
   return out;
 }
 
+/** Store size from which the absolute gain floor applies unscaled. */
+const SMALL_STORE = 32;
+
 function idf(n: number, df: number): number {
   return Math.log(1 + (n - df + 0.5) / (df + 0.5));
 }
@@ -408,6 +411,9 @@ export function rankedScan(
   const span = pool.length > 0 ? Math.max(1, pool[0]!.stepId - lo) : 1;
   const recency = (c: Candidate): number =>
     intent.time === 'latest' ? 1 + (t.latestBoost * (c.stepId - lo)) / span : 1;
+  // In a small store every key is common by construction (IDF is low for all of them), so the
+  // absolute floor scales with the best IDF a key can have until the store has SMALL_STORE turns.
+  const minGain = t.minGain * Math.max(0, Math.min(1, idf(index.size, 1) / idf(SMALL_STORE, 1)));
   let consumed = 0;
   let firstGain = 0;
   const owners: { c: Candidate; keys: number[]; gain: number; pick: RankedPick }[] = [];
@@ -461,7 +467,7 @@ export function rankedScan(
       gains[i] = g;
       if (g > best) best = g;
     }
-    if (best < t.minGain || best < firstGain * t.relativeGain) break;
+    if (best <= 0 || best < minGain || best < firstGain * t.relativeGain) break;
     // The pool is step-descending: the first turn in the band is the latest, the last the earliest.
     let pi = -1;
     for (let i = 0; i < pool.length; i++) {
@@ -508,7 +514,7 @@ export function rankedScan(
       let g = 0;
       for (const q of o.keys) g += c.perKey[q]!;
       g *= c.boost;
-      if (g >= o.gain * t.alternativeBand && g >= t.minGain) alts.push({ c, g });
+      if (g >= o.gain * t.alternativeBand && g >= minGain) alts.push({ c, g });
     }
     // On "now" / "latest" prompts the latest candidates are the useful alternatives.
     alts.sort((a, b) =>

@@ -49,8 +49,12 @@ export interface HookOutcome {
 export async function runHook(options: RunHookOptions): Promise<HookOutcome> {
   const { event, input } = options;
   const paths = sessionPaths(options.baseDir, input.session_id);
+  // Hook mode runs once per prompt in a fresh process: the reference MMU needs only the index
+  // (no node reads, no vocabulary load) and its picks are what the live-context intent
+  // ownership below is built on. `options.engine` can still choose `retrieval: 'ranked'`.
   const engine = await ContextFold.open({
     tokenizer: 'reference',
+    retrieval: 'reference',
     sessionId: input.session_id,
     ...options.engine,
     dir: paths.storeDir,
