@@ -1,18 +1,18 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-/** Marks the declaration block in docs/conformance.md (and in README.md once merged there). */
+/** Marks the published declaration block in README.md. */
 export const DECLARATION_MARKER = '<!-- conformance-declaration -->';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
 /**
- * Every declaration published in the docs: the ```json block after each marker, in
- * docs/conformance.md and README.md. Returns `[file, parsed JSON]` pairs.
+ * Every declaration published in README.md: the ```json block after each marker. Returns
+ * `[file, parsed JSON]` pairs.
  */
 export function publishedDeclarations(): [string, unknown][] {
   const out: [string, unknown][] = [];
-  for (const file of ['docs/conformance.md', 'README.md']) {
+  for (const file of ['README.md']) {
     const path = `${ROOT}${file}`;
     if (!existsSync(path)) continue;
     const text = readFileSync(path, 'utf8');
