@@ -99,13 +99,17 @@ async function benchSize(n: number, turns: SynthTurn[], queries: string[], work:
   }
 
   log(`N=${n}: scan / recall / hydrate / pageIn …`);
-  for (const q of queries) await cf.scan(q); // warm the token-count cache once
+  // The first ranked scan after a cold open indexes (or loads from the analysis cache) every turn.
+  const [, firstRankedScanMs] = await timeAsync(() => cf.scan(queries[0]!, { mode: 'ranked' }));
+  for (const q of queries) await cf.scan(q, { mode: 'reference' }); // warm the token-count cache
   const scanMs: number[] = [];
+  const rankedScanMs: number[] = [];
   const recallMs: number[] = [];
   const pageInMs: number[] = [];
   for (let rep = 0; rep < 5; rep++) {
     for (const q of queries) {
-      scanMs.push((await timeAsync(() => cf.scan(q)))[1]);
+      scanMs.push((await timeAsync(() => cf.scan(q, { mode: 'reference' })))[1]);
+      rankedScanMs.push((await timeAsync(() => cf.scan(q, { mode: 'ranked' })))[1]);
       recallMs.push((await timeAsync(() => cf.recall(q, { limit: 20 })))[1]);
       pageInMs.push((await timeAsync(() => cf.pageIn(q)))[1]);
     }
@@ -140,13 +144,15 @@ async function benchSize(n: number, turns: SynthTurn[], queries: string[], work:
     close_compact_ms: Math.round(closeMs),
     open_ms: Math.round(openMs),
     single_fold_ms: { p50: quantile(single, 0.5), p99: quantile(single, 0.99) },
-    scan_ms: { p50: quantile(scanMs, 0.5), p99: quantile(scanMs, 0.99) },
+    scan_reference_ms: { p50: quantile(scanMs, 0.5), p99: quantile(scanMs, 0.99) },
+    scan_ranked_ms: { p50: quantile(rankedScanMs, 0.5), p99: quantile(rankedScanMs, 0.99) },
+    first_ranked_scan_after_open_ms: Math.round(firstRankedScanMs),
     recall_limit20_ms: { p50: quantile(recallMs, 0.5), p99: quantile(recallMs, 0.99) },
-    page_in_ms: { p50: quantile(pageInMs, 0.5), p99: quantile(pageInMs, 0.99) },
+    page_in_ranked_ms: { p50: quantile(pageInMs, 0.5), p99: quantile(pageInMs, 0.99) },
     hydrate_ms: { p50: quantile(hydrateMs, 0.5), p99: quantile(hydrateMs, 0.99) },
     validate_ms: Math.round(validateMs),
     validate_ok: v.ok,
-    cli_scan_fresh_process_ms: { p50: quantile(cliMs, 0.5), max: quantile(cliMs, 1) },
+    cli_scan_reference_fresh_process_ms: { p50: quantile(cliMs, 0.5), max: quantile(cliMs, 1) },
     bytes_on_disk: bytes,
     peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
   };
