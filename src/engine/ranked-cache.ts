@@ -37,7 +37,7 @@ const sha256 = (s: string): string => hash('sha256', s, 'hex');
 /**
  * The content address of one turn's analysis. A cold node is immutable and named by its payload
  * hash, so an entry under this key can never go stale; the tokenizer name is part of it because
- * the analysis carries the payload's token count.
+ * the analysis carries the payload's token count (so a custom tokenizer needs a name of its own).
  *
  * @example
  * rankedCacheKey({ tokenizer: 'reference', payloadSha256: 'ab…', summary: 'tool: psql' }); // 64 hex
@@ -139,26 +139,37 @@ export function decodeCacheLine(
   return analysis ? { key, analysis } : undefined;
 }
 
+const HIGH_UNITS = /[\uD800-\uFFFF]/;
+
 const isCount = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= 0;
 
 function asAnalysis(v: unknown): RankedAnalysis | undefined {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
-  const { keys: joined, counts, length, tokens, error, prose, shapes } = v as Record<
-    string,
-    unknown
-  >;
+  const {
+    keys: joined,
+    counts,
+    length,
+    tokens,
+    error,
+    prose,
+    shapes,
+  } = v as Record<string, unknown>;
   if (typeof joined !== 'string' || !Array.isArray(counts)) return undefined;
   if (!isCount(length) || !isCount(tokens) || typeof error !== 'boolean') return undefined;
   if (typeof prose !== 'number' || !Number.isFinite(prose)) return undefined;
   if (!Array.isArray(shapes) || !shapes.every((s) => typeof s === 'string')) return undefined;
   const keys = joined === '' ? [] : joined.split(KEY_SEPARATOR);
   if (keys.length !== counts.length) return undefined;
+  // Keys strictly increasing by code point: distinct, in the order a fresh analysis has. Without
+  // a unit at or above U+D800, UTF-16 order is code-point order and the native `<` decides.
+  const less = HIGH_UNITS.test(joined)
+    ? (a: string, b: string) => compareCodePoints(a, b) < 0
+    : (a: string, b: string) => a < b;
   let sum = 0;
   for (let i = 0; i < keys.length; i++) {
     const n: unknown = counts[i];
-    if (!isCount(n) || n === 0 || keys[i]!.length === 0) return undefined;
-    // Strictly increasing by code point: distinct keys, in the order a fresh analysis has.
-    if (i > 0 && compareCodePoints(keys[i - 1]!, keys[i]!) >= 0) return undefined;
+    if (typeof n !== 'number' || !(n >= 1) || !Number.isSafeInteger(n)) return undefined;
+    if (i > 0 ? !less(keys[i - 1]!, keys[i]!) : keys[0]!.length === 0) return undefined;
     sum += n;
   }
   if (sum !== length) return undefined;

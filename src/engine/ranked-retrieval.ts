@@ -129,26 +129,29 @@ export class RankedRetrieval {
       this.#cacheRead = true;
       hits = cache.read(new Set(todo.map((t) => t.key!)));
     }
-    for (const { step, entry, key } of todo) {
-      if (this.#index.has(step)) continue;
-      const hit = key === undefined ? undefined : hits.get(key);
-      if (hit) {
-        this.#index.addAnalysis(step, hit);
-        continue;
+    try {
+      for (const { step, entry, key } of todo) {
+        if (this.#index.has(step)) continue;
+        const hit = key === undefined ? undefined : hits.get(key);
+        if (hit) {
+          this.#index.addAnalysis(step, hit);
+          continue;
+        }
+        let text: string;
+        try {
+          text = this.#deps.verifiedText(step);
+        } catch (e) {
+          // Fail closed: a node that does not verify is never a candidate (validate reports it).
+          if (isContextFoldError(e)) continue;
+          throw e;
+        }
+        const analysis = this.#analyse(entry.summary, text);
+        this.#index.addAnalysis(step, analysis);
+        if (cache && key !== undefined) cache.queue(key, analysis);
       }
-      let text: string;
-      try {
-        text = this.#deps.verifiedText(step);
-      } catch (e) {
-        // Fail closed: a node that does not verify is never a candidate (validate reports it).
-        if (isContextFoldError(e)) continue;
-        throw e;
-      }
-      const analysis = this.#analyse(entry.summary, text);
-      this.#index.addAnalysis(step, analysis);
-      if (cache && key !== undefined) cache.queue(key, analysis);
+    } finally {
+      cache?.flush();
     }
-    cache?.flush();
   }
 
   /** The ranked selection for a prompt (no page is read). */
