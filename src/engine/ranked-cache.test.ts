@@ -293,13 +293,19 @@ describe('a cold engine with the analysis cache', () => {
     await cf.close();
   });
 
-  it('a node that fails verification is never cached, so never a candidate on a miss', async () => {
+  it('a node that fails verification is never cached; on a miss it is refused at page-in too', async () => {
     const dir = await seededStore();
     const cacheDir = fresh('cache');
     const p = join(dir, 'cold_nodes', 'step_000002.json');
     writeFileSync(p, readFileSync(p, 'utf8').replace('port 5433', 'port 6666'));
-    const r = await answers({ dir, cacheDir });
-    expect(r[0]?.scan.selected.map((s) => s.step_id)).not.toContain(2);
+    const cf = await ContextFold.open({ dir, cacheDir, tokenizer: 'reference' });
+    const r = await cf.pageIn('Which port is postgresql listening on?');
+    // It keeps its intent on the terms its index entry records; the refusal is reported.
+    expect(r.pages.some((x) => x.step_id === 2 || x.content.includes('6666'))).toBe(false);
+    expect(r.failures).toEqual([
+      expect.objectContaining({ step_id: 2, error: 'IntegrityCheckError' }),
+    ]);
+    await cf.close();
     expect(cacheLines(cacheDir)).toHaveLength(TURNS.length - 1);
   });
 
@@ -353,7 +359,14 @@ function counted(
   const entries = new Map(
     turns.map((t) => [
       t.step,
-      { step_id: t.step, summary: t.summary, payload_sha256: sha(t.text) } as IndexEntry,
+      {
+        step_id: t.step,
+        summary: t.summary,
+        payload_sha256: sha(t.text),
+        identifiers: [],
+        files: [],
+        errors: [],
+      } as unknown as IndexEntry,
     ]),
   );
   const ranked = new RankedRetrieval({
@@ -433,12 +446,12 @@ describe('RankedRetrieval catch-up with the cache', () => {
     expect(r.reads).toEqual(steps.slice(30));
   });
 
-  it('a node that fails verification on a miss stays out of the index (fail closed)', () => {
+  it('a node that fails verification on a miss is indexed on its entry terms, never cached', () => {
     const cacheDir = fresh('cache');
     const r = counted(turns, cacheDir);
     r.tampered.add(17);
-    expect(r.ranked.scan(prompt, caps).selected.map((s) => s.step_id)).not.toContain(17);
-    expect(r.ranked.size).toBe(39);
+    r.ranked.scan(prompt, caps);
+    expect(r.ranked.size).toBe(40);
     const next = counted(turns, cacheDir);
     next.tampered.add(17);
     next.ranked.scan(prompt, caps);

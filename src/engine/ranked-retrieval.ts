@@ -102,8 +102,9 @@ export class RankedRetrieval {
   /**
    * Indexes the pending turns: from the analysis cache without touching the node file when it
    * holds the turn (so no tokenizer is needed either), else from the verified node, queuing the
-   * new analysis for one batched append. Fail closed: a node that does not verify is never
-   * indexed (validate reports it); a cached turn whose node was tampered is refused at page-in.
+   * new analysis for one batched append. Fail closed: a node that does not verify is indexed on
+   * its index entry's terms only, so it keeps its intents and its page-in is refused and
+   * reported (as for a cached turn whose node was tampered later).
    */
   #catchUp(): void {
     if (this.#pending.length === 0) return;
@@ -141,9 +142,14 @@ export class RankedRetrieval {
         try {
           text = this.#deps.verifiedText(step);
         } catch (e) {
-          // Fail closed: a node that does not verify is never a candidate (validate reports it).
-          if (isContextFoldError(e)) continue;
-          throw e;
+          if (!isContextFoldError(e)) throw e;
+          // Fail closed and loud: a node that does not verify stays a candidate on the terms its
+          // index entry records (never its unverified text, never cached), so if it owns an
+          // intent its page-in is refused and reported; the intent is never silently handed to
+          // another turn.
+          const terms = [...entry.identifiers, ...entry.files, ...entry.errors].join('\n');
+          this.#index.addAnalysis(step, this.#analyse(entry.summary, terms));
+          continue;
         }
         const analysis = this.#analyse(entry.summary, text);
         this.#index.addAnalysis(step, analysis);

@@ -1,4 +1,4 @@
-import { canonicalJson, canonicalSha256, sha256Hex } from '../protocol/canonical-json.js';
+import { canonicalJson, sha256Hex } from '../protocol/canonical-json.js';
 import type { IndexEntry } from '../protocol/types.js';
 
 /**
@@ -43,26 +43,29 @@ export function parseJournal(text: string, firstLine = 1): ParsedJournal {
     if (nl === -1)
       return { records, consumed: Buffer.byteLength(text.slice(0, pos)), tornTail: true };
     const raw = text.slice(pos, nl);
-    let parsed: { record?: JournalRecord; sha256?: string };
+    // Lines are written canonically ({"record":R,"sha256":H}), so the checksum is verified over
+    // the raw bytes of R: no re-serialisation (journal replay stays cheap on open).
+    const PREFIX = '{"record":';
+    const SUFFIX_LEN = 77; // ,"sha256":"<64 hex>"}
+    const fail = (reason: string): ParsedJournal => ({
+      records,
+      consumed: Buffer.byteLength(text.slice(0, pos)),
+      tornTail: false,
+      invalid: { line, reason },
+    });
+    if (!raw.startsWith(PREFIX) || raw.length < PREFIX.length + SUFFIX_LEN) return fail('not a journal record');
+    const tail = raw.slice(raw.length - SUFFIX_LEN);
+    const body = raw.slice(PREFIX.length, raw.length - SUFFIX_LEN);
+    const m = /^,"sha256":"([0-9a-f]{64})"\}$/.exec(tail);
+    if (!m) return fail('not a journal record');
+    if (sha256Hex(body) !== m[1]) return fail('checksum mismatch');
+    let rec: JournalRecord;
     try {
-      parsed = JSON.parse(raw);
+      rec = JSON.parse(body) as JournalRecord;
     } catch {
-      return {
-        records,
-        consumed: Buffer.byteLength(text.slice(0, pos)),
-        tornTail: false,
-        invalid: { line, reason: 'not valid JSON' },
-      };
+      return fail('not valid JSON');
     }
-    const rec = parsed?.record;
-    if (!rec || typeof parsed.sha256 !== 'string' || canonicalSha256(rec) !== parsed.sha256) {
-      return {
-        records,
-        consumed: Buffer.byteLength(text.slice(0, pos)),
-        tornTail: false,
-        invalid: { line, reason: 'checksum mismatch' },
-      };
-    }
+    if (typeof rec !== 'object' || rec === null) return fail('not a journal record');
     if (rec.op !== 'base' && rec.op !== 'fold' && rec.op !== 'evict') {
       return {
         records,

@@ -1,6 +1,9 @@
 import {
+  closeSync,
   existsSync,
   mkdirSync,
+  openSync,
+  readSync,
   readdirSync,
   readFileSync,
   type Stats,
@@ -281,9 +284,23 @@ export class Store {
     const path = this.layout.journalPath;
     const st = statOrNull(path);
     if (!st) return;
-    const buf = readFileSync(path);
+    // Read only what was appended since the last refresh.
     const id = fileId(st)!;
-    const text = buf.subarray(this.journalOffset).toString('utf8');
+    const length = Math.max(0, st.size - this.journalOffset);
+    const chunk = Buffer.alloc(length);
+    const fd = openSync(path, 'r');
+    let got = 0;
+    try {
+      while (got < length) {
+        const n = readSync(fd, chunk, got, length - got, this.journalOffset + got);
+        if (n === 0) break;
+        got += n;
+      }
+    } finally {
+      closeSync(fd);
+    }
+    const text = chunk.subarray(0, got).toString('utf8');
+    const end = this.journalOffset + got;
     const parsed = parseJournal(text, this.journalLines + 1);
     let recs = parsed.records;
     if (this.journalOffset === 0 && recs.length > 0) {
@@ -300,8 +317,8 @@ export class Store {
         // A compaction committed (snapshot renamed) but died before removing the journal:
         // every record is already in the snapshot. The next writer removes it under the lock.
         this.journalStale = true;
-        this.journalId = { ...id, size: buf.length };
-        this.journalOffset = buf.length;
+        this.journalId = { ...id, size: end };
+        this.journalOffset = end;
         return;
       }
       this.createdAt ??= base.created_at;
