@@ -51,7 +51,15 @@ describe('contextfold CLI', () => {
       file_path: '.contextfold/cold_nodes/step_000037.json',
     });
     const s = JSON.parse(
-      runCli(['--dir', dir, '--json', '--retrieval', 'reference', 'scan', 'Which port for PostgreSQL?']).stdout,
+      runCli([
+        '--dir',
+        dir,
+        '--json',
+        '--retrieval',
+        'reference',
+        'scan',
+        'Which port for PostgreSQL?',
+      ]).stdout,
     );
     expect(Object.keys(s).sort()).toEqual(['budget_dropped', 'query_terms', 'selected']);
     expect(s.selected).toEqual([

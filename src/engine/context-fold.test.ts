@@ -442,7 +442,11 @@ describe('journal and compaction', () => {
   it('another engine on the same store sees new folds without reopening', async () => {
     const a = await open();
     await a.fold({ stepId: 1, summary: 'alpha', content: 'PostgreSQL port 5433' });
-    const b = await ContextFold.open({ dir: a.dir, tokenizer: 'reference', retrieval: 'reference' });
+    const b = await ContextFold.open({
+      dir: a.dir,
+      tokenizer: 'reference',
+      retrieval: 'reference',
+    });
     expect((await b.scan('postgresql port')).selected.map((s) => s.step_id)).toEqual([1]);
     await a.fold({ stepId: 2, summary: 'beta', content: 'PostgreSQL port 5434' });
     expect((await b.scan('postgresql port')).selected.map((s) => s.step_id)).toEqual([2]);

@@ -3,11 +3,11 @@ import { resolve } from 'node:path';
 import { project } from '../extract/projection.js';
 import { resolveTokenizer, type Tokenizer } from '../extract/tokenizer.js';
 import { InvertedIndex } from '../index/inverted-index.js';
+import { focusedText } from '../index/ranked-focus.js';
 import { recall as recallIndex } from '../index/recall.js';
 import { referenceScan } from '../index/reference-scan.js';
 import { prettyJson } from '../protocol/canonical-json.js';
 import {
-  ipcfErrorName,
   isContextFoldError,
   NodeNotFoundError,
   OrphanedNodeError,
@@ -38,8 +38,8 @@ import {
 } from '../store/layout.js';
 import { isoSeconds, Store } from '../store/store.js';
 import { type VerifiedNode, verifyNode } from '../store/verify.js';
-import { focusedText } from '../index/ranked-focus.js';
 import { chunkText } from './chunk.js';
+import { pageFailure } from './page-failure.js';
 import { RankedRetrieval } from './ranked-retrieval.js';
 import type {
   ContextFoldEngine,
@@ -357,7 +357,10 @@ export class ContextFold implements ContextFoldEngine {
 
   /** Caps of a ranked page-in (issue 6). */
   private rankedCaps(): { perCall: number; perTurn: number } {
-    return { perCall: this.policy.max_rehydration_tokens_per_call, perTurn: perTurnCap(this.policy) };
+    return {
+      perCall: this.policy.max_rehydration_tokens_per_call,
+      perTurn: perTurnCap(this.policy),
+    };
   }
 
   /** The software MMU's selection for a prompt (CONF-13), without hydrating anything. */
@@ -504,12 +507,7 @@ export class ContextFold implements ContextFoldEngine {
         tokens += h.tokens;
       } catch (e) {
         if (!isContextFoldError(e)) throw e;
-        failures.push({
-          step_id: pick.step_id,
-          code: e.code,
-          error: ipcfErrorName(e.code),
-          message: e.message,
-        });
+        failures.push(pageFailure(pick.step_id, e));
       }
     }
     return { scan, pages, failures, tokens };

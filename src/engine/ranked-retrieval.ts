@@ -7,8 +7,9 @@ import {
   type RankedTuning,
   rankedScan,
 } from '../index/ranked-scan.js';
-import { ipcfErrorName, isContextFoldError } from '../protocol/errors.js';
+import { isContextFoldError } from '../protocol/errors.js';
 import type { IndexEntry } from '../protocol/types.js';
+import { pageFailure } from './page-failure.js';
 import { defaultCacheDir, RankedCache, rankedCacheKey } from './ranked-cache.js';
 import type { Page, PageInFailure, PageInResult } from './types.js';
 
@@ -200,12 +201,7 @@ export class RankedRetrieval {
       } catch (e) {
         if (!isContextFoldError(e)) throw e;
         failed.add(pick.step_id);
-        failures.push({
-          step_id: pick.step_id,
-          code: e.code,
-          error: ipcfErrorName(e.code),
-          message: e.message,
-        });
+        failures.push(pageFailure(pick.step_id, e));
       }
     }
     return { scan, pages, failures, tokens };

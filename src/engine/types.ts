@@ -45,19 +45,11 @@ export interface FoldInput {
   errors?: string[];
 }
 
-/** What a fold wrote (or found already written, `already_folded: true`). */
-export interface FoldResult {
-  step_id: number;
-  payload_sha256: string;
-  projection_sha256: string;
-  artifact_sha256: string;
-  file_path: string;
-  token_estimate: number;
-  folded_at: string;
-  identifiers: string[];
-  files: string[];
-  commands: string[];
-  errors: string[];
+/**
+ * What a fold wrote (or found already written, `already_folded: true`): the index entry's
+ * identity, hashes and terms.
+ */
+export interface FoldResult extends Omit<IndexEntry, 'projection_version' | 'summary' | 'evicted'> {
   already_folded: boolean;
 }
 

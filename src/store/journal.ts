@@ -53,7 +53,8 @@ export function parseJournal(text: string, firstLine = 1): ParsedJournal {
       tornTail: false,
       invalid: { line, reason },
     });
-    if (!raw.startsWith(PREFIX) || raw.length < PREFIX.length + SUFFIX_LEN) return fail('not a journal record');
+    if (!raw.startsWith(PREFIX) || raw.length < PREFIX.length + SUFFIX_LEN)
+      return fail('not a journal record');
     const tail = raw.slice(raw.length - SUFFIX_LEN);
     const body = raw.slice(PREFIX.length, raw.length - SUFFIX_LEN);
     const m = /^,"sha256":"([0-9a-f]{64})"\}$/.exec(tail);
