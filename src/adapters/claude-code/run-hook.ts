@@ -55,6 +55,9 @@ export async function runHook(options: RunHookOptions): Promise<HookOutcome> {
   const engine = await ContextFold.open({
     tokenizer: 'reference',
     retrieval: 'reference',
+    // One process per prompt: keep the journal short (it is re-read on every open), compacting
+    // geometrically into the snapshot (one JSON.parse instead of a checksum per line).
+    journalCompactThreshold: 256,
     sessionId: input.session_id,
     ...options.engine,
     dir: paths.storeDir,
