@@ -318,7 +318,10 @@ export class ContextFold implements ContextFoldEngine {
         this.store.append(fresh.map((p) => ({ op: 'fold' as const, entry: p.entry })));
         // Ranked retrieval (issue 6): index from the text in hand rather than re-reading it.
         if (this.retrieval === 'ranked') {
-          for (const p of fresh) this.ranked.addText(p.entry.step_id, p.entry.summary, p.text);
+          for (const p of fresh) {
+            this.ranked.addText(p.entry.step_id, p.entry.summary, p.text, p.entry.payload_sha256);
+          }
+          this.ranked.flushCache();
         }
       }
       return results;

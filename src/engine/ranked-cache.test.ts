@@ -278,6 +278,23 @@ describe('a cold engine with the analysis cache', () => {
     await cf.close();
   });
 
+  it('folding leaves the cache warm: the next process scans without reading a node', async () => {
+    const cacheDir = fresh('cache');
+    const dir = join(fresh('s'), '.contextfold');
+    const folder = await ContextFold.open({ dir, cacheDir, tokenizer: 'reference' });
+    await folder.foldMany(TURNS);
+    await folder.close();
+    expect(cacheLines(cacheDir)).toHaveLength(TURNS.length);
+    const expected = await answers({ dir, cacheDir: false }); // analysed from the nodes
+    const nodes = join(dir, 'cold_nodes');
+    renameSync(nodes, fresh('away'));
+    mkdirSync(nodes);
+    const cf = await ContextFold.open({ dir, cacheDir, tokenizer: 'reference' });
+    for (const [i, p] of PROMPTS.entries()) expect(await cf.scan(p)).toEqual(expected[i]?.scan);
+    await cf.close({ compact: false });
+    expect(cacheLines(cacheDir)).toHaveLength(TURNS.length);
+  });
+
   it('a tampered node is refused at page-in even when its analysis is cached', async () => {
     const dir = await seededStore();
     const cacheDir = fresh('cache');

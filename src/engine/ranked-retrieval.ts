@@ -79,10 +79,27 @@ export class RankedRetrieval {
     return this.#index.size;
   }
 
-  /** Indexes a turn whose verified text is already in hand (the fold path). */
-  addText(stepId: number, summary: string, text: string): void {
+  /**
+   * Indexes a turn whose text is already in hand (the fold path). With its `payloadSha256` the
+   * analysis is also queued for the cache (the fold-time text is exactly the text a later
+   * process would read back: the payload, or the summary when it is empty), so the next process
+   * that opens the store finds it warm; call {@link flushCache} after a batch.
+   */
+  addText(stepId: number, summary: string, text: string, payloadSha256?: string): void {
     if (this.#index.has(stepId)) return;
-    this.#index.addAnalysis(stepId, this.#analyse(summary, text));
+    const analysis = this.#analyse(summary, text);
+    this.#index.addAnalysis(stepId, analysis);
+    if (this.#cache && payloadSha256 !== undefined) {
+      this.#cache.queue(
+        rankedCacheKey({ tokenizer: this.#deps.tokenizer.name, payloadSha256, summary }),
+        analysis,
+      );
+    }
+  }
+
+  /** Appends queued analyses to the cache (best effort, one write). */
+  flushCache(): void {
+    this.#cache?.flush();
   }
 
   #analyse(summary: string, text: string): RankedAnalysis {
