@@ -1,16 +1,32 @@
 import { foldToken, identifiersOf } from '../extract/terms.js';
 import type { IndexEntry } from '../protocol/types.js';
 
+/** Queries answered by a linear pass before the full postings are built. */
+const LAZY_QUERIES = 2;
+
+/** The matching terms of an entry (identifiers ∪ folded files ∪ folded errors; may repeat). */
+function* termsOf(entry: IndexEntry): Generator<string> {
+  yield* entry.identifiers;
+  for (const f of entry.files) yield foldToken(f);
+  for (const e of entry.errors) yield foldToken(e);
+}
+
 /**
  * The recall index held in memory as an inverted index: term → postings of dense ordinals.
  * Scan and recall touch only the postings of the query's terms, never all N nodes. Entries are
  * added incrementally as the store applies folds; a reset rebuilds it after a full reload.
+ *
+ * The full postings are built lazily: a process that answers one or two queries (a CLI call,
+ * a hook) gets their terms' postings from one linear pass over the entries instead of paying
+ * for every term of every node; from the third query on, the whole index is built once.
  */
 export class InvertedIndex {
   private steps: number[] = [];
   private entries: IndexEntry[] = [];
   private readonly ordOf = new Map<number, number>();
   private readonly postings = new Map<string, number[]>();
+  private built = false;
+  private queries = 0;
   private summaryTerms: (Set<string> | undefined)[] = [];
   private scratch = new Int32Array(0);
 
@@ -24,6 +40,8 @@ export class InvertedIndex {
     this.entries = [];
     this.ordOf.clear();
     this.postings.clear();
+    this.built = false;
+    this.queries = 0;
     this.summaryTerms = [];
     for (const e of entries) this.add(e);
   }
@@ -35,19 +53,46 @@ export class InvertedIndex {
     this.entries.push(entry);
     this.summaryTerms.push(undefined);
     this.ordOf.set(entry.step_id, ord);
-    // The node's matching terms (identifiers ∪ folded files ∪ folded errors, as nodeTerms),
-    // without sorting: posting order follows fold order either way.
-    const seen = new Set<string>();
-    const post = (t: string): void => {
-      if (seen.has(t)) return;
-      seen.add(t);
+    this.post(entry, ord, !this.built);
+  }
+
+  /**
+   * Adds an entry's ordinal to its terms' postings (posting order follows fold order). With
+   * `knownOnly`, only to terms whose postings exist already (the lazily prepared ones).
+   */
+  private post(entry: IndexEntry, ord: number, knownOnly: boolean): void {
+    for (const t of termsOf(entry)) {
       const list = this.postings.get(t);
-      if (list) list.push(ord);
-      else this.postings.set(t, [ord]);
-    };
-    for (const t of entry.identifiers) post(t);
-    for (const f of entry.files) post(foldToken(f));
-    for (const e of entry.errors) post(foldToken(e));
+      if (list) {
+        if (list[list.length - 1] !== ord) list.push(ord);
+      } else if (!knownOnly) {
+        this.postings.set(t, [ord]);
+      }
+    }
+  }
+
+  /**
+   * Makes the postings of `terms` available: by one linear pass for the first few queries of
+   * an unbuilt index, else by building every term's postings once.
+   */
+  prepare(terms: readonly string[]): void {
+    if (this.built) return;
+    if (++this.queries > LAZY_QUERIES) {
+      this.postings.clear();
+      for (let ord = 0; ord < this.entries.length; ord++) this.post(this.entries[ord]!, ord, false);
+      this.built = true;
+      return;
+    }
+    const wanted = new Set(terms.filter((t) => !this.postings.has(t)));
+    if (wanted.size === 0) return;
+    for (const t of wanted) this.postings.set(t, []);
+    for (let ord = 0; ord < this.entries.length; ord++) {
+      for (const t of termsOf(this.entries[ord]!)) {
+        if (!wanted.has(t)) continue;
+        const list = this.postings.get(t)!;
+        if (list[list.length - 1] !== ord) list.push(ord);
+      }
+    }
   }
 
   evict(stepId: number): void {
@@ -67,12 +112,13 @@ export class InvertedIndex {
 
   /** Postings (ordinals) of a term; empty when unknown. Do not mutate. */
   postingsOf(term: string): readonly number[] {
+    if (!this.built && !this.postings.has(term)) this.prepare([term]);
     return this.postings.get(term) ?? [];
   }
 
   /** Number of nodes holding a term (document frequency). */
   documentFrequency(term: string): number {
-    return this.postings.get(term)?.length ?? 0;
+    return this.postingsOf(term).length;
   }
 
   /** Identifiers of a node's summary alone (recall's "summary terms"), computed once. */

@@ -24,6 +24,7 @@ export function recall(
   options: RecallOptions = {},
 ): RecallResult {
   const terms = identifiersOf(query);
+  index.prepare(terms);
   const coverage = index.scratchCounts();
   const touched: number[] = [];
   const score = new Map<number, number>();

@@ -40,6 +40,7 @@ export function referenceScan(
 
 /** RGSC over precomputed query terms (sorted by code point). */
 export function rgsc(index: InvertedIndex, terms: string[], budget: ScanBudget): ScanResult {
+  index.prepare(terms);
   const words = Math.max(1, Math.ceil(terms.length / 32));
   const slot = index.scratchCounts(); // ord → candidate number + 1
   const cands: number[] = [];
