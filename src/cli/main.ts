@@ -26,7 +26,10 @@ export async function buildProgram(argv?: string[]): Promise<Command> {
       '--tokenizer <NAME>',
       "token counter for caps: 'o200k' (default) or 'reference' (codepoints // 4)",
     )
-    .option('--retrieval <MODE>', "page-in algorithm: 'reference' (IPCF RGSC) or 'ranked'")
+    .option(
+      '--retrieval <MODE>',
+      "page-in algorithm: 'ranked' (default) or 'reference' (IPCF RGSC)",
+    )
     .option('--session <ID>', 'session_id written into new cold nodes', 'default-session')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
