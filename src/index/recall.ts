@@ -1,5 +1,5 @@
 import type { RecallCandidate, RecallResult, RecallStatus } from '../engine/types.js';
-import { identifiersOf } from '../extract/terms.js';
+import { foldToken, identifiersOf } from '../extract/terms.js';
 import type { InvertedIndex } from './inverted-index.js';
 
 /** Options of {@link recall}. */
@@ -27,13 +27,10 @@ export function recall(
   index.prepare(terms);
   const coverage = index.scratchCounts();
   const touched: number[] = [];
-  const score = new Map<number, number>();
   for (const t of terms) {
     for (const ord of index.postingsOf(t)) {
       if (coverage[ord] === 0) touched.push(ord);
       coverage[ord]! += 1;
-      const s = 1 + (index.summaryTermsAt(ord).has(t) ? 2 : 0);
-      score.set(ord, (score.get(ord) ?? 0) + s);
     }
   }
   let max = 0;
@@ -41,11 +38,24 @@ export function recall(
   const byStepDesc = (a: number, b: number) => index.stepAt(b) - index.stepAt(a);
   const primary = touched.filter((o) => coverage[o] === max).sort(byStepDesc);
   const related = touched.filter((o) => coverage[o]! < max).sort(byStepDesc);
+  // The score needs the node's summary terms: computed only for the candidates returned.
+  const score = (ord: number): number => {
+    const summary = index.summaryTermsAt(ord);
+    const e = index.entryAt(ord);
+    const own = new Set(e.identifiers);
+    for (const f of e.files) own.add(foldToken(f));
+    for (const x of e.errors) own.add(foldToken(x));
+    let sc = 0;
+    for (const t of terms) if (own.has(t)) sc += 1 + (summary.has(t) ? 2 : 0);
+    return sc;
+  };
   const label = (i: number, n: number): RecallStatus => {
     if (i === 0) return 'latest_chronological';
     if (n >= 3 && i < n - 1) return 'superseded';
     return 'historical';
   };
+  const limit =
+    options.limit !== undefined && options.limit >= 0 ? options.limit : Number.POSITIVE_INFINITY;
   const candidates: RecallCandidate[] = [];
   const make = (ord: number, status: RecallStatus): RecallCandidate => {
     const e = index.entryAt(ord);
@@ -53,19 +63,17 @@ export function recall(
       step_id: e.step_id,
       status,
       coverage: coverage[ord]!,
-      score: score.get(ord)!,
+      score: score(ord),
       summary: e.summary,
       folded_at: e.folded_at,
     };
   };
-  primary.forEach((o, i) => {
-    candidates.push(make(o, label(i, primary.length)));
-  });
-  for (const o of related) candidates.push(make(o, 'related'));
+  for (let i = 0; i < primary.length && candidates.length < limit; i++) {
+    candidates.push(make(primary[i]!, label(i, primary.length)));
+  }
+  for (let i = 0; i < related.length && candidates.length < limit; i++) {
+    candidates.push(make(related[i]!, 'related'));
+  }
   for (const ord of touched) coverage[ord] = 0;
-  const limit = options.limit;
-  return {
-    query,
-    candidates: limit !== undefined && limit >= 0 ? candidates.slice(0, limit) : candidates,
-  };
+  return { query, candidates };
 }

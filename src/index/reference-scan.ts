@@ -24,8 +24,8 @@ function popcount(x: number): number {
  * a pick's terms leave the residual whether admitted or not (intent ownership), so a budget cap
  * can drop an intent but never hands it to an older node.
  *
- * Lazy greedy over a max-heap keyed by (gain, step): gains only shrink as the residual shrinks,
- * so the cost is the postings touched plus O(picks · log candidates).
+ * Cost: the postings touched, plus one pass over the candidates' bit masks per pick (picks are
+ * at most the number of prompt terms).
  *
  * @example
  * referenceScan(index, 'Which port for PostgreSQL?', budget).selected[0]?.step_id;
@@ -75,47 +75,30 @@ export function rgsc(index: InvertedIndex, terms: string[], budget: ScanBudget):
     return g;
   };
 
-  // Max-heap of candidates by (gain desc, step desc), with lazily updated gains.
-  const key = new Int32Array(cands.length);
-  const heap: number[] = [];
-  const before = (a: number, b: number): boolean =>
-    key[a]! > key[b]! || (key[a] === key[b] && index.stepAt(cands[a]!) > index.stepAt(cands[b]!));
-  const siftDown = (i: number): void => {
-    const n = heap.length;
-    for (;;) {
-      const l = 2 * i + 1;
-      const r = l + 1;
-      let m = i;
-      if (l < n && before(heap[l]!, heap[m]!)) m = l;
-      if (r < n && before(heap[r]!, heap[m]!)) m = r;
-      if (m === i) return;
-      [heap[i], heap[m]] = [heap[m]!, heap[i]!];
-      i = m;
-    }
-  };
-  for (let c = 0; c < cands.length; c++) {
-    key[c] = gainOf(c);
-    heap.push(c);
-  }
-  for (let i = (heap.length >> 1) - 1; i >= 0; i--) siftDown(i);
+  // Each pick is one linear pass over the candidates' typed masks (picks are at most the
+  // number of prompt terms): cheaper than maintaining a heap over every candidate of a common
+  // term, and allocation-free.
+  const n = cands.length;
+  const stepOf = new Float64Array(n);
+  for (let c = 0; c < n; c++) stepOf[c] = index.stepAt(cands[c]!);
+  const picked = new Uint8Array(n);
 
   const selected: ScanPick[] = [];
   const dropped: ScanPick[] = [];
   let consumed = 0;
-  while (heap.length > 0) {
-    const top = heap[0]!;
-    const g = gainOf(top);
-    if (g !== key[top]) {
-      key[top] = g;
-      siftDown(0);
-      continue;
+  for (;;) {
+    let top = -1;
+    let best = 0;
+    for (let c = 0; c < n; c++) {
+      if (picked[c]) continue;
+      const g = words === 1 ? popcount(masks[c]! & residual[0]!) : gainOf(c);
+      if (g > best || (g === best && g > 0 && stepOf[c]! > stepOf[top]!)) {
+        best = g;
+        top = c;
+      }
     }
-    if (g === 0) break;
-    const last = heap.pop()!;
-    if (heap.length > 0) {
-      heap[0] = last;
-      siftDown(0);
-    }
+    if (top < 0) break;
+    picked[top] = 1;
     const matched: string[] = [];
     for (let ti = 0; ti < terms.length; ti++) {
       const w = ti >>> 5;
