@@ -29,7 +29,7 @@ import {
   PROJECTION_VERSION,
 } from '../protocol/types.js';
 import { artifactHash, indexEntryFor } from '../store/cold-node.js';
-import { writeFileAtomic, writeFilesDurable } from '../store/durable-fs.js';
+import { isTempFileName, writeFilesDurable } from '../store/durable-fs.js';
 import {
   canonicalNodePath,
   indexFilePath,
@@ -600,7 +600,7 @@ export class ContextFold implements ContextFoldEngine {
         kind: 'integrity',
         step_id: null,
         path: `${this.layout.coldDir}/${name}`,
-        message: Store.isTempFile(name)
+        message: isTempFileName(name)
           ? `leftover temp file of an interrupted write: ${this.layout.coldDir}/${name}`
           : `unexpected entry in cold_nodes: ${this.layout.coldDir}/${name}`,
       });
@@ -634,12 +634,5 @@ export class ContextFold implements ContextFoldEngine {
       await this.compact();
     }
     this.closed = true;
-  }
-
-  /** Writes `hydration_policy.json` for a store (validated first). */
-  static writePolicy(dir: string, policy: HydrationPolicy): void {
-    const layout = storeLayout(resolve(dir));
-    const p = parsePolicy(policy);
-    writeFileAtomic(layout.policyPath, prettyJson(p));
   }
 }

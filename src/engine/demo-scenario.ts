@@ -87,6 +87,7 @@ export function demoHistory(): FoldInput[] {
 export const DEMO_QUESTIONS = {
   recall: 'PostgreSQL port',
   scan: 'What port are we using for PostgreSQL, and which migration applied the billing table?',
+  next: 'Thanks. Draft the release announcement for the team.',
 } as const;
 
 /** Everything the demo did, phase by phase (JSON-serialisable). */
@@ -96,8 +97,12 @@ export interface DemoReport {
   fold_ms: number;
   recall: RecallResult;
   page_in: PageInResult;
-  prompt_tokens: { baseline: number; with_pages: number; after_eviction: number };
+  prompt_tokens: { baseline: number; with_pages: number; next_turn: number };
   evicted: number[];
+  /** Steps marked evicted in the store (index `evicted` + eviction log). */
+  evictions_recorded: number;
+  /** Steps the next, unrelated prompt pages in. */
+  next_pages: number[];
   tamper: { step_id: number; refused: boolean; error: string | null };
   validate: ValidateResult;
 }
@@ -131,8 +136,18 @@ export async function runDemo(options: {
 
     const evicted: number[] = [];
     for (const p of pageIn.pages) evicted.push((await cf.evict(p.step_id)).step_id);
-    const after = cf.tokenizer.count(baselinePrompt);
-    phase('evict', { evicted, baseline, with_pages: withPages, after_eviction: after });
+    const evictionsRecorded = (await cf.status()).evicted;
+    // The next turn asks about something else: its prompt carries its own pages only (none
+    // here), never the previous turn's.
+    const next = await cf.pageIn(DEMO_QUESTIONS.next);
+    const nextTokens = cf.tokenizer.count(DEMO_QUESTIONS.next) + next.tokens;
+    phase('evict', {
+      evicted,
+      evictions_recorded: evictionsRecorded,
+      with_pages: withPages,
+      next_turn: nextTokens,
+      next_pages: next.pages.map((p) => p.step_id),
+    });
 
     // Tamper with one byte of step 91's payload on disk.
     const target = 91;
@@ -154,8 +169,10 @@ export async function runDemo(options: {
       fold_ms,
       recall,
       page_in: pageIn,
-      prompt_tokens: { baseline, with_pages: withPages, after_eviction: after },
+      prompt_tokens: { baseline, with_pages: withPages, next_turn: nextTokens },
       evicted,
+      evictions_recorded: evictionsRecorded,
+      next_pages: next.pages.map((p) => p.step_id),
       tamper: { step_id: target, refused: error !== null, error },
       validate,
     };

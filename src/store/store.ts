@@ -14,7 +14,7 @@ import { canonicalJson, prettyJson, sha256Hex } from '../protocol/canonical-json
 import { IntegrityCheckError } from '../protocol/errors.js';
 import { checkEvictionLog, checkIndexEntry, checkRecallIndex } from '../protocol/schemas.js';
 import { type IndexEntry, IPCF_VERSION, PROJECTION_VERSION } from '../protocol/types.js';
-import { appendDurable, fsyncDir, isTempFileName, writeFileAtomic } from './durable-fs.js';
+import { appendDurable, fsyncDir, writeFileAtomic } from './durable-fs.js';
 import { type JournalRecord, journalLine, parseJournal } from './journal.js';
 import { NODE_FILE_RE, type StoreLayout } from './layout.js';
 import { isWriteLocked, withWriteLock } from './lock.js';
@@ -502,10 +502,5 @@ export class Store {
       else stray.push(name);
     }
     return { steps, stray };
-  }
-
-  /** True if a name in a store directory is a temp file of an interrupted atomic write. */
-  static isTempFile(name: string): boolean {
-    return isTempFileName(name);
   }
 }

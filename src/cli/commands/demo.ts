@@ -59,13 +59,13 @@ export function register(program: Command): void {
             } else if (phase === 'evict') {
               const x = d as {
                 evicted: number[];
-                baseline: number;
+                evictions_recorded: number;
                 with_pages: number;
-                after_eviction: number;
+                next_turn: number;
               };
               say(
                 g.json,
-                `\n4. After the response the pages are evicted (CONF-07): prompt ${x.with_pages} → ${x.after_eviction} tokens (baseline ${x.baseline})`,
+                `\n4. After the response the pages are evicted (CONF-07): ${x.evicted.join(', ')} (${x.evictions_recorded} evictions recorded in the store).\n   This turn's prompt was ${x.with_pages} tokens with its pages; the next prompt carries none of them: ${x.next_turn} tokens.`,
               );
             } else if (phase === 'tamper') {
               const x = d as { step_id: number; refused: boolean; error: string | null };
