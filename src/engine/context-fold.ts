@@ -2,8 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { project } from '../extract/projection.js';
 import { resolveTokenizer, type Tokenizer } from '../extract/tokenizer.js';
-import { isTempFileName, writeFilesDurable } from '../fs/durable-fs.js';
-import { prettyJson } from '../protocol/canonical-json.js';
+import { isTempFileName } from '../fs/durable-fs.js';
 import {
   isContextFoldError,
   NodeNotFoundError,
@@ -27,19 +26,21 @@ import {
   IPCF_VERSION,
   PROJECTION_VERSION,
 } from '../protocol/types.js';
-import { InvertedIndex } from '../retrieval/inverted-index.js';
+import { analysisKey, analyzeNode, RANKED_ANALYZER_VERSION } from '../retrieval/node-analysis.js';
 import { focusedText } from '../retrieval/ranked-focus.js';
 import { recall as recallIndex } from '../retrieval/recall.js';
 import { referenceScan } from '../retrieval/reference-scan.js';
+import { TermView } from '../retrieval/term-view.js';
 import { artifactHash, indexEntryFor } from '../store/cold-node.js';
+import type { CommitRow, IndexBackend, WriteSession } from '../store/index-backend.js';
 import {
   canonicalNodePath,
   indexFilePath,
   type StoreLayout,
   storeLayout,
 } from '../store/layout.js';
-import { Store } from '../store/store.js';
-import { type VerifiedNode, verifyNode } from '../store/verify.js';
+import { IndexBrokenError, LocalStore } from '../store/local-store.js';
+import type { VerifiedNode } from '../store/verify.js';
 import { chunkText } from './chunk.js';
 import { RankedRetrieval } from './ranked-retrieval.js';
 import type {
@@ -61,19 +62,20 @@ import type {
   ValidationProblem,
 } from './types.js';
 
-const lossy = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
-
-/** Text of a verified node's payload (lossy only for non-UTF-8 payloads). */
-function payloadText(v: VerifiedNode): string {
-  if (v.node.raw_content_encoding === 'base64') return lossy.decode(v.bytes);
-  return v.node.raw_content === '' ? v.node.summary : v.node.raw_content;
-}
-
 interface Prepared {
   node: ColdNode;
   entry: IndexEntry;
   text: string;
 }
+
+/** Turns committed per lock hold: other writers get the lock between rounds of a long batch. */
+const FOLD_ROUND = 1024;
+/** Entries read per page when the whole index is walked (validate, entries()). */
+const ENTRY_PAGE = 1000;
+/** Token counts kept in memory per engine (a cache of the store's). */
+const TOKEN_CACHE = 4096;
+
+const turn = () => new Promise<void>((r) => setImmediate(r));
 
 /**
  * The IPCF-1.1 engine over one store directory.
@@ -91,9 +93,7 @@ export class ContextFold implements ContextFoldEngine {
   readonly sessionId: string;
   readonly retrieval: RetrievalMode;
   private readonly layout: StoreLayout;
-  private readonly store: Store;
-  private readonly index = new InvertedIndex();
-  // --- ranked retrieval (issue 6): in-memory retrieval keys, never hashed or written ---
+  private readonly store: LocalStore;
   private readonly ranked: RankedRetrieval;
   private readonly clock: () => Date;
   private readonly tokenCache = new Map<string, number>();
@@ -115,41 +115,37 @@ export class ContextFold implements ContextFoldEngine {
     this.sessionId = options.sessionId ?? DEFAULT_SESSION_ID;
     this.retrieval = options.retrieval ?? 'ranked';
     this.clock = options.clock ?? (() => new Date());
-    const index = this.index;
-    const ranked = new RankedRetrieval({
-      tokenizer: this.tokenizer,
-      verifiedText: (step) => payloadText(verifyNode(this.layout, this.entryOrThrow(step))),
-      entryOf: (step) => this.store.get(step),
-      storeDir: this.dir,
-      cacheDir: options.cacheDir,
+    this.store = new LocalStore(this.layout, {
+      lockTimeoutMs: options.lockTimeoutMs ?? 30_000,
+      compactThreshold: options.journalCompactThreshold ?? 4096,
+      clock: this.clock,
+      analyzer: { version: RANKED_ANALYZER_VERSION, keyOf: analysisKey },
+      onWarning: options.onWarning,
     });
-    this.ranked = ranked;
-    this.store = new Store(
-      this.layout,
-      {
-        lockTimeoutMs: options.lockTimeoutMs ?? 30_000,
-        compactThreshold: options.journalCompactThreshold ?? 4096,
-        clock: this.clock,
-      },
-      {
-        reset: (entries) => {
-          const list = [...entries];
-          index.reset(list);
-          ranked.reset(list.map((e) => e.step_id));
-        },
-        add: (entry) => {
-          index.add(entry);
-          ranked.noteAdded(entry.step_id);
-        },
-        evict: (step) => index.evict(step),
-      },
-    );
-    this.store.refresh();
+    this.ranked = new RankedRetrieval({
+      tokenizer: this.tokenizer,
+      backend: this.store,
+      verifiedText: (step) => payloadText(this.store.verifyNode(this.entryOrThrow(step))),
+      entryOf: (step) => this.store.get(step),
+      tokensOf: (step) => this.tokensOf(step),
+      knownTokens: (entry) => this.knownTokens(entry),
+    });
   }
 
-  /** Opens (without creating) a store. Reads the index once; later calls read only what changed. */
+  /**
+   * Opens (without creating) a store. The derived index is brought up to date with the store's
+   * files (built on first open, caught up by what was appended since, rebuilt if missing or
+   * unusable; see `onWarning`).
+   */
   static async open(options: OpenOptions): Promise<ContextFold> {
-    return new ContextFold(options);
+    const cf = new ContextFold(options);
+    await cf.store.sync();
+    return cf;
+  }
+
+  /** The derived index backend (entries, postings, statistics; see `IndexBackend`). */
+  get backend(): IndexBackend {
+    return this.store;
   }
 
   private static readPolicy(layout: StoreLayout): HydrationPolicy {
@@ -241,8 +237,10 @@ export class ContextFold implements ContextFoldEngine {
   }
 
   /**
-   * Folds a batch with one journal write: node files first (each fsynced), then one durable
-   * append of every index entry. Inputs are validated before anything is written.
+   * Folds a batch: node files first (fsynced together), then one durable journal append per
+   * round of up to 1,024 turns (the write lock is released between rounds, so other writers
+   * are not held up by a long batch). Inputs are validated, and every step checked for a
+   * conflict, before anything is written.
    */
   async foldMany(
     inputs: FoldInput[],
@@ -265,93 +263,145 @@ export class ContextFold implements ContextFoldEngine {
       }
       seen.set(p.entry.step_id, p);
     }
-    return this.store.locked(() => {
+    if (prepared.length > FOLD_ROUND) {
+      await this.store.write((tx) => {
+        const planned = new Set<number>();
+        for (const p of prepared) this.plan(tx, p, planned);
+      });
+    }
+    const results: FoldResult[] = [];
+    for (let i = 0; i < prepared.length; i += FOLD_ROUND) {
+      const round = prepared.slice(i, i + FOLD_ROUND);
+      results.push(...(await this.foldRound(round)));
+      onProgress?.(Math.min(i + FOLD_ROUND, prepared.length), prepared.length);
+    }
+    return results;
+  }
+
+  /**
+   * What folding `p` would do: `existing` (already folded, same content), `planned` (earlier in
+   * this batch) or `fresh`. Throws on a conflict or an orphaned node file.
+   */
+  private plan(
+    tx: WriteSession,
+    p: Prepared,
+    planned: Set<number>,
+  ): { kind: 'existing'; entry: IndexEntry } | { kind: 'planned' | 'fresh' } {
+    const step = p.entry.step_id;
+    const existing = tx.get(step);
+    if (existing) {
+      if (
+        existing.payload_sha256 !== p.entry.payload_sha256 ||
+        existing.projection_sha256 !== p.entry.projection_sha256
+      ) {
+        throw new StepConflictError(
+          `step ${step} is already folded with a different payload or projection (payload ${existing.payload_sha256.slice(0, 12)}…); step ids come from the history and cannot be reused`,
+          { stepId: step, path: existing.file_path },
+        );
+      }
+      return { kind: 'existing', entry: existing };
+    }
+    if (planned.has(step)) return { kind: 'planned' };
+    if (tx.nodeExists(step)) {
+      const path = canonicalNodePath(this.layout, step);
+      throw new OrphanedNodeError(
+        `step ${step} has a cold node file but no index entry (an interrupted fold?); refusing to overwrite it: ${path}`,
+        { stepId: step, path },
+      );
+    }
+    planned.add(step);
+    return { kind: 'fresh' };
+  }
+
+  /** One round of a batch under the write lock: nodes written durably, then committed. */
+  private async foldRound(round: Prepared[]): Promise<FoldResult[]> {
+    return this.store.write(async (tx) => {
       this.store.assertConsistent();
-      this.store.ensureDirs();
       const results: FoldResult[] = [];
       const fresh: Prepared[] = [];
       const planned = new Set<number>();
-      for (const p of prepared) {
-        const step = p.entry.step_id;
-        const existing = this.store.get(step);
-        if (existing) {
-          if (
-            existing.payload_sha256 !== p.entry.payload_sha256 ||
-            existing.projection_sha256 !== p.entry.projection_sha256
-          ) {
-            throw new StepConflictError(
-              `step ${step} is already folded with a different payload or projection (payload ${existing.payload_sha256.slice(0, 12)}…); step ids come from the history and cannot be reused`,
-              { stepId: step, path: existing.file_path },
-            );
-          }
-          results.push(this.result(existing, true));
-          continue;
-        }
-        if (planned.has(step)) {
-          results.push(this.result(p.entry, true));
-          continue;
-        }
-        const path = canonicalNodePath(this.layout, step);
-        if (existsSync(path)) {
-          throw new OrphanedNodeError(
-            `step ${step} has a cold node file but no index entry (an interrupted fold?); refusing to overwrite it: ${path}`,
-            { stepId: step, path },
-          );
-        }
-        planned.add(step);
-        fresh.push(p);
-        results.push(this.result(p.entry, false));
+      for (const p of round) {
+        const plan = this.plan(tx, p, planned);
+        if (plan.kind === 'existing') results.push(this.result(plan.entry, true));
+        else results.push(this.result(p.entry, plan.kind === 'planned'));
+        if (plan.kind === 'fresh') fresh.push(p);
       }
-      // Node files first (durable), then one journal append: a crash in between leaves
-      // orphans that validate reports, never an index entry without its node.
-      const BATCH = 512;
-      for (let i = 0; i < fresh.length; i += BATCH) {
-        const part = fresh.slice(i, i + BATCH);
-        writeFilesDurable(
-          part.map((p) => ({
-            path: canonicalNodePath(this.layout, p.entry.step_id),
-            data: prettyJson(p.node),
-          })),
-        );
-        onProgress?.(Math.min(i + BATCH, fresh.length), fresh.length);
-      }
-      if (fresh.length > 0) {
-        this.store.append(fresh.map((p) => ({ op: 'fold' as const, entry: p.entry })));
-        // Ranked retrieval (issue 6): index from the text in hand rather than re-reading it.
-        if (this.retrieval === 'ranked') {
-          for (const p of fresh) {
-            this.ranked.addText(p.entry.step_id, p.entry.summary, p.text, p.entry.payload_sha256);
-          }
-          this.ranked.flushCache();
-        }
-      }
+      if (fresh.length === 0) return results;
+      // Node files first (durable), then the commit: a crash in between leaves orphans that
+      // validate reports, never an index entry without its node.
+      await tx.writeNodes(fresh.map((p) => p.node));
+      await tx.commit(fresh.map((p) => this.derived(p)));
       return results;
     });
   }
 
-  /** Refreshes from disk and throws if the persistent state is inconsistent. */
-  private sync(): void {
+  /** What the index keeps of a fold's content, computed from the text in hand. */
+  private derived(p: Prepared): CommitRow {
+    const analysis = { akey: analysisKey(p.entry), ...analyzeNode(p.entry.summary, p.text) };
+    if (this.tokenizer.name === 'reference') return { entry: p.entry, analysis };
+    const count = this.tokenizer.count(p.text);
+    this.rememberTokens(p.entry.payload_sha256, count);
+    return { entry: p.entry, analysis, tokens: { tokenizer: this.tokenizer.name, count } };
+  }
+
+  /**
+   * Runs a read against the synced index; if the index file turns out corrupt on the way, it
+   * is rebuilt from the store's files and the read runs once more.
+   */
+  private async read<T>(fn: () => T | Promise<T>): Promise<T> {
     this.assertOpen();
-    this.store.refresh();
-    this.store.assertConsistent();
+    await this.store.sync();
+    try {
+      return await fn();
+    } catch (e) {
+      if (!(e instanceof IndexBrokenError)) throw e;
+      await this.store.sync();
+      return await fn();
+    }
   }
 
   /** Explicit recall with coverage tiers and chronological labels (CONF-04). */
   async recall(query: string, options: { limit?: number } = {}): Promise<RecallResult> {
     if (typeof query !== 'string') throw new UsageError('recall needs a query string');
-    this.sync();
-    return recallIndex(this.index, query, options);
+    return this.read(() => {
+      this.store.assertConsistent();
+      return recallIndex(this.termView(), query, options);
+    });
   }
 
-  /** Tokens of a node's whole payload under this engine's tokenizer. */
-  private tokensOf(stepId: number): number {
-    const entry = this.store.get(stepId)!;
+  private termView(): TermView {
+    return new TermView({
+      postings: (t) => this.store.postings('reference', t).steps,
+      entry: (s) => this.store.get(s)!,
+    });
+  }
+
+  private rememberTokens(payloadSha256: string, count: number): void {
+    if (this.tokenCache.size >= TOKEN_CACHE) this.tokenCache.clear();
+    this.tokenCache.set(payloadSha256, count);
+  }
+
+  /** Tokens of a payload known without counting (the reference estimate, or stored). */
+  private knownTokens(entry: IndexEntry): number | undefined {
     if (this.tokenizer.name === 'reference') return entry.token_estimate;
     const cached = this.tokenCache.get(entry.payload_sha256);
     if (cached !== undefined) return cached;
+    const stored = this.store.tokens(entry.payload_sha256, this.tokenizer.name);
+    if (stored !== undefined) this.rememberTokens(entry.payload_sha256, stored);
+    return stored;
+  }
+
+  /** Tokens of a node's whole payload under this engine's tokenizer (stored, else counted). */
+  private tokensOf(stepId: number): number {
+    const entry = this.store.get(stepId)!;
+    const known = this.knownTokens(entry);
+    if (known !== undefined) return known;
     try {
-      const n = this.tokenizer.count(payloadText(verifyNode(this.layout, entry)));
-      this.tokenCache.set(entry.payload_sha256, n);
+      const n = this.tokenizer.count(payloadText(this.store.verifyNode(entry)));
+      this.rememberTokens(entry.payload_sha256, n);
+      this.store.putTokens([
+        { payload_sha256: entry.payload_sha256, tokenizer: this.tokenizer.name, count: n },
+      ]);
       return n;
     } catch {
       // Unverifiable: cost it at the cap; pageIn will refuse it and report why.
@@ -370,18 +420,23 @@ export class ContextFold implements ContextFoldEngine {
   /** The software MMU's selection for a prompt (CONF-13), without hydrating anything. */
   async scan(prompt: string, options: { mode?: RetrievalMode } = {}): Promise<ScanResult> {
     if (typeof prompt !== 'string') throw new UsageError('scan needs a prompt string');
-    this.sync();
     const mode = options.mode ?? this.retrieval;
     if (mode !== 'reference' && mode !== 'ranked') {
       throw new UsageError(
         `unknown retrieval mode ${JSON.stringify(mode)}: use 'reference' or 'ranked'`,
       );
     }
-    if (mode === 'ranked') return this.ranked.scan(prompt, this.rankedCaps());
-    return referenceScan(this.index, prompt, {
-      perCall: this.policy.max_rehydration_tokens_per_call,
-      perTurn: perTurnCap(this.policy),
-      tokensOf: (s) => this.tokensOf(s),
+    return this.read(async () => {
+      this.store.assertConsistent();
+      if (mode === 'ranked') {
+        await this.ranked.prepare();
+        return this.ranked.scan(prompt, this.rankedCaps());
+      }
+      return referenceScan(this.termView(), prompt, {
+        perCall: this.policy.max_rehydration_tokens_per_call,
+        perTurn: perTurnCap(this.policy),
+        tokensOf: (s) => this.tokensOf(s),
+      });
     });
   }
 
@@ -406,11 +461,19 @@ export class ContextFold implements ContextFoldEngine {
     });
   }
 
+  /** A counter that knows the whole payload's stored count (no vocabulary load for it). */
+  private counter(entry: IndexEntry, text: string): Tokenizer {
+    const known = this.knownTokens(entry);
+    const tok = this.tokenizer;
+    if (known === undefined) return tok;
+    return { name: tok.name, count: (s) => (s === text ? known : tok.count(s)) };
+  }
+
   private chunksOf(entry: IndexEntry, text: string, cap: number): string[] {
     const key = `${entry.payload_sha256}:${cap}`;
     let chunks = this.chunkCache.get(key);
     if (!chunks) {
-      chunks = chunkText(text, cap, this.tokenizer);
+      chunks = chunkText(text, cap, this.counter(entry, text));
       if (this.chunkCache.size > 512) this.chunkCache.clear();
       this.chunkCache.set(key, chunks);
     }
@@ -423,12 +486,17 @@ export class ContextFold implements ContextFoldEngine {
    * chunks cut at line boundaries; `chunk` selects one.
    */
   async hydrate(stepId: number, options: HydrateOptions = {}): Promise<HydrateResult> {
-    this.sync();
+    return this.read(() => this.hydrateNow(stepId, options));
+  }
+
+  private hydrateNow(stepId: number, options: HydrateOptions): HydrateResult {
+    this.store.assertConsistent();
     const entry = this.entryOrThrow(stepId);
-    const v = verifyNode(this.layout, entry);
+    const v = this.store.verifyNode(entry);
     const text = payloadText(v);
     const perCall = this.policy.max_rehydration_tokens_per_call;
     const cap = Math.max(1, Math.min(options.maxTokens ?? perCall, perCall));
+    const encoding = v.node.raw_content_encoding === 'base64' ? 'base64' : 'utf8';
     if (options.window) {
       const w = options.window;
       const win = focusedText({
@@ -447,7 +515,7 @@ export class ContextFold implements ContextFoldEngine {
         truncated: win.truncated,
         payload_sha256: entry.payload_sha256,
         verified: true,
-        encoding: v.node.raw_content_encoding === 'base64' ? 'base64' : 'utf8',
+        encoding,
       };
     }
     const chunks = this.chunksOf(entry, text, cap);
@@ -464,20 +532,22 @@ export class ContextFold implements ContextFoldEngine {
     return {
       step_id: stepId,
       content,
-      tokens: this.tokenizer.count(content),
+      tokens: this.counter(entry, text).count(content),
       chunk: k,
       chunks: chunks.length,
       truncated: chunks.length > 1,
       payload_sha256: entry.payload_sha256,
       verified: true,
-      encoding: v.node.raw_content_encoding === 'base64' ? 'base64' : 'utf8',
+      encoding,
     };
   }
 
   /** The exact payload bytes of a step, verified (for `hydrate --raw`). */
   async hydrateBytes(stepId: number): Promise<Uint8Array> {
-    this.sync();
-    return verifyNode(this.layout, this.entryOrThrow(stepId)).bytes;
+    return this.read(() => {
+      this.store.assertConsistent();
+      return this.store.verifyNode(this.entryOrThrow(stepId)).bytes;
+    });
   }
 
   /**
@@ -488,8 +558,11 @@ export class ContextFold implements ContextFoldEngine {
   async pageIn(prompt: string, options: { mode?: RetrievalMode } = {}): Promise<PageInResult> {
     if ((options.mode ?? this.retrieval) === 'ranked') {
       if (typeof prompt !== 'string') throw new UsageError('pageIn needs a prompt string');
-      this.sync();
-      return this.ranked.pageIn(prompt, this.rankedCaps());
+      return this.read(async () => {
+        this.store.assertConsistent();
+        await this.ranked.prepare();
+        return this.ranked.pageIn(prompt, this.rankedCaps());
+      });
     }
     const scan = await this.scan(prompt, options);
     const pages: Page[] = [];
@@ -520,74 +593,66 @@ export class ContextFold implements ContextFoldEngine {
   /** Records that a step's page left the prompt (CONF-07): index `evicted`, eviction log. */
   async evict(stepId: number): Promise<EvictResult> {
     this.assertOpen();
-    return this.store.locked(() => {
+    return this.store.write(async (tx) => {
       this.store.assertConsistent();
       this.entryOrThrow(stepId);
       const evicted_at = isoSeconds(this.clock());
-      this.store.append([{ op: 'evict', step_id: stepId, evicted_at }]);
+      await tx.evict(stepId, evicted_at);
       return { step_id: stepId, evicted_at };
     });
   }
 
-  /** Counts and settings of the store. */
+  /** Counts and settings of the store, and the state of its derived index. */
   async status(): Promise<StatusResult> {
-    this.sync();
-    let evicted = 0;
-    let total = 0;
-    for (const e of this.store.all()) {
-      if (e.evicted) evicted++;
-      total += e.token_estimate;
-    }
-    return {
-      dir: this.dir,
-      session_id: this.sessionId,
-      projection_version: PROJECTION_VERSION,
-      nodes: this.store.size,
-      evicted,
-      journal_entries: this.store.journalEntries,
-      total_token_estimate: total,
-      policy: this.policy,
-      folding_policy_hash: policyHash(this.policy),
-      tokenizer: this.tokenizer.name,
-      retrieval: this.retrieval,
-    };
+    return this.read(() => {
+      const s = this.store.stats();
+      return {
+        dir: this.dir,
+        session_id: this.sessionId,
+        projection_version: PROJECTION_VERSION,
+        nodes: s.entries,
+        evicted: s.evicted,
+        journal_entries: s.journalRecords,
+        total_token_estimate: s.tokenEstimate,
+        policy: this.policy,
+        folding_policy_hash: policyHash(this.policy),
+        tokenizer: this.tokenizer.name,
+        retrieval: this.retrieval,
+        index: {
+          path: this.store.indexPath,
+          state: this.store.indexPath === null && s.entries > 0 ? 'in-memory' : 'fresh',
+          pending_analysis: this.store.pendingCount(),
+        },
+      };
+    });
   }
 
   /**
    * Checks the whole store (CONF-09/10/12): every indexed node verified as on hydrate, every
    * cold node file without an index entry reported as orphaned, stray and temp files reported,
-   * journal and index consistency. Reports every problem with its path; repairs nothing.
+   * journal and index consistency, and the derived index against the store's files. Reports
+   * every problem with its path; repairs nothing. Walks the index page by page, giving the
+   * event loop a turn between pages.
    */
   async validate(): Promise<ValidateResult> {
     this.assertOpen();
-    this.store.refresh();
+    await this.store.sync();
     const problems: ValidationProblem[] = [];
     const lp = this.store.loadProblem;
     if (lp) problems.push({ kind: lp.kind, step_id: null, path: lp.path, message: lp.message });
     let checked = 0;
-    for (const entry of this.store.all()) {
-      checked++;
-      try {
-        verifyNode(this.layout, entry);
-      } catch (e) {
-        if (!isContextFoldError(e)) throw e;
-        const kind =
-          e.code === 'PATH_CONTAINMENT'
-            ? 'path_containment'
-            : e.code === 'BROKEN_REFERENCE'
-              ? 'broken_reference'
-              : 'integrity';
-        problems.push({
-          kind,
-          step_id: entry.step_id,
-          path: String(e.details.path ?? entry.file_path),
-          message: e.message,
-        });
+    const indexed = new Set<number>();
+    for await (const page of this.entryPages()) {
+      for (const entry of page) {
+        checked++;
+        indexed.add(entry.step_id);
+        const p = this.verifyProblem(entry);
+        if (p) problems.push(p);
       }
     }
-    const { steps, stray } = this.store.listColdDir();
+    const { steps, stray } = this.store.listNodes();
     for (const [step, name] of steps) {
-      if (!this.store.get(step)) {
+      if (!indexed.has(step)) {
         problems.push({
           kind: 'orphaned_node',
           step_id: step,
@@ -606,23 +671,109 @@ export class ContextFold implements ContextFoldEngine {
           : `unexpected entry in cold_nodes: ${this.layout.coldDir}/${name}`,
       });
     }
-    return { ok: problems.length === 0, checked, problems };
+    const index = await this.store.checkIndex();
+    if (index.state === 'stale') {
+      problems.push({
+        kind: 'index',
+        step_id: null,
+        path: index.path,
+        message: `the derived index is stale (${index.message}): run 'contextfold reindex': ${index.path}`,
+      });
+    }
+    return { ok: problems.length === 0, checked, problems, index };
+  }
+
+  private verifyProblem(entry: IndexEntry): ValidationProblem | null {
+    try {
+      this.store.verifyNode(entry);
+      return null;
+    } catch (e) {
+      if (!isContextFoldError(e)) throw e;
+      const kind =
+        e.code === 'PATH_CONTAINMENT'
+          ? 'path_containment'
+          : e.code === 'BROKEN_REFERENCE'
+            ? 'broken_reference'
+            : 'integrity';
+      return {
+        kind,
+        step_id: entry.step_id,
+        path: String(e.details.path ?? entry.file_path),
+        message: e.message,
+      };
+    }
   }
 
   /** Folds the journal into `recall_index.json` (exactly the reference layout afterwards). */
   async compact(): Promise<{ nodes: number; journal_entries_compacted: number }> {
     this.assertOpen();
-    if (!existsSync(this.dir)) return { nodes: 0, journal_entries_compacted: 0 };
-    return this.store.locked(() => {
-      const n = this.store.compact();
-      return { nodes: this.store.size, journal_entries_compacted: n };
+    const n = await this.store.compact();
+    return { nodes: this.store.stats().entries, journal_entries_compacted: n };
+  }
+
+  /**
+   * Rebuilds the derived index from the store's files into a new file, then analyses every node
+   * from its verified content (what a deleted or corrupt index costs, done on purpose).
+   */
+  async reindex(): Promise<{ nodes: number; analysed: number; index: string | null }> {
+    this.assertOpen();
+    await this.store.reindex();
+    return this.read(async () => {
+      this.store.assertConsistent();
+      const before = this.store.pendingCount();
+      await this.ranked.prepare();
+      return {
+        nodes: this.store.stats().entries,
+        analysed: before - this.store.pendingCount(),
+        index: this.store.indexPath,
+      };
     });
   }
 
-  /** Index entries in step order. */
+  /** The index entry of one step, or undefined if it is not folded. */
+  async entry(stepId: number): Promise<IndexEntry | undefined> {
+    return this.read(() => this.store.get(stepId));
+  }
+
+  /**
+   * One page of index entries in step order: up to `limit` (default 1,000) entries with a step
+   * greater than `after`. Pass the last step of a page as the next `after`.
+   *
+   * @example
+   * let page = await cf.entryPage({ limit: 500 });
+   * while (page.length > 0) page = await cf.entryPage({ after: page.at(-1)!.step_id, limit: 500 });
+   */
+  async entryPage(options: { after?: number; limit?: number } = {}): Promise<IndexEntry[]> {
+    const limit = options.limit ?? ENTRY_PAGE;
+    if (!Number.isSafeInteger(limit) || limit < 1) {
+      throw new UsageError(`entryPage limit must be a positive integer, got ${String(limit)}`);
+    }
+    return this.read(() => this.store.page({ after: options.after, limit }));
+  }
+
+  /**
+   * Every index entry in step order, page by page (memory bounded by one page; the event loop
+   * gets a turn between pages).
+   *
+   * @example
+   * for await (const page of cf.entryPages()) for (const e of page) console.log(e.step_id);
+   */
+  async *entryPages(options: { pageSize?: number } = {}): AsyncGenerator<IndexEntry[]> {
+    let after = -1;
+    for (;;) {
+      const page = await this.entryPage({ after, limit: options.pageSize ?? ENTRY_PAGE });
+      if (page.length === 0) return;
+      yield page;
+      after = page[page.length - 1]!.step_id;
+      await turn();
+    }
+  }
+
+  /** Index entries in step order (all in memory: prefer `entryPages` for large stores). */
   async entries(): Promise<IndexEntry[]> {
-    this.sync();
-    return this.store.all();
+    const all: IndexEntry[] = [];
+    for await (const page of this.entryPages()) all.push(...page);
+    return all;
   }
 
   /**
@@ -631,9 +782,22 @@ export class ContextFold implements ContextFoldEngine {
    */
   async close(options: { compact?: boolean } = {}): Promise<void> {
     if (this.closed) return;
-    if ((options.compact ?? true) && this.store.journalEntries > 0 && !this.store.loadProblem) {
-      await this.compact();
+    try {
+      const s = this.store.stats();
+      if ((options.compact ?? true) && s.journalRecords > 0 && !this.store.loadProblem) {
+        await this.compact();
+      }
+    } finally {
+      this.closed = true;
+      this.store.close();
     }
-    this.closed = true;
   }
+}
+
+const lossy = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
+
+/** Text of a verified node's payload (lossy only for non-UTF-8 payloads). */
+function payloadText(v: VerifiedNode): string {
+  if (v.node.raw_content_encoding === 'base64') return lossy.decode(v.bytes);
+  return v.node.raw_content === '' ? v.node.summary : v.node.raw_content;
 }

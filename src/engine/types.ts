@@ -9,6 +9,9 @@ import type {
   ScanResult,
 } from '../protocol/results.js';
 import type { IndexEntry } from '../protocol/types.js';
+import type { IndexCheck, IndexWarning } from '../store/index-backend.js';
+
+export type { IndexCheck, IndexWarning } from '../store/index-backend.js';
 
 export type { Tokenizer } from '../extract/tokenizer.js';
 export type {
@@ -37,15 +40,22 @@ export interface OpenOptions {
   retrieval?: RetrievalMode;
   /** Clock for `folded_at` / `evicted_at` (never hashed into a projection). */
   clock?: () => Date;
-  /** How long a writer waits for the inter-process lock. Default 30 s. */
+  /**
+   * How long a writer waits for the inter-process write lock (an OS lock the kernel releases
+   * when its holder dies; long batches release it between rounds). Default 30 s.
+   */
   lockTimeoutMs?: number;
   /** Journal entries beyond which a fold compacts the journal into recall_index.json. */
   journalCompactThreshold?: number;
   /**
-   * Directory of the ranked-analysis cache (never inside the store), which makes a cold open's
-   * first ranked scan skip re-reading and re-analysing every node. Default
-   * `$CONTEXTFOLD_CACHE_DIR`, else `$XDG_CACHE_HOME/contextfold`, else `~/.cache/contextfold`;
-   * `false` disables it. Only ranking reads it: pages are always read and verified.
+   * Told when the derived index (`index-<n>.sqlite` in the store) had to be rebuilt from the
+   * store's files (missing, corrupt, foreign, interrupted), or is kept in memory because the
+   * store directory is not writable. The CLI prints one line on stderr.
+   */
+  onWarning?: (warning: IndexWarning) => void;
+  /**
+   * @deprecated Ignored. Ranked analyses now live in the store's derived index; nothing is
+   * written outside the store.
    */
   cacheDir?: string | false;
 }
@@ -116,6 +126,8 @@ export interface ValidateResult {
   ok: boolean;
   checked: number;
   problems: ValidationProblem[];
+  /** The derived index compared with the store's files (a stale one is also a problem). */
+  index?: IndexCheck;
 }
 
 export interface StatusResult {
@@ -130,6 +142,8 @@ export interface StatusResult {
   folding_policy_hash: string;
   tokenizer: string;
   retrieval: RetrievalMode;
+  /** The derived index: its file, and nodes whose ranked analysis is still to be computed. */
+  index?: { path: string | null; state: 'fresh' | 'in-memory'; pending_analysis: number };
 }
 
 /** Result of {@link ContextFoldEngine.pageIn}: the scan, the verified pages, and refused pages. */
@@ -159,7 +173,13 @@ export interface ContextFoldEngine {
   status(): Promise<StatusResult>;
   validate(): Promise<ValidateResult>;
   compact(): Promise<{ nodes: number; journal_entries_compacted: number }>;
-  /** Index entries in step order (a snapshot; do not mutate). */
+  /** Index entries in step order (a snapshot; do not mutate). Prefer `entryPages` when large. */
   entries(): Promise<IndexEntry[]>;
+  /** The entry of one step, if folded. */
+  entry(stepId: number): Promise<IndexEntry | undefined>;
+  /** Up to `limit` entries with a step above `after`, in step order. */
+  entryPage(options?: { after?: number; limit?: number }): Promise<IndexEntry[]>;
+  /** Every entry in step order, one page at a time. */
+  entryPages(options?: { pageSize?: number }): AsyncGenerator<IndexEntry[]>;
   close(options?: { compact?: boolean }): Promise<void>;
 }

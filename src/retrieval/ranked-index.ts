@@ -82,6 +82,30 @@ export interface Postings {
   tfs: number[];
 }
 
+/**
+ * What the ranked scan reads from an index: collection statistics, postings of the prompt's
+ * keys, prefix expansions, and per-document statistics by document number. {@link RankedIndex}
+ * holds everything in memory; a view over a persistent index (`ranked-view.ts`) holds only what
+ * one prompt touches.
+ */
+export interface RankedIndexReader {
+  /** Number of indexed turns. */
+  readonly size: number;
+  /** Mean document length in keys (1 when empty). */
+  readonly averageLength: number;
+  docFrequency(key: string): number;
+  /** Indexed keys that start with `prefix` and are longer than it (unordered). */
+  extensions(prefix: string): string[];
+  /** Postings of a key in step order (at least its most recent `maxPostings`). */
+  postings(key: string): Postings | undefined;
+  /** Document lengths by document number. */
+  lengths(): readonly number[];
+  doc(docNo: number): RankedDoc;
+  docOf(stepId: number): number | undefined;
+  /** A zeroed array with one slot per document number (callers re-zero what they set). */
+  scratchSlots(): Int32Array;
+}
+
 /** Keys are bucketed by their first few characters for prefix expansion without a vocab scan. */
 export const PREFIX_BUCKET = 4;
 
@@ -95,7 +119,7 @@ export const PREFIX_BUCKET = 4;
  * index.add({ stepId: 37, summary: 'tool: psql', content: 'port 5433', tokens: 3 });
  * index.docFrequency('5433'); // 1
  */
-export class RankedIndex {
+export class RankedIndex implements RankedIndexReader {
   readonly #docs: RankedDoc[] = [];
   readonly #lengths: number[] = [];
   readonly #byStep = new Map<number, number>();

@@ -1,6 +1,6 @@
 import { compareCodePoints } from '../protocol/canonical-json.js';
 import type { RecallStatus } from '../protocol/results.js';
-import type { RankedIndex } from './ranked-index.js';
+import type { RankedIndexReader } from './ranked-index.js';
 import {
   askedShapes,
   EARLIEST_CUES,
@@ -163,7 +163,7 @@ const CUE_STEMS = new Set([...LATEST_CUES, ...EARLIEST_CUES].map(stemWord));
  * dropped with its expansions (it cannot tell turns apart); time cue words are not keys.
  */
 export function expandQuery(
-  index: RankedIndex,
+  index: RankedIndexReader,
   prompt: string,
   tuning: Partial<RankedTuning> = {},
 ): QueryKey[] {
@@ -230,7 +230,7 @@ export interface Candidate {
  * the postings read (prompt keys × `maxPostings`), never by the number of turns.
  */
 export function scoreCandidates(
-  index: RankedIndex,
+  index: RankedIndexReader,
   query: readonly QueryKey[],
   tuning: Partial<RankedTuning> = {},
   intent: PromptIntent = { time: 'none', error: false },
@@ -275,7 +275,8 @@ export function scoreCandidates(
     q.matches.forEach((m, mi) => {
       const p = index.postings(m.key);
       if (!p) return;
-      const w = m.weight * idf(n, p.docs.length);
+      // A view may hold only the most recent postings: the frequency comes from the index.
+      const w = m.weight * idf(n, index.docFrequency(m.key));
       // Postings are in fold order: the tail holds the most recent turns.
       const lengths = index.lengths();
       for (let i = Math.max(0, p.docs.length - maxPostings); i < p.docs.length; i++) {
@@ -381,7 +382,7 @@ export function scoreCandidates(
  * r.selected[0]?.step_id; // the latest turn that states the port
  */
 export function rankedScan(
-  index: RankedIndex,
+  index: RankedIndexReader,
   prompt: string,
   options: RankedScanOptions,
 ): RankedScanResult {

@@ -1,0 +1,638 @@
+import Database from 'better-sqlite3';
+import { foldToken } from '../extract/fold-token.js';
+import type { IndexEntry } from '../protocol/types.js';
+import type { FileIdentity } from './file-identity.js';
+
+/** `PRAGMA application_id` of a contextfold index ("CFx1"): anything else is a foreign file. */
+export const APPLICATION_ID = 0x43467831;
+/** `PRAGMA user_version`: the schema below. A different version is rebuilt, never migrated. */
+export const SCHEMA_VERSION = 1;
+
+/** Posting fields. `reference`: the terms RGSC and recall match; `ranked`: retrieval keys. */
+export const FIELD_REFERENCE = 0;
+export const FIELD_RANKED = 1;
+
+/** A state problem found while loading: the store refuses to serve until it is resolved. */
+export interface LoadProblem {
+  kind: 'index' | 'journal';
+  path: string;
+  message: string;
+}
+
+/**
+ * Everything the index derived and how far: the durable files it reflects (identities, snapshot
+ * hash, journal offset) and the collection counters. One JSON row, read on every refresh.
+ */
+export interface IndexState {
+  /** A build finished: the rows reflect `snapshot` + `journal` up to `journalOffset`. */
+  complete: boolean;
+  snapshot: FileIdentity | null;
+  snapshotSha256: string | null;
+  /** The snapshot's content was hashed after its racy window: identity alone now proves it. */
+  snapshotVerified: boolean;
+  evictionLog: FileIdentity | null;
+  journal: FileIdentity | null;
+  journalOffset: number;
+  journalLines: number;
+  journalRecords: number;
+  /** The journal's base names an older snapshot (a compaction died before removing it). */
+  journalStale: boolean;
+  createdAt: string | null;
+  /** Version of the analyzer whose analyses `entries.akey` refer to. */
+  analyzer: string | null;
+  /** Bumped by every rebuild: caches of other processes drop everything. */
+  epoch: number;
+  entries: number;
+  evicted: number;
+  tokenEstimate: number;
+  rankedDocs: number;
+  rankedLength: number;
+  /** Why the durable state cannot be served (as of the identities above), or null. */
+  problem: LoadProblem | null;
+}
+
+/** A fresh state: nothing derived yet. */
+export function emptyState(analyzer: string | null): IndexState {
+  return {
+    complete: false,
+    snapshot: null,
+    snapshotSha256: null,
+    snapshotVerified: false,
+    evictionLog: null,
+    journal: null,
+    journalOffset: 0,
+    journalLines: 0,
+    journalRecords: 0,
+    journalStale: false,
+    createdAt: null,
+    analyzer,
+    epoch: 0,
+    entries: 0,
+    evicted: 0,
+    tokenEstimate: 0,
+    rankedDocs: 0,
+    rankedLength: 0,
+    problem: null,
+  };
+}
+
+/**
+ * A content-derived analysis of one node, opaque to the store except for its generic parts:
+ * postings (`terms` with term frequencies), the document length, and a `features` string that
+ * only the analyzer that wrote it reads. Keyed by `akey` (analyzer version, payload, summary).
+ */
+export interface StoredAnalysis {
+  akey: string;
+  terms: readonly string[];
+  tfs: readonly number[];
+  length: number;
+  features: string;
+}
+
+/** One fold to apply: the entry, its canonical JSON, and its analysis when known. */
+export interface FoldRow {
+  entry: IndexEntry;
+  json: string;
+  analysis?: StoredAnalysis;
+}
+
+/** A derived statistic of one document for ranked scoring. */
+export interface DocRow {
+  step: number;
+  length: number;
+  features: string;
+  token_estimate: number;
+  /** Token count under the requested tokenizer, if known. */
+  tokens: number | null;
+}
+
+/** One change other processes' caches must follow (`op`: 1 fold, 2 evict, 3 analysed). */
+export interface ChangeRow {
+  seq: number;
+  step: number;
+  op: number;
+}
+
+/** The index file cannot be used as ours: foreign, of another schema, or corrupt. */
+export class IndexUnusable extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'IndexUnusable';
+  }
+}
+
+const CORRUPT = new Set([
+  'SQLITE_CORRUPT',
+  'SQLITE_NOTADB',
+  'SQLITE_CORRUPT_INDEX',
+  'SQLITE_CORRUPT_SEQUENCE',
+  'SQLITE_CORRUPT_VTAB',
+  'SQLITE_IOERR_SHORT_READ',
+  'SQLITE_FORMAT',
+  'SQLITE_CANTOPEN',
+]);
+
+/** True for an error that means the file is not (or no longer) a usable index. */
+export function isUnusable(e: unknown): boolean {
+  if (e instanceof IndexUnusable) return true;
+  const code = (e as { code?: unknown })?.code;
+  return typeof code === 'string' && CORRUPT.has(code);
+}
+
+const SCHEMA = `
+CREATE TABLE state (id INTEGER PRIMARY KEY CHECK (id = 1), json TEXT NOT NULL);
+CREATE TABLE entries (
+  step INTEGER PRIMARY KEY,
+  json TEXT NOT NULL,
+  payload_sha256 TEXT NOT NULL,
+  summary TEXT NOT NULL,
+  evicted INTEGER NOT NULL,
+  token_estimate INTEGER NOT NULL,
+  akey TEXT
+);
+CREATE INDEX entries_by_key ON entries (CAST(step AS TEXT));
+CREATE INDEX entries_pending ON entries (step) WHERE akey IS NULL;
+CREATE TABLE terms (
+  id INTEGER PRIMARY KEY,
+  field INTEGER NOT NULL,
+  term TEXT NOT NULL,
+  df INTEGER NOT NULL,
+  UNIQUE (field, term)
+);
+CREATE TABLE postings (
+  term INTEGER NOT NULL,
+  step INTEGER NOT NULL,
+  tf INTEGER NOT NULL,
+  PRIMARY KEY (term, step)
+) WITHOUT ROWID;
+CREATE TABLE analyses (
+  akey TEXT PRIMARY KEY,
+  length INTEGER NOT NULL,
+  features TEXT NOT NULL,
+  terms TEXT NOT NULL,
+  tfs TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE tokens (
+  payload_sha256 TEXT NOT NULL,
+  tokenizer TEXT NOT NULL,
+  count INTEGER NOT NULL,
+  PRIMARY KEY (payload_sha256, tokenizer)
+) WITHOUT ROWID;
+CREATE TABLE evictions (seq INTEGER PRIMARY KEY, step INTEGER NOT NULL, evicted_at TEXT NOT NULL);
+CREATE TABLE changes (seq INTEGER PRIMARY KEY, step INTEGER NOT NULL, op INTEGER NOT NULL);
+`;
+
+const TABLES = [
+  'analyses',
+  'changes',
+  'entries',
+  'evictions',
+  'postings',
+  'state',
+  'terms',
+  'tokens',
+];
+
+/** The terms RGSC and recall match for an entry: identifiers ∪ folded files ∪ folded errors. */
+export function referenceTerms(entry: IndexEntry): string[] {
+  const out = new Set<string>(entry.identifiers);
+  for (const f of entry.files) out.add(foldToken(f));
+  for (const e of entry.errors) out.add(foldToken(e));
+  return [...out];
+}
+
+type Stmt = Database.Statement;
+
+/**
+ * The SQLite file of the derived index (schema, statements, row-level operations). It knows
+ * nothing of journals or locks: {@link LocalStore} decides what to apply and when. Opening checks
+ * that the file is ours (application id, schema version, tables) and throws
+ * {@link IndexUnusable} otherwise.
+ */
+export class IndexDb {
+  readonly db: Database.Database;
+  readonly path: string;
+  readonly #s: Record<string, Stmt> = {};
+
+  constructor(path: string, options: { create: boolean }) {
+    this.path = path;
+    let db: Database.Database;
+    try {
+      db = new Database(path, { fileMustExist: !options.create, timeout: 10_000 });
+    } catch (e) {
+      throw new IndexUnusable(`cannot open ${path}: ${(e as Error).message}`, { cause: e });
+    }
+    this.db = db;
+    try {
+      this.#prepareFile(options.create);
+    } catch (e) {
+      db.close();
+      if (e instanceof IndexUnusable) throw e;
+      throw new IndexUnusable(`${path} is not a usable index: ${(e as Error).message}`, {
+        cause: e,
+      });
+    }
+  }
+
+  #prepareFile(create: boolean): void {
+    const db = this.db;
+    const appId = db.pragma('application_id', { simple: true }) as number;
+    const tables = (
+      db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").pluck().all() as string[]
+    ).sort();
+    if (tables.length === 0 && appId === 0 && create) {
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = NORMAL');
+      db.exec('BEGIN IMMEDIATE');
+      // Another connection may have created it meanwhile: re-check under the write lock.
+      const again = db.prepare("SELECT count(*) FROM sqlite_schema WHERE type = 'table'").pluck();
+      if ((again.get() as number) === 0) {
+        db.exec(SCHEMA);
+        db.pragma(`application_id = ${APPLICATION_ID}`);
+        db.pragma(`user_version = ${SCHEMA_VERSION}`);
+        db.prepare('INSERT INTO state (id, json) VALUES (1, ?)').run(
+          JSON.stringify(emptyState(null)),
+        );
+      }
+      db.exec('COMMIT');
+    } else {
+      if (appId !== APPLICATION_ID) {
+        throw new IndexUnusable(`${this.path} is not a contextfold index (a foreign SQLite file)`);
+      }
+      const version = db.pragma('user_version', { simple: true }) as number;
+      if (version !== SCHEMA_VERSION) {
+        throw new IndexUnusable(`${this.path} has index schema ${version}, not ${SCHEMA_VERSION}`);
+      }
+      if (tables.join(',') !== TABLES.join(',')) {
+        throw new IndexUnusable(`${this.path} does not have the tables of an index`);
+      }
+      if (db.pragma('journal_mode', { simple: true }) !== 'wal') db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = NORMAL');
+    }
+    db.pragma('cache_size = -32000');
+    this.state(); // a first read: fails now on a file that is not a database
+  }
+
+  #stmt(key: string, sql: string): Stmt {
+    let s = this.#s[key];
+    if (!s) {
+      s = this.db.prepare(sql);
+      this.#s[key] = s;
+    }
+    return s;
+  }
+
+  /** Runs `fn` in one write transaction (BEGIN IMMEDIATE). */
+  transaction<T>(fn: () => T): T {
+    return this.db.transaction(fn).immediate();
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+
+  // --- state ---
+
+  state(): IndexState {
+    const json = this.#stmt('state', 'SELECT json FROM state WHERE id = 1').pluck().get() as
+      | string
+      | undefined;
+    if (json === undefined) throw new IndexUnusable(`${this.path} has no state row`);
+    return JSON.parse(json) as IndexState;
+  }
+
+  setState(state: IndexState): void {
+    this.#stmt('setState', 'UPDATE state SET json = ? WHERE id = 1').run(JSON.stringify(state));
+  }
+
+  /** Highest change sequence number (0 when none). */
+  changeSeq(): number {
+    return this.#stmt('seq', 'SELECT coalesce(max(seq), 0) FROM changes').pluck().get() as number;
+  }
+
+  changesSince(seq: number, limit: number): ChangeRow[] {
+    return this.#stmt(
+      'changes',
+      'SELECT seq, step, op FROM changes WHERE seq > ? ORDER BY seq LIMIT ?',
+    ).all(seq, limit) as ChangeRow[];
+  }
+
+  // --- bulk lifecycle ---
+
+  /** Deletes every derived row but the content-addressed analyses and token counts. */
+  wipe(analyzer: string | null, epoch: number): void {
+    this.db.exec(
+      'DELETE FROM entries; DELETE FROM terms; DELETE FROM postings; DELETE FROM evictions; DELETE FROM changes;',
+    );
+    this.setState({ ...emptyState(analyzer), epoch });
+  }
+
+  /** Forgets every ranked posting (the analyzer changed): every entry becomes pending again. */
+  dropRanked(): void {
+    this.db.exec(
+      `DELETE FROM postings WHERE term IN (SELECT id FROM terms WHERE field = ${FIELD_RANKED});
+       DELETE FROM terms WHERE field = ${FIELD_RANKED};
+       UPDATE entries SET akey = NULL WHERE akey IS NOT NULL;`,
+    );
+  }
+
+  // --- entries ---
+
+  entryJson(step: number): string | undefined {
+    return this.#stmt('entry', 'SELECT json FROM entries WHERE step = ?').pluck().get(step) as
+      | string
+      | undefined;
+  }
+
+  /** Up to `limit` entries' JSON with step > `after`, in step order. */
+  entriesAfter(after: number, limit: number): string[] {
+    return this.#stmt(
+      'page',
+      'SELECT json FROM entries WHERE step > ? ORDER BY step LIMIT ?',
+    )
+      .pluck()
+      .all(after, limit) as string[];
+  }
+
+  /** Up to `limit` nodes after `key` in code-point order of their keys (for the snapshot). */
+  nodesAfterKey(key: string, limit: number): { key: string; json: string }[] {
+    return this.#stmt(
+      'byKey',
+      'SELECT CAST(step AS TEXT) AS key, json FROM entries WHERE CAST(step AS TEXT) > ? ORDER BY CAST(step AS TEXT) LIMIT ?',
+    ).all(key, limit) as { key: string; json: string }[];
+  }
+
+  /** Entries whose ranked analysis is not applied yet, step > `after`, in step order. */
+  pending(after: number, limit: number): { step: number; payload_sha256: string; summary: string }[] {
+    return this.#stmt(
+      'pending',
+      'SELECT step, payload_sha256, summary FROM entries WHERE akey IS NULL AND step > ? ORDER BY step LIMIT ?',
+    ).all(after, limit) as { step: number; payload_sha256: string; summary: string }[];
+  }
+
+  pendingCount(): number {
+    return this.#stmt('pendingCount', 'SELECT count(*) FROM entries WHERE akey IS NULL')
+      .pluck()
+      .get() as number;
+  }
+
+  evictions(): { step_id: number; evicted_at: string }[] {
+    return this.#stmt(
+      'evictions',
+      'SELECT step AS step_id, evicted_at FROM evictions ORDER BY seq',
+    ).all() as { step_id: number; evicted_at: string }[];
+  }
+
+  // --- writes (inside a transaction) ---
+
+  #termId(field: number, term: string, addDf: number): number {
+    const row = this.#stmt('termGet', 'SELECT id, df FROM terms WHERE field = ? AND term = ?').get(
+      field,
+      term,
+    ) as { id: number; df: number } | undefined;
+    if (row) {
+      this.#stmt('termDf', 'UPDATE terms SET df = ? WHERE id = ?').run(row.df + addDf, row.id);
+      return row.id;
+    }
+    return Number(
+      this.#stmt('termNew', 'INSERT INTO terms (field, term, df) VALUES (?, ?, ?)').run(
+        field,
+        term,
+        addDf,
+      ).lastInsertRowid,
+    );
+  }
+
+  #post(groups: Map<string, { field: number; term: string; steps: number[]; tfs: number[] }>) {
+    const ins = this.#stmt('post', 'INSERT INTO postings (term, step, tf) VALUES (?, ?, ?)');
+    for (const g of groups.values()) {
+      const id = this.#termId(g.field, g.term, g.steps.length);
+      for (let i = 0; i < g.steps.length; i++) ins.run(id, g.steps[i], g.tfs[i]);
+    }
+  }
+
+  #change(step: number, op: number): void {
+    this.#stmt('change', 'INSERT INTO changes (step, op) VALUES (?, ?)').run(step, op);
+  }
+
+  /** Stores analyses by content address (existing ones are kept). */
+  putAnalyses(list: readonly StoredAnalysis[]): void {
+    const ins = this.#stmt(
+      'putAnalysis',
+      'INSERT OR IGNORE INTO analyses (akey, length, features, terms, tfs) VALUES (?, ?, ?, ?, ?)',
+    );
+    for (const a of list) {
+      ins.run(a.akey, a.length, a.features, JSON.stringify(a.terms), JSON.stringify(a.tfs));
+    }
+  }
+
+  /** Stored analyses by key (missing keys absent). */
+  analyses(akeys: readonly string[]): Map<string, StoredAnalysis> {
+    const out = new Map<string, StoredAnalysis>();
+    const get = this.#stmt(
+      'getAnalysis',
+      'SELECT akey, length, features, terms, tfs FROM analyses WHERE akey = ?',
+    );
+    for (const akey of akeys) {
+      const r = get.get(akey) as
+        | { akey: string; length: number; features: string; terms: string; tfs: string }
+        | undefined;
+      if (r) {
+        out.set(akey, {
+          akey,
+          length: r.length,
+          features: r.features,
+          terms: JSON.parse(r.terms) as string[],
+          tfs: JSON.parse(r.tfs) as number[],
+        });
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Inserts entries with their reference postings, and their ranked postings when the analysis
+   * is given. Returns the state counters to add. Steps must not be indexed yet.
+   */
+  insertFolds(rows: readonly FoldRow[], state: IndexState): void {
+    const groups = new Map<string, { field: number; term: string; steps: number[]; tfs: number[] }>();
+    const group = (field: number, term: string) => {
+      const k = `${field}\u0000${term}`;
+      let g = groups.get(k);
+      if (!g) {
+        g = { field, term, steps: [], tfs: [] };
+        groups.set(k, g);
+      }
+      return g;
+    };
+    const ins = this.#stmt(
+      'insertEntry',
+      'INSERT INTO entries (step, json, payload_sha256, summary, evicted, token_estimate, akey) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    );
+    for (const r of rows) {
+      const e = r.entry;
+      ins.run(
+        e.step_id,
+        r.json,
+        e.payload_sha256,
+        e.summary,
+        e.evicted ? 1 : 0,
+        e.token_estimate,
+        r.analysis?.akey ?? null,
+      );
+      for (const t of referenceTerms(e)) {
+        const g = group(FIELD_REFERENCE, t);
+        g.steps.push(e.step_id);
+        g.tfs.push(1);
+      }
+      if (r.analysis) {
+        const a = r.analysis;
+        for (let i = 0; i < a.terms.length; i++) {
+          const g = group(FIELD_RANKED, a.terms[i]!);
+          g.steps.push(e.step_id);
+          g.tfs.push(a.tfs[i]!);
+        }
+        state.rankedDocs++;
+        state.rankedLength += a.length;
+      }
+      state.entries++;
+      if (e.evicted) state.evicted++;
+      state.tokenEstimate += e.token_estimate;
+      this.#change(e.step_id, 1);
+    }
+    this.#post(groups);
+  }
+
+  /** Marks an entry evicted (its canonical JSON replaced) and logs the eviction. */
+  evict(step: number, json: string, evictedAt: string, wasEvicted: boolean, state: IndexState) {
+    this.#stmt('evict', 'UPDATE entries SET json = ?, evicted = 1 WHERE step = ?').run(json, step);
+    this.#stmt('logEvict', 'INSERT INTO evictions (step, evicted_at) VALUES (?, ?)').run(
+      step,
+      evictedAt,
+    );
+    if (!wasEvicted) state.evicted++;
+    this.#change(step, 2);
+  }
+
+  /** Appends eviction log rows without touching entries (loading `eviction_log.json`). */
+  logEvictions(list: readonly { step_id: number; evicted_at: string }[]): void {
+    const ins = this.#stmt('logEvict', 'INSERT INTO evictions (step, evicted_at) VALUES (?, ?)');
+    for (const e of list) ins.run(e.step_id, e.evicted_at);
+  }
+
+  /**
+   * Applies analyses to pending entries (those still without one and with the same payload and
+   * summary: an entry replaced meanwhile is left alone). Returns how many were applied.
+   */
+  attachAnalyses(
+    list: readonly { step: number; payload_sha256: string; summary: string; analysis: StoredAnalysis }[],
+    state: IndexState,
+  ): number {
+    this.putAnalyses(list.map((x) => x.analysis));
+    const upd = this.#stmt(
+      'attach',
+      'UPDATE entries SET akey = ? WHERE step = ? AND akey IS NULL AND payload_sha256 = ? AND summary = ?',
+    );
+    const groups = new Map<string, { field: number; term: string; steps: number[]; tfs: number[] }>();
+    let applied = 0;
+    for (const x of list) {
+      if (upd.run(x.analysis.akey, x.step, x.payload_sha256, x.summary).changes === 0) continue;
+      applied++;
+      const a = x.analysis;
+      for (let i = 0; i < a.terms.length; i++) {
+        const k = `${FIELD_RANKED}\u0000${a.terms[i]}`;
+        let g = groups.get(k);
+        if (!g) {
+          g = { field: FIELD_RANKED, term: a.terms[i]!, steps: [], tfs: [] };
+          groups.set(k, g);
+        }
+        g.steps.push(x.step);
+        g.tfs.push(a.tfs[i]!);
+      }
+      state.rankedDocs++;
+      state.rankedLength += a.length;
+      this.#change(x.step, 3);
+    }
+    this.#post(groups);
+    return applied;
+  }
+
+  putTokens(list: readonly { payload_sha256: string; tokenizer: string; count: number }[]): void {
+    const ins = this.#stmt(
+      'putTokens',
+      'INSERT OR IGNORE INTO tokens (payload_sha256, tokenizer, count) VALUES (?, ?, ?)',
+    );
+    for (const t of list) ins.run(t.payload_sha256, t.tokenizer, t.count);
+  }
+
+  tokens(payloadSha256: string, tokenizer: string): number | undefined {
+    return this.#stmt(
+      'tokens',
+      'SELECT count FROM tokens WHERE payload_sha256 = ? AND tokenizer = ?',
+    )
+      .pluck()
+      .get(payloadSha256, tokenizer) as number | undefined;
+  }
+
+  // --- postings ---
+
+  /** Document frequency of a term in a field (0 when unknown). */
+  df(field: number, term: string): number {
+    return (
+      (this.#stmt('df', 'SELECT df FROM terms WHERE field = ? AND term = ?')
+        .pluck()
+        .get(field, term) as number | undefined) ?? 0
+    );
+  }
+
+  /** Every step holding a term, ascending. */
+  allPostings(field: number, term: string): number[] {
+    return this.#stmt(
+      'allPostings',
+      'SELECT p.step FROM terms t JOIN postings p ON p.term = t.id WHERE t.field = ? AND t.term = ? ORDER BY p.step',
+    )
+      .pluck()
+      .all(field, term) as number[];
+  }
+
+  /** The `limit` highest steps holding a term with their term frequencies, ascending. */
+  recentPostings(field: number, term: string, limit: number): { steps: number[]; tfs: number[] } {
+    const rows = this.#stmt(
+      'recent',
+      'SELECT p.step, p.tf FROM terms t JOIN postings p ON p.term = t.id WHERE t.field = ? AND t.term = ? ORDER BY p.step DESC LIMIT ?',
+    )
+      .raw()
+      .all(field, term, limit) as [number, number][];
+    const steps = new Array<number>(rows.length);
+    const tfs = new Array<number>(rows.length);
+    for (let i = 0, j = rows.length - 1; j >= 0; i++, j--) {
+      steps[i] = rows[j]![0];
+      tfs[i] = rows[j]![1];
+    }
+    return { steps, tfs };
+  }
+
+  /** Terms of a field that start with `prefix` and are longer than it. */
+  termsWithPrefix(field: number, prefix: string): string[] {
+    // Code-point order is byte order in UTF-8: every extension lies in [prefix, prefix + U+10FFFF).
+    return this.#stmt(
+      'prefix',
+      'SELECT term FROM terms WHERE field = ? AND term > ? AND term < ? ORDER BY term',
+    )
+      .pluck()
+      .all(field, prefix, `${prefix}\u{10FFFF}`) as string[];
+  }
+
+  /** Ranked statistics of the given steps (entries without an analysis are absent). */
+  docs(steps: readonly number[], tokenizer: string): DocRow[] {
+    return this.#stmt(
+      'docs',
+      `SELECT e.step AS step, a.length AS length, a.features AS features,
+              e.token_estimate AS token_estimate, t.count AS tokens
+         FROM json_each(?) j
+         JOIN entries e ON e.step = j.value
+         JOIN analyses a ON a.akey = e.akey
+         LEFT JOIN tokens t ON t.payload_sha256 = e.payload_sha256 AND t.tokenizer = ?`,
+    ).all(JSON.stringify(steps), tokenizer) as DocRow[];
+  }
+}
