@@ -680,7 +680,7 @@ export class ContextFold implements ContextFoldEngine {
         message: `the derived index is stale (${index.message}): run 'contextfold reindex': ${index.path}`,
       });
     }
-    return { ok: problems.length === 0, checked, problems, index };
+    return { ok: problems.length === 0, checked, problems };
   }
 
   private verifyProblem(entry: IndexEntry): ValidationProblem | null {

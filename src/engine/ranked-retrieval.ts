@@ -117,7 +117,10 @@ export class RankedRetrieval {
           });
           continue;
         }
-        attach.push({ ...p, analysis: { akey: analysisKey(entry), ...analyzeNode(entry.summary, text) } });
+        attach.push({
+          ...p,
+          analysis: { akey: analysisKey(entry), ...analyzeNode(entry.summary, text) },
+        });
         if (tokenizer.name !== 'reference' && this.#deps.knownTokens(entry) === undefined) {
           tokens.push({
             payload_sha256: entry.payload_sha256,

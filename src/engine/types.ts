@@ -9,9 +9,7 @@ import type {
   ScanResult,
 } from '../protocol/results.js';
 import type { IndexEntry } from '../protocol/types.js';
-import type { IndexCheck, IndexWarning } from '../store/index-backend.js';
-
-export type { IndexCheck, IndexWarning } from '../store/index-backend.js';
+import type { IndexWarning } from '../store/index-backend.js';
 
 export type { Tokenizer } from '../extract/tokenizer.js';
 export type {
@@ -25,6 +23,7 @@ export type {
   ScanPick,
   ScanResult,
 } from '../protocol/results.js';
+export type { IndexCheck, IndexWarning } from '../store/index-backend.js';
 
 /** Options of {@link ContextFold.open}. */
 export interface OpenOptions {
@@ -126,8 +125,6 @@ export interface ValidateResult {
   ok: boolean;
   checked: number;
   problems: ValidationProblem[];
-  /** The derived index compared with the store's files (a stale one is also a problem). */
-  index?: IndexCheck;
 }
 
 export interface StatusResult {

@@ -1,6 +1,6 @@
 import {
-  PREFIX_BUCKET,
   type Postings,
+  PREFIX_BUCKET,
   type RankedDoc,
   type RankedIndexReader,
 } from './ranked-index.js';

@@ -346,10 +346,7 @@ export class IndexDb {
 
   /** Up to `limit` entries' JSON with step > `after`, in step order. */
   entriesAfter(after: number, limit: number): string[] {
-    return this.#stmt(
-      'page',
-      'SELECT json FROM entries WHERE step > ? ORDER BY step LIMIT ?',
-    )
+    return this.#stmt('page', 'SELECT json FROM entries WHERE step > ? ORDER BY step LIMIT ?')
       .pluck()
       .all(after, limit) as string[];
   }
@@ -363,7 +360,10 @@ export class IndexDb {
   }
 
   /** Entries whose ranked analysis is not applied yet, step > `after`, in step order. */
-  pending(after: number, limit: number): { step: number; payload_sha256: string; summary: string }[] {
+  pending(
+    after: number,
+    limit: number,
+  ): { step: number; payload_sha256: string; summary: string }[] {
     return this.#stmt(
       'pending',
       'SELECT step, payload_sha256, summary FROM entries WHERE akey IS NULL AND step > ? ORDER BY step LIMIT ?',
@@ -455,7 +455,10 @@ export class IndexDb {
    * is given. Returns the state counters to add. Steps must not be indexed yet.
    */
   insertFolds(rows: readonly FoldRow[], state: IndexState): void {
-    const groups = new Map<string, { field: number; term: string; steps: number[]; tfs: number[] }>();
+    const groups = new Map<
+      string,
+      { field: number; term: string; steps: number[]; tfs: number[] }
+    >();
     const group = (field: number, term: string) => {
       const k = `${field}\u0000${term}`;
       let g = groups.get(k);
@@ -525,7 +528,12 @@ export class IndexDb {
    * summary: an entry replaced meanwhile is left alone). Returns how many were applied.
    */
   attachAnalyses(
-    list: readonly { step: number; payload_sha256: string; summary: string; analysis: StoredAnalysis }[],
+    list: readonly {
+      step: number;
+      payload_sha256: string;
+      summary: string;
+      analysis: StoredAnalysis;
+    }[],
     state: IndexState,
   ): number {
     this.putAnalyses(list.map((x) => x.analysis));
@@ -533,7 +541,10 @@ export class IndexDb {
       'attach',
       'UPDATE entries SET akey = ? WHERE step = ? AND akey IS NULL AND payload_sha256 = ? AND summary = ?',
     );
-    const groups = new Map<string, { field: number; term: string; steps: number[]; tfs: number[] }>();
+    const groups = new Map<
+      string,
+      { field: number; term: string; steps: number[]; tfs: number[] }
+    >();
     let applied = 0;
     for (const x of list) {
       if (upd.run(x.analysis.akey, x.step, x.payload_sha256, x.summary).changes === 0) continue;

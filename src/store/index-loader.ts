@@ -146,7 +146,9 @@ export function loadEvictionLog(
   const bad = checkEvictionLog(parsed);
   if (bad) return { kind: 'index', path, message: `eviction log is malformed at ${bad}: ${path}` };
   const list = (parsed as { evicted: { step_id: number; evicted_at: string }[] }).evicted;
-  db.transaction(() => db.logEvictions(list.map((e) => ({ step_id: e.step_id, evicted_at: e.evicted_at }))));
+  db.transaction(() =>
+    db.logEvictions(list.map((e) => ({ step_id: e.step_id, evicted_at: e.evicted_at }))),
+  );
   return null;
 }
 

@@ -260,15 +260,26 @@ export class LocalStore implements IndexBackend {
     try {
       st = this.#db!.state();
     } catch (e) {
-      return { kind: 'rebuild', reason: `${this.#dbName} is unusable (${(e as Error).message})`, warn: true };
+      return {
+        kind: 'rebuild',
+        reason: `${this.#dbName} is unusable (${(e as Error).message})`,
+        warn: true,
+      };
     }
-    if (!st.complete) return { kind: 'rebuild', reason: `${this.#dbName} is incomplete (an interrupted rebuild)`, warn: true };
+    if (!st.complete)
+      return {
+        kind: 'rebuild',
+        reason: `${this.#dbName} is incomplete (an interrupted rebuild)`,
+        warn: true,
+      };
     const snap = fileIdentity(L.indexPath);
-    if (!sameIdentity(st.snapshot, snap)) return { kind: 'rebuild', reason: 'recall_index.json changed', warn: false };
+    if (!sameIdentity(st.snapshot, snap))
+      return { kind: 'rebuild', reason: 'recall_index.json changed', warn: false };
     if (snap && !st.snapshotVerified) {
       // Identity alone cannot rule out a same-size rewrite within the recorded clock tick.
       const sha = await hashFile(L.indexPath);
-      if (sha !== st.snapshotSha256) return { kind: 'rebuild', reason: 'recall_index.json changed', warn: false };
+      if (sha !== st.snapshotSha256)
+        return { kind: 'rebuild', reason: 'recall_index.json changed', warn: false };
       if (!isRacy(snap)) this.#markVerified();
     }
     if (!sameIdentity(st.evictionLog, fileIdentity(L.evictionLogPath))) {
@@ -409,7 +420,8 @@ export class LocalStore implements IndexBackend {
   async #load(db: IndexDb, st: IndexState): Promise<void> {
     const keyOf = this.#opts.analyzer?.keyOf;
     st.problem = await loadSnapshot(db, st, this.layout, keyOf);
-    if (st.snapshot && st.snapshotSha256 === null) st.snapshotSha256 = await hashFile(this.layout.indexPath);
+    if (st.snapshot && st.snapshotSha256 === null)
+      st.snapshotSha256 = await hashFile(this.layout.indexPath);
     st.evictionLog = fileIdentity(this.layout.evictionLogPath);
     st.journal = fileIdentity(this.layout.journalPath);
     if (st.problem) return;
@@ -461,7 +473,8 @@ export class LocalStore implements IndexBackend {
     removeOldIndexFiles(dir, n);
     this.#broken = null;
     const open = this.#openCurrent();
-    if (open) throw new Error(`the rebuilt index ${final} cannot be opened: ${JSON.stringify(open)}`);
+    if (open)
+      throw new Error(`the rebuilt index ${final} cannot be opened: ${JSON.stringify(open)}`);
     if (warn) {
       this.#warn({
         code: 'INDEX_REBUILT',
@@ -716,7 +729,13 @@ export class LocalStore implements IndexBackend {
         db.putTokens(
           rows.flatMap((r) =>
             r.tokens
-              ? [{ payload_sha256: r.entry.payload_sha256, tokenizer: r.tokens.tokenizer, count: r.tokens.count }]
+              ? [
+                  {
+                    payload_sha256: r.entry.payload_sha256,
+                    tokenizer: r.tokens.tokenizer,
+                    count: r.tokens.count,
+                  },
+                ]
               : [],
           ),
         );
@@ -756,7 +775,8 @@ export class LocalStore implements IndexBackend {
     const db = this.#db!;
     const L = this.layout;
     const evictions = db.evictions();
-    if (evictions.length > 0) writeFileAtomic(L.evictionLogPath, prettyJson({ evicted: evictions }), false);
+    if (evictions.length > 0)
+      writeFileAtomic(L.evictionLogPath, prettyJson({ evicted: evictions }), false);
     const createdAt = st.createdAt ?? isoSeconds(this.#opts.clock());
     async function* pages(): AsyncGenerator<SnapshotNode[]> {
       let key = '';
@@ -796,7 +816,8 @@ export class LocalStore implements IndexBackend {
 
   async checkIndex(): Promise<IndexCheck> {
     this.#assertOpen();
-    const path = this.indexPath ?? (this.#memory ? '(in memory)' : join(this.layout.dir, 'index-*.sqlite'));
+    const path =
+      this.indexPath ?? (this.#memory ? '(in memory)' : join(this.layout.dir, 'index-*.sqlite'));
     const base = { path, entries: this.#state.entries, pending: 0 };
     if (!this.#db) return { ...base, state: 'absent' };
     const v = await this.#verdict();
@@ -811,7 +832,8 @@ export class LocalStore implements IndexBackend {
     } catch (e) {
       quick = (e as Error).message;
     }
-    if (quick !== 'ok') return { ...base, pending, state: 'stale', message: `quick_check: ${quick}` };
+    if (quick !== 'ok')
+      return { ...base, pending, state: 'stale', message: `quick_check: ${quick}` };
     const mismatch = await this.#compareEntries();
     if (mismatch) return { ...base, pending, state: 'stale', message: mismatch };
     return { ...base, pending, state: 'fresh' };
@@ -848,7 +870,8 @@ export class LocalStore implements IndexBackend {
         return;
       }
       seen++;
-      if (db.entryJson(x.step) !== x.json) problem = `step ${x.step} differs from the durable index`;
+      if (db.entryJson(x.step) !== x.json)
+        problem = `step ${x.step} differs from the durable index`;
     };
     if (existsSync(L.indexPath)) {
       const r = await readSnapshot(L.indexPath, (members) => {
