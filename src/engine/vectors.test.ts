@@ -127,7 +127,7 @@ describe.skipIf(!HAS_SHARED)('the reference-written store', () => {
     await cf.evict(137);
     await cf.close();
     // Beside the reference files: only the derived index and the lock file (never read by it).
-    const derived = /^(?:index-\d+\.sqlite|write\.lock)$/;
+    const derived = /^(?:index-\d+-[0-9a-f]{8}\.sqlite|write\.lock)$/;
     const listing = (d: string) =>
       readdirSync(d, { recursive: true })
         .map(String)

@@ -1,26 +1,28 @@
+import { randomBytes } from 'node:crypto';
 import { readdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 
-const FILE_RE = /^index-(\d+)\.sqlite(-wal|-shm|\.build-\d+(?:-wal|-shm|-journal)?)?$/;
+const FILE_RE = /^index-(\d+)-[0-9a-f]{8}\.sqlite(-wal|-shm|\.build-\d+(?:-wal|-shm|-journal)?)?$/;
 
 /**
  * The derived index files of a store directory. Each rebuild writes a new generation
- * `index-<n>.sqlite` and removes the older ones: a name is never reused, so a process still
- * holding an old generation open (and SQLite's `-wal` / `-shm` files named after it) can never
- * touch the new one.
+ * `index-<n>-<tag>.sqlite` (a random tag) and removes the older ones: a name is never reused,
+ * even after someone deleted every index file, so a process still holding an old generation
+ * open (and SQLite's `-wal` / `-shm` files named after it, which SQLite removes by name when
+ * the last connection closes) can never touch the new one.
  */
 export interface IndexFiles {
-  /** Highest generation with a database file, or null. */
-  current: number | null;
+  /** File name of the highest generation with a database file, or null. */
+  current: string | null;
   /** Highest generation any file names (database, WAL, shared memory or unfinished build). */
   highest: number;
   /** Every index file name, with its generation. */
   names: { name: string; generation: number }[];
 }
 
-/** File name of generation `n`. */
+/** A new, never used file name for generation `n`. */
 export function indexFileName(n: number): string {
-  return `index-${n}.sqlite`;
+  return `index-${n}-${randomBytes(4).toString('hex')}.sqlite`;
 }
 
 /** Lists the derived index files of a store directory (an absent directory has none). */
@@ -32,23 +34,29 @@ export function listIndexFiles(dir: string): IndexFiles {
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
   }
   const names: { name: string; generation: number }[] = [];
-  let current: number | null = null;
+  let current: string | null = null;
+  let currentGeneration = -1;
   let highest = 0;
-  for (const name of all) {
+  for (const name of all.sort()) {
     const m = FILE_RE.exec(name);
     if (!m) continue;
     const generation = Number(m[1]);
     names.push({ name, generation });
     if (generation > highest) highest = generation;
-    if (m[2] === undefined && (current === null || generation > current)) current = generation;
+    if (m[2] === undefined && generation > currentGeneration) {
+      current = name;
+      currentGeneration = generation;
+    }
   }
   return { current, highest, names };
 }
 
-/** Removes every index file of a generation below `keep` and every unfinished build. */
-export function removeOldIndexFiles(dir: string, keep: number): void {
-  for (const { name, generation } of listIndexFiles(dir).names) {
-    if (generation >= keep && !name.includes('.build-')) continue;
+/** Removes every index file but those of database `keep` (its WAL and shared memory). */
+export function removeOldIndexFiles(dir: string, keep: string | null): void {
+  for (const { name } of listIndexFiles(dir).names) {
+    if (keep !== null && (name === keep || name === `${keep}-wal` || name === `${keep}-shm`)) {
+      continue;
+    }
     try {
       unlinkSync(join(dir, name));
     } catch {

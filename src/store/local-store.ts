@@ -7,6 +7,7 @@ import {
   readdirSync,
   readFileSync,
   renameSync,
+  rmSync,
   unlinkSync,
 } from 'node:fs';
 import { open as openFile } from 'node:fs/promises';
@@ -211,15 +212,14 @@ export class LocalStore implements IndexBackend {
       if (id && id.ino === this.#dbIno) return null;
       this.#dropDb();
     }
-    const { current } = listIndexFiles(this.layout.dir);
-    if (current === null) {
+    const { current: name } = listIndexFiles(this.layout.dir);
+    if (name === null) {
       return {
         kind: 'rebuild',
         reason: 'the derived index is missing',
         warn: this.#hasDurableState(),
       };
     }
-    const name = indexFileName(current);
     const path = join(this.layout.dir, name);
     try {
       this.#db = new IndexDb(path, { create: false });
@@ -465,12 +465,12 @@ export class LocalStore implements IndexBackend {
       db.setState(st);
     } catch (e) {
       db.close();
-      removeOldIndexFiles(dir, n);
+      for (const f of [tmp, `${tmp}-wal`, `${tmp}-shm`]) rmSync(f, { force: true });
       throw e;
     }
     db.close();
     renameSync(tmp, final);
-    removeOldIndexFiles(dir, n);
+    removeOldIndexFiles(dir, name);
     this.#broken = null;
     const open = this.#openCurrent();
     if (open)
