@@ -70,6 +70,11 @@ interface Prepared {
 
 /** Turns committed per lock hold: other writers get the lock between rounds of a long batch. */
 const FOLD_ROUND = 1024;
+/**
+ * Pause between rounds, longer than a waiting writer's polling interval (see `WriteLock`), so a
+ * writer queued behind a long batch gets the lock instead of the batch re-taking it at once.
+ */
+const ROUND_PAUSE_MS = 20;
 /** Entries read per page when the whole index is walked (validate, entries()). */
 const ENTRY_PAGE = 1000;
 /** Token counts kept in memory per engine (a cache of the store's). */
@@ -271,6 +276,7 @@ export class ContextFold implements ContextFoldEngine {
     }
     const results: FoldResult[] = [];
     for (let i = 0; i < prepared.length; i += FOLD_ROUND) {
+      if (i > 0) await new Promise((r) => setTimeout(r, ROUND_PAUSE_MS));
       const round = prepared.slice(i, i + FOLD_ROUND);
       results.push(...(await this.foldRound(round)));
       onProgress?.(Math.min(i + FOLD_ROUND, prepared.length), prepared.length);

@@ -88,7 +88,8 @@ class OuterLevels {
         case 'in-key': {
           const end = this.#stringEnd(buf, i);
           if (end < 0) {
-            this.#key.push(buf.subarray(this.#valueStart, n));
+            // Copied: the caller reuses its buffer for the next chunk.
+            this.#key.push(Buffer.from(buf.subarray(this.#valueStart, n)));
             this.#valueStart = 0;
             i = n;
             continue;
@@ -125,7 +126,7 @@ class OuterLevels {
         case 'in-value': {
           const end = this.#valueEnd(buf, i);
           if (end < 0) {
-            this.#value.push(buf.subarray(this.#valueStart, n));
+            this.#value.push(Buffer.from(buf.subarray(this.#valueStart, n)));
             this.#valueStart = 0;
             i = n;
             continue;
