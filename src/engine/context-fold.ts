@@ -138,14 +138,12 @@ export class ContextFold implements ContextFoldEngine {
   }
 
   /**
-   * Opens (without creating) a store. The derived index is brought up to date with the store's
-   * files (built on first open, caught up by what was appended since, rebuilt if missing or
-   * unusable; see `onWarning`).
+   * Opens (without creating) a store. Every operation first brings the derived index up to date
+   * with the store's files (built on first use, caught up by what was appended since, rebuilt
+   * if missing or unusable; see `onWarning`).
    */
   static async open(options: OpenOptions): Promise<ContextFold> {
-    const cf = new ContextFold(options);
-    await cf.store.sync();
-    return cf;
+    return new ContextFold(options);
   }
 
   /** The derived index backend (entries, postings, statistics; see `IndexBackend`). */

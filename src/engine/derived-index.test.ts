@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import {
+  chmodSync,
   cpSync,
   existsSync,
   mkdirSync,
@@ -322,5 +323,81 @@ describe('the derived index serves scans without reading nodes', () => {
     expect(run(['scan', 'which port for postgresql?']).status).toBe(0);
     expect(run(['--retrieval', 'reference', 'scan', 'which port for postgresql?']).status).toBe(0);
     expect(existsSync(home)).toBe(false);
+  });
+});
+
+/** Makes a directory unwritable even for root (chattr +i), else by mode; null if impossible. */
+function makeReadOnly(dir: string): (() => void) | null {
+  if (process.getuid?.() === 0) {
+    const r = spawnSync('chattr', ['+i', dir]);
+    if (r.status !== 0) return null;
+    return () => spawnSync('chattr', ['-i', dir]);
+  }
+  const mode = statSync(dir).mode;
+  chmodSync(dir, 0o555);
+  return () => chmodSync(dir, mode);
+}
+
+describe('a store directory that is not writable', () => {
+  it('reads work from an in-memory index (one warning); writes fail with one clear line', async (ctx) => {
+    const dir = await seeded(true);
+    const before = await answers(await open(dir));
+    const undo = makeReadOnly(dir);
+    if (!undo) return ctx.skip('cannot make a directory read-only here (no chattr as root)');
+    try {
+      const { warnings, onWarning } = collect();
+      const cf = await open(dir, { onWarning });
+      expect(await answers(cf)).toEqual(before);
+      expect(warnings.map((w) => w.code)).toEqual(['INDEX_IN_MEMORY']);
+      await expect(cf.fold({ stepId: 50, summary: 's', content: 'c' })).rejects.toMatchObject({
+        code: 'USAGE',
+        message: expect.stringMatching(/store directory is not writable/),
+      });
+      const payload = join(tempDir(), 'p.txt');
+      writeFileSync(payload, 'bytes');
+      const r = spawnSync(
+        process.execPath,
+        [CLI, '--dir', dir, 'fold', '50', 's', '--file', payload],
+        {
+          encoding: 'utf8',
+        },
+      );
+      expect(r.status).toBe(1);
+      expect(r.stdout).toBe('');
+      expect(r.stderr.trim().split('\n')).toEqual([
+        expect.stringMatching(
+          /^contextfold: UsageError: store directory is not writable .*check its permissions/,
+        ),
+      ]);
+      await cf.close({ compact: false });
+    } finally {
+      undo();
+    }
+  });
+
+  it('a --dir that cannot be created (under a regular file): one clear line, exit 1, nothing written', () => {
+    const root = tempDir();
+    writeFileSync(join(root, 'file'), 'not a directory');
+    const dir = join(root, 'file', '.contextfold');
+    const payload = join(root, 'p.txt');
+    writeFileSync(payload, 'bytes');
+    for (const json of [false, true]) {
+      const r = spawnSync(
+        process.execPath,
+        [CLI, '--dir', dir, ...(json ? ['--json'] : []), 'fold', '1', 's', '--file', payload],
+        { encoding: 'utf8' },
+      );
+      expect(r.status).toBe(1);
+      if (json) {
+        expect(JSON.parse(r.stdout)).toMatchObject({ error: 'UsageError', code: 'USAGE' });
+      } else {
+        expect(r.stderr.trim().split('\n')).toEqual([
+          expect.stringMatching(
+            /^contextfold: UsageError: store directory is not writable \(ENOTDIR\)/,
+          ),
+        ]);
+      }
+    }
+    expect(readdirSync(root).sort()).toEqual(['file', 'p.txt']);
   });
 });
