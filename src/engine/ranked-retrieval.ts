@@ -143,7 +143,7 @@ export class RankedRetrieval {
 
   /** The index as one prompt sees it: stored analyses plus this process's unverified nodes. */
   #source(): RankedSource {
-    const { backend, tokenizer } = this.#deps;
+    const { backend } = this.#deps;
     const stats = backend.fieldStats('ranked');
     const extra = [...this.#unverified].map(([step, u]) => ({ step, ...u }));
     const deps = this.#deps;
@@ -173,10 +173,9 @@ export class RankedRetrieval {
       },
       docs: (steps) => {
         const out = new Map<number, RankedDoc>();
-        for (const d of backend.docStats(steps, tokenizer.name)) {
+        for (const d of backend.docStats(steps)) {
           const f = decodeFeatures(d.features);
-          const stored = tokenizer.name === 'reference' ? d.token_estimate : d.tokens;
-          let n = stored ?? undefined;
+          let n: number | undefined;
           out.set(d.step, {
             stepId: d.step,
             length: d.length,

@@ -45,14 +45,11 @@ export interface NodeAnalysisRecord {
   features: string;
 }
 
-/** Ranked statistics of one analysed node. */
+/** Ranked statistics of one analysed node: its length and the analyzer's opaque features. */
 export interface DocStats {
   step: number;
   length: number;
   features: string;
-  token_estimate: number;
-  /** Tokens of the payload under the asked tokenizer, if known. */
-  tokens: number | null;
 }
 
 /** A node whose analysis is not in the index yet. */
@@ -131,7 +128,7 @@ export interface IndexBackend {
   termsWithPrefix(field: PostingField, prefix: string): string[];
   fieldStats(field: PostingField): FieldStats;
   /** Ranked statistics of analysed nodes among `steps` (others are absent). */
-  docStats(steps: readonly number[], tokenizer: string): DocStats[];
+  docStats(steps: readonly number[]): DocStats[];
 
   /** Nodes without an analysis, step > `after`, in step order. */
   pending(after: number, limit: number): PendingNode[];

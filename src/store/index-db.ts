@@ -1,3 +1,4 @@
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { foldToken } from '../extract/fold-token.js';
 import type { IndexEntry } from '../protocol/types.js';
@@ -47,6 +48,8 @@ export interface IndexState {
   tokenEstimate: number;
   rankedDocs: number;
   rankedLength: number;
+  /** Next term id to assign. */
+  nextTermId: number;
   /** Why the durable state cannot be served (as of the identities above), or null. */
   problem: LoadProblem | null;
 }
@@ -72,6 +75,7 @@ export function emptyState(analyzer: string | null): IndexState {
     tokenEstimate: 0,
     rankedDocs: 0,
     rankedLength: 0,
+    nextTermId: 1,
     problem: null,
   };
 }
@@ -96,14 +100,11 @@ export interface FoldRow {
   analysis?: StoredAnalysis;
 }
 
-/** A derived statistic of one document for ranked scoring. */
+/** The ranked statistics of one analysed document. */
 export interface DocRow {
   step: number;
   length: number;
   features: string;
-  token_estimate: number;
-  /** Token count under the requested tokenizer, if known. */
-  tokens: number | null;
 }
 
 /** One change other processes' caches must follow (`op`: 1 fold, 2 evict, 3 analysed). */
@@ -143,22 +144,23 @@ const SCHEMA = `
 CREATE TABLE state (id INTEGER PRIMARY KEY CHECK (id = 1), json TEXT NOT NULL);
 CREATE TABLE entries (
   step INTEGER PRIMARY KEY,
-  json TEXT NOT NULL,
-  payload_sha256 TEXT NOT NULL,
-  summary TEXT NOT NULL,
+  analysed INTEGER NOT NULL,
   evicted INTEGER NOT NULL,
   token_estimate INTEGER NOT NULL,
-  akey TEXT
+  payload_sha256 TEXT NOT NULL,
+  summary TEXT NOT NULL,
+  json TEXT NOT NULL
 );
 CREATE INDEX entries_by_key ON entries (CAST(step AS TEXT));
-CREATE INDEX entries_pending ON entries (step) WHERE akey IS NULL;
+CREATE INDEX entries_pending ON entries (step) WHERE analysed = 0;
+CREATE TABLE docs (step INTEGER PRIMARY KEY, length INTEGER NOT NULL, features TEXT NOT NULL);
 CREATE TABLE terms (
-  id INTEGER PRIMARY KEY,
   field INTEGER NOT NULL,
   term TEXT NOT NULL,
+  id INTEGER NOT NULL,
   df INTEGER NOT NULL,
-  UNIQUE (field, term)
-);
+  PRIMARY KEY (field, term)
+) WITHOUT ROWID;
 CREATE TABLE postings (
   term INTEGER NOT NULL,
   step INTEGER NOT NULL,
@@ -169,8 +171,7 @@ CREATE TABLE analyses (
   akey TEXT PRIMARY KEY,
   length INTEGER NOT NULL,
   features TEXT NOT NULL,
-  terms TEXT NOT NULL,
-  tfs TEXT NOT NULL
+  body BLOB NOT NULL
 ) WITHOUT ROWID;
 CREATE TABLE tokens (
   payload_sha256 TEXT NOT NULL,
@@ -185,6 +186,7 @@ CREATE TABLE changes (seq INTEGER PRIMARY KEY, step INTEGER NOT NULL, op INTEGER
 const TABLES = [
   'analyses',
   'changes',
+  'docs',
   'entries',
   'evictions',
   'postings',
@@ -202,6 +204,24 @@ export function referenceTerms(entry: IndexEntry): string[] {
 }
 
 type Stmt = Database.Statement;
+
+/** Postings of one term collected for a batch insert. */
+interface Group {
+  field: number;
+  term: string;
+  steps: number[];
+  tfs: number[];
+}
+
+function group(groups: Map<string, Group>, field: number, term: string): Group {
+  const k = `${field}\u0000${term}`;
+  let g = groups.get(k);
+  if (!g) {
+    g = { field, term, steps: [], tfs: [] };
+    groups.set(k, g);
+  }
+  return g;
+}
 
 /**
  * The SQLite file of the derived index (schema, statements, row-level operations). It knows
@@ -319,20 +339,13 @@ export class IndexDb {
 
   // --- bulk lifecycle ---
 
-  /** Deletes every derived row but the content-addressed analyses and token counts. */
-  wipe(analyzer: string | null, epoch: number): void {
-    this.db.exec(
-      'DELETE FROM entries; DELETE FROM terms; DELETE FROM postings; DELETE FROM evictions; DELETE FROM changes;',
-    );
-    this.setState({ ...emptyState(analyzer), epoch });
-  }
-
   /** Forgets every ranked posting (the analyzer changed): every entry becomes pending again. */
   dropRanked(): void {
     this.db.exec(
       `DELETE FROM postings WHERE term IN (SELECT id FROM terms WHERE field = ${FIELD_RANKED});
        DELETE FROM terms WHERE field = ${FIELD_RANKED};
-       UPDATE entries SET akey = NULL WHERE akey IS NOT NULL;`,
+       DELETE FROM docs;
+       UPDATE entries SET analysed = 0 WHERE analysed = 1;`,
     );
   }
 
@@ -366,14 +379,8 @@ export class IndexDb {
   ): { step: number; payload_sha256: string; summary: string }[] {
     return this.#stmt(
       'pending',
-      'SELECT step, payload_sha256, summary FROM entries WHERE akey IS NULL AND step > ? ORDER BY step LIMIT ?',
+      'SELECT step, payload_sha256, summary FROM entries WHERE analysed = 0 AND step > ? ORDER BY step LIMIT ?',
     ).all(after, limit) as { step: number; payload_sha256: string; summary: string }[];
-  }
-
-  pendingCount(): number {
-    return this.#stmt('pendingCount', 'SELECT count(*) FROM entries WHERE akey IS NULL')
-      .pluck()
-      .get() as number;
   }
 
   evictions(): { step_id: number; evicted_at: string }[] {
@@ -385,30 +392,50 @@ export class IndexDb {
 
   // --- writes (inside a transaction) ---
 
-  #termId(field: number, term: string, addDf: number): number {
-    const row = this.#stmt('termGet', 'SELECT id, df FROM terms WHERE field = ? AND term = ?').get(
-      field,
-      term,
-    ) as { id: number; df: number } | undefined;
+  #termId(field: number, term: string, addDf: number, state: IndexState): number {
+    const row = this.#stmt('termGet', 'SELECT id, df FROM terms WHERE field = ? AND term = ?')
+      .raw()
+      .get(field, term) as [number, number] | undefined;
     if (row) {
-      this.#stmt('termDf', 'UPDATE terms SET df = ? WHERE id = ?').run(row.df + addDf, row.id);
-      return row.id;
-    }
-    return Number(
-      this.#stmt('termNew', 'INSERT INTO terms (field, term, df) VALUES (?, ?, ?)').run(
+      this.#stmt('termDf', 'UPDATE terms SET df = ? WHERE field = ? AND term = ?').run(
+        row[1] + addDf,
         field,
         term,
-        addDf,
-      ).lastInsertRowid,
+      );
+      return row[0];
+    }
+    const id = state.nextTermId++;
+    this.#stmt('termNew', 'INSERT INTO terms (field, term, id, df) VALUES (?, ?, ?, ?)').run(
+      field,
+      term,
+      id,
+      addDf,
     );
+    return id;
   }
 
-  #post(groups: Map<string, { field: number; term: string; steps: number[]; tfs: number[] }>) {
+  #post(groups: Map<string, Group>, state: IndexState): void {
     const ins = this.#stmt('post', 'INSERT INTO postings (term, step, tf) VALUES (?, ?, ?)');
     for (const g of groups.values()) {
-      const id = this.#termId(g.field, g.term, g.steps.length);
+      const id = this.#termId(g.field, g.term, g.steps.length, state);
       for (let i = 0; i < g.steps.length; i++) ins.run(id, g.steps[i], g.tfs[i]);
     }
+  }
+
+  /** A document's ranked statistics, and its postings queued in `groups`. */
+  #doc(step: number, a: StoredAnalysis, groups: Map<string, Group>, state: IndexState): void {
+    this.#stmt('doc', 'INSERT INTO docs (step, length, features) VALUES (?, ?, ?)').run(
+      step,
+      a.length,
+      a.features,
+    );
+    for (let i = 0; i < a.terms.length; i++) {
+      const g = group(groups, FIELD_RANKED, a.terms[i]!);
+      g.steps.push(step);
+      g.tfs.push(a.tfs[i]!);
+    }
+    state.rankedDocs++;
+    state.rankedLength += a.length;
   }
 
   #change(step: number, op: number): void {
@@ -419,10 +446,12 @@ export class IndexDb {
   putAnalyses(list: readonly StoredAnalysis[]): void {
     const ins = this.#stmt(
       'putAnalysis',
-      'INSERT OR IGNORE INTO analyses (akey, length, features, terms, tfs) VALUES (?, ?, ?, ?, ?)',
+      'INSERT OR IGNORE INTO analyses (akey, length, features, body) VALUES (?, ?, ?, ?)',
     );
     for (const a of list) {
-      ins.run(a.akey, a.length, a.features, JSON.stringify(a.terms), JSON.stringify(a.tfs));
+      // Compressed: the keys of the nodes are most of the index's bytes.
+      const body = deflateRawSync(JSON.stringify([a.terms, a.tfs]), { level: 1 });
+      ins.run(a.akey, a.length, a.features, body);
     }
   }
 
@@ -431,79 +460,53 @@ export class IndexDb {
     const out = new Map<string, StoredAnalysis>();
     const get = this.#stmt(
       'getAnalysis',
-      'SELECT akey, length, features, terms, tfs FROM analyses WHERE akey = ?',
+      'SELECT length, features, body FROM analyses WHERE akey = ?',
     );
     for (const akey of akeys) {
-      const r = get.get(akey) as
-        | { akey: string; length: number; features: string; terms: string; tfs: string }
-        | undefined;
-      if (r) {
-        out.set(akey, {
-          akey,
-          length: r.length,
-          features: r.features,
-          terms: JSON.parse(r.terms) as string[],
-          tfs: JSON.parse(r.tfs) as number[],
-        });
-      }
+      const r = get.get(akey) as { length: number; features: string; body: Buffer } | undefined;
+      if (!r) continue;
+      const [terms, tfs] = JSON.parse(inflateRawSync(r.body).toString('utf8')) as [
+        string[],
+        number[],
+      ];
+      out.set(akey, { akey, length: r.length, features: r.features, terms, tfs });
     }
     return out;
   }
 
   /**
-   * Inserts entries with their reference postings, and their ranked postings when the analysis
-   * is given. Returns the state counters to add. Steps must not be indexed yet.
+   * Inserts entries with their reference postings, and their ranked statistics and postings
+   * when the analysis is given; counts them into `state`. Steps must not be indexed yet.
    */
   insertFolds(rows: readonly FoldRow[], state: IndexState): void {
-    const groups = new Map<
-      string,
-      { field: number; term: string; steps: number[]; tfs: number[] }
-    >();
-    const group = (field: number, term: string) => {
-      const k = `${field}\u0000${term}`;
-      let g = groups.get(k);
-      if (!g) {
-        g = { field, term, steps: [], tfs: [] };
-        groups.set(k, g);
-      }
-      return g;
-    };
+    const groups = new Map<string, Group>();
     const ins = this.#stmt(
       'insertEntry',
-      'INSERT INTO entries (step, json, payload_sha256, summary, evicted, token_estimate, akey) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO entries (step, analysed, evicted, token_estimate, payload_sha256, summary, json) VALUES (?, ?, ?, ?, ?, ?, ?)',
     );
     for (const r of rows) {
       const e = r.entry;
       ins.run(
         e.step_id,
-        r.json,
-        e.payload_sha256,
-        e.summary,
+        r.analysis ? 1 : 0,
         e.evicted ? 1 : 0,
         e.token_estimate,
-        r.analysis?.akey ?? null,
+        e.payload_sha256,
+        e.summary,
+        r.json,
       );
       for (const t of referenceTerms(e)) {
-        const g = group(FIELD_REFERENCE, t);
+        const g = group(groups, FIELD_REFERENCE, t);
         g.steps.push(e.step_id);
         g.tfs.push(1);
       }
-      if (r.analysis) {
-        const a = r.analysis;
-        for (let i = 0; i < a.terms.length; i++) {
-          const g = group(FIELD_RANKED, a.terms[i]!);
-          g.steps.push(e.step_id);
-          g.tfs.push(a.tfs[i]!);
-        }
-        state.rankedDocs++;
-        state.rankedLength += a.length;
-      }
+      if (r.analysis) this.#doc(e.step_id, r.analysis, groups, state);
       state.entries++;
       if (e.evicted) state.evicted++;
       state.tokenEstimate += e.token_estimate;
       this.#change(e.step_id, 1);
     }
-    this.#post(groups);
+    this.#post(groups, state);
   }
 
   /** Marks an entry evicted (its canonical JSON replaced) and logs the eviction. */
@@ -539,32 +542,17 @@ export class IndexDb {
     this.putAnalyses(list.map((x) => x.analysis));
     const upd = this.#stmt(
       'attach',
-      'UPDATE entries SET akey = ? WHERE step = ? AND akey IS NULL AND payload_sha256 = ? AND summary = ?',
+      'UPDATE entries SET analysed = 1 WHERE step = ? AND analysed = 0 AND payload_sha256 = ? AND summary = ?',
     );
-    const groups = new Map<
-      string,
-      { field: number; term: string; steps: number[]; tfs: number[] }
-    >();
+    const groups = new Map<string, Group>();
     let applied = 0;
     for (const x of list) {
-      if (upd.run(x.analysis.akey, x.step, x.payload_sha256, x.summary).changes === 0) continue;
+      if (upd.run(x.step, x.payload_sha256, x.summary).changes === 0) continue;
       applied++;
-      const a = x.analysis;
-      for (let i = 0; i < a.terms.length; i++) {
-        const k = `${FIELD_RANKED}\u0000${a.terms[i]}`;
-        let g = groups.get(k);
-        if (!g) {
-          g = { field: FIELD_RANKED, term: a.terms[i]!, steps: [], tfs: [] };
-          groups.set(k, g);
-        }
-        g.steps.push(x.step);
-        g.tfs.push(a.tfs[i]!);
-      }
-      state.rankedDocs++;
-      state.rankedLength += a.length;
+      this.#doc(x.step, x.analysis, groups, state);
       this.#change(x.step, 3);
     }
-    this.#post(groups);
+    this.#post(groups, state);
     return applied;
   }
 
@@ -635,15 +623,10 @@ export class IndexDb {
   }
 
   /** Ranked statistics of the given steps (entries without an analysis are absent). */
-  docs(steps: readonly number[], tokenizer: string): DocRow[] {
+  docs(steps: readonly number[]): DocRow[] {
     return this.#stmt(
       'docs',
-      `SELECT e.step AS step, a.length AS length, a.features AS features,
-              e.token_estimate AS token_estimate, t.count AS tokens
-         FROM json_each(?) j
-         JOIN entries e ON e.step = j.value
-         JOIN analyses a ON a.akey = e.akey
-         LEFT JOIN tokens t ON t.payload_sha256 = e.payload_sha256 AND t.tokenizer = ?`,
-    ).all(JSON.stringify(steps), tokenizer) as DocRow[];
+      'SELECT d.step AS step, d.length AS length, d.features AS features FROM json_each(?) j JOIN docs d ON d.step = j.value',
+    ).all(JSON.stringify(steps)) as DocRow[];
   }
 }

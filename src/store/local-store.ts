@@ -550,8 +550,8 @@ export class LocalStore implements IndexBackend {
     return { docs: this.#state.entries, totalLength: 0 };
   }
 
-  docStats(steps: readonly number[], tokenizer: string): DocStats[] {
-    return this.#read([], (db) => db.docs(steps, tokenizer));
+  docStats(steps: readonly number[]): DocStats[] {
+    return this.#read([], (db) => db.docs(steps));
   }
 
   pending(after: number, limit: number): PendingNode[] {
@@ -559,7 +559,7 @@ export class LocalStore implements IndexBackend {
   }
 
   pendingCount(): number {
-    return this.#read(0, (db) => db.pendingCount());
+    return this.#state.entries - this.#state.rankedDocs;
   }
 
   attachAnalyses(list: readonly (PendingNode & { analysis: NodeAnalysisRecord })[]): void {
