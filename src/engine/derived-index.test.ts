@@ -14,6 +14,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import type { IndexWarning } from '../store/index-backend.js';
@@ -182,9 +183,9 @@ describe('the derived index is rebuildable, never the truth', () => {
     const dir = await seeded(true);
     const before = await answers(await open(dir));
     const db = new Database(indexDb(dir));
-    db.prepare(
-      "UPDATE entries SET json = replace(json, 'listening', 'LISTENING') WHERE step = 2",
-    ).run();
+    const body = db.prepare('SELECT body FROM entries WHERE step = 2').pluck().get() as Buffer;
+    const json = inflateRawSync(body).toString('utf8').replace('listening', 'LISTENING');
+    db.prepare('UPDATE entries SET body = ? WHERE step = 2').run(deflateRawSync(json));
     db.close();
     const cf = await open(dir);
     const v = await cf.validate();

@@ -7,7 +7,7 @@ import type { FileIdentity } from './file-identity.js';
 /** `PRAGMA application_id` of a contextfold index ("CFx1"): anything else is a foreign file. */
 export const APPLICATION_ID = 0x43467831;
 /** `PRAGMA user_version`: the schema below. A different version is rebuilt, never migrated. */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 /** Posting fields. `reference`: the terms RGSC and recall match; `ranked`: retrieval keys. */
 export const FIELD_REFERENCE = 0;
@@ -149,7 +149,7 @@ CREATE TABLE entries (
   token_estimate INTEGER NOT NULL,
   payload_sha256 TEXT NOT NULL,
   summary TEXT NOT NULL,
-  json TEXT NOT NULL
+  body BLOB NOT NULL
 );
 CREATE INDEX entries_by_key ON entries (CAST(step AS TEXT));
 CREATE INDEX entries_pending ON entries (step) WHERE analysed = 0;
@@ -168,11 +168,12 @@ CREATE TABLE postings (
   PRIMARY KEY (term, step)
 ) WITHOUT ROWID;
 CREATE TABLE analyses (
-  akey TEXT PRIMARY KEY,
+  id INTEGER PRIMARY KEY,
+  akey TEXT NOT NULL UNIQUE,
   length INTEGER NOT NULL,
   features TEXT NOT NULL,
   body BLOB NOT NULL
-) WITHOUT ROWID;
+);
 CREATE TABLE tokens (
   payload_sha256 TEXT NOT NULL,
   tokenizer TEXT NOT NULL,
@@ -211,6 +212,18 @@ interface Group {
   term: string;
   steps: number[];
   tfs: number[];
+}
+
+/**
+ * Entry JSON and analyses are kept deflated (fast level): they are most of the index's bytes,
+ * and a row that fits a page several times over keeps lookups to one page read.
+ */
+function pack(text: string): Buffer {
+  return deflateRawSync(text, { level: 1 });
+}
+
+function unpack(body: Buffer): string {
+  return inflateRawSync(body).toString('utf8');
 }
 
 function group(groups: Map<string, Group>, field: number, term: string): Group {
@@ -352,24 +365,30 @@ export class IndexDb {
   // --- entries ---
 
   entryJson(step: number): string | undefined {
-    return this.#stmt('entry', 'SELECT json FROM entries WHERE step = ?').pluck().get(step) as
-      | string
+    const body = this.#stmt('entry', 'SELECT body FROM entries WHERE step = ?').pluck().get(step) as
+      | Buffer
       | undefined;
+    return body === undefined ? undefined : unpack(body);
   }
 
   /** Up to `limit` entries' JSON with step > `after`, in step order. */
   entriesAfter(after: number, limit: number): string[] {
-    return this.#stmt('page', 'SELECT json FROM entries WHERE step > ? ORDER BY step LIMIT ?')
-      .pluck()
-      .all(after, limit) as string[];
+    return (
+      this.#stmt('page', 'SELECT body FROM entries WHERE step > ? ORDER BY step LIMIT ?')
+        .pluck()
+        .all(after, limit) as Buffer[]
+    ).map(unpack);
   }
 
   /** Up to `limit` nodes after `key` in code-point order of their keys (for the snapshot). */
   nodesAfterKey(key: string, limit: number): { key: string; json: string }[] {
-    return this.#stmt(
+    const rows = this.#stmt(
       'byKey',
-      'SELECT CAST(step AS TEXT) AS key, json FROM entries WHERE CAST(step AS TEXT) > ? ORDER BY CAST(step AS TEXT) LIMIT ?',
-    ).all(key, limit) as { key: string; json: string }[];
+      'SELECT CAST(step AS TEXT), body FROM entries WHERE CAST(step AS TEXT) > ? ORDER BY CAST(step AS TEXT) LIMIT ?',
+    )
+      .raw()
+      .all(key, limit) as [string, Buffer][];
+    return rows.map(([k, body]) => ({ key: k, json: unpack(body) }));
   }
 
   /** Entries whose ranked analysis is not applied yet, step > `after`, in step order. */
@@ -450,8 +469,7 @@ export class IndexDb {
     );
     for (const a of list) {
       // Compressed: the keys of the nodes are most of the index's bytes.
-      const body = deflateRawSync(JSON.stringify([a.terms, a.tfs]), { level: 1 });
-      ins.run(a.akey, a.length, a.features, body);
+      ins.run(a.akey, a.length, a.features, pack(JSON.stringify([a.terms, a.tfs])));
     }
   }
 
@@ -465,10 +483,7 @@ export class IndexDb {
     for (const akey of akeys) {
       const r = get.get(akey) as { length: number; features: string; body: Buffer } | undefined;
       if (!r) continue;
-      const [terms, tfs] = JSON.parse(inflateRawSync(r.body).toString('utf8')) as [
-        string[],
-        number[],
-      ];
+      const [terms, tfs] = JSON.parse(unpack(r.body)) as [string[], number[]];
       out.set(akey, { akey, length: r.length, features: r.features, terms, tfs });
     }
     return out;
@@ -482,7 +497,7 @@ export class IndexDb {
     const groups = new Map<string, Group>();
     const ins = this.#stmt(
       'insertEntry',
-      'INSERT INTO entries (step, analysed, evicted, token_estimate, payload_sha256, summary, json) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO entries (step, analysed, evicted, token_estimate, payload_sha256, summary, body) VALUES (?, ?, ?, ?, ?, ?, ?)',
     );
     for (const r of rows) {
       const e = r.entry;
@@ -493,7 +508,7 @@ export class IndexDb {
         e.token_estimate,
         e.payload_sha256,
         e.summary,
-        r.json,
+        pack(r.json),
       );
       for (const t of referenceTerms(e)) {
         const g = group(groups, FIELD_REFERENCE, t);
@@ -511,7 +526,10 @@ export class IndexDb {
 
   /** Marks an entry evicted (its canonical JSON replaced) and logs the eviction. */
   evict(step: number, json: string, evictedAt: string, wasEvicted: boolean, state: IndexState) {
-    this.#stmt('evict', 'UPDATE entries SET json = ?, evicted = 1 WHERE step = ?').run(json, step);
+    this.#stmt('evict', 'UPDATE entries SET body = ?, evicted = 1 WHERE step = ?').run(
+      pack(json),
+      step,
+    );
     this.#stmt('logEvict', 'INSERT INTO evictions (step, evicted_at) VALUES (?, ?)').run(
       step,
       evictedAt,
