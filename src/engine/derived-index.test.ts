@@ -234,6 +234,56 @@ describe('the derived index is rebuildable, never the truth', () => {
   });
 });
 
+describe('a long-lived engine follows other writers', () => {
+  it('its cached reads stay in step with every fold, eviction and rebuild of another engine', async () => {
+    const dir = join(tempDir(), '.contextfold');
+    const a = await open(dir);
+    const b = await open(dir);
+    const fresh = async () => {
+      const cf = await open(dir);
+      const r = await answers(cf);
+      await cf.close({ compact: false });
+      return r;
+    };
+    await b.foldMany(TURNS.slice(0, 12));
+    expect(await answers(a)).toEqual(await fresh());
+    expect((await a.entry(2))?.evicted).toBe(false);
+    await b.foldMany(TURNS.slice(12, 24));
+    await b.evict(2);
+    expect(await answers(a)).toEqual(await fresh());
+    expect((await a.entry(2))?.evicted).toBe(true);
+    for (const t of TURNS.slice(24)) await b.fold(t);
+    await b.compact();
+    expect(await answers(a)).toEqual(await fresh());
+    await b.reindex();
+    expect(await answers(a)).toEqual(await fresh());
+    await a.close({ compact: false });
+    await b.close({ compact: false });
+  });
+
+  it("a read racing another process's commit is never counted twice", async () => {
+    const dir = join(tempDir(), '.contextfold');
+    const b = await open(dir);
+    await b.foldMany(TURNS.slice(0, 10));
+    const a = await open(dir);
+    await a.status(); // synced: its cache is at b's last change
+    await b.foldMany(TURNS.slice(10, 20)); // commits while a is "between" sync and read
+    const before = {
+      df: a.backend.df('ranked', 'remark'),
+      list: a.backend.postings('ranked', 'remark', 256),
+    };
+    await a.status(); // a catches up with the change feed
+    const c = await open(dir);
+    await c.status();
+    expect(a.backend.df('ranked', 'remark')).toBe(c.backend.df('ranked', 'remark'));
+    expect(a.backend.postings('ranked', 'remark', 256)).toEqual(
+      c.backend.postings('ranked', 'remark', 256),
+    );
+    expect(before.df).toBe(c.backend.df('ranked', 'remark'));
+    for (const cf of [a, b, c]) await cf.close({ compact: false });
+  });
+});
+
 describe('the derived index serves scans without reading nodes', () => {
   it('a fresh engine scans both modes with every node file gone; page-in reads only the picks', async () => {
     const dir = await seeded(true);

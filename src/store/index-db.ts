@@ -343,6 +343,11 @@ export class IndexDb {
     return this.#stmt('seq', 'SELECT coalesce(max(seq), 0) FROM changes').pluck().get() as number;
   }
 
+  /** Empties the change feed (call with an epoch bump: readers then start over). */
+  clearChanges(): void {
+    this.db.exec('DELETE FROM changes');
+  }
+
   changesSince(seq: number, limit: number): ChangeRow[] {
     return this.#stmt(
       'changes',

@@ -39,6 +39,7 @@ import {
   IndexDb,
   type IndexState,
   isUnusable,
+  referenceTerms,
 } from './index-db.js';
 import { parseEntry } from './index-entry.js';
 import { indexFileName, listIndexFiles, removeOldIndexFiles } from './index-files.js';
@@ -51,6 +52,7 @@ import {
 } from './index-loader.js';
 import { type JournalRecord, journalLine, parseJournal } from './journal.js';
 import { canonicalNodePath, NODE_FILE_RE, type StoreLayout } from './layout.js';
+import { ReadCache } from './read-cache.js';
 import { readSnapshot } from './snapshot-reader.js';
 import { type SnapshotNode, writeSnapshot } from './snapshot-writer.js';
 import { type VerifiedNode, verifyNode } from './verify.js';
@@ -140,6 +142,7 @@ export class LocalStore implements IndexBackend {
   #queue: Promise<unknown> = Promise.resolve();
   #broken: string | null = null;
   #closed = false;
+  readonly #cache = new ReadCache();
   readonly #warned = new Set<string>();
 
   constructor(layout: StoreLayout, options: LocalStoreOptions) {
@@ -299,7 +302,67 @@ export class LocalStore implements IndexBackend {
     const analyzer = this.#opts.analyzer?.version ?? null;
     if (analyzer !== null && st.analyzer !== analyzer && !st.problem) return { kind: 'reanalyze' };
     this.#state = st;
+    this.#followChanges();
     return { kind: 'fresh' };
+  }
+
+  /**
+   * Brings the read cache in step with the index: every fold, eviction and analysis since the
+   * last look (this process's or another's) updates the cached lists it touches.
+   */
+  #followChanges(): void {
+    const db = this.#db!;
+    const cache = this.#cache;
+    const generation = `${this.#dbName ?? 'memory'}#${this.#state.epoch}`;
+    const seq = db.changeSeq();
+    if (cache.generation !== generation || seq < cache.seq) {
+      cache.reset(generation, seq);
+      return;
+    }
+    if (seq === cache.seq) return;
+    const changes = db.changesSince(cache.seq, 10_001);
+    if (changes.length > 10_000) {
+      cache.reset(generation, seq);
+      return;
+    }
+    for (const c of changes) {
+      cache.forgetEntry(c.step);
+      if (!cache.holdsTerms) continue;
+      if (c.op === 1) {
+        const json = db.entryJson(c.step);
+        if (json === undefined) continue;
+        const terms = referenceTerms(JSON.parse(json) as IndexEntry);
+        cache.addPostings(
+          FIELD_REFERENCE,
+          c.step,
+          terms,
+          terms.map(() => 1),
+        );
+      }
+      if (c.op === 1 || c.op === 3) this.#followAnalysis(db, c.step);
+    }
+    cache.seq = changes[changes.length - 1]!.seq;
+  }
+
+  /**
+   * Caches what was just read only if no change happened since the cache's position in the
+   * feed (another process may have committed meanwhile: that read could count it twice later).
+   */
+  #fill(put: () => void): void {
+    const db = this.#db;
+    if (!db) return;
+    if (this.#cache.generation !== `${this.#dbName ?? 'memory'}#${this.#state.epoch}`) return;
+    if (db.changeSeq() === this.#cache.seq) put();
+  }
+
+  #followAnalysis(db: IndexDb, step: number): void {
+    const keyOf = this.#opts.analyzer?.keyOf;
+    if (!keyOf || db.docs([step]).length === 0) return;
+    const json = db.entryJson(step);
+    if (json === undefined) return;
+    const akey = keyOf(JSON.parse(json) as IndexEntry);
+    const a = db.analyses([akey]).get(akey);
+    if (a) this.#cache.addDoc(FIELD_RANKED, step, a);
   }
 
   #markVerified(): void {
@@ -517,8 +580,13 @@ export class LocalStore implements IndexBackend {
   }
 
   get(step: number): IndexEntry | undefined {
+    const cached = this.#cache.entry(step);
+    if (cached) return cached;
     const json = this.#read(undefined, (db) => db.entryJson(step));
-    return json === undefined ? undefined : (JSON.parse(json) as IndexEntry);
+    if (json === undefined) return undefined;
+    const entry = JSON.parse(json) as IndexEntry;
+    this.#fill(() => this.#cache.putEntry(entry));
+    return entry;
   }
 
   page(options: { after?: number; limit: number }): IndexEntry[] {
@@ -528,19 +596,34 @@ export class LocalStore implements IndexBackend {
   }
 
   df(field: PostingField, term: string): number {
-    return this.#read(0, (db) => db.df(FIELDS[field], term));
+    const f = FIELDS[field];
+    const cached = this.#cache.df(f, term);
+    if (cached !== undefined) return cached;
+    const df = this.#read(0, (db) => db.df(f, term));
+    this.#fill(() => this.#cache.putDf(f, term, df));
+    return df;
   }
 
   postings(field: PostingField, term: string, limit?: number): PostingList {
-    return this.#read({ steps: [], tfs: [] }, (db) => {
-      if (limit !== undefined) return db.recentPostings(FIELDS[field], term, limit);
-      const steps = db.allPostings(FIELDS[field], term);
+    const f = FIELDS[field];
+    const cached = this.#cache.postings(f, term, limit);
+    if (cached) return cached;
+    const list = this.#read({ steps: [], tfs: [] }, (db) => {
+      if (limit !== undefined) return db.recentPostings(f, term, limit);
+      const steps = db.allPostings(f, term);
       return { steps, tfs: steps.map(() => 1) };
     });
+    this.#fill(() => this.#cache.putPostings(f, term, limit, list));
+    return list;
   }
 
   termsWithPrefix(field: PostingField, prefix: string): string[] {
-    return this.#read([], (db) => db.termsWithPrefix(FIELDS[field], prefix));
+    const f = FIELDS[field];
+    const cached = this.#cache.prefix(f, prefix);
+    if (cached) return cached;
+    const terms = this.#read([], (db) => db.termsWithPrefix(f, prefix));
+    this.#fill(() => this.#cache.putPrefix(f, prefix, terms));
+    return terms;
   }
 
   fieldStats(field: PostingField): FieldStats {
@@ -551,7 +634,20 @@ export class LocalStore implements IndexBackend {
   }
 
   docStats(steps: readonly number[]): DocStats[] {
-    return this.#read([], (db) => db.docs(steps));
+    const out: DocStats[] = [];
+    const missing: number[] = [];
+    for (const s of steps) {
+      const d = this.#cache.doc(s);
+      if (d) out.push(d);
+      else missing.push(s);
+    }
+    if (missing.length === 0) return out;
+    const found = this.#read([], (db) => db.docs(missing));
+    this.#fill(() => {
+      for (const d of found) this.#cache.putDoc(d);
+    });
+    out.push(...found);
+    return out;
   }
 
   pending(after: number, limit: number): PendingNode[] {
@@ -571,6 +667,7 @@ export class LocalStore implements IndexBackend {
         if (db.attachAnalyses(list, st) > 0) db.setState(st);
       });
       this.#state = { ...this.#state, ...pickRanked(db.state()) };
+      this.#followChanges();
     } catch (e) {
       if (isUnusable(e)) this.#broken = `${this.#dbName} is unusable (${(e as Error).message})`;
       // Otherwise (busy, read-only): the analyses are simply computed again next time.
@@ -709,6 +806,7 @@ export class LocalStore implements IndexBackend {
         db.setState(st);
       });
       this.#state = st;
+      this.#followChanges();
     } catch (e) {
       this.#broken = `applying a commit to ${this.#dbName} failed (${(e as Error).message})`;
       this.#warn({ code: 'INDEX_REBUILT', message: this.#broken, path: this.indexPath ?? '' });
@@ -801,7 +899,12 @@ export class LocalStore implements IndexBackend {
     st.journalRecords = 0;
     st.journalStale = false;
     st.createdAt = createdAt;
-    db.transaction(() => db.setState(st));
+    // The change feed starts over with the new snapshot (readers' caches start over too).
+    st.epoch++;
+    db.transaction(() => {
+      db.clearChanges();
+      db.setState(st);
+    });
     this.#state = st;
     return compacted;
   }
