@@ -17,7 +17,7 @@ import {
   rankedScan,
 } from '../retrieval/ranked-scan.js';
 import { type RankedSource, rankedView } from '../retrieval/ranked-view.js';
-import type { IndexBackend } from '../store/index-backend.js';
+import type { DocStats, IndexBackend } from '../store/index-backend.js';
 import type { Page, PageInFailure, PageInResult } from './types.js';
 
 /** Pending nodes analysed per round (each round persists its analyses, then yields). */
@@ -75,6 +75,12 @@ export class RankedRetrieval {
   readonly #deps: RankedRetrievalDeps;
   readonly #tuning: Partial<RankedTuning>;
   readonly #unverified = new Map<number, Unverified>();
+  /** Decoded statistics of analysed documents, for the index generation they were read from. */
+  #docs = new Map<number, RankedDoc>();
+  /** Steps with no analysed document, while the count of analysed documents stays the same. */
+  #absent = new Set<number>();
+  #docsGeneration = '';
+  #docsCount = -1;
 
   constructor(deps: RankedRetrievalDeps, tuning: Partial<RankedTuning> = {}) {
     this.#deps = deps;
@@ -145,8 +151,15 @@ export class RankedRetrieval {
   #source(): RankedSource {
     const { backend } = this.#deps;
     const stats = backend.fieldStats('ranked');
+    if (backend.generation !== this.#docsGeneration) {
+      this.#docs = new Map();
+      this.#docsGeneration = backend.generation;
+    }
+    if (stats.docs !== this.#docsCount) {
+      this.#absent = new Set();
+      this.#docsCount = stats.docs;
+    }
     const extra = [...this.#unverified].map(([step, u]) => ({ step, ...u }));
-    const deps = this.#deps;
     return {
       size: stats.docs + extra.length,
       totalLength: stats.totalLength + extra.reduce((n, x) => n + x.analysis.length, 0),
@@ -173,25 +186,21 @@ export class RankedRetrieval {
       },
       docs: (steps) => {
         const out = new Map<number, RankedDoc>();
-        for (const d of backend.docStats(steps)) {
-          const f = decodeFeatures(d.features);
-          let n: number | undefined;
-          out.set(d.step, {
-            stepId: d.step,
-            length: d.length,
-            // Counted only if the doc is picked (a fresh process rarely needs the vocabulary).
-            get tokens() {
-              n ??= deps.tokensOf(d.step);
-              return n;
-            },
-            error: f.error,
-            prose: f.prose,
-            shapes: f.shapes,
-          });
+        const missing: number[] = [];
+        for (const step of steps) {
+          const d = this.#docs.get(step);
+          if (d) out.set(step, d);
+          else if (!this.#absent.has(step)) missing.push(step);
         }
-        const wanted = new Set(steps);
+        for (const d of missing.length > 0 ? backend.docStats(missing) : []) {
+          const doc = this.#decode(d);
+          this.#docs.set(d.step, doc);
+          out.set(d.step, doc);
+        }
+        for (const step of missing) if (!out.has(step)) this.#absent.add(step);
+        const wanted = extra.length > 0 ? new Set(steps) : undefined;
         for (const x of extra) {
-          if (!wanted.has(x.step)) continue;
+          if (!wanted?.has(x.step)) continue;
           const f = decodeFeatures(x.analysis.features);
           out.set(x.step, {
             stepId: x.step,
@@ -204,6 +213,24 @@ export class RankedRetrieval {
         }
         return out;
       },
+    };
+  }
+
+  #decode(d: DocStats): RankedDoc {
+    const f = decodeFeatures(d.features);
+    const tokensOf = this.#deps.tokensOf;
+    let n: number | undefined;
+    return {
+      stepId: d.step,
+      length: d.length,
+      // Counted only if the doc is picked (a fresh process rarely needs the vocabulary).
+      get tokens() {
+        n ??= tokensOf(d.step);
+        return n;
+      },
+      error: f.error,
+      prose: f.prose,
+      shapes: f.shapes,
     };
   }
 

@@ -85,11 +85,12 @@ export function rankedView(
       wanted.add(s + 1);
     }
   }
-  const stats = source.docs([...wanted].sort((a, b) => a - b));
+  // Document numbers are arbitrary (scoring orders candidates by step itself).
+  const stats = source.docs([...wanted]);
   const docs: RankedDoc[] = [];
   const lengths: number[] = [];
   const byStep = new Map<number, number>();
-  for (const [step, doc] of [...stats].sort((a, b) => a[0] - b[0])) {
+  for (const [step, doc] of stats) {
     byStep.set(step, docs.length);
     docs.push(doc);
     lengths.push(doc.length);

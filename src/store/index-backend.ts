@@ -110,6 +110,11 @@ export interface IndexWarning {
 export interface IndexBackend {
   /** Brings the index up to date with the durable state (catching up, or rebuilding). */
   sync(): Promise<void>;
+  /**
+   * Names the index as of the last sync: it changes whenever something derived may have been
+   * replaced (a rebuild, a re-analysis), so callers can key their own caches on it.
+   */
+  readonly generation: string;
   /** The state problem, if the durable state is inconsistent. */
   readonly loadProblem: LoadProblem | null;
   /** Throws the load problem as an integrity error naming the path. */

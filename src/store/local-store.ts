@@ -153,6 +153,10 @@ export class LocalStore implements IndexBackend {
 
   // --- state ---
 
+  get generation(): string {
+    return `${this.#dbName ?? 'memory'}#${this.#state.epoch}`;
+  }
+
   /** The index file in use (null: none yet, or in memory). */
   get indexPath(): string | null {
     return this.#dbName === null ? null : join(this.layout.dir, this.#dbName);
@@ -313,7 +317,7 @@ export class LocalStore implements IndexBackend {
   #followChanges(): void {
     const db = this.#db!;
     const cache = this.#cache;
-    const generation = `${this.#dbName ?? 'memory'}#${this.#state.epoch}`;
+    const generation = this.generation;
     const seq = db.changeSeq();
     if (cache.generation !== generation || seq < cache.seq) {
       cache.reset(generation, seq);
@@ -351,7 +355,7 @@ export class LocalStore implements IndexBackend {
   #fill(put: () => void): void {
     const db = this.#db;
     if (!db) return;
-    if (this.#cache.generation !== `${this.#dbName ?? 'memory'}#${this.#state.epoch}`) return;
+    if (this.#cache.generation !== this.generation) return;
     if (db.changeSeq() === this.#cache.seq) put();
   }
 

@@ -12,6 +12,8 @@ interface CachedList {
 
 /** Entries kept parsed at most (a cache, never the index). */
 const MAX_ENTRIES = 4096;
+/** Ranked document statistics kept at most. */
+const MAX_DOCS = 250_000;
 /** Postings kept at most, over all cached lists. */
 const MAX_POSTINGS = 2_000_000;
 
@@ -111,6 +113,7 @@ export class ReadCache {
   }
 
   putDoc(doc: DocStats): void {
+    if (this.#docs.size >= MAX_DOCS) this.#docs.clear();
     this.#docs.set(doc.step, doc);
   }
 
