@@ -226,12 +226,20 @@ function unpack(body: Buffer): string {
   return inflateRawSync(body).toString('utf8');
 }
 
-function group(groups: Map<string, Group>, field: number, term: string): Group {
-  const k = `${field}\u0000${term}`;
-  let g = groups.get(k);
+/** Postings inserted per statement. */
+const POST_ROWS = 128;
+
+/** Postings of a batch, by field and term. */
+type Groups = [Map<string, Group>, Map<string, Group>];
+
+const newGroups = (): Groups => [new Map(), new Map()];
+
+function group(groups: Groups, field: number, term: string): Group {
+  const byTerm = groups[field]!;
+  let g = byTerm.get(term);
   if (!g) {
     g = { field, term, steps: [], tfs: [] };
-    groups.set(k, g);
+    byTerm.set(term, g);
   }
   return g;
 }
@@ -438,16 +446,29 @@ export class IndexDb {
     return id;
   }
 
-  #post(groups: Map<string, Group>, state: IndexState): void {
-    const ins = this.#stmt('post', 'INSERT INTO postings (term, step, tf) VALUES (?, ?, ?)');
-    for (const g of groups.values()) {
+  #post(groups: Groups, state: IndexState): void {
+    // Many rows per statement: the cost of a posting is mostly the call into SQLite.
+    const many = this.#stmt(
+      'postMany',
+      `INSERT INTO postings (term, step, tf) VALUES ${'(?, ?, ?), '.repeat(POST_ROWS - 1)}(?, ?, ?)`,
+    );
+    const one = this.#stmt('post', 'INSERT INTO postings (term, step, tf) VALUES (?, ?, ?)');
+    const args: number[] = [];
+    for (const g of [...groups[0].values(), ...groups[1].values()]) {
       const id = this.#termId(g.field, g.term, g.steps.length, state);
-      for (let i = 0; i < g.steps.length; i++) ins.run(id, g.steps[i], g.tfs[i]);
+      for (let i = 0; i < g.steps.length; i++) {
+        args.push(id, g.steps[i]!, g.tfs[i]!);
+        if (args.length === POST_ROWS * 3) {
+          many.run(args);
+          args.length = 0;
+        }
+      }
     }
+    for (let i = 0; i < args.length; i += 3) one.run(args[i], args[i + 1], args[i + 2]);
   }
 
   /** A document's ranked statistics, and its postings queued in `groups`. */
-  #doc(step: number, a: StoredAnalysis, groups: Map<string, Group>, state: IndexState): void {
+  #doc(step: number, a: StoredAnalysis, groups: Groups, state: IndexState): void {
     this.#stmt('doc', 'INSERT INTO docs (step, length, features) VALUES (?, ?, ?)').run(
       step,
       a.length,
@@ -499,7 +520,7 @@ export class IndexDb {
    * when the analysis is given; counts them into `state`. Steps must not be indexed yet.
    */
   insertFolds(rows: readonly FoldRow[], state: IndexState): void {
-    const groups = new Map<string, Group>();
+    const groups = newGroups();
     const ins = this.#stmt(
       'insertEntry',
       'INSERT INTO entries (step, analysed, evicted, token_estimate, payload_sha256, summary, body) VALUES (?, ?, ?, ?, ?, ?, ?)',
@@ -567,7 +588,7 @@ export class IndexDb {
       'attach',
       'UPDATE entries SET analysed = 1 WHERE step = ? AND analysed = 0 AND payload_sha256 = ? AND summary = ?',
     );
-    const groups = new Map<string, Group>();
+    const groups = newGroups();
     let applied = 0;
     for (const x of list) {
       if (upd.run(x.step, x.payload_sha256, x.summary).changes === 0) continue;
