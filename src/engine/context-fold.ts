@@ -646,7 +646,8 @@ export class ContextFold implements ContextFoldEngine {
     if (lp) problems.push({ kind: lp.kind, step_id: null, path: lp.path, message: lp.message });
     let checked = 0;
     const indexed = new Set<number>();
-    for await (const page of this.entryPages()) {
+    // Small pages: each is verified between two turns of the event loop.
+    for await (const page of this.entryPages({ pageSize: 64 })) {
       for (const entry of page) {
         checked++;
         indexed.add(entry.step_id);

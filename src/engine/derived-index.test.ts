@@ -162,6 +162,23 @@ describe('the derived index is rebuildable, never the truth', () => {
     }
   }
 
+  it('validate finds a corrupt page no read has touched; reindex repairs it', async () => {
+    const dir = await seeded(false);
+    const path = indexDb(dir);
+    const bytes = readFileSync(path);
+    const page = Math.floor(bytes.length / 4096) - 2;
+    bytes.fill(0x41, page * 4096, (page + 1) * 4096);
+    writeFileSync(path, bytes);
+    const cf = await open(dir);
+    const v = await cf.validate();
+    expect(v.problems).toEqual([
+      expect.objectContaining({ kind: 'index', message: expect.stringMatching(/quick_check/) }),
+    ]);
+    await cf.reindex();
+    expect(await cf.validate()).toEqual({ ok: true, checked: TURNS.length, problems: [] });
+    await cf.close();
+  });
+
   it('a foreign SQLite file in place of the index is rebuilt with a warning', async () => {
     const dir = await seeded(true);
     const before = await answers(await open(dir));

@@ -21,7 +21,7 @@ import type { DocStats, IndexBackend } from '../store/index-backend.js';
 import type { Page, PageInFailure, PageInResult } from './types.js';
 
 /** Pending nodes analysed per round (each round persists its analyses, then yields). */
-const ANALYSE_BATCH = 256;
+const ANALYSE_BATCH = 48;
 
 /** What the ranked retrieval needs from the engine. */
 export interface RankedRetrievalDeps {

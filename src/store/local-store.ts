@@ -52,6 +52,7 @@ import {
 } from './index-loader.js';
 import { type JournalRecord, journalLine, parseJournal } from './journal.js';
 import { canonicalNodePath, NODE_FILE_RE, type StoreLayout } from './layout.js';
+import { quickCheck } from './quick-check.js';
 import { ReadCache } from './read-cache.js';
 import { readSnapshot } from './snapshot-reader.js';
 import { type SnapshotNode, writeSnapshot } from './snapshot-writer.js';
@@ -931,15 +932,9 @@ export class LocalStore implements IndexBackend {
     if (v.kind !== 'fresh') {
       return { ...base, state: 'stale', message: v.kind === 'rebuild' ? v.reason : v.kind };
     }
-    const db = this.#db;
     const pending = this.pendingCount();
-    let quick: string;
-    try {
-      quick = String(db.db.pragma('quick_check', { simple: true }));
-    } catch (e) {
-      quick = (e as Error).message;
-    }
-    if (quick !== 'ok')
+    const quick = this.#memory ? 'ok' : await quickCheck(this.indexPath!);
+    if (quick !== null && quick !== 'ok')
       return { ...base, pending, state: 'stale', message: `quick_check: ${quick}` };
     const mismatch = await this.#compareEntries();
     if (mismatch) return { ...base, pending, state: 'stale', message: mismatch };

@@ -223,7 +223,8 @@ class OuterLevels {
   }
 }
 
-const CHUNK = 1 << 20;
+/** Bytes read per turn of the event loop (a few hundred entries: tens of milliseconds). */
+const CHUNK = 1 << 18;
 
 /**
  * Reads `recall_index.json` incrementally: `onMembers` receives its members chunk by chunk (top

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fsync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { canonicalJson } from '../protocol/canonical-json.js';
 import { IPCF_VERSION, PROJECTION_VERSION } from '../protocol/types.js';
@@ -51,7 +51,8 @@ export async function writeSnapshot(
     }
     pending += `},"projection_version":${canonicalJson(PROJECTION_VERSION)}}`;
     flush();
-    fsyncSync(fd);
+    // Off the event loop: a large snapshot takes a while to reach the disk.
+    await new Promise<void>((resolve, reject) => fsync(fd, (e) => (e ? reject(e) : resolve())));
   } catch (e) {
     closeSync(fd);
     try {
