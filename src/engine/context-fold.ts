@@ -646,16 +646,21 @@ export class ContextFold implements ContextFoldEngine {
     if (lp) problems.push({ kind: lp.kind, step_id: null, path: lp.path, message: lp.message });
     let checked = 0;
     const indexed = new Set<number>();
-    // Small pages: each is verified between two turns of the event loop.
+    let since = performance.now();
     for await (const page of this.entryPages({ pageSize: 64 })) {
       for (const entry of page) {
         checked++;
         indexed.add(entry.step_id);
         const p = this.verifyProblem(entry);
         if (p) problems.push(p);
+        // A turn of the event loop every few milliseconds: a server keeps serving meanwhile.
+        if (performance.now() - since > 8) {
+          await turn();
+          since = performance.now();
+        }
       }
     }
-    const { steps, stray } = this.store.listNodes();
+    const { steps, stray } = await this.store.listNodes();
     for (const [step, name] of steps) {
       if (!indexed.has(step)) {
         problems.push({

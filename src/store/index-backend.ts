@@ -148,7 +148,7 @@ export interface IndexBackend {
   /** Reads a node and verifies it against its entry (throws the IPCF error of a failure). */
   verifyNode(entry: IndexEntry): VerifiedNode;
   /** Nodes present in storage by step, and anything else found there. */
-  listNodes(): { steps: Map<number, string>; stray: string[] };
+  listNodes(): Promise<{ steps: Map<number, string>; stray: string[] }>;
 
   /** Runs `fn` holding the store's write lock, synced. Writers are serialised. */
   write<T>(fn: (session: WriteSession) => Promise<T> | T): Promise<T>;

@@ -4,13 +4,11 @@ import {
   constants,
   existsSync,
   mkdirSync,
-  readdirSync,
-  readFileSync,
   renameSync,
   rmSync,
   unlinkSync,
 } from 'node:fs';
-import { open as openFile } from 'node:fs/promises';
+import { open as openFile, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { appendDurable, fsyncDir, writeFileAtomic, writeFilesDurable } from '../fs/durable-fs.js';
 import { canonicalJson, prettyJson } from '../protocol/canonical-json.js';
@@ -696,12 +694,13 @@ export class LocalStore implements IndexBackend {
     return verifyNode(this.layout, entry);
   }
 
-  listNodes(): { steps: Map<number, string>; stray: string[] } {
+  async listNodes(): Promise<{ steps: Map<number, string>; stray: string[] }> {
     const steps = new Map<number, string>();
     const stray: string[] = [];
     let names: string[] = [];
     try {
-      names = readdirSync(this.layout.coldDir);
+      // Off the event loop: a large store has a large directory.
+      names = await readdir(this.layout.coldDir);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
     }
@@ -950,10 +949,17 @@ export class LocalStore implements IndexBackend {
     const journalFolds = new Map<number, IndexEntry>();
     const journalEvicted = new Set<number>();
     if (existsSync(L.journalPath) && !this.#state.journalStale) {
-      const { records } = parseJournal(readFileSync(L.journalPath, 'utf8'));
-      for (const r of records) {
-        if (r.op === 'fold') journalFolds.set(r.entry.step_id, r.entry);
-        else if (r.op === 'evict') journalEvicted.add(r.step_id);
+      const text = await readFile(L.journalPath, 'utf8');
+      // In slices of whole lines, a turn of the event loop between them.
+      for (let at = 0; at < text.length; ) {
+        const end = text.indexOf('\n', Math.min(text.length - 1, at + (1 << 20)));
+        const slice = text.slice(at, end < 0 ? text.length : end + 1);
+        at += slice.length;
+        for (const r of parseJournal(slice).records) {
+          if (r.op === 'fold') journalFolds.set(r.entry.step_id, r.entry);
+          else if (r.op === 'evict') journalEvicted.add(r.step_id);
+        }
+        await turn();
       }
     }
     const expect = (raw: unknown): { step: number; json: string } | string => {
