@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { UsageError } from '../../protocol/errors.js';
+import { requireStore } from '../context.js';
 import { engineOptions } from '../engine-options.js';
 
 function packageVersion(): string {
@@ -43,9 +44,11 @@ export function register(program: Command): void {
     )
     .action(async (_opts, cmd: Command) => {
       // Loaded here so the MCP SDK costs nothing to every other command; it is an optional peer.
+      const options = engineOptions(cmd);
+      requireStore(options.dir);
       const { runStdioServer } = await loadMcpServer();
       await runStdioServer({
-        ...engineOptions(cmd),
+        ...options,
         name: 'contextfold',
         version: packageVersion(),
       });
