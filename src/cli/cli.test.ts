@@ -1,4 +1,4 @@
-import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../test-utils/cli.js';
@@ -124,7 +124,9 @@ describe('contextfold CLI', () => {
     expect(b.code).toBe(1);
     expect(b.stderr).toMatch(/bad\.jsonl:2: step_id must be a non-negative integer/);
     expect(b.stderr.split('\n').filter(Boolean)).toHaveLength(1);
-    expect(runCli(['--dir', dir2, '--json', 'status']).stdout).toContain('"nodes":0');
+    // Nothing was written: there is still no store.
+    expect(existsSync(dir2)).toBe(false);
+    expect(runCli(['--dir', dir2, '--json', 'status']).stdout).toContain('"STORE_NOT_FOUND"');
   });
 
   it('exit codes follow the reference: 2 not found, 3 integrity, 4 orphan, 5 broken, 1 validate', () => {

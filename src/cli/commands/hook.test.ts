@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { TranscriptWriter } from '../../test-utils/claude-transcript.js';
@@ -120,6 +120,42 @@ describe('contextfold hook (spawned as Claude Code does)', () => {
       expect(r.stderr).toMatch(message);
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
     }
+  });
+
+  it('a missing transcript is never silent: a notice for a new session, an error once it was read or before a compaction', () => {
+    const p = project();
+    const missing = join(p.root, 'not-yet.jsonl');
+    const base = { session_id: 'fresh', transcript_path: missing, cwd: p.root };
+    // A new session: Claude Code runs SessionStart and the first UserPromptSubmit before it
+    // creates the transcript file. One line on stderr, exit 0 (nothing to block, nothing lost).
+    for (const [event, extra] of [
+      ['session-start', { source: 'startup' }],
+      ['user-prompt-submit', { prompt: 'hello' }],
+    ] as const) {
+      const r = hook(['hook', event], { ...base, ...extra }, p.root);
+      expect(r.code, event).toBe(0);
+      expect(r.stdout, event).toBe('');
+      expect(r.stderr, event).toBe(
+        `contextfold: transcript not found yet: ${missing} (a new session; nothing to archive until Claude Code writes it)\n`,
+      );
+    }
+    // Before a compaction there must be a transcript to archive: a non-blocking error (exit 1).
+    const pc = hook(['hook', 'pre-compact'], { ...base, trigger: 'auto' }, p.root);
+    expect(pc.code).toBe(1);
+    expect(pc.stdout).toBe('');
+    expect(pc.stderr).toBe(
+      `contextfold: UsageError: transcript not found: ${missing}; nothing can be archived before this compaction (contextfold hook pre-compact)\n`,
+    );
+    // A transcript read before that disappears: exit 1 with the reason.
+    const input = { session_id: 'abc', transcript_path: p.transcript, cwd: p.root, prompt: 'x' };
+    expect(hook(['hook', 'user-prompt-submit'], input, p.root).code).toBe(0);
+    rmSync(p.transcript);
+    const gone = hook(['hook', 'user-prompt-submit'], input, p.root);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toMatch(
+      /^contextfold: UsageError: transcript not found: .*; it was read before and is gone/,
+    );
+    expect(gone.stderr.trim().split('\n')).toHaveLength(1);
   });
 
   it('a store error (damaged state file) still exits 1, not its IPCF exit code', () => {
