@@ -1,6 +1,6 @@
 import { ContextFold } from '../../engine/context-fold.js';
-import { UsageError } from '../../protocol/errors.js';
 import type { OpenOptions } from '../../engine/types.js';
+import { UsageError } from '../../protocol/errors.js';
 import { type ArchivedContext, archivedContext } from './archived-context.js';
 import { CLAUDE_EVENT_NAMES, type HookEvent, type HookInput } from './hook-input.js';
 import { type IngestResult, ingestTranscript } from './ingest.js';

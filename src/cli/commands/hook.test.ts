@@ -1,9 +1,11 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { TranscriptWriter } from '../../test-utils/claude-transcript.js';
 import { CLI } from '../../test-utils/cli.js';
+import { type InstalledCopy, installedCopy } from '../../test-utils/installed-copy.js';
+import { tempDir as tempDirShared } from '../../test-utils/shared.js';
 import { tempDir } from '../../test-utils/temp-dir.js';
 
 // The real hook process, as Claude Code runs it: JSON on stdin, JSON (or nothing) on stdout.
@@ -172,27 +174,76 @@ describe('contextfold hook (spawned as Claude Code does)', () => {
 });
 
 describe('contextfold install claude-code', () => {
-  it('writes hooks that run this CLI, idempotently (--json)', () => {
+  const tmp = tempDirShared('cf-install-');
+  let copy: InstalledCopy;
+  beforeAll(() => {
+    copy = installedCopy(join(tmp.dir, 'prefix'));
+    return () => tmp.cleanup();
+  });
+  const nodeDir = dirname(process.execPath);
+  const install = (bin: string, args: string[], cwd: string, pathEnv: string) =>
+    spawnSync(process.execPath, [bin, 'install', 'claude-code', ...args], {
+      cwd,
+      encoding: 'utf8',
+      env: { ...process.env, PATH: pathEnv },
+    });
+
+  it('from this checkout, writes hooks that run the installed contextfold on PATH, idempotently (--json)', () => {
     const root = tempDir();
-    const run = () =>
-      spawnSync(process.execPath, [CLI, 'install', 'claude-code', '--project', '--json'], {
-        cwd: root,
-        encoding: 'utf8',
-      });
-    const first = JSON.parse(run().stdout);
-    expect(first).toMatchObject({
+    const pathEnv = `${copy.binDir}:${nodeDir}`;
+    const first = install(CLI, ['--project', '--json'], root, pathEnv);
+    expect(first.stderr).toBe('');
+    expect(JSON.parse(first.stdout)).toMatchObject({
       settings: join(root, '.claude', 'settings.json'),
       changed: true,
       backup: null,
+      command: join(copy.binDir, 'contextfold'),
     });
-    const second = JSON.parse(run().stdout);
-    expect(second).toMatchObject({ changed: false });
-    const again = spawnSync(
-      process.execPath,
-      [CLI, 'install', 'claude-code', '--project', '--user'],
-      { cwd: root, encoding: 'utf8' },
-    );
+    const settings = readFileSync(join(root, '.claude', 'settings.json'), 'utf8');
+    expect(settings).not.toContain(dirname(dirname(CLI))); // never this checkout's dist/
+    expect(JSON.parse(install(CLI, ['--project', '--json'], root, pathEnv).stdout)).toMatchObject({
+      changed: false,
+    });
+    const again = install(CLI, ['--project', '--user'], root, pathEnv);
     expect(again.status).toBe(1);
     expect(again.stderr).toBe('contextfold: UsageError: give --project or --user, not both\n');
+  });
+
+  it('the written hook command runs as Claude Code runs it (sh -c, JSON on stdin)', () => {
+    const p = project();
+    const r = install(copy.binPath, ['--project', '--json'], p.root, nodeDir);
+    expect(JSON.parse(r.stdout).command).toBe(`node ${copy.binPath}`);
+    const s = JSON.parse(readFileSync(join(p.root, '.claude', 'settings.json'), 'utf8'));
+    const command: string = s.hooks.UserPromptSubmit[0].hooks[0].command;
+    expect(command).toBe(`node ${copy.binPath} hook user-prompt-submit`);
+    const run = spawnSync('sh', ['-c', command], {
+      cwd: p.root,
+      encoding: 'utf8',
+      env: { ...process.env, PATH: nodeDir, CLAUDE_PROJECT_DIR: p.root },
+      input: JSON.stringify({
+        session_id: 'abc',
+        transcript_path: p.transcript,
+        cwd: p.root,
+        hook_event_name: 'UserPromptSubmit',
+        prompt: 'Which PostgreSQL role was missing on port 5433?',
+      }),
+    });
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+    expect(JSON.parse(run.stdout).hookSpecificOutput.additionalContext).toContain(
+      'FATAL: role "billing" does not exist',
+    );
+  });
+
+  it('refuses, in one line and writing nothing, a checkout without an installed copy', () => {
+    const root = tempDir();
+    const r = install(CLI, ['--project'], root, nodeDir);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(
+      /^contextfold: UsageError: contextfold runs from a source checkout \(.+\) whose dist\/ is rebuilt by npm run build and npm test, and no installed contextfold is on PATH: install a copy first/,
+    );
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(existsSync(join(root, '.claude'))).toBe(false);
   });
 });

@@ -39,7 +39,7 @@ export function register(program: Command): void {
         'stdout carries only MCP protocol messages; diagnostics go to stderr. The server runs until stdin closes.',
         '',
         'Example (Claude Code):',
-        '  claude mcp add contextfold -- npx contextfold mcp --dir /abs/path/.contextfold',
+        '  claude mcp add contextfold -- contextfold mcp --dir /abs/path/.contextfold',
       ].join('\n'),
     )
     .action(async (_opts, cmd: Command) => {
