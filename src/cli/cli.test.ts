@@ -1,5 +1,6 @@
-import { existsSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../test-utils/cli.js';
 import { tempDir } from '../test-utils/shared.js';
@@ -169,18 +170,31 @@ describe('contextfold CLI', () => {
     }
   });
 
-  it('demo runs the scenario and pages in 342, 137, 447', () => {
-    const r = runCli(['--json', 'demo']);
+  it('demo shows raw history vs prompt tokens, in the default mode, and prints no deleted path', () => {
+    const r = runCli(['demo']);
     expect(r.code).toBe(0);
-    const report = JSON.parse(r.stdout);
-    expect(report.page_in.pages.map((p: { step_id: number }) => p.step_id)).toEqual([
-      342, 137, 447,
-    ]);
-    expect(report.evictions_recorded).toBe(3);
-    expect(report.next_pages).toEqual([]);
-    expect(report.prompt_tokens.next_turn).toBeLessThan(report.prompt_tokens.with_pages);
-    expect(report.tamper.refused).toBe(true);
-    expect(report.validate.ok).toBe(false);
-    expect(report.folded).toBe(500);
+    expect(r.stdout).toMatch(/retrieval ranked/);
+    expect(r.stdout).toMatch(
+      /Without folding, every prompt carries the raw history: [\d,]+ tokens\./,
+    );
+    expect(r.stdout).toMatch(
+      /this prompt with folding: \d+ tokens \(question \d+ \+ pages \d+\); without: [\d,]+/,
+    );
+    expect(r.stdout).toMatch(
+      /step 342 latest_chronological, \d+ tokens, sha256 [0-9a-f]{12}… verified/,
+    );
+    expect(r.stdout).toContain('(tampered): .contextfold/cold_nodes/step_000091.json');
+    expect(r.stdout).not.toContain(tmpdir());
+    const json = JSON.parse(runCli(['--json', 'demo']).stdout);
+    expect(json).toMatchObject({ retrieval: 'ranked', folded: 500, dir: null });
+    expect(JSON.stringify(json)).not.toContain(tmpdir());
+  });
+
+  it('demo --keep keeps the store it names', () => {
+    const r = runCli(['demo', '--keep']);
+    const kept = /store kept at (.+)\n/.exec(r.stdout)?.[1];
+    expect(kept).toBeDefined();
+    expect(existsSync(join(kept!, 'cold_nodes', 'step_000499.json'))).toBe(true);
+    rmSync(dirname(kept!), { recursive: true, force: true });
   });
 });
