@@ -1,15 +1,50 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import type { TestProject } from 'vitest/node';
+import { endIsolatedRun, isolateRun } from './isolation.js';
+import { HAS_SHARED, isCi, SHARED_DIR } from './shared-location.js';
 
 /**
- * Builds dist/ once before any test file runs, so tests that spawn the real CLI
- * (`node dist/cli/bin.js`) always run the code under test. A type error fails the run.
+ * Runs once, in the main vitest process, before any test file:
+ * - isolates the run: HOME, TMPDIR, XDG_* and npm's cache point into one run-owned temporary
+ *   directory, inherited by every worker and every CLI a test spawns, and removed at the end;
+ * - under CI, fails the run when the shared data is missing (CI runs every suite);
+ * - builds dist/ once, so tests that spawn the real CLI run the code under test (a type error
+ *   fails the run).
+ * The teardown checks that nothing new appeared in the real home or temp directory. Under CI
+ * (a machine of its own) that fails the run; elsewhere other processes may write there too, so
+ * it is a warning listing what appeared.
  */
-export default function setup(): void {
-  if (process.env.CONTEXTFOLD_SKIP_BUILD === '1') return;
-  const root = fileURLToPath(new URL('../../', import.meta.url));
-  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], {
-    cwd: root,
-    stdio: 'inherit',
-  });
+export default function setup(project: TestProject): () => void {
+  if (isCi() && !HAS_SHARED) {
+    throw new Error(
+      `CI=true but the shared data is absent at ${SHARED_DIR}: CI runs every suite; lay ../shared beside the repository or set CONTEXTFOLD_SHARED=path`,
+    );
+  }
+  const run = isolateRun();
+  if (process.env.CONTEXTFOLD_SKIP_BUILD !== '1') {
+    const root = fileURLToPath(new URL('../../', import.meta.url));
+    execFileSync(
+      process.execPath,
+      ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'],
+      { cwd: root, stdio: 'inherit' },
+    );
+  }
+  return () => {
+    // vitest's own temp dir (made before this setup ran; vitest removes it after this teardown).
+    const leaked = endIsolatedRun(run).filter((p) => p !== project.tmpDir);
+    if (leaked.length === 0) return;
+    const list = leaked.join(', ');
+    if (isCi()) {
+      // A teardown error does not change vitest's exit code: set it, and say why.
+      console.error(
+        `[contextfold tests] FAIL: the test run wrote outside its own temp dir (real HOME or system temp dir): ${list}`,
+      );
+      process.exitCode = 1;
+      return;
+    }
+    console.warn(
+      `[contextfold tests] new in the real HOME or system temp dir during this run (maybe other processes; with CI=true this fails the run): ${list}`,
+    );
+  };
 }
