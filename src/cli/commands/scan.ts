@@ -7,8 +7,14 @@ import { textArg } from '../input.js';
 const human = (r: ScanResult): string => {
   const lines = [`query terms: ${r.query_terms.join(', ') || '(none)'}`];
   if (r.selected.length === 0) lines.push('nothing to page in');
-  for (const p of r.selected)
-    lines.push(`  page in step ${p.step_id}  (${p.cost} tokens)  ← ${p.matched_terms.join(', ')}`);
+  for (const p of r.selected) {
+    // Ranked picks carry a chronological label; an alternative or companion owns no terms.
+    const status = (p as { status?: string }).status;
+    const terms = p.matched_terms.length > 0 ? `  ← ${p.matched_terms.join(', ')}` : '';
+    lines.push(
+      `  page in step ${p.step_id}${status ? ` ${status}` : ''}  (${p.cost} tokens)${terms}`,
+    );
+  }
   for (const p of r.budget_dropped) {
     lines.push(
       `  over budget: step ${p.step_id} (${p.cost} tokens) — intent dropped this turn: ${p.matched_terms.join(', ')}`,
