@@ -34,7 +34,7 @@ export default function setup(project: TestProject): () => void {
     // vitest's own temp dir (made before this setup ran; vitest removes it after this teardown).
     const leaked = endIsolatedRun(run).filter((p) => p !== project.tmpDir);
     if (leaked.length === 0) return;
-    const list = leaked.join(', ');
+    const list = `${leaked.slice(0, 8).join(', ')}${leaked.length > 8 ? ` and ${leaked.length - 8} more` : ''}`;
     if (isCi()) {
       // A teardown error does not change vitest's exit code: set it, and say why.
       console.error(

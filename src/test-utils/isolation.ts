@@ -65,6 +65,8 @@ export function isolatedEnv(runDir: string): Record<string, string> {
     // (`npm test` exports the real one to its children).
     npm_config_cache: join(home, '.npm'),
     CLAUDE_CONFIG_DIR: join(home, '.claude'),
+    // python3 (the corpus generator check) would leave __pycache__ beside its script.
+    PYTHONDONTWRITEBYTECODE: '1',
   };
 }
 
