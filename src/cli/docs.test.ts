@@ -2,9 +2,11 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runDemo } from '../engine/demo-scenario.js';
 import { extractSnippets } from '../test-utils/doc-snippets.js';
 import { type InstalledCopy, installedCopy, REPO_ROOT } from '../test-utils/installed-copy.js';
 import { itShared, tempDir } from '../test-utils/shared.js';
+import { tempDir as tempDirForTest } from '../test-utils/temp-dir.js';
 
 /** README.md and every docs/ page, in a stable order. */
 const PAGES = [
@@ -90,6 +92,17 @@ describe('the README and docs', () => {
         const path = join(REPO_ROOT, dirname(page), target);
         expect(existsSync(path), `${page} links ${target}, which does not exist`).toBe(true);
       }
+    }
+  });
+
+  it("the README's before/after table is what the demo measures", async () => {
+    const r = await runDemo({ dir: join(tempDirForTest(), '.contextfold') });
+    const readme = read('README.md');
+    expect(readme).toContain(`| ${r.raw_history_tokens.toLocaleString('en-US')} |`);
+    for (const q of r.questions) {
+      expect(readme).toContain(
+        `| "${q.prompt}" | ${q.tokens_with_folding} (question ${q.prompt_tokens} + ${q.pages.length} `,
+      );
     }
   });
 

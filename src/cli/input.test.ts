@@ -1,21 +1,33 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../test-utils/cli.js';
+import { tempDir as sharedTempDir } from '../test-utils/shared.js';
 import { tempDir } from '../test-utils/temp-dir.js';
 
-/** A store with one PostgreSQL turn and one unrelated turn. */
-function store(): { root: string; dir: string } {
-  const root = tempDir();
-  const dir = join(root, '.contextfold');
-  const turn = join(root, 'turn.log');
-  writeFileSync(turn, '$ docker compose up -d postgres\nPostgreSQL running on port 5433\n');
-  expect(runCli(['--dir', dir, 'fold', '37', 'PostgreSQL on port 5433', '--file', turn]).code).toBe(
-    0,
-  );
-  expect(runCli(['--dir', dir, 'fold', '38', 'Renderer lint clean']).code).toBe(0);
-  return { root, dir };
-}
+// One store with a PostgreSQL turn among unrelated ones, read by the scan and recall tests.
+const shared = sharedTempDir('cf-input-');
+let root: string;
+let dir: string;
+beforeAll(() => {
+  root = shared.dir;
+  dir = join(root, '.contextfold');
+  const turns = [
+    {
+      step_id: 37,
+      summary: 'PostgreSQL on port 5433',
+      content: '$ docker compose up -d postgres\nPostgreSQL running on port 5433',
+    },
+    { step_id: 38, summary: 'Renderer lint clean', content: '0 problems' },
+    { step_id: 39, summary: 'Parser tests pass', content: '42 tests passed' },
+  ];
+  const r = runCli(['--dir', dir, 'fold', '--jsonl', '-'], {
+    input: turns.map((t) => JSON.stringify(t)).join('\n'),
+  });
+  expect(r.code).toBe(0);
+  return () => shared.cleanup();
+});
+const store = () => ({ root, dir });
 
 const selected = (stdout: string) =>
   (JSON.parse(stdout) as { selected: { step_id: number }[] }).selected.map((p) => p.step_id);
