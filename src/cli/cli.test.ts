@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -168,6 +168,27 @@ describe('contextfold CLI', () => {
       expect(r.code, args.join(' ')).toBe(1);
       expect(r.stderr, args.join(' ')).not.toMatch(/\n\s+at /);
     }
+  });
+
+  it("a newcomer's first commands: wrong --dir, a piped prompt, a typo with --json", () => {
+    const cwd = join(tmp.dir, 'newcomer');
+    mkdirSync(cwd);
+    const wrong = runCli(['--dir', '/nonexistent', 'validate'], { cwd });
+    expect(wrong.code).toBe(1);
+    expect(wrong.stdout).toBe('');
+    expect(wrong.stderr.split('\n').filter(Boolean)).toHaveLength(1);
+    runCli(['fold', '--jsonl', '-'], {
+      cwd,
+      input:
+        '{"step_id":1,"summary":"PostgreSQL on port 5433"}\n{"step_id":2,"summary":"lint clean"}\n{"step_id":3,"summary":"docs built"}\n',
+    });
+    const piped = runCli(['scan', '-', '--json'], { cwd, input: 'postgres port?\n' });
+    expect(piped.code).toBe(0);
+    expect(JSON.parse(piped.stdout).selected[0].step_id).toBe(1);
+    const typo = runCli(['--json', 'frob'], { cwd });
+    expect(typo.code).toBe(1);
+    expect(typo.stderr).toBe('');
+    expect(JSON.parse(typo.stdout)).toMatchObject({ error: 'UsageError', code: 'USAGE' });
   });
 
   it('demo shows raw history vs prompt tokens, in the default mode, and prints no deleted path', () => {
