@@ -24,7 +24,7 @@ export default class SharedDataReporter implements Reporter {
     if (suites.length === 0) return;
     const lines = [
       '',
-      `${suites.length} suites need ../shared (the reference vectors and real sessions) and did not run:`,
+      `${suites.length} suites or tests need ../shared (the reference vectors and real sessions) and did not run:`,
       ...suites.sort().map((s) => `  ${s}`),
       'Run them: clone the shared data beside the repository as ../shared, or set CONTEXTFOLD_SHARED=path. Under CI=true a missing ../shared fails the run.',
       '',
