@@ -56,8 +56,17 @@ describe('the leak check of the teardown', () => {
     mkdirSync(join(home, '.cache', 'contextfold'));
     mkdirSync(join(home, '.config'));
     writeFileSync(join(tmp, 'cf-leak'), '');
-    expect(newEntries(before, [runDir])).toEqual(
-      [join(home, '.cache', 'contextfold'), join(home, '.config'), join(tmp, 'cf-leak')].sort(),
+    // Other test runs going on at the same time clean up after themselves.
+    mkdirSync(join(tmp, 'contextfold-test-run-other'));
+    mkdirSync(join(tmp, 'V1StGXR8_Z5jdHi6B-myT'));
+    mkdirSync(join(home, 'V1StGXR8_Z5jdHi6B-myT'));
+    expect(newEntries(before, [runDir], tmp)).toEqual(
+      [
+        join(home, '.cache', 'contextfold'),
+        join(home, '.config'),
+        join(home, 'V1StGXR8_Z5jdHi6B-myT'),
+        join(tmp, 'cf-leak'),
+      ].sort(),
     );
   });
 });

@@ -29,14 +29,25 @@ export function snapshotDirs(dirs: string[]): DirSnapshot {
   return snap;
 }
 
-/** Paths present now that were not in `before`, except `ignore` (the run's own directory). */
-export function newEntries(before: DirSnapshot, ignore: string[] = []): string[] {
+/**
+ * Temp entries of other test runs going on at the same time, which remove them themselves:
+ * their run directories and vitest's own temp directory (a 21-character nanoid).
+ */
+const CONCURRENT_RUN = /^(contextfold-test-run-.+|[A-Za-z0-9_-]{21})$/;
+
+/**
+ * Paths present now that were not in `before`, except `ignore` (this run's own directories)
+ * and, in the temp dir `tmp`, those of concurrent test runs.
+ */
+export function newEntries(before: DirSnapshot, ignore: string[] = [], tmp?: string): string[] {
   const found: string[] = [];
   for (const [dir, names] of before) {
     if (!existsSync(dir)) continue;
     for (const name of readdirSync(dir)) {
       const path = join(dir, name);
-      if (!names.has(name) && !ignore.includes(path)) found.push(path);
+      if (names.has(name) || ignore.includes(path)) continue;
+      if (dir === tmp && CONCURRENT_RUN.test(name)) continue;
+      found.push(path);
     }
   }
   return found.sort();
@@ -90,8 +101,11 @@ export function isolateRun(env: NodeJS.ProcessEnv = process.env): IsolatedRun {
   return { runDir, realHome, realTmp, before };
 }
 
-/** Removes the run's directory and returns what appeared outside it in the watched directories. */
-export function endIsolatedRun(run: IsolatedRun): string[] {
+/**
+ * Removes the run's directory and returns what appeared outside it in the watched directories
+ * (`ignore`: other directories of this run, e.g. vitest's).
+ */
+export function endIsolatedRun(run: IsolatedRun, ignore: string[] = []): string[] {
   rmSync(run.runDir, { recursive: true, force: true });
-  return newEntries(run.before, [run.runDir]);
+  return newEntries(run.before, [run.runDir, ...ignore], run.realTmp);
 }
