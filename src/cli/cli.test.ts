@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { runCli } from '../test-utils/cli.js';
 import { tempDir } from '../test-utils/shared.js';
 
@@ -215,7 +215,7 @@ describe('contextfold CLI', () => {
     const r = runCli(['demo', '--keep']);
     const kept = /store kept at (.+)\n/.exec(r.stdout)?.[1];
     expect(kept).toBeDefined();
+    onTestFinished(() => rmSync(dirname(kept!), { recursive: true, force: true }));
     expect(existsSync(join(kept!, 'cold_nodes', 'step_000499.json'))).toBe(true);
-    rmSync(dirname(kept!), { recursive: true, force: true });
   });
 });
