@@ -16,7 +16,9 @@ async function storeWith(steps: number[]): Promise<ContextFold> {
     tokenizer: 'reference',
     cacheDir: false,
   });
-  await cf.foldMany(steps.map((s) => ({ stepId: s, summary: `step ${s}`, content: `body ${s}\n` })));
+  await cf.foldMany(
+    steps.map((s) => ({ stepId: s, summary: `step ${s}`, content: `body ${s}\n` })),
+  );
   return cf;
 }
 
@@ -90,9 +92,9 @@ describe('entriesPage and validate counts', () => {
     const p = await cf.entriesPage({ offset: 1, limit: 2 });
     expect(p.total).toBe(5);
     expect(p.entries.map((e) => e.step_id)).toEqual([2, 5]);
-    expect((await cf.entriesPage({ offset: 4, limit: 10 })).entries.map((e) => e.step_id)).toEqual(
-      [9],
-    );
+    expect((await cf.entriesPage({ offset: 4, limit: 10 })).entries.map((e) => e.step_id)).toEqual([
+      9,
+    ]);
     await expect(cf.entriesPage({ offset: -1 })).rejects.toThrow(/non-negative/);
     await cf.close();
   });

@@ -99,7 +99,12 @@ export function checkNode(layout: StoreLayout, entry: IndexEntry): NodeCheck {
   } catch (e) {
     if (!isContextFoldError(e)) throw e;
     const f = pageFailure(step, e);
-    problem = { code: f.code, error: f.error, message: f.message, path: String(e.details.path ?? path) };
+    problem = {
+      code: f.code,
+      error: f.error,
+      message: f.message,
+      path: String(e.details.path ?? path),
+    };
   }
   let node: Record<string, unknown> | null = null;
   let contained = true;
