@@ -113,6 +113,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
   const app = createInspectorApp({ token, root: resolve(options.dir), views, assets });
   const server = createAdaptorServer({ fetch: app.fetch, overrideGlobalObjects: false }) as Server;
   const address = await listen(server, host, port);
+  views.get(stores[0]!.id)!.warm();
   const warnings = isLoopbackHost(host)
     ? []
     : [

@@ -91,7 +91,7 @@ const pickView = (p: ScanPick & Record<string, unknown>) => ({
 export class StoreView {
   readonly info: StoreInfo;
   private readonly options: ViewOptions;
-  private engine: ContextFold | null = null;
+  private opening: Promise<ContextFold> | null = null;
   private validating: Promise<ValidateResponse> | null = null;
   private timelineCache: TimelineCache | null = null;
 
@@ -100,19 +100,33 @@ export class StoreView {
     this.options = options;
   }
 
-  private async cf(): Promise<ContextFold> {
-    if (this.engine) return this.engine;
+  private cf(): Promise<ContextFold> {
+    this.opening ??= this.open().catch((e: unknown) => {
+      this.opening = null; // the next request tries again, and reports the error again
+      throw e;
+    });
+    return this.opening;
+  }
+
+  private async open(): Promise<ContextFold> {
     const recorded = recordedTokenizer(this.info.dir);
     const tokenizer =
       this.options.tokenizer ??
       (recorded === 'reference' || recorded === 'o200k' ? recorded : undefined);
-    this.engine = await ContextFold.open({
+    return ContextFold.open({
       dir: this.info.dir,
       cacheDir: false,
       ...(tokenizer ? { tokenizer } : {}),
       ...(this.options.retrieval ? { retrieval: this.options.retrieval } : {}),
     });
-    return this.engine;
+  }
+
+  /**
+   * Opens the store in the background (loading its index) so the first page a browser asks for
+   * does not wait for it. An error is reported by the request that meets it.
+   */
+  warm(): void {
+    this.cf().catch(() => {});
   }
 
   /** Counts and settings: no node file is read. */
@@ -346,8 +360,9 @@ export class StoreView {
 
   /** Closes the engine without compacting anything. */
   async close(): Promise<void> {
-    const cf = this.engine;
-    this.engine = null;
+    const opening = this.opening;
+    this.opening = null;
+    const cf = await opening?.catch(() => null);
     await cf?.close({ compact: false });
   }
 }
