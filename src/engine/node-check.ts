@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { sha256Hex } from '../protocol/canonical-json.js';
 import { isContextFoldError } from '../protocol/errors.js';
+import { pageFailure } from '../protocol/results.js';
 import type { ColdNode, IndexEntry } from '../protocol/types.js';
 import { artifactHash, payloadBytes } from '../store/cold-node.js';
 import { checkContainment } from '../store/containment.js';
 import { canonicalNodePath, type StoreLayout } from '../store/layout.js';
 import { verifyNode } from '../store/verify.js';
-import { pageFailure } from './page-failure.js';
 import type { HashCheck, NodeCheck, NodeFields } from './types.js';
 
 /** Fields of a cold node the check reports as such; anything else lands in `extra`. */
