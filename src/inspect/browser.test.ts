@@ -17,7 +17,8 @@ import { buildOddStore, treeSnapshot, XSS } from './test-utils/fixtures.js';
 // The inspector in a real browser (Debian's chromium via playwright-core), on a store built by
 // replaying a real trajectory through the harness. Without ../shared or chromium the file is
 // skipped with a message; under CI=true either missing is a failure.
-const CHROMIUM = '/usr/bin/chromium';
+// (Overridable only to check the skip and CI-failure paths by hand.)
+const CHROMIUM = process.env.CONTEXTFOLD_TEST_CHROMIUM ?? '/usr/bin/chromium';
 const TRAJECTORY = 'data/trajectories/AFI-Protocol_afi-core_aider_history.jsonl';
 const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/inspect/', import.meta.url));
 const IN_CI = process.env.CI === 'true';
