@@ -23,6 +23,7 @@ import type {
 } from './api-types.js';
 import { type Inspector, startInspector } from './server.js';
 import {
+  buildBrokenStore,
   buildOddStore,
   buildSessionStore,
   SESSION_OPTIONS,
@@ -37,6 +38,7 @@ const pristine = join(tmp.dir, 'pristine');
 const cacheDir = join(tmp.dir, 'analysis-cache');
 let inspector: Inspector;
 let before: Record<string, string>;
+let broken: { tampered: string; orphan: string };
 const prevCache = process.env.CONTEXTFOLD_CACHE_DIR;
 
 /** The routes of the app (paths after the token). */
@@ -75,6 +77,7 @@ beforeAll(async () => {
   process.env.CONTEXTFOLD_CACHE_DIR = cacheDir;
   await buildSessionStore(root);
   await buildOddStore(join(root, 'sessions', 'odd'));
+  broken = await buildBrokenStore(join(root, 'claude-code', 'broken'));
   mkdirSync(join(root, 'sessions', 'not-a-store'), { recursive: true });
   cpSync(join(tmp.dir, 'work'), pristine, { recursive: true });
   process.env.CONTEXTFOLD_CACHE_DIR = join(tmp.dir, 'inspector-cache');
@@ -145,9 +148,9 @@ describe('the token: without it, 403 on every route', () => {
 describe('what the API shows is the engine’s own answer', () => {
   it('finds the root store and the session stores beside it', async () => {
     const s = await get<StoresResponse>('api/stores');
-    expect(s.stores.map((x) => x.id)).toEqual(['.', 'sessions/odd']);
+    expect(s.stores.map((x) => x.id)).toEqual(['.', 'claude-code/broken', 'sessions/odd']);
     expect(s.stores[0]!.has_events).toBe(true);
-    expect(s.stores[1]!.has_events).toBe(false);
+    expect(s.stores[2]!.has_events).toBe(false);
   });
 
   it('overview and node pages match status and entries', async () => {
@@ -269,9 +272,30 @@ describe('what the API shows is the engine’s own answer', () => {
   });
 });
 
+describe('a store with problems', () => {
+  it('validate lists each problem with its path; the drawer says which hash broke and serves no bytes', async () => {
+    const v = await get<ValidateResponse>('api/validate?store=claude-code/broken');
+    expect(v.ok).toBe(false);
+    expect(v.checked).toBe(2);
+    expect(v.problems.map((p) => [p.kind, p.step_id, p.path])).toEqual([
+      ['integrity', 2, broken.tampered],
+      ['orphaned_node', 9, broken.orphan],
+    ]);
+    const n = await get<NodeResponse>('api/node?store=claude-code/broken&step=2');
+    expect(n.verified).toBe(false);
+    expect(n.problem).toMatchObject({ code: 'INTEGRITY_CHECK', path: broken.tampered });
+    expect(n.hashes.find((h) => h.name === 'artifact_sha256')!.ok).toBe(false);
+    const payload = await fetch(`${base()}api/payload?store=claude-code/broken&step=2`);
+    expect(payload.status).toBe(409);
+    const body = (await payload.json()) as { code: string; path: string };
+    expect(body).toMatchObject({ code: 'INTEGRITY_CHECK', path: broken.tampered });
+    expect(JSON.stringify(body)).not.toContain('edited bytes');
+  });
+});
+
 describe('read-only by construction (CONF-08)', () => {
   it('after every endpoint, the whole directory is identical and no cache was created', async () => {
-    for (const store of ['.', 'sessions/odd']) {
+    for (const store of ['.', 'sessions/odd', 'claude-code/broken']) {
       for (const r of ROUTES) {
         const sep = r.includes('?') ? '&' : '?';
         await (

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { ContextFold } from '../../engine/context-fold.js';
 import type { ContextPack } from '../../harness/pack.js';
@@ -86,4 +86,24 @@ export async function buildOddStore(dir: string): Promise<void> {
     { stepId: 3, summary: 'invisible', content: 'a\u200bb \u202eevil\u202c done\n' },
   ]);
   await cf.close({ compact: false });
+}
+
+/**
+ * A store with problems validate must report with their paths: a node whose payload was edited
+ * (hash mismatch) and an orphaned node file without an index entry.
+ */
+export async function buildBrokenStore(dir: string): Promise<{ tampered: string; orphan: string }> {
+  const cf = await ContextFold.open({ dir, tokenizer: 'reference', cacheDir: false });
+  await cf.foldMany([
+    { stepId: 1, summary: 'fine', content: 'all good\n' },
+    { stepId: 2, summary: 'edited later', content: 'original bytes\n' },
+  ]);
+  await cf.close();
+  const tampered = join(dir, 'cold_nodes', 'step_000002.json');
+  const node = JSON.parse(readFileSync(tampered, 'utf8'));
+  node.raw_content = 'edited bytes\n';
+  writeFileSync(tampered, JSON.stringify(node));
+  const orphan = join(dir, 'cold_nodes', 'step_000009.json');
+  writeFileSync(orphan, readFileSync(join(dir, 'cold_nodes', 'step_000001.json')));
+  return { tampered, orphan };
 }
