@@ -99,6 +99,9 @@ describe('the token: without it, 403 on every route', () => {
       expect(res.status, r).toBe(r === 'no/such/route' ? 404 : 200);
       await res.arrayBuffer();
     }
+    const head = await fetch(`${base()}api/overview`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(await head.text()).toBe('');
     const root = await fetch(`${origin()}/${token()}`, { redirect: 'manual' });
     expect(root.status).toBe(302);
     expect(root.headers.get('location')).toBe(`/${token()}/`);
