@@ -196,6 +196,7 @@ describe.skipIf(missing.length > 0 && !IN_CI)('the inspector in a real browser',
     const own = await cf.scan(prompt);
     expect(own.selected.length).toBeGreaterThan(0);
     expect(picked).toEqual(own.selected.map((p) => p.step_id));
+    await page.locator('[data-testid="scan-out"]').scrollIntoViewIfNeeded();
     await shot('search');
   });
 
