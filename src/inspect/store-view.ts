@@ -92,6 +92,7 @@ export class StoreView {
   readonly info: StoreInfo;
   private readonly options: ViewOptions;
   private opening: Promise<ContextFold> | null = null;
+  private closed = false;
   private validating: Promise<ValidateResponse> | null = null;
   private timelineCache: TimelineCache | null = null;
 
@@ -122,11 +123,14 @@ export class StoreView {
   }
 
   /**
-   * Opens the store in the background (loading its index) so the first page a browser asks for
-   * does not wait for it. An error is reported by the request that meets it.
+   * Opens the store on the next turn of the event loop (loading its index), after the caller has
+   * printed the URL and launched the browser, so the first page does not wait for all of it. An
+   * error is reported by the request that meets it.
    */
   warm(): void {
-    this.cf().catch(() => {});
+    setImmediate(() => {
+      if (!this.closed) this.cf().catch(() => {});
+    });
   }
 
   /** Counts and settings: no node file is read. */
@@ -360,6 +364,7 @@ export class StoreView {
 
   /** Closes the engine without compacting anything. */
   async close(): Promise<void> {
+    this.closed = true;
     const opening = this.opening;
     this.opening = null;
     const cf = await opening?.catch(() => null);
