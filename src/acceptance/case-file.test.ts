@@ -94,6 +94,14 @@ describe('the adapter case file', () => {
     ).toThrow(/no changelog entry/);
     expect(
       loadChanged((d) => {
+        const c = d.cases.find(
+          (x: { id: string }) => x.id === 'isolation--foreign-orphan-never-paged',
+        );
+        c.input.sessions.other.history[0].record = 'alpha';
+      }),
+    ).toThrow(/a record name is used by two sessions/);
+    expect(
+      loadChanged((d) => {
         d.cases[0].expect.calls.push({});
       }),
     ).toThrow(/one entry per input call/);

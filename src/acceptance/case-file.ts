@@ -48,7 +48,11 @@ function recordsOf(c: AcceptanceCase): Map<string, Map<string, boolean>> {
 function checkCase(c: AcceptanceCase, ids: Set<string>, file: CaseFile): void {
   const where = `case ${c.id}`;
   const records = recordsOf(c);
-  const all = new Set([...records.values()].flatMap((m) => [...m.keys()]));
+  const names = [...records.values()].flatMap((m) => [...m.keys()]);
+  const all = new Set(names);
+  // Expectations name records without their session: a name means one record in the case.
+  if (all.size !== names.length)
+    throw new UsageError(`${where}: a record name is used by two sessions`);
   const archived = (s: string, r: string, what: string) => {
     if (records.get(s)?.get(r) !== true)
       throw new UsageError(`${where}: ${what} names ${s}/${r}, which is no archived record`);
