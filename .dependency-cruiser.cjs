@@ -18,8 +18,9 @@ const LAYERS = [
   ['inspect', 8],
   ['eval', 8],
   ['conformance', 8],
-  ['cli', 9],
-  ['bench', 9],
+  ['acceptance', 9],
+  ['cli', 10],
+  ['bench', 10],
 ];
 
 const NOT_TEST = '(\\.test\\.ts$|/test-utils/)';
