@@ -1,11 +1,12 @@
-import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ContextFold } from '../engine/context-fold.js';
-import type { FoldInput } from '../engine/types.js';
 import { benchHook } from './hook-bench.js';
+import { benchInspectOverview } from './inspect-overview.js';
+import { log, type SynthTurn, synthesize, toInput } from './synth.js';
 
 /**
  * `npm run bench`: prints one JSON object with fold, scan, recall, hydrate, validate, compaction,
@@ -13,8 +14,6 @@ import { benchHook } from './hook-bench.js';
  * `--sizes 1000,10000`). Turns come from ../shared/bench/synth.py (the generator the reference
  * was measured with). Progress goes to stderr. Timings are measurements, never assertions.
  */
-
-const log = (s: string) => process.stderr.write(`[bench] ${s}\n`);
 
 /** The reference engine's fresh-process scan at 10k, as quoted by issue 10 (not runnable here). */
 const REFERENCE_CLI_SCAN_10K_MS = 1200;
@@ -67,42 +66,6 @@ function duBytes(dir: string, filter: (name: string) => boolean = () => true): n
   }
   return total;
 }
-
-interface SynthTurn {
-  step_id: number;
-  summary: string;
-  raw_content: string;
-}
-
-function synthesize(n: number, work: string): { turns: SynthTurn[]; queries: string[] } {
-  const script = fileURLToPath(new URL('../../../shared/bench/synth.py', import.meta.url));
-  if (!existsSync(script)) {
-    throw new Error(
-      `the turn generator ${script} is missing: the bench needs ../shared beside the repository`,
-    );
-  }
-  const out = join(work, `turns_${n}.jsonl`);
-  const qout = join(work, `queries_${n}.jsonl`);
-  log(`generating ${n} turns with synth.py …`);
-  execFileSync('python3', [script, '--n', String(n), '--out', out, '--queries-out', qout], {
-    stdio: 'ignore',
-  });
-  const turns = readFileSync(out, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as SynthTurn);
-  const queries = readFileSync(qout, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => (JSON.parse(l) as { prompt: string }).prompt);
-  return { turns, queries };
-}
-
-const toInput = (t: SynthTurn): FoldInput => ({
-  stepId: t.step_id,
-  summary: t.summary,
-  content: t.raw_content,
-});
 
 const CLI = fileURLToPath(new URL('../cli/bin.js', import.meta.url));
 const OPEN_SCAN = fileURLToPath(new URL('./open-scan.js', import.meta.url));
@@ -213,6 +176,8 @@ async function benchSize(n: number, turns: SynthTurn[], queries: string[], work:
   const [v, validateMs, validateDelay] = await withLoopDelay(() => cf.validate());
   const [, compactMs, compactDelay] = await withLoopDelay(() => cf.compact());
   await cf.close();
+  log(`N=${n}: contextfold inspect, time to overview …`);
+  const inspect = await benchInspectOverview(dir);
   const index = duBytes(dir, (f) => /^index-.*\.sqlite/.test(f));
   const bytes = duBytes(dir);
   rmSync(root, { recursive: true, force: true });
@@ -235,6 +200,7 @@ async function benchSize(n: number, turns: SynthTurn[], queries: string[], work:
     validate_loop_delay_ms: validateDelay,
     compact_ms: Math.round(compactMs),
     compact_loop_delay_ms: compactDelay,
+    inspect_overview: inspect,
     bytes_on_disk: bytes,
     index_bytes: index,
   };

@@ -8,6 +8,7 @@ import {
   NodeNotFoundError,
   OrphanedNodeError,
   StepConflictError,
+  StoreNotFoundError,
   UsageError,
 } from '../protocol/errors.js';
 import {
@@ -37,19 +38,23 @@ import {
   canonicalNodePath,
   indexFilePath,
   type StoreLayout,
+  storeExists,
   storeLayout,
 } from '../store/layout.js';
 import { IndexBrokenError, LocalStore } from '../store/local-store.js';
 import type { VerifiedNode } from '../store/verify.js';
 import { chunkText } from './chunk.js';
+import { checkNode } from './node-check.js';
 import { RankedRetrieval } from './ranked-retrieval.js';
 import type {
   ContextFoldEngine,
+  EntriesPage,
   EvictResult,
   FoldInput,
   FoldResult,
   HydrateOptions,
   HydrateResult,
+  NodeCheck,
   OpenOptions,
   Page,
   PageInFailure,
@@ -113,6 +118,12 @@ export class ContextFold implements ContextFoldEngine {
     }
     this.dir = resolve(options.dir);
     this.layout = storeLayout(this.dir);
+    if (options.mustExist && !storeExists(this.dir)) {
+      throw new StoreNotFoundError(
+        `no store at ${this.dir}: nothing has been folded or imported there`,
+        { path: this.dir },
+      );
+    }
     this.policy = options.policy
       ? parsePolicy(options.policy)
       : ContextFold.readPolicy(this.layout);
@@ -645,6 +656,7 @@ export class ContextFold implements ContextFoldEngine {
     const lp = this.store.loadProblem;
     if (lp) problems.push({ kind: lp.kind, step_id: null, path: lp.path, message: lp.message });
     let checked = 0;
+    let sanitized = 0;
     const indexed = new Set<number>();
     let since = performance.now();
     for await (const page of this.entryPages({ pageSize: 64 })) {
@@ -652,7 +664,8 @@ export class ContextFold implements ContextFoldEngine {
         checked++;
         indexed.add(entry.step_id);
         const p = this.verifyProblem(entry);
-        if (p) problems.push(p);
+        if (p === 'sanitized') sanitized++;
+        else if (p) problems.push(p);
         // A turn of the event loop every few milliseconds: a server keeps serving meanwhile.
         if (performance.now() - since > 8) {
           await turn();
@@ -690,13 +703,13 @@ export class ContextFold implements ContextFoldEngine {
         message: `the derived index is stale (${index.message}): run 'contextfold reindex': ${index.path}`,
       });
     }
-    return { ok: problems.length === 0, checked, problems };
+    return { ok: problems.length === 0, checked, sanitized, problems };
   }
 
-  private verifyProblem(entry: IndexEntry): ValidationProblem | null {
+  /** Why a node fails verification, or whether it verified as sanitized (redacted) or not. */
+  private verifyProblem(entry: IndexEntry): ValidationProblem | 'sanitized' | null {
     try {
-      this.store.verifyNode(entry);
-      return null;
+      return this.store.verifyNode(entry).node.sanitized === true ? 'sanitized' : null;
     } catch (e) {
       if (!isContextFoldError(e)) throw e;
       const kind =
@@ -746,17 +759,17 @@ export class ContextFold implements ContextFoldEngine {
   }
 
   /**
-   * One page of index entries in step order: up to `limit` (default 1,000) entries with a step
-   * greater than `after`. Pass the last step of a page as the next `after`.
+   * Up to `limit` (default 1,000) index entries with a step greater than `after`, in step order:
+   * a page of a walk over a large index (pass the last step of a page as the next `after`).
    *
    * @example
-   * let page = await cf.entryPage({ limit: 500 });
-   * while (page.length > 0) page = await cf.entryPage({ after: page.at(-1)!.step_id, limit: 500 });
+   * let page = await cf.entriesAfter({ limit: 500 });
+   * while (page.length > 0) page = await cf.entriesAfter({ after: page.at(-1)!.step_id, limit: 500 });
    */
-  async entryPage(options: { after?: number; limit?: number } = {}): Promise<IndexEntry[]> {
+  async entriesAfter(options: { after?: number; limit?: number } = {}): Promise<IndexEntry[]> {
     const limit = options.limit ?? ENTRY_PAGE;
     if (!Number.isSafeInteger(limit) || limit < 1) {
-      throw new UsageError(`entryPage limit must be a positive integer, got ${String(limit)}`);
+      throw new UsageError(`entriesAfter limit must be a positive integer, got ${String(limit)}`);
     }
     return this.read(() => this.store.page({ after: options.after, limit }));
   }
@@ -771,7 +784,7 @@ export class ContextFold implements ContextFoldEngine {
   async *entryPages(options: { pageSize?: number } = {}): AsyncGenerator<IndexEntry[]> {
     let after = -1;
     for (;;) {
-      const page = await this.entryPage({ after, limit: options.pageSize ?? ENTRY_PAGE });
+      const page = await this.entriesAfter({ after, limit: options.pageSize ?? ENTRY_PAGE });
       if (page.length === 0) return;
       yield page;
       after = page[page.length - 1]!.step_id;
@@ -784,6 +797,37 @@ export class ContextFold implements ContextFoldEngine {
     const all: IndexEntry[] = [];
     for await (const page of this.entryPages()) all.push(...page);
     return all;
+  }
+
+  /**
+   * One page of index entries in step order (`offset` from 0, at most `limit`), with the total:
+   * what a list view needs without copying the whole index out.
+   *
+   * @example
+   * const { total, entries } = await cf.entriesPage({ offset: 0, limit: 50 });
+   */
+  async entriesPage(options: { offset?: number; limit?: number } = {}): Promise<EntriesPage> {
+    const offset = options.offset ?? 0;
+    const limit = options.limit ?? 100;
+    if (!Number.isSafeInteger(offset) || offset < 0 || !Number.isSafeInteger(limit) || limit < 0) {
+      throw new UsageError(
+        `entriesPage needs non-negative integers, got offset ${offset} and limit ${limit}`,
+      );
+    }
+    return this.read(() => ({
+      total: this.store.stats().entries,
+      offset,
+      entries: this.store.page({ offset, limit }),
+    }));
+  }
+
+  /**
+   * Hydrate's verdict on one node, hash by hash, without serving its payload (see
+   * `node-check.ts`). Read-only: a failing node is reported with its path, never repaired.
+   * Throws {@link NodeNotFoundError} for a step that is not indexed.
+   */
+  async checkNode(stepId: number): Promise<NodeCheck> {
+    return this.read(() => checkNode(this.layout, this.entryOrThrow(stepId)));
   }
 
   /**

@@ -125,7 +125,7 @@ describe('the derived index is rebuildable, never the truth', () => {
     const expected = await answers(ref);
     expect(await answers(a)).toEqual(expected);
     expect(await answers(b)).toEqual(expected);
-    expect(await b.validate()).toEqual({ ok: true, checked: 31, problems: [] });
+    expect(await b.validate()).toEqual({ ok: true, checked: 31, sanitized: 0, problems: [] });
     for (const cf of [a, b, ref]) await cf.close({ compact: false });
   });
 
@@ -151,7 +151,12 @@ describe('the derived index is rebuildable, never the truth', () => {
         const { warnings, onWarning } = collect();
         const cf = await open(dir, { onWarning });
         expect(await answers(cf)).toEqual(before);
-        expect(await cf.validate()).toEqual({ ok: true, checked: TURNS.length, problems: [] });
+        expect(await cf.validate()).toEqual({
+          ok: true,
+          checked: TURNS.length,
+          sanitized: 0,
+          problems: [],
+        });
         // Detected corruption is rebuilt with a warning (a zeroed page nothing reads may stay
         // unnoticed: it changes no answer).
         if (name !== 'a page in the middle zeroed') {
@@ -175,7 +180,12 @@ describe('the derived index is rebuildable, never the truth', () => {
       expect.objectContaining({ kind: 'index', message: expect.stringMatching(/quick_check/) }),
     ]);
     await cf.reindex();
-    expect(await cf.validate()).toEqual({ ok: true, checked: TURNS.length, problems: [] });
+    expect(await cf.validate()).toEqual({
+      ok: true,
+      checked: TURNS.length,
+      sanitized: 0,
+      problems: [],
+    });
     await cf.close();
   });
 
@@ -215,7 +225,12 @@ describe('the derived index is rebuildable, never the truth', () => {
     ]);
     const r = await cf.reindex();
     expect(r).toMatchObject({ nodes: TURNS.length, analysed: TURNS.length });
-    expect(await cf.validate()).toEqual({ ok: true, checked: TURNS.length, problems: [] });
+    expect(await cf.validate()).toEqual({
+      ok: true,
+      checked: TURNS.length,
+      sanitized: 0,
+      problems: [],
+    });
     expect(await answers(cf)).toEqual(before);
     await cf.close();
   });

@@ -122,8 +122,11 @@ export interface IndexBackend {
 
   stats(): IndexStats;
   get(step: number): IndexEntry | undefined;
-  /** Up to `limit` entries with step > `after`, in step order. */
-  page(options: { after?: number; limit: number }): IndexEntry[];
+  /**
+   * Up to `limit` entries in step order: those with step > `after`, or (with `offset`) from the
+   * `offset`-th entry on.
+   */
+  page(options: { after?: number; offset?: number; limit: number }): IndexEntry[];
 
   /** Document frequency of a term. */
   df(field: PostingField, term: string): number;

@@ -393,6 +393,15 @@ export class IndexDb {
     ).map(unpack);
   }
 
+  /** Up to `limit` entries' JSON from the `offset`-th on, in step order. */
+  entriesAt(offset: number, limit: number): string[] {
+    return (
+      this.#stmt('pageAt', 'SELECT body FROM entries ORDER BY step LIMIT ? OFFSET ?')
+        .pluck()
+        .all(limit, offset) as Buffer[]
+    ).map(unpack);
+  }
+
   /** Up to `limit` nodes after `key` in code-point order of their keys (for the snapshot). */
   nodesAfterKey(key: string, limit: number): { key: string; json: string }[] {
     const rows = this.#stmt(

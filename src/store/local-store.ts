@@ -592,10 +592,11 @@ export class LocalStore implements IndexBackend {
     return entry;
   }
 
-  page(options: { after?: number; limit: number }): IndexEntry[] {
-    return this.#read([], (db) => db.entriesAfter(options.after ?? -1, options.limit)).map(
-      (j) => JSON.parse(j) as IndexEntry,
-    );
+  page(options: { after?: number; offset?: number; limit: number }): IndexEntry[] {
+    const { after, offset, limit } = options;
+    return this.#read([], (db) =>
+      offset !== undefined ? db.entriesAt(offset, limit) : db.entriesAfter(after ?? -1, limit),
+    ).map((j) => JSON.parse(j) as IndexEntry);
   }
 
   df(field: PostingField, term: string): number {
