@@ -108,6 +108,7 @@ export class ContextFold implements ContextFoldEngine {
   private readonly clock: () => Date;
   private readonly tokenCache = new Map<string, number>();
   private readonly chunkCache = new Map<string, string[]>();
+  private readonly readOnly: boolean;
   private closed = false;
 
   private constructor(options: OpenOptions) {
@@ -131,12 +132,14 @@ export class ContextFold implements ContextFoldEngine {
     this.sessionId = options.sessionId ?? DEFAULT_SESSION_ID;
     this.retrieval = options.retrieval ?? 'ranked';
     this.clock = options.clock ?? (() => new Date());
+    this.readOnly = options.readOnly === true;
     this.store = new LocalStore(this.layout, {
       lockTimeoutMs: options.lockTimeoutMs ?? 30_000,
       compactThreshold: options.journalCompactThreshold ?? 4096,
       clock: this.clock,
       analyzer: { version: RANKED_ANALYZER_VERSION, keyOf: analysisKey },
       onWarning: options.onWarning,
+      readOnly: options.readOnly,
     });
     this.ranked = new RankedRetrieval({
       tokenizer: this.tokenizer,
@@ -831,14 +834,15 @@ export class ContextFold implements ContextFoldEngine {
   }
 
   /**
-   * Compacts the journal (if any; `{ compact: false }` skips it, for read-only callers) and
-   * closes the engine. Safe to call twice.
+   * Compacts the journal (if any; `{ compact: false }` skips it, for read-only callers; an
+   * engine opened `readOnly` never compacts) and closes the engine. Safe to call twice.
    */
   async close(options: { compact?: boolean } = {}): Promise<void> {
     if (this.closed) return;
     try {
       const s = this.store.stats();
-      if ((options.compact ?? true) && s.journalRecords > 0 && !this.store.loadProblem) {
+      const compact = options.compact ?? !this.readOnly;
+      if (compact && s.journalRecords > 0 && !this.store.loadProblem) {
         await this.compact();
       }
     } finally {

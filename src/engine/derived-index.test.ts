@@ -409,6 +409,65 @@ describe('the derived index serves scans without reading nodes', () => {
   });
 });
 
+/** Every file and directory under `dir` with its size, mtime and (for files) bytes. */
+function tree(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of readdirSync(dir, { recursive: true }).map(String).sort()) {
+    const p = join(dir, name);
+    const st = statSync(p);
+    out[name] = st.isDirectory()
+      ? `dir ${st.mtimeMs}`
+      : `${st.size} ${st.mtimeMs} ${readFileSync(p).toString('base64')}`;
+  }
+  out['.'] = `dir ${statSync(dir).mtimeMs}`;
+  return out;
+}
+
+describe('readOnly: true', () => {
+  for (const [name, prepare] of [
+    ['a current index', async (_dir: string) => {}],
+    [
+      'no index',
+      async (dir: string) => {
+        for (const f of indexFiles(dir)) rmSync(join(dir, f));
+      },
+    ],
+    [
+      'an index behind its journal',
+      async (dir: string) => {
+        const file = indexDb(dir);
+        const older = readFileSync(file);
+        const cf = await open(dir);
+        await cf.fold({ stepId: 90, summary: 'late', content: 'port 7777 for the late service' });
+        await cf.close({ compact: false });
+        writeFileSync(file, older); // the index as it was before that fold
+      },
+    ],
+  ] as const) {
+    it(`writes nothing into the store (${name}): same answers from a private index`, async () => {
+      const dir = await seeded(true);
+      await prepare(dir);
+      const expected = await answers(await open(dir, { readOnly: true }));
+      expect((await (await open(dir, { readOnly: true })).status()).nodes).toBe(
+        TURNS.length + (name === 'an index behind its journal' ? 1 : 0),
+      );
+      const before = tree(dir);
+      const cf = await open(dir, { readOnly: true });
+      expect(await answers(cf)).toEqual(expected);
+      expect((await cf.validate()).ok).toBe(true);
+      await expect(cf.fold({ stepId: 99, summary: 's', content: 'c' })).rejects.toMatchObject({
+        code: 'USAGE',
+        message: expect.stringMatching(/opened read-only/),
+      });
+      await cf.close();
+      expect(tree(dir)).toEqual(before);
+      const writer = await open(dir);
+      expect(await answers(writer)).toEqual(expected);
+      await writer.close({ compact: false });
+    });
+  }
+});
+
 /** Makes a directory unwritable even for root (chattr +i), else by mode; null if impossible. */
 function makeReadOnly(dir: string): (() => void) | null {
   if (process.getuid?.() === 0) {

@@ -58,6 +58,12 @@ export interface OpenOptions {
    */
   onWarning?: (warning: IndexWarning) => void;
   /**
+   * Write nothing into the store, not even the derived index (an inspector, a checker): the
+   * index is a private in-memory copy of the current index file, or is built in memory from the
+   * store's files when there is none or it is not current; folds and evictions are refused.
+   */
+  readOnly?: boolean;
+  /**
    * @deprecated Ignored. Ranked analyses now live in the store's derived index; nothing is
    * written outside the store.
    */

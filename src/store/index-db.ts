@@ -255,11 +255,18 @@ export class IndexDb {
   readonly path: string;
   readonly #s: Record<string, Stmt> = {};
 
-  constructor(path: string, options: { create: boolean }) {
+  /**
+   * Opens (or with `create`, creates) the index at `path`. With `bytes`, a private in-memory
+   * copy of an index file is opened instead (`path` names it in messages): nothing is written
+   * to the file system, not even SQLite's WAL files.
+   */
+  constructor(path: string, options: { create: boolean; bytes?: Buffer }) {
     this.path = path;
     let db: Database.Database;
     try {
-      db = new Database(path, { fileMustExist: !options.create, timeout: 10_000 });
+      db = options.bytes
+        ? new Database(options.bytes)
+        : new Database(path, { fileMustExist: !options.create, timeout: 10_000 });
     } catch (e) {
       throw new IndexUnusable(`cannot open ${path}: ${(e as Error).message}`, { cause: e });
     }

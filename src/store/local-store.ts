@@ -4,6 +4,7 @@ import {
   constants,
   existsSync,
   mkdirSync,
+  readFileSync,
   renameSync,
   rmSync,
   unlinkSync,
@@ -68,7 +69,16 @@ export interface LocalStoreOptions {
   analyzer?: { version: string; keyOf: AnalysisKeyOf };
   /** Told when the derived index had to be rebuilt, or lives in memory. */
   onWarning?: (warning: IndexWarning) => void;
+  /**
+   * Write nothing at all into the store (an inspector): the index is a private in-memory copy
+   * of the current index file (or built from the store's files when there is none or it is
+   * not current), and writes are refused.
+   */
+  readOnly?: boolean;
 }
+
+/** A current index file up to this size is copied into memory by a read-only store. */
+const READ_ONLY_COPY_MAX = 512 * 1024 * 1024;
 
 type Verdict =
   | { kind: 'fresh' }
@@ -136,7 +146,10 @@ export class LocalStore implements IndexBackend {
   #dbName: string | null = null;
   #dbIno: string | null = null;
   #state: IndexState;
-  #memory = false;
+  /** The index is private to this process (in memory): no lock, no files written. */
+  #memory: boolean;
+  /** The private index is a copy of the index file not yet found current (read-only stores). */
+  #copied = false;
   #lock: WriteLock | null = null;
   #queue: Promise<unknown> = Promise.resolve();
   #broken: string | null = null;
@@ -148,6 +161,7 @@ export class LocalStore implements IndexBackend {
     this.layout = layout;
     this.#opts = options;
     this.#state = emptyState(options.analyzer?.version ?? null);
+    this.#memory = options.readOnly === true;
   }
 
   // --- state ---
@@ -242,7 +256,7 @@ export class LocalStore implements IndexBackend {
     const L = this.layout;
     if (!existsSync(L.dir)) {
       this.#dropDb();
-      this.#memory = false;
+      this.#memory = this.#opts.readOnly === true;
       this.#state = emptyState(this.#opts.analyzer?.version ?? null);
       return { kind: 'absent' };
     }
@@ -305,6 +319,7 @@ export class LocalStore implements IndexBackend {
     const analyzer = this.#opts.analyzer?.version ?? null;
     if (analyzer !== null && st.analyzer !== analyzer && !st.problem) return { kind: 'reanalyze' };
     this.#state = st;
+    this.#copied = false;
     this.#followChanges();
     return { kind: 'fresh' };
   }
@@ -369,6 +384,7 @@ export class LocalStore implements IndexBackend {
   }
 
   #markVerified(): void {
+    if (this.#opts.readOnly) return;
     try {
       this.#db!.transaction(() => {
         const st = this.#db!.state();
@@ -508,6 +524,14 @@ export class LocalStore implements IndexBackend {
     const st = emptyState(analyzer);
     if (this.#memory) {
       this.#dropDb();
+      const copy =
+        this.#opts.readOnly && !this.#broken && !this.#copied ? this.#readOnlyCopy() : null;
+      this.#copied = copy !== null;
+      if (copy) {
+        this.#db = copy;
+        this.#broken = null;
+        return; // the verdict catches the copy up with the files, in memory
+      }
       const db = new IndexDb(':memory:', { create: true });
       await this.#load(db, st);
       st.complete = true;
@@ -547,6 +571,24 @@ export class LocalStore implements IndexBackend {
         message: `${reason}: rebuilt ${name} from recall_index.json and the journal (${st.entries} entries)`,
         path: final,
       });
+    }
+  }
+
+  /** A private copy of the current index file, if there is a clean one (no WAL beside it). */
+  #readOnlyCopy(): IndexDb | null {
+    const { current } = listIndexFiles(this.layout.dir);
+    if (current === null) return null;
+    const path = join(this.layout.dir, current);
+    if (existsSync(`${path}-wal`) || existsSync(`${path}-shm`)) return null;
+    const id = fileIdentity(path);
+    if (!id || id.size > READ_ONLY_COPY_MAX) return null;
+    try {
+      const db = new IndexDb(path, { create: false, bytes: readFileSync(path) });
+      if (db.state().complete) return db;
+      db.close();
+      return null;
+    } catch {
+      return null;
     }
   }
 
@@ -717,6 +759,14 @@ export class LocalStore implements IndexBackend {
 
   #ensureWritable(): void {
     const dir = this.layout.dir;
+    if (this.#opts.readOnly) {
+      throw new UsageError(
+        `this store was opened read-only; nothing can be written to it: ${dir}`,
+        {
+          path: dir,
+        },
+      );
+    }
     try {
       mkdirSync(this.layout.coldDir, { recursive: true });
       accessSync(dir, constants.W_OK);
