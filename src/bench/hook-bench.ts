@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -72,10 +72,11 @@ function transcript(exchanges: number): string {
 
 /**
  * Times the Claude Code hook (`contextfold hook user-prompt-submit`) as Claude Code runs it: a
- * fresh process per prompt. Runs until the whole transcript is archived (a run folds at most
- * 400 turns), then measures warm runs (nothing new to fold but the prompt's page-in).
+ * fresh process per prompt, on a transcript of about 2,000 turns. Runs until the whole
+ * transcript is archived (a run folds at most 400 turns), then measures warm runs (nothing new
+ * to fold but the prompt's page-in).
  */
-export function benchHook(work: string, exchanges = 500): Record<string, unknown> {
+export function benchHook(work: string, exchanges = 1000): Record<string, unknown> {
   const cli = fileURLToPath(new URL('../cli/bin.js', import.meta.url));
   const dir = join(work, 'hook');
   mkdirSync(dir, { recursive: true });
@@ -103,12 +104,14 @@ export function benchHook(work: string, exchanges = 500): Record<string, unknown
     return ms;
   };
   const catchUp: number[] = [];
-  for (let i = 0; i < 12; i++) catchUp.push(run(`which port does service s${i} use?`));
+  for (let i = 0; i < 20; i++) catchUp.push(run(`which port does service s${i} use?`));
   const warm: number[] = [];
   for (let i = 0; i < 7; i++) warm.push(run(`what is the port of service s${20 + i}?`));
   const sorted = [...warm].sort((a, b) => a - b);
+  const sessions = join(dir, '.contextfold', 'claude-code', SESSION, 'cold_nodes');
   return {
-    transcript_turns: exchanges * 4,
+    transcript_rows: exchanges * 4,
+    archived_turns: readdirSync(sessions).length,
     first_runs_ms: catchUp.slice(0, 6).map((x) => Math.round(x)),
     warm_p50_ms: Math.round(sorted[sorted.length >> 1]!),
     warm_max_ms: Math.round(sorted[sorted.length - 1]!),
