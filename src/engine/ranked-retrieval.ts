@@ -185,31 +185,42 @@ export class RankedRetrieval {
         return { steps: tail.map((m) => m[0]), tfs: tail.map((m) => m[1]) };
       },
       docs: (steps) => {
-        const out = new Map<number, RankedDoc>();
+        const out: (RankedDoc | undefined)[] = new Array(steps.length);
         const missing: number[] = [];
-        for (const step of steps) {
+        for (let i = 0; i < steps.length; i++) {
+          const step = steps[i]!;
           const d = this.#docs.get(step);
-          if (d) out.set(step, d);
-          else if (!this.#absent.has(step)) missing.push(step);
+          if (d) out[i] = d;
+          else if (!this.#absent.has(step)) missing.push(i);
         }
-        for (const d of missing.length > 0 ? backend.docStats(missing) : []) {
-          const doc = this.#decode(d);
-          this.#docs.set(d.step, doc);
-          out.set(d.step, doc);
+        if (missing.length > 0) {
+          const found = new Map<number, RankedDoc>();
+          for (const d of backend.docStats(missing.map((i) => steps[i]!))) {
+            const doc = this.#decode(d);
+            this.#docs.set(d.step, doc);
+            found.set(d.step, doc);
+          }
+          for (const i of missing) {
+            const doc = found.get(steps[i]!);
+            if (doc) out[i] = doc;
+            else this.#absent.add(steps[i]!);
+          }
         }
-        for (const step of missing) if (!out.has(step)) this.#absent.add(step);
-        const wanted = extra.length > 0 ? new Set(steps) : undefined;
-        for (const x of extra) {
-          if (!wanted?.has(x.step)) continue;
-          const f = decodeFeatures(x.analysis.features);
-          out.set(x.step, {
-            stepId: x.step,
-            length: x.analysis.length,
-            tokens: x.tokens,
-            error: f.error,
-            prose: f.prose,
-            shapes: f.shapes,
-          });
+        if (extra.length > 0) {
+          const at = new Map(steps.map((s, i) => [s, i]));
+          for (const x of extra) {
+            const i = at.get(x.step);
+            if (i === undefined) continue;
+            const f = decodeFeatures(x.analysis.features);
+            out[i] = {
+              stepId: x.step,
+              length: x.analysis.length,
+              tokens: x.tokens,
+              error: f.error,
+              prose: f.prose,
+              shapes: f.shapes,
+            };
+          }
         }
         return out;
       },

@@ -17,8 +17,8 @@ export interface RankedSource {
   keysWithPrefix(prefix: string): string[];
   /** The `limit` highest steps holding a key, ascending, with term frequencies. */
   recentPostings(key: string, limit: number): { steps: readonly number[]; tfs: readonly number[] };
-  /** Statistics of the analysed documents among `steps` (others absent), by step. */
-  docs(steps: readonly number[]): Map<number, RankedDoc>;
+  /** Statistics of the analysed documents among `steps`, aligned with them (undefined: none). */
+  docs(steps: readonly number[]): (RankedDoc | undefined)[];
 }
 
 /**
@@ -86,12 +86,15 @@ export function rankedView(
     }
   }
   // Document numbers are arbitrary (scoring orders candidates by step itself).
-  const stats = source.docs([...wanted]);
+  const steps = [...wanted];
+  const stats = source.docs(steps);
   const docs: RankedDoc[] = [];
   const lengths: number[] = [];
   const byStep = new Map<number, number>();
-  for (const [step, doc] of stats) {
-    byStep.set(step, docs.length);
+  for (let i = 0; i < steps.length; i++) {
+    const doc = stats[i];
+    if (!doc) continue;
+    byStep.set(steps[i]!, docs.length);
     docs.push(doc);
     lengths.push(doc.length);
   }
