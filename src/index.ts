@@ -62,6 +62,7 @@ export {
   isOrphanedNodeError,
   isPathContainmentError,
   isStoreNotFoundError,
+  isStoreUnavailableError,
   isUsageError,
   LockTimeoutError,
   NodeNotFoundError,
@@ -69,6 +70,7 @@ export {
   PathContainmentError,
   StepConflictError,
   StoreNotFoundError,
+  StoreUnavailableError,
   UsageError,
 } from './protocol/errors.js';
 export {

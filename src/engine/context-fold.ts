@@ -33,15 +33,16 @@ import { recall as recallIndex } from '../retrieval/recall.js';
 import { referenceScan } from '../retrieval/reference-scan.js';
 import { TermView } from '../retrieval/term-view.js';
 import { artifactHash, indexEntryFor } from '../store/cold-node.js';
-import type { CommitRow, IndexBackend, WriteSession } from '../store/index-backend.js';
 import {
-  canonicalNodePath,
-  indexFilePath,
-  type StoreLayout,
-  storeExists,
-  storeLayout,
-} from '../store/layout.js';
+  type CommitRow,
+  type IndexBackend,
+  NodeNotLoadedError,
+  type WriteSession,
+} from '../store/index-backend.js';
+import { type StoreLayout, storeExists, storeLayout } from '../store/layout.js';
 import { IndexBrokenError, LocalStore } from '../store/local-store.js';
+import { PgStore } from '../store/pg/pg-store.js';
+import { isPgUrl } from '../store/pg/pg-url.js';
 import type { VerifiedNode } from '../store/verify.js';
 import { chunkText } from './chunk.js';
 import { checkNode } from './node-check.js';
@@ -102,8 +103,9 @@ export class ContextFold implements ContextFoldEngine {
   readonly tokenizer: Tokenizer;
   readonly sessionId: string;
   readonly retrieval: RetrievalMode;
-  private readonly layout: StoreLayout;
-  private readonly store: LocalStore;
+  /** The directory's paths (a local store; a database store has no directory). */
+  private readonly layout: StoreLayout | null;
+  private readonly store: LocalStore | PgStore;
   private readonly ranked: RankedRetrieval;
   private readonly clock: () => Date;
   private readonly tokenCache = new Map<string, number>();
@@ -112,35 +114,50 @@ export class ContextFold implements ContextFoldEngine {
   private closed = false;
 
   private constructor(options: OpenOptions) {
-    if (!options || typeof options.dir !== 'string' || options.dir.length === 0) {
+    const where = options?.store ?? options?.dir;
+    if (!options || typeof where !== 'string' || where.length === 0) {
       throw new UsageError(
-        'ContextFold.open needs { dir }: the store directory, e.g. ".contextfold"',
+        'ContextFold.open needs { dir } (the store directory, e.g. ".contextfold") or { store } (a directory or postgres:// URL)',
       );
     }
-    this.dir = resolve(options.dir);
-    this.layout = storeLayout(this.dir);
-    if (options.mustExist && !storeExists(this.dir)) {
+    const pg = isPgUrl(where);
+    this.layout = pg ? null : storeLayout(resolve(where));
+    if (this.layout && options.mustExist && !storeExists(this.layout.dir)) {
       throw new StoreNotFoundError(
-        `no store at ${this.dir}: nothing has been folded or imported there`,
-        { path: this.dir },
+        `no store at ${this.layout.dir}: nothing has been folded or imported there`,
+        { path: this.layout.dir },
       );
     }
     this.policy = options.policy
       ? parsePolicy(options.policy)
-      : ContextFold.readPolicy(this.layout);
+      : this.layout
+        ? ContextFold.readPolicy(this.layout)
+        : { ...DEFAULT_POLICY };
     this.tokenizer = resolveTokenizer(options.tokenizer);
     this.sessionId = options.sessionId ?? DEFAULT_SESSION_ID;
     this.retrieval = options.retrieval ?? 'ranked';
     this.clock = options.clock ?? (() => new Date());
     this.readOnly = options.readOnly === true;
-    this.store = new LocalStore(this.layout, {
-      lockTimeoutMs: options.lockTimeoutMs ?? 30_000,
-      compactThreshold: options.journalCompactThreshold ?? 4096,
-      clock: this.clock,
-      analyzer: { version: RANKED_ANALYZER_VERSION, keyOf: analysisKey },
-      onWarning: options.onWarning,
-      readOnly: options.readOnly,
-    });
+    const analyzer = { version: RANKED_ANALYZER_VERSION, keyOf: analysisKey };
+    this.store = this.layout
+      ? new LocalStore(this.layout, {
+          lockTimeoutMs: options.lockTimeoutMs ?? 30_000,
+          compactThreshold: options.journalCompactThreshold ?? 4096,
+          clock: this.clock,
+          analyzer,
+          onWarning: options.onWarning,
+          readOnly: options.readOnly,
+        })
+      : new PgStore({
+          url: where,
+          lockTimeoutMs: options.lockTimeoutMs ?? 30_000,
+          statementTimeoutMs: options.statementTimeoutMs,
+          poolSize: options.poolSize,
+          clock: this.clock,
+          analyzer,
+          readOnly: options.readOnly,
+        });
+    this.dir = this.store.location;
     this.ranked = new RankedRetrieval({
       tokenizer: this.tokenizer,
       backend: this.store,
@@ -157,7 +174,17 @@ export class ContextFold implements ContextFoldEngine {
    * if missing or unusable; see `onWarning`).
    */
   static async open(options: OpenOptions): Promise<ContextFold> {
-    return new ContextFold(options);
+    const cf = new ContextFold(options);
+    if (cf.store instanceof PgStore) {
+      try {
+        if (options.mustExist) await cf.store.assertExists();
+        else await cf.store.sync();
+      } catch (e) {
+        await cf.store.close();
+        throw e;
+      }
+    }
+    return cf;
   }
 
   /** The derived index backend (entries, postings, statistics; see `IndexBackend`). */
@@ -221,7 +248,7 @@ export class ContextFold implements ContextFoldEngine {
       artifact_sha256: '',
     };
     node.artifact_sha256 = artifactHash(node);
-    const entry = indexEntryFor(node, indexFilePath(this.layout, input.stepId));
+    const entry = indexEntryFor(node, this.store.entryFilePath(input.stepId));
     return { node, entry, text: p.payloadText };
   }
 
@@ -321,7 +348,7 @@ export class ContextFold implements ContextFoldEngine {
     }
     if (planned.has(step)) return { kind: 'planned' };
     if (tx.nodeExists(step)) {
-      const path = canonicalNodePath(this.layout, step);
+      const path = this.store.nodePath(step);
       throw new OrphanedNodeError(
         `step ${step} has a cold node file but no index entry (an interrupted fold?); refusing to overwrite it: ${path}`,
         { stepId: step, path },
@@ -366,15 +393,24 @@ export class ContextFold implements ContextFoldEngine {
    * Runs a read against the synced index; if the index file turns out corrupt on the way, it
    * is rebuilt from the store's files and the read runs once more.
    */
-  private async read<T>(fn: () => T | Promise<T>): Promise<T> {
+  private async read<T>(fn: () => T | Promise<T>, load: readonly number[] = []): Promise<T> {
     this.assertOpen();
     await this.store.sync();
-    try {
-      return await fn();
-    } catch (e) {
-      if (!(e instanceof IndexBrokenError)) throw e;
-      await this.store.sync();
-      return await fn();
+    await this.store.load(load);
+    let rebuilt = false;
+    for (let loads = 0; ; ) {
+      try {
+        return await fn();
+      } catch (e) {
+        if (e instanceof NodeNotLoadedError && loads++ < 1024) {
+          // A database store fetches nodes asynchronously: fetch this one and run again.
+          await this.store.load([e.step]);
+          continue;
+        }
+        if (!(e instanceof IndexBrokenError) || rebuilt) throw e;
+        rebuilt = true;
+        await this.store.sync();
+      }
     }
   }
 
@@ -421,7 +457,8 @@ export class ContextFold implements ContextFoldEngine {
         { payload_sha256: entry.payload_sha256, tokenizer: this.tokenizer.name, count: n },
       ]);
       return n;
-    } catch {
+    } catch (e) {
+      if (e instanceof NodeNotLoadedError) throw e;
       // Unverifiable: cost it at the cap; pageIn will refuse it and report why.
       return Number.MAX_SAFE_INTEGER;
     }
@@ -464,8 +501,8 @@ export class ContextFold implements ContextFoldEngine {
     }
     const entry = this.store.get(stepId);
     if (entry) return entry;
-    const path = canonicalNodePath(this.layout, stepId);
-    if (existsSync(path)) {
+    const path = this.store.orphanPath(stepId);
+    if (path !== null) {
       throw new OrphanedNodeError(
         `step ${stepId} has a cold node file but no index entry: ${path}`,
         {
@@ -504,7 +541,7 @@ export class ContextFold implements ContextFoldEngine {
    * chunks cut at line boundaries; `chunk` selects one.
    */
   async hydrate(stepId: number, options: HydrateOptions = {}): Promise<HydrateResult> {
-    return this.read(() => this.hydrateNow(stepId, options));
+    return this.read(() => this.hydrateNow(stepId, options), stepList(stepId));
   }
 
   private hydrateNow(stepId: number, options: HydrateOptions): HydrateResult {
@@ -565,7 +602,7 @@ export class ContextFold implements ContextFoldEngine {
     return this.read(() => {
       this.store.assertConsistent();
       return this.store.verifyNode(this.entryOrThrow(stepId)).bytes;
-    });
+    }, stepList(stepId));
   }
 
   /**
@@ -579,6 +616,9 @@ export class ContextFold implements ContextFoldEngine {
       return this.read(async () => {
         this.store.assertConsistent();
         await this.ranked.prepare();
+        // The picks' nodes fetched together (a database store), then paged in verified.
+        const picks = this.ranked.scan(prompt, this.rankedCaps()).selected;
+        await this.store.load(picks.map((p) => p.step_id));
         return this.ranked.pageIn(prompt, this.rankedCaps());
       });
     }
@@ -663,6 +703,7 @@ export class ContextFold implements ContextFoldEngine {
     const indexed = new Set<number>();
     let since = performance.now();
     for await (const page of this.entryPages({ pageSize: 64 })) {
+      await this.store.load(page.map((e) => e.step_id));
       for (const entry of page) {
         checked++;
         indexed.add(entry.step_id);
@@ -677,24 +718,26 @@ export class ContextFold implements ContextFoldEngine {
       }
     }
     const { steps, stray } = await this.store.listNodes();
-    for (const [step, name] of steps) {
+    for (const [step] of steps) {
       if (!indexed.has(step)) {
+        const path = this.store.nodePath(step);
         problems.push({
           kind: 'orphaned_node',
           step_id: step,
-          path: `${this.layout.coldDir}/${name}`,
-          message: `cold node file has no index entry (OrphanedNodeError): ${this.layout.coldDir}/${name}`,
+          path,
+          message: `cold node file has no index entry (OrphanedNodeError): ${path}`,
         });
       }
     }
     for (const name of stray) {
+      const path = `${this.layout?.coldDir ?? this.dir}/${name}`;
       problems.push({
         kind: 'integrity',
         step_id: null,
-        path: `${this.layout.coldDir}/${name}`,
+        path,
         message: isTempFileName(name)
-          ? `leftover temp file of an interrupted write: ${this.layout.coldDir}/${name}`
-          : `unexpected entry in cold_nodes: ${this.layout.coldDir}/${name}`,
+          ? `leftover temp file of an interrupted write: ${path}`
+          : `unexpected entry in cold_nodes: ${path}`,
       });
     }
     const index = await this.store.checkIndex();
@@ -830,7 +873,7 @@ export class ContextFold implements ContextFoldEngine {
    * Throws {@link NodeNotFoundError} for a step that is not indexed.
    */
   async checkNode(stepId: number): Promise<NodeCheck> {
-    return this.read(() => checkNode(this.layout, this.entryOrThrow(stepId)));
+    return this.read(() => checkNode(this.store, this.entryOrThrow(stepId)), stepList(stepId));
   }
 
   /**
@@ -847,9 +890,26 @@ export class ContextFold implements ContextFoldEngine {
       }
     } finally {
       this.closed = true;
-      this.store.close();
+      await this.store.close();
     }
   }
+
+  /** Appends newline-terminated lines of a kind (`events`: a session's log) to the store. */
+  async appendRecords(kind: string, text: string): Promise<void> {
+    this.assertOpen();
+    await this.store.appendRecords(kind, text);
+  }
+
+  /** Every line of a kind, in append order, and where it lives (for messages). */
+  async readRecords(kind: string): Promise<{ path: string; text: string }> {
+    this.assertOpen();
+    return this.store.readRecords(kind);
+  }
+}
+
+/** The step to load before a read, if it is a valid step id (else the read reports it). */
+function stepList(stepId: number): number[] {
+  return Number.isSafeInteger(stepId) && stepId >= 0 ? [stepId] : [];
 }
 
 const lossy = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });

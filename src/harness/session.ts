@@ -20,8 +20,8 @@ import {
 import type { ContextPack } from './pack.js';
 import { type FoldRequest, type PagedIn, SessionCore, type SessionIO } from './session-core.js';
 import {
-  appendEvents,
-  readEvents,
+  loadEvents,
+  storeEvents,
   type SessionConfig,
   type StrippedRecord,
 } from './session-events.js';
@@ -266,7 +266,7 @@ export class Session {
         new TokenMeter(engine.tokenizer),
         clock,
       );
-      for (const e of readEvents(engine.dir)) core.state.apply(e);
+      for (const e of await loadEvents(engine)) core.state.apply(e);
       const prior = core.state.config;
       if (prior && prior.tokenizer !== config.tokenizer) {
         throw new UsageError(
@@ -277,7 +277,7 @@ export class Session {
       if (!prior || JSON.stringify(prior) !== JSON.stringify(config)) {
         core.record({ type: 'session_opened', config });
       }
-      appendEvents(engine.dir, core.drain());
+      await storeEvents(engine, core.drain());
       return new Session(engine, !options.engine, core, config, clock);
     } catch (e) {
       if (!options.engine) await engine.close();
@@ -321,7 +321,7 @@ export class Session {
     this.assertUsable();
     try {
       const out = await fn();
-      appendEvents(this.engine.dir, this.core.drain());
+      await storeEvents(this.engine, this.core.drain());
       return out;
     } catch (e) {
       // Bad input is refused before `change` runs; a failure in here leaves the in-memory

@@ -11,7 +11,8 @@ export type ErrorCode =
   | 'USAGE'
   | 'STEP_CONFLICT'
   | 'LOCK_TIMEOUT'
-  | 'STORE_NOT_FOUND';
+  | 'STORE_NOT_FOUND'
+  | 'STORE_UNAVAILABLE';
 
 /** Structured context carried by every contextfold error. */
 export interface ErrorDetails {
@@ -124,6 +125,19 @@ export class StoreNotFoundError extends ContextFoldError {
   }
 }
 
+/**
+ * A database store could not be reached, or its connection broke mid-operation (the server
+ * stopped, the connection was terminated, a statement timed out). Nothing was half-written: a
+ * write either committed whole or not at all; `committed: 'unknown'` says the connection broke
+ * while the commit itself was in flight (run the fold again: a fold is idempotent).
+ */
+export class StoreUnavailableError extends ContextFoldError {
+  constructor(message: string, details: ErrorDetails = {}, options?: ErrorOptions) {
+    super('STORE_UNAVAILABLE', message, details, options);
+    this.name = 'StoreUnavailableError';
+  }
+}
+
 /** True for any contextfold error, from any copy of the package. */
 export function isContextFoldError(e: unknown): e is ContextFoldError {
   return typeof e === 'object' && e !== null && (e as Record<symbol, unknown>)[BRAND] === true;
@@ -149,6 +163,8 @@ export const isOrphanedNodeError = codeGuard<OrphanedNodeError>('ORPHANED_NODE')
 export const isBrokenReferenceError = codeGuard<BrokenReferenceError>('BROKEN_REFERENCE');
 /** True for {@link UsageError}. */
 export const isUsageError = codeGuard<UsageError>('USAGE');
+/** True for {@link StoreUnavailableError}. */
+export const isStoreUnavailableError = codeGuard<StoreUnavailableError>('STORE_UNAVAILABLE');
 /** True for {@link StoreNotFoundError}. */
 export const isStoreNotFoundError = codeGuard<StoreNotFoundError>('STORE_NOT_FOUND');
 
@@ -171,6 +187,8 @@ export function ipcfErrorName(code: ErrorCode): string {
       return 'LockTimeoutError';
     case 'STORE_NOT_FOUND':
       return 'StoreNotFoundError';
+    case 'STORE_UNAVAILABLE':
+      return 'StoreUnavailableError';
     default:
       return 'UsageError';
   }

@@ -101,6 +101,20 @@ export interface IndexWarning {
 }
 
 /**
+ * Thrown by a synchronous node read of a backend that fetches nodes asynchronously (a database)
+ * when the node was not {@link IndexBackend.load}ed first. Not a contextfold error: the engine
+ * catches it, loads the node and runs the operation again.
+ */
+export class NodeNotLoadedError extends Error {
+  readonly step: number;
+  constructor(step: number) {
+    super(`step ${step} was read before it was loaded`);
+    this.name = 'NodeNotLoadedError';
+    this.step = step;
+  }
+}
+
+/**
  * What the engine needs from a store: entries, postings, statistics, analyses and token counts
  * (all derived, rebuildable), node storage, and serialised writes. Verification, hashing and
  * error codes stay above it: a backend returns bytes and rows, the engine checks them.
@@ -148,8 +162,26 @@ export interface IndexBackend {
   /** Stores token counts computed from verified content (best effort). */
   putTokens(list: readonly { payload_sha256: string; tokenizer: string; count: number }[]): void;
 
+  /** Where the store lives, for messages: its directory, or its database URL with `store_id`. */
+  readonly location: string;
+  /** True when the store holds anything (folded, imported or recorded). */
+  exists(): Promise<boolean>;
+  /** The `file_path` an index entry records for a step. */
+  entryFilePath(step: number): string;
+  /** Where a step's node lives, for messages (a file path, or a database address). */
+  nodePath(step: number): string;
+  /** The path of a node stored without an index entry (an interrupted fold), or null. */
+  orphanPath(step: number): string | null;
+  /**
+   * Fetches the nodes of `steps` so that {@link verifyNode} and {@link readNodeText} can read
+   * them synchronously (a database backend: fresh from the database, verified on every use; the
+   * local store reads files directly and does nothing here).
+   */
+  load(steps: readonly number[]): Promise<void>;
   /** Reads a node and verifies it against its entry (throws the IPCF error of a failure). */
   verifyNode(entry: IndexEntry): VerifiedNode;
+  /** A node's stored text, unverified (for a person's check of which hash broke), or null. */
+  readNodeText(entry: IndexEntry): string | null;
   /** Nodes present in storage by step, and anything else found there. */
   listNodes(): Promise<{ steps: Map<number, string>; stray: string[] }>;
 
@@ -161,5 +193,12 @@ export interface IndexBackend {
   reindex(): Promise<void>;
   /** Compares the derived index with the durable state, fully (for validate). */
   checkIndex(): Promise<IndexCheck>;
-  close(): void;
+  /**
+   * Appends newline-terminated lines (a session's events: `kind` 'events') durably, in one
+   * write. The local store appends to `<kind>.jsonl` in its directory.
+   */
+  appendRecords(kind: string, text: string): Promise<void>;
+  /** Every line of a kind in append order as one text, and where it lives (for messages). */
+  readRecords(kind: string): Promise<{ path: string; text: string }>;
+  close(): void | Promise<void>;
 }

@@ -50,7 +50,14 @@ import {
   loadSnapshot,
 } from './index-loader.js';
 import { type JournalRecord, journalLine, parseJournal } from './journal.js';
-import { canonicalNodePath, NODE_FILE_RE, type StoreLayout } from './layout.js';
+import { checkContainment } from './containment.js';
+import {
+  canonicalNodePath,
+  indexFilePath,
+  NODE_FILE_RE,
+  type StoreLayout,
+  storeExists,
+} from './layout.js';
 import { quickCheck } from './quick-check.js';
 import { ReadCache } from './read-cache.js';
 import { readSnapshot } from './snapshot-reader.js';
@@ -733,8 +740,56 @@ export class LocalStore implements IndexBackend {
     }
   }
 
+  get location(): string {
+    return this.layout.dir;
+  }
+
+  async exists(): Promise<boolean> {
+    return storeExists(this.layout.dir);
+  }
+
+  entryFilePath(step: number): string {
+    return indexFilePath(this.layout, step);
+  }
+
+  nodePath(step: number): string {
+    return canonicalNodePath(this.layout, step);
+  }
+
+  orphanPath(step: number): string | null {
+    const path = canonicalNodePath(this.layout, step);
+    return existsSync(path) ? path : null;
+  }
+
+  /** Files are read where they are used: nothing to fetch. */
+  async load(): Promise<void> {}
+
   verifyNode(entry: IndexEntry): VerifiedNode {
     return verifyNode(this.layout, entry);
+  }
+
+  readNodeText(entry: IndexEntry): string | null {
+    try {
+      return readFileSync(checkContainment(this.layout, entry.step_id, entry.file_path), 'utf8');
+    } catch {
+      return null;
+    }
+  }
+
+  async appendRecords(kind: string, text: string): Promise<void> {
+    if (text.length === 0) return;
+    mkdirSync(this.layout.dir, { recursive: true });
+    appendDurable(join(this.layout.dir, `${kind}.jsonl`), text);
+  }
+
+  async readRecords(kind: string): Promise<{ path: string; text: string }> {
+    const path = join(this.layout.dir, `${kind}.jsonl`);
+    try {
+      return { path, text: await readFile(path, 'utf8') };
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      return { path, text: '' };
+    }
   }
 
   async listNodes(): Promise<{ steps: Map<number, string>; stray: string[] }> {

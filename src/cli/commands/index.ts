@@ -40,7 +40,7 @@ export const commandTable: { name: string; load: () => Promise<CommandModule> }[
 ];
 
 /** Global options that take a value (so their value is not mistaken for a command name). */
-const VALUE_OPTIONS = new Set(['--dir', '--tokenizer', '--retrieval', '--session']);
+const VALUE_OPTIONS = new Set(['--dir', '--store', '--tokenizer', '--retrieval', '--session']);
 
 /** The command name in argv, if any (the first argument that is not a global option or its value). */
 export function commandName(argv: string[]): string | undefined {
