@@ -35,13 +35,14 @@ CREATE TABLE cf_nodes (
 -- An index entry as folded (canonical JSON, evicted false), whether it was evicted since, and
 -- the key of its ranked analysis.
 CREATE TABLE cf_entries (
-  store_id text NOT NULL,
+  store_id text NOT NULL REFERENCES cf_stores ON DELETE CASCADE,
   step bigint NOT NULL,
   body text NOT NULL,
   evicted boolean NOT NULL DEFAULT false,
   akey text,
   PRIMARY KEY (store_id, step),
-  FOREIGN KEY (store_id, step) REFERENCES cf_nodes ON DELETE CASCADE
+  -- A node cannot be deleted under its entry (dropping a whole store removes both).
+  FOREIGN KEY (store_id, step) REFERENCES cf_nodes
 );
 -- Ranked postings in forward form: each analysis's retrieval keys with their term frequencies
 -- (JSON [terms, tfs]), its length and the analyzer's opaque features.

@@ -1,0 +1,174 @@
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { ContextFold } from '../../engine/context-fold.js';
+import { sha256Hex } from '../../protocol/canonical-json.js';
+import { describePg, PG_URL, pgStoreUrl } from '../../test-utils/pg.js';
+import { tempDir } from '../../test-utils/temp-dir.js';
+import { PG_SCHEMA_VERSION } from './pg-schema.js';
+import { parsePgUrl } from './pg-url.js';
+
+const clock = () => new Date('2026-03-01T10:00:00Z');
+const turns = [
+  { stepId: 3, summary: 'PostgreSQL configured on port 5433', content: '$ psql -p 5433\r\nok\r\n' },
+  { stepId: 4, summary: 'binary blob', content: Uint8Array.from([0x66, 0x80, 0xff, 0x00, 0x0a]) },
+  { stepId: 9, summary: 'deploy failed with ECONNREFUSED', content: 'Error: ECONNREFUSED 10.0.0.7:6379\n' },
+];
+
+let admin: pg.Client;
+beforeAll(async () => {
+  if (!PG_URL) return;
+  admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+});
+afterAll(async () => {
+  await admin?.end();
+});
+
+/** Runs SQL on the run's database as the superuser (the "behind the engine's back" editor). */
+async function sql(text: string, params: unknown[] = []): Promise<pg.QueryResult> {
+  return admin.query(text, params);
+}
+
+describePg('PgStore', () => {
+  it('folds to the same canonical node and the same three hashes as a local store', async () => {
+    const dir = join(tempDir(), '.contextfold');
+    const local = await ContextFold.open({ dir, tokenizer: 'reference', clock });
+    const url = pgStoreUrl('same');
+    const db = await ContextFold.open({ store: url, tokenizer: 'reference', clock });
+    const a = await local.foldMany(turns);
+    const b = await db.foldMany(turns);
+    expect(b).toEqual(a);
+    expect(await db.entries()).toEqual(await local.entries());
+    const storeId = parsePgUrl(url).storeId;
+    const rows = await sql(
+      'SELECT step, artifact_sha256, payload_sha256, projection_sha256 FROM cf_nodes WHERE store_id = $1 ORDER BY step',
+      [storeId],
+    );
+    expect(rows.rows.map((r) => r.artifact_sha256)).toEqual(a.map((r) => r.artifact_sha256));
+    for (const t of turns) {
+      const bytes = Buffer.from(t.content);
+      expect(Buffer.from(await db.hydrateBytes(t.stepId)).equals(bytes)).toBe(true);
+      expect((await db.hydrate(t.stepId)).payload_sha256).toBe(sha256Hex(bytes));
+    }
+    expect(await db.scan('which port does PostgreSQL use?')).toEqual(
+      await local.scan('which port does PostgreSQL use?'),
+    );
+    expect(await db.recall('ECONNREFUSED')).toEqual(await local.recall('ECONNREFUSED'));
+    expect((await db.validate()).ok).toBe(true);
+    await local.close();
+    await db.close();
+  });
+
+  it('a page folded by one process is paged in by another; refolding is idempotent', async () => {
+    const url = pgStoreUrl('share');
+    const a = await ContextFold.open({ store: url, tokenizer: 'reference', clock });
+    const b = await ContextFold.open({ store: url, tokenizer: 'reference', clock });
+    expect((await b.status()).nodes).toBe(0);
+    await a.fold(turns[0]!);
+    const p = await b.pageIn('Which port does PostgreSQL use?');
+    expect(p.pages.map((x) => x.step_id)).toEqual([3]);
+    expect(p.pages[0]!.content).toContain('psql -p 5433');
+    expect((await b.fold(turns[0]!)).already_folded).toBe(true);
+    await expect(b.fold({ ...turns[0]!, content: 'other' })).rejects.toMatchObject({
+      code: 'STEP_CONFLICT',
+    });
+    await b.evict(3);
+    expect((await a.entry(3))?.evicted).toBe(true);
+    expect((await a.status()).evicted).toBe(1);
+    await a.close();
+    await b.close();
+  });
+
+  it('stores in one database never cross (store_id namespaces)', async () => {
+    const one = await ContextFold.open({ store: pgStoreUrl('one'), tokenizer: 'reference' });
+    const two = await ContextFold.open({ store: pgStoreUrl('two'), tokenizer: 'reference' });
+    await one.fold(turns[0]!);
+    await two.fold({ stepId: 3, summary: 'something else entirely', content: 'x' });
+    expect((await one.entry(3))?.summary).toBe(turns[0]!.summary);
+    expect((await two.entry(3))?.summary).toBe('something else entirely');
+    expect((await two.scan('PostgreSQL port 5433')).selected).toEqual([]);
+    await one.close();
+    await two.close();
+  });
+
+  it('a missing store is refused for readers, created by the first fold', async () => {
+    const url = pgStoreUrl('missing');
+    await expect(
+      ContextFold.open({ store: url, tokenizer: 'reference', mustExist: true }),
+    ).rejects.toMatchObject({ code: 'STORE_NOT_FOUND' });
+    const cf = await ContextFold.open({ store: url, tokenizer: 'reference' });
+    await cf.fold(turns[0]!);
+    await cf.close();
+    const again = await ContextFold.open({ store: url, tokenizer: 'reference', mustExist: true });
+    expect((await again.status()).nodes).toBe(1);
+    await again.close();
+  });
+
+  it('rows edited behind the engine are refused with the codes of a tampered file', async () => {
+    const url = pgStoreUrl('tamper');
+    const id = parsePgUrl(url).storeId;
+    const cf = await ContextFold.open({ store: url, tokenizer: 'reference', clock });
+    await cf.foldMany(turns);
+    // The payload inside the node's bytes.
+    await sql(
+      `UPDATE cf_nodes SET body = convert_to(replace(convert_from(body, 'UTF8'), '5433', '5434'), 'UTF8') WHERE store_id = $1 AND step = 3`,
+      [id],
+    );
+    await expect(cf.hydrate(3)).rejects.toMatchObject({ code: 'INTEGRITY_CHECK' });
+    // Bytes that are not even JSON.
+    await sql(`UPDATE cf_nodes SET body = '\\x7b7b'::bytea WHERE store_id = $1 AND step = 4`, [id]);
+    await expect(cf.hydrate(4)).rejects.toMatchObject({ code: 'INTEGRITY_CHECK' });
+    // The hash metadata columns are never trusted: editing them changes nothing.
+    await sql(`UPDATE cf_nodes SET artifact_sha256 = repeat('0', 64) WHERE store_id = $1 AND step = 9`, [id]);
+    expect((await cf.hydrate(9)).verified).toBe(true);
+    // The entry (index row): a file_path leading elsewhere, then a wrong artifact hash.
+    await sql(
+      `UPDATE cf_entries SET body = replace(body, 'cold_nodes/step_000009.json', '../../etc/passwd') WHERE store_id = $1 AND step = 9`,
+      [id],
+    );
+    const fresh = await ContextFold.open({ store: url, tokenizer: 'reference' });
+    await expect(fresh.hydrate(9)).rejects.toMatchObject({ code: 'PATH_CONTAINMENT' });
+    const v = await fresh.validate();
+    expect(v.ok).toBe(false);
+    expect(v.problems.map((p) => p.step_id).sort()).toEqual([3, 4, 9]);
+    expect(v.problems.find((p) => p.step_id === 3)?.path).toContain('step_000003.json');
+    const check = await fresh.checkNode(3);
+    expect(check.verified).toBe(false);
+    expect(check.hashes.find((h) => h.name === 'artifact_sha256')?.ok).toBe(false);
+    // A page-in never serves the tampered node; it reports it.
+    const p = await fresh.pageIn('PostgreSQL port 5433', { mode: 'reference' });
+    expect(p.pages).toEqual([]);
+    expect(p.failures.map((f) => f.code)).toEqual(['INTEGRITY_CHECK']);
+    await cf.close();
+    await fresh.close();
+  });
+
+  it('records its schema version; a newer database schema is refused', async () => {
+    const r = await sql('SELECT max(version) AS v FROM contextfold_schema');
+    expect(r.rows[0].v).toBe(PG_SCHEMA_VERSION);
+    const name = `newer_${process.pid}`;
+    await sql(`DROP DATABASE IF EXISTS ${name}`);
+    await sql(`CREATE DATABASE ${name}`);
+    const url = PG_URL!.replace(/\/contextfold$/, `/${name}`);
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    await c.query('CREATE TABLE contextfold_schema (version integer PRIMARY KEY, applied_at timestamptz)');
+    await c.query('INSERT INTO contextfold_schema (version) VALUES ($1)', [PG_SCHEMA_VERSION + 1]);
+    await c.end();
+    await expect(ContextFold.open({ store: `${url}?store_id=x` })).rejects.toMatchObject({
+      code: 'USAGE',
+      message: expect.stringContaining('newer than this contextfold'),
+    });
+    await sql(`DROP DATABASE ${name}`);
+  });
+
+  it('an unreachable server is one clear error naming the store', async () => {
+    await expect(
+      ContextFold.open({ store: 'postgres://nobody@127.0.0.1:1/none?store_id=x' }),
+    ).rejects.toMatchObject({
+      code: 'STORE_UNAVAILABLE',
+      message: expect.stringContaining('postgres://nobody@127.0.0.1:1/none?store_id=x'),
+    });
+  });
+});
