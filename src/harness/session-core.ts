@@ -80,6 +80,8 @@ export class SessionCore {
     readonly io: SessionIO,
     readonly meter: TokenMeter,
     private readonly clock: () => Date,
+    /** Scan a tool loop's pending output for page-in too (not only a user prompt). */
+    private readonly scanToolOutput = false,
   ) {}
 
   /** Records an event: stamps it, applies it, queues it for the log. */
@@ -258,7 +260,7 @@ export class SessionCore {
     const scanned =
       promptStep !== null
         ? (this.state.history[promptStep]?.content ?? '')
-        : current
+        : current && this.scanToolOutput
           ? toolOutputText(current)
           : '';
     if (scanned.trim() !== '') {

@@ -64,6 +64,12 @@ export interface SessionOptions {
   lowWater?: number;
   /** Tokens kept free for paged-in blocks. Default min(per-turn page cap, budget / 2). */
   pageReserve?: number;
+  /**
+   * Also scan the pending output of a tool loop for page-in, not only user prompts. Default
+   * false; `contextfold proxy` and `contextfold session --per-call` turn it on (most calls of
+   * an agent are tool-loop continuations).
+   */
+  pageInToolOutput?: boolean;
   /** Custom summariser; default: the deterministic offline {@link summarizeTurn}. */
   summarize?: Summarizer;
   /** Use this engine instead of opening one on `dir` (the session does not close it). */
@@ -295,7 +301,12 @@ export class Session {
     try {
       const config = sessionConfig(options, engine);
       const meter = new TokenMeter(engine.tokenizer);
-      const core = new SessionCore(new LiveIO(engine, options.summarize, meter), meter, clock);
+      const core = new SessionCore(
+        new LiveIO(engine, options.summarize, meter),
+        meter,
+        clock,
+        options.pageInToolOutput === true,
+      );
       for (const e of readEvents(engine.dir)) core.state.apply(e);
       const prior = core.state.config;
       if (prior && prior.tokenizer !== config.tokenizer) {

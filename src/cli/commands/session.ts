@@ -97,6 +97,7 @@ export function register(program: Command): void {
           ...(e.tokenizer ? { tokenizer: e.tokenizer } : {}),
           ...(e.sessionId ? { sessionId: e.sessionId } : {}),
           ...(e.retrieval ? { retrieval: e.retrieval } : {}),
+          ...(opts.perCall ? { pageInToolOutput: true } : {}),
         });
         try {
           if (opts.perCall) {
