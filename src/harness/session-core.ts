@@ -265,7 +265,8 @@ export class SessionCore {
           : '';
     if (scanned.trim() !== '') {
       const fixed =
-        pinnedTokens(this.meter, this.state.pinned) + (current ? turnTokens(current, this.meter) : 0);
+        pinnedTokens(this.meter, this.state.pinned) +
+        (current ? turnTokens(current, this.meter) : 0);
       ({ pages, failures } = await this.io.pageIn(scanned, turn, cfg.budget - fixed));
     }
     for (const p of pages) {

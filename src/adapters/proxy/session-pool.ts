@@ -1,0 +1,153 @@
+import { join } from 'node:path';
+import type { Message } from '../../harness/messages.js';
+import { divergence } from '../../harness/per-call.js';
+import { stableJson } from '../../harness/render.js';
+import { Session, type SessionOptions } from '../../harness/session.js';
+import { sha256Hex } from '../../protocol/canonical-json.js';
+import { UsageError } from '../../protocol/errors.js';
+
+/** Session options the proxy passes to every session it opens. */
+export type PoolSessionOptions = Omit<SessionOptions, 'dir' | 'engine' | 'sessionId'>;
+
+/** Options of a {@link SessionPool}. */
+export interface SessionPoolOptions {
+  /** Directory holding one store per session (`<root>/<id>/`). */
+  root: string;
+  session: PoolSessionOptions;
+  /** Sessions kept open at most; idle ones beyond it are closed, least recently used first. */
+  maxOpen: number;
+}
+
+const ID_RE = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/;
+
+/**
+ * Checks a client-chosen session id (header `x-contextfold-session`): it names a directory,
+ * so letters, digits, `.`, `_`, `-`, at most 128, not starting with a dot.
+ */
+export function checkSessionId(id: string): string {
+  if (!ID_RE.test(id)) {
+    throw new UsageError(
+      `x-contextfold-session '${id.slice(0, 40)}' must be 1-128 letters, digits, '.', '_' or '-' (not starting with '.')`,
+    );
+  }
+  return id;
+}
+
+/** The comparable text of the first messages of a conversation (what derived ids hash). */
+function keyOf(messages: readonly Message[]): string {
+  return stableJson(messages.map((m) => ({ role: m.role, content: m.content })));
+}
+
+/**
+ * The session id of a conversation that names none: a hash of its first two messages (the
+ * system prompt and first prompt, typically) and the API it speaks. Two conversations that
+ * start alike share it until they differ; then the later one forks (see {@link SessionPool}).
+ *
+ * @example
+ * derivedSessionId('anthropic', history.messages); // 'auto-3f2a…'
+ */
+export function derivedSessionId(api: string, messages: readonly Message[]): string {
+  return `auto-${sha256Hex(`${api}\n${keyOf(messages.slice(0, 2))}`).slice(0, 24)}`;
+}
+
+/** The id of the fork for a history that leaves a session at position `at`. */
+function forkId(base: string, incoming: readonly Message[], at: number): string {
+  return `${base}~${sha256Hex(keyOf(incoming.slice(0, at + 1))).slice(0, 16)}`;
+}
+
+interface OpenEntry {
+  session: Promise<Session>;
+  used: number;
+}
+
+/**
+ * The proxy's sessions: one store per conversation, one call at a time per conversation (a
+ * lock per base id, held for the whole exchange so events never interleave), any number of
+ * conversations in parallel. A history that does not continue its session (an edited or
+ * rewound conversation, another conversation with the same opening) goes to a fork whose id
+ * is a hash of the history up to where it differs, so the same history always finds the
+ * same store, and no store ever sees a history that contradicts it.
+ */
+export class SessionPool {
+  private readonly locks = new Map<string, Promise<void>>();
+  private readonly open = new Map<string, OpenEntry>();
+  private tick = 0;
+  private closed = false;
+
+  constructor(private readonly options: SessionPoolOptions) {}
+
+  /** Waits for the base id's turn; resolves with the function that ends it. */
+  async lock(base: string): Promise<() => void> {
+    const prev = this.locks.get(base) ?? Promise.resolve();
+    let release!: () => void;
+    const mine = new Promise<void>((r) => {
+      release = r;
+    });
+    const chain = prev.then(() => mine);
+    this.locks.set(base, chain);
+    await prev;
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      release();
+      if (this.locks.get(base) === chain) this.locks.delete(base);
+    };
+  }
+
+  /**
+   * The session (and its id) whose recorded history the incoming one continues, opened or
+   * created; forks as described above. Call it holding the base id's lock.
+   */
+  async resolve(
+    base: string,
+    incoming: readonly Message[],
+  ): Promise<{ id: string; session: Session }> {
+    let id = base;
+    for (;;) {
+      const session = await this.get(id);
+      const at = divergence(session.history(), incoming);
+      if (at === null) return { id, session };
+      id = forkId(base, incoming, at);
+    }
+  }
+
+  private async get(id: string): Promise<Session> {
+    if (this.closed) throw new UsageError('the proxy is shutting down');
+    let entry = this.open.get(id);
+    if (!entry) {
+      const session = Session.open({
+        ...this.options.session,
+        dir: join(this.options.root, id),
+        sessionId: id,
+      });
+      entry = { session, used: 0 };
+      this.open.set(id, entry);
+      session.catch(() => this.open.delete(id));
+      await this.trim(id);
+    }
+    entry.used = ++this.tick;
+    return entry.session;
+  }
+
+  /** Closes least recently used sessions beyond the limit, skipping any with a call in flight. */
+  private async trim(keep: string): Promise<void> {
+    if (this.open.size <= this.options.maxOpen) return;
+    const idle = [...this.open.entries()]
+      .filter(([id]) => id !== keep && !this.locks.has(id.split('~')[0]!))
+      .sort((a, b) => a[1].used - b[1].used);
+    for (const [id, entry] of idle.slice(0, this.open.size - this.options.maxOpen)) {
+      this.open.delete(id);
+      await entry.session.then((s) => s.close()).catch(() => undefined);
+    }
+  }
+
+  /** Waits for calls in flight, then closes every session. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all([...this.locks.values()].map((p) => p.catch(() => undefined)));
+    const all = [...this.open.values()];
+    this.open.clear();
+    for (const e of all) await e.session.then((s) => s.close()).catch(() => undefined);
+  }
+}
