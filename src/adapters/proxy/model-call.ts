@@ -125,12 +125,14 @@ export async function modelCall(
   }
   const packMs = ms(tPack);
   const tSend = performance.now();
-  let finished = false;
-  const finish = (status: number, outcome: CallOutcome, error: string | null): void => {
-    if (finished) return;
-    finished = true;
+  let finished: Promise<void> | null = null;
+  const finish = (status: number, outcome: CallOutcome, error: string | null): Promise<void> => {
+    finished ??= close(status, outcome, error);
+    return finished;
+  };
+  const close = (status: number, outcome: CallOutcome, error: string | null): Promise<void> => {
     const upstream = Math.round((connectMs + ms(tSend)) * 100) / 100;
-    void endCall(p.session)
+    return endCall(p.session)
       .then((evicted) => {
         p.report.evicted = evicted;
       })
@@ -170,7 +172,7 @@ export async function modelCall(
     });
   } catch (e) {
     const err = e instanceof UpstreamError ? e : new UpstreamError('dropped', String(e));
-    finish(upstreamStatus(err), err.failure, err.message);
+    await finish(upstreamStatus(err), err.failure, err.message);
     return errorResponse(api, upstreamStatus(err), err.message, headers);
   }
 }

@@ -27,8 +27,11 @@ export interface RelayOptions {
   api: ApiKind;
   /** Headers the proxy adds (its report of the call). */
   headers: Record<string, string>;
-  /** Called once, when the exchange is over (the session's turn ends then). */
-  onEnd: (outcome: RelayOutcome, detail: string | null) => void;
+  /**
+   * Called once, when the exchange is over; the response completes only after it settles, so
+   * a client that has the whole answer knows the call is closed (its pages evicted, logged).
+   */
+  onEnd: (outcome: RelayOutcome, detail: string | null) => Promise<void> | void;
   /** Stream every body as it comes, unframed (requests the proxy does not fold). */
   raw?: boolean;
 }
@@ -47,11 +50,12 @@ const EMPTY_STATUS = new Set([204, 205, 304]);
 export function relay(res: IncomingMessage, options: RelayOptions): Promise<Response> {
   const status = res.statusCode ?? 502;
   const headers = responseHeaders(res, options.headers);
-  let ended = false;
-  const end = (outcome: RelayOutcome, detail: string | null): void => {
-    if (ended) return;
-    ended = true;
-    options.onEnd(outcome, detail);
+  let ended: Promise<void> | null = null;
+  const end = (outcome: RelayOutcome, detail: string | null): Promise<void> => {
+    ended ??= Promise.resolve()
+      .then(() => options.onEnd(outcome, detail))
+      .catch(() => undefined);
+    return ended;
   };
   const type = String(res.headers['content-type'] ?? '');
   if (EMPTY_STATUS.has(status)) res.resume();
@@ -64,16 +68,15 @@ export function relay(res: IncomingMessage, options: RelayOptions): Promise<Resp
     const chunks: Buffer[] = [];
     res.on('data', (c: Buffer) => chunks.push(c));
     res.on('end', () => {
-      end('ok', null);
       const body = EMPTY_STATUS.has(status) ? null : Buffer.concat(chunks);
-      resolve(new Response(body, { status, headers }));
+      void end('ok', null).then(() => resolve(new Response(body, { status, headers })));
     });
     res.on('close', () => {
       if (res.complete) return;
       const detail = 'the upstream response ended early';
-      end('dropped', detail);
       const h = new Headers({ 'content-type': 'application/json', ...options.headers });
-      resolve(new Response(errorBody(options.api, 502, detail), { status: 502, headers: h }));
+      const answer = new Response(errorBody(options.api, 502, detail), { status: 502, headers: h });
+      void end('dropped', detail).then(() => resolve(answer));
     });
     res.on('error', () => undefined);
   });
@@ -87,7 +90,7 @@ export function relay(res: IncomingMessage, options: RelayOptions): Promise<Resp
 function eventStream(
   res: IncomingMessage,
   api: ApiKind | null,
-  end: (outcome: RelayOutcome, detail: string | null) => void,
+  end: (outcome: RelayOutcome, detail: string | null) => Promise<void>,
 ): ReadableStream<Uint8Array> {
   const framed = api !== null;
   let pending: Buffer = Buffer.alloc(0);
@@ -110,21 +113,21 @@ function eventStream(
       });
       res.on('end', () => {
         push(pending);
-        if (open) controller.close();
-        open = false;
-        end('ok', null);
+        void end('ok', null).then(() => {
+          if (open) controller.close();
+          open = false;
+        });
       });
       res.on('close', () => {
         if (res.complete || !open) return;
         const detail = 'the upstream stream ended early';
-        if (api !== null) {
-          push(new TextEncoder().encode(sseError(api, detail)));
+        void end('dropped', detail).then(() => {
+          if (!open) return;
+          open = false;
+          if (api === null) return controller.error(new Error(detail));
+          controller.enqueue(new TextEncoder().encode(sseError(api, detail)));
           controller.close();
-        } else {
-          controller.error(new Error(detail));
-        }
-        open = false;
-        end('dropped', detail);
+        });
       });
       res.on('error', () => undefined);
     },
@@ -134,7 +137,7 @@ function eventStream(
     cancel() {
       open = false;
       res.destroy();
-      end('client_closed', 'the client closed the stream');
+      void end('client_closed', 'the client closed the stream');
     },
   });
 }

@@ -159,7 +159,9 @@ describe('startProxy with the official SDK clients', () => {
       }),
     });
     expect(bad.status).toBe(400);
-    expect((await bad.json()).error.type).toBe('invalid_request_error');
+    expect(((await bad.json()) as { error: { type: string } }).error.type).toBe(
+      'invalid_request_error',
+    );
   });
 
   it('never writes the API keys to the store or the log', () => {
