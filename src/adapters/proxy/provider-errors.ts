@@ -12,6 +12,12 @@ const ANTHROPIC_TYPES: Record<number, string> = {
   529: 'overloaded_error',
 };
 
+const OPENAI_CODES: Record<number, string> = {
+  413: 'request_too_large',
+  502: 'upstream_unreachable',
+  504: 'upstream_timeout',
+};
+
 /**
  * An error response body in the provider's own shape, so the client's SDK raises its usual
  * error: Anthropic `{ type: 'error', error: { type, message } }`, OpenAI `{ error: { message,
@@ -26,7 +32,8 @@ export function errorBody(api: ApiKind, status: number, message: string, code?: 
     return JSON.stringify({ type: 'error', error: { type, message }, request_id: null });
   }
   const type = status >= 500 ? 'server_error' : 'invalid_request_error';
-  return JSON.stringify({ error: { message, type, param: null, code: code ?? null } });
+  const fallback = OPENAI_CODES[status] ?? null;
+  return JSON.stringify({ error: { message, type, param: null, code: code ?? fallback } });
 }
 
 /**
@@ -40,7 +47,7 @@ export function sseError(api: ApiKind, message: string): string {
   if (api === 'anthropic') {
     return `event: error\ndata: ${errorBody('anthropic', 502, message)}\n\n`;
   }
-  return `data: ${errorBody('openai', 502, message, 'upstream_stream_dropped')}\n\n`;
+  return `data: ${errorBody('openai', 502, message, 'upstream_dropped')}\n\n`;
 }
 
 /** Which dialect a request path (or, for other paths, its headers) speaks. */

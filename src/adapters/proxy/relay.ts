@@ -75,7 +75,10 @@ export function relay(res: IncomingMessage, options: RelayOptions): Promise<Resp
       if (res.complete) return;
       const detail = 'the upstream response ended early';
       const h = new Headers({ 'content-type': 'application/json', ...options.headers });
-      const answer = new Response(errorBody(options.api, 502, detail), { status: 502, headers: h });
+      const answer = new Response(errorBody(options.api, 502, detail, 'upstream_dropped'), {
+        status: 502,
+        headers: h,
+      });
       void end('dropped', detail).then(() => resolve(answer));
     });
     res.on('error', () => undefined);
