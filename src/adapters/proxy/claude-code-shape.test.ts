@@ -155,7 +155,7 @@ describe("Claude Code's request shape through the proxy", () => {
       const stream = await client.messages.create(fixture() as never, {
         headers: { 'anthropic-beta': BETA },
       });
-      for await (const _ of stream as AsyncIterable<unknown>) {
+      for await (const _ of stream as unknown as AsyncIterable<unknown>) {
         // drain
       }
       expect(up.requests.at(-1)!.json()).toEqual(fixture());
