@@ -3,7 +3,7 @@ import { anthropicParts, type Fail } from '../../import/anthropic-blocks.js';
 import type { MessagePart } from '../../import/conversation-builder.js';
 import { isRecord } from '../../import/source-error.js';
 import { UsageError } from '../../protocol/errors.js';
-import { type ClientHistory, HistoryBuilder, partText, type ToolNames } from './client-history.js';
+import { type ClientHistory, HistoryBuilder, partText, toolMessage } from './client-history.js';
 
 /** An Anthropic Messages request body (`POST /v1/messages`, `count_tokens`) as the proxy reads it. */
 export type AnthropicBody = Omit<Anthropic.MessageCreateParams, 'messages' | 'system'> & {
@@ -39,17 +39,11 @@ function systemText(system: unknown): string {
 }
 
 /** A user message: each tool result is a `tool` message, each run of other blocks a `user` one. */
-function pushUser(
-  out: HistoryBuilder,
-  parts: MessagePart[],
-  index: number,
-  whole: boolean,
-  names: ToolNames,
-): void {
+function pushUser(out: HistoryBuilder, parts: MessagePart[], index: number, whole: boolean): void {
   let run: number[] = [];
   const flush = (): void => {
     if (run.length === 0) return;
-    const text = run.map((b) => partText(parts[b]!, names)).join('\n');
+    const text = run.map((b) => partText(parts[b]!, out.calls)).join('\n');
     out.push({ role: 'user', content: text }, { message: index, blocks: whole ? null : run });
     run = [];
   };
@@ -59,7 +53,7 @@ function pushUser(
       return;
     }
     flush();
-    out.push({ role: 'tool', content: partText(p, names) }, { message: index, blocks: [b] });
+    out.push(toolMessage(p, out.calls), { message: index, blocks: [b] });
   });
   flush();
   if (parts.length === 0) out.push({ role: 'user', content: '' }, { message: index, blocks: [] });
@@ -77,7 +71,6 @@ function pushUser(
  */
 export function anthropicHistory(body: AnthropicBody): ClientHistory {
   const out = new HistoryBuilder();
-  const names: ToolNames = new Map();
   if (body.system !== undefined && body.system !== null) {
     const text = systemText(body.system);
     if (text !== '') out.push({ role: 'system', content: text }, { message: -1, blocks: null });
@@ -91,17 +84,17 @@ export function anthropicHistory(body: AnthropicBody): ClientHistory {
     const all = whole ? null : parts.map((_, b) => b);
     switch (msg.role) {
       case 'user':
-        pushUser(out, parts, i, whole, names);
+        pushUser(out, parts, i, whole);
         break;
       case 'assistant':
         out.push(
-          { role: 'assistant', content: parts.map((p) => partText(p, names)).join('\n') },
+          { role: 'assistant', content: parts.map((p) => partText(p, out.calls)).join('\n') },
           { message: i, blocks: all },
         );
         break;
       case 'system':
         out.push(
-          { role: 'system', content: parts.map((p) => partText(p, names)).join('\n') },
+          { role: 'system', content: parts.map((p) => partText(p, out.calls)).join('\n') },
           { message: i, blocks: all },
         );
         break;

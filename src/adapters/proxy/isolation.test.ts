@@ -46,14 +46,22 @@ function history(s: number, calls: number): Msg[] {
         role: 'assistant',
         content: [{ type: 'tool_use', id, name: 'Read', input: { file_path: 'README.md' } }],
       });
-      out.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: 'Modules: see src/.' }] });
+      out.push({
+        role: 'user',
+        content: [{ type: 'tool_result', tool_use_id: id, content: 'Modules: see src/.' }],
+      });
       continue;
     }
     out.push({
       role: 'assistant',
-      content: [{ type: 'tool_use', id, name: 'Read', input: { file_path: `src/s${s}/mod${k}.ts` } }],
+      content: [
+        { type: 'tool_use', id, name: 'Read', input: { file_path: `src/s${s}/mod${k}.ts` } },
+      ],
     });
-    const lines = Array.from({ length: 40 }, (_, i) => `export const v${i} = 'secret-s${s}-k${k}-${i}';`);
+    const lines = Array.from(
+      { length: 40 },
+      (_, i) => `export const v${i} = 'secret-s${s}-k${k}-${i}';`,
+    );
     const result = { type: 'tool_result', tool_use_id: id, content: lines.join('\n') };
     const ask = k >= 3 ? [{ type: 'text', text: `What did src/s${s}/mod1.ts export?` }] : [];
     out.push({ role: 'user', content: [result, ...ask] });

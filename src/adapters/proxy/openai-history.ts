@@ -1,9 +1,10 @@
 import type OpenAI from 'openai';
+import type { Message } from '../../harness/messages.js';
 import type { Fail } from '../../import/anthropic-blocks.js';
 import { openAiMessageParts } from '../../import/openai-chat.js';
 import { isRecord } from '../../import/source-error.js';
 import { UsageError } from '../../protocol/errors.js';
-import { type ClientHistory, HistoryBuilder, partText, type ToolNames } from './client-history.js';
+import { type ClientHistory, HistoryBuilder, partText, toolMessage } from './client-history.js';
 
 /** An OpenAI Chat Completions request body (`POST /v1/chat/completions`) as the proxy reads it. */
 export type OpenAiBody = Omit<OpenAI.ChatCompletionCreateParams, 'messages'> & {
@@ -22,7 +23,6 @@ export type OpenAiBody = Omit<OpenAI.ChatCompletionCreateParams, 'messages'> & {
  */
 export function openAiHistory(body: OpenAiBody): ClientHistory {
   const out = new HistoryBuilder();
-  const names: ToolNames = new Map();
   let legacy: string | null = null;
   body.messages.forEach((m: unknown, i) => {
     const fail: Fail = (problem) => {
@@ -32,9 +32,12 @@ export function openAiHistory(body: OpenAiBody): ClientHistory {
     const r = openAiMessageParts(m as Record<string, unknown>, i, legacy, fail);
     legacy = r.legacyCall;
     const { role, parts } = r.message;
-    const text = parts.map((p) => partText(p, names)).join('\n');
-    const isResult = parts.length === 1 && parts[0]!.kind === 'tool_result';
-    out.push({ role: isResult ? 'tool' : role, content: text }, { message: i, blocks: null });
+    const only = parts.length === 1 ? parts[0]! : null;
+    const neutral: Message =
+      only?.kind === 'tool_result'
+        ? toolMessage(only, out.calls)
+        : { role, content: parts.map((p) => partText(p, out.calls)).join('\n') };
+    out.push(neutral, { message: i, blocks: null });
   });
   return out.done();
 }
