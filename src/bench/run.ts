@@ -9,6 +9,7 @@ import type { FoldInput } from '../engine/types.js';
 /**
  * `npm run bench`: prints one JSON object with fold, scan, recall, hydrate, validate, CLI and
  * pack-assembly figures for N synthetic turns (default 1k, 10k, 100k; `--sizes 1000,10000`).
+ * `npm run bench -- --proxy` prints the proxy's figures instead (see ./proxy.ts).
  * Turns come from ../shared/bench/synth.py (the generator the reference was measured with).
  * Progress goes to stderr. Timings are measurements, never assertions.
  */
@@ -174,6 +175,12 @@ async function benchSize(n: number, turns: SynthTurn[], queries: string[], work:
 }
 
 async function main(): Promise<void> {
+  if (process.argv.includes('--proxy')) {
+    // `npm run bench -- --proxy`: the proxy's figures only (docs/proxy.md).
+    const { benchProxy } = await import('./proxy.js');
+    process.stdout.write(`${JSON.stringify(await benchProxy(), null, 2)}\n`);
+    return;
+  }
   const arg = process.argv.indexOf('--sizes');
   const sizes = (arg > 0 ? process.argv[arg + 1]! : '1000,10000,100000')
     .split(',')

@@ -22,6 +22,11 @@ export interface CallReport {
   pack_tokens: number;
   /** Pack tokens without this call's pages (what the next call returns to, CONF-07). */
   baseline_tokens: number;
+  /**
+   * Tokens of the parts never dropped: the live turn (L0, without pages) and the pinned layer
+   * (L3). A pack goes over budget only when these alone do not fit.
+   */
+  live_tokens: number;
   budget: number;
   /** Turns folded while preparing this call (by first step). */
   folded: number[];
@@ -113,6 +118,9 @@ export function callReport(session: Session, pack: ContextPack): CallReport {
     history_tokens: session.historyTokens(),
     pack_tokens: pack.tokens,
     baseline_tokens: pack.metadata.baseline_tokens,
+    live_tokens: pack.entries
+      .filter((e) => e.layer === 'L3' || (e.layer === 'L0' && e.kind !== 'page'))
+      .reduce((n, e) => n + e.tokens, 0),
     budget: pack.budget,
     folded: pack.metadata.folded.map((f) => f.step_id),
     paged_in: pack.metadata.paged_in.map((p) => p.step_id),
@@ -150,6 +158,8 @@ export interface PerCallTotals {
   final_history_tokens: number;
   largest_pack: number;
   over_budget_calls: number;
+  /** Calls over budget whose live turn and pinned layer alone exceed it (nothing else was sent). */
+  over_budget_live_calls: number;
 }
 
 /**
@@ -187,6 +197,7 @@ export async function runPerCall(
     final_history_tokens: 0,
     largest_pack: 0,
     over_budget_calls: 0,
+    over_budget_live_calls: 0,
   };
   for (const at of modelCalls(messages)) {
     const pack = await beginCall(session, messages.slice(0, at));
@@ -198,6 +209,9 @@ export async function runPerCall(
     totals.final_history_tokens = report.history_tokens;
     totals.largest_pack = Math.max(totals.largest_pack, report.pack_tokens);
     if (pack.metadata.over_budget) totals.over_budget_calls++;
+    if (pack.metadata.over_budget && report.live_tokens > report.budget) {
+      totals.over_budget_live_calls++;
+    }
     onCall(report);
   }
   totals.sent_ratio =

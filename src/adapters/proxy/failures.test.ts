@@ -7,6 +7,7 @@ import { replaySession } from '../../harness/replay.js';
 import { tempDir } from '../../test-utils/shared.js';
 import type { ProxyLogLine } from './call-log.js';
 import { type RunningProxy, startProxy } from './server.js';
+import { sessionStoreDir } from './session-pool.js';
 import {
   ANTHROPIC_SSE,
   cannedReply,
@@ -88,7 +89,7 @@ function storeIsEmpty(dir: string): boolean {
 }
 
 async function expectConsistent(dir: string, session: string): Promise<void> {
-  const r = await replaySession({ dir: join(dir, 'sessions', session) });
+  const r = await replaySession({ dir: sessionStoreDir(dir, session) });
   expect(r.matches).toBe(true);
 }
 

@@ -21,3 +21,4 @@ export {
 export { SESSION_HEADER } from './headers.js';
 export { type ApiKind, errorBody } from './provider-errors.js';
 export { isLoopback, type ProxyOptions, type RunningProxy, startProxy } from './server.js';
+export { sessionStoreDir } from './session-pool.js';

@@ -5,6 +5,7 @@ import { readEvents } from '../../harness/session-events.js';
 import { tempDir } from '../../test-utils/shared.js';
 import type { ProxyLogLine } from './call-log.js';
 import { type RunningProxy, startProxy } from './server.js';
+import { sessionStoreDir } from './session-pool.js';
 import { cannedReply, type FakeUpstream, startFakeUpstream } from './test-utils/fake-upstream.js';
 
 const SESSIONS = 6;
@@ -124,7 +125,7 @@ describe('many conversations through one proxy', () => {
     const calls = logs.filter((l) => l.kind === 'call');
     expect(calls).toHaveLength(SESSIONS * CALLS);
     for (const [id, turns] of turnsOf) {
-      const dir = join(tmp.dir, '.contextfold', 'sessions', id);
+      const dir = sessionStoreDir(join(tmp.dir, '.contextfold'), id);
       const events = readEvents(dir);
       expect(events.filter((e) => e.type === 'turn_started')).toHaveLength(turns);
       expect(events.filter((e) => e.type === 'turn_completed')).toHaveLength(turns);

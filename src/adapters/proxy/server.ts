@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import type { RetrievalMode, Tokenizer } from '../../engine/types.js';
@@ -20,7 +20,7 @@ export interface ProxyOptions {
   host?: string;
   /** Port to listen on; 0 picks a free one. Default 8787. */
   port?: number;
-  /** Store root: each conversation is a session store in `<dir>/sessions/<id>/`. Default `.contextfold`. */
+  /** Store root: each conversation is a session store in `<dir>/sessions/<id>/.contextfold`. Default `.contextfold`. */
   dir?: string;
   /** Token budget of every prompt sent upstream. Default 32000. */
   budget?: number;
@@ -145,7 +145,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   if (port > 65535) throw new UsageError(`port must be at most 65535, got ${port}`);
   const dir = resolve(options.dir ?? '.contextfold');
   const pool = new SessionPool({
-    root: join(dir, 'sessions'),
+    root: dir,
     maxOpen: positiveInt(options.maxOpenSessions, 64, 'maxOpenSessions'),
     session: {
       budget: positiveInt(options.budget, 32_000, 'budget'),

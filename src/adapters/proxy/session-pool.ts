@@ -9,9 +9,22 @@ import { UsageError } from '../../protocol/errors.js';
 /** Session options the proxy passes to every session it opens. */
 export type PoolSessionOptions = Omit<SessionOptions, 'dir' | 'engine' | 'sessionId'>;
 
+/**
+ * The store of one proxy session: `<dir>/sessions/<id>/.contextfold`. The store keeps the
+ * conventional name because folded-step records cite their cold node by it
+ * (`.contextfold/cold_nodes/step_000042.json`), so every session's records read alike and a
+ * replay of its history into any `.contextfold` store renders the same bytes.
+ *
+ * @example
+ * sessionStoreDir('.contextfold', 'chat-42'); // '.contextfold/sessions/chat-42/.contextfold'
+ */
+export function sessionStoreDir(dir: string, id: string): string {
+  return join(dir, 'sessions', id, '.contextfold');
+}
+
 /** Options of a {@link SessionPool}. */
 export interface SessionPoolOptions {
-  /** Directory holding one store per session (`<root>/<id>/`). */
+  /** The proxy's store root: sessions live in {@link sessionStoreDir}. */
   root: string;
   session: PoolSessionOptions;
   /** Sessions kept open at most; idle ones beyond it are closed, least recently used first. */
@@ -118,7 +131,7 @@ export class SessionPool {
     if (!entry) {
       const session = Session.open({
         ...this.options.session,
-        dir: join(this.options.root, id),
+        dir: sessionStoreDir(this.options.root, id),
         sessionId: id,
       });
       entry = { session, used: 0 };

@@ -11,6 +11,7 @@ import { HAS_SHARED, sharedPath, tempDir } from '../../test-utils/shared.js';
 import type { ProxyLogLine } from './call-log.js';
 import { anthropicRequests, openAiRequests } from './recorded-requests.js';
 import { type RunningProxy, startProxy } from './server.js';
+import { sessionStoreDir } from './session-pool.js';
 import {
   ANTHROPIC_SSE,
   cannedReply,
@@ -100,10 +101,7 @@ function textsOf(body: Record<string, unknown>): string {
 /** The cold node of a step in the session store the proxy wrote. */
 function coldNode(session: string, step: number): { payload_sha256: string } {
   const file = join(
-    tmp.dir,
-    '.contextfold',
-    'sessions',
-    session,
+    sessionStoreDir(join(tmp.dir, '.contextfold'), session),
     'cold_nodes',
     `step_${String(step).padStart(6, '0')}.json`,
   );

@@ -32,7 +32,11 @@ function perCallLine(r: CallReport): string {
 
 function perCallTotal(t: PerCallTotals, budget: number, dir: string): string {
   const pct = (t.sent_ratio * 100).toFixed(1);
-  return `${t.calls} model call(s) over ${t.messages} message(s): sent ${t.sent_tokens} of ${t.history_tokens} history tokens (${pct}%), largest pack ${t.largest_pack}/${budget}, ${t.over_budget_calls} over budget → ${dir}\n`;
+  const over =
+    t.over_budget_calls === 0
+      ? '0 over budget'
+      : `${t.over_budget_calls} over budget (${t.over_budget_live_calls} with a live turn alone over it)`;
+  return `${t.calls} model call(s) over ${t.messages} message(s): sent ${t.sent_tokens} of ${t.history_tokens} history tokens (${pct}%), largest pack ${t.largest_pack}/${budget}, ${over} → ${dir}\n`;
 }
 
 /** `contextfold session`. */
@@ -69,7 +73,8 @@ export function register(program: Command): void {
         'With --per-call, a pack is built before every model call instead (before each run of',
         'assistant lines, from the history up to it: the same code path as `contextfold proxy`), and',
         'each line also has "history_messages", "history_tokens" (the whole history: what an',
-        'unmodified client sends) and "budget"; a last line {"total": {...}} sums the run.',
+        'unmodified client sends), "live_tokens" (live turn and pinned layer, never dropped) and',
+        '"budget"; a last line {"total": {...}} sums the run.',
         '',
         'Examples:',
         '  contextfold --dir /tmp/s/.contextfold session turns.jsonl --budget 8000 --json',
