@@ -126,6 +126,21 @@ describe('startProxy with the official SDK clients', () => {
     expect(up.requests.at(-1)!.body.toString('utf8')).toBe(body);
   });
 
+  it("Claude Code's /v1/messages?beta=true is folded too, and the query reaches the upstream", async () => {
+    const before = logs.length;
+    const res = await fetch(`${proxy.url}/v1/messages?beta=true`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': KEY },
+      body: JSON.stringify({
+        ...{ model: 'm', max_tokens: 5 },
+        messages: [{ role: 'user', content: 'beta' }],
+      }),
+    });
+    expect(await res.text()).toBe(ANTHROPIC_JSON);
+    expect(up.requests.at(-1)!.path).toBe('/v1/messages?beta=true');
+    expect(logs.slice(before)).toMatchObject([{ kind: 'call', endpoint: 'messages' }]);
+  });
+
   it('other paths and methods pass through untouched, query included, without a session', async () => {
     const before = logs.length;
     const res = await fetch(`${proxy.url}/v1/models?limit=2`, { headers: { 'x-api-key': KEY } });
