@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
@@ -263,6 +263,51 @@ describe('upstream errors come back as the provider sent them and never corrupt 
       await new Promise((ok) => setTimeout(ok, 20));
     expect(r.logs).toMatchObject([{ kind: 'call', outcome: 'client_closed' }]);
     await expectConsistent(r.dir, (r.logs[0] as { session: string }).session);
+    await r.close();
+  });
+});
+
+describe('a store that refuses a write', () => {
+  it('fails the call in the provider shape; the next call reopens the session from its log', async () => {
+    const r = await rig(cannedReply());
+    const turn = (i: number) => [
+      {
+        role: 'assistant' as const,
+        content: [
+          { type: 'tool_use' as const, id: `t${i}`, name: 'Bash', input: { command: `run ${i}` } },
+        ],
+      },
+      {
+        role: 'user' as const,
+        content: [
+          {
+            type: 'tool_result' as const,
+            tool_use_id: `t${i}`,
+            content: `output ${i}\n`.repeat(200),
+          },
+        ],
+      },
+    ];
+    const messages = [{ role: 'user' as const, content: 'Run everything.' }, ...turn(1)];
+    const headers = { headers: { 'x-contextfold-session': 'orphan' } };
+    await r.anthropic.messages.create({ ...ask, messages }, headers);
+    // A cold node file with no index entry where the next fold writes (CONF-12): refused.
+    const cold = join(sessionStoreDir(r.dir, 'orphan'), 'cold_nodes');
+    mkdirSync(cold, { recursive: true });
+    writeFileSync(join(cold, 'step_000001.json'), '{}');
+    const longer = [...messages, ...turn(2), ...turn(3), ...turn(4), ...turn(5)];
+    const e = await caught(r.anthropic.messages.create({ ...ask, messages: longer }, headers));
+    expect(e.status).toBe(500);
+    expect(e.message).toMatch(
+      /could not build the prompt: step 1 has a cold node file but no index entry/,
+    );
+    expect(r.logs.at(-1)).toMatchObject({ kind: 'refused', status: 500 });
+    await expectConsistent(r.dir, 'orphan');
+    rmSync(join(cold, 'step_000001.json'));
+    await r.anthropic.messages.create({ ...ask, messages: longer }, headers);
+    expect(r.logs.at(-1)).toMatchObject({ kind: 'call', status: 200 });
+    expect((r.logs.at(-1) as { folded: number[] }).folded).toContain(1);
+    await expectConsistent(r.dir, 'orphan');
     await r.close();
   });
 });

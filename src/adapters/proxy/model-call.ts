@@ -4,7 +4,7 @@ import { beginCall, type CallReport, callReport, endCall } from '../../harness/p
 import type { Session } from '../../harness/session.js';
 import { isUsageError } from '../../protocol/errors.js';
 import { anthropicUpstream } from './anthropic-request.js';
-import type { CallOutcome, Endpoint, ProxyLogLine } from './call-log.js';
+import type { CallOutcome, Endpoint } from './call-log.js';
 import { reportHeaders, SESSION_HEADER, upstreamHeaders } from './headers.js';
 import { openAiUpstream } from './openai-request.js';
 import { passthrough } from './passthrough.js';
@@ -44,22 +44,123 @@ interface Prepared {
   warnings: string[];
 }
 
-async function prepare(
-  ctx: ProxyContext,
-  base: string,
-  parsed: ParsedRequest,
-  raw: Uint8Array,
-): Promise<Prepared> {
-  const { id, session } = await ctx.pool.resolve(base, parsed.history.messages);
+/** A checked request: its parse, its bytes, and the base id of its conversation. */
+interface Checked {
+  parsed: ParsedRequest;
+  raw: Uint8Array;
+  base: string;
+}
+
+const round = (x: number): number => Math.round(x * 100) / 100;
+
+/** One call's timings, its log line and its refusals. */
+class CallRun {
+  readonly api: ApiKind;
+  private readonly t0 = performance.now();
+  connectMs = 0;
+  packMs = 0;
+  sentAt = 0;
+
+  constructor(
+    readonly ctx: ProxyContext,
+    readonly endpoint: Endpoint,
+  ) {
+    this.api = ENDPOINT_API[endpoint];
+  }
+
+  /** Refused before any session was touched: one log line, the provider's error shape. */
+  refuse(status: number, outcome: CallOutcome, error: string): Response {
+    const { api, endpoint } = this;
+    this.ctx.log({ kind: 'refused', api, endpoint, status, outcome, error, ms: ms(this.t0) });
+    return errorResponse(api, status, error);
+  }
+
+  /** The log line of a call that went through its session. */
+  logCall(
+    c: Checked,
+    p: Prepared,
+    status: number,
+    outcome: CallOutcome,
+    error: string | null,
+  ): void {
+    const total = ms(this.t0);
+    const upstream = round(this.connectMs + ms(this.sentAt));
+    this.ctx.log({
+      kind: 'call',
+      api: this.api,
+      endpoint: this.endpoint,
+      session: p.id,
+      status,
+      outcome,
+      stream: (c.parsed.body as { stream?: unknown }).stream === true,
+      ms: { total, pack: this.packMs, upstream, overhead: round(total - this.packMs - upstream) },
+      ...p.report,
+      ...(error ? { error } : {}),
+      ...(p.warnings.length > 0 ? { proxy_warnings: p.warnings } : {}),
+    });
+  }
+}
+
+async function check(run: CallRun, req: Request): Promise<Checked> {
+  const raw = await readBody(req, run.ctx.maxBodyBytes);
+  const parsed = parseModelRequest(run.api, raw);
+  const named = req.headers.get(SESSION_HEADER);
+  const base = named ? checkSessionId(named) : derivedSessionId(run.api, parsed.history.messages);
+  return { parsed, raw, base };
+}
+
+async function prepare(ctx: ProxyContext, c: Checked): Promise<Prepared> {
+  const { id, session } = await ctx.pool.resolve(c.base, c.parsed.history.messages);
   try {
-    const pack = await beginCall(session, parsed.history.messages);
+    const pack = await beginCall(session, c.parsed.history.messages);
     const report = callReport(session, pack);
-    const built = upstreamBody(parsed, pack);
-    const bytes = built.unchanged ? raw : Buffer.from(JSON.stringify(built.body), 'utf8');
+    const built = upstreamBody(c.parsed, pack);
+    const bytes = built.unchanged ? c.raw : Buffer.from(JSON.stringify(built.body), 'utf8');
     return { id, session, report, bytes, warnings: built.warnings };
   } catch (e) {
     await endCall(session).catch(() => undefined);
+    // A session that failed mid-change must be reopened from its log: the next call does.
+    await ctx.pool.discard(id);
     throw e;
+  }
+}
+
+/** Sends the pack and relays the answer; the call ends (pages evicted, logged) exactly once. */
+async function exchange(
+  run: CallRun,
+  c: Checked,
+  p: Prepared,
+  connected: ConnectedRequest,
+  release: () => void,
+): Promise<Response> {
+  let ended: Promise<void> | null = null;
+  const end = (status: number, outcome: CallOutcome, error: string | null): Promise<void> => {
+    ended ??= endCall(p.session)
+      .then((evicted) => {
+        p.report.evicted = evicted;
+      })
+      .catch((e: unknown) => {
+        error = `${error ? `${error}; ` : ''}ending the call failed: ${(e as Error).message}`;
+      })
+      .finally(() => {
+        release();
+        run.logCall(c, p, status, outcome, error);
+      });
+    return ended;
+  };
+  const headers = reportHeaders(p.id, p.report);
+  run.sentAt = performance.now();
+  try {
+    const res = await connected.send(p.bytes);
+    return await relay(res, {
+      api: run.api,
+      headers,
+      onEnd: (outcome, detail) => end(res.statusCode ?? 502, outcome, detail),
+    });
+  } catch (e) {
+    const err = e instanceof UpstreamError ? e : new UpstreamError('dropped', String(e));
+    await end(upstreamStatus(err), err.failure, err.message);
+    return errorResponse(run.api, upstreamStatus(err), err.message, headers);
   }
 }
 
@@ -76,103 +177,39 @@ export async function modelCall(
   pathAndQuery: string,
   endpoint: Endpoint,
 ): Promise<Response> {
-  const t0 = performance.now();
-  const api = ENDPOINT_API[endpoint];
-  const refuse = (status: number, outcome: CallOutcome, error: string): Response => {
-    ctx.log({ kind: 'refused', api, endpoint, status, outcome, error, ms: ms(t0) });
-    return errorResponse(api, status, error);
-  };
-  let parsed: ParsedRequest;
-  let raw: Uint8Array;
-  let base: string;
+  const run = new CallRun(ctx, endpoint);
+  let c: Checked;
   try {
-    raw = await readBody(req, ctx.maxBodyBytes);
-    parsed = parseModelRequest(api, raw);
-    const named = req.headers.get(SESSION_HEADER);
-    base = named ? checkSessionId(named) : derivedSessionId(api, parsed.history.messages);
+    c = await check(run, req);
   } catch (e) {
-    if (e instanceof RefusedRequest) return refuse(e.status, 'error', e.message);
-    if (isUsageError(e)) return refuse(400, 'error', e.message);
+    if (e instanceof RefusedRequest) return run.refuse(e.status, 'error', e.message);
+    if (isUsageError(e)) return run.refuse(400, 'error', e.message);
     throw e;
   }
   // Nothing to fold: the upstream decides what an empty conversation gets.
-  if (parsed.history.messages.length === 0) return passthrough(ctx, req, pathAndQuery, raw);
-  const release = await ctx.pool.lock(base);
-  const tUp = performance.now();
+  if (c.parsed.history.messages.length === 0) return passthrough(ctx, req, pathAndQuery, c.raw);
+  const release = await ctx.pool.lock(c.base);
+  const t = performance.now();
   let connected: ConnectedRequest;
   try {
-    connected = await connectUpstream(
-      ctx.target,
-      upstreamUrl(ctx.target.base, pathAndQuery),
-      'POST',
-      upstreamHeaders(req.headers),
-    );
+    const url = upstreamUrl(ctx.target.base, pathAndQuery);
+    connected = await connectUpstream(ctx.target, url, 'POST', upstreamHeaders(req.headers));
   } catch (e) {
     release();
-    if (e instanceof UpstreamError) return refuse(upstreamStatus(e), e.failure, e.message);
+    if (e instanceof UpstreamError) return run.refuse(upstreamStatus(e), e.failure, e.message);
     throw e;
   }
-  const connectMs = ms(tUp);
+  run.connectMs = ms(t);
   const tPack = performance.now();
   let p: Prepared;
   try {
-    p = await prepare(ctx, base, parsed, raw);
+    p = await prepare(ctx, c);
   } catch (e) {
     connected.abort();
     release();
     const message = e instanceof Error ? e.message : String(e);
-    return refuse(500, 'error', `contextfold could not build the prompt: ${message}`);
+    return run.refuse(500, 'error', `contextfold could not build the prompt: ${message}`);
   }
-  const packMs = ms(tPack);
-  const tSend = performance.now();
-  let finished: Promise<void> | null = null;
-  const finish = (status: number, outcome: CallOutcome, error: string | null): Promise<void> => {
-    finished ??= close(status, outcome, error);
-    return finished;
-  };
-  const close = (status: number, outcome: CallOutcome, error: string | null): Promise<void> => {
-    const upstream = Math.round((connectMs + ms(tSend)) * 100) / 100;
-    return endCall(p.session)
-      .then((evicted) => {
-        p.report.evicted = evicted;
-      })
-      .catch((e: unknown) => {
-        error = `${error ? `${error}; ` : ''}ending the call failed: ${(e as Error).message}`;
-      })
-      .finally(() => {
-        release();
-        const total = ms(t0);
-        ctx.log({
-          kind: 'call',
-          api,
-          endpoint,
-          session: p.id,
-          status,
-          outcome,
-          stream: (parsed.body as { stream?: unknown }).stream === true,
-          ms: {
-            total,
-            pack: packMs,
-            upstream,
-            overhead: Math.round((total - packMs - upstream) * 100) / 100,
-          },
-          ...p.report,
-          ...(error ? { error } : {}),
-          ...(p.warnings.length > 0 ? { proxy_warnings: p.warnings } : {}),
-        } as ProxyLogLine);
-      });
-  };
-  const headers = reportHeaders(p.id, p.report);
-  try {
-    const res = await connected.send(p.bytes);
-    return await relay(res, {
-      api,
-      headers,
-      onEnd: (outcome, detail) => finish(res.statusCode ?? 502, outcome, detail),
-    });
-  } catch (e) {
-    const err = e instanceof UpstreamError ? e : new UpstreamError('dropped', String(e));
-    await finish(upstreamStatus(err), err.failure, err.message);
-    return errorResponse(api, upstreamStatus(err), err.message, headers);
-  }
+  run.packMs = ms(tPack);
+  return exchange(run, c, p, connected, release);
 }

@@ -143,6 +143,14 @@ export class SessionPool {
     return entry.session;
   }
 
+  /** Closes a session (it failed mid-change); the next call opens it again from its log. */
+  async discard(id: string): Promise<void> {
+    const entry = this.open.get(id);
+    if (!entry) return;
+    this.open.delete(id);
+    await entry.session.then((s) => s.close()).catch(() => undefined);
+  }
+
   /** Closes least recently used sessions beyond the limit, skipping any with a call in flight. */
   private async trim(keep: string): Promise<void> {
     if (this.open.size <= this.options.maxOpen) return;
