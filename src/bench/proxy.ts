@@ -125,9 +125,9 @@ async function concurrency(work: string, sessions = 50, calls = 20) {
         const headers = { 'content-type': 'application/json', 'x-bench-session': String(s) };
         const t = performance.now();
         const res = await fetch(`${proxy.url}/v1/messages`, { method: 'POST', headers, body });
-        await res.text();
+        const text = await res.text();
         latency.push(performance.now() - t);
-        if (res.status !== 200) throw new Error(`call ${s}/${k}: status ${res.status}`);
+        if (res.status !== 200) throw new Error(`call ${s}/${k}: ${res.status} ${text}`);
         const set = ids.get(s) ?? new Set<string>();
         set.add(res.headers.get('x-contextfold-session') ?? '');
         ids.set(s, set);

@@ -23,6 +23,8 @@ beforeAll(async () => {
     dir: join(tmp.dir, '.contextfold'),
     budget: 1500,
     keepRecent: 1,
+    // Fewer open sessions than conversations: idle ones are closed and reopened from their log.
+    maxOpenSessions: 2,
     onLog: (l) => logs.push(l),
   });
 });
