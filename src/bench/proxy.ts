@@ -33,6 +33,10 @@ function quantile(xs: number[], q: number): number {
   return Number(s[Math.min(s.length - 1, Math.floor(q * s.length))]!.toFixed(2));
 }
 
+function p50p99(xs: number[]): { p50: number; p99: number } {
+  return { p50: quantile(xs, 0.5), p99: quantile(xs, 0.99) };
+}
+
 /** A stand-in model API that answers at once and keeps every body it received. */
 async function fakeUpstream(): Promise<{
   url: string;
@@ -112,6 +116,8 @@ async function concurrency(work: string, sessions = 50, calls = 20) {
   });
   const latency: number[] = [];
   const direct: number[] = [];
+  // Per call: the client's latency through the proxy minus its latency straight to the upstream.
+  const paired = new Map<string, number>();
   const ids = new Map<number, Set<string>>();
   const t0 = performance.now();
   await Promise.all(
@@ -141,6 +147,8 @@ async function concurrency(work: string, sessions = 50, calls = 20) {
           })
         ).text();
         direct.push(performance.now() - d);
+        const key = `${res.headers.get('x-contextfold-session')}:${res.headers.get('x-contextfold-turn')}`;
+        paired.set(key, latency.at(-1)! - direct.at(-1)!);
       }
     }),
   );
@@ -180,28 +188,16 @@ async function concurrency(work: string, sessions = 50, calls = 20) {
     calls_with_pages: pages,
     stores_with_missing_events: lostEvents,
     stores_not_replaying_exactly: replayMismatches,
-    overhead_excluding_pack_ms: {
-      p50: quantile(
-        callLogs.map((l) => l.ms.overhead),
-        0.5,
-      ),
-      p99: quantile(
-        callLogs.map((l) => l.ms.overhead),
-        0.99,
-      ),
-    },
-    pack_ms: {
-      p50: quantile(
-        callLogs.map((l) => l.ms.pack),
-        0.5,
-      ),
-      p99: quantile(
-        callLogs.map((l) => l.ms.pack),
-        0.99,
-      ),
-    },
-    client_latency_ms: { p50: quantile(latency, 0.5), p99: quantile(latency, 0.99) },
-    client_latency_direct_ms: { p50: quantile(direct, 0.5), p99: quantile(direct, 0.99) },
+    // The proxy's own time per call, without the session's work (pack, close) and the upstream.
+    overhead_excluding_pack_ms: p50p99(callLogs.map((l) => l.ms.overhead)),
+    pack_ms: p50p99(callLogs.map((l) => l.ms.pack)),
+    close_ms: p50p99(callLogs.map((l) => l.ms.close)),
+    client_latency_ms: p50p99(latency),
+    // What the client waits for beyond the upstream, minus the session's work (pack, close).
+    client_added_excluding_session_ms: p50p99(
+      callLogs.map((l) => (paired.get(`${l.session}:${l.turn}`) ?? 0) - l.ms.pack - l.ms.close),
+    ),
+    client_latency_direct_ms: p50p99(direct),
   };
 }
 
@@ -348,23 +344,37 @@ async function perCall(work: string, budget: number) {
   };
 }
 
+/** The parts of the proxy benchmark. */
+export type ProxyBenchPart = 'sequential' | 'concurrency' | 'per_call';
+
 /**
- * Runs the proxy benchmarks in a temporary directory (removed afterwards).
+ * Runs the proxy benchmarks in a temporary directory (removed afterwards): `sequential` (one
+ * session, 20 calls: the cost of a call without contention), `concurrency` (50 sessions × 20
+ * calls at once) and `per_call` (every trajectory).
  *
  * @example
- * const figures = await benchProxy({ budget: 16_000 });
+ * const figures = await benchProxy({ parts: ['sequential'] });
  */
 export async function benchProxy(
-  options: { budget?: number; sessions?: number; calls?: number } = {},
+  options: { budget?: number; sessions?: number; calls?: number; parts?: ProxyBenchPart[] } = {},
 ) {
+  const parts = new Set(options.parts ?? ['sequential', 'concurrency', 'per_call']);
   const work = mkdtempSync(join(tmpdir(), 'contextfold-bench-proxy-'));
   process.env.CONTEXTFOLD_CACHE_DIR ??= join(work, 'analysis-cache');
+  const out: Record<string, unknown> = { node: process.version };
   try {
-    log(`concurrency: ${options.sessions ?? 50} sessions × ${options.calls ?? 20} calls …`);
-    const c = await concurrency(work, options.sessions, options.calls);
-    log(JSON.stringify(c));
-    const p = await perCall(work, options.budget ?? 16_000);
-    return { node: process.version, concurrency: c, per_call: p };
+    if (parts.has('sequential')) {
+      log(`sequential: 1 session × ${options.calls ?? 20} calls …`);
+      out.sequential = await concurrency(work, 1, options.calls);
+      log(JSON.stringify(out.sequential));
+    }
+    if (parts.has('concurrency')) {
+      log(`concurrency: ${options.sessions ?? 50} sessions × ${options.calls ?? 20} calls …`);
+      out.concurrency = await concurrency(work, options.sessions, options.calls);
+      log(JSON.stringify(out.concurrency));
+    }
+    if (parts.has('per_call')) out.per_call = await perCall(work, options.budget ?? 16_000);
+    return out;
   } finally {
     rmSync(work, { recursive: true, force: true });
   }

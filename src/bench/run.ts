@@ -10,7 +10,8 @@ import { log, type SynthTurn, synthesize, toInput } from './synth.js';
 /**
  * `npm run bench`: prints one JSON object with fold, scan, recall, hydrate, validate, CLI and
  * pack-assembly figures for N synthetic turns (default 1k, 10k, 100k; `--sizes 1000,10000`).
- * `npm run bench -- --proxy` prints the proxy's figures instead (see ./proxy.ts).
+ * `npm run bench -- --proxy[=sequential,concurrency,per_call]` prints the proxy's figures
+ * instead (see ./proxy.ts).
  * Turns come from ../shared/bench/synth.py (the generator the reference was measured with).
  * Progress goes to stderr. Timings are measurements, never assertions.
  */
@@ -141,10 +142,13 @@ async function benchSize(n: number, turns: SynthTurn[], queries: string[], work:
 }
 
 async function main(): Promise<void> {
-  if (process.argv.includes('--proxy')) {
-    // `npm run bench -- --proxy`: the proxy's figures only (docs/proxy.md).
+  const proxyArg = process.argv.find((a) => a === '--proxy' || a.startsWith('--proxy='));
+  if (proxyArg) {
+    // `npm run bench -- --proxy[=sequential,concurrency,per_call]`: the proxy's figures only.
     const { benchProxy } = await import('./proxy.js');
-    process.stdout.write(`${JSON.stringify(await benchProxy(), null, 2)}\n`);
+    const parts = proxyArg.includes('=') ? proxyArg.split('=')[1]!.split(',') : undefined;
+    const figures = await benchProxy(parts ? { parts: parts as never } : {});
+    process.stdout.write(`${JSON.stringify(figures, null, 2)}\n`);
     return;
   }
   const arg = process.argv.indexOf('--sizes');

@@ -25,9 +25,11 @@ export interface CallTimes {
   total: number;
   /** Building the pack and the upstream body (folding, page-in, assembly). */
   pack: number;
-  /** From connecting upstream to the end of its response. */
+  /** Connecting upstream, and from sending the pack to the end of the upstream's answer. */
   upstream: number;
-  /** Everything else: `total - pack - upstream` (reading, parsing, locking, relaying). */
+  /** Ending the call once the answer is over: this call's pages evicted, the turn recorded. */
+  close: number;
+  /** Everything else: `total - pack - upstream - close` (reading, parsing, locking, relaying). */
   overhead: number;
 }
 

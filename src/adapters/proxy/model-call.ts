@@ -60,6 +60,7 @@ class CallRun {
   connectMs = 0;
   packMs = 0;
   sentAt = 0;
+  answeredAt = 0;
 
   constructor(
     readonly ctx: ProxyContext,
@@ -84,7 +85,8 @@ class CallRun {
     error: string | null,
   ): void {
     const total = ms(this.t0);
-    const upstream = round(this.connectMs + ms(this.sentAt));
+    const upstream = round(this.connectMs + this.answeredAt - this.sentAt);
+    const close = ms(this.answeredAt);
     this.ctx.log({
       kind: 'call',
       api: this.api,
@@ -93,7 +95,13 @@ class CallRun {
       status,
       outcome,
       stream: (c.parsed.body as { stream?: unknown }).stream === true,
-      ms: { total, pack: this.packMs, upstream, overhead: round(total - this.packMs - upstream) },
+      ms: {
+        total,
+        pack: this.packMs,
+        upstream,
+        close,
+        overhead: round(total - this.packMs - upstream - close),
+      },
       ...p.report,
       ...(error ? { error } : {}),
       ...(p.warnings.length > 0 ? { proxy_warnings: p.warnings } : {}),
@@ -135,7 +143,9 @@ async function exchange(
 ): Promise<Response> {
   let ended: Promise<void> | null = null;
   const end = (status: number, outcome: CallOutcome, error: string | null): Promise<void> => {
-    ended ??= endCall(p.session)
+    if (ended) return ended;
+    run.answeredAt = performance.now();
+    ended = endCall(p.session)
       .then((evicted) => {
         p.report.evicted = evicted;
       })
