@@ -104,7 +104,7 @@ function conversation(s: number, calls: number): Record<string, unknown>[] {
 async function concurrency(work: string, sessions = 50, calls = 20) {
   const up = await fakeUpstream();
   const logs: ProxyLogLine[] = [];
-  const dir = join(work, 'concurrency', '.contextfold');
+  const dir = join(work, `concurrency-${sessions}`, '.contextfold');
   const proxy = await startProxy({
     upstream: up.url,
     port: 0,

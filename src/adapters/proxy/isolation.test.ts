@@ -136,3 +136,47 @@ describe('many conversations through one proxy', () => {
     }
   }, 60_000);
 });
+
+describe('histories that leave their session', () => {
+  const send = async (messages: Msg[]): Promise<string> => {
+    const res = await fetch(`${proxy.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-contextfold-session': 'rewind' },
+      body: JSON.stringify({ model: 'm', max_tokens: 8, messages }),
+    });
+    await res.text();
+    expect(res.status).toBe(200);
+    return res.headers.get('x-contextfold-session')!;
+  };
+
+  it('a replay from the start, a rewind with another message: one fork each, kept call after call', async () => {
+    const h = history(7, CALLS);
+    const calls = (list: Msg[]) =>
+      Array.from({ length: CALLS }, (_, k) => list.slice(0, 3 + 2 * k));
+    for (const m of calls(h)) expect(await send(m)).toBe('rewind');
+    // The same conversation again from its start (all but its last call: that one is the
+    // store's history exactly): shorter than the store, so a fork, but one.
+    const replay = new Set<string>();
+    for (const m of calls(h).slice(0, -1)) replay.add(await send(m));
+    expect(replay.size).toBe(1);
+    expect([...replay][0]).toMatch(/^rewind~[0-9a-f]{16}$/);
+    // Rewound to call 2 with another answer, then going on: another fork, one for all its calls.
+    const other: Msg[] = [
+      ...h.slice(0, 5),
+      { role: 'user', content: 'Stop. Read the README instead.' },
+    ];
+    const branch = new Set<string>();
+    for (let k = 0; k < 3; k++) {
+      const more = Array.from({ length: k }, (_, j) => [
+        { role: 'assistant', content: `Reading part ${j}.` },
+        { role: 'user', content: `Next part ${j}.` },
+      ]).flat();
+      branch.add(await send([...other, ...more]));
+    }
+    expect(branch.size).toBe(1);
+    expect(branch).not.toContain('rewind');
+    expect(branch).not.toContain([...replay][0]);
+    // The original conversation goes on in its own store.
+    expect(await send(history(7, CALLS + 1))).toBe('rewind');
+  }, 60_000);
+});

@@ -1,3 +1,4 @@
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Message } from '../../harness/messages.js';
 import { divergence } from '../../harness/per-call.js';
@@ -63,9 +64,9 @@ export function derivedSessionId(api: string, messages: readonly Message[]): str
   return `auto-${sha256Hex(`${api}\n${keyOf(messages.slice(0, 2))}`).slice(0, 24)}`;
 }
 
-/** The id of the fork for a history that leaves a session at position `at`. */
-function forkId(base: string, incoming: readonly Message[], at: number): string {
-  return `${base}~${sha256Hex(keyOf(incoming.slice(0, at + 1))).slice(0, 16)}`;
+/** A fork id of `base` for a history, named by a hash of its first `n` messages. */
+function forkId(base: string, incoming: readonly Message[], n: number): string {
+  return `${base}~${sha256Hex(keyOf(incoming.slice(0, n))).slice(0, 16)}`;
 }
 
 interface OpenEntry {
@@ -77,13 +78,15 @@ interface OpenEntry {
  * The proxy's sessions: one store per conversation, one call at a time per conversation (a
  * lock per base id, held for the whole exchange so events never interleave), any number of
  * conversations in parallel. A history that does not continue its session (an edited or
- * rewound conversation, another conversation with the same opening) goes to a fork whose id
- * is a hash of the history up to where it differs, so the same history always finds the
- * same store, and no store ever sees a history that contradicts it.
+ * rewound conversation, another conversation with the same opening, a conversation replayed
+ * from its start) continues the fork of that base whose history it extends, or starts a new
+ * fork (`<base>~<hash of the history up to where it differs>`). No store ever sees a history
+ * that contradicts it, and a conversation stays in one store once it has left the base.
  */
 export class SessionPool {
   private readonly locks = new Map<string, Promise<void>>();
   private readonly open = new Map<string, OpenEntry>();
+  private readonly forks = new Map<string, Set<string>>();
   private tick = 0;
   private closed = false;
 
@@ -109,20 +112,46 @@ export class SessionPool {
   }
 
   /**
-   * The session (and its id) whose recorded history the incoming one continues, opened or
-   * created; forks as described above. Call it holding the base id's lock.
+   * The session (and its id) whose recorded history the incoming one continues: the base
+   * session, else one of its forks (the most recently used first), else a new fork. Call it
+   * holding the base id's lock.
    */
   async resolve(
     base: string,
     incoming: readonly Message[],
   ): Promise<{ id: string; session: Session }> {
-    let id = base;
-    for (;;) {
+    const main = await this.get(base);
+    const at = divergence(main.history(), incoming);
+    if (at === null) return { id: base, session: main };
+    const forks = this.forksOf(base);
+    const recent = (id: string): number => this.open.get(id)?.used ?? 0;
+    for (const id of [...forks].sort((a, b) => recent(b) - recent(a))) {
       const session = await this.get(id);
-      const at = divergence(session.history(), incoming);
-      if (at === null) return { id, session };
-      id = forkId(base, incoming, at);
+      if (divergence(session.history(), incoming) === null) return { id, session };
     }
+    // Named by the history up to and with its first differing message; a name already taken
+    // (a fork that went another way later) gets the next free number.
+    const name = forkId(base, incoming, at + 1);
+    let id = name;
+    for (let k = 2; forks.has(id); k++) id = `${name}.${k}`;
+    forks.add(id);
+    return { id, session: await this.get(id) };
+  }
+
+  /** The forks of a base id: listed from the store once, then kept up to date in memory. */
+  private forksOf(base: string): Set<string> {
+    let forks = this.forks.get(base);
+    if (!forks) {
+      let names: string[] = [];
+      try {
+        names = readdirSync(join(this.options.root, 'sessions'));
+      } catch {
+        // no session yet
+      }
+      forks = new Set(names.filter((n) => n.startsWith(`${base}~`)));
+      this.forks.set(base, forks);
+    }
+    return forks;
   }
 
   private async get(id: string): Promise<Session> {
