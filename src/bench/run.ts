@@ -101,7 +101,7 @@ async function benchSize(n: number, turns: SynthTurn[], queries: string[], work:
   const cacheDir = join(root, 'analysis-cache');
   const cliMs = queries.slice(0, 5).map((q) => cliScan('reference', q));
   // Ranked in a fresh process: the first run analyses every turn and fills the analysis cache,
-  // later runs read it. Skipped above 10k turns (minutes per cold run; see the README).
+  // later runs read it. Skipped above 10k turns (minutes per cold run; see docs/benchmarks.md).
   const rankedCli =
     n <= 10_000
       ? {

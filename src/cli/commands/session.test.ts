@@ -5,7 +5,7 @@ import { o200kTokenizer } from '../../extract/tokenizer.js';
 import { modelCalls } from '../../harness/per-call.js';
 import { syntheticSession } from '../../harness/synthetic.js';
 import { runCli } from '../../test-utils/cli.js';
-import { HAS_SHARED, sharedPath, tempDir } from '../../test-utils/shared.js';
+import { describeShared, sharedPath, tempDir } from '../../test-utils/shared.js';
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
@@ -161,7 +161,7 @@ describe('contextfold session: bad input', () => {
   });
 });
 
-describe.skipIf(!HAS_SHARED)('contextfold session on a real transcript (../shared/data)', () => {
+describeShared('contextfold session on a real transcript (../shared/data)', () => {
   it('replays the SWE-agent CTF session within budget', () => {
     const file = sharedPath('data', 'trajectories', 'SWE-agent_ctf_web_i_got_id_demo.jsonl');
     const users = readFileSync(file, 'utf8')
