@@ -10,7 +10,8 @@ export type ErrorCode =
   | 'BROKEN_REFERENCE'
   | 'USAGE'
   | 'STEP_CONFLICT'
-  | 'LOCK_TIMEOUT';
+  | 'LOCK_TIMEOUT'
+  | 'GUARD_TABLE';
 
 /** Structured context carried by every contextfold error. */
 export interface ErrorDetails {
@@ -115,6 +116,17 @@ export class LockTimeoutError extends ContextFoldError {
   }
 }
 
+/**
+ * A guard data file (`guard/**.json`: a pattern table, the corpus manifest or a case) is
+ * missing, is not valid JSON, or does not match its published shape. `path` names the file.
+ */
+export class GuardTableError extends ContextFoldError {
+  constructor(message: string, details: ErrorDetails = {}) {
+    super('GUARD_TABLE', message, details);
+    this.name = 'GuardTableError';
+  }
+}
+
 /** True for any contextfold error, from any copy of the package. */
 export function isContextFoldError(e: unknown): e is ContextFoldError {
   return typeof e === 'object' && e !== null && (e as Record<symbol, unknown>)[BRAND] === true;
@@ -138,6 +150,8 @@ export const isPathContainmentError = codeGuard<PathContainmentError>('PATH_CONT
 export const isOrphanedNodeError = codeGuard<OrphanedNodeError>('ORPHANED_NODE');
 /** True for {@link BrokenReferenceError}. */
 export const isBrokenReferenceError = codeGuard<BrokenReferenceError>('BROKEN_REFERENCE');
+/** True for {@link GuardTableError}. */
+export const isGuardTableError = codeGuard<GuardTableError>('GUARD_TABLE');
 /** True for {@link UsageError}. */
 export const isUsageError = codeGuard<UsageError>('USAGE');
 
@@ -158,6 +172,8 @@ export function ipcfErrorName(code: ErrorCode): string {
       return 'StepConflictError';
     case 'LOCK_TIMEOUT':
       return 'LockTimeoutError';
+    case 'GUARD_TABLE':
+      return 'GuardTableError';
     default:
       return 'UsageError';
   }
