@@ -132,3 +132,11 @@ export class Redactor {
     return { fields, records };
   }
 }
+
+let shared: Redactor | null = null;
+
+/** The redactor over the shipped tables, created once per process (engines share it). */
+export function defaultRedactor(): Redactor {
+  shared ??= new Redactor();
+  return shared;
+}

@@ -1,3 +1,5 @@
+import { scanPage, summarizeFindings } from '../guard/scan-page.js';
+import type { FindingSummary, PageFinding } from '../guard/types.js';
 import { sha256Hex } from '../protocol/canonical-json.js';
 import type { FoldedStep } from '../protocol/types.js';
 import { formatArchivedBlock } from './archived-block.js';
@@ -35,6 +37,8 @@ export interface PackPage {
   truncated: boolean;
   content: string;
   matched_terms: string[];
+  /** The guard's findings on `content` (scanned at assembly when absent). */
+  findings?: PageFinding[];
 }
 
 /** A page the engine refused (failed verification): never in the prompt, always reported. */
@@ -80,6 +84,8 @@ export interface PagedInNote {
   /** Tokens of the labelled block in the prompt. */
   tokens: number;
   matched_terms: string[];
+  /** Injection and active-content findings on the page, one line per pattern. */
+  findings: FindingSummary[];
 }
 
 /** A turn folded while preparing a pack. */
@@ -251,7 +257,8 @@ export function assemblePack(input: AssembleInput): ContextPack {
 
   const current = input.current;
   const currentTokens = current ? turnTokens(current, meter) : 0;
-  const pageBlocks = input.pages.map((p) => formatArchivedBlock(p));
+  const pageFindings = input.pages.map((p) => p.findings ?? scanPage(p.content));
+  const pageBlocks = input.pages.map((p, i) => formatArchivedBlock({ ...p, findings: pageFindings[i]! }));
   const pageTokens = pageBlocks.map((b) => meter.text(`${b}\n\n`));
   const pageTotal = pageTokens.reduce((a, b) => a + b, 0);
 
@@ -380,6 +387,7 @@ export function assemblePack(input: AssembleInput): ContextPack {
         truncated: p.truncated,
         tokens: pageTokens[i]!,
         matched_terms: [...p.matched_terms],
+        findings: summarizeFindings(pageFindings[i]!),
       });
     });
   }

@@ -1,4 +1,5 @@
 import type { PageWindow } from '../engine/types.js';
+import { scanPage, summarizeFindings } from '../guard/scan-page.js';
 import { UsageError } from '../protocol/errors.js';
 import { isoSeconds } from '../store/store.js';
 import { buildFoldedStep, type FoldRef } from './folded-step.js';
@@ -241,6 +242,7 @@ export class SessionCore {
       if (prompt.trim() !== '') ({ pages, failures } = await this.io.pageIn(prompt, turn));
     }
     for (const p of pages) {
+      const findings = summarizeFindings(p.findings ?? scanPage(p.content));
       this.record({
         type: 'page_in',
         turn,
@@ -254,6 +256,7 @@ export class SessionCore {
         truncated: p.truncated,
         tokens: p.tokens,
         matched_terms: [...p.matched_terms],
+        ...(findings.length > 0 ? { findings } : {}),
       });
     }
     for (const f of failures) this.record({ type: 'page_failed', turn, ...f });

@@ -24,6 +24,7 @@ import {
   type SessionConfig,
   type StrippedRecord,
 } from './session-events.js';
+import { redactMessage } from './redact-message.js';
 import { describeTurn, summarizeTurn, type TurnFacts } from './summarize.js';
 import { TokenMeter } from './token-meter.js';
 import { addToTurns, type Turn, turnPayload } from './turns.js';
@@ -71,6 +72,12 @@ export interface SessionOptions {
   policy?: HydrationPolicy;
   sessionId?: string;
   retrieval?: RetrievalMode;
+  /**
+   * Redact secrets (default true) in everything the session records and folds: incoming
+   * messages, pinned notes, custom summaries. `false` keeps the text as given. With `engine`,
+   * the engine's own setting applies.
+   */
+  redact?: boolean;
   /** Clock for message times and `recorded_at`; never part of a pack. */
   clock?: () => Date;
 }
@@ -153,7 +160,9 @@ class LiveIO implements SessionIO {
         `the custom summariser returned ${typeof out} for step ${turn.stepId}; it must return a string`,
       );
     }
-    return { summary: out, source: 'custom' };
+    // The summary goes into the fold event's record: redact it like any other recorded text.
+    const summary = this.engine.redact ? await this.engine.redactText(out) : out;
+    return { summary, source: 'custom' };
   }
 
   async fold(requests: FoldRequest[]): Promise<FoldRef[]> {
@@ -183,6 +192,7 @@ class LiveIO implements SessionIO {
         ...(p.window ? { window: { ...p.window } } : {}),
         tokens: p.tokens,
         content_sha256: sha256Hex(p.content),
+        findings: p.findings,
       })),
       failures: r.failures.map((f) => ({ ...f })),
     };
@@ -255,6 +265,7 @@ export class Session {
         ...(options.tokenizer ? { tokenizer: options.tokenizer } : {}),
         ...(options.sessionId ? { sessionId: options.sessionId } : {}),
         ...(options.retrieval ? { retrieval: options.retrieval } : {}),
+        ...(options.redact !== undefined ? { redact: options.redact } : {}),
         clock,
       }));
     try {
@@ -331,29 +342,33 @@ export class Session {
     }
   }
 
-  private prepare(messages: Message | readonly Message[]): {
+  /**
+   * Validates incoming messages, strips echoed archived blocks and redacts secrets (when the
+   * engine redacts): what the session records, folds and renders is the redacted form.
+   */
+  private async prepare(messages: Message | readonly Message[]): Promise<{
     records: HistoryRecord[];
     stripped: StrippedRecord[];
-  } {
+  }> {
     const list = Array.isArray(messages) ? messages : [messages as Message];
     const from = this.core.state.history.length;
+    const parsed = list.map((raw, i) => parseMessage(raw, `message ${from + i}`));
     const records: HistoryRecord[] = [];
     const stripped: StrippedRecord[] = [];
     const probe: HistoryMessage[] = [];
-    list.forEach((raw, i) => {
+    for (const [i, m] of parsed.entries()) {
       const stepId = from + i;
-      const m = parseMessage(raw, `message ${stepId}`);
       const s = stripArchivedBlocks(m.content);
       if (s.blocks.length > 0) stripped.push({ step_id: stepId, blocks: s.blocks });
+      const clean = await this.redacted({ ...m, content: s.text });
       const h = {
-        ...m,
-        content: s.text,
+        ...clean,
         stepId,
         timestamp: m.timestamp ?? isoSeconds(this.clock()),
       } as HistoryMessage;
       probe.push(h);
       records.push(messageToRecord(h));
-    });
+    }
     // Check tool-call pairing before anything is recorded, on a copy of the last turn (the only
     // one a new message can join).
     const last = this.core.state.turns[this.core.state.turns.length - 1];
@@ -362,13 +377,20 @@ export class Session {
     return { records, stripped };
   }
 
+  /** The message with secrets redacted, when the engine redacts. */
+  private redacted<M extends Message>(m: M): Promise<M> | M {
+    if (!this.engine.redact) return m;
+    return redactMessage(m, (t) => this.engine.redactText(t));
+  }
+
   /**
    * Appends messages to the history (system messages become pinned L3). Each gets the next
-   * history position as its `step_id`. Archived blocks a client echoes back are removed.
+   * history position as its `step_id`. Archived blocks a client echoes back are removed, and
+   * secrets are redacted before anything is recorded (unless the engine does not redact).
    */
   async append(messages: Message | readonly Message[]): Promise<number[]> {
     this.assertUsable();
-    const { records, stripped } = this.prepare(messages);
+    const { records, stripped } = await this.prepare(messages);
     return this.change(() => {
       this.core.appendRecords(records, stripped);
       return records.map((r) => r.step_id);
@@ -383,9 +405,10 @@ export class Session {
     if (options.source !== undefined && typeof options.source !== 'string') {
       throw new UsageError('pin source must be a string');
     }
+    const clean = this.engine.redact ? await this.engine.redactText(text) : text;
     return this.change(() => {
       const id = this.core.state.noteCount;
-      this.core.record({ type: 'pin', note_id: id, source: options.source ?? null, text });
+      this.core.record({ type: 'pin', note_id: id, source: options.source ?? null, text: clean });
       return id;
     });
   }
@@ -404,14 +427,14 @@ export class Session {
     }
     let prepared: { records: HistoryRecord[]; stripped: StrippedRecord[] } | null = null;
     if (typeof userPrompt === 'string') {
-      prepared = this.prepare({ role: 'user', content: userPrompt });
+      prepared = await this.prepare({ role: 'user', content: userPrompt });
     } else if (userPrompt !== undefined) {
       if (userPrompt === null || typeof userPrompt !== 'object' || userPrompt.role !== 'user') {
         throw new UsageError(
           'beforeTurn takes the user prompt as a string or a { role: "user" } message',
         );
       }
-      prepared = this.prepare(userPrompt);
+      prepared = await this.prepare(userPrompt);
     }
     return this.change(async () => {
       let promptStep: number | null = null;
@@ -428,7 +451,7 @@ export class Session {
     this.assertUsable();
     if (!this.core.state.open)
       throw new UsageError('no turn is open: call beforeTurn(prompt) first');
-    const prepared = response === undefined ? null : this.prepare(response);
+    const prepared = response === undefined ? null : await this.prepare(response);
     return this.change(async () => {
       if (prepared) this.core.appendRecords(prepared.records, prepared.stripped);
       const r = await this.core.completeTurn();

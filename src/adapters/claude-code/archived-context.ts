@@ -1,4 +1,6 @@
 import type { ContextFoldEngine } from '../../engine/types.js';
+import { summarizeFindings } from '../../guard/scan-page.js';
+import type { FindingSummary } from '../../guard/types.js';
 import { formatArchivedBlock } from '../../harness/archived-block.js';
 import { ipcfErrorName, isContextFoldError } from '../../protocol/errors.js';
 
@@ -16,6 +18,8 @@ export interface HookPage {
   chunks: number;
   truncated: boolean;
   bytes: number;
+  /** The guard's findings on the paged text, one line per pattern. */
+  findings: FindingSummary[];
 }
 
 /** One archived step that was selected but refused (never replaced by a guess). */
@@ -59,7 +63,13 @@ async function largestFittingBlock(
       best = {
         text,
         bytes: size,
-        page: { step_id: h.step_id, chunk: h.chunk, chunks: h.chunks, truncated: h.truncated },
+        page: {
+          step_id: h.step_id,
+          chunk: h.chunk,
+          chunks: h.chunks,
+          truncated: h.truncated,
+          findings: summarizeFindings(h.findings),
+        },
       };
       if (h.chunks === 1) break;
       lo = cap + 1;

@@ -12,6 +12,7 @@ import type { ContextFoldEngine } from '../../engine/types.js';
 import { IntegrityCheckError, UsageError } from '../../protocol/errors.js';
 import { writeFileAtomic } from '../../store/durable-fs.js';
 import { TranscriptReader, type TranscriptState } from '../import/claude-code-transcript.js';
+import type { OpenTurn, Segment } from '../import/conversation-builder.js';
 import { foldInputsFor } from '../import/import-turns.js';
 import type { ImportedTurn } from '../import/turn.js';
 
@@ -134,6 +135,29 @@ function readNewLines(path: string, offset: number): { text: string; start: numb
   }
 }
 
+async function redactSegment(s: Segment, redact: (t: string) => Promise<string>): Promise<Segment> {
+  if (s.kind === 'text') return { ...s, text: await redact(s.text) };
+  const result = s.result && { ...s.result, content: await redact(s.result.content) };
+  return { ...s, input: await redact(s.input), result };
+}
+
+/**
+ * The reader state as the state file stores it: the text of turns still open (read but not
+ * folded yet) is redacted like a fold would redact it, so the file under the store never holds
+ * a secret. The next run continues from this form.
+ */
+async function storableState(state: TranscriptState, engine: ContextFoldEngine): Promise<TranscriptState> {
+  if (!engine.redact || state.builder.open.length === 0) return state;
+  const redact = (t: string) => engine.redactText(t);
+  const open: OpenTurn[] = [];
+  for (const t of state.builder.open) {
+    const segments: Segment[] = [];
+    for (const s of t.segments) segments.push(await redactSegment(s, redact));
+    open.push({ ...t, segments });
+  }
+  return { ...state, builder: { ...state.builder, open } };
+}
+
 /**
  * Reads what was appended to a Claude Code transcript since the last run and folds the turns
  * that became final. Only the new bytes are parsed (the state file remembers the offset and the
@@ -179,7 +203,7 @@ export async function ingestTranscript(
     transcript_path: options.transcriptPath,
     offset: start + consumed,
     lines: lineNo,
-    reader: reader.state(),
+    reader: await storableState(reader.state(), engine),
   };
   if (next.offset !== state.offset || turns.length > 0 || !existsSync(options.statePath)) {
     mkdirSync(dirname(options.statePath), { recursive: true });

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import type { FoldInput, FoldResult } from '../../engine/types.js';
 import { UsageError } from '../../protocol/errors.js';
 import { emit, globals, parseIntArg, parseList } from '../context.js';
-import { withEngine } from '../engine-options.js';
+import { NO_REDACT_FLAG, NO_REDACT_HELP, withEngine } from '../engine-options.js';
 import { progressBar } from '../progress.js';
 
 function readInput(path: string): Buffer {
@@ -89,6 +89,7 @@ export function register(program: Command): void {
     .option('--commands <LIST>', 'explicit comma-separated command list')
     .option('--errors <LIST>', 'explicit comma-separated error list')
     .option('--jsonl <FILE>', 'batch: one {step_id, summary?, content|raw_content} per line')
+    .option(NO_REDACT_FLAG, NO_REDACT_HELP)
     .addHelpText(
       'after',
       '\nExamples:\n  contextfold fold 42 "PostgreSQL configured on port 5433" --file turn42.log\n  contextfold fold --jsonl turns.jsonl --json',

@@ -33,6 +33,7 @@ export const commandTable: { name: string; load: () => Promise<CommandModule> }[
   { name: 'install', load: () => import('./install.js') },
   // conformance and evaluation
   { name: 'conformance', load: () => import('./conformance.js') },
+  { name: 'guard', load: () => import('./guard.js') },
   { name: 'subject', load: () => import('./subject.js') },
   { name: 'eval', load: () => import('./eval.js') },
 ];

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { engineOptions } from '../engine-options.js';
+import { engineOptions, NO_REDACT_FLAG, NO_REDACT_HELP } from '../engine-options.js';
 
 function packageVersion(): string {
   const url = new URL('../../../package.json', import.meta.url);
@@ -14,6 +14,7 @@ export function register(program: Command): void {
     .description(
       'serve the store to an MCP client over stdio (recall, hydrate, scan, fold, status, validate)',
     )
+    .option(NO_REDACT_FLAG, NO_REDACT_HELP)
     .addHelpText(
       'after',
       [
