@@ -185,7 +185,9 @@ export class ContextFold implements ContextFoldEngine {
   }
 
   /** Redacts the user text of a fold input (nothing to do when the engine does not redact). */
-  private async redactInput(input: FoldInput): Promise<{ input: FoldInput; records: RedactionRecord[] }> {
+  private async redactInput(
+    input: FoldInput,
+  ): Promise<{ input: FoldInput; records: RedactionRecord[] }> {
     if (!this.redactor) return { input, records: [] };
     const { fields, records } = await this.redactor.redactFields(input);
     return { input: fields, records };

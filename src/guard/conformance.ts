@@ -72,19 +72,31 @@ async function raised(
     for (const m of r.merged_pattern_ids ?? []) ids.add(m);
   }
   // Membership by lookup in the published tables, never by id prefix (002 §4).
-  return [...ids].filter((id) => scope.includes(tables.publishedIn.get(id) ?? '')).sort(compareCodePoints);
+  return [...ids]
+    .filter((id) => scope.includes(tables.publishedIn.get(id) ?? ''))
+    .sort(compareCodePoints);
 }
 
 /** Checks a case's form and integrity; returns the reason it cannot be run, or null. */
-function caseProblem(caseId: string, e: ExpectedCase, input: Buffer | null, t: GuardTables): string | null {
-  if (e.case_id !== caseId) return `expected.json case_id "${e.case_id}" differs from the directory name`;
-  if (e.match !== IMPLEMENTED_MATCH) return `match "${e.match}" is not implemented (only ${IMPLEMENTED_MATCH}); refusing to degrade to a weaker comparison`;
+function caseProblem(
+  caseId: string,
+  e: ExpectedCase,
+  input: Buffer | null,
+  t: GuardTables,
+): string | null {
+  if (e.case_id !== caseId)
+    return `expected.json case_id "${e.case_id}" differs from the directory name`;
+  if (e.match !== IMPLEMENTED_MATCH)
+    return `match "${e.match}" is not implemented (only ${IMPLEMENTED_MATCH}); refusing to degrade to a weaker comparison`;
   if (input === null) return 'input.txt is missing';
-  if (input.length !== e.input.bytes) return `input.txt is ${input.length} bytes, expected.json records ${e.input.bytes}: the fixture was altered`;
-  if (sha256Hex(input) !== e.input.sha256) return 'input.txt SHA-256 differs from expected.json: the fixture was altered';
+  if (input.length !== e.input.bytes)
+    return `input.txt is ${input.length} bytes, expected.json records ${e.input.bytes}: the fixture was altered`;
+  if (sha256Hex(input) !== e.input.sha256)
+    return 'input.txt SHA-256 differs from expected.json: the fixture was altered';
   for (const f of e.findings) {
     const table = t.publishedIn.get(f.pattern_id);
-    if (!table || !e.scope.includes(table)) return `expected finding ${f.pattern_id} is not published in a scoped table`;
+    if (!table || !e.scope.includes(table))
+      return `expected finding ${f.pattern_id} is not published in a scoped table`;
   }
   const named = patternIdOfCase(caseId);
   if (named.split(':')[0] === NEGATIVE_FAMILY) {
@@ -103,15 +115,25 @@ async function runCase(
   redactor: Redactor,
 ): Promise<GuardCaseResult> {
   const raw = readCase(guardDir, caseId);
-  const base = { case_id: caseId, scope: [] as string[], expected: [] as string[], actual: [] as string[] };
+  const base = {
+    case_id: caseId,
+    scope: [] as string[],
+    expected: [] as string[],
+    actual: [] as string[],
+  };
   const parsed = expectedSchema.safeParse(raw.expected);
-  if (!parsed.success) return { ...base, verdict: 'error', reason: 'expected.json is missing or malformed' };
+  if (!parsed.success)
+    return { ...base, verdict: 'error', reason: 'expected.json is missing or malformed' };
   const e = parsed.data;
   const expected = [...new Set(e.findings.map((f) => f.pattern_id))].sort(compareCodePoints);
   const withScope = { ...base, scope: [...e.scope], expected };
   if (e.scope.some((s) => !declared.includes(s))) {
     const outside = e.scope.filter((s) => !declared.includes(s)).join(', ');
-    return { ...withScope, verdict: 'not-applicable', reason: `scope ${outside} is outside the declared table set` };
+    return {
+      ...withScope,
+      verdict: 'not-applicable',
+      reason: `scope ${outside} is outside the declared table set`,
+    };
   }
   const problem = caseProblem(caseId, e, raw.input, tables);
   if (problem) return { ...withScope, verdict: 'error', reason: problem };
@@ -124,7 +146,8 @@ async function runCase(
   const actual = await raised(text, e.scope, tables, redactor);
   const missing = expected.filter((id) => !actual.includes(id));
   const extra = actual.filter((id) => !expected.includes(id));
-  if (missing.length === 0 && extra.length === 0) return { ...withScope, actual, verdict: 'pass', reason: '' };
+  if (missing.length === 0 && extra.length === 0)
+    return { ...withScope, actual, verdict: 'pass', reason: '' };
   const parts = [];
   if (missing.length > 0) parts.push(`missing ${missing.join(', ')}`);
   if (extra.length > 0) parts.push(`unexpected ${extra.join(', ')}`);
@@ -140,7 +163,9 @@ async function runCase(
  * const report = await runGuardConformance();
  * const decl = buildGuardDeclaration(report);
  */
-export async function runGuardConformance(options: GuardConformanceOptions = {}): Promise<GuardRunReport> {
+export async function runGuardConformance(
+  options: GuardConformanceOptions = {},
+): Promise<GuardRunReport> {
   const guardDir = options.guardDir ?? DEFAULT_GUARD_DIR;
   const tables = options.tables ?? loadGuardTables(guardDir);
   const declared = [...(options.declaredTables ?? DECLARED_TABLES)].sort(compareCodePoints);
@@ -211,12 +236,21 @@ export function buildGuardDeclaration(report: GuardRunReport): GuardDeclaration 
     tables: Object.fromEntries(Object.entries(tables).sort(([a], [b]) => compareCodePoints(a, b))),
     non_passing: report.cases
       .filter((c) => c.verdict !== 'pass')
-      .map((c) => ({ case_id: c.case_id, verdict: c.verdict as Exclude<GuardVerdict, 'pass'>, reason: c.reason })),
+      .map((c) => ({
+        case_id: c.case_id,
+        verdict: c.verdict as Exclude<GuardVerdict, 'pass'>,
+        reason: c.reason,
+      })),
   };
 }
 
 /** Path of the declaration's JSON Schema inside the package. */
-export const GUARD_DECLARATION_SCHEMA = join(DEFAULT_GUARD_DIR, '..', 'schemas', 'guard-declaration.schema.json');
+export const GUARD_DECLARATION_SCHEMA = join(
+  DEFAULT_GUARD_DIR,
+  '..',
+  'schemas',
+  'guard-declaration.schema.json',
+);
 
 let validator: ((v: unknown) => boolean) & { errors?: unknown } = null as never;
 
@@ -237,7 +271,9 @@ export function validateGuardDeclaration(decl: unknown): string[] {
   const c = d.counts;
   const problems: string[] = [];
   if (c.pass + c.fail + c.not_applicable + c.error !== c.total) {
-    problems.push(`counts do not sum to total: ${c.pass}+${c.fail}+${c.not_applicable}+${c.error} != ${c.total}`);
+    problems.push(
+      `counts do not sum to total: ${c.pass}+${c.fail}+${c.not_applicable}+${c.error} != ${c.total}`,
+    );
   }
   if (c.total !== d.corpus.case_count) {
     problems.push(`total ${c.total} differs from the corpus case count ${d.corpus.case_count}`);

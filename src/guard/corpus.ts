@@ -18,7 +18,8 @@ export const IMPLEMENTED_MATCH = 'exact-within-scope';
  */
 export const NEGATIVE_FAMILY = 'benign';
 
-const CASE_ID_RE = /^[a-z0-9]+(?:-[a-z0-9]+)*__[a-z0-9]+(?:-[a-z0-9]+)*(?:--[a-z0-9]+(?:-[a-z0-9]+)*)?$/;
+const CASE_ID_RE =
+  /^[a-z0-9]+(?:-[a-z0-9]+)*__[a-z0-9]+(?:-[a-z0-9]+)*(?:--[a-z0-9]+(?:-[a-z0-9]+)*)?$/;
 
 const manifestSchema = z.strictObject({
   $comment: z.string().optional(),
@@ -85,9 +86,12 @@ export function loadCorpusManifest(guardDir: string = DEFAULT_GUARD_DIR): Corpus
   try {
     raw = JSON.parse(readFileSync(path, 'utf8'));
   } catch (e) {
-    throw new GuardTableError(`guard corpus manifest ${path} cannot be read: ${(e as Error).message}`, {
-      path,
-    });
+    throw new GuardTableError(
+      `guard corpus manifest ${path} cannot be read: ${(e as Error).message}`,
+      {
+        path,
+      },
+    );
   }
   const parsed = manifestSchema.safeParse(raw);
   if (!parsed.success) {

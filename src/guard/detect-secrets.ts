@@ -37,7 +37,9 @@ export class SecretDetector {
     this.#order = new Map(secrets.map((p, i) => [p, i]));
     for (const p of secrets) (p.match ? this.#own : this.#viaSecretlint).push(p);
     this.#runner = new SecretlintRunner(
-      this.#viaSecretlint.map((p) => p.matcher as Extract<typeof p.matcher, { kind: 'secretlint' }>),
+      this.#viaSecretlint.map(
+        (p) => p.matcher as Extract<typeof p.matcher, { kind: 'secretlint' }>,
+      ),
     );
     this.#prefilter = options.prefilter ?? true;
   }
@@ -64,8 +66,7 @@ export class SecretDetector {
     }
     const order = this.#order;
     return hits.sort(
-      (a, b) =>
-        a.start - b.start || b.end - a.end || order.get(a.pattern)! - order.get(b.pattern)!,
+      (a, b) => a.start - b.start || b.end - a.end || order.get(a.pattern)! - order.get(b.pattern)!,
     );
   }
 }

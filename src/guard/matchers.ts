@@ -75,16 +75,16 @@ function pemBlockMatch(m: Extract<Matcher, { kind: 'pem-block' }>): SyncMatch {
 }
 
 function mixedScriptMatch(m: Extract<Matcher, { kind: 'mixed-script' }>): SyncMatch {
-  const [a, b] = m.scripts;
-  const hasA = new RegExp(`\\p{Script=${a}}`, 'u');
-  const hasB = new RegExp(`\\p{Script=${b}}`, 'u');
+  const base = new RegExp(`\\p{Script=${m.script}}`, 'u');
+  const escaped = [...m.confusables].map((c) => `\\u{${c.codePointAt(0)!.toString(16)}}`).join('');
+  const confusable = new RegExp(`[${escaped}]`, 'u');
   const word = /[\p{L}\p{M}]+/gu;
   return (text) => {
-    // Most texts hold no letter of one of the two scripts: one pass settles it.
-    if (!hasA.test(text) || !hasB.test(text)) return [];
+    // Most texts hold no look-alike at all: one pass settles it.
+    if (!confusable.test(text) || !base.test(text)) return [];
     const out: Span[] = [];
     for (const w of text.matchAll(word)) {
-      if (hasA.test(w[0]) && hasB.test(w[0])) {
+      if (confusable.test(w[0]) && base.test(w[0])) {
         out.push({ start: w.index, end: w.index + w[0].length });
       }
     }

@@ -77,7 +77,8 @@ export class Redactor {
         const r = await this.redactText(strictUtf8.decode(slice));
         if (r.redactions.length > 0) {
           out = Buffer.from(r.text, 'utf8');
-          for (const x of r.redactions) redactions.push({ ...x, start: x.start + at, end: x.end + at });
+          for (const x of r.redactions)
+            redactions.push({ ...x, start: x.start + at, end: x.end + at });
         }
       }
       parts.push(out);
@@ -93,7 +94,9 @@ export class Redactor {
    * field (`raw_content`, `summary`, `files[i]`, `commands[i]`, `errors[i]`). Fields of the wrong
    * type are passed through untouched for the engine's validation to refuse.
    */
-  async redactFields<T extends FoldFields>(input: T): Promise<{ fields: T; records: RedactionRecord[] }> {
+  async redactFields<T extends FoldFields>(
+    input: T,
+  ): Promise<{ fields: T; records: RedactionRecord[] }> {
     const records: RedactionRecord[] = [];
     const note = (field: string, rs: readonly TextRedaction[]) => {
       for (const r of rs) records.push({ field, ...r });

@@ -30,15 +30,12 @@ export function scanText(
   if (hits.length === 0) return [];
   hits.sort(
     (a, b) =>
-      a.span.start - b.span.start ||
-      a.span.end - b.span.end ||
-      compareCodePoints(a.p.id, b.p.id),
+      a.span.start - b.span.start || a.span.end - b.span.end || compareCodePoints(a.p.id, b.p.id),
   );
   const order = hits.flatMap((h) => [h.span.start, h.span.end]);
   const sorted = [...order].sort((a, b) => a - b);
   const bytes = byteOffsets(text, sorted);
-  const at = new Map<number, number>();
-  sorted.forEach((v, i) => at.set(v, bytes[i]!));
+  const at = new Map(sorted.map((v, i) => [v, bytes[i]!]));
   return hits.map(({ span, p }) => ({
     pattern_id: p.id,
     table: p.table,

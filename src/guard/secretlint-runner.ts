@@ -10,9 +10,7 @@ type SecretLintCoreConfig = LintInput['options']['config'];
 type SecretLintRawSource = LintInput['source'];
 
 /** The rule ids `@secretlint/secretlint-rule-preset-recommend` ships (what a table may name). */
-export const SECRETLINT_RULE_IDS: readonly string[] = recommendedRules
-  .map((r) => r.meta.id)
-  .sort();
+export const SECRETLINT_RULE_IDS: readonly string[] = recommendedRules.map((r) => r.meta.id).sort();
 
 const creators = new Map(recommendedRules.map((r) => [r.meta.id, r]));
 

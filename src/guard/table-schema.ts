@@ -30,7 +30,8 @@ const matcher = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('pem-block'), max_chars: z.number().int().min(64) }),
   z.strictObject({
     kind: z.literal('mixed-script'),
-    scripts: z.tuple([z.string().min(1), z.string().min(1)]),
+    script: z.string().min(1),
+    confusables: z.string().min(1),
   }),
 ]);
 
@@ -71,7 +72,8 @@ export type RegexSpec = z.infer<typeof regexSpec>;
  * - `secretlint`: one message id of one rule of `@secretlint/secretlint-rule-preset-recommend`;
  *   `value` names the message data field holding the secret (its span is located from it).
  * - `pem-block`: a PEM private key block from BEGIN to END across any line breaks.
- * - `mixed-script`: a word (letters and marks) mixing the two named Unicode scripts.
+ * - `mixed-script`: a word (letters and marks) holding a letter of `script` and one of the
+ *   `confusables` (letters of another script that look like letters of `script`).
  */
 export type Matcher = z.infer<typeof matcher>;
 

@@ -4,7 +4,12 @@ import { fileURLToPath } from 'node:url';
 import { GuardTableError } from '../protocol/errors.js';
 import { compileSyncMatcher, type SyncMatch } from './matchers.js';
 import { SECRETLINT_RULE_IDS } from './secretlint-runner.js';
-import { type GuardPattern, type GuardTable, guardTableSchema, type Matcher } from './table-schema.js';
+import {
+  type GuardPattern,
+  type GuardTable,
+  guardTableSchema,
+  type Matcher,
+} from './table-schema.js';
 import type { Severity, TableKind } from './types.js';
 
 /** The `guard/` data directory shipped with the package (tables, corpus, schemas). */

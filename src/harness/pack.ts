@@ -258,7 +258,9 @@ export function assemblePack(input: AssembleInput): ContextPack {
   const current = input.current;
   const currentTokens = current ? turnTokens(current, meter) : 0;
   const pageFindings = input.pages.map((p) => p.findings ?? scanPage(p.content));
-  const pageBlocks = input.pages.map((p, i) => formatArchivedBlock({ ...p, findings: pageFindings[i]! }));
+  const pageBlocks = input.pages.map((p, i) =>
+    formatArchivedBlock({ ...p, findings: pageFindings[i]! }),
+  );
   const pageTokens = pageBlocks.map((b) => meter.text(`${b}\n\n`));
   const pageTotal = pageTokens.reduce((a, b) => a + b, 0);
 

@@ -17,6 +17,7 @@ import {
   type UserMessage,
 } from './messages.js';
 import type { ContextPack } from './pack.js';
+import { redactMessage } from './redact-message.js';
 import { type FoldRequest, type PagedIn, SessionCore, type SessionIO } from './session-core.js';
 import {
   appendEvents,
@@ -24,7 +25,6 @@ import {
   type SessionConfig,
   type StrippedRecord,
 } from './session-events.js';
-import { redactMessage } from './redact-message.js';
 import { describeTurn, summarizeTurn, type TurnFacts } from './summarize.js';
 import { TokenMeter } from './token-meter.js';
 import { addToTurns, type Turn, turnPayload } from './turns.js';

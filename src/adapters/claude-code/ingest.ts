@@ -146,7 +146,10 @@ async function redactSegment(s: Segment, redact: (t: string) => Promise<string>)
  * folded yet) is redacted like a fold would redact it, so the file under the store never holds
  * a secret. The next run continues from this form.
  */
-async function storableState(state: TranscriptState, engine: ContextFoldEngine): Promise<TranscriptState> {
+async function storableState(
+  state: TranscriptState,
+  engine: ContextFoldEngine,
+): Promise<TranscriptState> {
   if (!engine.redact || state.builder.open.length === 0) return state;
   const redact = (t: string) => engine.redactText(t);
   const open: OpenTurn[] = [];

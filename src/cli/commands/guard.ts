@@ -55,7 +55,10 @@ export function register(program: Command): void {
     .command('scan')
     .description('scan a file (or - for stdin) with every guard table and list the findings')
     .argument('<FILE>', "the file to scan, or '-' for standard input (read as bytes)")
-    .option('--fail-on <SEVERITY>', 'exit 1 when a finding is at least this severe: low, medium, high')
+    .option(
+      '--fail-on <SEVERITY>',
+      'exit 1 when a finding is at least this severe: low, medium, high',
+    )
     .addHelpText(
       'after',
       `
@@ -92,7 +95,8 @@ or errored.`,
       const report = await runGuardConformance();
       const decl = buildGuardDeclaration(report);
       const problems = validateGuardDeclaration(decl);
-      if (problems.length > 0) throw new Error(`the declaration is invalid: ${problems.join('; ')}`);
+      if (problems.length > 0)
+        throw new Error(`the declaration is invalid: ${problems.join('; ')}`);
       if (g.json) emit(g, decl, () => '');
       else process.stdout.write(`${humanDeclaration(report, decl)}\n`);
       if (decl.counts.fail > 0 || decl.counts.error > 0) setExitCode(1);
