@@ -25,6 +25,12 @@ export interface RedactedText {
   redactions: TextRedaction[];
 }
 
+/** One replacement as an edit of the input: at input byte `at`, the length changed by `delta`. */
+interface Edit {
+  at: number;
+  delta: number;
+}
+
 interface Group {
   start: number;
   end: number;
@@ -45,14 +51,14 @@ function widen(text: string, start: number, end: number): [number, number] {
   return [s, e];
 }
 
-/** Drops hits inside existing markers, then merges overlapping hits (input sorted by start). */
+/** Drops hits touching existing markers, then merges overlapping hits (input sorted by start). */
 function groups(text: string, hits: readonly SecretHit[]): Group[] {
   const markers = text.includes('[REDACTED:')
     ? [...text.matchAll(MARKER)].map((m) => [m.index, m.index + m[0].length] as const)
     : [];
   const out: Group[] = [];
   for (const h of hits) {
-    if (markers.some(([a, b]) => h.start >= a && h.end <= b)) continue;
+    if (markers.some(([a, b]) => h.start < b && h.end > a)) continue;
     const [start, end] = widen(text, h.start, h.end);
     const last = out[out.length - 1];
     if (last && start < last.end) {
@@ -66,18 +72,22 @@ function groups(text: string, hits: readonly SecretHit[]): Group[] {
 }
 
 /**
- * Replaces every hit by its pattern's marker. Overlapping hits become one marker, named after
- * the earliest (then longest, then first-listed) pattern; the others are recorded as merged.
- * Hits inside a marker already present are ignored, so redacting twice changes nothing. Offsets
- * are UTF-8 bytes of the returned text; the hash is over the removed UTF-8 bytes.
+ * Replaces every hit by its pattern's marker (one pass). Overlapping hits become one marker,
+ * named after the earliest (then longest, then first-listed) pattern; the others are recorded
+ * as merged. Hits touching a marker already present are ignored. Offsets are UTF-8 bytes of
+ * the returned text; the hash is over the removed UTF-8 bytes.
  *
  * @example
  * applyRedactions('key ghp_x…', hits); // { text: 'key [REDACTED:github-token]', redactions: [...] }
  */
-export function applyRedactions(text: string, hits: readonly SecretHit[]): RedactedText {
-  if (hits.length === 0) return { text, redactions: [] };
+export function applyRedactions(
+  text: string,
+  hits: readonly SecretHit[],
+): RedactedText & { edits: Edit[] } {
+  if (hits.length === 0) return { text, redactions: [], edits: [] };
   const gs = groups(text, hits);
-  if (gs.length === 0) return { text, redactions: [] };
+  if (gs.length === 0) return { text, redactions: [], edits: [] };
+  const edits: Edit[] = [];
   const edges: number[] = [];
   for (const g of gs) edges.push(g.start);
   const inputBytes = byteOffsets(text, edges);
@@ -100,8 +110,27 @@ export function applyRedactions(text: string, hits: readonly SecretHit[]): Redac
       end: start + marker.length,
       removed_sha256: sha256Hex(removed),
     });
+    edits.push({ at: inputBytes[i]!, delta: marker.length - removedBytes });
     shift += marker.length - removedBytes;
   });
   out += text.slice(pos);
-  return { text: out, redactions };
+  return { text: out, redactions, edits };
+}
+
+/**
+ * Combines the records of a pass with those of a later pass over its output: earlier records
+ * move by the length changes of the later edits before them (later edits never touch a
+ * marker, so they never split one). Sorted by offset.
+ */
+export function combinePasses(
+  earlier: readonly TextRedaction[],
+  later: readonly TextRedaction[],
+  laterEdits: readonly Edit[],
+): TextRedaction[] {
+  const moved = earlier.map((r) => {
+    let shift = 0;
+    for (const e of laterEdits) if (e.at < r.start) shift += e.delta;
+    return { ...r, start: r.start + shift, end: r.end + shift };
+  });
+  return [...moved, ...later].sort((a, b) => a.start - b.start);
 }

@@ -1,11 +1,18 @@
 import { hasLoneSurrogate } from '../extract/python-text.js';
 import type { RedactionRecord } from '../protocol/types.js';
 import { SecretDetector, type SecretDetectorOptions } from './detect-secrets.js';
-import { applyRedactions, type RedactedText, type TextRedaction } from './redact-text.js';
+import {
+  applyRedactions,
+  combinePasses,
+  type RedactedText,
+  type TextRedaction,
+} from './redact-text.js';
 import { type GuardTables, loadGuardTables } from './tables.js';
 import { utf8Runs } from './utf8.js';
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+/** Every pass only turns text into markers, so this bound is never reached in practice. */
+const MAX_PASSES = 8;
 
 /** Bytes after redaction; offsets are in the returned bytes. */
 export interface RedactedBytes {
@@ -47,12 +54,25 @@ export class Redactor {
   }
 
   /**
-   * Redacts a string. A string holding a lone surrogate has no UTF-8 form and cannot be stored;
-   * it is returned unchanged for the caller's own validation to refuse.
+   * Redacts a string, to a fixed point: a marker can change the context of its neighbours (a
+   * key glued to a token starts a match once the token is a marker), so the output is scanned
+   * again until nothing more is found. That makes redaction idempotent: redacting the output
+   * again changes nothing. A string holding a lone surrogate has no UTF-8 form and cannot be
+   * stored; it is returned unchanged for the caller's own validation to refuse.
    */
   async redactText(text: string): Promise<RedactedText> {
     if (text.length === 0 || hasLoneSurrogate(text)) return { text, redactions: [] };
-    return applyRedactions(text, await this.#detector.detect(text));
+    const first = applyRedactions(text, await this.#detector.detect(text));
+    let out: RedactedText = { text: first.text, redactions: first.redactions };
+    for (let pass = 1; pass < MAX_PASSES && first.redactions.length > 0; pass++) {
+      const next = applyRedactions(out.text, await this.#detector.detect(out.text));
+      if (next.redactions.length === 0) break;
+      out = {
+        text: next.text,
+        redactions: combinePasses(out.redactions, next.redactions, next.edits),
+      };
+    }
+    return out;
   }
 
   /**
