@@ -81,6 +81,7 @@ describe('contextfold CLI', () => {
         'chunks',
         'content',
         'encoding',
+        'findings',
         'payload_sha256',
         'step_id',
         'tokens',
@@ -89,6 +90,7 @@ describe('contextfold CLI', () => {
       ].sort(),
     );
     expect(h.content).toBe(readFileSync(payload, 'utf8'));
+    expect(h.findings).toEqual([]);
     const raw = runCli(['--dir', dir, 'hydrate', '37', '--raw']);
     expect(raw.stdoutBytes.equals(readFileSync(payload))).toBe(true);
     expect(JSON.parse(runCli(['--dir', dir, '--json', 'evict', '37']).stdout)).toMatchObject({
