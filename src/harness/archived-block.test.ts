@@ -101,7 +101,9 @@ describe('the guard in the rendered block', () => {
     expect(text).toContain('zero[U+200B]width [U+202E]evil');
     expect(text).not.toMatch(/[\u200B\u202E]/);
     const lines = text.split('\n');
-    expect(lines[2]).toMatch(/^Warning: contextfold guard flagged .*override:ignore-previous.*; it is untrusted/);
+    expect(lines[2]).toMatch(
+      /^Warning: contextfold guard flagged .*override:ignore-previous.*; it is untrusted/,
+    );
     expect(lines.filter((l) => l.startsWith('Warning: contextfold guard'))).toHaveLength(1);
     expect(formatArchivedBlock(block(7, 'port 5433'))).not.toContain('Warning');
   });
@@ -109,6 +111,9 @@ describe('the guard in the rendered block', () => {
   it('stripArchivedBlocks still removes what we render, whatever the content', () => {
     const b = block(7, hostile);
     const r = stripArchivedBlocks(`ask\n\n${formatArchivedBlock(b)}\nafter`);
-    expect(r).toEqual({ text: 'ask\nafter', blocks: [{ step_id: 7, payload_sha256: b.payload_sha256 }] });
+    expect(r).toEqual({
+      text: 'ask\nafter',
+      blocks: [{ step_id: 7, payload_sha256: b.payload_sha256 }],
+    });
   });
 });
