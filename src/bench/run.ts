@@ -5,10 +5,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ContextFold } from '../engine/context-fold.js';
 import type { FoldInput } from '../engine/types.js';
+import { benchGuard } from './guard.js';
 
 /**
- * `npm run bench`: prints one JSON object with fold, scan, recall, hydrate, validate, CLI and
- * pack-assembly figures for N synthetic turns (default 1k, 10k, 100k; `--sizes 1000,10000`).
+ * `npm run bench`: prints one JSON object with fold (with and without redaction), scan, recall,
+ * hydrate, validate, status, CLI and pack-assembly figures for N synthetic turns (default 1k,
+ * 10k, 100k; `--sizes 1000,10000`), and the guard's figures (redaction cost per 2 KB, the
+ * false-positive report over ../shared/data/trajectories).
  * Turns come from ../shared/bench/synth.py (the generator the reference was measured with).
  * Progress goes to stderr. Timings are measurements, never assertions.
  */
@@ -91,6 +94,24 @@ async function benchSize(n: number, turns: SynthTurn[], queries: string[], work:
   const [reopened, openMs] = await timeAsync(() => ContextFold.open({ dir }));
   cf = reopened;
 
+  log(`N=${n}: foldMany without redaction (the guard's overhead) …`);
+  const rawDir = join(root, 'raw', '.contextfold');
+  const raw = await ContextFold.open({ dir: rawDir, redact: false });
+  const [, rawFoldManyMs] = await timeAsync(async () => {
+    for (let i = 0; i < n; i += 5000)
+      await raw.foldMany(turns.slice(i, Math.min(n, i + 5000)).map(toInput));
+  });
+  await raw.close();
+  rmSync(join(root, 'raw'), { recursive: true, force: true });
+  const payloadBytes = turns
+    .slice(0, n)
+    .reduce(
+      (sum, t) =>
+        sum + Buffer.byteLength(t.raw_content, 'utf8') + Buffer.byteLength(t.summary, 'utf8'),
+      0,
+    );
+  const overheadPerTurn = (foldManyMs - rawFoldManyMs) / n;
+
   log(`N=${n}: single durable folds …`);
   const single: number[] = [];
   for (let i = 0; i < 40; i++) {
@@ -121,6 +142,7 @@ async function benchSize(n: number, turns: SynthTurn[], queries: string[], work:
   }
   log(`N=${n}: validate …`);
   const [v, validateMs] = await timeAsync(() => cf.validate());
+  const [st, statusMs] = await timeAsync(() => cf.status());
   await cf.close();
 
   log(`N=${n}: CLI scan as a fresh process …`);
@@ -155,6 +177,15 @@ async function benchSize(n: number, turns: SynthTurn[], queries: string[], work:
       total_ms: Math.round(foldManyMs),
       per_turn_ms: Number((foldManyMs / n).toFixed(3)),
     },
+    fold_many_without_redaction: {
+      total_ms: Math.round(rawFoldManyMs),
+      per_turn_ms: Number((rawFoldManyMs / n).toFixed(3)),
+    },
+    redaction_overhead_in_fold_many: {
+      per_turn_ms: Number(overheadPerTurn.toFixed(4)),
+      mean_turn_bytes: Math.round(payloadBytes / n),
+      per_2kb_ms: Number(((overheadPerTurn * 2048) / (payloadBytes / n)).toFixed(4)),
+    },
     close_compact_ms: Math.round(closeMs),
     open_ms: Math.round(openMs),
     single_fold_ms: { p50: quantile(single, 0.5), p99: quantile(single, 0.99) },
@@ -166,6 +197,8 @@ async function benchSize(n: number, turns: SynthTurn[], queries: string[], work:
     hydrate_ms: { p50: quantile(hydrateMs, 0.5), p99: quantile(hydrateMs, 0.99) },
     validate_ms: Math.round(validateMs),
     validate_ok: v.ok,
+    status_first_call_ms: Math.round(statusMs),
+    status_sanitized_nodes: st.sanitized_nodes,
     cli_scan_reference_fresh_process_ms: { p50: quantile(cliMs, 0.5), max: quantile(cliMs, 1) },
     cli_scan_ranked_fresh_process: rankedCli,
     bytes_on_disk: bytes,
@@ -204,6 +237,8 @@ async function main(): Promise<void> {
     } catch (e) {
       pack = { error: (e as Error).message };
     }
+    log('guard: redaction cost and the false-positive report over ../shared/data/trajectories …');
+    const guard = await benchGuard();
     const first = results[0]!;
     const last = results[results.length - 1]!;
     process.stdout.write(
@@ -213,6 +248,7 @@ async function main(): Promise<void> {
           tokenizer: 'o200k',
           sizes: results,
           pack_assembly: pack,
+          guard,
           single_fold_growth: Number(
             (last.single_fold_ms.p50 / first.single_fold_ms.p50).toFixed(2),
           ),

@@ -96,6 +96,17 @@ describe('Redactor.redactText', () => {
     '=',
     '"',
     'TOKEN',
+    'eyJ',
+    `eyJ${'h'.repeat(10)}.eyJ${'p'.repeat(10)}.${'s'.repeat(16)}`,
+    '_authToken=abc',
+    `AIza${'A'.repeat(35)}`,
+    `sk_live_${'a'.repeat(16)}`,
+    `SK${'ab'.repeat(16)}`,
+    'curl -u user:pass ',
+    '--password hunter2 ',
+    'mysql -pX ',
+    'aws_secret_access_key=',
+    'API_KEY=',
   );
   const texts = fc
     .array(fc.oneof(fragment, fc.string({ maxLength: 6 })), { maxLength: 12 })

@@ -17,7 +17,9 @@ describe.skipIf(!HAS_SHARED)('the guard on ../shared data', () => {
       for (const t of lines(sharedPath('vectors', file))) {
         for (const v of [t.summary, t.raw_content]) {
           if (typeof v !== 'string') continue;
-          expect((await redactor.redactText(v)).redactions, `${file} step ${t.step_id}`).toEqual([]);
+          expect((await redactor.redactText(v)).redactions, `${file} step ${t.step_id}`).toEqual(
+            [],
+          );
         }
       }
     }
@@ -30,7 +32,10 @@ describe.skipIf(!HAS_SHARED)('the guard on ../shared data', () => {
       for (const t of lines(`${dir}/${f}`)) {
         turns++;
         const r = await redactor.redactText(String(t.content));
-        expect(r.redactions.map((x) => x.pattern_id), `${f} step ${t.step_id}`).toEqual([]);
+        expect(
+          r.redactions.map((x) => x.pattern_id),
+          `${f} step ${t.step_id}`,
+        ).toEqual([]);
       }
     }
     expect(turns).toBeGreaterThan(1000);

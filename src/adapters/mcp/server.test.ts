@@ -195,11 +195,9 @@ describe('contextfold mcp stdout', () => {
     expect(block.match(/<\/archived_record/g)).toHaveLength(1);
     expect(block).toContain('zero[U+200B]width');
     expect(block).toMatch(/\nWarning: contextfold guard flagged /);
-    expect(JSON.parse(text(h, 1)).findings.map((f: { pattern_id: string }) => f.pattern_id)).toEqual([
-      'active:zero-width',
-      'override:ignore-previous',
-      'spoof:archived-record-tag',
-    ]);
+    expect(
+      JSON.parse(text(h, 1)).findings.map((f: { pattern_id: string }) => f.pattern_id),
+    ).toEqual(['active:zero-width', 'override:ignore-previous', 'spoof:archived-record-tag']);
   });
 
   it('carries nothing but JSON-RPC messages, and the server exits 0 when stdin closes', async () => {

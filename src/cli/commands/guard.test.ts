@@ -24,7 +24,9 @@ describe('contextfold guard scan', () => {
       'override:ignore-previous': 1,
       'secret:github-token': 1,
     });
-    const gh = out.findings.find((f: { pattern_id: string }) => f.pattern_id === 'secret:github-token');
+    const gh = out.findings.find(
+      (f: { pattern_id: string }) => f.pattern_id === 'secret:github-token',
+    );
     expect(Buffer.from(text).subarray(gh.start, gh.end).toString()).toBe(s.githubToken);
     expect(gh.value_sha256).toMatch(/^[0-9a-f]{64}$/);
     const human = runCli(['guard', 'scan', file]);
@@ -42,7 +44,10 @@ describe('contextfold guard scan', () => {
 
   it('bad input: one line, exit 1', () => {
     const r = runCli(['guard', 'scan', '/nonexistent/file']);
-    expect([r.code, r.stderr.trim().split('\n')]).toEqual([1, [expect.stringMatching(/cannot read/)]]);
+    expect([r.code, r.stderr.trim().split('\n')]).toEqual([
+      1,
+      [expect.stringMatching(/cannot read/)],
+    ]);
     const j = runCli(['--json', 'guard', 'scan', '-', '--fail-on', 'urgent'], { input: 'x' });
     expect(j.code).toBe(1);
     expect(JSON.parse(j.stdout).message).toMatch(/--fail-on must be/);
@@ -56,6 +61,8 @@ describe('contextfold guard conformance', () => {
     const d = JSON.parse(r.stdout);
     expect(validateGuardDeclaration(d)).toEqual([]);
     expect(d.counts.fail + d.counts.error).toBe(0);
-    expect(runCli(['guard', 'conformance']).stdout).toMatch(/passed, 0 failed, 0 not-applicable, 0 error/);
+    expect(runCli(['guard', 'conformance']).stdout).toMatch(
+      /passed, 0 failed, 0 not-applicable, 0 error/,
+    );
   });
 });
