@@ -1,14 +1,14 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { TranscriptWriter } from '../adapters/test-utils/claude-transcript.js';
-import { tempDir } from '../adapters/test-utils/temp-dir.js';
 import { ContextFold } from '../engine/context-fold.js';
 import { formatArchivedBlock } from '../harness/archived-block.js';
 import { Session } from '../harness/session.js';
 import { sha256Hex } from '../protocol/canonical-json.js';
+import { TranscriptWriter } from '../test-utils/claude-transcript.js';
 import { runCli } from '../test-utils/cli.js';
 import { fakeSecrets, secretFragments, secretTurn } from '../test-utils/fake-secrets.js';
+import { tempDir } from '../test-utils/temp-dir.js';
 
 // Issue 12 acceptance: a turn holding an AWS key pair, a GitHub token, an OpenAI project key, a
 // Slack token, a PEM private key and a postgres URL password, through every write path.

@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { referenceTokenizer } from '../extract/tokenizer.js';
 import { sha256Hex } from '../protocol/canonical-json.js';
 import { UsageError } from '../protocol/errors.js';
 import {
@@ -65,12 +66,7 @@ function errorMatches(expected: string, actual: string): boolean {
   );
 }
 
-/** The reference token estimator: `max(1, codepoints // 4)`. */
-function referenceTokens(text: string): number {
-  let n = 0;
-  for (const _ of text) n++;
-  return Math.max(1, Math.floor(n / 4));
-}
+const referenceTokens = referenceTokenizer.count;
 
 const lossy = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
 const strict = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });

@@ -2,12 +2,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { project } from '../extract/projection.js';
 import { resolveTokenizer, type Tokenizer } from '../extract/tokenizer.js';
+import { isTempFileName, writeFilesDurable } from '../fs/durable-fs.js';
 import { defaultRedactor, type Redactor } from '../guard/redactor.js';
 import { scanPage } from '../guard/scan-page.js';
-import { InvertedIndex } from '../index/inverted-index.js';
-import { focusedText } from '../index/ranked-focus.js';
-import { recall as recallIndex } from '../index/recall.js';
-import { referenceScan } from '../index/reference-scan.js';
 import { prettyJson } from '../protocol/canonical-json.js';
 import {
   isContextFoldError,
@@ -23,6 +20,8 @@ import {
   perTurnCap,
   policyHash,
 } from '../protocol/policy.js';
+import { pageFailure } from '../protocol/results.js';
+import { isoSeconds } from '../protocol/time.js';
 import {
   type ColdNode,
   DEFAULT_SESSION_ID,
@@ -31,18 +30,20 @@ import {
   PROJECTION_VERSION,
   type RedactionRecord,
 } from '../protocol/types.js';
+import { InvertedIndex } from '../retrieval/inverted-index.js';
+import { focusedText } from '../retrieval/ranked-focus.js';
+import { recall as recallIndex } from '../retrieval/recall.js';
+import { referenceScan } from '../retrieval/reference-scan.js';
 import { artifactHash, indexEntryFor } from '../store/cold-node.js';
-import { isTempFileName, writeFilesDurable } from '../store/durable-fs.js';
 import {
   canonicalNodePath,
   indexFilePath,
   type StoreLayout,
   storeLayout,
 } from '../store/layout.js';
-import { isoSeconds, Store } from '../store/store.js';
+import { Store } from '../store/store.js';
 import { type VerifiedNode, verifyNode } from '../store/verify.js';
 import { chunkText } from './chunk.js';
-import { pageFailure } from './page-failure.js';
 import { RankedRetrieval } from './ranked-retrieval.js';
 import type {
   ContextFoldEngine,

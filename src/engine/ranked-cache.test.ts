@@ -14,9 +14,9 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Tokenizer } from '../extract/tokenizer.js';
-import { analyseRankedDoc, type RankedAnalysis } from '../index/ranked-index.js';
 import { IntegrityCheckError } from '../protocol/errors.js';
 import type { IndexEntry } from '../protocol/types.js';
+import { analyseRankedDoc, type RankedAnalysis } from '../retrieval/ranked-index.js';
 import { tempDir } from '../test-utils/shared.js';
 import { ContextFold } from './context-fold.js';
 import {

@@ -2,8 +2,8 @@ import { hash } from 'node:crypto';
 import { appendFileSync, mkdirSync, readFileSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
-import type { RankedAnalysis } from '../index/ranked-index.js';
 import { compareCodePoints } from '../protocol/canonical-json.js';
+import type { RankedAnalysis } from '../retrieval/ranked-index.js';
 
 /**
  * Revision of the ranked analysis (`analyseRankedDoc` and everything it calls: `rankedTerms`,

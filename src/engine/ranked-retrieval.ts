@@ -1,16 +1,16 @@
 import type { Tokenizer } from '../extract/tokenizer.js';
 import { scanPage } from '../guard/scan-page.js';
-import { focusWindow } from '../index/ranked-focus.js';
-import { analyseRankedDoc, type RankedAnalysis, RankedIndex } from '../index/ranked-index.js';
+import { isContextFoldError } from '../protocol/errors.js';
+import { pageFailure } from '../protocol/results.js';
+import type { IndexEntry } from '../protocol/types.js';
+import { focusWindow } from '../retrieval/ranked-focus.js';
+import { analyseRankedDoc, type RankedAnalysis, RankedIndex } from '../retrieval/ranked-index.js';
 import {
   type RankedPick,
   type RankedScanResult,
   type RankedTuning,
   rankedScan,
-} from '../index/ranked-scan.js';
-import { isContextFoldError } from '../protocol/errors.js';
-import type { IndexEntry } from '../protocol/types.js';
-import { pageFailure } from './page-failure.js';
+} from '../retrieval/ranked-scan.js';
 import { defaultCacheDir, RankedCache, rankedCacheKey } from './ranked-cache.js';
 import type { Page, PageInFailure, PageInResult } from './types.js';
 

@@ -1,12 +1,28 @@
 import type { Tokenizer } from '../extract/tokenizer.js';
-import type { PageFinding } from '../guard/types.js';
 import type { HydrationPolicy } from '../protocol/policy.js';
+import type {
+  Page,
+  PageFinding,
+  PageInFailure,
+  PageWindow,
+  RecallResult,
+  RetrievalMode,
+  ScanResult,
+} from '../protocol/results.js';
 import type { IndexEntry } from '../protocol/types.js';
 
 export type { Tokenizer } from '../extract/tokenizer.js';
-
-/** Which page-in algorithm `scan` uses. `reference` is the IPCF reference RGSC (vectors, conformance). */
-export type RetrievalMode = 'reference' | 'ranked';
+export type {
+  Page,
+  PageInFailure,
+  PageWindow,
+  RecallCandidate,
+  RecallResult,
+  RecallStatus,
+  RetrievalMode,
+  ScanPick,
+  ScanResult,
+} from '../protocol/results.js';
 
 /** Options of {@link ContextFold.open}. */
 export interface OpenOptions {
@@ -59,49 +75,6 @@ export interface FoldInput {
  */
 export interface FoldResult extends Omit<IndexEntry, 'projection_version' | 'summary' | 'evicted'> {
   already_folded: boolean;
-}
-
-/** Recall labels (CONF-04). */
-export type RecallStatus = 'latest_chronological' | 'superseded' | 'historical' | 'related';
-
-export interface RecallCandidate {
-  step_id: number;
-  status: RecallStatus;
-  coverage: number;
-  score: number;
-  summary: string;
-  folded_at: string;
-}
-
-export interface RecallResult {
-  query: string;
-  candidates: RecallCandidate[];
-}
-
-export interface ScanPick {
-  step_id: number;
-  /** Query terms this pick took from the residual, sorted by code point. */
-  matched_terms: string[];
-  /** Tokens it costs: min(tokens, per-call cap, per-turn cap). */
-  cost: number;
-}
-
-/** The software MMU's selection for a prompt (CONF-13), in pick order. */
-export interface ScanResult {
-  query_terms: string[];
-  selected: ScanPick[];
-  /** Picks whose intent was owned but that did not fit the per-turn budget (never replaced by older nodes). */
-  budget_dropped: ScanPick[];
-}
-
-/** A window of whole lines of a payload (a ranked page), as `hydrate` can re-derive it. */
-export interface PageWindow {
-  start_line: number;
-  end_line: number;
-  /** Lines in the payload (as split for this cap). */
-  lines?: number;
-  /** The token cap the window was cut to. */
-  max_tokens: number;
 }
 
 export interface HydrateOptions {
@@ -175,32 +148,6 @@ export interface StatusResult {
   unsanitized_nodes: number;
   /** Nodes whose file is missing, unparsable or not the indexed artifact (`validate` says why). */
   unreadable_nodes: number;
-}
-
-/** One verified page placed into a prompt for a single turn. */
-export interface Page {
-  step_id: number;
-  content: string;
-  tokens: number;
-  payload_sha256: string;
-  chunk: number;
-  chunks: number;
-  truncated: boolean;
-  matched_terms: string[];
-  /**
-   * Ranked mode (issue 6): the window of whole lines paged in, `[start_line, end_line)` of
-   * `lines`, cut to `max_tokens`. `hydrate(step, { window })` re-derives it byte for byte.
-   */
-  window?: PageWindow;
-  /** Injection and active-content findings on `content` (UTF-8 byte offsets into it). */
-  findings: PageFinding[];
-}
-
-export interface PageInFailure {
-  step_id: number;
-  code: string;
-  error: string;
-  message: string;
 }
 
 /** Result of {@link ContextFoldEngine.pageIn}: the scan, the verified pages, and refused pages. */

@@ -3,8 +3,9 @@ import { canonicalSha256, sha256Hex, sortedUnique } from '../protocol/canonical-
 import { UsageError } from '../protocol/errors.js';
 import { type HydrationPolicy, policyHash } from '../protocol/policy.js';
 import { PROJECTION_VERSION } from '../protocol/types.js';
-import { codePointLength, hasLoneSurrogate, pythonRstrip } from './python-text.js';
+import { hasLoneSurrogate, pythonRstrip } from './python-text.js';
 import { extractTermsNfc } from './terms.js';
+import { referenceTokenizer } from './tokenizer.js';
 
 export { codePointLength, pythonRstrip } from './python-text.js';
 
@@ -144,6 +145,6 @@ export function project(input: ProjectionInput): Projection {
     files: terms.files,
     commands: terms.commands,
     errors: terms.errors,
-    token_estimate: Math.max(1, Math.floor(codePointLength(payload.text) / 4)),
+    token_estimate: referenceTokenizer.count(payload.text),
   };
 }

@@ -2,14 +2,10 @@ import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { tempDir } from '../test-utils/shared.js';
-import {
-  buildGuardDeclaration,
-  type GuardRunReport,
-  runGuardConformance,
-  validateGuardDeclaration,
-} from './conformance.js';
+import { buildGuardDeclaration, type GuardRunReport, runGuardConformance } from './conformance.js';
 import { caseIdOf, loadCorpusManifest, patternIdOfCase } from './corpus.js';
 import { DEFAULT_GUARD_DIR, loadGuardTables, withoutPatterns } from './tables.js';
+import { validateGuardDeclaration } from './test-utils/declaration-schema.js';
 
 const tables = loadGuardTables();
 
@@ -168,6 +164,8 @@ describe('validateGuardDeclaration', () => {
     const shrunk = { ...decl, counts: { ...decl.counts, pass: 1, total: 1 } };
     expect(validateGuardDeclaration(shrunk)).toEqual([expect.stringMatching(/corpus case count/)]);
     expect(validateGuardDeclaration({ ...decl, extra: 1 })).not.toEqual([]);
+    const hidden = { ...decl, counts: { ...decl.counts, pass: decl.counts.pass - 1, fail: 1 } };
+    expect(validateGuardDeclaration(hidden)).toEqual([expect.stringMatching(/non_passing lists 0/)]);
   });
 
   it('has no timestamp: the same run gives the same bytes', async () => {

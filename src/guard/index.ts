@@ -3,14 +3,15 @@
 
 export {
   buildGuardDeclaration,
+  checkGuardDeclaration,
   DECLARED_TABLES_SOURCE,
+  GUARD_DECLARATION_SCHEMA,
   type GuardCaseResult,
   type GuardConformanceOptions,
   type GuardDeclaration,
   type GuardRunReport,
   type GuardVerdict,
   runGuardConformance,
-  validateGuardDeclaration,
 } from './conformance.js';
 export { caseIdOf, IMPLEMENTED_MATCH, NEGATIVE_FAMILY, patternIdOfCase } from './corpus.js';
 export { SecretDetector, type SecretDetectorOptions, type SecretHit } from './detect-secrets.js';

@@ -42,7 +42,6 @@ export {
   type PackMetadata,
   type PackPage,
   type PagedInNote,
-  type PageFailureNote,
   type PinnedItem,
   packSha256,
   renderPackText,

@@ -1,8 +1,9 @@
 import { scanPage, summarizeFindings } from '../guard/scan-page.js';
 import type { FindingSummary, PageFinding } from '../guard/types.js';
 import { sha256Hex } from '../protocol/canonical-json.js';
+import type { PageInFailure } from '../protocol/results.js';
 import type { FoldedStep } from '../protocol/types.js';
-import { formatArchivedBlock } from './archived-block.js';
+import { type ArchivedBlockInfo, formatArchivedBlock } from './archived-block.js';
 import { type CompressionNote, compressRecent } from './compress.js';
 import { renderFoldedStep } from './folded-step.js';
 import type { HistoryMessage, Message } from './messages.js';
@@ -29,24 +30,10 @@ export interface PinnedItem {
 }
 
 /** A verified page to place at the end of the current user turn. */
-export interface PackPage {
-  step_id: number;
-  payload_sha256: string;
-  chunk: number;
-  chunks: number;
-  truncated: boolean;
-  content: string;
+export interface PackPage extends ArchivedBlockInfo {
   matched_terms: string[];
   /** The guard's findings on `content` (scanned at assembly when absent). */
   findings?: PageFinding[];
-}
-
-/** A page the engine refused (failed verification): never in the prompt, always reported. */
-export interface PageFailureNote {
-  step_id: number;
-  code: string;
-  error: string;
-  message: string;
 }
 
 /** What a layer lost to the budget, and why. `persistent: false` means for this pack only. */
@@ -104,7 +91,7 @@ export interface PackMetadata {
   /** Turns folded while preparing this pack, and why. */
   folded: FoldedNote[];
   paged_in: PagedInNote[];
-  page_failures: PageFailureNote[];
+  page_failures: PageInFailure[];
   compressed: CompressionNote[];
   truncated: TruncationNote[];
   /** Steps whose records are in L2, in prompt order. */
@@ -154,7 +141,7 @@ export interface AssembleInput {
   current: Turn | null;
   currentIsPrompt: boolean;
   pages: readonly PackPage[];
-  pageFailures: readonly PageFailureNote[];
+  pageFailures: readonly PageInFailure[];
   folded: readonly FoldedNote[];
   /** Decisions taken before assembly (persistent L2 drops, keep-last-N), reported as given. */
   priorCompressed?: readonly CompressionNote[];

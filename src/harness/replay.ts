@@ -2,9 +2,10 @@ import { ContextFold } from '../engine/context-fold.js';
 import type { ContextFoldEngine, Tokenizer } from '../engine/types.js';
 import { sha256Hex } from '../protocol/canonical-json.js';
 import { IntegrityCheckError, NodeNotFoundError, UsageError } from '../protocol/errors.js';
+import type { PageInFailure } from '../protocol/results.js';
 import type { IndexEntry } from '../protocol/types.js';
 import type { FoldRef } from './folded-step.js';
-import type { ContextPack, PageFailureNote } from './pack.js';
+import type { ContextPack } from './pack.js';
 import { defaultSummary } from './session.js';
 import { type FoldRequest, type PagedIn, SessionCore, type SessionIO } from './session-core.js';
 import { comparableEvent, readEvents, type SessionEvent } from './session-events.js';
@@ -89,7 +90,7 @@ class ReplayIO implements SessionIO {
   async pageIn(
     _prompt: string,
     turn: number,
-  ): Promise<{ pages: PagedIn[]; failures: PageFailureNote[] }> {
+  ): Promise<{ pages: PagedIn[]; failures: PageInFailure[] }> {
     const pages: PagedIn[] = [];
     for (const p of this.pages.get(turn) ?? []) {
       const h = await this.engine.hydrate(

@@ -1,7 +1,8 @@
 import type { PageWindow } from '../engine/types.js';
 import { scanPage, summarizeFindings } from '../guard/scan-page.js';
 import { UsageError } from '../protocol/errors.js';
-import { isoSeconds } from '../store/store.js';
+import type { PageInFailure } from '../protocol/results.js';
+import { isoSeconds } from '../protocol/time.js';
 import { buildFoldedStep, type FoldRef } from './folded-step.js';
 import type { HistoryRecord } from './messages.js';
 import {
@@ -10,7 +11,6 @@ import {
   type FoldedNote,
   frameTokens,
   type PackPage,
-  type PageFailureNote,
   packSha256,
   pinnedTokens,
   recordTokens,
@@ -45,7 +45,7 @@ export interface PagedIn extends PackPage {
 export interface SessionIO {
   summarize(turn: Turn): Promise<{ summary: string; source: 'default' | 'custom' }>;
   fold(requests: FoldRequest[]): Promise<FoldRef[]>;
-  pageIn(prompt: string, turn: number): Promise<{ pages: PagedIn[]; failures: PageFailureNote[] }>;
+  pageIn(prompt: string, turn: number): Promise<{ pages: PagedIn[]; failures: PageInFailure[] }>;
   evict(stepId: number, turn: number): Promise<void>;
 }
 
@@ -236,7 +236,7 @@ export class SessionCore {
     }
 
     let pages: PagedIn[] = [];
-    let failures: PageFailureNote[] = [];
+    let failures: PageInFailure[] = [];
     if (promptStep !== null) {
       const prompt = this.state.history[promptStep]?.content ?? '';
       if (prompt.trim() !== '') ({ pages, failures } = await this.io.pageIn(prompt, turn));

@@ -1,10 +1,10 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { appendDurable } from '../fs/durable-fs.js';
 import type { FindingSummary } from '../guard/types.js';
 import { IntegrityCheckError } from '../protocol/errors.js';
 import type { FoldedStep } from '../protocol/types.js';
-import { appendDurable } from '../store/durable-fs.js';
 import type { CompressionNote } from './compress.js';
 import type { HistoryRecord } from './messages.js';
 import { parseHistoryRecord } from './messages.js';

@@ -4,7 +4,8 @@ import { sha256Hex } from '../protocol/canonical-json.js';
 import { BrokenReferenceError, UsageError } from '../protocol/errors.js';
 import type { HydrationPolicy } from '../protocol/policy.js';
 import { perTurnCap } from '../protocol/policy.js';
-import { isoSeconds } from '../store/store.js';
+import type { PageInFailure } from '../protocol/results.js';
+import { isoSeconds } from '../protocol/time.js';
 import { stripArchivedBlocks } from './archived-block.js';
 import type { FoldRef } from './folded-step.js';
 import {
@@ -176,7 +177,7 @@ class LiveIO implements SessionIO {
     }));
   }
 
-  async pageIn(prompt: string): Promise<{ pages: PagedIn[]; failures: PagedInFailure[] }> {
+  async pageIn(prompt: string): Promise<{ pages: PagedIn[]; failures: PageInFailure[] }> {
     const r = await this.engine.pageIn(prompt);
     const caps = new Map(r.scan.selected.map((p) => [p.step_id, p.cost]));
     return {
@@ -202,8 +203,6 @@ class LiveIO implements SessionIO {
     await this.engine.evict(stepId);
   }
 }
-
-type PagedInFailure = { step_id: number; code: string; error: string; message: string };
 
 /**
  * A long agent session over an IPCF store: call `beforeTurn(prompt)` to get the prompt to send

@@ -10,11 +10,12 @@ import {
   statSync,
   unlinkSync,
 } from 'node:fs';
+import { appendDurable, fsyncDir, writeFileAtomic } from '../fs/durable-fs.js';
 import { canonicalJson, prettyJson, sha256Hex } from '../protocol/canonical-json.js';
 import { IntegrityCheckError } from '../protocol/errors.js';
 import { checkEvictionLog, checkIndexEntry, checkRecallIndex } from '../protocol/schemas.js';
+import { isoSeconds } from '../protocol/time.js';
 import { type IndexEntry, IPCF_VERSION, PROJECTION_VERSION } from '../protocol/types.js';
-import { appendDurable, fsyncDir, writeFileAtomic } from './durable-fs.js';
 import { type JournalRecord, journalLine, parseJournal } from './journal.js';
 import { NODE_FILE_RE, type StoreLayout } from './layout.js';
 import { isWriteLocked, withWriteLock } from './lock.js';
@@ -63,11 +64,6 @@ export interface StoreOptions {
   /** Compact when the journal holds more than max(this, snapshot entries) records. */
   compactThreshold: number;
   clock: () => Date;
-}
-
-/** UTC `YYYY-MM-DDTHH:MM:SSZ`, the reference's timestamp form. */
-export function isoSeconds(d: Date): string {
-  return `${d.toISOString().slice(0, 19)}Z`;
 }
 
 function normaliseEntry(raw: Record<string, unknown>): IndexEntry {

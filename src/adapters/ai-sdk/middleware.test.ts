@@ -17,7 +17,7 @@ import {
 import { MockLanguageModelV3 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { tempDir } from '../test-utils/temp-dir.js';
+import { tempDir } from '../../test-utils/temp-dir.js';
 import { contextFoldMiddleware } from './middleware.js';
 
 const usage = {

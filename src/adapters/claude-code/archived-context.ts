@@ -2,7 +2,8 @@ import type { ContextFoldEngine } from '../../engine/types.js';
 import { summarizeFindings } from '../../guard/scan-page.js';
 import type { FindingSummary } from '../../guard/types.js';
 import { formatArchivedBlock } from '../../harness/archived-block.js';
-import { ipcfErrorName, isContextFoldError } from '../../protocol/errors.js';
+import { isContextFoldError } from '../../protocol/errors.js';
+import { type PageInFailure, pageFailure } from '../../protocol/results.js';
 
 /** Upper bound of the text one hook run adds to the prompt, in UTF-8 bytes. */
 export const MAX_CONTEXT_BYTES = 8192;
@@ -22,19 +23,12 @@ export interface HookPage {
   findings: FindingSummary[];
 }
 
-/** One archived step that was selected but refused (never replaced by a guess). */
-export interface HookPageFailure {
-  step_id: number;
-  error: string;
-  message: string;
-}
-
 /** Result of {@link archivedContext}. */
 export interface ArchivedContext {
   /** The text for `additionalContext`, or null when nothing is paged in. */
   text: string | null;
   pages: HookPage[];
-  failures: HookPageFailure[];
+  failures: PageInFailure[];
   /** Selected steps that are still in the live context (after the last compaction): skipped. */
   live: number[];
 }
@@ -122,11 +116,7 @@ export async function archivedContext(
       }
     } catch (e) {
       if (!isContextFoldError(e)) throw e;
-      result.failures.push({
-        step_id: pick.step_id,
-        error: ipcfErrorName(e.code),
-        message: e.message,
-      });
+      result.failures.push(pageFailure(pick.step_id, e));
     }
   }
   const notes = result.failures.map(

@@ -15,7 +15,6 @@ export {
   archivedContext,
   CONTEXT_HEADER,
   type HookPage,
-  type HookPageFailure,
   MAX_CONTEXT_BYTES,
 } from './archived-context.js';
 export {

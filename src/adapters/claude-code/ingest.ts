@@ -9,12 +9,12 @@ import {
 } from 'node:fs';
 import { dirname } from 'node:path';
 import type { ContextFoldEngine } from '../../engine/types.js';
+import { writeFileAtomic } from '../../fs/durable-fs.js';
+import { TranscriptReader, type TranscriptState } from '../../import/claude-code-transcript.js';
+import type { OpenTurn, Segment } from '../../import/conversation-builder.js';
+import { foldInputsFor } from '../../import/import-turns.js';
+import type { ImportedTurn } from '../../import/turn.js';
 import { IntegrityCheckError, UsageError } from '../../protocol/errors.js';
-import { writeFileAtomic } from '../../store/durable-fs.js';
-import { TranscriptReader, type TranscriptState } from '../import/claude-code-transcript.js';
-import type { OpenTurn, Segment } from '../import/conversation-builder.js';
-import { foldInputsFor } from '../import/import-turns.js';
-import type { ImportedTurn } from '../import/turn.js';
 
 /** Version of the ingestion state file. */
 export const INGEST_STATE_VERSION = 1;

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { tempDir } from '../test-utils/temp-dir.js';
+import { tempDir } from '../../test-utils/temp-dir.js';
 import {
   hookCommand,
   hookCommandBase,

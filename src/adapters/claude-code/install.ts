@@ -1,7 +1,7 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
+import { writeFileAtomic } from '../../fs/durable-fs.js';
 import { UsageError } from '../../protocol/errors.js';
-import { writeFileAtomic } from '../../store/durable-fs.js';
 import { CLAUDE_EVENT_NAMES, HOOK_EVENTS, type HookEvent } from './hook-input.js';
 
 /** Where the hooks go: the project's `.claude/settings.json` or the user's. */

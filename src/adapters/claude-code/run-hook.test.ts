@@ -9,17 +9,18 @@ import {
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ContextFold } from '../../engine/context-fold.js';
-import { parseClaudeCodeTranscript } from '../import/claude-code-transcript.js';
-import { defaultSummary } from '../import/import-turns.js';
-import { TranscriptWriter } from '../test-utils/claude-transcript.js';
-import { tempDir } from '../test-utils/temp-dir.js';
+import { parseClaudeCodeTranscript } from '../../import/claude-code-transcript.js';
+import { defaultSummary } from '../../import/import-turns.js';
+import { TranscriptWriter } from '../../test-utils/claude-transcript.js';
+import { tempDir } from '../../test-utils/temp-dir.js';
 import { CONTEXT_HEADER, MAX_CONTEXT_BYTES } from './archived-context.js';
 import type { HookEvent, HookInput } from './hook-input.js';
 import { runHook } from './run-hook.js';
 import { sessionPaths } from './session-paths.js';
 
 const SESSION = '0dd5e551-0000-4000-8000-00000000beef';
-const fixture = new URL('../import/fixtures/claude-code-session.jsonl', import.meta.url).pathname;
+const fixture = new URL('../../import/fixtures/claude-code-session.jsonl', import.meta.url)
+  .pathname;
 
 function setup() {
   const root = tempDir();

@@ -1,10 +1,10 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { tempDir } from '../../adapters/test-utils/temp-dir.js';
-import { validateGuardDeclaration } from '../../guard/conformance.js';
+import { validateGuardDeclaration } from '../../guard/test-utils/declaration-schema.js';
 import { runCli } from '../../test-utils/cli.js';
 import { fakeSecrets } from '../../test-utils/fake-secrets.js';
+import { tempDir } from '../../test-utils/temp-dir.js';
 
 const s = fakeSecrets('cli');
 

@@ -2,9 +2,9 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { TranscriptWriter } from '../../adapters/test-utils/claude-transcript.js';
-import { tempDir } from '../../adapters/test-utils/temp-dir.js';
+import { TranscriptWriter } from '../../test-utils/claude-transcript.js';
 import { CLI } from '../../test-utils/cli.js';
+import { tempDir } from '../../test-utils/temp-dir.js';
 
 // The real hook process, as Claude Code runs it: JSON on stdin, JSON (or nothing) on stdout.
 function hook(args: string[], input: unknown, cwd: string) {

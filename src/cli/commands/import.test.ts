@@ -2,12 +2,12 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../../adapters/test-utils/run-cli.js';
-import { tempDir } from '../../adapters/test-utils/temp-dir.js';
 import { ContextFold } from '../../engine/context-fold.js';
+import { runCli } from '../../test-utils/run-cli.js';
+import { tempDir } from '../../test-utils/temp-dir.js';
 
 const fixture = (name: string) =>
-  new URL(`../../adapters/import/fixtures/${name}`, import.meta.url).pathname;
+  new URL(`../../import/fixtures/${name}`, import.meta.url).pathname;
 
 describe('contextfold import', () => {
   it('imports a gzipped Claude Code transcript under its own session id (--json)', async () => {

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import { loadHistoryFile } from '../../adapters/import/import-file.js';
-import { importTurns } from '../../adapters/import/import-turns.js';
-import { IMPORT_FORMATS, type ImportFormat } from '../../adapters/import/turn.js';
 import { ContextFold } from '../../engine/context-fold.js';
+import { loadHistoryFile } from '../../import/import-file.js';
+import { importTurns } from '../../import/import-turns.js';
+import { IMPORT_FORMATS, type ImportFormat } from '../../import/turn.js';
 import { UsageError } from '../../protocol/errors.js';
 import { emit, globals } from '../context.js';
 import { engineOptions, NO_REDACT_FLAG, NO_REDACT_HELP } from '../engine-options.js';

@@ -1,4 +1,4 @@
-import { stripArchivedBlocks } from '../../harness/archived-block.js';
+import { stripArchivedBlocks } from '../harness/archived-block.js';
 import type { ImportedTurn, TurnRole } from './turn.js';
 
 /** One content part of a message, already reduced to text. */

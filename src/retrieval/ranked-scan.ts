@@ -1,5 +1,5 @@
-import type { RecallStatus } from '../engine/types.js';
 import { compareCodePoints } from '../protocol/canonical-json.js';
+import type { RecallStatus } from '../protocol/results.js';
 import type { RankedIndex } from './ranked-index.js';
 import {
   askedShapes,

@@ -1,6 +1,6 @@
-import type { ScanPick, ScanResult } from '../engine/types.js';
 import { queryTerms } from '../extract/terms.js';
 import { compareCodePoints } from '../protocol/canonical-json.js';
+import type { ScanPick, ScanResult } from '../protocol/results.js';
 import type { InvertedIndex } from './inverted-index.js';
 
 /** Budget and cost inputs of a scan. */

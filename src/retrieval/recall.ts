@@ -1,5 +1,5 @@
-import type { RecallCandidate, RecallResult, RecallStatus } from '../engine/types.js';
 import { foldToken, identifiersOf } from '../extract/terms.js';
+import type { RecallCandidate, RecallResult, RecallStatus } from '../protocol/results.js';
 import type { InvertedIndex } from './inverted-index.js';
 
 /** Options of {@link recall}. */

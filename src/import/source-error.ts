@@ -1,4 +1,4 @@
-import { UsageError } from '../../protocol/errors.js';
+import { UsageError } from '../protocol/errors.js';
 
 /**
  * The one-line error for bad import input: where (file and line) and what is wrong.

@@ -1,8 +1,8 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ContextFold } from '../../engine/context-fold.js';
-import { sharedPath } from '../../test-utils/shared.js';
+import { ContextFold } from '../engine/context-fold.js';
+import { sharedPath } from '../test-utils/shared.js';
 import { tempDir } from '../test-utils/temp-dir.js';
 import { parseClaudeCodeTranscript, TranscriptReader } from './claude-code-transcript.js';
 import { importFile } from './import-file.js';

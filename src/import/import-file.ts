@@ -1,4 +1,4 @@
-import type { ContextFoldEngine } from '../../engine/types.js';
+import type { ContextFoldEngine } from '../engine/types.js';
 import { type ImportTurnsResult, importTurns } from './import-turns.js';
 import { parseHistory } from './parse-history.js';
 import { readSourceText } from './read-source.js';

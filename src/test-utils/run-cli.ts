@@ -1,5 +1,5 @@
 import { vi } from 'vitest';
-import { main } from '../../cli/main.js';
+import { main } from '../cli/main.js';
 
 /** What an in-process CLI run printed and returned. */
 export interface CliRun {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { formatArchivedBlock } from '../../harness/archived-block.js';
-import { isUsageError } from '../../protocol/errors.js';
+import { formatArchivedBlock } from '../harness/archived-block.js';
+import { isUsageError } from '../protocol/errors.js';
 import {
   COMPACT_SUMMARY_LABEL,
   parseClaudeCodeTranscript,

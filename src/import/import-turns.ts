@@ -1,5 +1,5 @@
-import type { ContextFoldEngine, FoldInput, FoldResult } from '../../engine/types.js';
-import { summarizeTurn } from '../../harness/summarize.js';
+import type { ContextFoldEngine, FoldInput, FoldResult } from '../engine/types.js';
+import { summarizeTurn } from '../harness/summarize.js';
 import type { ImportedTurn } from './turn.js';
 
 /** Options of {@link importTurns}. */

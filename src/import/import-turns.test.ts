@@ -1,8 +1,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ContextFold } from '../../engine/context-fold.js';
-import { isContextFoldError } from '../../protocol/errors.js';
+import { ContextFold } from '../engine/context-fold.js';
+import { isContextFoldError } from '../protocol/errors.js';
 import { tempDir } from '../test-utils/temp-dir.js';
 import { importFile, loadHistoryFile } from './import-file.js';
 import { defaultSummary, importTurns } from './import-turns.js';

@@ -1,0 +1,107 @@
+// Result shapes shared by retrieval, engine, harness and adapters: defined once, here, so no
+// layer has to import them from a layer above it.
+import { type ContextFoldError, ipcfErrorName } from './errors.js';
+
+/** Which page-in algorithm `scan` uses. `reference` is the IPCF reference RGSC (vectors, conformance). */
+export type RetrievalMode = 'reference' | 'ranked';
+
+/** Recall labels (CONF-04). */
+export type RecallStatus = 'latest_chronological' | 'superseded' | 'historical' | 'related';
+
+export interface RecallCandidate {
+  step_id: number;
+  status: RecallStatus;
+  coverage: number;
+  score: number;
+  summary: string;
+  folded_at: string;
+}
+
+export interface RecallResult {
+  query: string;
+  candidates: RecallCandidate[];
+}
+
+export interface ScanPick {
+  step_id: number;
+  /** Query terms this pick took from the residual, sorted by code point. */
+  matched_terms: string[];
+  /** Tokens it costs: min(tokens, per-call cap, per-turn cap). */
+  cost: number;
+}
+
+/** The software MMU's selection for a prompt (CONF-13), in pick order. */
+export interface ScanResult {
+  query_terms: string[];
+  selected: ScanPick[];
+  /** Picks whose intent was owned but that did not fit the per-turn budget (never replaced by older nodes). */
+  budget_dropped: ScanPick[];
+}
+
+/** A window of whole lines of a payload (a ranked page), as `hydrate` can re-derive it. */
+export interface PageWindow {
+  start_line: number;
+  end_line: number;
+  /** Lines in the payload (as split for this cap). */
+  lines?: number;
+  /** The token cap the window was cut to. */
+  max_tokens: number;
+}
+
+/** How much a guard finding matters. `high` findings add a warning line to a rendered page. */
+export type Severity = 'low' | 'medium' | 'high';
+
+/**
+ * A guard finding on a paged-in text (injection lexicon, active content): the published
+ * pattern id and where it matched, as UTF-8 byte offsets into the text.
+ */
+export interface PageFinding {
+  pattern_id: string;
+  severity: Severity;
+  start: number;
+  end: number;
+}
+
+/** Findings of one pattern on one page, as pack metadata and session events record them. */
+export interface FindingSummary {
+  pattern_id: string;
+  severity: Severity;
+  count: number;
+}
+
+/** One verified page placed into a prompt for a single turn. */
+export interface Page {
+  step_id: number;
+  content: string;
+  tokens: number;
+  payload_sha256: string;
+  chunk: number;
+  chunks: number;
+  truncated: boolean;
+  matched_terms: string[];
+  /**
+   * Ranked mode (issue 6): the window of whole lines paged in, `[start_line, end_line)` of
+   * `lines`, cut to `max_tokens`. `hydrate(step, { window })` re-derives it byte for byte.
+   */
+  window?: PageWindow;
+  /** Injection and active-content findings on `content` (UTF-8 byte offsets into it). */
+  findings: PageFinding[];
+}
+
+export interface PageInFailure {
+  step_id: number;
+  code: string;
+  error: string;
+  message: string;
+}
+
+/**
+ * The report of a page that was selected but refused (failed verification, missing, …): it
+ * is never paged in and never silently replaced.
+ *
+ * @example
+ * failures.push(pageFailure(137, err)); // { step_id: 137, code: 'INTEGRITY_CHECK', error: 'IntegrityCheckError', … }
+ */
+export function pageFailure(stepId: number, e: ContextFoldError): PageInFailure {
+  return { step_id: stepId, code: e.code, error: ipcfErrorName(e.code), message: e.message };
+}
