@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { canonicalSha256, sha256Hex } from '../protocol/canonical-json.js';
@@ -144,6 +144,31 @@ describe('redact: false', () => {
     const again = await other.status();
     expect([again.sanitized_nodes, again.unsanitized_nodes, again.redact]).toEqual([1, 1, true]);
     await other.close();
+  });
+});
+
+describe('status', () => {
+  it('counts a node whose file is missing or not the indexed artifact as unreadable', async () => {
+    const dir = freshDir();
+    const cf = await ContextFold.open({ dir, tokenizer: 'reference' });
+    await cf.foldMany([
+      { stepId: 1, summary: 'a', content: 'one' },
+      { stepId: 2, summary: 'b', content: 'two' },
+      { stepId: 3, summary: 'c', content: 'three' },
+    ]);
+    await cf.close();
+    unlinkSync(join(dir, 'cold_nodes', 'step_000001.json'));
+    const p2 = join(dir, 'cold_nodes', 'step_000002.json');
+    writeFileSync(
+      p2,
+      readFileSync(p2, 'utf8')
+        .replace('"two"', '"TWO"')
+        .replace(/"artifact_sha256": "[0-9a-f]+"/, `"artifact_sha256": "${'0'.repeat(64)}"`),
+    );
+    const fresh = await ContextFold.open({ dir, tokenizer: 'reference' });
+    const st = await fresh.status();
+    expect([st.sanitized_nodes, st.unsanitized_nodes, st.unreadable_nodes]).toEqual([1, 0, 2]);
+    await fresh.close({ compact: false });
   });
 });
 

@@ -35,6 +35,7 @@ import { focusedText } from '../retrieval/ranked-focus.js';
 import { recall as recallIndex } from '../retrieval/recall.js';
 import { referenceScan } from '../retrieval/reference-scan.js';
 import { artifactHash, indexEntryFor } from '../store/cold-node.js';
+import { checkContainment } from '../store/containment.js';
 import {
   canonicalNodePath,
   indexFilePath,
@@ -594,14 +595,16 @@ export class ContextFold implements ContextFoldEngine {
 
   /**
    * A node's `sanitized` flag, read from its canonical file (memoised by artifact hash, which
-   * names the file's content); null when the file cannot be read or parsed. Reads, never
-   * verifies: `validate` does that.
+   * names the file's content); null when the file is not contained in the store, cannot be
+   * read or parsed, or is not the indexed artifact. Reads, never verifies hashes: `validate`
+   * does that.
    */
   private sanitizedFlag(entry: IndexEntry): boolean | null {
     const known = this.sanitizedByArtifact.get(entry.artifact_sha256);
     if (known !== undefined) return known;
     try {
-      const node = JSON.parse(readFileSync(canonicalNodePath(this.layout, entry.step_id), 'utf8'));
+      const path = checkContainment(this.layout, entry.step_id, entry.file_path);
+      const node = JSON.parse(readFileSync(path, 'utf8'));
       if (node?.artifact_sha256 !== entry.artifact_sha256) return null;
       const flag = node.sanitized === true;
       this.sanitizedByArtifact.set(entry.artifact_sha256, flag);

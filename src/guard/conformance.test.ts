@@ -160,12 +160,14 @@ describe('validateGuardDeclaration', () => {
     const decl = buildGuardDeclaration(await runGuardConformance());
     expect(
       validateGuardDeclaration({ ...decl, counts: { ...decl.counts, pass: decl.counts.pass - 1 } }),
-    ).toEqual([expect.stringMatching(/do not sum/)]);
+    ).toContainEqual(expect.stringMatching(/do not sum/));
     const shrunk = { ...decl, counts: { ...decl.counts, pass: 1, total: 1 } };
     expect(validateGuardDeclaration(shrunk)).toEqual([expect.stringMatching(/corpus case count/)]);
     expect(validateGuardDeclaration({ ...decl, extra: 1 })).not.toEqual([]);
     const hidden = { ...decl, counts: { ...decl.counts, pass: decl.counts.pass - 1, fail: 1 } };
-    expect(validateGuardDeclaration(hidden)).toEqual([expect.stringMatching(/non_passing lists 0/)]);
+    expect(validateGuardDeclaration(hidden)).toEqual([
+      expect.stringMatching(/non_passing lists 0/),
+    ]);
   });
 
   it('has no timestamp: the same run gives the same bytes', async () => {
