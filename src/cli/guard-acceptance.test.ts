@@ -7,7 +7,12 @@ import { Session } from '../harness/session.js';
 import { sha256Hex } from '../protocol/canonical-json.js';
 import { TranscriptWriter } from '../test-utils/claude-transcript.js';
 import { runCli } from '../test-utils/cli.js';
-import { fakeSecrets, secretFragments, secretTurn } from '../test-utils/fake-secrets.js';
+import {
+  fakeSecrets,
+  leakedFragments,
+  secretFragments,
+  secretTurn,
+} from '../test-utils/fake-secrets.js';
 import { tempDir } from '../test-utils/temp-dir.js';
 
 // Issue 12 acceptance: a turn holding an AWS key pair, a GitHub token, an OpenAI project key, a
@@ -26,11 +31,13 @@ function files(dir: string): { path: string; bytes: Buffer }[] {
     }));
 }
 
-/** No 12-byte window of any secret in any file under `dir` (binary-safe), and some files exist. */
+/** No 12-byte window of any secret, in any case, in any file under `dir` (binary-safe). */
 function expectNoSecretUnder(dir: string): void {
   const all = files(dir);
   expect(all.length).toBeGreaterThan(0);
-  const leaks = all.flatMap((f) => fragments.filter((x) => f.bytes.includes(x)).map(() => f.path));
+  const leaks = all.flatMap((f) =>
+    leakedFragments(f.bytes, fragments).length > 0 ? [f.path] : [],
+  );
   expect([...new Set(leaks)]).toEqual([]);
 }
 

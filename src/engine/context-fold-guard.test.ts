@@ -3,7 +3,12 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { canonicalSha256, sha256Hex } from '../protocol/canonical-json.js';
 import type { ColdNode } from '../protocol/types.js';
-import { fakeSecrets, secretFragments, secretTurn } from '../test-utils/fake-secrets.js';
+import {
+  fakeSecrets,
+  leakedFragments,
+  secretFragments,
+  secretTurn,
+} from '../test-utils/fake-secrets.js';
 import { tempDir } from '../test-utils/shared.js';
 import { ContextFold } from './context-fold.js';
 
@@ -37,7 +42,7 @@ describe('redaction before write (default on)', () => {
     const stored = node(dir, 4);
     expect(stored.sanitized).toBe(true);
     expect(stored.summary).toBe('deploy with [REDACTED:github-token]');
-    for (const f of secretFragments(s)) expect(everyByte(dir).includes(f)).toBe(false);
+    expect(leakedFragments(everyByte(dir), secretFragments(s))).toEqual([]);
     // Hashes are over the stored bytes.
     expect(stored.payload_sha256).toBe(sha256Hex(stored.raw_content));
     expect(r.payload_sha256).toBe(stored.payload_sha256);
@@ -116,6 +121,26 @@ describe('redaction before write (default on)', () => {
     const stored = node(dir, 3);
     expect(stored.sanitized).toBe(true);
     expect('redactions' in stored).toBe(false);
+  });
+
+  it('the ranked analysis cache (outside the store) is built from the redacted text', async () => {
+    const cacheDir = join(tmp.dir, `cache${n++}`);
+    const dir = freshDir();
+    const cf = await ContextFold.open({ dir, cacheDir });
+    await cf.fold({ stepId: 1, summary: 'creds', content: secretTurn(s) });
+    await cf.close();
+    const cf2 = await ContextFold.open({ dir, cacheDir });
+    await cf2.scan('which credentials?');
+    await cf2.close();
+    const cache = everyByte(cacheDir);
+    expect(cache.length).toBeGreaterThan(0);
+    expect(leakedFragments(cache, secretFragments(s))).toEqual([]);
+    // The check can fail: without redaction the cache holds the token's lower-cased key.
+    const rawCache = join(tmp.dir, `cache${n++}`);
+    const raw = await ContextFold.open({ dir: freshDir(), cacheDir: rawCache, redact: false });
+    await raw.fold({ stepId: 1, summary: 'creds', content: secretTurn(s) });
+    await raw.close();
+    expect(leakedFragments(everyByte(rawCache), secretFragments(s))).not.toEqual([]);
   });
 
   it('redactText gives the text a fold would store', async () => {

@@ -102,3 +102,12 @@ export function secretFragments(s: FakeSecrets): string[] {
   }
   return [...out];
 }
+
+/**
+ * The fragments found in some bytes, case-insensitively (term lists and analysis keys are
+ * lower-cased, so a leak there would not match the original case). Binary-safe.
+ */
+export function leakedFragments(bytes: Uint8Array, fragments: readonly string[]): string[] {
+  const hay = Buffer.from(bytes).toString('latin1').toLowerCase();
+  return fragments.filter((f) => hay.includes(f.toLowerCase()));
+}
