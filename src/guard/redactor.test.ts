@@ -1,10 +1,13 @@
 import { isUtf8 } from 'node:buffer';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '../protocol/canonical-json.js';
 import { fakeSecrets, secretFragments, secretTurn } from '../test-utils/fake-secrets.js';
+import { loadCorpusManifest } from './corpus.js';
 import { Redactor } from './redactor.js';
-import { loadGuardTables } from './tables.js';
+import { DEFAULT_GUARD_DIR, loadGuardTables } from './tables.js';
 
 const s = fakeSecrets();
 const redactor = new Redactor();
@@ -107,6 +110,9 @@ describe('Redactor.redactText', () => {
     'mysql -pX ',
     'aws_secret_access_key=',
     'API_KEY=',
+    `github_pat_${'a1'.repeat(41)}`,
+    `hooks.slack.com/services/T0/B0/${'x'.repeat(8)}`,
+    `xapp-1-${'A'.repeat(10)}`,
   );
   const texts = fc
     .array(fc.oneof(fragment, fc.string({ maxLength: 6 })), { maxLength: 12 })
@@ -133,6 +139,16 @@ describe('Redactor.redactText', () => {
       }),
       { numRuns: 150 },
     );
+  });
+});
+
+describe('the prefilter on every corpus input', () => {
+  it('gives the same result as running every matcher (each pattern has a positive case)', async () => {
+    const dir = join(DEFAULT_GUARD_DIR, 'conformance');
+    for (const id of loadCorpusManifest().cases) {
+      const text = readFileSync(join(dir, id, 'input.txt'), 'utf8');
+      expect(await redactor.redactText(text), id).toEqual(await unfiltered.redactText(text));
+    }
   });
 });
 
