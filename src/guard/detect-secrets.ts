@@ -31,6 +31,8 @@ export class SecretDetector {
   readonly #runner: SecretlintRunner;
   readonly #prefilter: boolean;
   readonly #order: Map<CompiledPattern, number>;
+  /** One pass for every flag-less trigger: most texts match none, and skip them all at once. */
+  readonly #anyPlainTrigger: RegExp | null;
 
   constructor(tables: GuardTables, options: SecretDetectorOptions = {}) {
     const secrets = tables.patterns.filter((p) => p.kind === 'secrets');
@@ -42,22 +44,28 @@ export class SecretDetector {
       ),
     );
     this.#prefilter = options.prefilter ?? true;
+    const plain = secrets.filter((p) => p.trigger !== null && p.trigger.flags === '');
+    this.#anyPlainTrigger =
+      plain.length > 0 ? new RegExp(plain.map((p) => `(?:${p.trigger!.source})`).join('|')) : null;
   }
 
-  #triggered(p: CompiledPattern, text: string): boolean {
-    return !this.#prefilter || p.trigger === null || p.trigger.test(text);
+  #triggered(p: CompiledPattern, text: string, anyPlain: boolean): boolean {
+    if (!this.#prefilter || p.trigger === null) return true;
+    if (p.trigger.flags === '' && !anyPlain) return false;
+    return p.trigger.test(text);
   }
 
   /** Every secret in `text`, overlapping hits included (redaction merges them). */
   async detect(text: string): Promise<SecretHit[]> {
     const hits: SecretHit[] = [];
+    const anyPlain = !this.#prefilter || (this.#anyPlainTrigger?.test(text) ?? false);
     for (const p of this.#own) {
-      if (!this.#triggered(p, text)) continue;
+      if (!this.#triggered(p, text, anyPlain)) continue;
       for (const s of p.match!(text)) hits.push({ ...s, pattern: p });
     }
     const run: number[] = [];
     this.#viaSecretlint.forEach((p, i) => {
-      if (this.#triggered(p, text)) run.push(i);
+      if (this.#triggered(p, text, anyPlain)) run.push(i);
     });
     if (run.length > 0) {
       for (const h of await this.#runner.run(text, run)) {
