@@ -1,11 +1,12 @@
-import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ContextFold } from '../engine/context-fold.js';
-import type { FoldInput } from '../engine/types.js';
 import { benchGuard } from './guard.js';
+import { benchInspectOverview } from './inspect-overview.js';
+import { log, type SynthTurn, synthesize, toInput } from './synth.js';
 
 /**
  * `npm run bench`: prints one JSON object with fold (with and without redaction), scan, recall,
@@ -15,8 +16,6 @@ import { benchGuard } from './guard.js';
  * Turns come from ../shared/bench/synth.py (the generator the reference was measured with).
  * Progress goes to stderr. Timings are measurements, never assertions.
  */
-
-const log = (s: string) => process.stderr.write(`[bench] ${s}\n`);
 
 function quantile(xs: number[], q: number): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -43,42 +42,6 @@ function duBytes(dir: string): number {
   }
   return total;
 }
-
-interface SynthTurn {
-  step_id: number;
-  summary: string;
-  raw_content: string;
-}
-
-function synthesize(n: number, work: string): { turns: SynthTurn[]; queries: string[] } {
-  const script = fileURLToPath(new URL('../../../shared/bench/synth.py', import.meta.url));
-  if (!existsSync(script)) {
-    throw new Error(
-      `the turn generator ${script} is missing: the bench needs ../shared beside the repository`,
-    );
-  }
-  const out = join(work, `turns_${n}.jsonl`);
-  const qout = join(work, `queries_${n}.jsonl`);
-  log(`generating ${n} turns with synth.py …`);
-  execFileSync('python3', [script, '--n', String(n), '--out', out, '--queries-out', qout], {
-    stdio: 'ignore',
-  });
-  const turns = readFileSync(out, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as SynthTurn);
-  const queries = readFileSync(qout, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => (JSON.parse(l) as { prompt: string }).prompt);
-  return { turns, queries };
-}
-
-const toInput = (t: SynthTurn): FoldInput => ({
-  stepId: t.step_id,
-  summary: t.summary,
-  content: t.raw_content,
-});
 
 async function benchSize(n: number, turns: SynthTurn[], queries: string[], work: string) {
   const root = mkdtempSync(join(work, `n${n}-`));
@@ -157,7 +120,7 @@ async function benchSize(n: number, turns: SynthTurn[], queries: string[], work:
   const cacheDir = join(root, 'analysis-cache');
   const cliMs = queries.slice(0, 5).map((q) => cliScan('reference', q));
   // Ranked in a fresh process: the first run analyses every turn and fills the analysis cache,
-  // later runs read it. Skipped above 10k turns (minutes per cold run; see the README).
+  // later runs read it. Skipped above 10k turns (minutes per cold run; see docs/benchmarks.md).
   const rankedCli =
     n <= 10_000
       ? {
@@ -168,6 +131,8 @@ async function benchSize(n: number, turns: SynthTurn[], queries: string[], work:
           ),
         }
       : null;
+  log(`N=${n}: contextfold inspect, time to overview …`);
+  const inspect = await benchInspectOverview(dir);
   const bytes = duBytes(dir);
   rmSync(root, { recursive: true, force: true });
   return {
@@ -200,6 +165,7 @@ async function benchSize(n: number, turns: SynthTurn[], queries: string[], work:
     status_sanitized_nodes: st.sanitized_nodes,
     cli_scan_reference_fresh_process_ms: { p50: quantile(cliMs, 0.5), max: quantile(cliMs, 1) },
     cli_scan_ranked_fresh_process: rankedCli,
+    inspect_overview: inspect,
     bytes_on_disk: bytes,
     peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
   };

@@ -1,8 +1,8 @@
 import { cpSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, expect, it } from 'vitest';
 import type { HydrationPolicy } from '../protocol/policy.js';
-import { HAS_SHARED, sharedPath, tempDir } from '../test-utils/shared.js';
+import { describeShared, HAS_SHARED, sharedPath, tempDir } from '../test-utils/shared.js';
 import { ContextFold } from './context-fold.js';
 
 interface Turn {
@@ -33,7 +33,7 @@ const suites: [string, string, string][] = [
   ['synth200', 'synth200.jsonl', 'scan_synth200.json'],
 ];
 
-describe.skipIf(!HAS_SHARED)('reference scan and recall vectors', () => {
+describeShared('reference scan and recall vectors', () => {
   for (const [name, historyFile, vectorFile] of suites) {
     const history = HAS_SHARED ? readJsonl(sharedPath('vectors', historyFile)) : [];
     const vectors: ScanVectors = HAS_SHARED
@@ -93,14 +93,14 @@ describe.skipIf(!HAS_SHARED)('reference scan and recall vectors', () => {
   });
 });
 
-describe.skipIf(!HAS_SHARED)('the reference-written store', () => {
+describeShared('the reference-written store', () => {
   it('validates and hydrates every node verbatim', async () => {
     const root = join(tmp.dir, 'refstore');
     cpSync(sharedPath('vectors', 'reference-store'), root, { recursive: true });
     const dir = join(root, '.contextfold');
     const cf = await ContextFold.open({ dir, tokenizer: 'reference' });
     const v = await cf.validate();
-    expect(v).toEqual({ ok: true, checked: 8, problems: [] });
+    expect(v).toEqual({ ok: true, checked: 8, sanitized: 0, problems: [] });
     for (const name of readdirSync(join(dir, 'cold_nodes'))) {
       const node = JSON.parse(readFileSync(join(dir, 'cold_nodes', name), 'utf8'));
       const h = await cf.hydrate(node.step_id);

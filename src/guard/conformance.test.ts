@@ -2,10 +2,14 @@ import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { tempDir } from '../test-utils/shared.js';
-import { buildGuardDeclaration, type GuardRunReport, runGuardConformance } from './conformance.js';
+import {
+  buildGuardDeclaration,
+  type GuardRunReport,
+  runGuardConformance,
+  validateGuardDeclaration,
+} from './conformance.js';
 import { caseIdOf, loadCorpusManifest, patternIdOfCase } from './corpus.js';
 import { DEFAULT_GUARD_DIR, loadGuardTables, withoutPatterns } from './tables.js';
-import { validateGuardDeclaration } from './test-utils/declaration-schema.js';
 
 const tables = loadGuardTables();
 

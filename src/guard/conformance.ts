@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { compareCodePoints, sha256Hex } from '../protocol/canonical-json.js';
 import {
   CORPUS_MANIFEST_VERSION,
@@ -254,9 +255,8 @@ export const GUARD_DECLARATION_SCHEMA = join(
 /**
  * The invariants of a declaration that its JSON Schema cannot state: the counts sum to the
  * total, the total is the corpus case count, and `non_passing` lists exactly the cases that did
- * not pass. Returns the problems (empty when none). The shape itself is the published schema's
- * business (`schemas/guard-declaration.schema.json`; the tests validate every declaration the
- * runner builds against it), so no schema validator is needed at run time.
+ * not pass. Returns the problems (empty when none); {@link validateGuardDeclaration} also
+ * checks the shape against the published schema.
  *
  * @example
  * checkGuardDeclaration(buildGuardDeclaration(await runGuardConformance())); // []
@@ -278,4 +278,26 @@ export function checkGuardDeclaration(d: GuardDeclaration): string[] {
     );
   }
   return problems;
+}
+
+let validator: ((v: unknown) => boolean) & { errors?: unknown } = null as never;
+
+/**
+ * Validates a declaration (ours or another runtime's) against the published JSON Schema
+ * (`schemas/guard-declaration.schema.json`, draft 2020-12, strict), then checks the invariants
+ * the schema cannot state. Returns the problems (empty when valid).
+ *
+ * @example
+ * validateGuardDeclaration(JSON.parse(readFileSync('declaration.json', 'utf8'))); // []
+ */
+export function validateGuardDeclaration(decl: unknown): string[] {
+  validator ??= new Ajv2020({ allErrors: true, strict: true }).compile(
+    JSON.parse(readFileSync(GUARD_DECLARATION_SCHEMA, 'utf8')) as object,
+  );
+  if (!validator(decl)) {
+    return ((validator.errors ?? []) as { instancePath: string; message?: string }[]).map(
+      (e) => `${e.instancePath || '(root)'}: ${e.message}`,
+    );
+  }
+  return checkGuardDeclaration(decl as GuardDeclaration);
 }

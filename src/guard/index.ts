@@ -12,6 +12,7 @@ export {
   type GuardRunReport,
   type GuardVerdict,
   runGuardConformance,
+  validateGuardDeclaration,
 } from './conformance.js';
 export { caseIdOf, IMPLEMENTED_MATCH, NEGATIVE_FAMILY, patternIdOfCase } from './corpus.js';
 export { SecretDetector, type SecretDetectorOptions, type SecretHit } from './detect-secrets.js';

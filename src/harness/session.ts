@@ -79,6 +79,8 @@ export interface SessionOptions {
    * the engine's own setting applies.
    */
   redact?: boolean;
+  /** Ranked-analysis cache directory of the engine the session opens (`OpenOptions.cacheDir`). */
+  cacheDir?: string | false;
   /** Clock for message times and `recorded_at`; never part of a pack. */
   clock?: () => Date;
 }
@@ -265,6 +267,7 @@ export class Session {
         ...(options.sessionId ? { sessionId: options.sessionId } : {}),
         ...(options.retrieval ? { retrieval: options.retrieval } : {}),
         ...(options.redact !== undefined ? { redact: options.redact } : {}),
+        ...(options.cacheDir !== undefined ? { cacheDir: options.cacheDir } : {}),
         clock,
       }));
     try {

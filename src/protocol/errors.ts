@@ -11,6 +11,7 @@ export type ErrorCode =
   | 'USAGE'
   | 'STEP_CONFLICT'
   | 'LOCK_TIMEOUT'
+  | 'STORE_NOT_FOUND'
   | 'GUARD_TABLE';
 
 /** Structured context carried by every contextfold error. */
@@ -116,6 +117,14 @@ export class LockTimeoutError extends ContextFoldError {
   }
 }
 
+/** The store directory holds no store (nothing was folded or imported there). */
+export class StoreNotFoundError extends ContextFoldError {
+  constructor(message: string, details: ErrorDetails = {}) {
+    super('STORE_NOT_FOUND', message, details);
+    this.name = 'StoreNotFoundError';
+  }
+}
+
 /**
  * A guard data file (`guard/**.json`: a pattern table, the corpus manifest or a case) is
  * missing, is not valid JSON, or does not match its published shape. `path` names the file.
@@ -154,6 +163,8 @@ export const isBrokenReferenceError = codeGuard<BrokenReferenceError>('BROKEN_RE
 export const isGuardTableError = codeGuard<GuardTableError>('GUARD_TABLE');
 /** True for {@link UsageError}. */
 export const isUsageError = codeGuard<UsageError>('USAGE');
+/** True for {@link StoreNotFoundError}. */
+export const isStoreNotFoundError = codeGuard<StoreNotFoundError>('STORE_NOT_FOUND');
 
 /** The IPCF error name for a code, as the specification spells it. */
 export function ipcfErrorName(code: ErrorCode): string {
@@ -172,6 +183,8 @@ export function ipcfErrorName(code: ErrorCode): string {
       return 'StepConflictError';
     case 'LOCK_TIMEOUT':
       return 'LockTimeoutError';
+    case 'STORE_NOT_FOUND':
+      return 'StoreNotFoundError';
     case 'GUARD_TABLE':
       return 'GuardTableError';
     default:

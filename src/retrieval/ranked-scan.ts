@@ -73,7 +73,7 @@ export interface RankedTuning {
   alternativeTokens: number;
 }
 
-/** The measured defaults (README "Retrieval" has the measurements behind each). */
+/** The measured defaults (docs/retrieval.md has the measurements behind each). */
 export const RANKED_DEFAULTS: Readonly<RankedTuning> = Object.freeze({
   k1: 2,
   b: 0.75,

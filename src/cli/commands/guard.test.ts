@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { validateGuardDeclaration } from '../../guard/test-utils/declaration-schema.js';
+import { validateGuardDeclaration } from '../../guard/conformance.js';
 import { runCli } from '../../test-utils/cli.js';
 import { fakeSecrets } from '../../test-utils/fake-secrets.js';
 import { tempDir } from '../../test-utils/temp-dir.js';

@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import {
   buildGuardDeclaration,
-  checkGuardDeclaration,
   type GuardDeclaration,
   type GuardRunReport,
   runGuardConformance,
+  validateGuardDeclaration,
 } from '../../guard/conformance.js';
 import { type GuardScanResult, scanInput } from '../../guard/scan-input.js';
 import type { Severity } from '../../guard/types.js';
@@ -94,7 +94,7 @@ or errored.`,
       const g = globals(cmd);
       const report = await runGuardConformance();
       const decl = buildGuardDeclaration(report);
-      const problems = checkGuardDeclaration(decl);
+      const problems = validateGuardDeclaration(decl);
       if (problems.length > 0)
         throw new Error(`the declaration is invalid: ${problems.join('; ')}`);
       if (g.json) emit(g, decl, () => '');

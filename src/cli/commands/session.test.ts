@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { o200kTokenizer } from '../../extract/tokenizer.js';
 import { syntheticSession } from '../../harness/synthetic.js';
 import { runCli } from '../../test-utils/cli.js';
-import { HAS_SHARED, sharedPath, tempDir } from '../../test-utils/shared.js';
+import { describeShared, sharedPath, tempDir } from '../../test-utils/shared.js';
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
@@ -160,7 +160,7 @@ describe('contextfold session: bad input', () => {
   });
 });
 
-describe.skipIf(!HAS_SHARED)('contextfold session on a real transcript (../shared/data)', () => {
+describeShared('contextfold session on a real transcript (../shared/data)', () => {
   it('replays the SWE-agent CTF session within budget', () => {
     const file = sharedPath('data', 'trajectories', 'SWE-agent_ctf_web_i_got_id_demo.jsonl');
     const users = readFileSync(file, 'utf8')
