@@ -70,7 +70,7 @@ describe('redaction before write (default on)', () => {
     // Terms are extracted from the redacted text.
     expect(stored.identifiers).toContain('redacted');
     const v = await (await ContextFold.open({ dir })).validate();
-    expect(v).toEqual({ ok: true, checked: 1, problems: [] });
+    expect(v).toEqual({ ok: true, checked: 1, problems: [], sanitized: 1 });
   });
 
   it('same bytes in, same bytes stored: a re-fold is a no-op, another store gets the same hashes', async () => {

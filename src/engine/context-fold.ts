@@ -197,6 +197,15 @@ export class ContextFold implements ContextFoldEngine {
     return this.redactor ? (await this.redactor.redactText(text)).text : text;
   }
 
+  /** Texts redacted jointly (see {@link ContextFoldEngine.redactTexts}). */
+  async redactTexts(texts: readonly string[]): Promise<string[]> {
+    if (!Array.isArray(texts) || texts.some((t) => typeof t !== 'string')) {
+      throw new UsageError('redactTexts needs an array of strings');
+    }
+    if (!this.redactor) return [...texts];
+    return (await this.redactor.redactTexts(texts)).map((r) => r.text);
+  }
+
   /** Redacts the user text of a fold input (nothing to do when the engine does not redact). */
   private async redactInput(
     input: FoldInput,

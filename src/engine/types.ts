@@ -226,6 +226,11 @@ export interface ContextFoldEngine {
    * events, hook state) pass it through this first.
    */
   redactText(text: string): Promise<string>;
+  /**
+   * Texts that belong together (the messages of one append), redacted jointly: a value removed
+   * from one is also removed where it recurs in the others (`secret:repeated-value`).
+   */
+  redactTexts(texts: readonly string[]): Promise<string[]>;
   fold(input: FoldInput): Promise<FoldResult>;
   foldMany(
     inputs: FoldInput[],

@@ -37,7 +37,11 @@ export class SecretDetector {
   constructor(tables: GuardTables, options: SecretDetectorOptions = {}) {
     const secrets = tables.patterns.filter((p) => p.kind === 'secrets');
     this.#order = new Map(secrets.map((p, i) => [p, i]));
-    for (const p of secrets) (p.match ? this.#own : this.#viaSecretlint).push(p);
+    for (const p of secrets) {
+      if (p.match) this.#own.push(p);
+      else if (p.matcher.kind === 'secretlint') this.#viaSecretlint.push(p);
+      // `repeated-value` depends on what the others removed: the Redactor applies it.
+    }
     this.#runner = new SecretlintRunner(
       this.#viaSecretlint.map(
         (p) => p.matcher as Extract<typeof p.matcher, { kind: 'secretlint' }>,

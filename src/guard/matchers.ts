@@ -108,6 +108,7 @@ export function compileSyncMatcher(m: Matcher): SyncMatch | null {
     case 'mixed-script':
       return mixedScriptMatch(m);
     case 'secretlint':
+    case 'repeated-value':
       return null;
   }
 }

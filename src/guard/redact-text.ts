@@ -83,11 +83,12 @@ function groups(text: string, hits: readonly SecretHit[]): Group[] {
 export function applyRedactions(
   text: string,
   hits: readonly SecretHit[],
-): RedactedText & { edits: Edit[] } {
-  if (hits.length === 0) return { text, redactions: [], edits: [] };
+): RedactedText & { edits: Edit[]; removed: string[] } {
+  if (hits.length === 0) return { text, redactions: [], edits: [], removed: [] };
   const gs = groups(text, hits);
-  if (gs.length === 0) return { text, redactions: [], edits: [] };
+  if (gs.length === 0) return { text, redactions: [], edits: [], removed: [] };
   const edits: Edit[] = [];
+  const removedValues: string[] = [];
   const edges: number[] = [];
   for (const g of gs) edges.push(g.start);
   const inputBytes = byteOffsets(text, edges);
@@ -98,6 +99,7 @@ export function applyRedactions(
   gs.forEach((g, i) => {
     const marker = redactionMarker(g.first.pattern.descriptor);
     const removed = text.slice(g.start, g.end);
+    removedValues.push(removed);
     const removedBytes = Buffer.byteLength(removed, 'utf8');
     out += text.slice(pos, g.start) + marker;
     pos = g.end;
@@ -114,7 +116,7 @@ export function applyRedactions(
     shift += marker.length - removedBytes;
   });
   out += text.slice(pos);
-  return { text: out, redactions, edits };
+  return { text: out, redactions, edits, removed: removedValues };
 }
 
 /**

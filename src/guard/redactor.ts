@@ -1,13 +1,14 @@
 import { hasLoneSurrogate } from '../extract/python-text.js';
+import { compareCodePoints } from '../protocol/canonical-json.js';
 import type { RedactionRecord } from '../protocol/types.js';
-import { SecretDetector, type SecretDetectorOptions } from './detect-secrets.js';
+import { SecretDetector, type SecretDetectorOptions, type SecretHit } from './detect-secrets.js';
 import {
   applyRedactions,
   combinePasses,
   type RedactedText,
   type TextRedaction,
 } from './redact-text.js';
-import { type GuardTables, loadGuardTables } from './tables.js';
+import { type CompiledPattern, type GuardTables, loadGuardTables } from './tables.js';
 import { utf8Runs } from './utf8.js';
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -48,25 +49,26 @@ export interface RedactorOptions extends SecretDetectorOptions {
  */
 export class Redactor {
   readonly #detector: SecretDetector;
+  /** The `repeated-value` pattern of the table, if it publishes one. */
+  readonly #repeated: CompiledPattern | null;
 
   constructor(options: RedactorOptions = {}) {
-    this.#detector = new SecretDetector(options.tables ?? loadGuardTables(), options);
+    const tables = options.tables ?? loadGuardTables();
+    this.#detector = new SecretDetector(tables, options);
+    this.#repeated = tables.patterns.find((p) => p.matcher.kind === 'repeated-value') ?? null;
   }
 
   /**
-   * Redacts a string, to a fixed point: a marker can change the context of its neighbours (a
-   * key glued to a token starts a match once the token is a marker), so the output is scanned
-   * again until nothing more is found. That makes redaction idempotent: redacting the output
-   * again changes nothing. A string holding a lone surrogate has no UTF-8 form and cannot be
-   * stored; it is returned unchanged for the caller's own validation to refuse.
+   * One text to a fixed point: a marker can change the context of its neighbours (a key glued
+   * to a token starts a match once the token is a marker), so the output is scanned again until
+   * nothing more is found. Removed values are added to `removed`.
    */
-  async redactText(text: string): Promise<RedactedText> {
-    if (text.length === 0 || hasLoneSurrogate(text)) return { text, redactions: [] };
-    const first = applyRedactions(text, await this.#detector.detect(text));
-    let out: RedactedText = { text: first.text, redactions: first.redactions };
-    for (let pass = 1; pass < MAX_PASSES && first.redactions.length > 0; pass++) {
+  async #fixpoint(start: RedactedText, removed: Set<string>): Promise<RedactedText> {
+    let out = start;
+    for (let pass = 0; pass < MAX_PASSES; pass++) {
       const next = applyRedactions(out.text, await this.#detector.detect(out.text));
       if (next.redactions.length === 0) break;
+      for (const v of next.removed) removed.add(v);
       out = {
         text: next.text,
         redactions: combinePasses(out.redactions, next.redactions, next.edits),
@@ -75,83 +77,155 @@ export class Redactor {
     return out;
   }
 
+  /** Every occurrence in `text` of a value removed elsewhere (longest values first). */
+  #repeatedHits(text: string, values: readonly string[]): SecretHit[] {
+    const pattern = this.#repeated!;
+    const hits: SecretHit[] = [];
+    for (const v of values) {
+      for (let at = text.indexOf(v); at >= 0; at = text.indexOf(v, at + v.length)) {
+        hits.push({ start: at, end: at + v.length, pattern });
+      }
+    }
+    return hits.sort((a, b) => a.start - b.start || b.end - a.end);
+  }
+
+  /**
+   * Redacts texts that belong together (the fields of one fold, the messages of one append):
+   * each to a fixed point, then every further occurrence, in any of them, of a value removed
+   * from one of them (a password from a URL echoed bare in the tool's output) becomes
+   * `[REDACTED:repeated-value]`. Same texts in, same texts out; redacting the output again
+   * changes nothing. A string holding a lone surrogate has no UTF-8 form and cannot be stored:
+   * it is returned unchanged for the caller's own validation to refuse.
+   *
+   * @example
+   * const [a, b] = await new Redactor().redactTexts([`psql ${url}`, 'password was s3cr3t-Pa55']);
+   */
+  async redactTexts(texts: readonly string[]): Promise<RedactedText[]> {
+    const removed = new Set<string>();
+    const out: RedactedText[] = [];
+    for (const t of texts) {
+      const skip = t.length === 0 || hasLoneSurrogate(t);
+      const plain = { text: t, redactions: [] };
+      out.push(skip ? plain : await this.#fixpoint(plain, removed));
+    }
+    const min =
+      this.#repeated?.matcher.kind === 'repeated-value' ? this.#repeated.matcher.min_length : 0;
+    const values = [...removed]
+      .filter((v) => v.length >= min && /[^\p{L}]/u.test(v))
+      .sort((a, b) => b.length - a.length || compareCodePoints(a, b));
+    if (!this.#repeated || values.length === 0) return out;
+    for (const [i, r] of out.entries()) {
+      if (r.text.length === 0 || hasLoneSurrogate(r.text)) continue;
+      const hits = this.#repeatedHits(r.text, values);
+      if (hits.length === 0) continue;
+      const echo = applyRedactions(r.text, hits);
+      if (echo.redactions.length === 0) continue;
+      const merged = {
+        text: echo.text,
+        redactions: combinePasses(r.redactions, echo.redactions, echo.edits),
+      };
+      // A new marker can again change its neighbours' context: settle this text once more.
+      out[i] = await this.#fixpoint(merged, new Set());
+    }
+    return out;
+  }
+
+  /** Redacts one string (see {@link redactTexts}). */
+  async redactText(text: string): Promise<RedactedText> {
+    return (await this.redactTexts([text]))[0]!;
+  }
+
   /**
    * Redacts bytes. Well-formed UTF-8 is redacted as text; otherwise only inside the runs that
    * are well-formed UTF-8, so every other byte passes through exactly (a secret broken by an
    * invalid byte is not recognised). Offsets are in the returned bytes.
    */
   async redactBytes(bytes: Uint8Array): Promise<RedactedBytes> {
-    const runs = utf8Runs(bytes);
-    if (runs.length <= 1 && (runs[0]?.valid ?? true)) {
-      const r = await this.redactText(strictUtf8.decode(bytes));
-      if (r.redactions.length === 0) return { bytes, redactions: [] };
-      return { bytes: Buffer.from(r.text, 'utf8'), redactions: r.redactions };
-    }
-    const parts: Uint8Array[] = [];
-    const redactions: TextRedaction[] = [];
-    let at = 0;
-    for (const run of runs) {
-      const slice = bytes.subarray(run.start, run.end);
-      let out: Uint8Array = slice;
-      if (run.valid) {
-        const r = await this.redactText(strictUtf8.decode(slice));
-        if (r.redactions.length > 0) {
-          out = Buffer.from(r.text, 'utf8');
-          for (const x of r.redactions)
-            redactions.push({ ...x, start: x.start + at, end: x.end + at });
-        }
-      }
-      parts.push(out);
-      at += out.length;
-    }
-    if (redactions.length === 0) return { bytes, redactions: [] };
-    return { bytes: Buffer.concat(parts), redactions };
+    return (await this.#redactPieces([{ bytes }]))[0] as RedactedBytes;
   }
 
   /**
-   * Redacts every user-text field of a turn: the payload (string or bytes), the summary and the
-   * explicit term lists. Returns the fields to store and the records for the cold node, field by
-   * field (`raw_content`, `summary`, `files[i]`, `commands[i]`, `errors[i]`). Fields of the wrong
-   * type are passed through untouched for the engine's validation to refuse.
+   * Redacts pieces of one fold or batch jointly: strings as text, bytes in their well-formed
+   * UTF-8 runs. One {@link redactTexts} call over every text of every piece.
+   */
+  async #redactPieces(
+    pieces: readonly ({ text: string } | { bytes: Uint8Array })[],
+  ): Promise<(RedactedText | RedactedBytes)[]> {
+    const texts: string[] = [];
+    const plans = pieces.map((p) => {
+      if ('text' in p) {
+        texts.push(p.text);
+        return { kind: 'text' as const, at: texts.length - 1 };
+      }
+      const runs = utf8Runs(p.bytes).map((r) => {
+        if (!r.valid) return { ...r, at: -1 };
+        texts.push(strictUtf8.decode(p.bytes.subarray(r.start, r.end)));
+        return { ...r, at: texts.length - 1 };
+      });
+      return { kind: 'bytes' as const, bytes: p.bytes, runs };
+    });
+    const done = await this.redactTexts(texts);
+    return plans.map((plan) => {
+      if (plan.kind === 'text') return done[plan.at]!;
+      const parts: Uint8Array[] = [];
+      const redactions: TextRedaction[] = [];
+      let offset = 0;
+      for (const r of plan.runs) {
+        const d = r.at >= 0 ? done[r.at]! : null;
+        const out =
+          d && d.redactions.length > 0
+            ? Buffer.from(d.text, 'utf8')
+            : plan.bytes.subarray(r.start, r.end);
+        for (const x of d?.redactions ?? []) {
+          redactions.push({ ...x, start: x.start + offset, end: x.end + offset });
+        }
+        parts.push(out);
+        offset += out.length;
+      }
+      if (redactions.length === 0) return { bytes: plan.bytes, redactions: [] };
+      return { bytes: Buffer.concat(parts), redactions };
+    });
+  }
+
+  /**
+   * Redacts every user-text field of a turn jointly: the payload (string or bytes), the summary
+   * and the explicit term lists. Returns the fields to store and the records for the cold node,
+   * field by field (`raw_content`, `summary`, `files[i]`, `commands[i]`, `errors[i]`). Fields of
+   * the wrong type are passed through untouched for the engine's validation to refuse.
    */
   async redactFields<T extends FoldFields>(
     input: T,
   ): Promise<{ fields: T; records: RedactionRecord[] }> {
-    const records: RedactionRecord[] = [];
-    const note = (field: string, rs: readonly TextRedaction[]) => {
-      for (const r of rs) records.push({ field, ...r });
-    };
+    const pieces: ({ text: string } | { bytes: Uint8Array })[] = [];
+    const slots: { field: string; set: (v: string | Uint8Array) => void }[] = [];
     const fields = { ...input };
     const c = input.content;
-    if (typeof c === 'string') {
-      const r = await this.redactText(c);
-      fields.content = r.text;
-      note('raw_content', r.redactions);
-    } else if (c instanceof Uint8Array) {
-      const r = await this.redactBytes(c);
-      fields.content = r.bytes;
-      note('raw_content', r.redactions);
+    if (typeof c === 'string' || c instanceof Uint8Array) {
+      pieces.push(typeof c === 'string' ? { text: c } : { bytes: c });
+      slots.push({ field: 'raw_content', set: (v) => (fields.content = v) });
     }
     if (typeof input.summary === 'string') {
-      const r = await this.redactText(input.summary);
-      fields.summary = r.text;
-      note('summary', r.redactions);
+      pieces.push({ text: input.summary });
+      slots.push({ field: 'summary', set: (v) => (fields.summary = v as string) });
     }
     for (const key of ['files', 'commands', 'errors'] as const) {
       const list = input[key];
       if (!Array.isArray(list)) continue;
-      const out: unknown[] = [];
-      for (const [i, v] of list.entries()) {
-        if (typeof v !== 'string') {
-          out.push(v);
-          continue;
-        }
-        const r = await this.redactText(v);
-        out.push(r.text);
-        note(`${key}[${i}]`, r.redactions);
-      }
-      fields[key] = out as string[];
+      const copy = [...list];
+      fields[key] = copy;
+      copy.forEach((v, i) => {
+        if (typeof v !== 'string') return;
+        pieces.push({ text: v });
+        slots.push({ field: `${key}[${i}]`, set: (x) => (copy[i] = x as string) });
+      });
     }
+    const done = await this.#redactPieces(pieces);
+    const records: RedactionRecord[] = [];
+    done.forEach((d, i) => {
+      if (d.redactions.length === 0) return;
+      slots[i]!.set('text' in d ? d.text : d.bytes);
+      for (const r of d.redactions) records.push({ field: slots[i]!.field, ...r });
+    });
     return { fields, records };
   }
 }

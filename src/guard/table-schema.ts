@@ -28,6 +28,7 @@ const matcher = z.discriminatedUnion('kind', [
     options: z.record(z.string(), z.unknown()).optional(),
   }),
   z.strictObject({ kind: z.literal('pem-block'), max_chars: z.number().int().min(64) }),
+  z.strictObject({ kind: z.literal('repeated-value'), min_length: z.number().int().min(4) }),
   z.strictObject({
     kind: z.literal('mixed-script'),
     script: z.string().min(1),
@@ -72,6 +73,8 @@ export type RegexSpec = z.infer<typeof regexSpec>;
  * - `secretlint`: one message id of one rule of `@secretlint/secretlint-rule-preset-recommend`;
  *   `value` names the message data field holding the secret (its span is located from it).
  * - `pem-block`: a PEM private key block from BEGIN to END across any line breaks.
+ * - `repeated-value`: every further occurrence of a value another pattern removed, in the same
+ *   text or batch of texts (at least `min_length` characters, not letters only).
  * - `mixed-script`: a word (letters and marks) holding a letter of `script` and one of the
  *   `confusables` (letters of another script that look like letters of `script`).
  */

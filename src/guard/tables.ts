@@ -87,7 +87,10 @@ function compilePattern(
   const [fam, descriptor] = p.id.split(':') as [string, string];
   if (fam !== family) fail(path, `pattern ${p.id} is listed in family "${family}"`);
   const m = p.matcher;
-  if (t.kind !== 'secrets' && (m.kind === 'secretlint' || m.kind === 'pem-block')) {
+  if (
+    t.kind !== 'secrets' &&
+    (m.kind === 'secretlint' || m.kind === 'pem-block' || m.kind === 'repeated-value')
+  ) {
     fail(path, `pattern ${p.id}: a ${m.kind} matcher belongs in the secrets table`);
   }
   if (m.kind === 'secretlint' && !SECRETLINT_RULE_IDS.includes(m.rule)) {

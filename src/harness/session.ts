@@ -18,7 +18,7 @@ import {
   type UserMessage,
 } from './messages.js';
 import type { ContextPack } from './pack.js';
-import { redactMessage } from './redact-message.js';
+import { redactMessages } from './redact-message.js';
 import { type FoldRequest, type PagedIn, SessionCore, type SessionIO } from './session-core.js';
 import {
   appendEvents,
@@ -358,15 +358,17 @@ export class Session {
     const records: HistoryRecord[] = [];
     const stripped: StrippedRecord[] = [];
     const probe: HistoryMessage[] = [];
-    for (const [i, m] of parsed.entries()) {
-      const stepId = from + i;
+    const bare = parsed.map((m, i) => {
       const s = stripArchivedBlocks(m.content);
-      if (s.blocks.length > 0) stripped.push({ step_id: stepId, blocks: s.blocks });
-      const clean = await this.redacted({ ...m, content: s.text });
+      if (s.blocks.length > 0) stripped.push({ step_id: from + i, blocks: s.blocks });
+      return { ...m, content: s.text };
+    });
+    const clean = await this.redactMessages(bare);
+    for (const [i, m] of clean.entries()) {
       const h = {
-        ...clean,
-        stepId,
-        timestamp: m.timestamp ?? isoSeconds(this.clock()),
+        ...m,
+        stepId: from + i,
+        timestamp: parsed[i]!.timestamp ?? isoSeconds(this.clock()),
       } as HistoryMessage;
       probe.push(h);
       records.push(messageToRecord(h));
@@ -379,10 +381,14 @@ export class Session {
     return { records, stripped };
   }
 
-  /** The message with secrets redacted, when the engine redacts. */
-  private redacted<M extends Message>(m: M): Promise<M> | M {
-    if (!this.engine.redact) return m;
-    return redactMessage(m, (t) => this.engine.redactText(t));
+  /**
+   * Messages as this session records them: with secrets redacted, all together (see
+   * `redactMessages`), when the engine redacts; unchanged otherwise. An integration that keeps
+   * its own copy of the conversation compares it with `history()` in this form.
+   */
+  async redactMessages<M extends Message>(messages: readonly M[]): Promise<M[]> {
+    if (!this.engine.redact) return [...messages];
+    return redactMessages(messages, (t) => this.engine.redactTexts(t));
   }
 
   /**

@@ -141,29 +141,37 @@ function readNewLines(path: string, offset: number): { text: string; start: numb
   }
 }
 
-async function redactSegment(s: Segment, redact: (t: string) => Promise<string>): Promise<Segment> {
-  if (s.kind === 'text') return { ...s, text: await redact(s.text) };
-  const result = s.result && { ...s.result, content: await redact(s.result.content) };
-  return { ...s, input: await redact(s.input), result };
+/** The texts of a segment, in a fixed order. */
+function segmentTexts(s: Segment): string[] {
+  if (s.kind === 'text') return [s.text];
+  return s.result ? [s.input, s.result.content] : [s.input];
+}
+
+/** The segment with its texts replaced (in {@link segmentTexts} order). */
+function withTexts(s: Segment, next: () => string): Segment {
+  if (s.kind === 'text') return { ...s, text: next() };
+  const input = next();
+  return { ...s, input, result: s.result && { ...s.result, content: next() } };
 }
 
 /**
  * The reader state as the state file stores it: the text of turns still open (read but not
- * folded yet) is redacted like a fold would redact it, so the file under the store never holds
- * a secret. The next run continues from this form.
+ * folded yet) is redacted, all of it together, like a fold would redact it, so the file under
+ * the store never holds a secret. The next run continues from this form.
  */
 async function storableState(
   state: TranscriptState,
   engine: ContextFoldEngine,
 ): Promise<TranscriptState> {
   if (!engine.redact || state.builder.open.length === 0) return state;
-  const redact = (t: string) => engine.redactText(t);
-  const open: OpenTurn[] = [];
-  for (const t of state.builder.open) {
-    const segments: Segment[] = [];
-    for (const s of t.segments) segments.push(await redactSegment(s, redact));
-    open.push({ ...t, segments });
-  }
+  const texts = state.builder.open.flatMap((t) => t.segments.flatMap(segmentTexts));
+  const done = await engine.redactTexts(texts);
+  let k = 0;
+  const next = () => done[k++]!;
+  const open: OpenTurn[] = state.builder.open.map((t) => ({
+    ...t,
+    segments: t.segments.map((s) => withTexts(s, next)),
+  }));
   return { ...state, builder: { ...state.builder, open } };
 }
 
