@@ -142,6 +142,34 @@ describe('Redactor.redactText', () => {
   });
 });
 
+describe('Redactor.redactTexts (a batch)', () => {
+  it('removes a value found in one text wherever the batch repeats it, and only there', async () => {
+    const pw = s.postgresPassword;
+    const [cmd, out, other] = await redactor.redactTexts([
+      `psql postgres://app:${pw}@db/x`,
+      `warning: password ${pw} is in the history`,
+      'unrelated text',
+    ]);
+    expect(cmd!.text).toBe('psql postgres://app:[REDACTED:url-password]@db/x');
+    expect(out!.text).toBe('warning: password [REDACTED:repeated-value] is in the history');
+    expect(out!.redactions.map((r) => r.pattern_id)).toEqual(['secret:repeated-value']);
+    expect(other!.redactions).toEqual([]);
+    // Alone, the bare value has no shape to be found by: the batch is what carries it.
+    expect((await redactor.redactText(`warning: password ${pw}`)).redactions).toEqual([]);
+    // Idempotent, and a letters-only password does not erase the word elsewhere.
+    const again = await redactor.redactTexts([cmd!.text, out!.text]);
+    expect(again.map((r) => r.text)).toEqual([cmd!.text, out!.text]);
+    const [u, w] = await redactor.redactTexts([
+      'postgres://app:postgres@db/x',
+      'createdb -U postgres',
+    ]);
+    expect([u!.text, w!.text]).toEqual([
+      'postgres://app:[REDACTED:url-password]@db/x',
+      'createdb -U postgres',
+    ]);
+  });
+});
+
 describe('the prefilter on every corpus input', () => {
   it('gives the same result as running every matcher (each pattern has a positive case)', async () => {
     const dir = join(DEFAULT_GUARD_DIR, 'conformance');
