@@ -13,6 +13,8 @@ import { log, type SynthTurn, synthesize, toInput } from './synth.js';
  * hydrate, validate, status, CLI and pack-assembly figures for N synthetic turns (default 1k,
  * 10k, 100k; `--sizes 1000,10000`), and the guard's figures (redaction cost per 2 KB, the
  * false-positive report over ../shared/data/trajectories).
+ * `npm run bench -- --proxy[=sequential,concurrency,per_call]` prints the proxy's figures
+ * instead (see ./proxy.ts).
  * Turns come from ../shared/bench/synth.py (the generator the reference was measured with).
  * Progress goes to stderr. Timings are measurements, never assertions.
  */
@@ -172,6 +174,15 @@ async function benchSize(n: number, turns: SynthTurn[], queries: string[], work:
 }
 
 async function main(): Promise<void> {
+  const proxyArg = process.argv.find((a) => a === '--proxy' || a.startsWith('--proxy='));
+  if (proxyArg) {
+    // `npm run bench -- --proxy[=sequential,concurrency,per_call]`: the proxy's figures only.
+    const { benchProxy } = await import('./proxy.js');
+    const parts = proxyArg.includes('=') ? proxyArg.split('=')[1]!.split(',') : undefined;
+    const figures = await benchProxy(parts ? { parts: parts as never } : {});
+    process.stdout.write(`${JSON.stringify(figures, null, 2)}\n`);
+    return;
+  }
   const arg = process.argv.indexOf('--sizes');
   const sizes = (arg > 0 ? process.argv[arg + 1]! : '1000,10000,100000')
     .split(',')

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import type {
   LanguageModelV3CallOptions,
@@ -42,45 +41,6 @@ interface Live {
   /** The open turn's pack and the prompt it was built from (a retry resends it). */
   pending: { key: string; prompt: LanguageModelV3Prompt } | null;
   lastPack: ContextPack | null;
-  /**
-   * Hash of a message as the caller sends it → hash of the form the session recorded it in
-   * (secrets redacted), noted when this middleware appended it.
-   */
-  recorded: Map<string, string>;
-}
-
-/** Bound of {@link Live.recorded}: past it the map starts over (it is only a cache). */
-const RECORDED_KEYS = 100_000;
-
-const keyHash = (m: Message) => createHash('sha256').update(messageKey(m)).digest('hex');
-
-/** Notes how the session recorded the messages just appended from `from` on. */
-function noteRecorded(l: Live, originals: readonly Message[], from: number): void {
-  if (l.recorded.size + originals.length > RECORDED_KEYS) l.recorded.clear();
-  const history = l.session.history();
-  originals.forEach((m, i) => {
-    const h = history[from + i];
-    if (h) l.recorded.set(keyHash(m), keyHash(h));
-  });
-}
-
-/**
- * The hashes of the caller's messages in the form the session records them in: the session
- * redacts secrets before recording, so its history is compared in that form. Messages this
- * middleware appended are looked up; others (a new process resuming a session) are redacted
- * here, together, as one append would.
- */
-async function recordedHashes(l: Live, messages: readonly Message[]): Promise<string[]> {
-  const keys = messages.map(keyHash);
-  const missing = messages.filter((_, i) => !l.recorded.has(keys[i]!));
-  if (missing.length > 0) {
-    const clean = await l.session.redactMessages(missing);
-    let k = 0;
-    messages.forEach((_, i) => {
-      if (!l.recorded.has(keys[i]!)) l.recorded.set(keys[i]!, keyHash(clean[k++]!));
-    });
-  }
-  return keys.map((key) => l.recorded.get(key)!);
 }
 
 const ID_RE = /^[A-Za-z0-9._-]{1,200}$/;
@@ -144,7 +104,6 @@ export function contextFoldMiddleware(
           queue: Promise.resolve(),
           pending: null,
           lastPack: null,
-          recorded: new Map(),
         };
         resolved.set(key(id), x);
         return x;
@@ -181,9 +140,11 @@ export function contextFoldMiddleware(
         const { session } = l;
         const incoming = toNeutral(params.prompt);
         const history = session.history();
-        const seen = await recordedHashes(l, incoming.messages.slice(0, history.length));
+        // The session records messages redacted: compare the caller's copy in that form.
+        const seen = await session.recordedForm(incoming.messages.slice(0, history.length));
         for (let i = 0; i < history.length; i++) {
-          if (seen[i] === undefined || seen[i] !== keyHash(history[i]!)) {
+          const m = seen[i];
+          if (!m || messageKey(m) !== messageKey(history[i]!)) {
             throw new UsageError(
               `the prompt does not continue session ${id ?? '(default)'}: message ${i} differs from its history; start a new session id for a new conversation`,
             );
@@ -195,13 +156,8 @@ export function contextFoldMiddleware(
         if (session.status().open_turn !== null) await session.afterTurn();
         const last = fresh.at(-1);
         const before: Message[] = last?.role === 'user' ? fresh.slice(0, -1) : fresh;
-        if (before.length > 0) {
-          await session.append(before);
-          noteRecorded(l, before, history.length);
-        }
-        const at = history.length + before.length;
-        const pack = await session.beforeTurn(last?.role === 'user' ? last.content : undefined);
-        if (last?.role === 'user') noteRecorded(l, [last], at);
+        if (before.length > 0) await session.append(before);
+        const pack = await session.beforeTurn(last?.role === 'user' ? last : undefined);
         const out = packToPrompt(pack, {
           original: params.prompt,
           history: incoming.messages,
