@@ -4,15 +4,20 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ContextFold } from '../engine/context-fold.js';
+import { benchGuard } from './guard.js';
 import { benchHook } from './hook-bench.js';
 import { benchInspectOverview } from './inspect-overview.js';
 import { log, type SynthTurn, synthesize, toInput } from './synth.js';
 
 /**
- * `npm run bench`: prints one JSON object with fold, scan, recall, hydrate, validate, compaction,
- * fresh-process and hook figures for N synthetic turns (default 1k, 10k, 100k;
- * `--sizes 1000,10000`). Turns come from ../shared/bench/synth.py (the generator the reference
- * was measured with). Progress goes to stderr. Timings are measurements, never assertions.
+ * `npm run bench`: prints one JSON object with fold (with and without redaction), scan, recall,
+ * hydrate, validate, compaction, fresh-process and hook figures for N synthetic turns (default
+ * 1k, 10k, 100k; `--sizes 1000,10000`), and the guard's figures (redaction cost per 2 KB, the
+ * false-positive report over ../shared/data/trajectories).
+ * `npm run bench -- --proxy[=sequential,concurrency,per_call]` prints the proxy's figures
+ * instead (see ./proxy.ts).
+ * Turns come from ../shared/bench/synth.py (the generator the reference was measured with).
+ * Progress goes to stderr. Timings are measurements, never assertions.
  */
 
 /** The reference engine's fresh-process scan at 10k, as quoted by issue 10 (not runnable here). */
@@ -145,13 +150,30 @@ async function inProcess(cf: ContextFold, queries: string[], turns: SynthTurn[],
 async function benchSize(n: number, turns: SynthTurn[], queries: string[], work: string) {
   const root = mkdtempSync(join(work, `n${n}-`));
   const dir = join(root, '.contextfold');
-  log(`N=${n}: foldMany …`);
+  log(`N=${n}: foldMany, with and without redaction, batch by batch …`);
+  // The guard's overhead is measured A/B: each 5,000-turn batch goes into this store (redacted,
+  // the default) and then into a second store with `redact: false`, so drift in the machine's
+  // load and in the page cache hits both sides alike.
   let cf = await ContextFold.open({ dir });
-  const [, foldManyMs] = await timeAsync(async () => {
-    for (let i = 0; i < n; i += 5000)
-      await cf.foldMany(turns.slice(i, Math.min(n, i + 5000)).map(toInput));
-  });
+  const raw = await ContextFold.open({ dir: join(root, 'raw', '.contextfold'), redact: false });
+  let foldManyMs = 0;
+  let rawFoldManyMs = 0;
+  for (let i = 0; i < n; i += 5000) {
+    const batch = turns.slice(i, Math.min(n, i + 5000)).map(toInput);
+    foldManyMs += (await timeAsync(() => cf.foldMany(batch)))[1];
+    rawFoldManyMs += (await timeAsync(() => raw.foldMany(batch)))[1];
+  }
+  await raw.close();
+  rmSync(join(root, 'raw'), { recursive: true, force: true });
   const [, closeMs, closeDelay] = await withLoopDelay(() => cf.close());
+  const payloadBytes = turns
+    .slice(0, n)
+    .reduce(
+      (sum, t) =>
+        sum + Buffer.byteLength(t.raw_content, 'utf8') + Buffer.byteLength(t.summary, 'utf8'),
+      0,
+    );
+  const overheadPerTurn = (foldManyMs - rawFoldManyMs) / n;
 
   log(`N=${n}: fresh processes …`);
   // The first open after a compaction hashes the new snapshot once (then it is trusted by identity).
@@ -175,6 +197,7 @@ async function benchSize(n: number, turns: SynthTurn[], queries: string[], work:
   log(`N=${n}: validate, compaction …`);
   const [v, validateMs, validateDelay] = await withLoopDelay(() => cf.validate());
   const [, compactMs, compactDelay] = await withLoopDelay(() => cf.compact());
+  const [st, statusMs] = await timeAsync(() => cf.status());
   await cf.close();
   log(`N=${n}: contextfold inspect, time to overview …`);
   const inspect = await benchInspectOverview(dir);
@@ -186,6 +209,15 @@ async function benchSize(n: number, turns: SynthTurn[], queries: string[], work:
     fold_many: {
       total_ms: Math.round(foldManyMs),
       per_turn_ms: Number((foldManyMs / n).toFixed(3)),
+    },
+    fold_many_without_redaction: {
+      total_ms: Math.round(rawFoldManyMs),
+      per_turn_ms: Number((rawFoldManyMs / n).toFixed(3)),
+    },
+    redaction_overhead_in_fold_many: {
+      per_turn_ms: Number(overheadPerTurn.toFixed(4)),
+      mean_turn_bytes: Math.round(payloadBytes / n),
+      per_2kb_ms: Number(((overheadPerTurn * 2048) / (payloadBytes / n)).toFixed(4)),
     },
     close_compaction_ms: Math.round(closeMs),
     close_compaction_loop_delay_ms: closeDelay,
@@ -200,6 +232,8 @@ async function benchSize(n: number, turns: SynthTurn[], queries: string[], work:
     validate_loop_delay_ms: validateDelay,
     compact_ms: Math.round(compactMs),
     compact_loop_delay_ms: compactDelay,
+    status_ms: Math.round(statusMs),
+    status_sanitized_nodes: st.sanitized_nodes,
     inspect_overview: inspect,
     bytes_on_disk: bytes,
     index_bytes: index,
@@ -207,6 +241,15 @@ async function benchSize(n: number, turns: SynthTurn[], queries: string[], work:
 }
 
 async function main(): Promise<void> {
+  const proxyArg = process.argv.find((a) => a === '--proxy' || a.startsWith('--proxy='));
+  if (proxyArg) {
+    // `npm run bench -- --proxy[=sequential,concurrency,per_call]`: the proxy's figures only.
+    const { benchProxy } = await import('./proxy.js');
+    const parts = proxyArg.includes('=') ? proxyArg.split('=')[1]!.split(',') : undefined;
+    const figures = await benchProxy(parts ? { parts: parts as never } : {});
+    process.stdout.write(`${JSON.stringify(figures, null, 2)}\n`);
+    return;
+  }
   const arg = process.argv.indexOf('--sizes');
   const sizes = (arg > 0 ? process.argv[arg + 1]! : '1000,10000,100000')
     .split(',')
@@ -244,6 +287,8 @@ async function main(): Promise<void> {
     } catch (e) {
       pack = { error: (e as Error).message };
     }
+    log('guard: redaction cost and the false-positive report over ../shared/data/trajectories …');
+    const guard = await benchGuard();
     const first = results[0]!;
     const last = results[results.length - 1]!;
     const at10k = results.find((r) => r.n === 10_000);
@@ -270,6 +315,7 @@ async function main(): Promise<void> {
           },
           claude_code_hook: hook,
           pack_assembly: pack,
+          guard,
         },
         null,
         2,

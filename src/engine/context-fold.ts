@@ -3,6 +3,8 @@ import { resolve } from 'node:path';
 import { project } from '../extract/projection.js';
 import { resolveTokenizer, type Tokenizer } from '../extract/tokenizer.js';
 import { isTempFileName } from '../fs/durable-fs.js';
+import { defaultRedactor, type Redactor } from '../guard/redactor.js';
+import { scanPage } from '../guard/scan-page.js';
 import {
   isContextFoldError,
   NodeNotFoundError,
@@ -26,6 +28,7 @@ import {
   type IndexEntry,
   IPCF_VERSION,
   PROJECTION_VERSION,
+  type RedactionRecord,
 } from '../protocol/types.js';
 import { analysisKey, analyzeNode, RANKED_ANALYZER_VERSION } from '../retrieval/node-analysis.js';
 import { focusedText } from '../retrieval/ranked-focus.js';
@@ -103,6 +106,10 @@ export class ContextFold implements ContextFoldEngine {
   readonly tokenizer: Tokenizer;
   readonly sessionId: string;
   readonly retrieval: RetrievalMode;
+  readonly redact: boolean;
+  private readonly redactor: Redactor | null;
+  /** `sanitized` flag of nodes by artifact hash (a node never changes under its hash). */
+  private readonly sanitizedByArtifact = new Map<string, boolean>();
   /** The directory's paths (a local store; a database store has no directory). */
   private readonly layout: StoreLayout | null;
   private readonly store: LocalStore | PgStore;
@@ -138,6 +145,8 @@ export class ContextFold implements ContextFoldEngine {
     this.retrieval = options.retrieval ?? 'ranked';
     this.clock = options.clock ?? (() => new Date());
     this.readOnly = options.readOnly === true;
+    this.redact = options.redact ?? true;
+    this.redactor = this.redact ? defaultRedactor() : null;
     const analyzer = { version: RANKED_ANALYZER_VERSION, keyOf: analysisKey };
     this.store = this.layout
       ? new LocalStore(this.layout, {
@@ -210,9 +219,34 @@ export class ContextFold implements ContextFoldEngine {
       throw new UsageError('this ContextFold engine is closed; open the store again');
   }
 
-  private prepare(input: FoldInput, foldedAt: string): Prepared {
-    if (!input || typeof input !== 'object')
+  /** The text as a fold would store it (see {@link ContextFoldEngine.redactText}). */
+  async redactText(text: string): Promise<string> {
+    if (typeof text !== 'string') throw new UsageError('redactText needs a string');
+    return this.redactor ? (await this.redactor.redactText(text)).text : text;
+  }
+
+  /** Texts redacted jointly (see {@link ContextFoldEngine.redactTexts}). */
+  async redactTexts(texts: readonly string[]): Promise<string[]> {
+    if (!Array.isArray(texts) || texts.some((t) => typeof t !== 'string')) {
+      throw new UsageError('redactTexts needs an array of strings');
+    }
+    if (!this.redactor) return [...texts];
+    return (await this.redactor.redactTexts(texts)).map((r) => r.text);
+  }
+
+  /** Redacts the user text of a fold input (nothing to do when the engine does not redact). */
+  private async redactInput(
+    input: FoldInput,
+  ): Promise<{ input: FoldInput; records: RedactionRecord[] }> {
+    if (!this.redactor) return { input, records: [] };
+    const { fields, records } = await this.redactor.redactFields(input);
+    return { input: fields, records };
+  }
+
+  private async prepare(given: FoldInput, foldedAt: string): Promise<Prepared> {
+    if (!given || typeof given !== 'object')
       throw new UsageError('fold needs { stepId, summary, content? }');
+    const { input, records } = await this.redactInput(given);
     const p = project({
       stepId: input.stepId,
       summary: input.summary,
@@ -243,11 +277,13 @@ export class ContextFold implements ContextFoldEngine {
       commands: p.commands,
       errors: p.errors,
       token_estimate: p.token_estimate,
-      sanitized: false,
+      sanitized: this.redactor !== null,
+      ...(records.length > 0 ? { redactions: records } : {}),
       status: 'cold',
       artifact_sha256: '',
     };
     node.artifact_sha256 = artifactHash(node);
+    this.sanitizedByArtifact.set(node.artifact_sha256, node.sanitized);
     const entry = indexEntryFor(node, this.store.entryFilePath(input.stepId));
     return { node, entry, text: p.payloadText };
   }
@@ -293,7 +329,9 @@ export class ContextFold implements ContextFoldEngine {
     this.assertOpen();
     if (!Array.isArray(inputs)) throw new UsageError('foldMany needs an array of fold inputs');
     const foldedAt = isoSeconds(this.clock());
-    const prepared = inputs.map((i) => this.prepare(i, foldedAt));
+    // Redaction happens here, before the lock and before any byte is written.
+    const prepared: Prepared[] = [];
+    for (const i of inputs) prepared.push(await this.prepare(i, foldedAt));
     const seen = new Map<number, Prepared>();
     for (const p of prepared) {
       const prev = seen.get(p.entry.step_id);
@@ -571,6 +609,7 @@ export class ContextFold implements ContextFoldEngine {
         payload_sha256: entry.payload_sha256,
         verified: true,
         encoding,
+        findings: scanPage(win.text),
       };
     }
     const chunks = this.chunksOf(entry, text, cap);
@@ -594,6 +633,7 @@ export class ContextFold implements ContextFoldEngine {
       payload_sha256: entry.payload_sha256,
       verified: true,
       encoding,
+      findings: scanPage(content),
     };
   }
 
@@ -638,6 +678,7 @@ export class ContextFold implements ContextFoldEngine {
           chunks: h.chunks,
           truncated: h.truncated,
           matched_terms: pick.matched_terms,
+          findings: h.findings,
         });
         tokens += h.tokens;
       } catch (e) {
@@ -662,27 +703,69 @@ export class ContextFold implements ContextFoldEngine {
 
   /** Counts and settings of the store, and the state of its derived index. */
   async status(): Promise<StatusResult> {
-    return this.read(() => {
-      const s = this.store.stats();
+    const { s, index } = await this.read(() => {
+      const stats = this.store.stats();
+      const path = this.store.indexPath;
       return {
-        dir: this.dir,
-        session_id: this.sessionId,
-        projection_version: PROJECTION_VERSION,
-        nodes: s.entries,
-        evicted: s.evicted,
-        journal_entries: s.journalRecords,
-        total_token_estimate: s.tokenEstimate,
-        policy: this.policy,
-        folding_policy_hash: policyHash(this.policy),
-        tokenizer: this.tokenizer.name,
-        retrieval: this.retrieval,
+        s: stats,
         index: {
-          path: this.store.indexPath,
-          state: this.store.indexPath === null && s.entries > 0 ? 'in-memory' : 'fresh',
+          path,
+          state: path === null && stats.entries > 0 ? ('in-memory' as const) : ('fresh' as const),
           pending_analysis: this.store.pendingCount(),
         },
       };
     });
+    // The sanitized flag is in the node files only (the reference index has no such field).
+    const flags = { sanitized_nodes: 0, unsanitized_nodes: 0, unreadable_nodes: 0 };
+    for await (const page of this.entryPages({ pageSize: 1024 })) {
+      await this.store.load(
+        page.filter((e) => !this.sanitizedByArtifact.has(e.artifact_sha256)).map((e) => e.step_id),
+      );
+      for (const e of page) {
+        const f = this.sanitizedFlag(e);
+        if (f === null) flags.unreadable_nodes++;
+        else if (f) flags.sanitized_nodes++;
+        else flags.unsanitized_nodes++;
+      }
+    }
+    return {
+      dir: this.dir,
+      session_id: this.sessionId,
+      projection_version: PROJECTION_VERSION,
+      nodes: s.entries,
+      evicted: s.evicted,
+      journal_entries: s.journalRecords,
+      total_token_estimate: s.tokenEstimate,
+      policy: this.policy,
+      folding_policy_hash: policyHash(this.policy),
+      tokenizer: this.tokenizer.name,
+      retrieval: this.retrieval,
+      index,
+      redact: this.redact,
+      ...flags,
+    };
+  }
+
+  /**
+   * A node's `sanitized` flag, read from its canonical file (memoised by artifact hash, which
+   * names the file's content); null when the file is not contained in the store, cannot be
+   * read or parsed, or is not the indexed artifact. Reads, never verifies hashes: `validate`
+   * does that.
+   */
+  private sanitizedFlag(entry: IndexEntry): boolean | null {
+    const known = this.sanitizedByArtifact.get(entry.artifact_sha256);
+    if (known !== undefined) return known;
+    try {
+      const text = this.store.readNodeText(entry);
+      if (text === null) return null;
+      const node = JSON.parse(text);
+      if (node?.artifact_sha256 !== entry.artifact_sha256) return null;
+      const flag = node.sanitized === true;
+      this.sanitizedByArtifact.set(entry.artifact_sha256, flag);
+      return flag;
+    } catch {
+      return null;
+    }
   }
 
   /**

@@ -1,3 +1,5 @@
+import { scanPage, summarizeFindings } from '../guard/scan-page.js';
+import type { FindingSummary, PageFinding } from '../guard/types.js';
 import { sha256Hex } from '../protocol/canonical-json.js';
 import type { PageInFailure } from '../protocol/results.js';
 import type { FoldedStep } from '../protocol/types.js';
@@ -27,9 +29,11 @@ export interface PinnedItem {
   message: Message;
 }
 
-/** A verified page to place at the end of the current user turn. */
+/** A verified page to place at the end of L0 (the prompt, or the pending tool output). */
 export interface PackPage extends ArchivedBlockInfo {
   matched_terms: string[];
+  /** The guard's findings on `content` (scanned at assembly when absent). */
+  findings?: PageFinding[];
 }
 
 /** What a layer lost to the budget, and why. `persistent: false` means for this pack only. */
@@ -67,6 +71,8 @@ export interface PagedInNote {
   /** Tokens of the labelled block in the prompt. */
   tokens: number;
   matched_terms: string[];
+  /** Injection and active-content findings on the page, one line per pattern. */
+  findings: FindingSummary[];
 }
 
 /** A turn folded while preparing a pack. */
@@ -167,6 +173,11 @@ export function frameTokens(meter: TokenMeter): number {
   return meter.text(FRAME_HEAD) + meter.text(FRAME_TAIL);
 }
 
+/** Tokens of a paged-in block as the pack places it (the block and its blank line). */
+export function pageTokens(meter: TokenMeter, page: ArchivedBlockInfo): number {
+  return meter.text(`${formatArchivedBlock(page)}\n\n`);
+}
+
 /** Tokens of a turn rendered verbatim (before any compression). */
 export function turnTokens(t: Turn, meter: TokenMeter): number {
   let n = 0;
@@ -210,7 +221,8 @@ function latestPinned(pinned: readonly PinnedItem[]): {
 
 /**
  * Assembles a pack. Pure: the same input gives the same bytes. Order: L3, L2 (one system
- * message framing the records), L1, L0 (the prompt with the paged-in blocks at its end).
+ * message framing the records), L1, L0 (the prompt or pending tool output, with the paged-in
+ * blocks at the end of its last message).
  * Over budget, records are dropped oldest first, then L1 turns oldest first (whole turns, so a
  * call and its result go together), for this pack only; L0 and L3 are never dropped. Then the
  * L1 compression strategies run on what is left. Every decision lands in `metadata`.
@@ -238,9 +250,11 @@ export function assemblePack(input: AssembleInput): ContextPack {
 
   const current = input.current;
   const currentTokens = current ? turnTokens(current, meter) : 0;
-  const pageBlocks = input.pages.map((p) => formatArchivedBlock(p));
-  const pageTokens = pageBlocks.map((b) => meter.text(`${b}\n\n`));
-  const pageTotal = pageTokens.reduce((a, b) => a + b, 0);
+  const pageFindings = input.pages.map((p) => p.findings ?? scanPage(p.content));
+  const pages = input.pages.map((p, i) => ({ ...p, findings: pageFindings[i]! }));
+  const pageBlocks = pages.map((p) => formatArchivedBlock(p));
+  const blockTokens = pages.map((p) => pageTokens(meter, p));
+  const pageTotal = blockTokens.reduce((a, b) => a + b, 0);
 
   const total = (): number =>
     l3Total + l2Total() + recentTokens.reduce((a, b) => a + b, 0) + currentTokens + pageTotal;
@@ -336,11 +350,13 @@ export function assemblePack(input: AssembleInput): ContextPack {
   const pagedIn: PagedInNote[] = [];
   if (current) {
     const plain = current.messages.map((m) => toPlainMessage(m as HistoryMessage));
-    if (input.currentIsPrompt && pageBlocks.length > 0) {
-      const prompt = plain[0]!;
-      plain[0] = {
-        ...prompt,
-        content: `${prompt.content}\n\n${pageBlocks.join('\n\n')}`,
+    if (pageBlocks.length > 0) {
+      // At the end of L0: the prompt, or the last pending tool output of a tool loop.
+      const at = plain.length - 1;
+      const last = plain[at]!;
+      plain[at] = {
+        ...last,
+        content: `${last.content}\n\n${pageBlocks.join('\n\n')}`,
       } as Message;
     }
     messages.push(...plain);
@@ -357,7 +373,7 @@ export function assemblePack(input: AssembleInput): ContextPack {
         kind: 'page',
         step_id: p.step_id,
         steps: [p.step_id],
-        tokens: pageTokens[i]!,
+        tokens: blockTokens[i]!,
       });
       pagedIn.push({
         step_id: p.step_id,
@@ -365,8 +381,9 @@ export function assemblePack(input: AssembleInput): ContextPack {
         chunk: p.chunk,
         chunks: p.chunks,
         truncated: p.truncated,
-        tokens: pageTokens[i]!,
+        tokens: blockTokens[i]!,
         matched_terms: [...p.matched_terms],
+        findings: summarizeFindings(pageFindings[i]!),
       });
     });
   }

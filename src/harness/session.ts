@@ -6,7 +6,7 @@ import type { HydrationPolicy } from '../protocol/policy.js';
 import { perTurnCap } from '../protocol/policy.js';
 import type { PageInFailure } from '../protocol/results.js';
 import { isoSeconds } from '../protocol/time.js';
-import { stripArchivedBlocks } from './archived-block.js';
+import { type ArchivedBlockInfo, stripArchivedBlocks } from './archived-block.js';
 import type { FoldRef } from './folded-step.js';
 import {
   type HistoryMessage,
@@ -17,7 +17,9 @@ import {
   toPlainMessage,
   type UserMessage,
 } from './messages.js';
-import type { ContextPack } from './pack.js';
+import { type ContextPack, pageTokens } from './pack.js';
+import { redactMessages } from './redact-message.js';
+import { stableJson } from './render.js';
 import { type FoldRequest, type PagedIn, SessionCore, type SessionIO } from './session-core.js';
 import {
   loadEvents,
@@ -64,6 +66,12 @@ export interface SessionOptions {
   lowWater?: number;
   /** Tokens kept free for paged-in blocks. Default min(per-turn page cap, budget / 2). */
   pageReserve?: number;
+  /**
+   * Also scan the pending output of a tool loop for page-in, not only user prompts. Default
+   * false; `contextfold proxy` and `contextfold session --per-call` turn it on (most calls of
+   * an agent are tool-loop continuations).
+   */
+  pageInToolOutput?: boolean;
   /** Custom summariser; default: the deterministic offline {@link summarizeTurn}. */
   summarize?: Summarizer;
   /** Use this engine instead of opening one on `dir` (the session does not close it). */
@@ -72,10 +80,33 @@ export interface SessionOptions {
   policy?: HydrationPolicy;
   sessionId?: string;
   retrieval?: RetrievalMode;
+  /**
+   * Redact secrets (default true) in everything the session records and folds: incoming
+   * messages, pinned notes, custom summaries. `false` keeps the text as given. With `engine`,
+   * the engine's own setting applies.
+   */
+  redact?: boolean;
   /** Ranked-analysis cache directory of the engine the session opens (`OpenOptions.cacheDir`). */
   cacheDir?: string | false;
   /** Clock for message times and `recorded_at`; never part of a pack. */
   clock?: () => Date;
+}
+
+/** Messages validated, stripped and redacted, ready to record. */
+interface Prepared {
+  records: HistoryRecord[];
+  stripped: StrippedRecord[];
+  /** The messages as given, in order (their records are `records`). */
+  originals: Message[];
+}
+
+/** Bound of the original → record map: past it the map starts over (it is only a cache). */
+const RECORDED_FORMS = 100_000;
+
+/** A message's identity as a caller sends it (time and position left out), hashed. */
+function formKey(m: Message): string {
+  const { timestamp: _t, stepId: _s, ...rest } = m as Message & { stepId?: number };
+  return sha256Hex(stableJson(rest));
 }
 
 /** What {@link Session.afterTurn} did. */
@@ -134,11 +165,42 @@ export function defaultSummary(turn: Turn): string {
   return summarizeTurn(turn.messages.map(toPlainMessage));
 }
 
+/**
+ * Keeps the pages (in the engine's order) whose blocks fit in `room` tokens; the others are
+ * refused, reported like any page that could not be paged in. L3 and L0 are never dropped, so
+ * a page that does not fit beside them would put the pack over its budget.
+ */
+function fitPages<P extends ArchivedBlockInfo>(
+  pages: readonly P[],
+  room: number,
+  meter: TokenMeter,
+): { pages: P[]; refused: PageInFailure[] } {
+  const kept: P[] = [];
+  const refused: PageInFailure[] = [];
+  let left = room;
+  for (const p of pages) {
+    const n = pageTokens(meter, p);
+    if (n <= left) {
+      kept.push(p);
+      left -= n;
+    } else {
+      refused.push({
+        step_id: p.step_id,
+        code: 'PAGE_BUDGET',
+        error: 'PageBudgetExceeded',
+        message: `its ${n}-token block does not fit: ${Math.max(0, left)} token(s) of the budget are left beside the live turn and pinned layer`,
+      });
+    }
+  }
+  return { pages: kept, refused };
+}
+
 /** The live side of a session: the engine. */
 class LiveIO implements SessionIO {
   constructor(
     private readonly engine: ContextFoldEngine,
     private readonly summarizer: Summarizer | undefined,
+    private readonly meter: TokenMeter,
   ) {}
 
   async summarize(turn: Turn): Promise<{ summary: string; source: 'default' | 'custom' }> {
@@ -156,7 +218,9 @@ class LiveIO implements SessionIO {
         `the custom summariser returned ${typeof out} for step ${turn.stepId}; it must return a string`,
       );
     }
-    return { summary: out, source: 'custom' };
+    // The summary goes into the fold event's record: redact it like any other recorded text.
+    const summary = this.engine.redact ? await this.engine.redactText(out) : out;
+    return { summary, source: 'custom' };
   }
 
   async fold(requests: FoldRequest[]): Promise<FoldRef[]> {
@@ -170,11 +234,16 @@ class LiveIO implements SessionIO {
     }));
   }
 
-  async pageIn(prompt: string): Promise<{ pages: PagedIn[]; failures: PageInFailure[] }> {
+  async pageIn(
+    prompt: string,
+    _turn: number,
+    room: number,
+  ): Promise<{ pages: PagedIn[]; failures: PageInFailure[] }> {
     const r = await this.engine.pageIn(prompt);
     const caps = new Map(r.scan.selected.map((p) => [p.step_id, p.cost]));
+    const fitted = fitPages(r.pages, room, this.meter);
     return {
-      pages: r.pages.map((p) => ({
+      pages: fitted.pages.map((p) => ({
         step_id: p.step_id,
         payload_sha256: p.payload_sha256,
         chunk: p.chunk,
@@ -186,8 +255,9 @@ class LiveIO implements SessionIO {
         ...(p.window ? { window: { ...p.window } } : {}),
         tokens: p.tokens,
         content_sha256: sha256Hex(p.content),
+        findings: p.findings,
       })),
-      failures: r.failures.map((f) => ({ ...f })),
+      failures: [...r.failures.map((f) => ({ ...f })), ...fitted.refused],
     };
   }
 
@@ -219,6 +289,8 @@ export class Session {
   private readonly ownsEngine: boolean;
   private broken: Error | null = null;
   private closed = false;
+  /** Original message (by {@link formKey}) → history position of its record. */
+  private readonly recorded = new Map<string, number>();
 
   private constructor(
     engine: ContextFoldEngine,
@@ -256,15 +328,18 @@ export class Session {
         ...(options.tokenizer ? { tokenizer: options.tokenizer } : {}),
         ...(options.sessionId ? { sessionId: options.sessionId } : {}),
         ...(options.retrieval ? { retrieval: options.retrieval } : {}),
+        ...(options.redact !== undefined ? { redact: options.redact } : {}),
         ...(options.cacheDir !== undefined ? { cacheDir: options.cacheDir } : {}),
         clock,
       }));
     try {
       const config = sessionConfig(options, engine);
+      const meter = new TokenMeter(engine.tokenizer);
       const core = new SessionCore(
-        new LiveIO(engine, options.summarize),
-        new TokenMeter(engine.tokenizer),
+        new LiveIO(engine, options.summarize, meter),
+        meter,
         clock,
+        options.pageInToolOutput === true,
       );
       for (const e of await loadEvents(engine)) core.state.apply(e);
       const prior = core.state.config;
@@ -333,47 +408,97 @@ export class Session {
     }
   }
 
-  private prepare(messages: Message | readonly Message[]): {
-    records: HistoryRecord[];
-    stripped: StrippedRecord[];
-  } {
+  /**
+   * Validates incoming messages, strips echoed archived blocks and redacts secrets (when the
+   * engine redacts): what the session records, folds and renders is the redacted form.
+   */
+  private async prepare(messages: Message | readonly Message[]): Promise<Prepared> {
     const list = Array.isArray(messages) ? messages : [messages as Message];
     const from = this.core.state.history.length;
+    const parsed = list.map((raw, i) => parseMessage(raw, `message ${from + i}`));
     const records: HistoryRecord[] = [];
     const stripped: StrippedRecord[] = [];
     const probe: HistoryMessage[] = [];
-    list.forEach((raw, i) => {
-      const stepId = from + i;
-      const m = parseMessage(raw, `message ${stepId}`);
+    const bare = parsed.map((m, i) => {
       const s = stripArchivedBlocks(m.content);
-      if (s.blocks.length > 0) stripped.push({ step_id: stepId, blocks: s.blocks });
+      if (s.blocks.length > 0) stripped.push({ step_id: from + i, blocks: s.blocks });
+      return { ...m, content: s.text };
+    });
+    const clean = await this.redactMessages(bare);
+    for (const [i, m] of clean.entries()) {
       const h = {
         ...m,
-        content: s.text,
-        stepId,
-        timestamp: m.timestamp ?? isoSeconds(this.clock()),
+        stepId: from + i,
+        timestamp: parsed[i]!.timestamp ?? isoSeconds(this.clock()),
       } as HistoryMessage;
       probe.push(h);
       records.push(messageToRecord(h));
-    });
+    }
     // Check tool-call pairing before anything is recorded, on a copy of the last turn (the only
     // one a new message can join).
     const last = this.core.state.turns[this.core.state.turns.length - 1];
     const turns = last ? [{ ...last, steps: [...last.steps], messages: [...last.messages] }] : [];
     for (const h of probe) addToTurns(turns, h);
-    return { records, stripped };
+    return { records, stripped, originals: parsed };
+  }
+
+  /** Notes, once recorded, which history position holds each original message's record. */
+  private noteRecorded(p: Prepared): void {
+    if (this.recorded.size + p.originals.length > RECORDED_FORMS) this.recorded.clear();
+    for (const [i, m] of p.originals.entries()) {
+      this.recorded.set(formKey(m), p.records[i]!.step_id);
+    }
+  }
+
+  /**
+   * Messages in the form this session records them (archived blocks stripped, secrets redacted):
+   * what an integration that keeps the caller's own copy of the conversation compares with
+   * `history()`. A message this process recorded is answered with its record; others (a new
+   * process resuming a session) are prepared here, together, as one append would.
+   *
+   * @example
+   * const seen = await session.recordedForm(incoming.slice(0, session.history().length));
+   */
+  async recordedForm(messages: readonly Message[]): Promise<Message[]> {
+    const history = this.core.state.history;
+    const out: (Message | null)[] = messages.map((m) => {
+      const at = this.recorded.get(formKey(m));
+      return at !== undefined && history[at] ? history[at]! : null;
+    });
+    const missing = messages.filter((_, i) => out[i] === null);
+    if (missing.length > 0) {
+      const bare = missing.map((m) => ({ ...m, content: stripArchivedBlocks(m.content).text }));
+      const clean = await this.redactMessages(bare);
+      let k = 0;
+      out.forEach((m, i) => {
+        if (m === null) out[i] = clean[k++]!;
+      });
+    }
+    return out as Message[];
+  }
+
+  /**
+   * Messages as this session records them: with secrets redacted, all together (see
+   * `redactMessages`), when the engine redacts; unchanged otherwise. An integration that keeps
+   * its own copy of the conversation compares it with `history()` in this form.
+   */
+  async redactMessages<M extends Message>(messages: readonly M[]): Promise<M[]> {
+    if (!this.engine.redact) return [...messages];
+    return redactMessages(messages, (t) => this.engine.redactTexts(t));
   }
 
   /**
    * Appends messages to the history (system messages become pinned L3). Each gets the next
-   * history position as its `step_id`. Archived blocks a client echoes back are removed.
+   * history position as its `step_id`. Archived blocks a client echoes back are removed, and
+   * secrets are redacted before anything is recorded (unless the engine does not redact).
    */
   async append(messages: Message | readonly Message[]): Promise<number[]> {
     this.assertUsable();
-    const { records, stripped } = this.prepare(messages);
+    const prepared = await this.prepare(messages);
     return this.change(() => {
-      this.core.appendRecords(records, stripped);
-      return records.map((r) => r.step_id);
+      this.core.appendRecords(prepared.records, prepared.stripped);
+      this.noteRecorded(prepared);
+      return prepared.records.map((r) => r.step_id);
     });
   }
 
@@ -385,17 +510,19 @@ export class Session {
     if (options.source !== undefined && typeof options.source !== 'string') {
       throw new UsageError('pin source must be a string');
     }
+    const clean = this.engine.redact ? await this.engine.redactText(text) : text;
     return this.change(() => {
       const id = this.core.state.noteCount;
-      this.core.record({ type: 'pin', note_id: id, source: options.source ?? null, text });
+      this.core.record({ type: 'pin', note_id: id, source: options.source ?? null, text: clean });
       return id;
     });
   }
 
   /**
    * `pre_turn_dispatch`: appends the prompt (if any) and returns the pack to send. Without a
-   * prompt (a tool-loop continuation) the pending tool output is the live layer. Pass a user
-   * message instead of a string to give the prompt its own timestamp.
+   * prompt, the live layer is what the history ends with: the pending tool output of a tool
+   * loop, or a user message not answered yet (a retried call, or a client that appended it).
+   * Pass a user message instead of a string to give the prompt its own timestamp.
    */
   async beforeTurn(userPrompt?: string | UserMessage): Promise<ContextPack> {
     this.assertUsable();
@@ -404,22 +531,23 @@ export class Session {
         `turn ${this.core.state.open.turn} is still open: call afterTurn(response) first`,
       );
     }
-    let prepared: { records: HistoryRecord[]; stripped: StrippedRecord[] } | null = null;
+    let prepared: Prepared | null = null;
     if (typeof userPrompt === 'string') {
-      prepared = this.prepare({ role: 'user', content: userPrompt });
+      prepared = await this.prepare({ role: 'user', content: userPrompt });
     } else if (userPrompt !== undefined) {
       if (userPrompt === null || typeof userPrompt !== 'object' || userPrompt.role !== 'user') {
         throw new UsageError(
           'beforeTurn takes the user prompt as a string or a { role: "user" } message',
         );
       }
-      prepared = this.prepare(userPrompt);
+      prepared = await this.prepare(userPrompt);
     }
     return this.change(async () => {
-      let promptStep: number | null = null;
+      let promptStep = this.trailingPrompt();
       if (prepared) {
         promptStep = this.core.state.history.length;
         this.core.appendRecords(prepared.records, prepared.stripped);
+        this.noteRecorded(prepared);
       }
       return this.core.startTurn(promptStep);
     });
@@ -430,9 +558,12 @@ export class Session {
     this.assertUsable();
     if (!this.core.state.open)
       throw new UsageError('no turn is open: call beforeTurn(prompt) first');
-    const prepared = response === undefined ? null : this.prepare(response);
+    const prepared = response === undefined ? null : await this.prepare(response);
     return this.change(async () => {
-      if (prepared) this.core.appendRecords(prepared.records, prepared.stripped);
+      if (prepared) {
+        this.core.appendRecords(prepared.records, prepared.stripped);
+        this.noteRecorded(prepared);
+      }
       const r = await this.core.completeTurn();
       return {
         turn: r.turn,
@@ -440,6 +571,25 @@ export class Session {
         evicted: r.evicted,
       };
     });
+  }
+
+  /** The last history message when it is a user message still in the prompt (not folded). */
+  private trailingPrompt(): number | null {
+    const s = this.core.state;
+    const last = s.history[s.history.length - 1];
+    if (last?.role !== 'user' || s.folded.has(last.stepId)) return null;
+    return last.stepId;
+  }
+
+  /**
+   * Tokens of the whole history rendered verbatim, as the pack counts them: what every prompt
+   * would cost without folding (the baseline `contextfold session --per-call` and the proxy
+   * report savings against). Counts are memoised per message.
+   */
+  historyTokens(): number {
+    let n = 0;
+    for (const m of this.core.state.history) n += this.core.meter.message(m);
+    return n;
   }
 
   /** The history so far (a copy): every message with its step id and time. */

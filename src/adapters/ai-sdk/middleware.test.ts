@@ -17,7 +17,14 @@ import {
 import { MockLanguageModelV3 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import {
+  fakeSecrets,
+  leakedFragments,
+  secretFragments,
+  secretTurn,
+} from '../../test-utils/fake-secrets.js';
 import { tempDir } from '../../test-utils/temp-dir.js';
+import { writtenFiles } from '../../test-utils/written-bytes.js';
 import { contextFoldMiddleware } from './middleware.js';
 
 const usage = {
@@ -365,5 +372,30 @@ describe('contextFoldMiddleware with streamText', () => {
     for (const p of [p1!, p2!]) expectPairsTogether(p);
     expect((await mw.session()).status().open_turn).toBeNull();
     await mw.close();
+  });
+});
+
+describe('contextFoldMiddleware and secrets', () => {
+  it('nothing it writes holds a secret from the conversation; the model gets the markers', async () => {
+    const secrets = fakeSecrets('middleware');
+    const dir = tempDir();
+    const mw = setup({ dir });
+    const mock = new MockLanguageModelV3({ doGenerate: [text('Noted.')] });
+    const model = wrapLanguageModel({ model: mock, middleware: mw });
+    const messages: ModelMessage[] = [
+      ...history(),
+      {
+        role: 'user',
+        content: `Here is our .env:\n${secretTurn(secrets)}\nWhich port is PostgreSQL on?`,
+      },
+    ];
+    await generateText({ model, messages });
+    await mw.close();
+    const sent = promptText(mock.doGenerateCalls[0]!.prompt);
+    expect(sent).toContain('[REDACTED:github-token]');
+    const written = writtenFiles(dir).map((f) => f.bytes);
+    expect(written.length).toBeGreaterThan(0);
+    expect(leakedFragments(Buffer.from(sent), secretFragments(secrets))).toEqual([]);
+    for (const b of written) expect(leakedFragments(b, secretFragments(secrets))).toEqual([]);
   });
 });

@@ -1,4 +1,6 @@
 import type { ContextFoldEngine } from '../../engine/types.js';
+import { summarizeFindings } from '../../guard/scan-page.js';
+import type { FindingSummary } from '../../guard/types.js';
 import { formatArchivedBlock } from '../../harness/archived-block.js';
 import { isContextFoldError } from '../../protocol/errors.js';
 import { type PageInFailure, pageFailure } from '../../protocol/results.js';
@@ -17,6 +19,8 @@ export interface HookPage {
   chunks: number;
   truncated: boolean;
   bytes: number;
+  /** The guard's findings on the paged text, one line per pattern. */
+  findings: FindingSummary[];
 }
 
 /** Result of {@link archivedContext}. */
@@ -53,7 +57,13 @@ async function largestFittingBlock(
       best = {
         text,
         bytes: size,
-        page: { step_id: h.step_id, chunk: h.chunk, chunks: h.chunks, truncated: h.truncated },
+        page: {
+          step_id: h.step_id,
+          chunk: h.chunk,
+          chunks: h.chunks,
+          truncated: h.truncated,
+          findings: summarizeFindings(h.findings),
+        },
       };
       if (h.chunks === 1) break;
       lo = cap + 1;
