@@ -79,10 +79,10 @@ export {
   loadEvents,
   parseEvents,
   readEvents,
-  storeEvents,
   type SessionConfig,
   type SessionEvent,
   type SessionEventType,
+  storeEvents,
 } from './session-events.js';
 export {
   describeTurn,

@@ -23,9 +23,9 @@ import { stableJson } from './render.js';
 import { type FoldRequest, type PagedIn, SessionCore, type SessionIO } from './session-core.js';
 import {
   loadEvents,
-  storeEvents,
   type SessionConfig,
   type StrippedRecord,
+  storeEvents,
 } from './session-events.js';
 import { describeTurn, summarizeTurn, type TurnFacts } from './summarize.js';
 import { TokenMeter } from './token-meter.js';

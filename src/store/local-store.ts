@@ -16,6 +16,7 @@ import { canonicalJson, prettyJson } from '../protocol/canonical-json.js';
 import { IntegrityCheckError, LockTimeoutError, UsageError } from '../protocol/errors.js';
 import { isoSeconds } from '../protocol/time.js';
 import type { ColdNode, IndexEntry } from '../protocol/types.js';
+import { checkContainment } from './containment.js';
 import { fileIdentity, isRacy, sameIdentity } from './file-identity.js';
 import type {
   CommitRow,
@@ -50,7 +51,6 @@ import {
   loadSnapshot,
 } from './index-loader.js';
 import { type JournalRecord, journalLine, parseJournal } from './journal.js';
-import { checkContainment } from './containment.js';
 import {
   canonicalNodePath,
   indexFilePath,

@@ -77,13 +77,35 @@ export async function startPgCluster(dir: string): Promise<PgCluster> {
     const full = user ? ['-u', user.name, '--', join(bin, tool), ...args] : args;
     execFileSync(cmd, full, { stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
   };
-  run('initdb', ['-D', dataDir, '-A', 'trust', '-U', 'contextfold', '-E', 'UTF8', '--locale=C', '--no-sync']);
+  run('initdb', [
+    '-D',
+    dataDir,
+    '-A',
+    'trust',
+    '-U',
+    'contextfold',
+    '-E',
+    'UTF8',
+    '--locale=C',
+    '--no-sync',
+  ]);
   let port = 0;
   for (let attempt = 0; ; attempt++) {
     port = await freePort();
     const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
     try {
-      run('pg_ctl', ['-D', dataDir, '-o', opts, '-l', join(dir, 'server.log'), '-w', '-t', '30', 'start']);
+      run('pg_ctl', [
+        '-D',
+        dataDir,
+        '-o',
+        opts,
+        '-l',
+        join(dir, 'server.log'),
+        '-w',
+        '-t',
+        '30',
+        'start',
+      ]);
       break;
     } catch (e) {
       if (attempt >= 2) throw e;

@@ -1,4 +1,8 @@
-import { isContextFoldError, LockTimeoutError, StoreUnavailableError } from '../../protocol/errors.js';
+import {
+  isContextFoldError,
+  LockTimeoutError,
+  StoreUnavailableError,
+} from '../../protocol/errors.js';
 
 /** SQLSTATEs and driver errors that mean the connection or server went away (or timed out). */
 const CONNECTION_STATES = new Set([

@@ -12,7 +12,11 @@ const clock = () => new Date('2026-03-01T10:00:00Z');
 const turns = [
   { stepId: 3, summary: 'PostgreSQL configured on port 5433', content: '$ psql -p 5433\r\nok\r\n' },
   { stepId: 4, summary: 'binary blob', content: Uint8Array.from([0x66, 0x80, 0xff, 0x00, 0x0a]) },
-  { stepId: 9, summary: 'deploy failed with ECONNREFUSED', content: 'Error: ECONNREFUSED 10.0.0.7:6379\n' },
+  {
+    stepId: 9,
+    summary: 'deploy failed with ECONNREFUSED',
+    content: 'Error: ECONNREFUSED 10.0.0.7:6379\n',
+  },
 ];
 
 let admin: pg.Client;
@@ -120,7 +124,10 @@ describePg('PgStore', () => {
     await sql(`UPDATE cf_nodes SET body = '\\x7b7b'::bytea WHERE store_id = $1 AND step = 4`, [id]);
     await expect(cf.hydrate(4)).rejects.toMatchObject({ code: 'INTEGRITY_CHECK' });
     // The hash metadata columns are never trusted: editing them changes nothing.
-    await sql(`UPDATE cf_nodes SET artifact_sha256 = repeat('0', 64) WHERE store_id = $1 AND step = 9`, [id]);
+    await sql(
+      `UPDATE cf_nodes SET artifact_sha256 = repeat('0', 64) WHERE store_id = $1 AND step = 9`,
+      [id],
+    );
     expect((await cf.hydrate(9)).verified).toBe(true);
     // The entry (index row): a file_path leading elsewhere, then a wrong artifact hash.
     await sql(
@@ -153,7 +160,9 @@ describePg('PgStore', () => {
     const url = PG_URL!.replace(/\/contextfold$/, `/${name}`);
     const c = new pg.Client({ connectionString: url });
     await c.connect();
-    await c.query('CREATE TABLE contextfold_schema (version integer PRIMARY KEY, applied_at timestamptz)');
+    await c.query(
+      'CREATE TABLE contextfold_schema (version integer PRIMARY KEY, applied_at timestamptz)',
+    );
     await c.query('INSERT INTO contextfold_schema (version) VALUES ($1)', [PG_SCHEMA_VERSION + 1]);
     await c.end();
     await expect(ContextFold.open({ store: `${url}?store_id=x` })).rejects.toMatchObject({

@@ -361,7 +361,12 @@ export class PgStore implements IndexBackend {
 
   stats(): IndexStats {
     const s = this.#mirror.state;
-    return { entries: s.entries, evicted: s.evicted, tokenEstimate: s.tokenEstimate, journalRecords: 0 };
+    return {
+      entries: s.entries,
+      evicted: s.evicted,
+      tokenEstimate: s.tokenEstimate,
+      journalRecords: 0,
+    };
   }
 
   get(step: number): IndexEntry | undefined {
@@ -425,7 +430,10 @@ export class PgStore implements IndexBackend {
     this.#later('storing analyses', async (c) => {
       await c.query('BEGIN');
       await c.query('SELECT pg_advisory_xact_lock($1)', [this.#lockKey]);
-      await this.#insertAnalyses(c, list.map((x) => x.analysis));
+      await this.#insertAnalyses(
+        c,
+        list.map((x) => x.analysis),
+      );
       const upd = await c.query<{ step: string }>(
         `UPDATE cf_entries e SET akey = x.akey
            FROM unnest($2::bigint[], $3::text[]) AS x(step, akey)
@@ -509,10 +517,13 @@ export class PgStore implements IndexBackend {
     }
     const bytes = this.#bytes(step);
     if (bytes === null) {
-      throw new IntegrityCheckError(`step ${step}: cold node is missing from the database: ${path}`, {
-        stepId: step,
-        path,
-      });
+      throw new IntegrityCheckError(
+        `step ${step}: cold node is missing from the database: ${path}`,
+        {
+          stepId: step,
+          path,
+        },
+      );
     }
     return verifyNodeText(entry, bytes.toString('utf8'), path);
   }
@@ -540,7 +551,9 @@ export class PgStore implements IndexBackend {
   async write<T>(fn: (session: WriteSession) => Promise<T> | T): Promise<T> {
     this.#assertOpen();
     if (this.#opts.readOnly) {
-      throw new UsageError(`this store was opened read-only; nothing can be written to it: ${this.location}`);
+      throw new UsageError(
+        `this store was opened read-only; nothing can be written to it: ${this.location}`,
+      );
     }
     return this.#exclusive(async () => {
       await this.#background;
@@ -549,7 +562,9 @@ export class PgStore implements IndexBackend {
       const applied: (() => void)[] = [];
       try {
         await client.query('BEGIN');
-        await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.floor(this.#opts.lockTimeoutMs))}`);
+        await client.query(
+          `SET LOCAL lock_timeout = ${Math.max(1, Math.floor(this.#opts.lockTimeoutMs))}`,
+        );
         await client.query(
           'INSERT INTO cf_stores (store_id, created_at) VALUES ($1, $2) ON CONFLICT DO NOTHING',
           [this.where.storeId, isoSeconds(this.#opts.clock())],
@@ -568,7 +583,12 @@ export class PgStore implements IndexBackend {
         if (stage !== 'done') await client.query('ROLLBACK').catch(() => {});
         this.#release(client, e);
         if (stage === 'commit') this.#resetMirror(this.#mirror.epoch); // re-read: it may have committed
-        throw storeError(e, this.location, 'writing to the store', stage === 'commit' ? 'unknown' : 'no');
+        throw storeError(
+          e,
+          this.location,
+          'writing to the store',
+          stage === 'commit' ? 'unknown' : 'no',
+        );
       }
     });
   }
@@ -683,7 +703,13 @@ export class PgStore implements IndexBackend {
     );
     const tokens = rows.flatMap((r) =>
       r.tokens
-        ? [{ payload_sha256: r.entry.payload_sha256, tokenizer: r.tokens.tokenizer, count: r.tokens.count }]
+        ? [
+            {
+              payload_sha256: r.entry.payload_sha256,
+              tokenizer: r.tokens.tokenizer,
+              count: r.tokens.count,
+            },
+          ]
         : [],
     );
     await this.#insertTokens(c, tokens);
@@ -691,7 +717,12 @@ export class PgStore implements IndexBackend {
     await c.query(
       `INSERT INTO cf_entries (store_id, step, body, akey)
        SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::text[])`,
-      [this.where.storeId, entries.map((e) => e.step_id), jsons, rows.map((r) => r.analysis?.akey ?? null)],
+      [
+        this.where.storeId,
+        entries.map((e) => e.step_id),
+        jsons,
+        rows.map((r) => r.analysis?.akey ?? null),
+      ],
     );
     const base = await this.#advance(c, rows.length, rows.length, 0, tokenSum);
     await this.#feed(
@@ -765,7 +796,11 @@ export class PgStore implements IndexBackend {
    */
   async checkIndex(): Promise<IndexCheck> {
     this.#assertOpen();
-    const base = { path: this.location, entries: this.#mirror.state.entries, pending: this.pendingCount() };
+    const base = {
+      path: this.location,
+      entries: this.#mirror.state.entries,
+      pending: this.pendingCount(),
+    };
     const problem = await this.#withClient('checking the store', async (c) => {
       const counts = await c.query<{ entries: string; evicted: string }>(
         'SELECT entries, evicted FROM cf_stores WHERE store_id = $1',
@@ -787,7 +822,8 @@ export class PgStore implements IndexBackend {
           const want = e.evicted
             ? canonicalJson({ ...(JSON.parse(e.body) as IndexEntry), evicted: true })
             : e.body;
-          if (this.#mirror.db.entryJson(step) !== want) return `step ${step} differs from the database`;
+          if (this.#mirror.db.entryJson(step) !== want)
+            return `step ${step} differs from the database`;
           seen++;
           after = step;
         }

@@ -10,7 +10,9 @@ export interface PgLocation {
   display: string;
 }
 
-const STORE_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+/** Store ids: names separated by `/` (a proxy's sessions: `web/sessions/chat-42`). */
+const STORE_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._~-]*(\/[A-Za-z0-9_~-][A-Za-z0-9._~-]*)*$/;
+const STORE_ID_MAX = 512;
 
 /** True when a `--store` / `CONTEXTFOLD_STORE` value names a PostgreSQL store. */
 export function isPgUrl(value: string): boolean {
@@ -37,9 +39,9 @@ export function parsePgUrl(value: string): PgLocation {
     throw new UsageError(`not a PostgreSQL URL (it must start with postgres://): ${redact(value)}`);
   }
   const storeId = url.searchParams.get('store_id') ?? 'default';
-  if (!STORE_ID_RE.test(storeId)) {
+  if (!STORE_ID_RE.test(storeId) || storeId.length > STORE_ID_MAX) {
     throw new UsageError(
-      `store_id ${JSON.stringify(storeId)} is not a valid name: letters, digits, '.', '_' and '-', at most 128 characters`,
+      `store_id ${JSON.stringify(storeId)} is not a valid name: letters, digits, '.', '_', '~' and '-', names joined by '/', at most ${STORE_ID_MAX} characters`,
     );
   }
   url.searchParams.delete('store_id');
@@ -53,4 +55,17 @@ export function parsePgUrl(value: string): PgLocation {
 /** The value with any password replaced (for one-line errors). */
 function redact(value: string): string {
   return value.replace(/(\/\/[^:/@]*:)[^@]*@/, '$1***@');
+}
+
+/**
+ * The URL of a store nested under another: its `store_id` extended by `segments`.
+ *
+ * @example
+ * childPgUrl('postgres://h/db?store_id=web', ['sessions', 'a']); // …?store_id=web%2Fsessions%2Fa
+ */
+export function childPgUrl(value: string, segments: readonly string[]): string {
+  const where = parsePgUrl(value);
+  const url = new URL(where.connectionString);
+  url.searchParams.set('store_id', [where.storeId, ...segments].join('/'));
+  return url.toString();
 }
