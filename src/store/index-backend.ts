@@ -152,6 +152,8 @@ export interface IndexBackend {
   /** Ranked statistics of analysed nodes among `steps` (others are absent). */
   docStats(steps: readonly number[]): DocStats[];
 
+  /** The eviction log in order (what `eviction_log.json` holds). */
+  evictions(): { step_id: number; evicted_at: string }[];
   /** Nodes without an analysis, step > `after`, in step order. */
   pending(after: number, limit: number): PendingNode[];
   pendingCount(): number;

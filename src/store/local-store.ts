@@ -703,6 +703,10 @@ export class LocalStore implements IndexBackend {
     return out;
   }
 
+  evictions(): { step_id: number; evicted_at: string }[] {
+    return this.#read([], (db) => db.evictions());
+  }
+
   pending(after: number, limit: number): PendingNode[] {
     return this.#read([], (db) => db.pending(after, limit));
   }

@@ -407,6 +407,10 @@ export class PgStore implements IndexBackend {
     return this.#mirror.db.docs(steps);
   }
 
+  evictions(): { step_id: number; evicted_at: string }[] {
+    return this.#mirror.db.evictions();
+  }
+
   pending(after: number, limit: number): PendingNode[] {
     return this.#mirror.db.pending(after, limit);
   }
@@ -594,12 +598,22 @@ export class PgStore implements IndexBackend {
   }
 
   #session(c: pg.PoolClient, applied: (() => void)[]): WriteSession {
+    // Entries this transaction wrote (the mirror sees them only once it commits).
+    const written = new Map<number, IndexEntry>();
     return {
-      get: (step) => this.get(step),
+      get: (step) => written.get(step) ?? this.get(step),
       nodeExists: () => false,
       writeNodes: (nodes) => this.#writeNodes(c, nodes),
-      commit: (rows) => this.#commit(c, rows, applied),
-      evict: (step, at) => this.#evict(c, step, at, applied),
+      commit: async (rows) => {
+        await this.#commit(c, rows, applied);
+        for (const r of rows) written.set(r.entry.step_id, r.entry);
+      },
+      evict: async (step, at) => {
+        const entry = written.get(step) ?? this.get(step);
+        if (!entry) throw new Error(`step ${step} is not indexed`);
+        await this.#evict(c, entry, at, applied);
+        written.set(step, { ...entry, evicted: true });
+      },
     };
   }
 
@@ -750,9 +764,8 @@ export class PgStore implements IndexBackend {
     });
   }
 
-  async #evict(c: pg.PoolClient, step: number, evictedAt: string, applied: (() => void)[]) {
-    const entry = this.get(step);
-    if (!entry) throw new Error(`step ${step} is not indexed`);
+  async #evict(c: pg.PoolClient, entry: IndexEntry, evictedAt: string, applied: (() => void)[]) {
+    const step = entry.step_id;
     const r = await c.query<{ was: boolean }>(
       `UPDATE cf_entries e SET evicted = true FROM cf_entries old
         WHERE e.store_id = $1 AND e.step = $2 AND old.store_id = e.store_id AND old.step = e.step
