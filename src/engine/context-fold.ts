@@ -692,6 +692,8 @@ export class ContextFold implements ContextFoldEngine {
   /** Records that a step's page left the prompt (CONF-07): index `evicted`, eviction log. */
   async evict(stepId: number): Promise<EvictResult> {
     this.assertOpen();
+    // A database store tells an orphan from an unknown step by the node's row.
+    await this.store.load(stepList(stepId));
     return this.store.write(async (tx) => {
       this.store.assertConsistent();
       this.entryOrThrow(stepId);

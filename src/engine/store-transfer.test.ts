@@ -40,7 +40,9 @@ describePg('export and import-store between a directory and PostgreSQL', () => {
         readFileSync(join(original, 'eviction_log.json'), 'utf8'),
       );
       const ri = (dir: string) => {
-        const { created_at: _c, ...rest } = json(readFileSync(join(dir, 'recall_index.json'), 'utf8'));
+        const { created_at: _c, ...rest } = json(
+          readFileSync(join(dir, 'recall_index.json'), 'utf8'),
+        );
         return rest;
       };
       expect(ri(out)).toEqual(ri(original));
@@ -89,4 +91,7 @@ describePg('export and import-store between a directory and PostgreSQL', () => {
   });
 });
 
-it.skipIf(HAS_SHARED)('store transfer round trip needs ../shared for the reference store', () => {});
+it.skipIf(HAS_SHARED)(
+  'store transfer round trip needs ../shared for the reference store',
+  () => {},
+);

@@ -150,7 +150,15 @@ describePg('eight processes on one database: two proxies and six CLI writers', (
           );
         }
         writeFileSync(file, `${lines.join('\n')}\n`);
-        const r = await cli(['--store', store, '--tokenizer', 'reference', 'fold', '--jsonl', file]);
+        const r = await cli([
+          '--store',
+          store,
+          '--tokenizer',
+          'reference',
+          'fold',
+          '--jsonl',
+          file,
+        ]);
         expect(r.code, r.stderr).toBe(0);
       }
     };
@@ -174,11 +182,17 @@ describePg('eight processes on one database: two proxies and six CLI writers', (
     expect(v.code, v.stdout + v.stderr).toBe(0);
     expect(JSON.parse(v.stdout)).toMatchObject({ ok: true, checked: WRITERS * PER_PROCESS });
     // A page folded by one writer is paged in by another process.
-    const scan = await cli(['--store', store, '--json', 'scan', 'which port is cache node-3-7 warmed on?']);
+    const scan = await cli([
+      '--store',
+      store,
+      '--json',
+      'scan',
+      'which port is cache node-3-7 warmed on?',
+    ]);
     expect(scan.code, scan.stderr).toBe(0);
-    expect((JSON.parse(scan.stdout) as { selected: { step_id: number }[] }).selected[0]?.step_id).toBe(
-      300_007,
-    );
+    expect(
+      (JSON.parse(scan.stdout) as { selected: { step_id: number }[] }).selected[0]?.step_id,
+    ).toBe(300_007);
     // Proxy A's conversation continued through proxy B (a load balancer's next pick): B opens
     // the session from the database and pages in what A folded.
     for (const [conv, turns] of [['conv-a', turnsA] as const, ['conv-b', turnsB] as const]) {

@@ -60,7 +60,11 @@ async function terminateAll(): Promise<number> {
 
 describePg('a fold whose connection is terminated mid-way', () => {
   it(`${POINTS} random kill points: all or nothing, no reported fold lost, the next fold succeeds`, async () => {
-    const cf = await ContextFold.open({ store: url, tokenizer: 'reference', clock: () => new Date(0) });
+    const cf = await ContextFold.open({
+      store: url,
+      tokenizer: 'reference',
+      clock: () => new Date(0),
+    });
     const next = rng(16);
     const reported = new Set<number>();
     let interrupted = 0;

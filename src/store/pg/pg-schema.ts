@@ -21,8 +21,8 @@ CREATE TABLE cf_stores (
   evicted bigint NOT NULL DEFAULT 0,
   token_estimate bigint NOT NULL DEFAULT 0
 );
--- A cold node: its canonical JSON bytes and its three hashes (metadata for SQL, never trusted:
--- every read re-hashes the bytes).
+-- A cold node: the exact bytes of its reference-layout file and its three hashes (metadata for
+-- SQL, never trusted: every read re-hashes the bytes).
 CREATE TABLE cf_nodes (
   store_id text NOT NULL REFERENCES cf_stores ON DELETE CASCADE,
   step bigint NOT NULL,
@@ -40,9 +40,9 @@ CREATE TABLE cf_entries (
   body text NOT NULL,
   evicted boolean NOT NULL DEFAULT false,
   akey text,
-  PRIMARY KEY (store_id, step),
-  -- A node cannot be deleted under its entry (dropping a whole store removes both).
-  FOREIGN KEY (store_id, step) REFERENCES cf_nodes
+  -- No foreign key to cf_nodes: a node row deleted behind the engine's back must be reported
+  -- (BrokenReferenceError, like a missing file), not make the entry vanish or block the delete.
+  PRIMARY KEY (store_id, step)
 );
 -- Ranked postings in forward form: each analysis's retrieval keys with their term frequencies
 -- (JSON [terms, tfs]), its length and the analyzer's opaque features.

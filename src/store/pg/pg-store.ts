@@ -1,7 +1,7 @@
 import pg from 'pg';
-import { canonicalJson } from '../../protocol/canonical-json.js';
+import { canonicalJson, prettyJson } from '../../protocol/canonical-json.js';
 import {
-  IntegrityCheckError,
+  BrokenReferenceError,
   OrphanedNodeError,
   PathContainmentError,
   StoreNotFoundError,
@@ -168,8 +168,13 @@ export class PgStore implements IndexBackend {
     return `${this.where.display}#cold_nodes/${nodeFileName(step)}`;
   }
 
-  orphanPath(): string | null {
-    return null; // a node and its entry commit together
+  /**
+   * A node row without an entry (never written so by the engine, whose folds commit both
+   * together; a row inserted behind its back). Needs the step {@link load}ed.
+   */
+  orphanPath(step: number): string | null {
+    if (this.get(step)) return null;
+    return this.#bytes(step) === null ? null : this.nodePath(step);
   }
 
   #emptyMirror(epoch: number): Mirror {
@@ -521,7 +526,7 @@ export class PgStore implements IndexBackend {
     }
     const bytes = this.#bytes(step);
     if (bytes === null) {
-      throw new IntegrityCheckError(
+      throw new BrokenReferenceError(
         `step ${step}: cold node is missing from the database: ${path}`,
         {
           stepId: step,
@@ -626,7 +631,7 @@ export class PgStore implements IndexBackend {
         [
           this.where.storeId,
           nodes.map((n) => n.step_id),
-          nodes.map((n) => Buffer.from(canonicalJson(n), 'utf8')),
+          nodes.map((n) => Buffer.from(prettyJson(n), 'utf8')),
           nodes.map((n) => n.artifact_sha256),
           nodes.map((n) => n.payload_sha256),
           nodes.map((n) => n.projection_sha256),
@@ -848,6 +853,124 @@ export class PgStore implements IndexBackend {
     });
     if (problem) return { ...base, state: 'stale', message: problem };
     return { ...base, state: this.#exists || base.entries > 0 ? 'fresh' : 'absent' };
+  }
+
+  // --- verbatim copies (tools that mirror a directory, e.g. the conformance runner) ---
+
+  /**
+   * Replaces this store's rows with a directory's state exactly as it is, without verifying
+   * anything (tampered bytes, orphans and missing nodes included): what lets the conformance
+   * corpus's file edits be replayed against the database. Not for moving stores: use
+   * `transferStore`, which verifies every node.
+   */
+  async loadVerbatim(input: {
+    nodes: readonly { step: number; body: Buffer }[];
+    entries: readonly IndexEntry[];
+    evictions: readonly { step_id: number; evicted_at: string }[];
+    createdAt: string;
+  }): Promise<void> {
+    this.#assertOpen();
+    await this.#exclusive(async () => {
+      await this.#background;
+      const c = await this.#connect('loading a store verbatim');
+      try {
+        await c.query('BEGIN');
+        await c.query('SELECT pg_advisory_xact_lock($1)', [this.#lockKey]);
+        const old = await c.query<{ epoch: number }>(
+          'DELETE FROM cf_stores WHERE store_id = $1 RETURNING epoch',
+          [this.where.storeId],
+        );
+        const epoch = (old.rows[0]?.epoch ?? 0) + 1;
+        await c.query('INSERT INTO cf_stores (store_id, created_at, epoch) VALUES ($1, $2, $3)', [
+          this.where.storeId,
+          input.createdAt,
+          epoch,
+        ]);
+        const field = (b: Buffer, k: string): string => {
+          try {
+            const v = (JSON.parse(b.toString('utf8')) as Record<string, unknown>)[k];
+            return typeof v === 'string' ? v : '';
+          } catch {
+            return '';
+          }
+        };
+        await c.query(
+          `INSERT INTO cf_nodes (store_id, step, body, artifact_sha256, payload_sha256, projection_sha256)
+           SELECT $1, * FROM unnest($2::bigint[], $3::bytea[], $4::text[], $5::text[], $6::text[])`,
+          [
+            this.where.storeId,
+            input.nodes.map((n) => n.step),
+            input.nodes.map((n) => n.body),
+            input.nodes.map((n) => field(n.body, 'artifact_sha256')),
+            input.nodes.map((n) => field(n.body, 'payload_sha256')),
+            input.nodes.map((n) => field(n.body, 'projection_sha256')),
+          ],
+        );
+        const entries = [...input.entries].sort((a, b) => a.step_id - b.step_id);
+        await c.query(
+          `INSERT INTO cf_entries (store_id, step, body)
+           SELECT $1, * FROM unnest($2::bigint[], $3::text[])`,
+          [
+            this.where.storeId,
+            entries.map((e) => e.step_id),
+            entries.map((e) => canonicalJson({ ...e, evicted: false })),
+          ],
+        );
+        const folds = entries.map((e) => e.step_id);
+        const evicted = input.evictions.length;
+        const tokens = entries.reduce((n, e) => n + e.token_estimate, 0);
+        await this.#advance(c, folds.length + evicted, folds.length, 0, tokens);
+        await this.#feed(c, 0, folds, 1, null);
+        for (let i = 0; i < evicted; i++) {
+          const ev = input.evictions[i]!;
+          await c.query('UPDATE cf_entries SET evicted = true WHERE store_id = $1 AND step = $2', [
+            this.where.storeId,
+            ev.step_id,
+          ]);
+          await this.#feed(c, folds.length + i, [ev.step_id], 2, ev.evicted_at);
+        }
+        await c.query(
+          `UPDATE cf_stores SET evicted = (SELECT count(*) FROM cf_entries WHERE store_id = $1 AND evicted) WHERE store_id = $1`,
+          [this.where.storeId],
+        );
+        await c.query('COMMIT');
+        this.#release(c);
+      } catch (e) {
+        await c.query('ROLLBACK').catch(() => {});
+        this.#release(c, e);
+        throw storeError(e, this.location, 'loading a store verbatim');
+      }
+      this.#resetMirror(-1);
+      await this.#withClient('reading the store', (cl) => this.#follow(cl));
+    });
+  }
+
+  /** This store's rows as they are: node bytes by step, current entries, the eviction log. */
+  async dumpVerbatim(): Promise<{
+    nodes: { step: number; body: Buffer }[];
+    entries: IndexEntry[];
+    evictions: { step_id: number; evicted_at: string }[];
+    createdAt: string | null;
+  }> {
+    await this.sync();
+    const rows = await this.#withClient('reading a store verbatim', async (c) => {
+      const n = await c.query<{ step: string; body: Buffer }>(
+        'SELECT step, body FROM cf_nodes WHERE store_id = $1 ORDER BY step',
+        [this.where.storeId],
+      );
+      const s = await c.query<{ created_at: string }>(
+        'SELECT created_at FROM cf_stores WHERE store_id = $1',
+        [this.where.storeId],
+      );
+      return { nodes: n.rows, createdAt: s.rows[0]?.created_at ?? null };
+    });
+    const entries = this.page({ after: -1, limit: Number.MAX_SAFE_INTEGER });
+    return {
+      nodes: rows.nodes.map((r) => ({ step: Number(r.step), body: r.body })),
+      entries,
+      evictions: this.evictions(),
+      createdAt: rows.createdAt,
+    };
   }
 
   // --- records (session events) ---
