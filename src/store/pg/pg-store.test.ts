@@ -151,6 +151,29 @@ describePg('PgStore', () => {
     await fresh.close();
   });
 
+  it('a node row deleted behind the engine is a broken reference; a row without entry an orphan', async () => {
+    const url = pgStoreUrl('gone');
+    const id = parsePgUrl(url).storeId;
+    const cf = await ContextFold.open({ store: url, tokenizer: 'reference', clock });
+    await cf.foldMany(turns);
+    await sql('DELETE FROM cf_nodes WHERE store_id = $1 AND step = 9', [id]);
+    await expect(cf.hydrate(9)).rejects.toMatchObject({ code: 'BROKEN_REFERENCE' });
+    await sql(
+      `INSERT INTO cf_nodes SELECT store_id, 77, body, artifact_sha256, payload_sha256, projection_sha256 FROM cf_nodes WHERE store_id = $1 AND step = 3`,
+      [id],
+    );
+    await expect(cf.hydrate(77)).rejects.toMatchObject({ code: 'ORPHANED_NODE' });
+    await expect(cf.fold({ stepId: 77, summary: 'x', content: 'y' })).rejects.toMatchObject({
+      code: 'ORPHANED_NODE',
+    });
+    const v = await cf.validate();
+    expect(v.problems.map((p) => [p.kind, p.step_id])).toEqual([
+      ['broken_reference', 9],
+      ['orphaned_node', 77],
+    ]);
+    await cf.close();
+  });
+
   it('records its schema version; a newer database schema is refused', async () => {
     const r = await sql('SELECT max(version) AS v FROM contextfold_schema');
     expect(r.rows[0].v).toBe(PG_SCHEMA_VERSION);
