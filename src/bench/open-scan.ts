@@ -13,7 +13,8 @@ async function main(): Promise<void> {
   }
   const t0 = performance.now();
   const cf = await ContextFold.open({ dir, retrieval: mode as RetrievalMode });
-  await cf.status();
+  // Syncs with the store (status would also read every node for its sanitized count).
+  await cf.entriesPage({ limit: 0 });
   const t1 = performance.now();
   const scan = await cf.scan(prompt);
   const t2 = performance.now();
@@ -28,6 +29,7 @@ async function main(): Promise<void> {
       picks: scan.selected.length,
       pages: page.pages.length,
       peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
+      cpu_ms: Math.round((process.cpuUsage().user + process.cpuUsage().system) / 1000),
     })}\n`,
   );
 }

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ContextFold } from '../engine/context-fold.js';
@@ -16,7 +16,8 @@ import { log, type SynthTurn, synthesize, toInput } from './synth.js';
  * false-positive report over ../shared/data/trajectories).
  * `npm run bench -- --proxy[=sequential,concurrency,per_call]` prints the proxy's figures
  * instead (see ./proxy.ts); `--postgres=URL` the PostgreSQL store's beside the local one
- * (see ./postgres.ts).
+ * (see ./postgres.ts). `--parts sizes,hook,pack,guard` runs only some parts (default all);
+ * `--skip-unredacted` skips the A/B store without redaction (halves a 100k run's fold time).
  * Turns come from ../shared/bench/synth.py (the generator the reference was measured with).
  * Progress goes to stderr. Timings are measurements, never assertions.
  */
@@ -78,15 +79,26 @@ const OPEN_SCAN = fileURLToPath(new URL('./open-scan.js', import.meta.url));
 const hasTime = existsSync('/usr/bin/time');
 
 /** Wall time and peak RSS (MB, when GNU time is there) of a fresh process. */
-function fresh(args: string[]): { ms: number; rss: number | null; stdout: string } {
+function fresh(args: string[]): {
+  ms: number;
+  rss: number | null;
+  cpuMs: number | null;
+  stdout: string;
+} {
   const cmd = hasTime ? '/usr/bin/time' : process.execPath;
-  const argv = hasTime ? ['-f', '%M', process.execPath, ...args] : args;
+  const argv = hasTime ? ['-f', '%M %U %S', process.execPath, ...args] : args;
   const t = performance.now();
   const r = spawnSync(cmd, argv, { encoding: 'utf8' });
   const ms = performance.now() - t;
   if (r.status !== 0) throw new Error(`${args.join(' ')} failed: ${r.stderr}`);
   const last = r.stderr.trim().split('\n').pop() ?? '';
-  return { ms, rss: hasTime ? Math.round(Number(last) / 1024) : null, stdout: r.stdout };
+  const [rssKb, user, sys] = last.split(' ').map(Number);
+  return {
+    ms,
+    rss: hasTime ? Math.round(rssKb! / 1024) : null,
+    cpuMs: hasTime ? Math.round((user! + sys!) * 1000) : null,
+    stdout: r.stdout,
+  };
 }
 
 /** Fresh-process figures: the CLI scan in both modes, and one open + scan + page-in. */
@@ -101,8 +113,9 @@ function freshProcess(dir: string, queries: string[]) {
     string,
     number
   >;
-  const stat = (runs: { ms: number; rss: number | null }[]) => ({
+  const stat = (runs: { ms: number; rss: number | null; cpuMs: number | null }[]) => ({
     p50_ms: p50(runs.map((r) => r.ms)),
+    cpu_p50_ms: runs[0]!.cpuMs === null ? null : p50(runs.map((r) => r.cpuMs!)),
     max_ms: quantile(
       runs.map((r) => r.ms),
       1,
@@ -148,7 +161,18 @@ async function inProcess(cf: ContextFold, queries: string[], turns: SynthTurn[],
   };
 }
 
-async function benchSize(n: number, turns: SynthTurn[], queries: string[], work: string) {
+interface BenchOptions {
+  /** Skip the A/B store without redaction (halves the fold time of a 100k run). */
+  skipUnredacted: boolean;
+}
+
+async function benchSize(
+  n: number,
+  turns: SynthTurn[],
+  queries: string[],
+  work: string,
+  opts: BenchOptions,
+) {
   const root = mkdtempSync(join(work, `n${n}-`));
   const dir = join(root, '.contextfold');
   log(`N=${n}: foldMany, with and without redaction, batch by batch …`);
@@ -158,11 +182,15 @@ async function benchSize(n: number, turns: SynthTurn[], queries: string[], work:
   let cf = await ContextFold.open({ dir });
   const raw = await ContextFold.open({ dir: join(root, 'raw', '.contextfold'), redact: false });
   let foldManyMs = 0;
+  let foldManyCpu = 0;
   let rawFoldManyMs = 0;
   for (let i = 0; i < n; i += 5000) {
     const batch = turns.slice(i, Math.min(n, i + 5000)).map(toInput);
+    const cpu0 = process.cpuUsage();
     foldManyMs += (await timeAsync(() => cf.foldMany(batch)))[1];
-    rawFoldManyMs += (await timeAsync(() => raw.foldMany(batch)))[1];
+    const cpu = process.cpuUsage(cpu0);
+    foldManyCpu += (cpu.user + cpu.system) / 1000;
+    if (!opts.skipUnredacted) rawFoldManyMs += (await timeAsync(() => raw.foldMany(batch)))[1];
   }
   await raw.close();
   rmSync(join(root, 'raw'), { recursive: true, force: true });
@@ -184,7 +212,7 @@ async function benchSize(n: number, turns: SynthTurn[], queries: string[], work:
   log(`N=${n}: in-process …`);
   const [reopened, openMs] = await timeAsync(async () => {
     const e = await ContextFold.open({ dir });
-    await e.status();
+    await e.entriesPage({ limit: 0 }); // syncs (status would read every node: measured apart)
     return e;
   });
   cf = reopened;
@@ -210,16 +238,21 @@ async function benchSize(n: number, turns: SynthTurn[], queries: string[], work:
     fold_many: {
       total_ms: Math.round(foldManyMs),
       per_turn_ms: Number((foldManyMs / n).toFixed(3)),
+      cpu_per_turn_ms: Number((foldManyCpu / n).toFixed(3)),
     },
-    fold_many_without_redaction: {
-      total_ms: Math.round(rawFoldManyMs),
-      per_turn_ms: Number((rawFoldManyMs / n).toFixed(3)),
-    },
-    redaction_overhead_in_fold_many: {
-      per_turn_ms: Number(overheadPerTurn.toFixed(4)),
-      mean_turn_bytes: Math.round(payloadBytes / n),
-      per_2kb_ms: Number(((overheadPerTurn * 2048) / (payloadBytes / n)).toFixed(4)),
-    },
+    fold_many_without_redaction: opts.skipUnredacted
+      ? null
+      : {
+          total_ms: Math.round(rawFoldManyMs),
+          per_turn_ms: Number((rawFoldManyMs / n).toFixed(3)),
+        },
+    redaction_overhead_in_fold_many: opts.skipUnredacted
+      ? null
+      : {
+          per_turn_ms: Number(overheadPerTurn.toFixed(4)),
+          mean_turn_bytes: Math.round(payloadBytes / n),
+          per_2kb_ms: Number(((overheadPerTurn * 2048) / (payloadBytes / n)).toFixed(4)),
+        },
     close_compaction_ms: Math.round(closeMs),
     close_compaction_loop_delay_ms: closeDelay,
     single_fold_ms: { p50: p50(single), p99: quantile(single, 0.99) },
@@ -238,6 +271,7 @@ async function benchSize(n: number, turns: SynthTurn[], queries: string[], work:
     inspect_overview: inspect,
     bytes_on_disk: bytes,
     index_bytes: index,
+    load_average_1m: Number(loadavg()[0]!.toFixed(2)),
   };
 }
 
@@ -252,6 +286,12 @@ async function main(): Promise<void> {
     return;
   }
   const pgArg = process.argv.find((a) => a.startsWith('--postgres='));
+  const opts: BenchOptions = { skipUnredacted: process.argv.includes('--skip-unredacted') };
+  // `--parts sizes,hook,pack,guard` (default all): run only some of the figures.
+  const partsArg = process.argv.indexOf('--parts');
+  const parts = new Set(
+    (partsArg > 0 ? process.argv[partsArg + 1]! : 'sizes,hook,pack,guard').split(','),
+  );
   const arg = process.argv.indexOf('--sizes');
   if (pgArg) {
     // `npm run bench -- --postgres=URL [--sizes 10000,100000]`: PostgreSQL beside local.
@@ -270,20 +310,24 @@ async function main(): Promise<void> {
     throw new Error('--sizes takes a comma-separated list of positive integers');
   const work = mkdtempSync(join(tmpdir(), 'contextfold-bench-'));
   try {
-    const max = Math.max(...sizes);
-    const { turns, queries } = synthesize(max + 40, work);
     const results = [];
-    for (const n of sizes.sort((a, b) => a - b)) {
-      const r = await benchSize(n, turns, queries, work);
-      log(`N=${n}: ${JSON.stringify(r)}`);
-      results.push(r);
+    if (parts.has('sizes')) {
+      const max = Math.max(...sizes);
+      const { turns, queries } = synthesize(max + 40, work);
+      for (const n of sizes.sort((a, b) => a - b)) {
+        const r = await benchSize(n, turns, queries, work, opts);
+        log(`N=${n}: ${JSON.stringify(r)}`);
+        results.push(r);
+      }
     }
-    log('Claude Code hook (2,000-turn transcript) …');
-    let hook: unknown;
-    try {
-      hook = benchHook(work);
-    } catch (e) {
-      hook = { error: (e as Error).message };
+    let hook: unknown = null;
+    if (parts.has('hook')) {
+      log('Claude Code hook (2,000-turn transcript) …');
+      try {
+        hook = benchHook(work);
+      } catch (e) {
+        hook = { error: (e as Error).message };
+      }
     }
     let pack: unknown = null;
     try {
@@ -291,17 +335,20 @@ async function main(): Promise<void> {
       const harness = (await import(harnessBench)) as {
         benchPackAssembly?: () => Promise<unknown>;
       };
-      if (harness.benchPackAssembly) {
+      if (harness.benchPackAssembly && parts.has('pack')) {
         log('pack assembly (1,000-turn session) …');
         pack = await harness.benchPackAssembly();
       }
     } catch (e) {
       pack = { error: (e as Error).message };
     }
-    log('guard: redaction cost and the false-positive report over ../shared/data/trajectories …');
-    const guard = await benchGuard();
-    const first = results[0]!;
-    const last = results[results.length - 1]!;
+    let guard: unknown = null;
+    if (parts.has('guard')) {
+      log('guard: redaction cost and the false-positive report over ../shared/data/trajectories …');
+      guard = await benchGuard();
+    }
+    const first = results[0];
+    const last = results[results.length - 1];
     const at10k = results.find((r) => r.n === 10_000);
     process.stdout.write(
       `${JSON.stringify(
@@ -310,9 +357,11 @@ async function main(): Promise<void> {
           cpus: cpus().length,
           tokenizer: 'o200k',
           sizes: results,
-          single_fold_growth: Number(
-            (last.single_fold_ms.p50 / first.single_fold_ms.p50).toFixed(2),
-          ),
+          single_fold_growth:
+            first && last
+              ? Number((last.single_fold_ms.p50 / first.single_fold_ms.p50).toFixed(2))
+              : null,
+          load_average: loadavg().map((x) => Number(x.toFixed(2))),
           reference_engine: {
             runnable: false,
             note: 'the Python reference engine is not available on this machine; the issue quotes 1.2 s for its fresh-process scan at 10k',
