@@ -566,11 +566,10 @@ export class PgStore implements IndexBackend {
     }
     return this.#exclusive(async () => {
       await this.#background;
-      const client = await this.#connect('writing to the store');
+      const client = await this.#begin();
       let stage: 'before' | 'commit' | 'done' = 'before';
       const applied: (() => void)[] = [];
       try {
-        await client.query('BEGIN');
         await client.query(
           `SET LOCAL lock_timeout = ${Math.max(1, Math.floor(this.#opts.lockTimeoutMs))}`,
         );
@@ -600,6 +599,25 @@ export class PgStore implements IndexBackend {
         );
       }
     });
+  }
+
+  /**
+   * A connection with a transaction begun. A pooled connection the server dropped while it was
+   * idle fails on BEGIN, before anything was sent: that, and only that, is retried (once, on a
+   * fresh connection). A failure after BEGIN is reported, never retried.
+   */
+  async #begin(): Promise<pg.PoolClient> {
+    for (let attempt = 0; ; attempt++) {
+      const client = await this.#connect('writing to the store');
+      try {
+        await client.query('BEGIN');
+        return client;
+      } catch (e) {
+        this.#release(client, e);
+        if (attempt === 0 && isConnectionError(e)) continue;
+        throw storeError(e, this.location, 'writing to the store', 'no');
+      }
+    }
   }
 
   #session(c: pg.PoolClient, applied: (() => void)[]): WriteSession {
@@ -980,9 +998,8 @@ export class PgStore implements IndexBackend {
     const bodies = text.split('\n');
     if (bodies.pop() !== '') throw new Error('records must end with a newline');
     if (bodies.length === 0) return;
-    const client = await this.#connect('recording events');
+    const client = await this.#begin();
     try {
-      await client.query('BEGIN');
       await client.query(
         'INSERT INTO cf_stores (store_id, created_at) VALUES ($1, $2) ON CONFLICT DO NOTHING',
         [this.where.storeId, isoSeconds(this.#opts.clock())],
