@@ -195,6 +195,32 @@ describePg('PgStore', () => {
     await sql(`DROP DATABASE ${name}`);
   });
 
+  it('a writer waits for the store lock at most lockTimeoutMs, then LOCK_TIMEOUT', async () => {
+    const url = pgStoreUrl('locked');
+    const cf = await ContextFold.open({ store: url, tokenizer: 'reference', lockTimeoutMs: 300 });
+    await cf.fold(turns[0]!);
+    // Another process's write transaction holds the store's lock until it is released.
+    const other = await ContextFold.open({
+      store: url,
+      tokenizer: 'reference',
+      lockTimeoutMs: 300,
+    });
+    let release!: () => void;
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    const slow = other.backend.write(async () => {
+      await held;
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    await expect(cf.fold(turns[2]!)).rejects.toMatchObject({ code: 'LOCK_TIMEOUT' });
+    release();
+    await slow;
+    expect((await cf.fold(turns[2]!)).already_folded).toBe(false);
+    await other.close();
+    await cf.close();
+  });
+
   it('an unreachable server is one clear error naming the store', async () => {
     await expect(
       ContextFold.open({ store: 'postgres://nobody@127.0.0.1:1/none?store_id=x' }),
