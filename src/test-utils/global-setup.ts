@@ -43,9 +43,14 @@ function build(): void {
  * Starts the run's PostgreSQL cluster (unless `CONTEXTFOLD_TEST_PG_URL` names a server already)
  * and tells the workers through the environment: `CONTEXTFOLD_TEST_PG_URL`, or why there is
  * none in `CONTEXTFOLD_TEST_PG_SKIP` (the PostgreSQL suites fail on it under CI, skip otherwise).
+ * `CONTEXTFOLD_TEST_PG=off` starts none (to see those suites skip, or fail under CI).
  */
 async function startPg(realTmp: string): Promise<PgCluster | null> {
   if (process.env.CONTEXTFOLD_TEST_PG_URL) return null;
+  if (process.env.CONTEXTFOLD_TEST_PG === 'off') {
+    process.env.CONTEXTFOLD_TEST_PG_SKIP = 'no PostgreSQL server: CONTEXTFOLD_TEST_PG=off';
+    return null;
+  }
   // Directly in the system temp dir: a server running as another user (as root, `postgres`)
   // must be able to reach it. Removed at the end of the run.
   const dir = mkdtempSync(join(realTmp, 'contextfold-test-run-pg-'));
