@@ -84,6 +84,16 @@ describePg('PgStore', () => {
     await b.close();
   });
 
+  it('a fresh engine knows the stored token counts (a scan reads no payload to cost it)', async () => {
+    const url = pgStoreUrl('tokens');
+    const a = await ContextFold.open({ store: url, clock });
+    const [r] = await a.foldMany([turns[0]!]);
+    await a.close();
+    const b = await ContextFold.open({ store: url });
+    expect(b.backend.tokens(r!.payload_sha256, 'o200k')).toBeGreaterThan(0);
+    await b.close();
+  });
+
   it('stores in one database never cross (store_id namespaces)', async () => {
     const one = await ContextFold.open({ store: pgStoreUrl('one'), tokenizer: 'reference' });
     const two = await ContextFold.open({ store: pgStoreUrl('two'), tokenizer: 'reference' });

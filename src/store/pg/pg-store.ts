@@ -303,7 +303,28 @@ export class PgStore implements IndexBackend {
         [this.where.storeId, this.#mirror.seq, FEED_PAGE],
       );
       if (feed.rows.length === 0) break;
+      // Token counts of the folded payloads (stored beside the feed, not in it): without them
+      // a scan would read and count every candidate's payload.
+      const payloads = [
+        ...new Set(
+          feed.rows.flatMap((r) =>
+            r.op === 1 && r.body !== null
+              ? [(JSON.parse(r.body) as IndexEntry).payload_sha256]
+              : [],
+          ),
+        ),
+      ];
+      const tokens =
+        payloads.length === 0
+          ? []
+          : (
+              await c.query<{ payload_sha256: string; tokenizer: string; count: number }>(
+                'SELECT payload_sha256, tokenizer, count FROM cf_tokens WHERE store_id = $1 AND payload_sha256 = ANY($2::text[])',
+                [this.where.storeId, payloads],
+              )
+            ).rows;
       this.#apply(feed.rows);
+      this.#mirror.db.putTokens(tokens);
     }
   }
 
