@@ -16,6 +16,8 @@ export type CallOutcome =
   | 'unreachable'
   /** The upstream did not answer in time. */
   | 'timeout'
+  /** The upstream does not serve the requested model (nothing was written to the session). */
+  | 'unknown_model'
   /** The proxy itself failed (the message says why). */
   | 'error';
 
@@ -52,7 +54,7 @@ export type ProxyLogLine =
       /** Messages the proxy could not rebuild as the pack has them (their original was sent). */
       proxy_warnings?: string[];
     } & CallReport)
-  /** A model call refused before any session was touched (bad input, unreachable upstream). */
+  /** A model call refused before any session was touched (bad input, unknown model, unreachable upstream). */
   | {
       kind: 'refused';
       api: ApiKind;

@@ -12,6 +12,7 @@ import {
   ANTHROPIC_SSE,
   cannedReply,
   type FakeUpstream,
+  type ModelsReply,
   OPENAI_SSE,
   type Recorded,
   type Reply,
@@ -34,9 +35,9 @@ interface Rig {
 
 async function rig(
   reply: ((r: Recorded) => Reply) | null,
-  options: { maxBodyBytes?: number; timeoutMs?: number } = {},
+  { models, ...options }: { maxBodyBytes?: number; timeoutMs?: number; models?: ModelsReply } = {},
 ): Promise<Rig> {
-  const up = reply ? await startFakeUpstream(reply) : null;
+  const up = reply ? await startFakeUpstream(reply, models) : null;
   const logs: ProxyLogLine[] = [];
   const dir = join(tmp.dir, `r${n++}`);
   // Port 9 (discard) on loopback: nothing listens, the connection is refused.
@@ -159,13 +160,59 @@ describe('bad input is refused in the provider error shape, before anything is w
 });
 
 describe('upstream errors come back as the provider sent them and never corrupt the store', () => {
-  it('an unknown model: the upstream decides (404 passed through); the store stays consistent', async () => {
+  it("an unknown model: the upstream's 404 in each provider shape, one log line, nothing written, nothing sent", async () => {
+    const anthropicMissing =
+      '{"type":"error","error":{"type":"not_found_error","message":"model: claude-nope"},"request_id":"req_1"}';
+    const openAiMissing =
+      '{"error":{"message":"The model \'gpt-nope\' does not exist","type":"invalid_request_error","param":"model","code":"model_not_found"}}';
+    const r = await rig(cannedReply(), {
+      models: (id) =>
+        id.endsWith('-nope')
+          ? {
+              kind: 'json',
+              status: 404,
+              body: id.startsWith('gpt') ? openAiMissing : anthropicMissing,
+            }
+          : { kind: 'json', body: JSON.stringify({ id, type: 'model' }) },
+    });
+    const a = await caught(
+      r.anthropic.messages.create({ ...ask, model: 'claude-nope', messages: hello }),
+    );
+    expect(a).toBeInstanceOf(Anthropic.NotFoundError);
+    expect(JSON.stringify((a as InstanceType<typeof Anthropic.APIError>).error)).toContain(
+      'not_found_error',
+    );
+    const o = await caught(
+      r.openai.chat.completions.create({ model: 'gpt-nope', messages: hello }),
+    );
+    expect(o.status).toBe(404);
+    expect((o as InstanceType<typeof OpenAI.APIError>).code).toBe('model_not_found');
+    expect(r.logs).toMatchObject([
+      { kind: 'refused', status: 404, outcome: 'unknown_model' },
+      { kind: 'refused', status: 404, outcome: 'unknown_model' },
+    ]);
+    expect(r.logs.every((l) => l.kind === 'refused' && l.error.includes('-nope'))).toBe(true);
+    expect(storeIsEmpty(r.dir)).toBe(true);
+    expect(r.up!.requests).toEqual([]);
+    // Asked again (an unknown model is not remembered), then a known model goes through and is
+    // asked about once for both calls.
+    await caught(r.anthropic.messages.create({ ...ask, model: 'claude-nope', messages: hello }));
+    await r.anthropic.messages.create({ ...ask, messages: hello });
+    await r.anthropic.messages.create({ ...ask, messages: hello });
+    expect(r.up!.lookups).toEqual(['claude-nope', 'gpt-nope', 'claude-nope', ask.model]);
+    expect(r.logs.at(-1)).toMatchObject({ kind: 'call', status: 200 });
+    await r.close();
+  });
+
+  it('an upstream without the models route: the call goes ahead and the upstream decides (404 passed through); the store stays consistent', async () => {
     const notFound =
       '{"type":"error","error":{"type":"not_found_error","message":"model: claude-nope"},"request_id":"req_1"}';
-    const r = await rig((req) =>
-      req.body.includes('claude-nope')
-        ? { kind: 'json', status: 404, body: notFound }
-        : cannedReply()(req),
+    const r = await rig(
+      (req) =>
+        req.body.includes('claude-nope')
+          ? { kind: 'json', status: 404, body: notFound }
+          : cannedReply()(req),
+      { models: () => ({ kind: 'json', status: 404, body: '{"detail":"Not Found"}' }) },
     );
     const e = await caught(
       r.anthropic.messages.create({ ...ask, model: 'claude-nope', messages: hello }),
@@ -175,9 +222,11 @@ describe('upstream errors come back as the provider sent them and never corrupt 
     expect(r.logs).toMatchObject([{ kind: 'call', status: 404, outcome: 'ok' }]);
     const session = (r.logs[0] as { session: string }).session;
     await expectConsistent(r.dir, session);
-    // The same conversation goes on with a known model.
+    // The same conversation goes on with a known model; the route's absence is remembered.
+    await r.anthropic.messages.create({ ...ask, messages: hello });
     await r.anthropic.messages.create({ ...ask, messages: hello });
     expect(r.logs.at(-1)).toMatchObject({ kind: 'call', status: 200, session });
+    expect(r.up!.lookups).toEqual(['claude-nope', ask.model]);
     await expectConsistent(r.dir, session);
     await r.close();
   });

@@ -6,6 +6,7 @@ import { isUsageError } from '../../protocol/errors.js';
 import { anthropicUpstream } from './anthropic-request.js';
 import type { CallOutcome, Endpoint } from './call-log.js';
 import { reportHeaders, SESSION_HEADER, upstreamHeaders } from './headers.js';
+import type { ModelVerdict } from './model-check.js';
 import { openAiUpstream } from './openai-request.js';
 import { passthrough } from './passthrough.js';
 import type { ApiKind } from './provider-errors.js';
@@ -74,6 +75,28 @@ class CallRun {
     const { api, endpoint } = this;
     this.ctx.log({ kind: 'refused', api, endpoint, status, outcome, error, ms: ms(this.t0) });
     return errorResponse(api, status, error);
+  }
+
+  /**
+   * Refused because the upstream does not serve the model: its own answer goes back to the
+   * client as it came (the provider's shape), and no session was touched.
+   */
+  unknownModel(model: string, v: Extract<ModelVerdict, { kind: 'unknown' }>): Response {
+    const { api, endpoint } = this;
+    const error = `the upstream does not serve the model ${JSON.stringify(model)} (GET /v1/models answered ${v.status}); nothing was written`;
+    this.ctx.log({
+      kind: 'refused',
+      api,
+      endpoint,
+      status: v.status,
+      outcome: 'unknown_model',
+      error,
+      ms: ms(this.t0),
+    });
+    return new Response(new Uint8Array(v.body), {
+      status: v.status,
+      headers: { 'content-type': v.contentType },
+    });
   }
 
   /** The log line of a call that went through its session. */
@@ -198,6 +221,9 @@ export async function modelCall(
   }
   // Nothing to fold: the upstream decides what an empty conversation gets.
   if (c.parsed.history.messages.length === 0) return passthrough(ctx, req, pathAndQuery, c.raw);
+  const model = (c.parsed.body as { model?: unknown }).model;
+  const verdict = await ctx.models?.check(run.api, model, upstreamHeaders(req.headers));
+  if (verdict?.kind === 'unknown') return run.unknownModel(String(model), verdict);
   const release = await ctx.pool.lock(c.base);
   const t = performance.now();
   let connected: ConnectedRequest;

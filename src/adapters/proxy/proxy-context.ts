@@ -1,4 +1,5 @@
 import type { ProxyLogLine } from './call-log.js';
+import type { ModelChecks } from './model-check.js';
 import { type ApiKind, errorBody } from './provider-errors.js';
 import type { SessionPool } from './session-pool.js';
 import type { UpstreamTarget } from './upstream.js';
@@ -7,6 +8,8 @@ import type { UpstreamTarget } from './upstream.js';
 export interface ProxyContext {
   target: UpstreamTarget;
   pool: SessionPool;
+  /** Asks the upstream about a model before a session is touched (null: not asked). */
+  models: ModelChecks | null;
   maxBodyBytes: number;
   log: (line: ProxyLogLine) => void;
 }

@@ -8,6 +8,7 @@ import type { RetrievalMode, Tokenizer } from '../../engine/types.js';
 import { UsageError } from '../../protocol/errors.js';
 import type { Endpoint, ProxyLogLine } from './call-log.js';
 import { ENDPOINT_API, modelCall } from './model-call.js';
+import { ModelChecks } from './model-check.js';
 import { passthrough } from './passthrough.js';
 import { errorResponse, type ProxyContext } from './proxy-context.js';
 import { SessionPool } from './session-pool.js';
@@ -39,6 +40,12 @@ export interface ProxyOptions {
   maxBodyBytes?: number;
   /** Upstream idle timeout (connecting, waiting, between response bytes). Default 10 minutes. */
   timeoutMs?: number;
+  /**
+   * Ask the upstream (`GET /v1/models/{id}`, once per model) whether it serves a call's model
+   * before any session is touched, so a call refused for an unknown model writes nothing.
+   * Default true.
+   */
+  checkModels?: boolean;
   /** Sessions kept open at once (idle ones beyond are closed). Default 64. */
   maxOpenSessions?: number;
   /** Receives one line per request (see {@link ProxyLogLine}). Default: none. */
@@ -166,13 +173,11 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     http: new http.Agent({ keepAlive: true }),
     https: new https.Agent({ keepAlive: true }),
   };
+  const target = { base, timeoutMs: positiveInt(options.timeoutMs, 600_000, 'timeoutMs'), agents };
   const ctx: ProxyContext = {
-    target: {
-      base,
-      timeoutMs: positiveInt(options.timeoutMs, 600_000, 'timeoutMs'),
-      agents,
-    },
+    target,
     pool,
+    models: options.checkModels === false ? null : new ModelChecks(target),
     maxBodyBytes: positiveInt(options.maxBodyBytes, 32 * 1024 * 1024, 'maxBodyBytes'),
     log: options.onLog ?? (() => undefined),
   };

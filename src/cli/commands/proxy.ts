@@ -12,6 +12,7 @@ interface ProxyFlags {
   foldThreshold: string;
   maxBody: string;
   timeout: string;
+  modelCheck?: boolean;
 }
 
 /** Resolves when the process is asked to stop (SIGINT / SIGTERM). */
@@ -37,6 +38,10 @@ export function register(program: Command): void {
     .option('--fold-threshold <N>', 'older turns above this many tokens are folded', '256')
     .option('--max-body <BYTES>', 'largest request body accepted (413 above)', String(32 << 20))
     .option('--timeout <MS>', 'upstream idle timeout in milliseconds', '600000')
+    .option(
+      '--no-model-check',
+      'do not ask the upstream (GET /v1/models/<id>, once per model) whether it serves a model before a session is touched',
+    )
     .addHelpText(
       'after',
       [
@@ -47,7 +52,8 @@ export function register(program: Command): void {
         '(id from the x-contextfold-session header, else a hash of the first messages), folds old',
         'verbose turns, pages in what the live turn needs for that call only, and streams the',
         'answer back byte for byte. Any other request passes through untouched. API keys are',
-        'forwarded, never stored.',
+        'forwarded, never stored. A call for a model the upstream says it does not serve gets the',
+        "upstream's 404 and writes nothing (asked once per model with GET /v1/models/<id>).",
         '',
         'Prints the URL and the lines to set, then one line per call (JSON lines with --json).',
         '',
@@ -79,6 +85,7 @@ export function register(program: Command): void {
         foldThreshold: parseIntArg(opts.foldThreshold, '--fold-threshold'),
         maxBodyBytes: parseIntArg(opts.maxBody, '--max-body'),
         timeoutMs: parseIntArg(opts.timeout, '--timeout'),
+        checkModels: opts.modelCheck !== false,
         ...(e.tokenizer ? { tokenizer: e.tokenizer } : {}),
         ...(e.retrieval ? { retrieval: e.retrieval } : {}),
         onLog: (line) =>

@@ -23,24 +23,44 @@ export type Reply =
 /** A local HTTP server standing in for the model API; it records every request body. */
 export interface FakeUpstream {
   url: string;
+  /** Every request but the model lookups, in order. */
   requests: Recorded[];
+  /** The model ids asked about with `GET /v1/models/{id}`, in order. */
+  lookups: string[];
   close(): Promise<void>;
 }
 
+/** How the fake upstream answers `GET /v1/models/{id}`: by default every model exists. */
+export type ModelsReply = (id: string) => Reply;
+
+const MODEL_LOOKUP = /^\/v1\/models\/([^/?]+)$/;
+
+/** A model object, as both APIs answer a lookup of a model they serve. */
+export const knownModel: ModelsReply = (id) => ({
+  kind: 'json',
+  body: JSON.stringify({ id, type: 'model', object: 'model', display_name: id }),
+});
+
 /**
  * Starts a fake model API on a free loopback port. `reply` decides each answer from the
- * recorded request.
+ * recorded request; model lookups (`GET /v1/models/{id}`) are answered by `models` and listed
+ * in `lookups`.
  *
  * @example
  * const up = await startFakeUpstream(() => ({ kind: 'json', body: '{"ok":true}' }));
  */
-export async function startFakeUpstream(reply: (r: Recorded) => Reply): Promise<FakeUpstream> {
+export async function startFakeUpstream(
+  reply: (r: Recorded) => Reply,
+  models: ModelsReply = knownModel,
+): Promise<FakeUpstream> {
   const requests: Recorded[] = [];
+  const lookups: string[] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks);
+      const lookup = req.method === 'GET' ? MODEL_LOOKUP.exec(req.url ?? '') : null;
       const r: Recorded = {
         method: req.method ?? '',
         path: req.url ?? '',
@@ -48,8 +68,9 @@ export async function startFakeUpstream(reply: (r: Recorded) => Reply): Promise<
         body,
         json: () => JSON.parse(body.toString('utf8')) as Record<string, unknown>,
       };
-      requests.push(r);
-      const a = reply(r);
+      if (lookup) lookups.push(decodeURIComponent(lookup[1]!));
+      else requests.push(r);
+      const a = lookup ? models(decodeURIComponent(lookup[1]!)) : reply(r);
       if (a.kind === 'hang') return;
       if (a.kind === 'json') {
         res.writeHead(a.status ?? 200, {
@@ -80,6 +101,7 @@ export async function startFakeUpstream(reply: (r: Recorded) => Reply): Promise<
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    lookups,
     close: () =>
       new Promise<void>((ok) => {
         server.closeAllConnections();
