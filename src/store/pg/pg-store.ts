@@ -34,6 +34,7 @@ import {
 } from '../index-db.js';
 import type { AnalysisKeyOf, LoadProblem } from '../index-loader.js';
 import { nodeFileName } from '../layout.js';
+import { ReadCache } from '../read-cache.js';
 import { type VerifiedNode, verifyNodeText } from '../verify.js';
 import { isConnectionError, storeError } from './pg-errors.js';
 import { migrate } from './pg-schema.js';
@@ -120,6 +121,10 @@ export class PgStore implements IndexBackend {
   #exists = false;
   #closed = false;
   readonly #nodes = new Map<number, Buffer | null>();
+  /** Lists and counts read from the mirror, valid while the mirror does not change. */
+  readonly #cache = new ReadCache();
+  /** Bumped by every change of the mirror: the cache belongs to one version. */
+  #version = 0;
 
   constructor(options: PgStoreOptions) {
     this.#opts = options;
@@ -328,7 +333,15 @@ export class PgStore implements IndexBackend {
     }
   }
 
+  /** The cache, emptied if the mirror changed since it was filled. */
+  #cached(): ReadCache {
+    const v = String(this.#version);
+    if (this.#cache.generation !== v) this.#cache.reset(v, 0);
+    return this.#cache;
+  }
+
   #resetMirror(epoch: number): void {
+    this.#version++;
     try {
       this.#mirror.db.close();
     } catch {}
@@ -346,6 +359,7 @@ export class PgStore implements IndexBackend {
   /** Applies feed rows, in order, to the mirror. */
   #apply(rows: readonly FeedRow[]): void {
     const m = this.#mirror;
+    this.#version++;
     m.db.transaction(() => {
       let folds: FoldRow[] = [];
       const flush = () => {
@@ -396,8 +410,14 @@ export class PgStore implements IndexBackend {
   }
 
   get(step: number): IndexEntry | undefined {
+    const cache = this.#cached();
+    const hit = cache.entry(step);
+    if (hit) return hit;
     const json = this.#mirror.db.entryJson(step);
-    return json === undefined ? undefined : (JSON.parse(json) as IndexEntry);
+    if (json === undefined) return undefined;
+    const entry = JSON.parse(json) as IndexEntry;
+    cache.putEntry(entry);
+    return entry;
   }
 
   page(options: { after?: number; offset?: number; limit: number }): IndexEntry[] {
@@ -409,18 +429,39 @@ export class PgStore implements IndexBackend {
   }
 
   df(field: PostingField, term: string): number {
-    return this.#mirror.db.df(FIELDS[field], term);
+    const f = FIELDS[field];
+    const cache = this.#cached();
+    const hit = cache.df(f, term);
+    if (hit !== undefined) return hit;
+    const df = this.#mirror.db.df(f, term);
+    cache.putDf(f, term, df);
+    return df;
   }
 
   postings(field: PostingField, term: string, limit?: number): PostingList {
+    const f = FIELDS[field];
+    const cache = this.#cached();
+    const hit = cache.postings(f, term, limit);
+    if (hit) return hit;
     const db = this.#mirror.db;
-    if (limit !== undefined) return db.recentPostings(FIELDS[field], term, limit);
-    const steps = db.allPostings(FIELDS[field], term);
-    return { steps, tfs: steps.map(() => 1) };
+    let list: PostingList;
+    if (limit !== undefined) list = db.recentPostings(f, term, limit);
+    else {
+      const steps = db.allPostings(f, term);
+      list = { steps, tfs: steps.map(() => 1) };
+    }
+    cache.putPostings(f, term, limit, list);
+    return list;
   }
 
   termsWithPrefix(field: PostingField, prefix: string): string[] {
-    return this.#mirror.db.termsWithPrefix(FIELDS[field], prefix);
+    const f = FIELDS[field];
+    const cache = this.#cached();
+    const hit = cache.prefix(f, prefix);
+    if (hit) return hit;
+    const terms = this.#mirror.db.termsWithPrefix(f, prefix);
+    cache.putPrefix(f, prefix, terms);
+    return terms;
   }
 
   fieldStats(field: PostingField): FieldStats {
@@ -430,7 +471,19 @@ export class PgStore implements IndexBackend {
   }
 
   docStats(steps: readonly number[]): DocStats[] {
-    return this.#mirror.db.docs(steps);
+    const cache = this.#cached();
+    const out: DocStats[] = [];
+    const missing: number[] = [];
+    for (const step of steps) {
+      const d = cache.doc(step);
+      if (d) out.push(d);
+      else missing.push(step);
+    }
+    if (missing.length === 0) return out;
+    const found = this.#mirror.db.docs(missing);
+    for (const d of found) cache.putDoc(d);
+    out.push(...found);
+    return out;
   }
 
   evictions(): { step_id: number; evicted_at: string }[] {
@@ -455,6 +508,7 @@ export class PgStore implements IndexBackend {
   attachAnalyses(list: readonly (PendingNode & { analysis: NodeAnalysisRecord })[]): void {
     if (list.length === 0) return;
     const m = this.#mirror;
+    this.#version++;
     m.db.transaction(() => m.db.attachAnalyses(list, m.state));
     if (this.#opts.readOnly) return;
     this.#later('storing analyses', async (c) => {
@@ -796,6 +850,7 @@ export class PgStore implements IndexBackend {
         this.#resetMirror(m.epoch); // someone else's change slipped in: re-read the feed
         return;
       }
+      this.#version++;
       m.db.transaction(() => {
         m.db.putAnalyses(rows.flatMap((r) => (r.analysis ? [r.analysis] : [])));
         m.db.putTokens(tokens);
@@ -826,6 +881,7 @@ export class PgStore implements IndexBackend {
         return;
       }
       const json = canonicalJson({ ...entry, evicted: true });
+      this.#version++;
       m.db.transaction(() => m.db.evict(step, json, evictedAt, entry.evicted, m.state));
       m.seq = base + 1;
     });
