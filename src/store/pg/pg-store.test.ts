@@ -94,6 +94,35 @@ describePg('PgStore', () => {
     await b.close();
   });
 
+  it('a fresh engine filled from the tables answers as one that followed the feed', async () => {
+    const url = pgStoreUrl('boot');
+    const many = Array.from({ length: 2600 }, (_, i) => ({
+      stepId: i,
+      summary: `turn ${i}: service svc-${i % 97} on port ${3000 + (i % 211)}`,
+      content: `$ start svc-${i % 97}\nlistening on ${3000 + (i % 211)}\nrun ${i}\n`,
+    }));
+    const follower = await ContextFold.open({ store: url, clock });
+    for (let i = 0; i < many.length; i += 500) await follower.foldMany(many.slice(i, i + 500));
+    for (const s of [5, 900, 5]) await follower.evict(s);
+    const fresh = await ContextFold.open({ store: url });
+    const a = follower.backend;
+    const b = fresh.backend;
+    expect(b.stats()).toEqual(a.stats());
+    expect(b.fieldStats('ranked')).toEqual(a.fieldStats('ranked'));
+    expect(b.evictions()).toEqual(a.evictions());
+    expect(b.pendingCount()).toBe(0);
+    expect(await fresh.entries()).toEqual(await follower.entries());
+    for (const q of ['which port does svc-17 use?', 'run 1234', 'svc-5 listening']) {
+      expect(await fresh.scan(q)).toEqual(await follower.scan(q));
+      expect(await fresh.scan(q, { mode: 'reference' })).toEqual(
+        await follower.scan(q, { mode: 'reference' }),
+      );
+    }
+    expect(b.tokens(many[7] && (await fresh.entry(7))!.payload_sha256, 'o200k')).toBeGreaterThan(0);
+    await follower.close();
+    await fresh.close();
+  });
+
   it('stores in one database never cross (store_id namespaces)', async () => {
     const one = await ContextFold.open({ store: pgStoreUrl('one'), tokenizer: 'reference' });
     const two = await ContextFold.open({ store: pgStoreUrl('two'), tokenizer: 'reference' });

@@ -60,6 +60,8 @@ const FIELDS: Record<PostingField, number> = { reference: FIELD_REFERENCE, ranke
 export const PG_STORE_DIR = '.contextfold';
 /** Changes pulled per catch-up query. */
 const FEED_PAGE = 5000;
+/** A mirror that starts behind by more changes than this is filled from the tables instead. */
+const BOOTSTRAP_MIN = 2000;
 /** Node bodies kept for verification (each is re-hashed on every use). */
 const NODE_CACHE = 256;
 
@@ -284,7 +286,22 @@ export class PgStore implements IndexBackend {
   }
 
   /** Catches the mirror up on `c` (inside a write transaction: under the store's lock). */
-  async #follow(c: pg.ClientBase): Promise<void> {
+  async #follow(c: pg.ClientBase, inWrite = false): Promise<void> {
+    if (this.#mirror.seq === 0 && !inWrite) {
+      // A first look at a store of any size: read it as one snapshot, by key ranges.
+      await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      try {
+        await this.#followIn(c, true);
+      } finally {
+        await c.query('COMMIT').catch(() => {});
+      }
+      return;
+    }
+    await this.#followIn(c, inWrite);
+  }
+
+  /** {@link follow} inside a transaction (a snapshot, or a write holding the store's lock). */
+  async #followIn(c: pg.ClientBase, consistent: boolean): Promise<void> {
     const r = await c.query<{ seq: string; epoch: number }>(
       'SELECT seq, epoch FROM cf_stores WHERE store_id = $1',
       [this.where.storeId],
@@ -298,6 +315,10 @@ export class PgStore implements IndexBackend {
     this.#exists = true;
     const seq = Number(row.seq);
     if (row.epoch !== this.#mirror.epoch || seq < this.#mirror.seq) this.#resetMirror(row.epoch);
+    if (this.#mirror.seq === 0 && seq > BOOTSTRAP_MIN && consistent) {
+      await this.#bootstrap(c, seq);
+      return;
+    }
     while (this.#mirror.seq < seq) {
       const feed = { rows: await this.#feedPage(c) };
       if (feed.rows.length === 0) break;
@@ -331,6 +352,93 @@ export class PgStore implements IndexBackend {
     const v = String(this.#version);
     if (this.#cache.generation !== v) this.#cache.reset(v, 0);
     return this.#cache;
+  }
+
+  /**
+   * Fills an empty mirror from the tables, each walked by its primary key in pages (a cost
+   * linear in the store, whatever the planner's statistics), as of the snapshot `c` reads:
+   * entries, then the analyses they name, token counts, and the eviction log in feed order.
+   * The mirror is then at `seq`, and follows the feed from there.
+   */
+  async #bootstrap(c: pg.ClientBase, seq: number): Promise<void> {
+    const id = this.where.storeId;
+    const m = this.#mirror;
+    this.#version++;
+    const keyOf = this.#opts.analyzer?.keyOf;
+    const byKey = new Map<string, PendingNode[]>();
+    const evicted = new Set<number>();
+    for (let after = -1; ; ) {
+      const page = await c.query<{
+        step: string;
+        body: string;
+        akey: string | null;
+        evicted: boolean;
+      }>(
+        'SELECT step, body, akey, evicted FROM cf_entries WHERE store_id = $1 AND step > $2 ORDER BY step LIMIT $3',
+        [id, after, FEED_PAGE],
+      );
+      if (page.rows.length === 0) break;
+      const rows: FoldRow[] = page.rows.map((r) => {
+        const entry = JSON.parse(r.body) as IndexEntry;
+        if (r.evicted) evicted.add(entry.step_id);
+        if (keyOf && r.akey !== null && r.akey === keyOf(entry)) {
+          const list = byKey.get(r.akey) ?? [];
+          list.push({
+            step: entry.step_id,
+            payload_sha256: entry.payload_sha256,
+            summary: entry.summary,
+          });
+          byKey.set(r.akey, list);
+        }
+        return { entry, json: r.body };
+      });
+      m.db.transaction(() => m.db.insertFolds(rows, m.state));
+      after = Number(page.rows[page.rows.length - 1]!.step);
+    }
+    for (let after = ''; ; ) {
+      const page = await c.query<{ akey: string; length: number; features: string; body: string }>(
+        'SELECT akey, length, features, body FROM cf_analyses WHERE store_id = $1 AND akey > $2 ORDER BY akey LIMIT $3',
+        [id, after, FEED_PAGE],
+      );
+      if (page.rows.length === 0) break;
+      const attach = page.rows.flatMap((a) => {
+        const [terms, tfs] = JSON.parse(a.body) as [string[], number[]];
+        const analysis = { akey: a.akey, terms, tfs, length: a.length, features: a.features };
+        return (byKey.get(a.akey) ?? []).map((p) => ({ ...p, analysis }));
+      });
+      m.db.transaction(() => m.db.attachAnalyses(attach, m.state));
+      after = page.rows[page.rows.length - 1]!.akey;
+    }
+    for (let after = ['', '']; ; ) {
+      const page = await c.query<{ payload_sha256: string; tokenizer: string; count: number }>(
+        `SELECT payload_sha256, tokenizer, count FROM cf_tokens
+          WHERE store_id = $1 AND (payload_sha256, tokenizer) > ($2, $3)
+          ORDER BY payload_sha256, tokenizer LIMIT $4`,
+        [id, after[0], after[1], FEED_PAGE],
+      );
+      if (page.rows.length === 0) break;
+      m.db.putTokens(page.rows);
+      const last = page.rows[page.rows.length - 1]!;
+      after = [last.payload_sha256, last.tokenizer];
+    }
+    if (evicted.size > 0) {
+      const log = await c.query<{ step: string; evicted_at: string | null }>(
+        'SELECT step, evicted_at FROM cf_changes WHERE store_id = $1 AND op = 2 ORDER BY seq',
+        [id],
+      );
+      m.db.transaction(() => {
+        const done = new Set<number>();
+        for (const e of log.rows) {
+          const step = Number(e.step);
+          const json = m.db.entryJson(step);
+          if (json === undefined) continue;
+          const evictedJson = canonicalJson({ ...(JSON.parse(json) as IndexEntry), evicted: true });
+          m.db.evict(step, evictedJson, e.evicted_at ?? '', done.has(step), m.state);
+          done.add(step);
+        }
+      });
+    }
+    m.seq = seq;
   }
 
   /**
@@ -695,7 +803,7 @@ export class PgStore implements IndexBackend {
           [this.where.storeId, isoSeconds(this.#opts.clock())],
         );
         await client.query('SELECT pg_advisory_xact_lock($1)', [this.#lockKey]);
-        await this.#follow(client);
+        await this.#follow(client, true);
         const out = await fn(this.#session(client, applied));
         stage = 'commit';
         await client.query('COMMIT');
