@@ -118,7 +118,8 @@ describePg('PgStore', () => {
         await follower.scan(q, { mode: 'reference' }),
       );
     }
-    expect(b.tokens(many[7] && (await fresh.entry(7))!.payload_sha256, 'o200k')).toBeGreaterThan(0);
+    const seven = (await fresh.entry(7))!;
+    expect(b.tokens(seven.payload_sha256, 'o200k')).toBeGreaterThan(0);
     await follower.close();
     await fresh.close();
   });
