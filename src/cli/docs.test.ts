@@ -6,8 +6,8 @@ import { runDemo } from '../engine/demo-scenario.js';
 import { extractSnippets } from '../test-utils/doc-snippets.js';
 import { type InstalledCopy, installedCopy, REPO_ROOT } from '../test-utils/installed-copy.js';
 import { PG_MISSING, PG_URL, pgStoreUrl } from '../test-utils/pg.js';
-import { isCi } from '../test-utils/shared-location.js';
 import { itShared, tempDir } from '../test-utils/shared.js';
+import { isCi } from '../test-utils/shared-location.js';
 import { tempDir as tempDirForTest } from '../test-utils/temp-dir.js';
 
 /** README.md and every docs/ page, in a stable order. */
