@@ -1,11 +1,9 @@
-import { compareCodePoints } from '../protocol/canonical-json.js';
-import { hasErrorSignal, heldShapes } from './ranked-intent.js';
-import { proseRatio, rankedTerms } from './ranked-terms.js';
+import { analyzeNode, type NodeAnalysis } from './node-analysis.js';
 
-/** One folded turn as the ranked index sees it. */
+/** One folded turn as the ranked index sees it (text in hand). */
 export interface RankedDocInput {
   stepId: number;
-  /** The turn's summary (indexed like content). */
+  /** The turn's summary (indexed with the payload). */
   summary: string;
   /** The payload text (for non-UTF-8 payloads, its lossy decoding). */
   content: string;
@@ -13,70 +11,35 @@ export interface RankedDocInput {
   tokens: number;
 }
 
-/**
- * Everything the ranked index derives from one turn's text, before it is inserted: a pure
- * function of `{summary, content, tokens}`, so it can be cached by content (see
- * `src/engine/ranked-cache.ts`) and inserted later without the text.
- */
-export interface RankedAnalysis {
-  /** Distinct retrieval keys, sorted by code point (parallel to `counts`). */
-  keys: readonly string[];
-  /** Term frequency of each key (≥ 1). */
-  counts: readonly number[];
-  /** Number of keys with repeats (the sum of the counts; document length for BM25). */
+/** A block of one indexed turn, with global key ids. */
+export interface RankedBlock {
+  start: number;
+  end: number;
+  /** Global key ids, strictly increasing. */
+  ids: Int32Array;
+  counts: Int32Array;
   length: number;
-  /** Tokens of the whole payload, in the engine's tokenizer. */
-  tokens: number;
-  /** The turn reports a failure (see `hasErrorSignal`). */
+  shapes: number;
   error: boolean;
-  /** Share of function words (see `proseRatio`). */
   prose: number;
-  /** Answer shapes the payload holds (see `heldShapes`). */
-  shapes: readonly string[];
 }
 
-/**
- * Analyses one turn for the ranked index (pure; no index state). Keys are ordered by code point,
- * never by first occurrence, so an analysis read back from a cache inserts exactly as a fresh one.
- * (Parallel `keys`/`counts` arrays rather than `[key, count]` pairs: a cold open decodes one
- * analysis per turn, and the flat form parses about three times faster.)
- *
- * @example
- * const a = analyseRankedDoc({ summary: '', content: 'port 5433 port', tokens: 4 });
- * a.keys; // ['5433', 'port']
- * a.counts; // [1, 2]
- */
-export function analyseRankedDoc(input: Omit<RankedDocInput, 'stepId'>): RankedAnalysis {
-  const all = rankedTerms(`${input.summary}\n${input.content}`);
-  const tf = new Map<string, number>();
-  for (const k of all) tf.set(k, (tf.get(k) ?? 0) + 1);
-  const keys = [...tf.keys()].sort(compareCodePoints);
-  return {
-    keys,
-    counts: keys.map((k) => tf.get(k)!),
-    length: all.length,
-    tokens: input.tokens,
-    error: hasErrorSignal(input.content),
-    prose: proseRatio(input.content),
-    shapes: heldShapes(input.content),
-  };
-}
-
-/** Per-document statistics kept for scoring. */
+/** Per-turn statistics and blocks kept for scoring. */
 export interface RankedDoc {
   stepId: number;
-  /** Number of keys (document length for BM25). */
+  /** Number of keys with repeats. */
   length: number;
   tokens: number;
-  /** The turn reports a failure (see `hasErrorSignal`). */
   error: boolean;
-  /** Share of function words (see `proseRatio`). */
   prose: number;
-  /** Answer shapes the payload holds (see `heldShapes`). */
-  shapes: readonly string[];
+  /** Answer-shape bit mask of the whole payload. */
+  shapes: number;
+  /** Global ids of the header keys, strictly increasing. */
+  head: Int32Array;
+  blocks: RankedBlock[];
 }
 
-/** Postings of one key: parallel arrays of document numbers and term frequencies. */
+/** Postings of one key: parallel arrays of document numbers and term frequencies (fold order). */
 export interface Postings {
   docs: number[];
   tfs: number[];
@@ -86,112 +49,158 @@ export interface Postings {
 export const PREFIX_BUCKET = 4;
 
 /**
- * The in-memory index of the ranked page-in: postings per retrieval key, document lengths and
- * a prefix table. Adding a turn costs O(its keys); a scan touches only the postings of the
- * prompt's keys (and their prefix expansions), never every node.
+ * The read side a ranked scan needs from an index: collection statistics, the postings of the
+ * prompt's keys, and the per-turn analyses of the candidates. {@link RankedIndex} implements it
+ * in memory; a persistent index can implement the same interface.
+ */
+export interface RankedIndexView {
+  /** Number of indexed turns. */
+  readonly size: number;
+  /** Mean block length in keys (1 when empty). */
+  readonly averageBlockLength: number;
+  /** Largest indexed step id (-1 when empty). */
+  readonly lastStep: number;
+  docFrequency(key: string): number;
+  postings(key: string): Postings | undefined;
+  /** The global id of a key, if indexed. */
+  keyId(key: string): number | undefined;
+  doc(docNo: number): RankedDoc;
+  docOf(stepId: number): number | undefined;
+  /** Indexed keys that start with `prefix` and are longer than it (unordered). */
+  extensions(prefix: string): string[];
+  /** A zeroed per-document scratch array (callers zero what they set before returning). */
+  scratchSlots(): Int32Array;
+}
+
+/**
+ * The in-memory index of the ranked page-in: postings per retrieval key, per-turn blocks with
+ * global key ids, and a prefix table. Adding a turn costs O(its keys); a scan touches only the
+ * postings of the prompt's keys and the analyses of their candidate turns.
  *
  * @example
  * const index = new RankedIndex();
  * index.add({ stepId: 37, summary: 'tool: psql', content: 'port 5433', tokens: 3 });
  * index.docFrequency('5433'); // 1
  */
-export class RankedIndex {
+export class RankedIndex implements RankedIndexView {
   readonly #docs: RankedDoc[] = [];
-  readonly #lengths: number[] = [];
   readonly #byStep = new Map<number, number>();
-  readonly #postings = new Map<string, Postings>();
+  readonly #ids = new Map<string, number>();
+  readonly #postings: Postings[] = [];
   readonly #buckets = new Map<string, string[]>();
-  #totalLength = 0;
+  #blockLength = 0;
+  #blocks = 0;
+  #lastStep = -1;
   #scratch = new Int32Array(0);
 
-  /** Number of indexed turns. */
   get size(): number {
     return this.#docs.length;
   }
 
-  /** Mean document length in keys (1 when empty, to keep BM25 finite). */
-  get averageLength(): number {
-    return this.#docs.length === 0 ? 1 : Math.max(1, this.#totalLength / this.#docs.length);
+  get averageBlockLength(): number {
+    return this.#blocks === 0 ? 1 : Math.max(1, this.#blockLength / this.#blocks);
+  }
+
+  get lastStep(): number {
+    return this.#lastStep;
   }
 
   has(stepId: number): boolean {
     return this.#byStep.has(stepId);
   }
 
-  /** Adds a turn. Adding a step that is already indexed is a no-op (folds are immutable). */
+  /** Analyses and adds a turn. Adding a step that is already indexed is a no-op. */
   add(input: RankedDocInput): void {
     if (this.#byStep.has(input.stepId)) return;
-    this.addAnalysis(input.stepId, analyseRankedDoc(input));
+    this.addAnalysis(
+      input.stepId,
+      analyzeNode({ summary: input.summary, text: input.content, tokens: input.tokens }),
+    );
+  }
+
+  #idOf(key: string): number {
+    let id = this.#ids.get(key);
+    if (id !== undefined) return id;
+    id = this.#postings.length;
+    this.#ids.set(key, id);
+    this.#postings.push({ docs: [], tfs: [] });
+    if (key.length >= PREFIX_BUCKET) {
+      const b = key.slice(0, PREFIX_BUCKET);
+      const bucket = this.#buckets.get(b);
+      if (bucket) bucket.push(key);
+      else this.#buckets.set(b, [key]);
+    }
+    return id;
   }
 
   /**
-   * Inserts an analysed turn (see {@link analyseRankedDoc}); a no-op for a step already indexed.
+   * Inserts an analysed turn (see `analyzeNode`); a no-op for a step already indexed.
    *
    * @example
-   * index.addAnalysis(37, analyseRankedDoc({ summary: 'tool: psql', content: 'port 5433', tokens: 3 }));
+   * index.addAnalysis(37, analyzeNode({ summary: 'tool: psql', text: 'port 5433', tokens: 3 }));
    */
-  addAnalysis(stepId: number, analysis: RankedAnalysis): void {
+  addAnalysis(stepId: number, a: NodeAnalysis): void {
     if (this.#byStep.has(stepId)) return;
     const docNo = this.#docs.length;
-    const { keys, counts } = analysis;
-    for (let i = 0; i < keys.length; i++) {
-      const key = keys[i]!;
-      let p = this.#postings.get(key);
-      if (!p) {
-        p = { docs: [], tfs: [] };
-        this.#postings.set(key, p);
-        if (key.length >= PREFIX_BUCKET) {
-          const b = key.slice(0, PREFIX_BUCKET);
-          const bucket = this.#buckets.get(b);
-          if (bucket) bucket.push(key);
-          else this.#buckets.set(b, [key]);
-        }
-      }
+    const gid = Int32Array.from(a.keys, (k) => this.#idOf(k));
+    for (let i = 0; i < gid.length; i++) {
+      const p = this.#postings[gid[i]!]!;
       p.docs.push(docNo);
-      p.tfs.push(counts[i]!);
+      p.tfs.push(a.counts[i]!);
     }
+    const sorted = (local: readonly number[]) => Int32Array.from(local, (i) => gid[i]!).sort();
+    const blocks = a.blocks.map((b): RankedBlock => {
+      const pairs = b.keys.map((k, i) => [gid[k]!, b.counts[i]!] as const).sort((x, y) => x[0] - y[0]);
+      return {
+        start: b.start,
+        end: b.end,
+        ids: Int32Array.from(pairs, (p) => p[0]),
+        counts: Int32Array.from(pairs, (p) => p[1]),
+        length: b.length,
+        shapes: b.shapes,
+        error: b.error,
+        prose: b.prose,
+      };
+    });
+    for (const b of blocks) this.#blockLength += b.length;
+    this.#blocks += blocks.length;
     this.#docs.push({
       stepId,
-      length: analysis.length,
-      tokens: analysis.tokens,
-      error: analysis.error,
-      prose: analysis.prose,
-      shapes: analysis.shapes,
+      length: a.length,
+      tokens: a.tokens,
+      error: a.error,
+      prose: a.prose,
+      shapes: a.shapes,
+      head: sorted(a.head),
+      blocks,
     });
-    this.#lengths.push(analysis.length);
     this.#byStep.set(stepId, docNo);
-    this.#totalLength += analysis.length;
+    if (stepId > this.#lastStep) this.#lastStep = stepId;
   }
 
-  /** Statistics of document number `docNo`. */
   doc(docNo: number): RankedDoc {
     const d = this.#docs[docNo];
     if (!d) throw new RangeError(`no ranked document ${docNo}`);
     return d;
   }
 
-  /** Document lengths by document number (read-only view for scoring loops). */
-  lengths(): readonly number[] {
-    return this.#lengths;
-  }
-
-  /** Document number of a step, if indexed. */
   docOf(stepId: number): number | undefined {
     return this.#byStep.get(stepId);
   }
 
+  keyId(key: string): number | undefined {
+    return this.#ids.get(key);
+  }
+
   postings(key: string): Postings | undefined {
-    return this.#postings.get(key);
+    const id = this.#ids.get(key);
+    return id === undefined ? undefined : this.#postings[id];
   }
 
   docFrequency(key: string): number {
-    return this.#postings.get(key)?.docs.length ?? 0;
+    return this.postings(key)?.docs.length ?? 0;
   }
 
-  /**
-   * A zeroed array with one slot per turn, for per-scan bookkeeping without a Map. Callers must
-   * zero the slots they set before returning (keeps a scan proportional to the postings read).
-   */
   scratchSlots(): Int32Array {
     if (this.#scratch.length < this.#docs.length) {
       this.#scratch = new Int32Array(Math.max(1024, this.#docs.length * 2));
@@ -199,10 +208,37 @@ export class RankedIndex {
     return this.#scratch;
   }
 
-  /** Indexed keys that start with `prefix` and are longer than it (unordered). */
   extensions(prefix: string): string[] {
     if (prefix.length < PREFIX_BUCKET) return [];
     const bucket = this.#buckets.get(prefix.slice(0, PREFIX_BUCKET)) ?? [];
     return bucket.filter((k) => k.length > prefix.length && k.startsWith(prefix));
   }
+}
+
+/** True when a strictly increasing id list holds `id` (binary search). */
+export function hasId(ids: Int32Array, id: number): boolean {
+  let lo = 0;
+  let hi = ids.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    const v = ids[mid]!;
+    if (v === id) return true;
+    if (v < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return false;
+}
+
+/** Term frequency of `id` in a block (0 when absent). */
+export function blockCount(block: RankedBlock, id: number): number {
+  let lo = 0;
+  let hi = block.ids.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    const v = block.ids[mid]!;
+    if (v === id) return block.counts[mid]!;
+    if (v < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return 0;
 }
