@@ -112,9 +112,7 @@ function lineKey(line: string): string | undefined {
  * decodeCacheLine(encodeCacheLine(key, a)); // { key, analysis: a }
  * decodeCacheLine('{"k":"oops'); // undefined
  */
-export function decodeCacheLine(
-  line: string,
-): { key: string; analysis: NodeAnalysis } | undefined {
+export function decodeCacheLine(line: string): { key: string; analysis: NodeAnalysis } | undefined {
   const key = lineKey(line);
   if (key === undefined) return undefined;
   const body = line.slice(BODY, -1);

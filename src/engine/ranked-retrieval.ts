@@ -2,8 +2,8 @@ import type { Tokenizer } from '../extract/tokenizer.js';
 import { isContextFoldError } from '../protocol/errors.js';
 import { pageFailure } from '../protocol/results.js';
 import type { IndexEntry } from '../protocol/types.js';
-import { focusWindow } from '../retrieval/ranked-focus.js';
 import { analyzeNode, type NodeAnalysis } from '../retrieval/node-analysis.js';
+import { focusWindow } from '../retrieval/ranked-focus.js';
 import { RankedIndex } from '../retrieval/ranked-index.js';
 import {
   type RankedPick,
@@ -37,10 +37,12 @@ export interface RankedRetrievalDeps {
   cacheDir?: string | false;
 }
 
-/** Caps of one page-in. */
+/** Caps of one page-in, and the live boundary (see `RankedScanOptions.liveFrom`). */
 export interface RankedCaps {
   perCall: number;
   perTurn: number;
+  liveFrom?: number;
+  lossy?: readonly number[];
 }
 
 /**
@@ -186,6 +188,8 @@ export class RankedRetrieval {
       perCallCap: caps.perCall,
       perTurnCap: caps.perTurn,
       tuning: this.#tuning,
+      ...(caps.liveFrom !== undefined ? { liveFrom: caps.liveFrom } : {}),
+      ...(caps.lossy ? { lossy: caps.lossy } : {}),
     });
   }
 

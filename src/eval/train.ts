@@ -4,6 +4,7 @@ import { analyzeNode, type NodeAnalysis } from '../retrieval/node-analysis.js';
 import {
   candidateFeatures,
   FEATURE_NAMES,
+  type FeatureName,
   type FeatureWeights,
 } from '../retrieval/ranked-features.js';
 import { RankedIndex } from '../retrieval/ranked-index.js';
@@ -96,13 +97,18 @@ export function collectTraining(options: CollectOptions): TrainingItem[] {
  * Pairwise logistic regression (RankNet with a linear scorer): minimises, per question, the mean
  * of log(1 + exp(-(w·pos − w·neg))) over its (positive, negative) pairs, questions weighted
  * equally, with a small L2 penalty. Full-batch gradient descent on a fixed schedule from zero:
- * no randomness, so the same items always give the same weights (rounded to 1e-4).
+ * no randomness, so the same items always give the same weights (rounded to 1e-4). Features in
+ * `exclude` keep weight 0 (ablations).
  *
  * @example
  * const weights = trainWeights(collectTraining({ questions, trajectoriesDir }));
  */
-export function trainWeights(items: readonly TrainingItem[]): FeatureWeights {
+export function trainWeights(
+  items: readonly TrainingItem[],
+  options: { exclude?: readonly FeatureName[] } = {},
+): FeatureWeights {
   const nf = FEATURE_NAMES.length;
+  const fixed = new Set(options.exclude ?? []);
   const usable = items.filter((x) => x.positives.length > 0 && x.negatives.length > 0);
   const w = new Float64Array(nf);
   const { iterations, learningRate, l2 } = TRAIN_SETTINGS;
@@ -124,6 +130,7 @@ export function trainWeights(items: readonly TrainingItem[]): FeatureWeights {
       }
     }
     for (let i = 0; i < nf; i++) {
+      if (fixed.has(FEATURE_NAMES[i]!)) continue;
       w[i]! -= learningRate * (grad[i]! / Math.max(1, usable.length) + l2 * w[i]!);
     }
   }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { RankedIndex } from './ranked-index.js';
+import { blockCount, RankedIndex } from './ranked-index.js';
+import { ANSWER_SHAPES } from './ranked-intent.js';
 
 const doc = (stepId: number, content: string, summary = '') => ({
   stepId,
@@ -48,6 +49,22 @@ describe('RankedIndex', () => {
     ix.add(doc(2, '[main 0925f8d] feat: x'));
     expect(ix.doc(0).error).toBe(true);
     expect(ix.doc(1).error).toBe(false);
-    expect(ix.doc(1).shapes).toContain('hash');
+    const hash = 1 << ANSWER_SHAPES.findIndex((s) => s.name === 'hash');
+    expect(ix.doc(1).shapes & hash).toBe(hash);
+  });
+
+  it('keeps each turn’s blocks with global key ids, and its header keys', () => {
+    const ix = new RankedIndex();
+    ix.add(doc(1, 'alpha beta'));
+    ix.add(doc(2, 'beta gamma gamma', 'tool: run'));
+    const d = ix.doc(ix.docOf(2)!);
+    expect(d.blocks).toHaveLength(1);
+    expect(blockCount(d.blocks[0]!, ix.keyId('gamma')!)).toBe(2);
+    expect(blockCount(d.blocks[0]!, ix.keyId('alpha')!)).toBe(0);
+    expect([...d.head].map((id) => ix.keyId('run') === id || ix.keyId('beta') === id)).toContain(
+      true,
+    );
+    expect(ix.lastStep).toBe(2);
+    expect(ix.averageBlockLength).toBeCloseTo((2 + 3) / 2);
   });
 });

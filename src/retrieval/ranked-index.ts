@@ -150,7 +150,9 @@ export class RankedIndex implements RankedIndexView {
     }
     const sorted = (local: readonly number[]) => Int32Array.from(local, (i) => gid[i]!).sort();
     const blocks = a.blocks.map((b): RankedBlock => {
-      const pairs = b.keys.map((k, i) => [gid[k]!, b.counts[i]!] as const).sort((x, y) => x[0] - y[0]);
+      const pairs = b.keys
+        .map((k, i) => [gid[k]!, b.counts[i]!] as const)
+        .sort((x, y) => x[0] - y[0]);
       return {
         start: b.start,
         end: b.end,

@@ -1,5 +1,6 @@
 import { foldToken } from '../extract/fold-token.js';
 import { compareCodePoints } from '../protocol/canonical-json.js';
+import type { DroppedTerm, DropReason } from '../protocol/results.js';
 import type { RankedIndexView } from './ranked-index.js';
 import { EARLIEST_CUES, LATEST_CUES } from './ranked-intent.js';
 import { distinctRankedTerms, MAX_KEY_LENGTH, RANKED_STOPWORDS, stemWord } from './ranked-terms.js';
@@ -30,14 +31,7 @@ export interface QueryKey {
   matches: KeyMatch[];
 }
 
-/** Why a word of the prompt is not a query key. */
-export type DropReason = 'stopword' | 'time-cue' | 'not-in-store' | 'too-long';
-
-/** A prompt word the scan does not search for, and why. */
-export interface DroppedTerm {
-  term: string;
-  reason: DropReason;
-}
+export type { DroppedTerm, DropReason } from '../protocol/results.js';
 
 /** The prompt as the scan reads it. */
 export interface ParsedQuery {

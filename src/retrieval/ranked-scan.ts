@@ -4,6 +4,7 @@ import {
   type Candidate,
   type CandidateSet,
   candidateFeatures,
+  FEATURE_NAMES,
   type FeatureTuning,
   type FeatureWeights,
   linearScore,
@@ -79,6 +80,17 @@ export interface RankedScanOptions {
   /** The per-call cap, in tokens. */
   perCallCap: number;
   tuning?: Partial<RankedTuning>;
+  /**
+   * Turns from this step on are still in the live context (e.g. after a compaction): they are
+   * scored with the others but never paged, and a live turn keeps an intent from older turns
+   * only when it holds what they hold (see {@link liveOwner}).
+   */
+  liveFrom?: number;
+  /**
+   * Steps that only summarise other turns (a compaction summary): never paged, never owners of
+   * an intent — a summary is lossy by construction, it is why the archive is paged in.
+   */
+  lossy?: readonly number[];
 }
 
 /** A ranked pick (the engine's `ScanPick` plus score, probability and window focus). */
@@ -113,6 +125,8 @@ export interface RankedScanResult {
   selected: RankedPick[];
   /** Intent owners that did not fit the per-turn budget (never replaced by another turn). */
   budget_dropped: RankedPick[];
+  /** With `liveFrom`: live turns that hold what an older candidate holds (it is not paged). */
+  live_owners?: number[];
 }
 
 interface Scored {
@@ -128,33 +142,90 @@ function held(c: Candidate, q: number): boolean {
   return c.own[q]! > 0 || c.fromPrev[q]! > 0;
 }
 
+const ERR = FEATURE_NAMES.indexOf('err');
+
+/**
+ * Candidates that pass the evidence floor, best first (probabilities not set yet). A turn that
+ * holds no prompt key itself (only its call does) is a candidate only when it looks like the
+ * answer: the asked answer shape, or a failure on a prompt about one.
+ */
 function scoreAll(set: CandidateSet, t: RankedTuning): Scored[] {
-  const out = set.candidates.map((c): Scored => {
+  const out: Scored[] = [];
+  for (const c of set.candidates) {
     let evidence = 0;
+    let own = false;
     set.rarity.forEach((r, q) => {
       if (held(c, q)) evidence += r;
+      if (c.own[q]! > 0) own = true;
     });
-    return { c, s: linearScore(c.features, t.weights), p: 0, evidence };
-  });
-  out.sort((a, b) => b.s - a.s || b.c.stepId - a.c.stepId);
-  const eligible = out.filter((x) => x.evidence >= t.minEvidence);
-  const top = eligible.slice(0, t.maxPages);
+    const answerLike = c.features[SHAPE]! > 0 || c.features[ERR]! > 0;
+    if (evidence < t.minEvidence || (!own && !answerLike)) continue;
+    out.push({ c, s: linearScore(c.features, t.weights), p: 0, evidence });
+  }
+  return out.sort((a, b) => b.s - a.s || b.c.stepId - a.c.stepId);
+}
+
+/** Softmax over the `maxPages` best (the rest keep probability 0). */
+function setProbabilities(pool: readonly Scored[], t: RankedTuning): void {
+  const top = pool.slice(0, t.maxPages);
+  if (top.length === 0) return;
   const z = top.reduce((sum, x) => sum + Math.exp((x.s - top[0]!.s) / t.temperature), 0);
   for (const x of top) x.p = Math.exp((x.s - top[0]!.s) / t.temperature) / z;
-  return eligible;
+}
+
+/** A key is specific when its rarity is at least this: it names the thing, not the topic. */
+const SPECIFIC_RARITY = 0.5;
+
+/**
+ * The live turn that owns an archived candidate's intent, if any: one that holds every specific
+ * key the candidate holds (or, if the candidate holds no specific key, every key it holds), the
+ * asked answer shape when the candidate has it, and scores within `margin` of it (a factor e in
+ * probability at temperature 1). Sharing a frequent word is never enough.
+ */
+export function liveOwner(
+  a: { c: Candidate; s: number },
+  live: readonly { c: Candidate; s: number }[],
+  set: CandidateSet,
+  margin: number,
+): Candidate | undefined {
+  const nq = set.rarity.length;
+  const keys: number[] = [];
+  for (let q = 0; q < nq; q++) if (held(a.c, q) && set.rarity[q]! >= SPECIFIC_RARITY) keys.push(q);
+  if (keys.length === 0) for (let q = 0; q < nq; q++) if (held(a.c, q)) keys.push(q);
+  const shape = a.c.features[SHAPE]! > 0;
+  return live.find(
+    (l) =>
+      l.s >= a.s - margin &&
+      keys.every((q) => held(l.c, q)) &&
+      (!shape || l.c.features[SHAPE]! > 0 || l.c.features[SHAPE_TURN]! > 0),
+  )?.c;
+}
+
+const SHAPE = FEATURE_NAMES.indexOf('shape');
+const SHAPE_TURN = FEATURE_NAMES.indexOf('shapeTurn');
+
+/** An intent owner and the prompt keys it took from the residual. */
+interface Owner {
+  x: Scored;
+  keys: number[];
 }
 
 /** Intent owners by residual cover: each next owner holds most of what is still uncovered. */
-function owners(pool: readonly Scored[], set: CandidateSet, t: RankedTuning): Scored[] {
+function owners(pool: readonly Scored[], set: CandidateSet, t: RankedTuning): Owner[] {
   const nq = set.keyWeights.length;
   const present = new Array<boolean>(nq).fill(false);
   for (const x of pool) for (let q = 0; q < nq; q++) if (held(x.c, q)) present[q] = true;
   const total = set.keyWeights.reduce((s, w, q) => s + (present[q] ? w : 0), 0);
   const covered = new Array<boolean>(nq).fill(false);
-  const out: Scored[] = [];
+  const out: Owner[] = [];
   const take = (x: Scored) => {
-    out.push(x);
-    for (let q = 0; q < nq; q++) if (held(x.c, q)) covered[q] = true;
+    const keys: number[] = [];
+    for (let q = 0; q < nq; q++) {
+      if (!held(x.c, q) || covered[q]) continue;
+      covered[q] = true;
+      keys.push(q);
+    }
+    out.push({ x, keys });
   };
   if (pool[0]) take(pool[0]);
   while (out.length > 0 && out.length < t.maxOwners) {
@@ -162,7 +233,7 @@ function owners(pool: readonly Scored[], set: CandidateSet, t: RankedTuning): Sc
     for (let q = 0; q < nq; q++) if (present[q] && !covered[q]) residual += set.keyWeights[q]!;
     if (residual <= 0 || residual < t.residualShare * total) break;
     const next = pool.find((x) => {
-      if (out.includes(x)) return false;
+      if (out.some((o) => o.x === x)) return false;
       let gain = 0;
       let rare = 0;
       for (let q = 0; q < nq; q++) {
@@ -220,14 +291,31 @@ export function rankedScan(
   };
   if (query.keys.length === 0) return result;
   const set = candidateFeatures(index, query.keys, intent, askedShapes(prompt), t);
-  const pool = scoreAll(set, t);
+  let pool = scoreAll(set, t);
+  if (options.lossy && options.lossy.length > 0) {
+    const lossy = new Set(options.lossy);
+    pool = pool.filter((x) => !lossy.has(x.c.stepId));
+  }
+  if (options.liveFrom !== undefined) {
+    const from = options.liveFrom;
+    const live = pool.filter((x) => x.c.stepId >= from);
+    const owners = new Set<number>();
+    pool = pool.filter((x) => {
+      if (x.c.stepId >= from) return false;
+      const o = liveOwner(x, live, set, t.temperature);
+      if (o) owners.add(o.stepId);
+      return o === undefined;
+    });
+    result.live_owners = [...owners].sort((a, b) => a - b);
+  }
+  setProbabilities(pool, t);
   if (pool.length === 0) return result;
   const own = owners(pool, set, t);
   const turnCap = options.perTurnCap;
   const pageCap = Math.min(t.pageTokens, options.perCallCap, turnCap);
   const taken = new Set<number>();
   let consumed = 0;
-  const pick = (x: Scored, owner: Scored | undefined): RankedPick => {
+  const pick = (x: Scored, owner: Scored | undefined, keys: readonly number[] = []): RankedPick => {
     const doc = index.doc(x.c.docNo);
     const blk = doc.blocks[x.c.block]!;
     const want = Math.max(t.minWindow, Math.round(turnCap * x.p));
@@ -242,12 +330,7 @@ export function rankedScan(
       status: 'latest_chronological',
     };
     if (owner) base.alternative_of = owner.c.stepId;
-    else {
-      base.matched_terms = query.keys
-        .filter((_, q) => held(x.c, q))
-        .map((k) => k.term)
-        .sort(compareCodePoints);
-    }
+    else base.matched_terms = keys.map((q) => query.keys[q]!.term).sort(compareCodePoints);
     return base;
   };
   const admit = (p: RankedPick, first: boolean): boolean => {
@@ -260,8 +343,8 @@ export function rankedScan(
     return true;
   };
   const groups = new Map<number, RankedPick[]>();
-  for (const o of own) {
-    const p = pick(o, undefined);
+  for (const { x: o, keys } of own) {
+    const p = pick(o, undefined, keys);
     taken.add(o.c.stepId);
     if (!admit(p, result.selected.length === 0)) {
       result.budget_dropped.push(p);
@@ -295,12 +378,16 @@ export function rankedScan(
     };
     if (admit(c, false)) taken.add(prev);
   }
-  const first = own[0]!;
+  const ownerList = own.map((o) => o.x);
+  const first = ownerList[0]!;
   for (const x of pool) {
     if (x.p < t.minProbability || taken.has(x.c.stepId)) continue;
-    const owner = closestOwner(x, own, set) ?? first;
+    // An alternative joins the owner it shares most keys with; a dropped owner's intent stays
+    // dropped (never handed to another turn).
+    const owner = closestOwner(x, ownerList, set) ?? first;
+    if (!groups.has(owner.c.stepId)) continue;
     const p = pick(x, owner);
-    if (!groups.has(owner.c.stepId) || !admit(p, false)) continue;
+    if (!admit(p, false)) continue;
     taken.add(x.c.stepId);
     groups.get(owner.c.stepId)!.push(p);
   }
