@@ -13,6 +13,8 @@ import type { FoldInput } from '../engine/types.js';
  * Progress goes to stderr. Timings are measurements, never assertions.
  */
 
+import { benchHook } from './hook-bench.js';
+
 const log = (s: string) => process.stderr.write(`[bench] ${s}\n`);
 
 function quantile(xs: number[], q: number): number {
@@ -174,6 +176,16 @@ async function benchSize(n: number, turns: SynthTurn[], queries: string[], work:
 }
 
 async function main(): Promise<void> {
+  if (process.argv.includes('--hook-only')) {
+    const work = mkdtempSync(join(tmpdir(), 'contextfold-bench-'));
+    try {
+      const hook = await benchHook({ exchanges: 1000, work });
+      process.stdout.write(`${JSON.stringify({ node: process.version, hook }, null, 2)}\n`);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+    return;
+  }
   const arg = process.argv.indexOf('--sizes');
   const sizes = (arg > 0 ? process.argv[arg + 1]! : '1000,10000,100000')
     .split(',')
@@ -204,6 +216,9 @@ async function main(): Promise<void> {
     } catch (e) {
       pack = { error: (e as Error).message };
     }
+    log('Claude Code hook on a 2,000-turn transcript …');
+    const hook = await benchHook({ exchanges: 1000, work });
+    log(`hook: ${JSON.stringify(hook)}`);
     const first = results[0]!;
     const last = results[results.length - 1]!;
     process.stdout.write(
@@ -213,6 +228,7 @@ async function main(): Promise<void> {
           tokenizer: 'o200k',
           sizes: results,
           pack_assembly: pack,
+          hook,
           single_fold_growth: Number(
             (last.single_fold_ms.p50 / first.single_fold_ms.p50).toFixed(2),
           ),

@@ -1,4 +1,10 @@
-import { blockCount, hasId, type RankedDoc, type RankedIndexView } from './ranked-index.js';
+import {
+  blockCount,
+  hasId,
+  localKey,
+  type RankedDoc,
+  type RankedIndexView,
+} from './ranked-index.js';
 import { ANSWER_SHAPES, type PromptIntent } from './ranked-intent.js';
 import type { QueryKey } from './ranked-query.js';
 
@@ -147,7 +153,6 @@ class FeatureContext {
     readonly query: readonly QueryKey[],
     readonly cr: Credits,
     readonly keyWeights: Float64Array,
-    readonly ids: Int32Array[],
     readonly t: FeatureTuning,
   ) {
     this.nq = query.length;
@@ -178,8 +183,8 @@ class FeatureContext {
     const n = this.index.size;
     for (let q = 0; q < this.nq; q++) {
       let best = 0;
-      this.query[q]!.matches.forEach((m, mi) => {
-        const id = this.ids[q]![mi]!;
+      this.query[q]!.matches.forEach((m) => {
+        const id = localKey(doc.keys, m.key);
         if (id < 0 || !hasId(doc.head, id)) return;
         best = Math.max(best, m.weight * idf(n, this.index.docFrequency(m.key)));
       });
@@ -194,12 +199,13 @@ class FeatureContext {
     const avg = this.index.averageBlockLength;
     const n = this.index.size;
     let best = { block: 0, score: 0 };
+    const ids = this.query.map((q) => q.matches.map((m) => localKey(doc.keys, m.key)));
     doc.blocks.forEach((blk, bi) => {
       let s = 0;
       for (let q = 0; q < this.nq; q++) {
         let kq = 0;
         this.query[q]!.matches.forEach((m, mi) => {
-          const id = this.ids[q]![mi]!;
+          const id = ids[q]![mi]!;
           if (id < 0) return;
           const tf = blockCount(blk, id);
           if (tf === 0) return;
@@ -248,8 +254,7 @@ export function candidateFeatures(
   });
   const cr = gatherCredits(index, query, t.maxPostings);
   try {
-    const ids = query.map((q) => Int32Array.from(q.matches, (m) => index.keyId(m.key) ?? -1));
-    const ctx = new FeatureContext(index, query, cr, keyWeights, ids, t);
+    const ctx = new FeatureContext(index, query, cr, keyWeights, t);
     // Candidates: turns with a key, and the turn after each.
     const steps = new Set<number>();
     for (const d of cr.docs) {

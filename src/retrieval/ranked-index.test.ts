@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { blockCount, RankedIndex } from './ranked-index.js';
+import { blockCount, localKey, RankedIndex } from './ranked-index.js';
 import { ANSWER_SHAPES } from './ranked-intent.js';
 
 const doc = (stepId: number, content: string, summary = '') => ({
@@ -53,17 +53,16 @@ describe('RankedIndex', () => {
     expect(ix.doc(1).shapes & hash).toBe(hash);
   });
 
-  it('keeps each turn’s blocks with global key ids, and its header keys', () => {
+  it('keeps each turn’s analysis: blocks and header over its sorted keys', () => {
     const ix = new RankedIndex();
     ix.add(doc(1, 'alpha beta'));
     ix.add(doc(2, 'beta gamma gamma', 'tool: run'));
     const d = ix.doc(ix.docOf(2)!);
+    expect(d.keys).toEqual(['beta', 'gamma', 'run', 'tool']);
     expect(d.blocks).toHaveLength(1);
-    expect(blockCount(d.blocks[0]!, ix.keyId('gamma')!)).toBe(2);
-    expect(blockCount(d.blocks[0]!, ix.keyId('alpha')!)).toBe(0);
-    expect([...d.head].map((id) => ix.keyId('run') === id || ix.keyId('beta') === id)).toContain(
-      true,
-    );
+    expect(blockCount(d.blocks[0]!, localKey(d.keys, 'gamma'))).toBe(2);
+    expect(localKey(d.keys, 'alpha')).toBe(-1);
+    expect(d.head.map((i) => d.keys[i])).toEqual(['beta', 'gamma', 'run', 'tool']);
     expect(ix.lastStep).toBe(2);
     expect(ix.averageBlockLength).toBeCloseTo((2 + 3) / 2);
   });

@@ -1,4 +1,5 @@
-import { analyzeNode, type NodeAnalysis } from './node-analysis.js';
+import { compareCodePoints } from '../protocol/canonical-json.js';
+import { analyzeNode, type BlockAnalysis, type NodeAnalysis } from './node-analysis.js';
 
 /** One folded turn as the ranked index sees it (text in hand). */
 export interface RankedDocInput {
@@ -11,20 +12,7 @@ export interface RankedDocInput {
   tokens: number;
 }
 
-/** A block of one indexed turn, with global key ids. */
-export interface RankedBlock {
-  start: number;
-  end: number;
-  /** Global key ids, strictly increasing. */
-  ids: Int32Array;
-  counts: Int32Array;
-  length: number;
-  shapes: number;
-  error: boolean;
-  prose: number;
-}
-
-/** Per-turn statistics and blocks kept for scoring. */
+/** Per-turn statistics and its analysis (kept by reference: inserting a turn copies nothing). */
 export interface RankedDoc {
   stepId: number;
   /** Number of keys with repeats. */
@@ -34,9 +22,11 @@ export interface RankedDoc {
   prose: number;
   /** Answer-shape bit mask of the whole payload. */
   shapes: number;
-  /** Global ids of the header keys, strictly increasing. */
-  head: Int32Array;
-  blocks: RankedBlock[];
+  /** The turn's distinct keys, sorted by code point (local key ids index this list). */
+  keys: readonly string[];
+  /** Local ids of the header keys, increasing. */
+  head: readonly number[];
+  blocks: readonly BlockAnalysis[];
 }
 
 /** Postings of one key: parallel arrays of document numbers and term frequencies (fold order). */
@@ -62,8 +52,6 @@ export interface RankedIndexView {
   readonly lastStep: number;
   docFrequency(key: string): number;
   postings(key: string): Postings | undefined;
-  /** The global id of a key, if indexed. */
-  keyId(key: string): number | undefined;
   doc(docNo: number): RankedDoc;
   docOf(stepId: number): number | undefined;
   /** Indexed keys that start with `prefix` and are longer than it (unordered). */
@@ -73,8 +61,8 @@ export interface RankedIndexView {
 }
 
 /**
- * The in-memory index of the ranked page-in: postings per retrieval key, per-turn blocks with
- * global key ids, and a prefix table. Adding a turn costs O(its keys); a scan touches only the
+ * The in-memory index of the ranked page-in: postings per retrieval key, each turn's analysis
+ * (by reference), and a prefix table. Adding a turn costs O(its keys); a scan touches only the
  * postings of the prompt's keys and the analyses of their candidate turns.
  *
  * @example
@@ -85,8 +73,7 @@ export interface RankedIndexView {
 export class RankedIndex implements RankedIndexView {
   readonly #docs: RankedDoc[] = [];
   readonly #byStep = new Map<number, number>();
-  readonly #ids = new Map<string, number>();
-  readonly #postings: Postings[] = [];
+  readonly #postings = new Map<string, Postings>();
   readonly #buckets = new Map<string, string[]>();
   #blockLength = 0;
   #blocks = 0;
@@ -118,19 +105,18 @@ export class RankedIndex implements RankedIndexView {
     );
   }
 
-  #idOf(key: string): number {
-    let id = this.#ids.get(key);
-    if (id !== undefined) return id;
-    id = this.#postings.length;
-    this.#ids.set(key, id);
-    this.#postings.push({ docs: [], tfs: [] });
+  #postingsFor(key: string): Postings {
+    let p = this.#postings.get(key);
+    if (p) return p;
+    p = { docs: [], tfs: [] };
+    this.#postings.set(key, p);
     if (key.length >= PREFIX_BUCKET) {
       const b = key.slice(0, PREFIX_BUCKET);
       const bucket = this.#buckets.get(b);
       if (bucket) bucket.push(key);
       else this.#buckets.set(b, [key]);
     }
-    return id;
+    return p;
   }
 
   /**
@@ -142,30 +128,13 @@ export class RankedIndex implements RankedIndexView {
   addAnalysis(stepId: number, a: NodeAnalysis): void {
     if (this.#byStep.has(stepId)) return;
     const docNo = this.#docs.length;
-    const gid = Int32Array.from(a.keys, (k) => this.#idOf(k));
-    for (let i = 0; i < gid.length; i++) {
-      const p = this.#postings[gid[i]!]!;
+    for (let i = 0; i < a.keys.length; i++) {
+      const p = this.#postingsFor(a.keys[i]!);
       p.docs.push(docNo);
       p.tfs.push(a.counts[i]!);
     }
-    const sorted = (local: readonly number[]) => Int32Array.from(local, (i) => gid[i]!).sort();
-    const blocks = a.blocks.map((b): RankedBlock => {
-      const pairs = b.keys
-        .map((k, i) => [gid[k]!, b.counts[i]!] as const)
-        .sort((x, y) => x[0] - y[0]);
-      return {
-        start: b.start,
-        end: b.end,
-        ids: Int32Array.from(pairs, (p) => p[0]),
-        counts: Int32Array.from(pairs, (p) => p[1]),
-        length: b.length,
-        shapes: b.shapes,
-        error: b.error,
-        prose: b.prose,
-      };
-    });
-    for (const b of blocks) this.#blockLength += b.length;
-    this.#blocks += blocks.length;
+    for (const b of a.blocks) this.#blockLength += b.length;
+    this.#blocks += a.blocks.length;
     this.#docs.push({
       stepId,
       length: a.length,
@@ -173,8 +142,9 @@ export class RankedIndex implements RankedIndexView {
       error: a.error,
       prose: a.prose,
       shapes: a.shapes,
-      head: sorted(a.head),
-      blocks,
+      keys: a.keys,
+      head: a.head,
+      blocks: a.blocks,
     });
     this.#byStep.set(stepId, docNo);
     if (stepId > this.#lastStep) this.#lastStep = stepId;
@@ -190,13 +160,8 @@ export class RankedIndex implements RankedIndexView {
     return this.#byStep.get(stepId);
   }
 
-  keyId(key: string): number | undefined {
-    return this.#ids.get(key);
-  }
-
   postings(key: string): Postings | undefined {
-    const id = this.#ids.get(key);
-    return id === undefined ? undefined : this.#postings[id];
+    return this.#postings.get(key);
   }
 
   docFrequency(key: string): number {
@@ -217,8 +182,22 @@ export class RankedIndex implements RankedIndexView {
   }
 }
 
-/** True when a strictly increasing id list holds `id` (binary search). */
-export function hasId(ids: Int32Array, id: number): boolean {
+/** The local id of `key` in a turn's sorted key list, or -1 (binary search, code-point order). */
+export function localKey(keys: readonly string[], key: string): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    const c = compareCodePoints(keys[mid]!, key);
+    if (c === 0) return mid;
+    if (c < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return -1;
+}
+
+/** True when an increasing id list holds `id` (binary search). */
+export function hasId(ids: readonly number[], id: number): boolean {
   let lo = 0;
   let hi = ids.length;
   while (lo < hi) {
@@ -231,13 +210,13 @@ export function hasId(ids: Int32Array, id: number): boolean {
   return false;
 }
 
-/** Term frequency of `id` in a block (0 when absent). */
-export function blockCount(block: RankedBlock, id: number): number {
+/** Term frequency of local key `id` in a block (0 when absent). */
+export function blockCount(block: BlockAnalysis, id: number): number {
   let lo = 0;
-  let hi = block.ids.length;
+  let hi = block.keys.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    const v = block.ids[mid]!;
+    const v = block.keys[mid]!;
     if (v === id) return block.counts[mid]!;
     if (v < id) lo = mid + 1;
     else hi = mid;

@@ -32,6 +32,8 @@ export interface RankedTuning extends QueryTuning, FeatureTuning {
   minProbability: number;
   /** Smallest window a page gets, in tokens (enough for an answer line and its context). */
   minWindow: number;
+  /** Smallest window the first intent owner gets, in tokens (its answer may sit far from its keys). */
+  minOwnerWindow: number;
   /** Largest page, in tokens. */
   pageTokens: number;
   /** At most this many pages per prompt (companions included). */
@@ -65,6 +67,7 @@ export const RANKED_DEFAULTS: Readonly<RankedTuning> = Object.freeze({
   temperature: 1,
   minProbability: 0.03,
   minWindow: 150,
+  minOwnerWindow: 150,
   pageTokens: 3000,
   maxPages: 10,
   minEvidence: 0.5,
@@ -318,7 +321,8 @@ export function rankedScan(
   const pick = (x: Scored, owner: Scored | undefined, keys: readonly number[] = []): RankedPick => {
     const doc = index.doc(x.c.docNo);
     const blk = doc.blocks[x.c.block]!;
-    const want = Math.max(t.minWindow, Math.round(turnCap * x.p));
+    const floor = x === own[0]?.x ? t.minOwnerWindow : t.minWindow;
+    const want = Math.max(floor, Math.round(turnCap * x.p));
     const base: RankedPick = {
       step_id: x.c.stepId,
       matched_terms: [],
