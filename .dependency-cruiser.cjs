@@ -18,8 +18,9 @@ const LAYERS = [
   ['inspect', 8],
   ['eval', 8],
   ['conformance', 8],
-  ['cli', 9],
-  ['bench', 9],
+  ['acceptance', 9],
+  ['cli', 10],
+  ['bench', 10],
 ];
 
 const NOT_TEST = '(\\.test\\.ts$|/test-utils/)';
@@ -52,6 +53,20 @@ module.exports = {
       to: { path: NOT_TEST },
     },
     {
+      name: 'no-dev-dependency-at-runtime',
+      comment: 'production code imports only dependencies (or optional peers, in adapters)',
+      severity: 'error',
+      from: { path: '^src/', pathNot: NOT_TEST },
+      to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['npm-peer'] },
+    },
+    {
+      name: 'peers-only-in-adapters',
+      comment: 'an optional peer (an SDK) is imported by its adapter (or the adapter acceptance subjects) only',
+      severity: 'error',
+      from: { path: '^src/', pathNot: `${NOT_TEST}|^src/(adapters|acceptance)/` },
+      to: { dependencyTypes: ['npm-peer'] },
+    },
+    {
       name: 'barrel-is-not-a-layer',
       comment: 'only the package entry points import the root barrel src/index.ts',
       severity: 'error',
@@ -61,7 +76,7 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '(^dist/|node_modules)' },
+    exclude: { path: '^dist/' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: { extensions: ['.ts', '.js'] },

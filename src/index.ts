@@ -5,11 +5,15 @@ export { ContextFold } from './engine/context-fold.js';
 export { DEMO_QUESTIONS, demoHistory, runDemo } from './engine/demo-scenario.js';
 export type {
   ContextFoldEngine,
+  EntriesPage,
   EvictResult,
   FoldInput,
   FoldResult,
+  HashCheck,
   HydrateOptions,
   HydrateResult,
+  NodeCheck,
+  NodeFields,
   OpenOptions,
   Page,
   PageInFailure,

@@ -31,7 +31,55 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CONFORMANCE = os.path.dirname(HERE)
 DEFAULT_VECTORS = os.path.normpath(os.path.join(CONFORMANCE, "..", "..", "shared", "vectors"))
 
-CORPUS_VERSION = "1.0.0"
+CORPUS_VERSION = "1.1.0"
+
+# Why each version exists (written into manifest.json). Adding a case or changing an expected
+# value is a minor bump; changing or removing a case id is a major one (PROTOCOL.md §7).
+CHANGELOG = [
+    {
+        "version": "1.1.0",
+        "kind": "minor",
+        "reason": (
+            "Four cases asked more than the specification (issue 17): scored against the IPCF-1.1 reference "
+            "engine they failed for choices CONFORMANCE-IPCF-001 does not make. Each now expects the floor the "
+            "text requires, and a stricter runtime keeps passing: conf-12--symlink-to-sibling-node accepts any "
+            "error of the integrity family (the spec names none for a symlink inside the store); "
+            "conf-12--corrupt-index-refused accepts any refusal (\"error\": \"*\", new in this version: CONF-12 "
+            "names IntegrityCheckError for node files only); conf-06--max-tokens-tightens-cap bounds the content by "
+            "the policy cap (CONF-06: the threshold is policy-defined; a per-call max_tokens exists only in the "
+            "subject protocol); conf-12--dotdot-inside-file-path is liveness: a file_path that resolves to the "
+            "canonical node must hydrate, and refusing it is the declarable strictness refuses_dotdot_in_file_path. "
+            "No case id changed. New optional fields: observed (informative evidence per case and per corpus, never "
+            "an expectation) and changelog. A runner older than 1.1.0 rejects them as malformed (an error verdict, "
+            "never a pass)."
+        ),
+    },
+    {"version": "1.0.0", "kind": "major", "reason": "First published corpus."},
+]
+
+# Verdicts measured on the IPCF-1.1 reference engine (contextfold.py) through a subject written for
+# it, on corpus 1.0.0. Evidence for readers: the runner never compares against it.
+REFERENCE_RUNTIME = "IPCF-1.1 reference engine (contextfold.py) through a subject written for it"
+REFERENCE_OBSERVED = {
+    "runtime": REFERENCE_RUNTIME,
+    "corpus_version": "1.0.0",
+    "profiles": {
+        "full": {"pass": 67, "fail": 11, "not_applicable": 0, "error": 20, "total": 98},
+        "store": {"pass": 67, "fail": 7, "not_applicable": 0, "error": 0, "total": 74},
+    },
+    "note": (
+        "The 20 errors are the turn-lifecycle cases (the reference has no harness). Seven fails are reference "
+        "weaknesses the specification names (CRLF and lone CR rewritten by a text-mode read, invalid UTF-8 "
+        "refused, a forged artifact hash served without re-checking the payload hash, a symlinked cold_nodes/ "
+        "escaping the store); four were cases asking more than the specification, relaxed in 1.1.0. Not "
+        "re-measured on 1.1.0."
+    ),
+}
+
+
+def reference_failed(note):
+    """The per-case evidence block of a case the reference failed on corpus 1.0.0."""
+    return [{"runtime": REFERENCE_RUNTIME, "corpus_version": "1.0.0", "verdict": "fail", "note": note}]
 SUBJECT_PROTOCOL = "ipcf-subject/1"
 CLOCK = "2026-01-01T00:00:00Z"
 
@@ -259,7 +307,7 @@ class Corpus:
     def __init__(self):
         self.cases = []
 
-    def add(self, case_id, title, requirements, cls, script, inputs, provenance, tags=(), description=None, strictness=None):
+    def add(self, case_id, title, requirements, cls, script, inputs, provenance, tags=(), description=None, strictness=None, observed=None):
         assert cls in ("safety", "liveness"), cls
         assert all(r in REQUIREMENTS for r in requirements), requirements
         assert case_id not in {c["case_id"] for c in self.cases}, case_id
@@ -280,6 +328,7 @@ class Corpus:
                 "strictness_allowed": strictness or [],
                 "inputs": inputs,
                 "script": script,
+                **({"observed": observed} if observed else {}),
             }
         )
 
@@ -942,17 +991,30 @@ def author(v):
     )
     c.add(
         "conf-06--max-tokens-tightens-cap",
-        "A tighter max_tokens on one call is honoured below the policy cap",
+        "A hydrate that asks for max_tokens still stays within the policy cap, flagged truncated, a prefix of the payload",
         ["CONF-06"],
         "safety",
         [
             open_(policy="policy.json"),
             fold("turns.jsonl", 70),
-            step("hydrate", ok({"step_id": 70, "truncated": True, "content_tokens": {"$lte": 10}, "content_base64": {"$prefix_of_input": "payload.txt"}}), step_id=70, max_tokens=10),
+            step(
+                "hydrate",
+                ok({"step_id": 70, "truncated": True, "content_tokens": {"$lte": cap_policy["max_rehydration_tokens_per_call"]}, "content_base64": {"$prefix_of_input": "payload.txt"}}),
+                step_id=70,
+                max_tokens=10,
+            ),
         ],
         cap_inputs,
-        "protocol",
+        "protocol: CONF-06 (\"the cap MUST exist; the threshold is policy-defined\"). The per-call max_tokens is a "
+        "subject-protocol option (PROTOCOL.md §2.2), not a specification requirement: honouring it (content <= 10 "
+        "tokens) passes, and so does a runtime without it that stays within the policy cap (since corpus 1.1.0)",
         ["named:test_conf_06_bounded_rehydration_cap"],
+        description=(
+            "The step asks for max_tokens 10 under a 40-token policy cap. CONF-06 fixes the cap by policy only, so the "
+            "case requires the policy bound, the truncation flag and prefix bytes; a runtime may honour the tighter "
+            "request (contextfold does)."
+        ),
+        observed=reference_failed("returned more than the 10 tokens corpus 1.0.0 asked for: the reference hydrate has no per-call max_tokens"),
     )
     c.add(
         "conf-06--chunks-reassemble-losslessly",
@@ -1776,27 +1838,32 @@ def author(v):
     )
     c.add(
         "conf-12--corrupt-index-refused",
-        "A truncated recall_index.json is an IntegrityCheckError, never an empty store",
+        "A truncated recall_index.json is refused, never read as an empty store",
         ["CONF-12", "CONF-09"],
         "safety",
         [
             open_(),
             fold_batch("demo.jsonl"),
             fs("truncate", path="recall_index.json", length=-25),
-            step("hydrate", err("IntegrityCheckError"), step_id=137),
-            step("recall", err("IntegrityCheckError"), query="query.txt"),
+            step("hydrate", err("*"), step_id=137),
+            step("recall", err("*"), query="query.txt"),
         ],
         {"demo.jsonl": demo_turns, "query.txt": utf8(q_port)},
-        "protocol",
+        "protocol: CONFORMANCE.md §4.4 (detect, refuse, report). CONF-12 names IntegrityCheckError for node files "
+        "only, so any refusal passes (\"error\": \"*\", since corpus 1.1.0); IntegrityCheckError is what contextfold raises",
         ["named:test_conf_12_inconsistent_state_detection"],
+        observed=reference_failed("refused with a JSON decode error, not IntegrityCheckError, which corpus 1.0.0 required"),
     )
 
-    def containment_case(case_id, title, actions, tags, extra_inputs=None, description=None, refused=(137,)):
-        problems = [{"error": "PathContainmentError", "step_id": s} for s in refused]
+    def containment_case(case_id, title, actions, tags, extra_inputs=None, description=None, refused=(137,), family=False, provenance=None, observed=None):
+        # family: the specification names no error for this state, so any error of the integrity
+        # family passes (PathContainmentError is a kind of IntegrityCheckError, PROTOCOL.md §1.1).
+        name = {"$in": ["IntegrityCheckError", "PathContainmentError"]} if family else "PathContainmentError"
+        problems = [{"error": name, "step_id": s} for s in refused]
         script = [open_(), fold_batch("demo.jsonl")] + actions + [
-            step("hydrate", err("PathContainmentError"), step_id=137),
+            step("hydrate", err("IntegrityCheckError" if family else "PathContainmentError"), step_id=137),
             step("validate", ok({"ok": False, "problems": {"$unordered": problems}})),
-            step("page_in", ok({"pages": [], "refused": [{"step_id": 137, "error": "PathContainmentError"}]}), prompt="prompt.txt"),
+            step("page_in", ok({"pages": [], "refused": [{"step_id": 137, "error": name}]}), prompt="prompt.txt"),
         ]
         c.add(
             case_id,
@@ -1805,9 +1872,10 @@ def author(v):
             "safety",
             script,
             {"demo.jsonl": demo_turns, "prompt.txt": utf8(q_port), **(extra_inputs or {})},
-            "protocol; reference behaviour: file_path checked against the canonical path, symlinks resolved",
+            provenance or "protocol; reference behaviour: file_path checked against the canonical path, symlinks resolved",
             tags,
             description,
+            observed=observed,
         )
 
     containment_case(
@@ -1819,11 +1887,40 @@ def author(v):
         ],
         ["named:test_conf_12_path_containment"],
     )
-    containment_case(
+    c.add(
         "conf-12--dotdot-inside-file-path",
-        "A file_path that leaves and re-enters cold_nodes via '..' is still refused",
-        [fs("set_index_field", step_id=137, field="file_path", value=".contextfold/cold_nodes/../cold_nodes/step_000137.json")],
+        "A file_path that leaves and re-enters cold_nodes via '..' resolves to the node itself: it hydrates (refusing it is a declarable strictness)",
+        ["CONF-12", "CONF-09"],
+        "liveness",
+        [
+            open_(),
+            fold_batch("demo.jsonl"),
+            fs("set_index_field", step_id=137, field="file_path", value=".contextfold/cold_nodes/../cold_nodes/step_000137.json"),
+            step("hydrate", ok({"step_id": 137, "content_sha256": demo_by[137]["payload_sha256"], "truncated": False}), step_id=137),
+            step("validate", ok({"ok": True, "problems": []})),
+            step("page_in", ok({"pages": [page(s_port[0], demo_by[137]["payload_sha256"])], "refused": []}), prompt="prompt.txt"),
+        ],
+        {"demo.jsonl": demo_turns, "prompt.txt": utf8(q_port)},
+        "protocol: RFC-IPCF-001 §Security says the engine \"rejects traversal\" without saying whether a path that "
+        "returns to the canonical node counts; the reference resolves it and hydrates. The floor follows the "
+        "reference; refusing it is the strictness refuses_dotdot_in_file_path (since corpus 1.1.0)",
         ["named:test_conf_12_path_containment"],
+        description=(
+            "The index file_path is rewritten to .contextfold/cold_nodes/../cold_nodes/step_000137.json, which resolves to the "
+            "canonical node file. Paths that climb out of the store stay safety cases (conf-12--path-traversal-file-path)."
+        ),
+        strictness=[
+            {
+                "conjunct": "refuses_dotdot_in_file_path",
+                "description": "the runtime refuses any index file_path with a '..' segment, even one that resolves to the canonical node file",
+                "step": 3,
+                "errors": ["PathContainmentError", "IntegrityCheckError"],
+                # The same fold and page-in of 137 with its canonical file_path, in every profile
+                # this case is in (full, harness), so the absence is shown in the same run.
+                "absence_case_id": "conf-07--evicted-back-to-baseline",
+            }
+        ],
+        observed=reference_failed("hydrated the node (the path resolves to the canonical file); corpus 1.0.0 required PathContainmentError"),
     )
     containment_case(
         "conf-12--absolute-file-path",
@@ -1846,9 +1943,15 @@ def author(v):
     )
     containment_case(
         "conf-12--symlink-to-sibling-node",
-        "A node file replaced by a symlink to another node inside the store is refused",
+        "A node file replaced by a symlink to another node inside the store is refused (any error of the integrity family)",
         [fs("symlink", path=node_path(137), target={"store": node_path(37)})],
         ["named:test_conf_12_path_containment"],
+        family=True,
+        provenance=(
+            "protocol: CONF-09/CONF-12 require the refusal; the specification names no error for a symlink that stays "
+            "inside the store, so IntegrityCheckError and PathContainmentError both pass (since corpus 1.1.0)"
+        ),
+        observed=reference_failed("refused as IntegrityCheckError; corpus 1.0.0 insisted on PathContainmentError"),
     )
     containment_case(
         "conf-12--symlinked-cold-nodes-directory",
@@ -1881,6 +1984,8 @@ def manifest_of(corpus):
         "specification": "IPCF-1.1 (CONFORMANCE-IPCF-001)",
         "subject_protocol": SUBJECT_PROTOCOL,
         "case_count": len(cases),
+        "changelog": CHANGELOG,
+        "observed": [REFERENCE_OBSERVED],
         "cases": [{"id": c["case_id"], "requirements": c["requirements"], "class": c["class"]} for c in cases],
         "requirements": {
             r: {"title": t, "cases": [c["case_id"] for c in cases if r in c["requirements"]]} for r, t in REQUIREMENTS.items()
@@ -1930,6 +2035,7 @@ def write_corpus(corpus, out):
             "strictness_allowed": case["strictness_allowed"],
             "inputs": inputs,
             "script": case["script"],
+            **({"observed": case["observed"]} if "observed" in case else {}),
         }
         with open(os.path.join(d, "expected.json"), "wb") as f:
             f.write((json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))

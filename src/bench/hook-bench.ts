@@ -50,7 +50,10 @@ class SyntheticTranscript {
       },
     });
     this.#row('user', {
-      message: { role: 'user', content: [{ tool_use_id: toolId, type: 'tool_result', content: result }] },
+      message: {
+        role: 'user',
+        content: [{ tool_use_id: toolId, type: 'tool_result', content: result }],
+      },
     });
   }
 
@@ -115,7 +118,11 @@ export async function benchHook(options: { exchanges: number; work: string }): P
     const prompt = 'how many tests passed for the renderer module, pass 23?';
     const t0 = performance.now();
     for (let run = 0; run < 100; run++) {
-      const r = await runHook({ event: 'user-prompt-submit', input: { ...input, prompt }, baseDir });
+      const r = await runHook({
+        event: 'user-prompt-submit',
+        input: { ...input, prompt },
+        baseDir,
+      });
       if (!r.ingest.more) break;
     }
     const catchUp = performance.now() - t0;

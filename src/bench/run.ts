@@ -1,10 +1,12 @@
-import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ContextFold } from '../engine/context-fold.js';
-import type { FoldInput } from '../engine/types.js';
+import { benchHook } from './hook-bench.js';
+import { benchInspectOverview } from './inspect-overview.js';
+import { log, type SynthTurn, synthesize, toInput } from './synth.js';
 
 /**
  * `npm run bench`: prints one JSON object with fold, scan, recall, hydrate, validate, CLI and
@@ -12,10 +14,6 @@ import type { FoldInput } from '../engine/types.js';
  * Turns come from ../shared/bench/synth.py (the generator the reference was measured with).
  * Progress goes to stderr. Timings are measurements, never assertions.
  */
-
-import { benchHook } from './hook-bench.js';
-
-const log = (s: string) => process.stderr.write(`[bench] ${s}\n`);
 
 function quantile(xs: number[], q: number): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -42,42 +40,6 @@ function duBytes(dir: string): number {
   }
   return total;
 }
-
-interface SynthTurn {
-  step_id: number;
-  summary: string;
-  raw_content: string;
-}
-
-function synthesize(n: number, work: string): { turns: SynthTurn[]; queries: string[] } {
-  const script = fileURLToPath(new URL('../../../shared/bench/synth.py', import.meta.url));
-  if (!existsSync(script)) {
-    throw new Error(
-      `the turn generator ${script} is missing: the bench needs ../shared beside the repository`,
-    );
-  }
-  const out = join(work, `turns_${n}.jsonl`);
-  const qout = join(work, `queries_${n}.jsonl`);
-  log(`generating ${n} turns with synth.py …`);
-  execFileSync('python3', [script, '--n', String(n), '--out', out, '--queries-out', qout], {
-    stdio: 'ignore',
-  });
-  const turns = readFileSync(out, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as SynthTurn);
-  const queries = readFileSync(qout, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => (JSON.parse(l) as { prompt: string }).prompt);
-  return { turns, queries };
-}
-
-const toInput = (t: SynthTurn): FoldInput => ({
-  stepId: t.step_id,
-  summary: t.summary,
-  content: t.raw_content,
-});
 
 async function benchSize(n: number, turns: SynthTurn[], queries: string[], work: string) {
   const root = mkdtempSync(join(work, `n${n}-`));
@@ -149,6 +111,8 @@ async function benchSize(n: number, turns: SynthTurn[], queries: string[], work:
           ),
         }
       : null;
+  log(`N=${n}: contextfold inspect, time to overview …`);
+  const inspect = await benchInspectOverview(dir);
   const bytes = duBytes(dir);
   rmSync(root, { recursive: true, force: true });
   return {
@@ -170,6 +134,7 @@ async function benchSize(n: number, turns: SynthTurn[], queries: string[], work:
     validate_ok: v.ok,
     cli_scan_reference_fresh_process_ms: { p50: quantile(cliMs, 0.5), max: quantile(cliMs, 1) },
     cli_scan_ranked_fresh_process: rankedCli,
+    inspect_overview: inspect,
     bytes_on_disk: bytes,
     peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
   };

@@ -95,7 +95,7 @@ describe('contextfold CLI', () => {
       step_id: 37,
     });
     const v = JSON.parse(runCli(['--dir', dir, '--json', 'validate']).stdout);
-    expect(v).toEqual({ ok: true, checked: 1, problems: [] });
+    expect(v).toEqual({ ok: true, checked: 1, sanitized: 0, problems: [] });
   });
 
   it('fold reads the payload from stdin with --file -', () => {

@@ -35,6 +35,19 @@ const scriptStep = z
     'a step has exactly one of op / fs',
   );
 
+/**
+ * Evidence: the verdict a named runtime was measured with (PROTOCOL.md §4.1). Informative only:
+ * the runner never compares against it.
+ */
+const observedVerdict = z
+  .object({
+    runtime: z.string().min(1),
+    corpus_version: z.string().regex(/^\d+\.\d+\.\d+$/),
+    verdict: z.enum(['pass', 'fail', 'not-applicable', 'error']),
+    note: z.string().min(1),
+  })
+  .strict();
+
 const caseDocSchema = z
   .object({
     case_id: caseId,
@@ -65,6 +78,7 @@ const caseDocSchema = z
         .strict(),
     ),
     script: z.array(scriptStep).min(1),
+    observed: z.array(observedVerdict).optional(),
   })
   .strict();
 
@@ -77,6 +91,40 @@ const manifestSchema = z
     specification: z.string(),
     subject_protocol: z.string(),
     case_count: z.number().int().nonnegative(),
+    changelog: z
+      .array(
+        z
+          .object({
+            version: z.string().regex(/^\d+\.\d+\.\d+$/),
+            kind: z.enum(['major', 'minor', 'patch']),
+            reason: z.string().min(1),
+          })
+          .strict(),
+      )
+      .optional(),
+    observed: z
+      .array(
+        z
+          .object({
+            runtime: z.string().min(1),
+            corpus_version: z.string().regex(/^\d+\.\d+\.\d+$/),
+            profiles: z.record(
+              z.string(),
+              z
+                .object({
+                  pass: z.number().int().nonnegative(),
+                  fail: z.number().int().nonnegative(),
+                  not_applicable: z.number().int().nonnegative(),
+                  error: z.number().int().nonnegative(),
+                  total: z.number().int().nonnegative(),
+                })
+                .strict(),
+            ),
+            note: z.string().min(1),
+          })
+          .strict(),
+      )
+      .optional(),
     cases: z.array(
       z
         .object({
@@ -132,6 +180,11 @@ export function loadManifest(corpusDir: string): Manifest {
   if (m.case_count !== m.cases.length) {
     throw new UsageError(
       `corpus manifest says ${m.case_count} cases but lists ${m.cases.length}: ${path}`,
+    );
+  }
+  if (m.changelog && m.changelog[0]?.version !== m.version) {
+    throw new UsageError(
+      `corpus manifest version ${m.version} has no changelog entry saying why it exists: ${path}`,
     );
   }
   const ids = new Set(m.cases.map((c) => c.id));

@@ -34,6 +34,14 @@ export const LIBRARY_REQUIREMENTS: readonly string[] = REQUIREMENT_IDS;
 export const LIBRARY_REQUIREMENTS_SOURCE =
   'constant LIBRARY_REQUIREMENTS in src/conformance/library-subject.ts';
 
+/**
+ * The stricter behaviours this runtime declares (PROTOCOL.md §5.2): an index `file_path` with a
+ * `..` segment is refused even when it resolves to the canonical node (src/store/containment.ts),
+ * where the floor of `conf-12--dotdot-inside-file-path` hydrates it. Declared, so its cost is
+ * published with the cases it excused.
+ */
+export const LIBRARY_STRICTNESSES: readonly string[] = ['refuses_dotdot_in_file_path'];
+
 /** The package version, read once from package.json. */
 export function packageVersion(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
@@ -174,7 +182,7 @@ export class LibrarySubject implements Subject {
       protocol: SUBJECT_PROTOCOL,
       runtime: { name: 'contextfold', version: packageVersion() },
       requirements: [...LIBRARY_REQUIREMENTS],
-      strictnesses: [],
+      strictnesses: [...LIBRARY_STRICTNESSES],
       requirements_source: LIBRARY_REQUIREMENTS_SOURCE,
     };
     return hello as unknown as Result;

@@ -59,10 +59,15 @@ class CaseFailure extends Error {
 
 const oneLine = (s: string) => s.replace(/\s*\n\s*/g, ' ').trim();
 
-/** `PathContainmentError` is a kind of `IntegrityCheckError` (PROTOCOL.md §1.3). */
+/**
+ * `PathContainmentError` is a kind of `IntegrityCheckError` (PROTOCOL.md §1.1); `*` is any
+ * refusal (§4.1: the specification requires a failure without naming its error).
+ */
 function errorMatches(expected: string, actual: string): boolean {
   return (
-    expected === actual || (expected === 'IntegrityCheckError' && actual === 'PathContainmentError')
+    expected === '*' ||
+    expected === actual ||
+    (expected === 'IntegrityCheckError' && actual === 'PathContainmentError')
   );
 }
 
@@ -354,7 +359,11 @@ class CaseRun {
     if (expect && 'any' in expect) return;
     if (expect && 'error' in expect) {
       if (resp.ok)
-        throw new CaseFailure(`${label}: expected ${expect.error}, got a result`, i, null);
+        throw new CaseFailure(
+          `${label}: expected ${expect.error === '*' ? 'a refusal' : expect.error}, got a result`,
+          i,
+          null,
+        );
       if (!errorMatches(expect.error, resp.error.name)) {
         throw new CaseFailure(
           `${label}: expected ${expect.error}, got ${resp.error.name}: ${resp.error.message}`,

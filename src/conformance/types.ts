@@ -45,7 +45,10 @@ export interface StrictnessAllowance {
   absence_case_id: string;
 }
 
-/** What a step must produce. */
+/**
+ * What a step must produce. `{ error: '*' }` is any refusal: the specification requires the step
+ * to fail without naming the error (PROTOCOL.md §4.1).
+ */
 export type StepExpectation = { error: string } | { result: unknown } | { any: true };
 
 /** One step of a case script: a subject operation (`op`) or a runner filesystem action (`fs`). */
@@ -55,6 +58,14 @@ export interface ScriptStep {
   expect?: StepExpectation;
   save?: Record<string, string>;
   [param: string]: unknown;
+}
+
+/** Evidence: a verdict measured on a named runtime. Informative; never compared. */
+export interface ObservedVerdict {
+  runtime: string;
+  corpus_version: string;
+  verdict: Verdict;
+  note: string;
 }
 
 /** A case's `expected.json`. */
@@ -69,6 +80,8 @@ export interface CaseDoc {
   strictness_allowed: StrictnessAllowance[];
   inputs: CaseInput[];
   script: ScriptStep[];
+  /** Verdicts measured on other runtimes (evidence, never an expectation). */
+  observed?: ObservedVerdict[];
 }
 
 /** `conformance/manifest.json`. */
@@ -78,6 +91,18 @@ export interface Manifest {
   specification: string;
   subject_protocol: string;
   case_count: number;
+  /** Why each version exists, newest first (PROTOCOL.md §7). */
+  changelog?: { version: string; kind: 'major' | 'minor' | 'patch'; reason: string }[];
+  /** Whole-corpus verdict counts measured on other runtimes (evidence, never an expectation). */
+  observed?: {
+    runtime: string;
+    corpus_version: string;
+    profiles: Record<
+      string,
+      { pass: number; fail: number; not_applicable: number; error: number; total: number }
+    >;
+    note: string;
+  }[];
   cases: { id: string; requirements: RequirementId[]; class: CaseClass }[];
   requirements: Record<string, { title: string; cases: string[] }>;
   named_tests: Record<string, string[]>;

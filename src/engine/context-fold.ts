@@ -41,14 +41,17 @@ import {
 import { Store } from '../store/store.js';
 import { type VerifiedNode, verifyNode } from '../store/verify.js';
 import { chunkText } from './chunk.js';
+import { checkNode } from './node-check.js';
 import { type RankedCaps, RankedRetrieval } from './ranked-retrieval.js';
 import type {
   ContextFoldEngine,
+  EntriesPage,
   EvictResult,
   FoldInput,
   FoldResult,
   HydrateOptions,
   HydrateResult,
+  NodeCheck,
   OpenOptions,
   Page,
   PageInFailure,
@@ -573,10 +576,11 @@ export class ContextFold implements ContextFoldEngine {
     const lp = this.store.loadProblem;
     if (lp) problems.push({ kind: lp.kind, step_id: null, path: lp.path, message: lp.message });
     let checked = 0;
+    let sanitized = 0;
     for (const entry of this.store.all()) {
       checked++;
       try {
-        verifyNode(this.layout, entry);
+        if (verifyNode(this.layout, entry).node.sanitized === true) sanitized++;
       } catch (e) {
         if (!isContextFoldError(e)) throw e;
         const kind =
@@ -614,7 +618,7 @@ export class ContextFold implements ContextFoldEngine {
           : `unexpected entry in cold_nodes: ${this.layout.coldDir}/${name}`,
       });
     }
-    return { ok: problems.length === 0, checked, problems };
+    return { ok: problems.length === 0, checked, sanitized, problems };
   }
 
   /** Folds the journal into `recall_index.json` (exactly the reference layout afterwards). */
@@ -631,6 +635,36 @@ export class ContextFold implements ContextFoldEngine {
   async entries(): Promise<IndexEntry[]> {
     this.sync();
     return this.store.all();
+  }
+
+  /**
+   * One page of index entries in step order (`offset` from 0, at most `limit`), with the total:
+   * what a list view needs without copying the whole index out.
+   *
+   * @example
+   * const { total, entries } = await cf.entriesPage({ offset: 0, limit: 50 });
+   */
+  async entriesPage(options: { offset?: number; limit?: number } = {}): Promise<EntriesPage> {
+    const offset = options.offset ?? 0;
+    const limit = options.limit ?? 100;
+    if (!Number.isSafeInteger(offset) || offset < 0 || !Number.isSafeInteger(limit) || limit < 0) {
+      throw new UsageError(
+        `entriesPage needs non-negative integers, got offset ${offset} and limit ${limit}`,
+      );
+    }
+    this.sync();
+    const all = this.store.all();
+    return { total: all.length, offset, entries: all.slice(offset, offset + limit) };
+  }
+
+  /**
+   * Hydrate's verdict on one node, hash by hash, without serving its payload (see
+   * `node-check.ts`). Read-only: a failing node is reported with its path, never repaired.
+   * Throws {@link NodeNotFoundError} for a step that is not indexed.
+   */
+  async checkNode(stepId: number): Promise<NodeCheck> {
+    this.sync();
+    return checkNode(this.layout, this.entryOrThrow(stepId));
   }
 
   /**

@@ -130,7 +130,57 @@ export interface ValidationProblem {
 export interface ValidateResult {
   ok: boolean;
   checked: number;
+  /** Verified nodes whose file says `sanitized: true` (redacted before it was written). */
+  sanitized: number;
   problems: ValidationProblem[];
+}
+
+/** One of a node's three hashes as the index records it, as the file stores it, and recomputed. */
+export interface HashCheck {
+  name: 'artifact_sha256' | 'payload_sha256' | 'projection_sha256';
+  index: string;
+  /** As stored in the cold node file (null if the file cannot be read). */
+  file: string | null;
+  /** Recomputed from the file's content; null when not recomputable (the projection hash). */
+  recomputed: string | null;
+  ok: boolean;
+}
+
+/** A cold node's fields, without its payload; fields this engine does not know are in `extra`. */
+export interface NodeFields {
+  ipcf_version: string | null;
+  projection_version: string | null;
+  session_id: string | null;
+  folded_at: string | null;
+  summary: string | null;
+  raw_content_encoding: string | null;
+  sanitized: boolean | null;
+  status: string | null;
+  token_estimate: number | null;
+  /** Other fields of the file (e.g. guard findings), by key in code-point order. */
+  extra: Record<string, unknown>;
+}
+
+/** Result of {@link ContextFold.checkNode}: hydrate's verdict on one node, hash by hash. */
+export interface NodeCheck {
+  step_id: number;
+  entry: IndexEntry;
+  /** The cold node file (canonical path; the recorded `file_path` if it fails containment). */
+  path: string;
+  /** True exactly when `hydrate` would serve the node. */
+  verified: boolean;
+  /** Why it would be refused, with the path. */
+  problem: { code: string; error: string; message: string; path: string } | null;
+  hashes: HashCheck[];
+  /** The file's fields, or null when it is missing, unreadable or not a JSON object. */
+  node: NodeFields | null;
+}
+
+/** One page of index entries in step order, and how many there are in all. */
+export interface EntriesPage {
+  total: number;
+  offset: number;
+  entries: IndexEntry[];
 }
 
 export interface StatusResult {

@@ -100,7 +100,7 @@ describe.skipIf(!HAS_SHARED)('the reference-written store', () => {
     const dir = join(root, '.contextfold');
     const cf = await ContextFold.open({ dir, tokenizer: 'reference' });
     const v = await cf.validate();
-    expect(v).toEqual({ ok: true, checked: 8, problems: [] });
+    expect(v).toEqual({ ok: true, checked: 8, sanitized: 0, problems: [] });
     for (const name of readdirSync(join(dir, 'cold_nodes'))) {
       const node = JSON.parse(readFileSync(join(dir, 'cold_nodes', name), 'utf8'));
       const h = await cf.hydrate(node.step_id);

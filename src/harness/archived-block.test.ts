@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '../protocol/canonical-json.js';
 import {
   type ArchivedBlockInfo,
+  findArchivedBlocks,
   formatArchivedBlock,
   stripArchivedBlocks,
 } from './archived-block.js';
@@ -80,5 +81,20 @@ describe('stripArchivedBlocks', () => {
         expect(r.text).toBe(prompt);
       }),
     );
+  });
+});
+
+describe('findArchivedBlocks', () => {
+  it('gives each complete block’s exact range, skipping an unclosed one before it', () => {
+    const a = formatArchivedBlock(block(3, 'alpha\n</archived_record 0000000000000000>'));
+    const b = formatArchivedBlock(block(9, 'beta'));
+    const other = formatArchivedBlock(block(5, 'gamma'));
+    const unclosed = other.slice(0, other.indexOf('gamma'));
+    const text = `prompt\n\n${unclosed}x\n\n${a}\n\n${b} tail`;
+    const found = findArchivedBlocks(text);
+    expect(found.map((f) => f.step_id)).toEqual([3, 9]);
+    expect(text.slice(found[0]!.start, found[0]!.end)).toBe(a);
+    expect(text.slice(found[1]!.start, found[1]!.end)).toBe(b);
+    expect(findArchivedBlocks('no blocks here')).toEqual([]);
   });
 });

@@ -46,19 +46,24 @@ export interface StrippedBlock {
   payload_sha256: string;
 }
 
+/** Where a complete archived block sits in a text: `[start, end)`, from its open tag to its close. */
+export interface ArchivedBlockRange extends StrippedBlock {
+  start: number;
+  end: number;
+}
+
 /**
- * Removes every complete archived block (and the blank line before it) from a text, so paged-in
- * history that a client echoes back is never stored or folded again as a new turn.
+ * Finds every complete archived block in a text (an open tag with its labelled line and the
+ * matching closing tag), in order. An unclosed block is not a block. The one parser of the
+ * block format: {@link stripArchivedBlocks} and the developer view both use it.
  *
  * @example
- * stripArchivedBlocks(`hi\n\n${formatArchivedBlock(b)}`); // { text: 'hi', blocks: [{ step_id, payload_sha256 }] }
+ * findArchivedBlocks(`hi\n\n${formatArchivedBlock(b)}`); // [{ step_id, payload_sha256, start: 4, end }]
  */
-export function stripArchivedBlocks(text: string): { text: string; blocks: StrippedBlock[] } {
-  if (!text.includes('<archived_record ')) return { text, blocks: [] };
-  const blocks: StrippedBlock[] = [];
-  let out = '';
+export function findArchivedBlocks(text: string): ArchivedBlockRange[] {
+  if (!text.includes('<archived_record ')) return [];
+  const out: ArchivedBlockRange[] = [];
   let pos = 0;
-  OPEN_RE.lastIndex = 0;
   for (;;) {
     OPEN_RE.lastIndex = pos;
     const m = OPEN_RE.exec(text);
@@ -67,19 +72,42 @@ export function stripArchivedBlocks(text: string): { text: string; blocks: Strip
     const close = closingTag(hash);
     const end = text.indexOf(close, m.index + m[0].length - 1);
     if (end === -1) {
-      // An unclosed block is not ours to cut: keep the text exactly as given.
-      out += text.slice(pos, m.index + m[0].length);
+      // An unclosed block is not ours: keep looking after its header.
       pos = m.index + m[0].length;
       continue;
     }
-    let start = m.index;
-    let before = text.slice(pos, start);
+    out.push({
+      step_id: Number(m[1]),
+      payload_sha256: hash,
+      start: m.index,
+      end: end + close.length,
+    });
+    pos = end + close.length;
+  }
+  return out;
+}
+
+/**
+ * Removes every complete archived block (and the blank line before it) from a text, so paged-in
+ * history that a client echoes back is never stored or folded again as a new turn.
+ *
+ * @example
+ * stripArchivedBlocks(`hi\n\n${formatArchivedBlock(b)}`); // { text: 'hi', blocks: [{ step_id, payload_sha256 }] }
+ */
+export function stripArchivedBlocks(text: string): { text: string; blocks: StrippedBlock[] } {
+  const found = findArchivedBlocks(text);
+  if (found.length === 0) return { text, blocks: [] };
+  let out = '';
+  let pos = 0;
+  for (const b of found) {
+    let before = text.slice(pos, b.start);
     if (before.endsWith('\n\n')) before = before.slice(0, -2);
     out += before;
-    start = end + close.length;
-    pos = start;
-    blocks.push({ step_id: Number(m[1]), payload_sha256: hash });
+    pos = b.end;
   }
   out += text.slice(pos);
-  return { text: out, blocks };
+  return {
+    text: out,
+    blocks: found.map((b) => ({ step_id: b.step_id, payload_sha256: b.payload_sha256 })),
+  };
 }

@@ -24,6 +24,12 @@ export interface ReplayOptions {
   clock?: () => Date;
   /** Stop after building the pack whose prompt is at this history position. */
   atStep?: number;
+  /** Stop after building the pack of this turn (0-based; unique, unlike a prompt's step). */
+  atTurn?: number;
+  /** Called with each pack as it is rebuilt (e.g. to keep a summary of a long session). */
+  onPack?: (pack: ContextPack) => void;
+  /** Keep every pack in the result. Default true; false keeps only the last (bounded memory). */
+  keepPacks?: boolean;
 }
 
 /** The first difference between the recorded and the replayed events. */
@@ -35,7 +41,7 @@ export interface ReplayMismatch {
 
 /** What {@link replaySession} rebuilt. */
 export interface ReplayResult {
-  /** Every pack, in turn order (up to `atStep`). */
+  /** Every pack, in turn order (up to `atStep` / `atTurn`; only the last with `keepPacks: false`). */
   packs: ContextPack[];
   /** The events the replay produced (with the replay clock's `recorded_at`). */
   events: SessionEvent[];
@@ -209,8 +215,13 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
         core.record(input as never);
       } else if (e.type === 'turn_started') {
         const pack = await core.startTurn(e.prompt_step);
+        if (options.keepPacks === false) packs.length = 0;
         packs.push(pack);
-        if (options.atStep !== undefined && pack.step_id === options.atStep) {
+        options.onPack?.(pack);
+        if (
+          (options.atStep !== undefined && pack.step_id === options.atStep) ||
+          (options.atTurn !== undefined && pack.turn === options.atTurn)
+        ) {
           replayed.push(...core.drain());
           consumed = replayed.length;
           break;
@@ -224,6 +235,11 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
       const steps = packs.map((p) => p.step_id);
       throw new UsageError(
         `no turn of this session has its prompt at step ${options.atStep}; prompts are at steps ${steps.slice(0, 20).join(', ')}${steps.length > 20 ? ', …' : ''}`,
+      );
+    }
+    if (options.atTurn !== undefined && packs[packs.length - 1]?.turn !== options.atTurn) {
+      throw new UsageError(
+        `this session has no turn ${options.atTurn}; its turns are 0..${core.state.turnCount - 1}`,
       );
     }
     const mismatch = firstMismatch(recorded.slice(0, consumed), replayed);

@@ -468,3 +468,41 @@ describe('the turn lifecycle', () => {
     expect((other as Error).message).toMatch(/recorded with the 'o200k' tokenizer/);
   });
 });
+
+describe('Session engine options', () => {
+  it('passes cacheDir to the engine it opens: the ranked analysis goes there, or nowhere with false', async () => {
+    const { root, dir } = store();
+    const cacheDir = join(root, 'cache');
+    const history: Message[] = [
+      { role: 'user', content: 'run the migrations' },
+      {
+        role: 'assistant',
+        content: Array.from({ length: 60 }, (_, i) => `migration ${i} ok`).join('\n'),
+      },
+    ];
+    const session = await Session.open({
+      dir,
+      budget: 4000,
+      foldThreshold: 8,
+      keepRecent: 0,
+      cacheDir,
+    });
+    await session.append(history);
+    await session.beforeTurn('which migration?');
+    await session.afterTurn({ role: 'assistant', content: 'ok' });
+    await session.close();
+    expect(readdirSync(cacheDir).length).toBeGreaterThan(0);
+    const off = store();
+    const none = await Session.open({
+      dir: off.dir,
+      budget: 4000,
+      foldThreshold: 8,
+      keepRecent: 0,
+      cacheDir: false,
+    });
+    await none.append(history);
+    await none.beforeTurn('which migration?');
+    await none.close();
+    expect(readdirSync(off.root)).toEqual(['.contextfold']);
+  });
+});

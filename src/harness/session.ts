@@ -72,6 +72,8 @@ export interface SessionOptions {
   policy?: HydrationPolicy;
   sessionId?: string;
   retrieval?: RetrievalMode;
+  /** Ranked-analysis cache directory of the engine the session opens (`OpenOptions.cacheDir`). */
+  cacheDir?: string | false;
   /** Clock for message times and `recorded_at`; never part of a pack. */
   clock?: () => Date;
 }
@@ -254,6 +256,7 @@ export class Session {
         ...(options.tokenizer ? { tokenizer: options.tokenizer } : {}),
         ...(options.sessionId ? { sessionId: options.sessionId } : {}),
         ...(options.retrieval ? { retrieval: options.retrieval } : {}),
+        ...(options.cacheDir !== undefined ? { cacheDir: options.cacheDir } : {}),
         clock,
       }));
     try {

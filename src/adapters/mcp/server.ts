@@ -59,18 +59,24 @@ export function createContextFoldMcpServer(options: McpServerOptions): ContextFo
  * await runStdioServer({ dir: '.contextfold' });
  */
 export async function runStdioServer(options: McpServerOptions): Promise<void> {
-  // A stray console.log would corrupt the JSON-RPC stream.
+  // A stray console.log would corrupt the JSON-RPC stream: while the server runs (and only then),
+  // console output that would reach stdout goes to stderr.
+  const saved = { log: console.log, info: console.info, debug: console.debug };
   console.log = console.error;
   console.info = console.error;
   console.debug = console.error;
-  const s = createContextFoldMcpServer(options);
-  const transport = new StdioServerTransport();
-  const closed = new Promise<void>((resolve) => {
-    transport.onclose = () => resolve();
-    process.stdin.once('end', () => resolve());
-    process.stdin.once('close', () => resolve());
-  });
-  await s.server.connect(transport);
-  await closed;
-  await s.close();
+  try {
+    const s = createContextFoldMcpServer(options);
+    const transport = new StdioServerTransport();
+    const closed = new Promise<void>((resolve) => {
+      transport.onclose = () => resolve();
+      process.stdin.once('end', () => resolve());
+      process.stdin.once('close', () => resolve());
+    });
+    await s.server.connect(transport);
+    await closed;
+    await s.close();
+  } finally {
+    Object.assign(console, saved);
+  }
 }

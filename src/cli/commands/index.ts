@@ -26,6 +26,7 @@ export const commandTable: { name: string; load: () => Promise<CommandModule> }[
   // harness
   { name: 'session', load: () => import('./session.js') },
   { name: 'pack', load: () => import('./pack.js') },
+  { name: 'inspect', load: () => import('./inspect.js') },
   // integrations
   { name: 'import', load: () => import('./import.js') },
   { name: 'mcp', load: () => import('./mcp.js') },

@@ -1,10 +1,26 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
+import { UsageError } from '../../protocol/errors.js';
 import { engineOptions } from '../engine-options.js';
 
 function packageVersion(): string {
   const url = new URL('../../../package.json', import.meta.url);
   return (JSON.parse(readFileSync(url, 'utf8')) as { version: string }).version;
+}
+
+/** The MCP adapter, or a usage error naming the optional peer to install. */
+async function loadMcpServer(): Promise<typeof import('../../adapters/mcp/server.js')> {
+  try {
+    return await import('../../adapters/mcp/server.js');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ERR_MODULE_NOT_FOUND' && String(e).includes('@modelcontextprotocol/sdk')) {
+      throw new UsageError(
+        'contextfold mcp needs the MCP SDK, an optional peer dependency: npm install @modelcontextprotocol/sdk',
+      );
+    }
+    throw e;
+  }
 }
 
 /** `contextfold mcp`. */
@@ -26,8 +42,8 @@ export function register(program: Command): void {
       ].join('\n'),
     )
     .action(async (_opts, cmd: Command) => {
-      // Loaded here so the MCP SDK costs nothing to every other command.
-      const { runStdioServer } = await import('../../adapters/mcp/server.js');
+      // Loaded here so the MCP SDK costs nothing to every other command; it is an optional peer.
+      const { runStdioServer } = await loadMcpServer();
       await runStdioServer({
         ...engineOptions(cmd),
         name: 'contextfold',

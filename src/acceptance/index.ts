@@ -1,0 +1,30 @@
+/**
+ * Adapter acceptance (contract 003): one case file every integration runs. Cases are data
+ * (`conformance/adapters/cases.v1.json`); each integration supplies a subject driven through its
+ * public entry point; the runner scores safety and liveness and weighs declared strictnesses.
+ *
+ * @example
+ * import { runAdapterAcceptance, defaultSubjects, buildAdapterDeclaration } from 'contextfold/acceptance';
+ * const decl = buildAdapterDeclaration(await runAdapterAcceptance({ subjects: defaultSubjects() }));
+ */
+export { type AnchorContext, type AnchorState, checkAnchor } from './anchors.js';
+export { DEFAULT_CASE_FILE, type LoadedCaseFile, loadCaseFile } from './case-file.js';
+export * from './case-schema.js';
+export {
+  type AdapterDeclaration,
+  adapterDeclarationJsonSchema,
+  adapterDeclarationSchema,
+  buildAdapterDeclaration,
+  validateAdapterDeclaration,
+} from './declaration.js';
+export { formatAdapterTable } from './format.js';
+export { type CallResult, deriveCall, type ParsedPage, parsePages } from './observe.js';
+export {
+  type AcceptanceOptions,
+  type AcceptanceReport,
+  type AdapterRun,
+  runAdapterAcceptance,
+} from './runner.js';
+export { type Deviation, type ScoredCase, scoreRun } from './score.js';
+export * from './subject.js';
+export { defaultSubjects } from './subjects/index.js';

@@ -1,0 +1,64 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The `contextfold` executable of this package (the built CLI, as a user runs it). */
+export const BIN_PATH = fileURLToPath(new URL('../../../dist/cli/bin.js', import.meta.url));
+
+/** Options of the subjects that run the CLI as a separate process. */
+export interface ProcessSubjectOptions {
+  /** Extra environment for every process (e.g. `NODE_OPTIONS` for an instrumented run). */
+  env?: Record<string, string>;
+}
+
+/**
+ * The environment of a spawned CLI: the caller's, the case's own analysis cache (so nothing is
+ * written outside the case's directory), and the subject's extra variables.
+ */
+export function childEnv(
+  workDir: string,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (typeof v === 'string') env[k] = v;
+  return { ...env, CONTEXTFOLD_CACHE_DIR: join(workDir, 'cache'), ...extra };
+}
+
+/** What a finished process printed and how it ended. */
+export interface ProcessResult {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs `node dist/cli/bin.js …args` with `stdin` as its input and waits for it to end
+ * (asynchronously: other subjects keep running meanwhile).
+ */
+export function runCli(
+  args: string[],
+  stdin: string,
+  env: Record<string, string>,
+  cwd: string,
+): Promise<ProcessResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN_PATH, ...args], {
+      env,
+      cwd,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (b: Buffer) => out.push(b));
+    child.stderr.on('data', (b: Buffer) => err.push(b));
+    child.on('error', reject);
+    child.on('close', (status) =>
+      resolve({
+        status,
+        stdout: Buffer.concat(out).toString('utf8'),
+        stderr: Buffer.concat(err).toString('utf8'),
+      }),
+    );
+    child.stdin.end(stdin);
+  });
+}

@@ -1,0 +1,25 @@
+import type { AdapterSubject } from '../subject.js';
+import { AiSdkSubject } from './ai-sdk-subject.js';
+import type { ProcessSubjectOptions } from './cli-process.js';
+import { HookSubject } from './hook-subject.js';
+import { McpSubject } from './mcp-subject.js';
+import { SessionSubject } from './session-subject.js';
+
+export { AiSdkSubject } from './ai-sdk-subject.js';
+export { BIN_PATH, type ProcessSubjectOptions } from './cli-process.js';
+export { HookSubject } from './hook-subject.js';
+export { McpSubject } from './mcp-subject.js';
+export { HARNESS_SETTINGS, SessionSubject } from './session-subject.js';
+
+/**
+ * One subject per integration, in the order the table prints them. `env` goes to the subjects
+ * that run the CLI as a process.
+ */
+export function defaultSubjects(options: ProcessSubjectOptions = {}): AdapterSubject[] {
+  return [
+    new SessionSubject(),
+    new AiSdkSubject(),
+    new McpSubject(options),
+    new HookSubject(options),
+  ];
+}

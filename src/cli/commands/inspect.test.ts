@@ -1,0 +1,100 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildOddStore } from '../../inspect/test-utils/fixtures.js';
+import { CLI, runCli } from '../../test-utils/cli.js';
+import { tempDir } from '../../test-utils/shared.js';
+
+const tmp = tempDir('cf-inspect-cli-');
+const dir = join(tmp.dir, '.contextfold');
+
+beforeAll(async () => {
+  await buildOddStore(dir);
+});
+afterAll(() => tmp.cleanup());
+
+/** Starts `contextfold inspect` and resolves with its first stdout line and its stderr so far. */
+function start(
+  args: string[],
+): Promise<{ child: ChildProcess; line: string; stderr: () => string }> {
+  const child = spawn(process.execPath, [CLI, '--dir', dir, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stderr!.on('data', (d) => {
+    err += String(d);
+  });
+  return new Promise((resolve, reject) => {
+    child.stdout!.on('data', (d) => {
+      out += String(d);
+      const nl = out.indexOf('\n');
+      if (nl >= 0) resolve({ child, line: out.slice(0, nl), stderr: () => err });
+    });
+    child.once('exit', (code) => reject(new Error(`exited ${code} before printing: ${err}`)));
+  });
+}
+
+function stop(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => {
+    child.once('exit', (code) => resolve(code));
+    child.kill('SIGTERM');
+  });
+}
+
+describe('contextfold inspect', () => {
+  it('--json prints one line with the URL; the URL serves, without the token 403; SIGTERM exits 0', async () => {
+    const { child, line } = await start(['--json', 'inspect', '--no-open']);
+    const r = JSON.parse(line) as {
+      url: string;
+      port: number;
+      stores: string[];
+      warnings: string[];
+    };
+    expect(r.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/[A-Za-z0-9_-]{43}\/$/);
+    expect(r.stores).toEqual(['.']);
+    expect(r.warnings).toEqual([]);
+    expect((await fetch(r.url)).status).toBe(200);
+    expect((await fetch(`${r.url}api/overview`)).status).toBe(200);
+    expect((await fetch(`http://127.0.0.1:${r.port}/api/overview`)).status).toBe(403);
+    expect(await stop(child)).toBe(0);
+  });
+
+  it('prints the URL for a person too', async () => {
+    const { child, line } = await start(['inspect', '--no-open']);
+    expect(line).toMatch(/^contextfold inspect: 1 store\(s\) \(\.\), read-only$/);
+    expect(await stop(child)).toBe(0);
+  });
+
+  it('refuses a non-loopback host without --allow-remote (one line, exit 1)', () => {
+    const r = runCli(['--dir', dir, 'inspect', '--no-open', '--host', '0.0.0.0']);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(/refusing to bind 0\.0\.0\.0.*--allow-remote/);
+    const j = runCli(['--dir', dir, '--json', 'inspect', '--no-open', '--host', '0.0.0.0']);
+    expect(JSON.parse(j.stdout)).toMatchObject({ code: 'USAGE' });
+  });
+
+  it('binds a non-loopback host with --allow-remote and prints a warning', async () => {
+    const { child, line, stderr } = await start([
+      '--json',
+      'inspect',
+      '--no-open',
+      '--host',
+      '0.0.0.0',
+      '--allow-remote',
+    ]);
+    expect(JSON.parse(line).warnings[0]).toMatch(/not loopback/);
+    expect(stderr()).toMatch(/^contextfold: warning: the inspector listens on 0\.0\.0\.0/);
+    expect(await stop(child)).toBe(0);
+  });
+
+  it('bad input is one line: a bad port, a directory without a store', () => {
+    const p = runCli(['--dir', dir, 'inspect', '--no-open', '--port', 'x']);
+    expect(p.code).toBe(1);
+    expect(p.stderr).toMatch(/--port must be a non-negative integer/);
+    const d = runCli(['--dir', join(tmp.dir, 'missing'), 'inspect', '--no-open']);
+    expect(d.code).toBe(1);
+    expect(d.stderr.trim()).toMatch(/^contextfold: UsageError: no store at .*--dir$/);
+  });
+});

@@ -1,0 +1,214 @@
+import type { RecallResponse, ScanPickView, ScanResponse } from '../api-types.js';
+import { api } from './api.js';
+import { h, num, replace } from './dom.js';
+import { patch } from './route.js';
+
+function stepRow(step: number, cells: (string | number)[], testid: string): HTMLElement {
+  return h(
+    'tr',
+    { testid, attrs: { 'data-step': String(step) }, on: { click: () => patch({ node: step }) } },
+    h('td', { class: 'num' }, step),
+    cells.map((c) => h('td', {}, c)),
+  );
+}
+
+function recallView(r: RecallResponse): HTMLElement {
+  if (r.candidates.length === 0)
+    return h(
+      'p',
+      { class: 'muted', testid: 'recall-empty' },
+      `no archived step matches “${r.query}”`,
+    );
+  return h(
+    'div',
+    {},
+    h(
+      'p',
+      { class: 'muted' },
+      `${num(r.total)} candidate(s)${r.total > r.candidates.length ? `, first ${r.candidates.length} shown` : ''}`,
+    ),
+    h(
+      'table',
+      { class: 'grid clickable', testid: 'recall-results' },
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          ['step', 'status', 'coverage', 'score', 'summary'].map((t) => h('th', {}, t)),
+        ),
+      ),
+      h(
+        'tbody',
+        {},
+        r.candidates.map((c) =>
+          stepRow(c.step_id, [c.status, c.coverage, c.score, c.summary], 'recall-row'),
+        ),
+      ),
+    ),
+  );
+}
+
+function picksTable(picks: ScanPickView[], testid: string): HTMLElement {
+  return h(
+    'table',
+    { class: 'grid clickable', testid },
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        ['step', 'cost (tokens)', 'matched keys', 'label', 'with'].map((t) => h('th', {}, t)),
+      ),
+    ),
+    h(
+      'tbody',
+      {},
+      picks.map((p) =>
+        stepRow(
+          p.step_id,
+          [
+            num(p.cost),
+            p.matched_terms.join(', '),
+            p.status ?? '',
+            p.companion_of !== null
+              ? `companion of ${p.companion_of}`
+              : p.alternative_of !== null
+                ? `alternative of ${p.alternative_of}`
+                : '',
+          ],
+          'scan-row',
+        ),
+      ),
+    ),
+  );
+}
+
+function scanView(r: ScanResponse): HTMLElement {
+  return h(
+    'div',
+    {},
+    h(
+      'p',
+      { class: 'muted' },
+      `mode ${r.mode} · ${r.ms} ms · query keys: `,
+      h('span', { class: 'mono', testid: 'scan-terms' }, r.query_terms.join(' ') || '(none)'),
+    ),
+    r.selected.length === 0
+      ? h('p', { testid: 'scan-empty' }, 'Nothing would be paged in for this prompt.')
+      : picksTable(r.selected, 'scan-results'),
+    r.budget_dropped.length === 0
+      ? null
+      : h(
+          'div',
+          {},
+          h('h4', {}, 'over the per-turn budget (dropped this turn)'),
+          picksTable(r.budget_dropped, 'scan-dropped'),
+        ),
+  );
+}
+
+/** Recall, and "what would be paged for this prompt" (a scan: nothing is paged in or recorded). */
+export async function renderSearch(
+  main: HTMLElement,
+  store: string,
+  params: URLSearchParams,
+): Promise<void> {
+  const q = h('input', {
+    testid: 'recall-input',
+    attrs: { type: 'search', placeholder: 'e.g. PostgreSQL port', 'aria-label': 'recall query' },
+  });
+  q.value = params.get('q') ?? '';
+  const recallOut = h('div', { testid: 'recall-out' });
+  const prompt = h('textarea', {
+    testid: 'scan-input',
+    attrs: {
+      rows: '3',
+      placeholder: 'a user prompt, e.g. Which port did we set for PostgreSQL?',
+      'aria-label': 'prompt',
+    },
+  });
+  prompt.value = params.get('prompt') ?? '';
+  const mode = h(
+    'select',
+    { testid: 'scan-mode', attrs: { 'aria-label': 'retrieval mode' } },
+    h('option', { attrs: { value: '' } }, 'store default'),
+    h('option', { attrs: { value: 'ranked' } }, 'ranked'),
+    h('option', { attrs: { value: 'reference' } }, 'reference (IPCF RGSC)'),
+  );
+  mode.value = params.get('mode') ?? '';
+  const scanOut = h('div', { testid: 'scan-out' });
+  const recallBtn = h('button', { testid: 'recall-button' }, 'Recall');
+  const scanBtn = h('button', { testid: 'scan-button' }, 'What would be paged?');
+  const runRecall = async (): Promise<void> => {
+    if (q.value.trim() === '') return;
+    replace(recallOut, h('p', { class: 'muted' }, 'searching…'));
+    try {
+      replace(
+        recallOut,
+        recallView(await api<RecallResponse>('recall', { store, q: q.value, limit: 50 })),
+      );
+    } catch (e) {
+      replace(recallOut, h('p', { class: 'error' }, (e as Error).message));
+    }
+  };
+  const runScan = async (): Promise<void> => {
+    if (prompt.value.trim() === '') return;
+    replace(
+      scanOut,
+      h('p', { class: 'muted' }, 'scanning (the first ranked scan of a store reads every node)…'),
+    );
+    try {
+      replace(
+        scanOut,
+        scanView(
+          await api<ScanResponse>('scan', {
+            store,
+            q: prompt.value,
+            ...(mode.value ? { mode: mode.value } : {}),
+          }),
+        ),
+      );
+    } catch (e) {
+      replace(scanOut, h('p', { class: 'error' }, (e as Error).message));
+    }
+  };
+  recallBtn.addEventListener('click', () => void runRecall());
+  q.addEventListener('keydown', (e) => {
+    if ((e as KeyboardEvent).key === 'Enter') void runRecall();
+  });
+  scanBtn.addEventListener('click', () => void runScan());
+  replace(
+    main,
+    h('h1', {}, 'Search'),
+    h(
+      'section',
+      {},
+      h('h2', {}, 'Recall'),
+      h(
+        'p',
+        { class: 'muted' },
+        'Explicit recall (CONF-04): every archived step whose terms match, labelled chronologically.',
+      ),
+      h('div', { class: 'row' }, q, recallBtn),
+      recallOut,
+    ),
+    h(
+      'section',
+      {},
+      h('h2', {}, 'What would be paged for this prompt'),
+      h(
+        'p',
+        { class: 'muted' },
+        'The scan the session runs before a model call. Scan only: nothing is paged in, evicted or recorded.',
+      ),
+      prompt,
+      h('div', { class: 'row' }, mode, scanBtn),
+      scanOut,
+    ),
+  );
+  if (q.value) await runRecall();
+  if (prompt.value) await runScan();
+}

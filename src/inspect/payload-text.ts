@@ -1,0 +1,122 @@
+import { isUtf8 } from 'node:buffer';
+import type { PayloadSegment } from './api-types.js';
+
+/** Options of {@link payloadLines}. */
+export interface PayloadLinesOptions {
+  /** Show at most this many lines. */
+  maxLines: number;
+  /** Stop after the line that crosses this many bytes. */
+  maxBytes: number;
+}
+
+/** A payload as numbered lines for a person: exact text, with what cannot be shown as such marked. */
+export interface PayloadLines {
+  valid_utf8: boolean;
+  total_lines: number;
+  lines: PayloadSegment[][];
+  truncated: boolean;
+}
+
+/** Length of the valid UTF-8 sequence at `i` (1–4), or 0 if the bytes there are not one. */
+function sequenceLength(b: Uint8Array, i: number): number {
+  const x = b[i]!;
+  if (x < 0x80) return 1;
+  const cont = (k: number, lo = 0x80, hi = 0xbf): boolean =>
+    i + k < b.length && b[i + k]! >= lo && b[i + k]! <= hi;
+  if (x >= 0xc2 && x <= 0xdf) return cont(1) ? 2 : 0;
+  if (x >= 0xe0 && x <= 0xef) {
+    const lo = x === 0xe0 ? 0xa0 : 0x80;
+    const hi = x === 0xed ? 0x9f : 0xbf;
+    return cont(1, lo, hi) && cont(2) ? 3 : 0;
+  }
+  if (x >= 0xf0 && x <= 0xf4) {
+    const lo = x === 0xf0 ? 0x90 : 0x80;
+    const hi = x === 0xf4 ? 0x8f : 0xbf;
+    return cont(1, lo, hi) && cont(2) && cont(3) ? 4 : 0;
+  }
+  return 0;
+}
+
+/** Control bytes other than tab: shown as hex so NUL, CR, ESC … are visible. */
+const isControl = (x: number): boolean => (x < 0x20 && x !== 0x09) || x === 0x7f;
+
+/**
+ * Characters that render as nothing or reorder the text around them (zero-width, bidi controls,
+ * the tags block, C1 controls): shown by code point so nothing in a payload is hidden.
+ */
+const INVISIBLE =
+  /[\u0080-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb]|\udb40[\udc00-\udc7f]/g;
+
+function pushText(out: PayloadSegment[], text: string): void {
+  let pos = 0;
+  for (const m of text.matchAll(INVISIBLE)) {
+    if (m.index > pos) out.push({ kind: 'text', text: text.slice(pos, m.index) });
+    const cp = m[0].codePointAt(0)!;
+    out.push({ kind: 'invisible', code: `U+${cp.toString(16).toUpperCase().padStart(4, '0')}` });
+    pos = m.index + m[0].length;
+  }
+  if (pos < text.length) out.push({ kind: 'text', text: text.slice(pos) });
+}
+
+function pushHex(out: PayloadSegment[], x: number): void {
+  const hex = x.toString(16).padStart(2, '0');
+  const last = out[out.length - 1];
+  if (last?.kind === 'hex') last.hex += ` ${hex}`;
+  else out.push({ kind: 'hex', hex });
+}
+
+/** One line's bytes (without its `\n`) as segments. */
+function lineSegments(b: Uint8Array, out: PayloadSegment[]): void {
+  let runStart = 0;
+  let i = 0;
+  const flush = (end: number): void => {
+    if (end > runStart) pushText(out, Buffer.from(b.subarray(runStart, end)).toString('utf8'));
+  };
+  while (i < b.length) {
+    const n = sequenceLength(b, i);
+    if (n > 0 && !(n === 1 && isControl(b[i]!))) {
+      i += n;
+      continue;
+    }
+    flush(i);
+    pushHex(out, b[i]!);
+    i++;
+    runStart = i;
+  }
+  flush(i);
+}
+
+/**
+ * Splits payload bytes into numbered lines for display: valid UTF-8 as text; invalid bytes and
+ * control bytes (NUL, CR, ESC, …; not tab) as hex; invisible or reordering characters by code
+ * point. A final newline ends the last line rather than starting an empty one. Pure.
+ *
+ * @example
+ * payloadLines(Buffer.from('a\r\nb\x80'), { maxLines: 100, maxBytes: 1e6 });
+ * // { valid_utf8: false, total_lines: 2, lines: [[text 'a', hex '0d'], [text 'b', hex '80']], … }
+ */
+export function payloadLines(bytes: Uint8Array, options: PayloadLinesOptions): PayloadLines {
+  const lines: PayloadSegment[][] = [];
+  let total = 0;
+  let shownBytes = 0;
+  let start = 0;
+  let truncated = false;
+  const end =
+    bytes.length > 0 && bytes[bytes.length - 1] === 0x0a ? bytes.length - 1 : bytes.length;
+  for (;;) {
+    let nl = bytes.indexOf(0x0a, start);
+    if (nl === -1 || nl > end) nl = end;
+    total++;
+    if (!truncated && lines.length < options.maxLines && shownBytes < options.maxBytes) {
+      const segs: PayloadSegment[] = [];
+      lineSegments(bytes.subarray(start, nl), segs);
+      lines.push(segs);
+      shownBytes += nl - start + 1;
+    } else {
+      truncated = true;
+    }
+    if (nl >= end) break;
+    start = nl + 1;
+  }
+  return { valid_utf8: isUtf8(bytes), total_lines: total, lines, truncated };
+}

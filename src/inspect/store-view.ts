@@ -1,0 +1,373 @@
+import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { ContextFold } from '../engine/context-fold.js';
+import type { RetrievalMode, ScanPick } from '../engine/types.js';
+import type { ContextPack } from '../harness/pack.js';
+import { replaySession } from '../harness/replay.js';
+import { eventsPath, readEvents, type SessionEvent } from '../harness/session-events.js';
+import { UsageError } from '../protocol/errors.js';
+import { perTurnCap } from '../protocol/policy.js';
+import type {
+  DiskResponse,
+  LayerTokens,
+  NodeResponse,
+  NodesResponse,
+  OverviewResponse,
+  PackResponse,
+  PayloadResponse,
+  RecallResponse,
+  ScanResponse,
+  StoreInfo,
+  TimelineResponse,
+  ValidateResponse,
+} from './api-types.js';
+import { packView } from './pack-view.js';
+import { payloadLines } from './payload-text.js';
+import { layerTokens, timelineRows } from './timeline.js';
+
+/** Engine choices the inspector passes through (never anything that writes). */
+export interface ViewOptions {
+  tokenizer?: 'o200k' | 'reference';
+  retrieval?: RetrievalMode;
+}
+
+/** Lines of a payload the drawer shows at most (the rest is counted, not sent). */
+const PAYLOAD_MAX_LINES = 5000;
+const PAYLOAD_MAX_BYTES = 2 * 1024 * 1024;
+
+interface TimelineCache {
+  key: string;
+  recorded: SessionEvent[];
+  response: Omit<TimelineResponse, 'offset' | 'rows'>;
+  rows: TimelineResponse['rows'];
+}
+
+function fileSize(path: string): number | null {
+  try {
+    return statSync(path).size;
+  } catch {
+    return null;
+  }
+}
+
+/** The tokenizer a recorded session used, from its first event (without parsing the whole log). */
+function recordedTokenizer(dir: string): string | null {
+  let fd: number;
+  try {
+    fd = openSync(eventsPath(dir), 'r');
+  } catch {
+    return null;
+  }
+  try {
+    const buf = Buffer.alloc(64 * 1024);
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    const line = buf.subarray(0, n).toString('utf8').split('\n')[0] ?? '';
+    const e = JSON.parse(line) as { type?: string; config?: { tokenizer?: unknown } };
+    return e.type === 'session_opened' && typeof e.config?.tokenizer === 'string'
+      ? e.config.tokenizer
+      : null;
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const pickView = (p: ScanPick & Record<string, unknown>) => ({
+  step_id: p.step_id,
+  cost: p.cost,
+  matched_terms: [...p.matched_terms],
+  status: typeof p.status === 'string' ? p.status : null,
+  companion_of: typeof p.companion_of === 'number' ? p.companion_of : null,
+  alternative_of: typeof p.alternative_of === 'number' ? p.alternative_of : null,
+});
+
+/**
+ * One store as the inspector sees it, read-only by construction: the engine is opened without
+ * the analysis cache (`cacheDir: false`), never folds, evicts or compacts, and is closed with
+ * `compact: false`; the session is rebuilt by replay, which writes nothing. Every answer is a
+ * view shape of `api-types.ts`.
+ */
+export class StoreView {
+  readonly info: StoreInfo;
+  private readonly options: ViewOptions;
+  private opening: Promise<ContextFold> | null = null;
+  private closed = false;
+  private validating: Promise<ValidateResponse> | null = null;
+  private timelineCache: TimelineCache | null = null;
+
+  constructor(info: StoreInfo, options: ViewOptions = {}) {
+    this.info = info;
+    this.options = options;
+  }
+
+  private cf(): Promise<ContextFold> {
+    this.opening ??= this.open().catch((e: unknown) => {
+      this.opening = null; // the next request tries again, and reports the error again
+      throw e;
+    });
+    return this.opening;
+  }
+
+  private async open(): Promise<ContextFold> {
+    const recorded = recordedTokenizer(this.info.dir);
+    const tokenizer =
+      this.options.tokenizer ??
+      (recorded === 'reference' || recorded === 'o200k' ? recorded : undefined);
+    return ContextFold.open({
+      dir: this.info.dir,
+      cacheDir: false,
+      ...(tokenizer ? { tokenizer } : {}),
+      ...(this.options.retrieval ? { retrieval: this.options.retrieval } : {}),
+    });
+  }
+
+  /**
+   * Opens the store on the next turn of the event loop (loading its index), after the caller has
+   * printed the URL and launched the browser, so the first page does not wait for all of it. An
+   * error is reported by the request that meets it.
+   */
+  warm(): void {
+    setImmediate(() => {
+      if (!this.closed) this.cf().catch(() => {});
+    });
+  }
+
+  /** Counts and settings: no node file is read. */
+  async overview(): Promise<OverviewResponse> {
+    const cf = await this.cf();
+    const s = await cf.status();
+    return {
+      store: this.info,
+      nodes: s.nodes,
+      evicted: s.evicted,
+      journal_entries: s.journal_entries,
+      total_token_estimate: s.total_token_estimate,
+      projection_version: s.projection_version,
+      tokenizer: s.tokenizer,
+      retrieval: s.retrieval,
+      per_call_cap: s.policy.max_rehydration_tokens_per_call,
+      per_turn_cap: perTurnCap(s.policy),
+      policy_hash: s.folding_policy_hash,
+      events_bytes: fileSize(eventsPath(this.info.dir)),
+    };
+  }
+
+  /** Bytes on disk (walks the store directory). */
+  async disk(): Promise<DiskResponse> {
+    const dir = this.info.dir;
+    let files = 0;
+    let nodeBytes = 0;
+    try {
+      for (const name of readdirSync(join(dir, 'cold_nodes'))) {
+        const size = fileSize(join(dir, 'cold_nodes', name));
+        if (size === null) continue;
+        files++;
+        nodeBytes += size;
+      }
+    } catch {}
+    const index =
+      (fileSize(join(dir, 'recall_index.json')) ?? 0) +
+      (fileSize(join(dir, 'recall_index.journal')) ?? 0) +
+      (fileSize(join(dir, 'eviction_log.json')) ?? 0);
+    const events = fileSize(eventsPath(dir)) ?? 0;
+    return {
+      total_bytes: nodeBytes + index + events,
+      cold_node_files: files,
+      cold_node_bytes: nodeBytes,
+      index_bytes: index,
+      events_bytes: events,
+    };
+  }
+
+  /** One page of the node list, in step order. */
+  async nodes(offset: number, limit: number): Promise<NodesResponse> {
+    const page = await (await this.cf()).entriesPage({ offset, limit });
+    return {
+      total: page.total,
+      offset,
+      limit,
+      rows: page.entries.map((e) => ({
+        step_id: e.step_id,
+        summary: e.summary,
+        token_estimate: e.token_estimate,
+        folded_at: e.folded_at,
+        evicted: e.evicted,
+        files: e.files.length,
+        errors: e.errors.length,
+      })),
+    };
+  }
+
+  /** The node drawer: the entry, and hydrate's verdict taken now, hash by hash. */
+  async node(step: number): Promise<NodeResponse> {
+    const c = await (await this.cf()).checkNode(step);
+    const e = c.entry;
+    return {
+      step_id: c.step_id,
+      summary: e.summary,
+      token_estimate: e.token_estimate,
+      folded_at: e.folded_at,
+      evicted: e.evicted,
+      file_path: e.file_path,
+      path: c.path,
+      identifiers: [...e.identifiers],
+      files: [...e.files],
+      commands: [...e.commands],
+      errors: [...e.errors],
+      verified: c.verified,
+      problem: c.problem,
+      hashes: c.hashes.map((h) => ({ ...h })),
+      sanitized: c.node?.sanitized ?? null,
+      session_id: c.node?.session_id ?? null,
+      status: c.node?.status ?? null,
+      encoding: c.node?.raw_content_encoding ?? null,
+      extra: c.node?.extra ?? {},
+    };
+  }
+
+  /** The verified payload as numbered lines (refused, with the path, if it does not verify). */
+  async payload(step: number): Promise<PayloadResponse> {
+    const bytes = await (await this.cf()).hydrateBytes(step);
+    const view = payloadLines(bytes, {
+      maxLines: PAYLOAD_MAX_LINES,
+      maxBytes: PAYLOAD_MAX_BYTES,
+    });
+    return { step_id: step, bytes: bytes.length, ...view };
+  }
+
+  /** The full integrity scan; one at a time per store (a second request joins the first). */
+  validate(): Promise<ValidateResponse> {
+    this.validating ??= (async () => {
+      try {
+        const t = performance.now();
+        const v = await (await this.cf()).validate();
+        return {
+          ok: v.ok,
+          checked: v.checked,
+          sanitized: v.sanitized,
+          problems: v.problems.map((p) => ({ ...p })),
+          ms: Math.round(performance.now() - t),
+        };
+      } finally {
+        this.validating = null;
+      }
+    })();
+    return this.validating;
+  }
+
+  /** Explicit recall (CONF-04). */
+  async recall(query: string, limit: number): Promise<RecallResponse> {
+    const r = await (await this.cf()).recall(query);
+    return {
+      query: r.query,
+      total: r.candidates.length,
+      candidates: r.candidates.slice(0, limit).map((c) => ({ ...c })),
+    };
+  }
+
+  /** What would be paged in for a prompt: the scan only; nothing is hydrated or recorded. */
+  async scan(query: string, mode: RetrievalMode | undefined): Promise<ScanResponse> {
+    const cf = await this.cf();
+    const t = performance.now();
+    const r = await cf.scan(query, mode ? { mode } : {});
+    return {
+      query,
+      mode: mode ?? cf.retrieval,
+      query_terms: [...r.query_terms],
+      selected: r.selected.map((p) => pickView(p as ScanPick & Record<string, unknown>)),
+      budget_dropped: r.budget_dropped.map((p) =>
+        pickView(p as ScanPick & Record<string, unknown>),
+      ),
+      ms: Math.round(performance.now() - t),
+    };
+  }
+
+  /** The session timeline, one row per pack, paged. Replays the session once per log change. */
+  async timeline(offset: number, limit: number): Promise<TimelineResponse> {
+    const t = await this.loadTimeline();
+    if (!t) {
+      return {
+        recorded: false,
+        turns: 0,
+        events: 0,
+        budget: null,
+        tokenizer: null,
+        replay: { ok: false, matches: null, mismatch: null, error: null },
+        offset,
+        rows: [],
+      };
+    }
+    return { ...t.response, offset, rows: t.rows.slice(offset, offset + limit) };
+  }
+
+  private async loadTimeline(): Promise<TimelineCache | null> {
+    const path = eventsPath(this.info.dir);
+    let key: string;
+    try {
+      const st = statSync(path);
+      key = `${st.ino}:${st.size}:${st.mtimeMs}`;
+    } catch {
+      return null;
+    }
+    if (this.timelineCache?.key === key) return this.timelineCache;
+    const recorded = readEvents(this.info.dir);
+    const opened = recorded.find((e) => e.type === 'session_opened');
+    const config = opened?.type === 'session_opened' ? opened.config : null;
+    const layers = new Map<number, LayerTokens>();
+    const replay: TimelineResponse['replay'] = {
+      ok: false,
+      matches: null,
+      mismatch: null,
+      error: null,
+    };
+    try {
+      const r = await replaySession({
+        engine: await this.cf(),
+        keepPacks: false,
+        onPack: (p) => layers.set(p.turn, layerTokens(p)),
+      });
+      replay.ok = true;
+      replay.matches = r.matches;
+      if (r.mismatch) {
+        replay.mismatch = `event ${r.mismatch.index + 1}: recorded ${r.mismatch.recorded?.slice(0, 200) ?? 'nothing'}; rebuilt ${r.mismatch.replayed?.slice(0, 200) ?? 'nothing'}`;
+      }
+    } catch (e) {
+      replay.error = e instanceof Error ? e.message : String(e);
+    }
+    const rows = timelineRows(recorded, replay.ok ? layers : null);
+    this.timelineCache = {
+      key,
+      recorded,
+      rows,
+      response: {
+        recorded: true,
+        turns: rows.length,
+        events: recorded.length,
+        budget: config?.budget ?? null,
+        tokenizer: config?.tokenizer ?? null,
+        replay,
+      },
+    };
+    return this.timelineCache;
+  }
+
+  /** One pack as sent, rebuilt by replay (every page re-verified), by layer. */
+  async pack(turn: number): Promise<PackResponse> {
+    const t = await this.loadTimeline();
+    if (!t) throw new UsageError(`no session is recorded in ${this.info.dir} (no events.jsonl)`);
+    const r = await replaySession({ engine: await this.cf(), atTurn: turn, keepPacks: false });
+    const pack = r.packs[r.packs.length - 1] as ContextPack;
+    const recorded = t.recorded.find((e) => e.type === 'pack_built' && e.turn === turn);
+    return packView(pack, recorded?.type === 'pack_built' ? recorded.pack_sha256 : null);
+  }
+
+  /** Closes the engine without compacting anything. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const opening = this.opening;
+    this.opening = null;
+    const cf = await opening?.catch(() => null);
+    await cf?.close({ compact: false });
+  }
+}

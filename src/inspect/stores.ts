@@ -1,0 +1,65 @@
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { EVENTS_FILE } from '../harness/session-events.js';
+import { compareCodePoints } from '../protocol/canonical-json.js';
+import { UsageError } from '../protocol/errors.js';
+import type { StoreInfo } from './api-types.js';
+
+/** Directories under which adapters keep one store per session (ai-sdk, the Claude Code hook). */
+export const SESSION_PARENTS = ['sessions', 'claude-code'] as const;
+
+const MARKERS = ['recall_index.json', 'recall_index.journal', 'cold_nodes', EVENTS_FILE];
+
+/** True if a directory holds a store or a recorded session. */
+export function isStoreDir(dir: string): boolean {
+  return MARKERS.some((m) => existsSync(join(dir, m)));
+}
+
+function subdirs(dir: string): string[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true })
+      .filter((d) => d.isDirectory()) // symlinks are not followed out of the inspected tree
+      .map((d) => d.name);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The stores under an inspected directory: the directory itself if it is one, and each session
+ * store under `sessions/<id>/` (ai-sdk middleware) and `claude-code/<id>/` (the hook), sorted by
+ * id. Reads only. Throws a one-line usage error if there is none.
+ *
+ * @example
+ * discoverStores('.contextfold'); // [{ id: '.', … }, { id: 'sessions/chat-1', … }]
+ */
+export function discoverStores(dir: string): StoreInfo[] {
+  const root = resolve(dir);
+  let isDir = false;
+  try {
+    isDir = statSync(root).isDirectory();
+  } catch {}
+  if (!isDir) {
+    throw new UsageError(`no store at ${root}: pass the store directory with --dir`, {
+      path: root,
+    });
+  }
+  const found: StoreInfo[] = [];
+  const add = (id: string, d: string): void => {
+    found.push({ id, dir: d, has_events: existsSync(join(d, EVENTS_FILE)) });
+  };
+  if (isStoreDir(root)) add('.', root);
+  for (const parent of SESSION_PARENTS) {
+    for (const name of subdirs(join(root, parent))) {
+      const d = join(root, parent, name);
+      if (isStoreDir(d)) add(`${parent}/${name}`, d);
+    }
+  }
+  if (found.length === 0) {
+    throw new UsageError(
+      `${root} holds no contextfold store (no recall_index.json, cold_nodes/ or events.jsonl, nor sessions/*/ or claude-code/*/ stores)`,
+      { path: root },
+    );
+  }
+  return found.sort((a, b) => compareCodePoints(a.id, b.id));
+}
