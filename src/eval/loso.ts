@@ -13,7 +13,9 @@ import type { EvalQuestion, EvalRow, EvalSummary, GroupSummary } from './types.j
  */
 export const SELECTION_GRID: readonly Partial<RankedTuning>[] = Object.freeze(
   [0.7, 1, 1.5].flatMap((temperature) =>
-    [0.03, 0.06].map((minProbability) => Object.freeze({ temperature, minProbability })),
+    [0.01, 0.03, 0.06].flatMap((minProbability) =>
+      [10, 14].map((maxPages) => Object.freeze({ temperature, minProbability, maxPages })),
+    ),
   ),
 );
 

@@ -1,4 +1,5 @@
 import type { HookEvalResult } from '../../adapters/claude-code/hook-eval.js';
+import type { AblationRow } from '../../eval/ablations.js';
 import type { FitResult, LosoResult } from '../../eval/loso.js';
 import type { EvalResult, GroupSummary } from '../../eval/types.js';
 
@@ -14,6 +15,7 @@ export interface EvalReport {
   sets: EvalSetReport[];
   hook?: HookEvalResult;
   fit?: FitResult;
+  ablations?: AblationRow[];
 }
 
 const pct = (x: number | null | undefined): string =>
@@ -87,12 +89,31 @@ function hookLines(h: HookEvalResult): string[] {
   ];
 }
 
+function ablationLines(rows: readonly AblationRow[]): string[] {
+  const sets = rows[0]?.sets.map((s) => s.questions) ?? [];
+  const cell = (x: EvalSummaryLike) =>
+    `${pct(x.hit_rate)} / ${pct(x.latest_hit_rate_evolving)} / ${pct(x.token_precision)} / ${x.mean_tokens.toFixed(0)}`;
+  return [
+    'ablations (weights retrained without each component; hit / latest / precision / tokens):',
+    ...table(
+      ['without', ...sets],
+      rows.map((r) => [r.name, ...r.sets.map((s) => cell(s.summary))]),
+    ),
+  ];
+}
+
+type EvalSummaryLike = Pick<
+  GroupSummary,
+  'hit_rate' | 'latest_hit_rate_evolving' | 'token_precision' | 'mean_tokens'
+>;
+
 /**
  * The human rendering of an eval report: one table per questions file (a column per retriever),
  * leave-one-session-out figures, hook probes. Only aggregates: no question is printed.
  */
 export function renderEvalReport(r: EvalReport): string {
   const blocks = r.sets.map((s) => setLines(s).join('\n'));
+  if (r.ablations) blocks.push(ablationLines(r.ablations).join('\n'));
   if (r.hook) blocks.push(hookLines(r.hook).join('\n'));
   if (r.fit) {
     blocks.push(

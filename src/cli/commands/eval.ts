@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { loadHookProbes, runHookEval } from '../../adapters/claude-code/hook-eval.js';
 import type { RetrievalMode } from '../../engine/types.js';
+import { runAblations } from '../../eval/ablations.js';
 import { loadQuestions } from '../../eval/load.js';
 import { fitRanked, leaveOneSessionOut } from '../../eval/loso.js';
 import type { EvalRetriever } from '../../eval/retrievers.js';
@@ -23,6 +24,7 @@ interface EvalOpts {
   loso?: boolean;
   fit?: boolean;
   hook?: boolean;
+  ablations?: boolean;
   probes: string;
   transcripts: string;
 }
@@ -93,6 +95,10 @@ export function register(program: Command): void {
     .option('--loso', 'leave-one-session-out figures of the learned ranked scorer')
     .option('--fit', 'fit weights and selection on all the questions (to regenerate the defaults)')
     .option('--hook', 'replay Claude Code transcripts through the hook and score the probes')
+    .option(
+      '--ablations',
+      'retrain without each component (trained on the first questions file) and measure every file',
+    )
     .option('--probes <FILE>', 'hook probes JSON', 'eval/hook-probes.json')
     .option(
       '--transcripts <DIR>',
@@ -138,6 +144,13 @@ export function register(program: Command): void {
           questions: sets.flatMap((s) => s.questions),
           trajectoriesDir: opts.trajectories!,
           analyses,
+        });
+      }
+      if (opts.ablations && sets.length > 0) {
+        report.ablations = await runAblations({
+          train: sets[0]!.questions,
+          sets: sets.map((s) => ({ name: s.file, questions: s.questions })),
+          trajectoriesDir: opts.trajectories!,
         });
       }
       if (probes) {
