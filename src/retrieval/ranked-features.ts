@@ -220,7 +220,8 @@ class FeatureContext {
   }
 }
 
-const hasShape = (mask: number, asked: readonly string[]): boolean =>
+/** True when a shape bit mask holds one of the asked answer shapes. */
+export const hasShape = (mask: number, asked: readonly string[]): boolean =>
   ANSWER_SHAPES.some((s, i) => (mask & (1 << i)) !== 0 && asked.includes(s.name));
 
 /**

@@ -7,9 +7,10 @@ import {
   FEATURE_NAMES,
   type FeatureTuning,
   type FeatureWeights,
+  hasShape,
   linearScore,
 } from './ranked-features.js';
-import type { RankedIndexView } from './ranked-index.js';
+import { blockCount, localKey, type RankedIndexView } from './ranked-index.js';
 import { askedShapes, type PromptIntent, promptIntent } from './ranked-intent.js';
 import {
   type DroppedTerm,
@@ -52,7 +53,11 @@ export interface RankedTuning extends QueryTuning, FeatureTuning {
   companionTokens: number;
 }
 
-/** The defaults (docs/retrieval.md has the measurements behind them). */
+/**
+ * The defaults (docs/retrieval.md has the measurements behind them). `weights`, `temperature`,
+ * `minProbability` and `maxPages` are what `contextfold eval --fit` chose on the public set
+ * (their leave-one-session-out figure is in the docs); the rest are fixed by design.
+ */
 export const RANKED_DEFAULTS: Readonly<RankedTuning> = Object.freeze({
   extendWeight: 0.7,
   stemWeight: 0.6,
@@ -65,7 +70,7 @@ export const RANKED_DEFAULTS: Readonly<RankedTuning> = Object.freeze({
   maxCandidates: 256,
   weights: RANKED_WEIGHTS,
   temperature: 1,
-  minProbability: 0.03,
+  minProbability: 0.01,
   minWindow: 150,
   minOwnerWindow: 150,
   pageTokens: 3000,
@@ -179,17 +184,22 @@ function setProbabilities(pool: readonly Scored[], t: RankedTuning): void {
 /** A key is specific when its rarity is at least this: it names the thing, not the topic. */
 const SPECIFIC_RARITY = 0.5;
 
+/** Whether one block of a live turn holds the given prompt keys (and an asked answer shape). */
+export type BlockTest = (live: Candidate, keys: readonly number[], shape: boolean) => boolean;
+
 /**
- * The live turn that owns an archived candidate's intent, if any: one that holds every specific
- * key the candidate holds (or, if the candidate holds no specific key, every key it holds), the
- * asked answer shape when the candidate has it, and scores within `margin` of it (a factor e in
- * probability at temperature 1). Sharing a frequent word is never enough.
+ * The live turn that owns an archived candidate's intent, if any: one that holds, in a single
+ * block (the lines that would answer), every specific key the candidate holds (or, if the
+ * candidate holds no specific key, every key it holds) and the asked answer shape when the
+ * candidate has one, and scores within `margin` of it (a factor e in probability at temperature
+ * 1). Sharing a frequent word, or naming the keys far apart, is never enough.
  */
 export function liveOwner(
   a: { c: Candidate; s: number },
   live: readonly { c: Candidate; s: number }[],
   set: CandidateSet,
   margin: number,
+  inOneBlock: BlockTest,
 ): Candidate | undefined {
   const nq = set.rarity.length;
   const keys: number[] = [];
@@ -197,15 +207,11 @@ export function liveOwner(
   if (keys.length === 0) for (let q = 0; q < nq; q++) if (held(a.c, q)) keys.push(q);
   const shape = a.c.features[SHAPE]! > 0;
   return live.find(
-    (l) =>
-      l.s >= a.s - margin &&
-      keys.every((q) => held(l.c, q)) &&
-      (!shape || l.c.features[SHAPE]! > 0 || l.c.features[SHAPE_TURN]! > 0),
+    (l) => l.s >= a.s - margin && keys.every((q) => held(l.c, q)) && inOneBlock(l.c, keys, shape),
   )?.c;
 }
 
 const SHAPE = FEATURE_NAMES.indexOf('shape');
-const SHAPE_TURN = FEATURE_NAMES.indexOf('shapeTurn');
 
 /** An intent owner and the prompt keys it took from the residual. */
 interface Owner {
@@ -301,11 +307,20 @@ export function rankedScan(
   }
   if (options.liveFrom !== undefined) {
     const from = options.liveFrom;
+    const asked = askedShapes(prompt);
+    const inOneBlock: BlockTest = (c, keys, shape) =>
+      index.doc(c.docNo).blocks.some((b) => {
+        if (shape && !hasShape(b.shapes, asked)) return false;
+        const doc = index.doc(c.docNo);
+        return keys.every((q) =>
+          query.keys[q]!.matches.some((m) => blockCount(b, localKey(doc.keys, m.key)) > 0),
+        );
+      });
     const live = pool.filter((x) => x.c.stepId >= from);
     const owners = new Set<number>();
     pool = pool.filter((x) => {
       if (x.c.stepId >= from) return false;
-      const o = liveOwner(x, live, set, t.temperature);
+      const o = liveOwner(x, live, set, t.temperature, inOneBlock);
       if (o) owners.add(o.stepId);
       return o === undefined;
     });
