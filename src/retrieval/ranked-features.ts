@@ -157,63 +157,88 @@ class FeatureContext {
   ) {
     this.nq = query.length;
     this.total = keyWeights.reduce((s, w) => s + w, 0) || 1;
+    const n = index.size;
+    cr.docs.forEach((d, k) => this.slotByStep.set(index.doc(d).stepId, k));
+    this.matchCredit = query.map((q) =>
+      Float64Array.from(q.matches, (m) => m.weight * idf(n, index.docFrequency(m.key))),
+    );
   }
+
+  /** Slot of each turn that holds a prompt key, by step. */
+  readonly slotByStep = new Map<number, number>();
 
   /** Credit of query key `q` held by the turn at `step` (0 if not indexed or absent). */
   creditAt(step: number, q: number): number {
-    const docNo = this.index.docOf(step);
-    if (docNo === undefined) return 0;
-    const k = this.cr.slotOf[docNo]! - 1;
-    return k < 0 ? 0 : this.cr.credit[k * this.nq + q]!;
+    const k = this.slotByStep.get(step);
+    return k === undefined ? 0 : this.cr.credit[k * this.nq + q]!;
   }
 
   coverage(steps: readonly number[]): number {
+    const slots: number[] = [];
+    for (const st of steps) {
+      const k = this.slotByStep.get(st);
+      if (k !== undefined) slots.push(k * this.nq);
+    }
+    if (slots.length === 0) return 0;
     let s = 0;
     for (let q = 0; q < this.nq; q++) {
       let best = 0;
-      for (const st of steps) best = Math.max(best, this.creditAt(st, q));
+      for (const base of slots) {
+        const c = this.cr.credit[base + q]!;
+        if (c > best) best = c;
+      }
       s += best;
     }
     return s / this.total;
+  }
+
+  /** Credit (weight × IDF) of each match of each query key, computed once per prompt. */
+  readonly matchCredit: Float64Array[];
+
+  /**
+   * The matches the turn holds, one per query key (the match that gave the key its credit in the
+   * postings): query key, local key id, credit. One key lookup per prompt key, not per match.
+   */
+  present(docNo: number, doc: RankedDoc): { q: number; id: number; w: number }[] {
+    const out: { q: number; id: number; w: number }[] = [];
+    const k = this.cr.slotOf[docNo]! - 1;
+    if (k < 0) return out;
+    for (let q = 0; q < this.nq; q++) {
+      const mi = this.cr.match[k * this.nq + q]!;
+      if (mi < 0) continue;
+      const id = localKey(doc.keys, this.query[q]!.matches[mi]!.key);
+      if (id >= 0) out.push({ q, id, w: this.matchCredit[q]![mi]! });
+    }
+    return out;
   }
 
   /** Credit of the turn's header: the best match of each key that the header holds. */
-  headCoverage(doc: RankedDoc): number {
-    let s = 0;
-    const n = this.index.size;
-    for (let q = 0; q < this.nq; q++) {
-      let best = 0;
-      this.query[q]!.matches.forEach((m) => {
-        const id = localKey(doc.keys, m.key);
-        if (id < 0 || !hasId(doc.head, id)) return;
-        best = Math.max(best, m.weight * idf(n, this.index.docFrequency(m.key)));
-      });
-      s += best;
-    }
-    return s / this.total;
+  headCoverage(doc: RankedDoc, present: readonly { q: number; id: number; w: number }[]): number {
+    const best = new Float64Array(this.nq);
+    for (const p of present) if (p.w > best[p.q]! && hasId(doc.head, p.id)) best[p.q] = p.w;
+    return best.reduce((s, x) => s + x, 0) / this.total;
   }
 
   /** The best block by BM25 over the prompt's keys: its index and score. */
-  bestBlock(doc: RankedDoc): { block: number; score: number } {
+  bestBlock(
+    doc: RankedDoc,
+    present: readonly { q: number; id: number; w: number }[],
+  ): { block: number; score: number } {
     const { k1, b } = this.t;
     const avg = this.index.averageBlockLength;
-    const n = this.index.size;
     let best = { block: 0, score: 0 };
-    const ids = this.query.map((q) => q.matches.map((m) => localKey(doc.keys, m.key)));
+    if (present.length === 0) return best;
+    const perKey = new Float64Array(this.nq);
     doc.blocks.forEach((blk, bi) => {
-      let s = 0;
-      for (let q = 0; q < this.nq; q++) {
-        let kq = 0;
-        this.query[q]!.matches.forEach((m, mi) => {
-          const id = ids[q]![mi]!;
-          if (id < 0) return;
-          const tf = blockCount(blk, id);
-          if (tf === 0) return;
-          const w = m.weight * idf(n, this.index.docFrequency(m.key));
-          kq = Math.max(kq, (w * tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * blk.length) / avg)));
-        });
-        s += kq;
+      perKey.fill(0);
+      const norm = k1 * (1 - b + (b * blk.length) / avg);
+      for (const p of present) {
+        const tf = blockCount(blk, p.id);
+        if (tf === 0) continue;
+        const sc = (p.w * tf * (k1 + 1)) / (tf + norm);
+        if (sc > perKey[p.q]!) perKey[p.q] = sc;
       }
+      const s = perKey.reduce((x, y) => x + y, 0);
       if (s > best.score) best = { block: bi, score: s };
     });
     return { block: best.block, score: best.score / this.total };
@@ -272,11 +297,12 @@ export function candidateFeatures(
       const docNo = index.docOf(step)!;
       const doc = index.doc(docNo);
       const f = new Float64Array(FEATURE_NAMES.length);
-      const best = ctx.bestBlock(doc);
+      const present = ctx.present(docNo, doc);
+      const best = ctx.bestBlock(doc, present);
       const blk = doc.blocks[best.block]!;
       f[F.block] = best.score;
       f[F.turn] = ctx.coverage([step]);
-      f[F.head] = ctx.headCoverage(doc);
+      f[F.head] = ctx.headCoverage(doc, present);
       f[F.prev] = ctx.coverage([step - 1]);
       f[F.union] = ctx.coverage([step, step - 1]);
       f[F.next] = ctx.coverage([step + 1]);

@@ -73,7 +73,7 @@ export interface RankedIndexView {
 export class RankedIndex implements RankedIndexView {
   readonly #docs: RankedDoc[] = [];
   readonly #byStep = new Map<number, number>();
-  readonly #postings = new Map<string, Postings>();
+  readonly #postings = new Map<string, Postings & { key: string }>();
   readonly #buckets = new Map<string, string[]>();
   #blockLength = 0;
   #blocks = 0;
@@ -105,10 +105,10 @@ export class RankedIndex implements RankedIndexView {
     );
   }
 
-  #postingsFor(key: string): Postings {
-    let p = this.#postings.get(key);
-    if (p) return p;
-    p = { docs: [], tfs: [] };
+  #postingsFor(key: string): [string, Postings] {
+    const known = this.#postings.get(key);
+    if (known) return [known.key, known];
+    const p = { key, docs: [], tfs: [] };
     this.#postings.set(key, p);
     if (key.length >= PREFIX_BUCKET) {
       const b = key.slice(0, PREFIX_BUCKET);
@@ -116,7 +116,7 @@ export class RankedIndex implements RankedIndexView {
       if (bucket) bucket.push(key);
       else this.#buckets.set(b, [key]);
     }
-    return p;
+    return [key, p];
   }
 
   /**
@@ -128,8 +128,11 @@ export class RankedIndex implements RankedIndexView {
   addAnalysis(stepId: number, a: NodeAnalysis): void {
     if (this.#byStep.has(stepId)) return;
     const docNo = this.#docs.length;
+    // Keys are kept as the index's own string instances: one copy of each key in memory.
+    const keys = new Array<string>(a.keys.length);
     for (let i = 0; i < a.keys.length; i++) {
-      const p = this.#postingsFor(a.keys[i]!);
+      const [key, p] = this.#postingsFor(a.keys[i]!);
+      keys[i] = key;
       p.docs.push(docNo);
       p.tfs.push(a.counts[i]!);
     }
@@ -142,7 +145,7 @@ export class RankedIndex implements RankedIndexView {
       error: a.error,
       prose: a.prose,
       shapes: a.shapes,
-      keys: a.keys,
+      keys,
       head: a.head,
       blocks: a.blocks,
     });
