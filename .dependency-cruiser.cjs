@@ -54,10 +54,11 @@ module.exports = {
     },
     {
       name: 'no-dev-dependency-at-runtime',
-      comment: 'production code imports only dependencies (or optional peers, in adapters)',
+      comment:
+        'production code imports only dependencies (or optional peers, in adapters); `import type` is erased at build time, so types of a dev dependency (an SDK request shape) are allowed',
       severity: 'error',
       from: { path: '^src/', pathNot: NOT_TEST },
-      to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['npm-peer'] },
+      to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['npm-peer', 'type-only'] },
     },
     {
       name: 'peers-only-in-adapters',

@@ -1,10 +1,4 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
-
-// Tests (and the CLIs they spawn) never write into the real ~/.cache.
-process.env.CONTEXTFOLD_CACHE_DIR ??= mkdtempSync(join(tmpdir(), 'contextfold-test-cache-'));
 
 export default defineConfig({
   test: {
@@ -12,6 +6,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Isolates HOME / TMPDIR / XDG_* into a run-owned temp dir, checks ../shared under CI, builds
+    // dist/ once; its teardown checks nothing was written outside the run's own dirs.
     globalSetup: ['src/test-utils/global-setup.ts'],
+    reporters: ['default', './src/test-utils/shared-reporter.ts'],
   },
 });

@@ -61,12 +61,14 @@ export {
   isNodeNotFoundError,
   isOrphanedNodeError,
   isPathContainmentError,
+  isStoreNotFoundError,
   isUsageError,
   LockTimeoutError,
   NodeNotFoundError,
   OrphanedNodeError,
   PathContainmentError,
   StepConflictError,
+  StoreNotFoundError,
   UsageError,
 } from './protocol/errors.js';
 export {

@@ -11,6 +11,8 @@ import { log, type SynthTurn, synthesize, toInput } from './synth.js';
 /**
  * `npm run bench`: prints one JSON object with fold, scan, recall, hydrate, validate, CLI and
  * pack-assembly figures for N synthetic turns (default 1k, 10k, 100k; `--sizes 1000,10000`).
+ * `npm run bench -- --proxy[=sequential,concurrency,per_call]` prints the proxy's figures
+ * instead (see ./proxy.ts).
  * Turns come from ../shared/bench/synth.py (the generator the reference was measured with).
  * Progress goes to stderr. Timings are measurements, never assertions.
  */
@@ -100,7 +102,7 @@ async function benchSize(n: number, turns: SynthTurn[], queries: string[], work:
   const cacheDir = join(root, 'analysis-cache');
   const cliMs = queries.slice(0, 5).map((q) => cliScan('reference', q));
   // Ranked in a fresh process: the first run analyses every turn and fills the analysis cache,
-  // later runs read it. Skipped above 10k turns (minutes per cold run; see the README).
+  // later runs read it. Skipped above 10k turns (minutes per cold run; see docs/benchmarks.md).
   const rankedCli =
     n <= 10_000
       ? {
@@ -149,6 +151,15 @@ async function main(): Promise<void> {
     } finally {
       rmSync(work, { recursive: true, force: true });
     }
+    return;
+  }
+  const proxyArg = process.argv.find((a) => a === '--proxy' || a.startsWith('--proxy='));
+  if (proxyArg) {
+    // `npm run bench -- --proxy[=sequential,concurrency,per_call]`: the proxy's figures only.
+    const { benchProxy } = await import('./proxy.js');
+    const parts = proxyArg.includes('=') ? proxyArg.split('=')[1]!.split(',') : undefined;
+    const figures = await benchProxy(parts ? { parts: parts as never } : {});
+    process.stdout.write(`${JSON.stringify(figures, null, 2)}\n`);
     return;
   }
   const arg = process.argv.indexOf('--sizes');

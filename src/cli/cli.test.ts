@@ -1,6 +1,7 @@
-import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { existsSync, mkdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { runCli } from '../test-utils/cli.js';
 import { tempDir } from '../test-utils/shared.js';
 
@@ -124,7 +125,9 @@ describe('contextfold CLI', () => {
     expect(b.code).toBe(1);
     expect(b.stderr).toMatch(/bad\.jsonl:2: step_id must be a non-negative integer/);
     expect(b.stderr.split('\n').filter(Boolean)).toHaveLength(1);
-    expect(runCli(['--dir', dir2, '--json', 'status']).stdout).toContain('"nodes":0');
+    // Nothing was written: there is still no store.
+    expect(existsSync(dir2)).toBe(false);
+    expect(runCli(['--dir', dir2, '--json', 'status']).stdout).toContain('"STORE_NOT_FOUND"');
   });
 
   it('exit codes follow the reference: 2 not found, 3 integrity, 4 orphan, 5 broken, 1 validate', () => {
@@ -167,18 +170,52 @@ describe('contextfold CLI', () => {
     }
   });
 
-  it('demo runs the scenario and pages in 342, 137, 447', () => {
-    const r = runCli(['--json', 'demo']);
+  it("a newcomer's first commands: wrong --dir, a piped prompt, a typo with --json", () => {
+    const cwd = join(tmp.dir, 'newcomer');
+    mkdirSync(cwd);
+    const wrong = runCli(['--dir', '/nonexistent', 'validate'], { cwd });
+    expect(wrong.code).toBe(1);
+    expect(wrong.stdout).toBe('');
+    expect(wrong.stderr.split('\n').filter(Boolean)).toHaveLength(1);
+    runCli(['fold', '--jsonl', '-'], {
+      cwd,
+      input:
+        '{"step_id":1,"summary":"PostgreSQL on port 5433"}\n{"step_id":2,"summary":"lint clean"}\n{"step_id":3,"summary":"docs built"}\n',
+    });
+    const piped = runCli(['scan', '-', '--json'], { cwd, input: 'postgres port?\n' });
+    expect(piped.code).toBe(0);
+    expect(JSON.parse(piped.stdout).selected[0].step_id).toBe(1);
+    const typo = runCli(['--json', 'frob'], { cwd });
+    expect(typo.code).toBe(1);
+    expect(typo.stderr).toBe('');
+    expect(JSON.parse(typo.stdout)).toMatchObject({ error: 'UsageError', code: 'USAGE' });
+  });
+
+  it('demo shows raw history vs prompt tokens, in the default mode, and prints no deleted path', () => {
+    const r = runCli(['demo']);
     expect(r.code).toBe(0);
-    const report = JSON.parse(r.stdout);
-    expect(report.page_in.pages.map((p: { step_id: number }) => p.step_id)).toEqual([
-      342, 137, 447,
-    ]);
-    expect(report.evictions_recorded).toBe(3);
-    expect(report.next_pages).toEqual([]);
-    expect(report.prompt_tokens.next_turn).toBeLessThan(report.prompt_tokens.with_pages);
-    expect(report.tamper.refused).toBe(true);
-    expect(report.validate.ok).toBe(false);
-    expect(report.folded).toBe(500);
+    expect(r.stdout).toMatch(/retrieval ranked/);
+    expect(r.stdout).toMatch(
+      /Without folding, every prompt carries the raw history: [\d,]+ tokens\./,
+    );
+    expect(r.stdout).toMatch(
+      /this prompt with folding: \d+ tokens \(question \d+ \+ pages \d+\); without: [\d,]+/,
+    );
+    expect(r.stdout).toMatch(
+      /step 342 latest_chronological, \d+ tokens, sha256 [0-9a-f]{12}… verified/,
+    );
+    expect(r.stdout).toContain('(tampered): .contextfold/cold_nodes/step_000091.json');
+    expect(r.stdout).not.toContain(tmpdir());
+    const json = JSON.parse(runCli(['--json', 'demo']).stdout);
+    expect(json).toMatchObject({ retrieval: 'ranked', folded: 500, dir: null });
+    expect(JSON.stringify(json)).not.toContain(tmpdir());
+  });
+
+  it('demo --keep keeps the store it names', () => {
+    const r = runCli(['demo', '--keep']);
+    const kept = /store kept at (.+)\n/.exec(r.stdout)?.[1];
+    expect(kept).toBeDefined();
+    onTestFinished(() => rmSync(dirname(kept!), { recursive: true, force: true }));
+    expect(existsSync(join(kept!, 'cold_nodes', 'step_000499.json'))).toBe(true);
   });
 });

@@ -5,8 +5,10 @@ import {
   exitCodeFor,
   ipcfErrorName,
   isContextFoldError,
+  StoreNotFoundError,
   UsageError,
 } from '../protocol/errors.js';
+import { storeExists } from '../store/layout.js';
 
 /** Global options every command sees. */
 export interface GlobalOptions {
@@ -36,8 +38,11 @@ export function setExitCode(code: number): void {
 }
 
 /**
- * Reports an error as one line (or one JSON object) and returns the exit code. Unknown errors
- * (bugs) keep their stack on stderr, user errors never do.
+ * Reports an error and returns the exit code. Without `--json`: one line on stderr. With
+ * `--json`: one JSON object on stdout (`{ error, code, message, ...details }`), the same place a
+ * result would be, so a script reads one object either way and the exit code tells which.
+ * Unknown errors (bugs) keep their stack (on stderr, or in the object's `stack`); user errors
+ * never do.
  */
 export function reportError(e: unknown, json: boolean): number {
   if (isContextFoldError(e)) {
@@ -51,9 +56,30 @@ export function reportError(e: unknown, json: boolean): number {
     }
     return exitCodeFor(err.code);
   }
-  const msg = e instanceof Error ? (e.stack ?? e.message) : String(e);
-  process.stderr.write(`contextfold: internal error (please report): ${msg}\n`);
+  const message = e instanceof Error ? e.message : String(e);
+  const stack = e instanceof Error ? (e.stack ?? e.message) : String(e);
+  if (json) {
+    process.stdout.write(
+      `${JSON.stringify({ error: 'InternalError', code: 'INTERNAL', message: `internal error (please report): ${message}`, stack })}\n`,
+    );
+  } else {
+    process.stderr.write(`contextfold: internal error (please report): ${stack}\n`);
+  }
   return 70;
+}
+
+/**
+ * Refuses a directory that holds no store: read commands say so instead of reporting an empty
+ * store (what a mistyped `--dir` would otherwise look like). `fold`, `import`, `session` and the
+ * hook create the store; every other store command calls this (through `withEngine`).
+ */
+export function requireStore(dir: string): void {
+  if (!storeExists(dir)) {
+    throw new StoreNotFoundError(
+      `no store at ${dir}: run contextfold fold … or contextfold import … to create one, or pass --dir DIR`,
+      { path: dir },
+    );
+  }
 }
 
 /** Parses a non-negative integer argument or throws a one-line usage error. */
@@ -63,6 +89,13 @@ export function parseIntArg(value: string, what: string): number {
   const n = Number(value);
   if (!Number.isSafeInteger(n)) throw new UsageError(`${what} is too large: ${value}`);
   return n;
+}
+
+/** Parses a positive integer (≥ 1) argument, e.g. `--limit`, or throws a one-line usage error. */
+export function parsePositiveIntArg(value: string, what: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1)
+    throw new UsageError(`${what} must be a positive integer (1 or more), got '${value}'`);
+  return parseIntArg(value, what);
 }
 
 /** Splits a comma-separated option value. */

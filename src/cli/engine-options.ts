@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { ContextFold } from '../engine/context-fold.js';
 import type { OpenOptions, RetrievalMode } from '../engine/types.js';
 import { UsageError } from '../protocol/errors.js';
-import { globals } from './context.js';
+import { globals, requireStore } from './context.js';
 
 /** Engine options from the global CLI flags (`--dir`, `--tokenizer`, `--session`, `--retrieval`). */
 export function engineOptions(cmd: Command): OpenOptions {
@@ -23,16 +23,19 @@ export function engineOptions(cmd: Command): OpenOptions {
 }
 
 /**
- * Opens the engine for a command, runs `fn`, and closes it. Write commands (`write: true`)
- * compact the journal on close so the store is left in the exact reference layout; read
- * commands never write.
+ * Opens the engine for a command, runs `fn`, and closes it. The store must exist unless the
+ * command creates it (`create: true`, e.g. `fold`): a missing store is one line, exit 1. Write
+ * commands (`write: true`) compact the journal on close so the store is left in the exact
+ * reference layout; read commands never write.
  */
 export async function withEngine<T>(
   cmd: Command,
   fn: (cf: ContextFold) => Promise<T>,
-  options: { write?: boolean } = {},
+  options: { write?: boolean; create?: boolean } = {},
 ): Promise<T> {
-  const cf = await ContextFold.open(engineOptions(cmd));
+  const opts = engineOptions(cmd);
+  if (!options.create) requireStore(opts.dir);
+  const cf = await ContextFold.open(opts);
   try {
     return await fn(cf);
   } finally {

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
+import { UsageError } from '../protocol/errors.js';
 import { commandName, commandTable } from './commands/index.js';
 import { reportError } from './context.js';
 
@@ -15,7 +16,15 @@ function version(): string {
  * loaded (all of them for help or an unknown name).
  */
 export async function buildProgram(argv?: string[]): Promise<Command> {
+  const json = argv?.includes('--json') ?? false;
   const program = new Command('contextfold')
+    // Parser errors are reported by main() like every other error (one line, or one JSON
+    // object with --json); commander prints nothing itself. Set before the commands are added
+    // so every subcommand inherits it.
+    .configureOutput({
+      outputError: () => {},
+      ...(json ? { writeErr: () => {} } : {}),
+    })
     .description(
       'IPCF-1.1 context folding: lossless, hash-verified cold storage and passive page-in for long agent sessions.',
     )
@@ -31,12 +40,43 @@ export async function buildProgram(argv?: string[]): Promise<Command> {
       "page-in algorithm: 'ranked' (default) or 'reference' (IPCF RGSC)",
     )
     .option('--session <ID>', 'session_id written into new cold nodes', 'default-session')
-    .showHelpAfterError('(run with --help for usage)')
+    .addHelpText('after', GLOBAL_HELP)
     .exitOverride();
   const name = argv ? commandName(argv) : undefined;
   const one = commandTable.find((c) => c.name === name);
   for (const c of one ? [one] : commandTable) (await c.load()).register(program);
   return program;
+}
+
+const GLOBAL_HELP = `
+Read commands (scan, recall, hydrate, evict, status, validate, compact, pack, mcp) need an
+existing store: on a directory without one they say so and exit 1. fold, import, session and
+the Claude Code hook create it.
+
+Text arguments: PROMPT (scan), QUERY (recall) and SUMMARY (fold) may be '-' to read standard
+input, or come from a file with --prompt-file / --query-file / --summary-file (one trailing
+line break is dropped). Use these for texts over the OS argument limit (128 KB).
+
+Errors: one line on stderr and a non-zero exit (1 usage, 2 not found, 3 integrity, 4 orphan,
+5 broken reference). With --json, stdout carries exactly one JSON object, the result or the
+error ({"error", "code", "message", ...}).
+
+Examples:
+  contextfold fold 37 "PostgreSQL configured on port 5433" --file turn37.log
+  echo "postgres port?" | contextfold scan - --json
+  contextfold --dir path/to/.contextfold status
+
+Docs: docs/cli.md (in the repository and the package).`;
+
+/** Commander's message as one line: `error: ` dropped, suggestion lines joined. */
+function parserMessage(e: CommanderError): string {
+  const text = e.message
+    .replace(/^error: /, '')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l.length > 0)
+    .join(' ');
+  return `${text} (see contextfold --help)`;
 }
 
 /** Runs the CLI with the given argv (without node and script). Resolves to the exit code. */
@@ -48,8 +88,14 @@ export async function main(argv: string[]): Promise<number> {
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (e) {
     if (e instanceof CommanderError) {
-      // Help and version exit 0; commander already printed its one-line message otherwise.
-      return e.exitCode === 0 ? 0 : 1;
+      // Help and version exit 0. Help shown for a missing command (exit 1) was already printed
+      // (on stderr) without --json; with --json it becomes the error object.
+      if (e.exitCode === 0) return 0;
+      if (e.code === 'commander.help') {
+        if (!json) return 1;
+        return reportError(new UsageError('no command given (see contextfold --help)'), json);
+      }
+      return reportError(new UsageError(parserMessage(e), { parser: e.code }), json);
     }
     return reportError(e, json);
   }

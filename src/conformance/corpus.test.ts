@@ -2,7 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HAS_SHARED, sharedPath } from '../test-utils/shared.js';
+import { describeShared, sharedPath } from '../test-utils/shared.js';
 import {
   corpusContentHash,
   DEFAULT_CORPUS_DIR,
@@ -198,10 +198,10 @@ describe('input integrity and the content hash', () => {
 
 const python = spawnSync('python3', ['--version']).status === 0;
 
-describe.runIf(HAS_SHARED && python)(
-  'the corpus generator (conformance/tools/build_corpus.py)',
-  () => {
-    it('re-derives exactly the committed corpus from the reference vectors', () => {
+describeShared('the corpus generator (conformance/tools/build_corpus.py)', () => {
+  it.runIf(python)(
+    're-derives exactly the committed corpus from the reference vectors (python3)',
+    () => {
       const out = execFileSync(
         'python3',
         [
@@ -215,6 +215,6 @@ describe.runIf(HAS_SHARED && python)(
         { encoding: 'utf8' },
       );
       expect(out).toBe('');
-    });
-  },
-);
+    },
+  );
+});

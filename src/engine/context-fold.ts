@@ -9,6 +9,7 @@ import {
   NodeNotFoundError,
   OrphanedNodeError,
   StepConflictError,
+  StoreNotFoundError,
   UsageError,
 } from '../protocol/errors.js';
 import {
@@ -36,6 +37,7 @@ import {
   canonicalNodePath,
   indexFilePath,
   type StoreLayout,
+  storeExists,
   storeLayout,
 } from '../store/layout.js';
 import { Store } from '../store/store.js';
@@ -112,6 +114,12 @@ export class ContextFold implements ContextFoldEngine {
     }
     this.dir = resolve(options.dir);
     this.layout = storeLayout(this.dir);
+    if (options.mustExist && !storeExists(this.dir)) {
+      throw new StoreNotFoundError(
+        `no store at ${this.dir}: nothing has been folded or imported there`,
+        { path: this.dir },
+      );
+    }
     this.policy = options.policy
       ? parsePolicy(options.policy)
       : ContextFold.readPolicy(this.layout);

@@ -2,7 +2,13 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ipcfErrorName, isContextFoldError } from '../protocol/errors.js';
 import { ContextFold } from './context-fold.js';
-import type { FoldInput, PageInResult, RecallResult, ValidateResult } from './types.js';
+import type {
+  FoldInput,
+  RecallResult,
+  RetrievalMode,
+  ScanResult,
+  ValidateResult,
+} from './types.js';
 
 /** The eight key turns of the specification's demo (IPCF README §6). */
 const KEY_TURNS: FoldInput[] = [
@@ -83,73 +89,140 @@ export function demoHistory(): FoldInput[] {
   return out;
 }
 
-/** The demo's two questions. */
+/** What the demo asks: one explicit recall, three questions, then an unrelated prompt. */
 export const DEMO_QUESTIONS = {
   recall: 'PostgreSQL port',
-  scan: 'What port are we using for PostgreSQL, and which migration applied the billing table?',
+  ask: [
+    'What port is PostgreSQL on now, and why was migration V12 rolled back?',
+    'Is migration V12 applied now?',
+    'Which file holds the JWT secret?',
+  ],
   next: 'Thanks. Draft the release announcement for the team.',
 } as const;
 
+/** One page a question brought in: verified against its hash before it was placed. */
+export interface DemoPage {
+  step_id: number;
+  /** The chronological label of the pick (ranked mode), e.g. `latest_chronological`. */
+  status: string | null;
+  tokens: number;
+  payload_sha256: string;
+  matched_terms: string[];
+  content: string;
+}
+
+/** What one question's prompt carried. */
+export interface DemoQuestion {
+  prompt: string;
+  prompt_tokens: number;
+  pages: DemoPage[];
+  /** The prompt with folding: the question and its verified pages. */
+  tokens_with_folding: number;
+}
+
 /** Everything the demo did, phase by phase (JSON-serialisable). */
 export interface DemoReport {
-  dir: string;
+  retrieval: RetrievalMode;
   folded: number;
   fold_ms: number;
+  /** Tokens of the 500 turns verbatim: what every prompt carries without folding. */
+  raw_history_tokens: number;
   recall: RecallResult;
-  page_in: PageInResult;
-  prompt_tokens: { baseline: number; with_pages: number; next_turn: number };
-  evicted: number[];
-  /** Steps marked evicted in the store (index `evicted` + eviction log). */
-  evictions_recorded: number;
-  /** Steps the next, unrelated prompt pages in. */
-  next_pages: number[];
+  questions: DemoQuestion[];
+  /** Pages evicted after the answers (CONF-07) and what the next, unrelated prompt carries. */
+  evict: {
+    evicted: number[];
+    evictions_recorded: number;
+    next_pages: number[];
+    next_tokens: number;
+  };
   tamper: { step_id: number; refused: boolean; error: string | null };
   validate: ValidateResult;
 }
 
+/** Detail passed to `onPhase` for each phase (the same objects the report holds). */
+export type DemoPhase =
+  | { phase: 'fold'; folded: number; fold_ms: number; raw_history_tokens: number }
+  | { phase: 'recall'; recall: RecallResult }
+  | { phase: 'question'; question: DemoQuestion }
+  | { phase: 'evict'; evict: DemoReport['evict'] }
+  | { phase: 'tamper'; tamper: DemoReport['tamper'] }
+  | { phase: 'validate'; validate: ValidateResult };
+
+function statusOf(scan: ScanResult, stepId: number): string | null {
+  const pick = scan.selected.find((p) => p.step_id === stepId) as { status?: string } | undefined;
+  return pick?.status ?? null;
+}
+
+async function ask(cf: ContextFold, prompt: string): Promise<DemoQuestion> {
+  const r = await cf.pageIn(prompt);
+  const prompt_tokens = cf.tokenizer.count(prompt);
+  const pages = r.pages.map((p) => ({
+    step_id: p.step_id,
+    status: statusOf(r.scan, p.step_id),
+    tokens: p.tokens,
+    payload_sha256: p.payload_sha256,
+    matched_terms: p.matched_terms,
+    content: p.content,
+  }));
+  return { prompt, prompt_tokens, pages, tokens_with_folding: prompt_tokens + r.tokens };
+}
+
 /**
- * Runs the specification's scenario in `dir`: fold 500 turns, recall with chronological
- * labels, passive multi-intent page-in (selects 342, 137, 447), eviction back to baseline,
- * then a tampered node that hydrate refuses and validate reports.
+ * Runs the demo in `dir` (a fresh directory): fold a 500-turn session, count what its raw
+ * history would cost every prompt, recall with chronological labels, ask three questions and
+ * page in what each needs (verified), evict after each answer, then tamper with a node that
+ * hydrate refuses and validate reports. Retrieval is the engine default unless `retrieval` is
+ * given.
+ *
+ * @example
+ * const report = await runDemo({ dir: '/tmp/demo/.contextfold' });
+ * console.log(report.raw_history_tokens, report.questions.map((q) => q.tokens_with_folding));
  */
 export async function runDemo(options: {
   dir: string;
-  onPhase?: (phase: string, detail: unknown) => void;
+  retrieval?: RetrievalMode;
+  onPhase?: (detail: DemoPhase) => void;
 }): Promise<DemoReport> {
   const phase = options.onPhase ?? (() => {});
-  // The specification's scenario: the reference software MMU (RGSC).
-  const cf = await ContextFold.open({ dir: options.dir, retrieval: 'reference' });
+  // A throwaway store: no analysis cache outside it.
+  const cf = await ContextFold.open({
+    dir: options.dir,
+    cacheDir: false,
+    ...(options.retrieval ? { retrieval: options.retrieval } : {}),
+  });
   try {
+    const history = demoHistory();
     const t0 = performance.now();
-    const results = await cf.foldMany(demoHistory());
+    const results = await cf.foldMany(history);
     const fold_ms = Math.round(performance.now() - t0);
-    phase('fold', { folded: results.length, fold_ms });
+    let raw_history_tokens = 0;
+    for (const t of history)
+      raw_history_tokens += cf.tokenizer.count(String(t.content ?? t.summary));
+    phase({ phase: 'fold', folded: results.length, fold_ms, raw_history_tokens });
 
     const recall = await cf.recall(DEMO_QUESTIONS.recall);
-    phase('recall', recall);
+    phase({ phase: 'recall', recall });
 
-    const baselinePrompt = DEMO_QUESTIONS.scan;
-    const baseline = cf.tokenizer.count(baselinePrompt);
-    const pageIn = await cf.pageIn(baselinePrompt);
-    const withPages = baseline + pageIn.tokens;
-    phase('page-in', pageIn);
-
+    const questions: DemoQuestion[] = [];
     const evicted: number[] = [];
-    for (const p of pageIn.pages) evicted.push((await cf.evict(p.step_id)).step_id);
-    const evictionsRecorded = (await cf.status()).evicted;
-    // The next turn asks about something else: its prompt carries its own pages only (none
-    // here), never the previous turn's.
-    const next = await cf.pageIn(DEMO_QUESTIONS.next);
-    const nextTokens = cf.tokenizer.count(DEMO_QUESTIONS.next) + next.tokens;
-    phase('evict', {
+    for (const prompt of DEMO_QUESTIONS.ask) {
+      const question = await ask(cf, prompt);
+      questions.push(question);
+      phase({ phase: 'question', question });
+      // After the answer the pages leave the prompt (CONF-07).
+      for (const p of question.pages) evicted.push((await cf.evict(p.step_id)).step_id);
+    }
+    const next = await ask(cf, DEMO_QUESTIONS.next);
+    const evict = {
       evicted,
-      evictions_recorded: evictionsRecorded,
-      with_pages: withPages,
-      next_turn: nextTokens,
+      evictions_recorded: (await cf.status()).evicted,
       next_pages: next.pages.map((p) => p.step_id),
-    });
+      next_tokens: next.tokens_with_folding,
+    };
+    phase({ phase: 'evict', evict });
 
-    // Tamper with one byte of step 91's payload on disk.
+    // Change one byte of step 91's payload on disk.
     const target = 91;
     const path = join(cf.dir, 'cold_nodes', 'step_000091.json');
     writeFileSync(path, readFileSync(path, 'utf8').replace('port 5434', 'port 6666'));
@@ -160,20 +233,19 @@ export async function runDemo(options: {
       if (!isContextFoldError(e)) throw e;
       error = `${ipcfErrorName(e.code)}: ${e.message}`;
     }
-    phase('tamper', { step_id: target, refused: error !== null, error });
+    const tamper = { step_id: target, refused: error !== null, error };
+    phase({ phase: 'tamper', tamper });
     const validate = await cf.validate();
-    phase('validate', validate);
+    phase({ phase: 'validate', validate });
     return {
-      dir: cf.dir,
+      retrieval: cf.retrieval,
       folded: results.length,
       fold_ms,
+      raw_history_tokens,
       recall,
-      page_in: pageIn,
-      prompt_tokens: { baseline, with_pages: withPages, next_turn: nextTokens },
-      evicted,
-      evictions_recorded: evictionsRecorded,
-      next_pages: next.pages.map((p) => p.step_id),
-      tamper: { step_id: target, refused: error !== null, error },
+      questions,
+      evict,
+      tamper,
       validate,
     };
   } finally {

@@ -27,6 +27,11 @@ export type {
 export interface OpenOptions {
   /** The store directory, e.g. `.contextfold`. Created on first write. */
   dir: string;
+  /**
+   * Refuse a directory that holds no store yet (`StoreNotFoundError`) instead of opening it
+   * empty. Readers set it so a mistyped directory is reported, not read as an empty store.
+   */
+  mustExist?: boolean;
   /** Active hydration policy. Default: `hydration_policy.json` in the store, else the reference default. */
   policy?: HydrationPolicy;
   /** Token counter for caps and costs. Default `o200k`. */

@@ -1,8 +1,8 @@
 import { cpSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, expect, it } from 'vitest';
 import type { HydrationPolicy } from '../protocol/policy.js';
-import { HAS_SHARED, sharedPath, tempDir } from '../test-utils/shared.js';
+import { describeShared, HAS_SHARED, sharedPath, tempDir } from '../test-utils/shared.js';
 import { ContextFold } from './context-fold.js';
 
 interface Turn {
@@ -33,7 +33,7 @@ const suites: [string, string, string][] = [
   ['synth200', 'synth200.jsonl', 'scan_synth200.json'],
 ];
 
-describe.skipIf(!HAS_SHARED)('reference scan and recall vectors', () => {
+describeShared('reference scan and recall vectors', () => {
   for (const [name, historyFile, vectorFile] of suites) {
     const history = HAS_SHARED ? readJsonl(sharedPath('vectors', historyFile)) : [];
     const vectors: ScanVectors = HAS_SHARED
@@ -93,7 +93,7 @@ describe.skipIf(!HAS_SHARED)('reference scan and recall vectors', () => {
   });
 });
 
-describe.skipIf(!HAS_SHARED)('the reference-written store', () => {
+describeShared('the reference-written store', () => {
   it('validates and hydrates every node verbatim', async () => {
     const root = join(tmp.dir, 'refstore');
     cpSync(sharedPath('vectors', 'reference-store'), root, { recursive: true });

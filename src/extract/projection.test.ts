@@ -1,12 +1,12 @@
 import * as fs from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, sha256Hex } from '../protocol/canonical-json.js';
 import { isUsageError } from '../protocol/errors.js';
 import { DEFAULT_POLICY, type HydrationPolicy, policyHash } from '../protocol/policy.js';
+import { describeShared, sharedPath } from '../test-utils/shared.js';
 import { project } from './projection.js';
 
-const VECTORS = fileURLToPath(new URL('../../../shared/vectors/projection.jsonl', import.meta.url));
+const VECTORS = sharedPath('vectors', 'projection.jsonl');
 
 interface VectorCase {
   step_id: number;
@@ -30,8 +30,6 @@ interface VectorCase {
 }
 
 const haveVectors = fs.existsSync(VECTORS);
-if (!haveVectors)
-  console.warn(`projection vectors not found at ${VECTORS}: skipping interop cases`);
 
 const cases: VectorCase[] = haveVectors
   ? fs
@@ -41,7 +39,7 @@ const cases: VectorCase[] = haveVectors
       .map((l) => JSON.parse(l) as VectorCase)
   : [];
 
-describe.skipIf(!haveVectors)('reference projection vectors (projection.jsonl)', () => {
+describeShared('reference projection vectors (projection.jsonl)', () => {
   it('has all 220 cases', () => {
     expect(cases).toHaveLength(220);
   });
@@ -199,14 +197,12 @@ describe('project', () => {
   });
 });
 
-const STORE = fileURLToPath(
-  new URL('../../../shared/vectors/reference-store/.contextfold/cold_nodes/', import.meta.url),
-);
+const STORE = `${sharedPath('vectors', 'reference-store', '.contextfold', 'cold_nodes')}/`;
 const storeNodes = fs.existsSync(STORE)
   ? fs.readdirSync(STORE).filter((f) => f.endsWith('.json'))
   : [];
 
-describe.skipIf(storeNodes.length === 0)('cold nodes written by the reference engine', () => {
+describeShared('cold nodes written by the reference engine', () => {
   it.each(storeNodes)('%s re-projects to its stored fields', (f) => {
     const node = JSON.parse(fs.readFileSync(`${STORE}${f}`, 'utf8')) as Record<string, unknown>;
     const p = project({

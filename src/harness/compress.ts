@@ -45,13 +45,23 @@ export function sourceOf(turn: Turn, m: ToolMessage): string | undefined {
   for (const a of turn.messages) {
     if (a.role !== 'assistant') continue;
     const call = a.toolCalls?.find((c) => c.id === m.toolCallId);
-    if (!call || !READ_TOOL_RE.test(call.name)) continue;
-    const input = call.input as Record<string, unknown> | null;
-    if (input === null || typeof input !== 'object') return undefined;
-    for (const k of PATH_KEYS) {
-      const v = input[k];
-      if (typeof v === 'string' && v) return `file:${v}`;
-    }
+    if (call) return artifactSource(call.name, call.input);
+  }
+  return undefined;
+}
+
+/**
+ * The artifact a call's result shows: `file:<path>` for a read-like tool whose input names a
+ * path, else undefined (adapters that know the call set it as a tool message's `source`).
+ *
+ * @example
+ * artifactSource('Read', { file_path: 'src/a.ts' }); // 'file:src/a.ts'
+ */
+export function artifactSource(name: string, input: unknown): string | undefined {
+  if (!READ_TOOL_RE.test(name) || input === null || typeof input !== 'object') return undefined;
+  for (const k of PATH_KEYS) {
+    const v = (input as Record<string, unknown>)[k];
+    if (typeof v === 'string' && v) return `file:${v}`;
   }
   return undefined;
 }

@@ -47,6 +47,16 @@ export {
   renderPackText,
   type TruncationNote,
 } from './pack.js';
+export {
+  beginCall,
+  type CallReport,
+  callReport,
+  divergence,
+  endCall,
+  modelCalls,
+  type PerCallTotals,
+  runPerCall,
+} from './per-call.js';
 export { renderMessage, renderMessages, stableJson } from './render.js';
 export {
   type ReplayMismatch,

@@ -27,7 +27,7 @@ export interface PinnedItem {
   message: Message;
 }
 
-/** A verified page to place at the end of the current user turn. */
+/** A verified page to place at the end of L0 (the prompt, or the pending tool output). */
 export interface PackPage extends ArchivedBlockInfo {
   matched_terms: string[];
 }
@@ -167,6 +167,11 @@ export function frameTokens(meter: TokenMeter): number {
   return meter.text(FRAME_HEAD) + meter.text(FRAME_TAIL);
 }
 
+/** Tokens of a paged-in block as the pack places it (the block and its blank line). */
+export function pageTokens(meter: TokenMeter, page: ArchivedBlockInfo): number {
+  return meter.text(`${formatArchivedBlock(page)}\n\n`);
+}
+
 /** Tokens of a turn rendered verbatim (before any compression). */
 export function turnTokens(t: Turn, meter: TokenMeter): number {
   let n = 0;
@@ -210,7 +215,8 @@ function latestPinned(pinned: readonly PinnedItem[]): {
 
 /**
  * Assembles a pack. Pure: the same input gives the same bytes. Order: L3, L2 (one system
- * message framing the records), L1, L0 (the prompt with the paged-in blocks at its end).
+ * message framing the records), L1, L0 (the prompt or pending tool output, with the paged-in
+ * blocks at the end of its last message).
  * Over budget, records are dropped oldest first, then L1 turns oldest first (whole turns, so a
  * call and its result go together), for this pack only; L0 and L3 are never dropped. Then the
  * L1 compression strategies run on what is left. Every decision lands in `metadata`.
@@ -239,8 +245,8 @@ export function assemblePack(input: AssembleInput): ContextPack {
   const current = input.current;
   const currentTokens = current ? turnTokens(current, meter) : 0;
   const pageBlocks = input.pages.map((p) => formatArchivedBlock(p));
-  const pageTokens = pageBlocks.map((b) => meter.text(`${b}\n\n`));
-  const pageTotal = pageTokens.reduce((a, b) => a + b, 0);
+  const blockTokens = input.pages.map((p) => pageTokens(meter, p));
+  const pageTotal = blockTokens.reduce((a, b) => a + b, 0);
 
   const total = (): number =>
     l3Total + l2Total() + recentTokens.reduce((a, b) => a + b, 0) + currentTokens + pageTotal;
@@ -336,11 +342,13 @@ export function assemblePack(input: AssembleInput): ContextPack {
   const pagedIn: PagedInNote[] = [];
   if (current) {
     const plain = current.messages.map((m) => toPlainMessage(m as HistoryMessage));
-    if (input.currentIsPrompt && pageBlocks.length > 0) {
-      const prompt = plain[0]!;
-      plain[0] = {
-        ...prompt,
-        content: `${prompt.content}\n\n${pageBlocks.join('\n\n')}`,
+    if (pageBlocks.length > 0) {
+      // At the end of L0: the prompt, or the last pending tool output of a tool loop.
+      const at = plain.length - 1;
+      const last = plain[at]!;
+      plain[at] = {
+        ...last,
+        content: `${last.content}\n\n${pageBlocks.join('\n\n')}`,
       } as Message;
     }
     messages.push(...plain);
@@ -357,7 +365,7 @@ export function assemblePack(input: AssembleInput): ContextPack {
         kind: 'page',
         step_id: p.step_id,
         steps: [p.step_id],
-        tokens: pageTokens[i]!,
+        tokens: blockTokens[i]!,
       });
       pagedIn.push({
         step_id: p.step_id,
@@ -365,7 +373,7 @@ export function assemblePack(input: AssembleInput): ContextPack {
         chunk: p.chunk,
         chunks: p.chunks,
         truncated: p.truncated,
-        tokens: pageTokens[i]!,
+        tokens: blockTokens[i]!,
         matched_terms: [...p.matched_terms],
       });
     });

@@ -200,10 +200,13 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
       group(recorded.filter((e): e is PageEvent => e.type === 'page_in')),
       group(recorded.filter((e): e is FailEvent => e.type === 'page_failed')),
     );
+    // Scanning tool output is harmless here: replay answers every scan with what the live
+    // session recorded for that turn (nothing when it did not scan).
     const core = new SessionCore(
       io,
       new TokenMeter(engine.tokenizer),
       options.clock ?? (() => new Date()),
+      true,
     );
     const packs: ContextPack[] = [];
     const replayed: SessionEvent[] = [];

@@ -38,13 +38,32 @@ export interface PagedIn extends PackPage {
 }
 
 /**
+ * What a tool-loop continuation scans for page-in: the pending tool outputs (the new
+ * information the model is about to read), joined by blank lines.
+ */
+function toolOutputText(turn: Turn): string {
+  return turn.messages
+    .filter((m) => m.role === 'tool')
+    .map((m) => m.content)
+    .join('\n\n');
+}
+
+/**
  * Everything a session does outside its own state. The live session talks to the engine;
  * replay answers from the recorded events and re-verifies against the store, read-only.
  */
 export interface SessionIO {
   summarize(turn: Turn): Promise<{ summary: string; source: 'default' | 'custom' }>;
   fold(requests: FoldRequest[]): Promise<FoldRef[]>;
-  pageIn(prompt: string, turn: number): Promise<{ pages: PagedIn[]; failures: PageInFailure[] }>;
+  /**
+   * Pages for a scanned text. `room` is what the budget leaves once L3 and L0 (never dropped)
+   * are counted; the live side refuses pages beyond it, replay returns what was recorded.
+   */
+  pageIn(
+    prompt: string,
+    turn: number,
+    room: number,
+  ): Promise<{ pages: PagedIn[]; failures: PageInFailure[] }>;
   evict(stepId: number, turn: number): Promise<void>;
 }
 
@@ -61,6 +80,8 @@ export class SessionCore {
     readonly io: SessionIO,
     readonly meter: TokenMeter,
     private readonly clock: () => Date,
+    /** Scan a tool loop's pending output for page-in too (not only a user prompt). */
+    private readonly scanToolOutput = false,
   ) {}
 
   /** Records an event: stamps it, applies it, queues it for the log. */
@@ -236,9 +257,17 @@ export class SessionCore {
 
     let pages: PagedIn[] = [];
     let failures: PageInFailure[] = [];
-    if (promptStep !== null) {
-      const prompt = this.state.history[promptStep]?.content ?? '';
-      if (prompt.trim() !== '') ({ pages, failures } = await this.io.pageIn(prompt, turn));
+    const scanned =
+      promptStep !== null
+        ? (this.state.history[promptStep]?.content ?? '')
+        : current && this.scanToolOutput
+          ? toolOutputText(current)
+          : '';
+    if (scanned.trim() !== '') {
+      const fixed =
+        pinnedTokens(this.meter, this.state.pinned) +
+        (current ? turnTokens(current, this.meter) : 0);
+      ({ pages, failures } = await this.io.pageIn(scanned, turn, cfg.budget - fixed));
     }
     for (const p of pages) {
       this.record({

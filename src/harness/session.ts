@@ -6,7 +6,7 @@ import type { HydrationPolicy } from '../protocol/policy.js';
 import { perTurnCap } from '../protocol/policy.js';
 import type { PageInFailure } from '../protocol/results.js';
 import { isoSeconds } from '../protocol/time.js';
-import { stripArchivedBlocks } from './archived-block.js';
+import { type ArchivedBlockInfo, stripArchivedBlocks } from './archived-block.js';
 import type { FoldRef } from './folded-step.js';
 import {
   type HistoryMessage,
@@ -17,7 +17,7 @@ import {
   toPlainMessage,
   type UserMessage,
 } from './messages.js';
-import type { ContextPack } from './pack.js';
+import { type ContextPack, pageTokens } from './pack.js';
 import { type FoldRequest, type PagedIn, SessionCore, type SessionIO } from './session-core.js';
 import {
   appendEvents,
@@ -64,6 +64,12 @@ export interface SessionOptions {
   lowWater?: number;
   /** Tokens kept free for paged-in blocks. Default min(per-turn page cap, budget / 2). */
   pageReserve?: number;
+  /**
+   * Also scan the pending output of a tool loop for page-in, not only user prompts. Default
+   * false; `contextfold proxy` and `contextfold session --per-call` turn it on (most calls of
+   * an agent are tool-loop continuations).
+   */
+  pageInToolOutput?: boolean;
   /** Custom summariser; default: the deterministic offline {@link summarizeTurn}. */
   summarize?: Summarizer;
   /** Use this engine instead of opening one on `dir` (the session does not close it). */
@@ -134,11 +140,42 @@ export function defaultSummary(turn: Turn): string {
   return summarizeTurn(turn.messages.map(toPlainMessage));
 }
 
+/**
+ * Keeps the pages (in the engine's order) whose blocks fit in `room` tokens; the others are
+ * refused, reported like any page that could not be paged in. L3 and L0 are never dropped, so
+ * a page that does not fit beside them would put the pack over its budget.
+ */
+function fitPages<P extends ArchivedBlockInfo>(
+  pages: readonly P[],
+  room: number,
+  meter: TokenMeter,
+): { pages: P[]; refused: PageInFailure[] } {
+  const kept: P[] = [];
+  const refused: PageInFailure[] = [];
+  let left = room;
+  for (const p of pages) {
+    const n = pageTokens(meter, p);
+    if (n <= left) {
+      kept.push(p);
+      left -= n;
+    } else {
+      refused.push({
+        step_id: p.step_id,
+        code: 'PAGE_BUDGET',
+        error: 'PageBudgetExceeded',
+        message: `its ${n}-token block does not fit: ${Math.max(0, left)} token(s) of the budget are left beside the live turn and pinned layer`,
+      });
+    }
+  }
+  return { pages: kept, refused };
+}
+
 /** The live side of a session: the engine. */
 class LiveIO implements SessionIO {
   constructor(
     private readonly engine: ContextFoldEngine,
     private readonly summarizer: Summarizer | undefined,
+    private readonly meter: TokenMeter,
   ) {}
 
   async summarize(turn: Turn): Promise<{ summary: string; source: 'default' | 'custom' }> {
@@ -170,11 +207,16 @@ class LiveIO implements SessionIO {
     }));
   }
 
-  async pageIn(prompt: string): Promise<{ pages: PagedIn[]; failures: PageInFailure[] }> {
+  async pageIn(
+    prompt: string,
+    _turn: number,
+    room: number,
+  ): Promise<{ pages: PagedIn[]; failures: PageInFailure[] }> {
     const r = await this.engine.pageIn(prompt);
     const caps = new Map(r.scan.selected.map((p) => [p.step_id, p.cost]));
+    const fitted = fitPages(r.pages, room, this.meter);
     return {
-      pages: r.pages.map((p) => ({
+      pages: fitted.pages.map((p) => ({
         step_id: p.step_id,
         payload_sha256: p.payload_sha256,
         chunk: p.chunk,
@@ -187,7 +229,7 @@ class LiveIO implements SessionIO {
         tokens: p.tokens,
         content_sha256: sha256Hex(p.content),
       })),
-      failures: r.failures.map((f) => ({ ...f })),
+      failures: [...r.failures.map((f) => ({ ...f })), ...fitted.refused],
     };
   }
 
@@ -261,10 +303,12 @@ export class Session {
       }));
     try {
       const config = sessionConfig(options, engine);
+      const meter = new TokenMeter(engine.tokenizer);
       const core = new SessionCore(
-        new LiveIO(engine, options.summarize),
-        new TokenMeter(engine.tokenizer),
+        new LiveIO(engine, options.summarize, meter),
+        meter,
         clock,
+        options.pageInToolOutput === true,
       );
       for (const e of readEvents(engine.dir)) core.state.apply(e);
       const prior = core.state.config;
@@ -394,8 +438,9 @@ export class Session {
 
   /**
    * `pre_turn_dispatch`: appends the prompt (if any) and returns the pack to send. Without a
-   * prompt (a tool-loop continuation) the pending tool output is the live layer. Pass a user
-   * message instead of a string to give the prompt its own timestamp.
+   * prompt, the live layer is what the history ends with: the pending tool output of a tool
+   * loop, or a user message not answered yet (a retried call, or a client that appended it).
+   * Pass a user message instead of a string to give the prompt its own timestamp.
    */
   async beforeTurn(userPrompt?: string | UserMessage): Promise<ContextPack> {
     this.assertUsable();
@@ -416,7 +461,7 @@ export class Session {
       prepared = this.prepare(userPrompt);
     }
     return this.change(async () => {
-      let promptStep: number | null = null;
+      let promptStep = this.trailingPrompt();
       if (prepared) {
         promptStep = this.core.state.history.length;
         this.core.appendRecords(prepared.records, prepared.stripped);
@@ -440,6 +485,25 @@ export class Session {
         evicted: r.evicted,
       };
     });
+  }
+
+  /** The last history message when it is a user message still in the prompt (not folded). */
+  private trailingPrompt(): number | null {
+    const s = this.core.state;
+    const last = s.history[s.history.length - 1];
+    if (last?.role !== 'user' || s.folded.has(last.stepId)) return null;
+    return last.stepId;
+  }
+
+  /**
+   * Tokens of the whole history rendered verbatim, as the pack counts them: what every prompt
+   * would cost without folding (the baseline `contextfold session --per-call` and the proxy
+   * report savings against). Counts are memoised per message.
+   */
+  historyTokens(): number {
+    let n = 0;
+    for (const m of this.core.state.history) n += this.core.meter.message(m);
+    return n;
   }
 
   /** The history so far (a copy): every message with its step id and time. */

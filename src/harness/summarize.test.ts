@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { HAS_SHARED, sharedPath } from '../test-utils/shared.js';
+import { itShared, sharedPath } from '../test-utils/shared.js';
 import { describeTurn, MAX_SUMMARY_CHARS, summarizeTurn } from './summarize.js';
 
 const cps = (s: string): number => Array.from(s).length;
@@ -150,24 +150,21 @@ describe('summarizeTurn', () => {
     expect(s).toBe('user: bad \uFFFD text');
   });
 
-  it.skipIf(!HAS_SHARED)(
-    'summarises real transcript lines (../shared/data) within the limit',
-    () => {
-      const files = [
-        'marot_spotter_4d5611e5-241a-462a-8d15-5122611a9569.jsonl',
-        'palimondo_BookMinder_day-003.jsonl',
-      ];
-      for (const f of files) {
-        const lines = readFileSync(sharedPath('data', 'trajectories', f), 'utf8')
-          .trim()
-          .split('\n');
-        for (const l of lines.slice(0, 60)) {
-          const t = JSON.parse(l) as { role: string; content: string };
-          const s = summarizeTurn(t);
-          expect(cps(s)).toBeLessThanOrEqual(MAX_SUMMARY_CHARS);
-          expect(s.startsWith(`${t.role}`)).toBe(true);
-        }
+  itShared('summarises real transcript lines (../shared/data) within the limit', () => {
+    const files = [
+      'marot_spotter_4d5611e5-241a-462a-8d15-5122611a9569.jsonl',
+      'palimondo_BookMinder_day-003.jsonl',
+    ];
+    for (const f of files) {
+      const lines = readFileSync(sharedPath('data', 'trajectories', f), 'utf8')
+        .trim()
+        .split('\n');
+      for (const l of lines.slice(0, 60)) {
+        const t = JSON.parse(l) as { role: string; content: string };
+        const s = summarizeTurn(t);
+        expect(cps(s)).toBeLessThanOrEqual(MAX_SUMMARY_CHARS);
+        expect(s.startsWith(`${t.role}`)).toBe(true);
       }
-    },
-  );
+    }
+  });
 });

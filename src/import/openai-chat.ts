@@ -1,5 +1,9 @@
 import type { Fail } from './anthropic-blocks.js';
-import { ConversationBuilder, type MessagePart } from './conversation-builder.js';
+import {
+  type BuilderMessage,
+  ConversationBuilder,
+  type MessagePart,
+} from './conversation-builder.js';
 import { messageArray } from './json-source.js';
 import { isRecord, sourceError } from './source-error.js';
 import type { ImportedTurn } from './turn.js';
@@ -58,6 +62,100 @@ function toolCalls(calls: unknown, fail: Fail): MessagePart[] {
   });
 }
 
+/** One OpenAI message reduced to the builder's form, and the legacy call it leaves open. */
+export interface OpenAiReduced {
+  message: BuilderMessage;
+  /** Id of a legacy `function_call` the next `function` message answers (null when none). */
+  legacyCall: string | null;
+}
+
+/**
+ * Reduces one OpenAI Chat Completions message (`system`, `developer`, `user`, `assistant`,
+ * `tool`, legacy `function`) to the builder's role and parts: `system`/`developer` become
+ * system text, a `tool` message is a user message carrying one tool result (matched by
+ * `tool_call_id`), a `function` message answers `legacyCall`. `index` names legacy calls.
+ *
+ * @example
+ * openAiMessageParts({ role: 'tool', tool_call_id: 'c1', content: 'ok' }, 3, null, fail);
+ */
+export function openAiMessageParts(
+  msg: Record<string, unknown>,
+  index: number,
+  legacyCall: string | null,
+  fail: Fail,
+): OpenAiReduced {
+  const text = () => contentText(msg.content, fail);
+  switch (msg.role) {
+    case 'system':
+    case 'developer':
+    case 'user':
+      return {
+        message: {
+          role: msg.role === 'user' ? 'user' : 'system',
+          parts: [{ kind: 'text', text: text() ?? '' }],
+        },
+        legacyCall,
+      };
+    case 'assistant': {
+      const parts: MessagePart[] = [];
+      const t = text();
+      if (t !== null) parts.push({ kind: 'text', text: t });
+      if (typeof msg.refusal === 'string')
+        parts.push({ kind: 'text', text: `[refusal]\n${msg.refusal}` });
+      parts.push(...toolCalls(msg.tool_calls, fail));
+      let legacy = legacyCall;
+      if (isRecord(msg.function_call) && typeof msg.function_call.name === 'string') {
+        legacy = `function_call_${index}`;
+        const args = msg.function_call.arguments;
+        parts.push({
+          kind: 'tool_use',
+          id: legacy,
+          name: msg.function_call.name,
+          input: typeof args === 'string' ? args : '',
+        });
+      }
+      return { message: { role: 'assistant', parts }, legacyCall: legacy };
+    }
+    case 'tool':
+      if (typeof msg.tool_call_id !== 'string') {
+        fail('a "tool" message needs the "tool_call_id" of the call it answers');
+      }
+      return {
+        message: {
+          role: 'user',
+          parts: [
+            {
+              kind: 'tool_result',
+              toolUseId: msg.tool_call_id as string,
+              content: text() ?? '',
+              isError: false,
+            },
+          ],
+        },
+        legacyCall,
+      };
+    case 'function':
+      return {
+        message: {
+          role: 'user',
+          parts: [
+            {
+              kind: 'tool_result',
+              toolUseId: legacyCall ?? `function_${index}`,
+              content: text() ?? '',
+              isError: false,
+            },
+          ],
+        },
+        legacyCall: null,
+      };
+    default:
+      return fail(
+        `unknown "role" ${JSON.stringify(msg.role)}; expected system, developer, user, assistant, tool or function`,
+      );
+  }
+}
+
 /**
  * Parses an OpenAI Chat Completions history: a JSON array of messages, or a request body
  * `{ messages }`. Roles `system`/`developer` become system turns; each `tool` message (matched by
@@ -77,74 +175,9 @@ export function parseOpenAiMessages(text: string, source: string): ImportedTurn[
       throw sourceError(source, lineOf(i), `message ${i}: ${problem}`);
     };
     if (!isRecord(m)) fail('is not an object');
-    const msg = m as Record<string, unknown>;
-    const text = () => contentText(msg.content, fail);
-    let pushed: ImportedTurn[];
-    switch (msg.role) {
-      case 'system':
-      case 'developer':
-      case 'user':
-        pushed = builder.push({
-          role: msg.role === 'user' ? 'user' : 'system',
-          parts: [{ kind: 'text', text: text() ?? '' }],
-        });
-        break;
-      case 'assistant': {
-        const parts: MessagePart[] = [];
-        const t = text();
-        if (t !== null) parts.push({ kind: 'text', text: t });
-        if (typeof msg.refusal === 'string')
-          parts.push({ kind: 'text', text: `[refusal]\n${msg.refusal}` });
-        parts.push(...toolCalls(msg.tool_calls, fail));
-        if (isRecord(msg.function_call) && typeof msg.function_call.name === 'string') {
-          legacyCall = `function_call_${i}`;
-          const args = msg.function_call.arguments;
-          parts.push({
-            kind: 'tool_use',
-            id: legacyCall,
-            name: msg.function_call.name,
-            input: typeof args === 'string' ? args : '',
-          });
-        }
-        pushed = builder.push({ role: 'assistant', parts });
-        break;
-      }
-      case 'tool':
-        if (typeof msg.tool_call_id !== 'string') {
-          fail('a "tool" message needs the "tool_call_id" of the call it answers');
-        }
-        pushed = builder.push({
-          role: 'user',
-          parts: [
-            {
-              kind: 'tool_result',
-              toolUseId: msg.tool_call_id as string,
-              content: text() ?? '',
-              isError: false,
-            },
-          ],
-        });
-        break;
-      case 'function':
-        pushed = builder.push({
-          role: 'user',
-          parts: [
-            {
-              kind: 'tool_result',
-              toolUseId: legacyCall ?? `function_${i}`,
-              content: text() ?? '',
-              isError: false,
-            },
-          ],
-        });
-        legacyCall = null;
-        break;
-      default:
-        fail(
-          `unknown "role" ${JSON.stringify(msg.role)}; expected system, developer, user, assistant, tool or function`,
-        );
-    }
-    turns.push(...pushed!);
+    const r = openAiMessageParts(m as Record<string, unknown>, i, legacyCall, fail);
+    legacyCall = r.legacyCall;
+    turns.push(...builder.push(r.message));
   }
   turns.push(...builder.flush());
   return turns;

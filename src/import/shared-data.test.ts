@@ -1,8 +1,8 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { ContextFold } from '../engine/context-fold.js';
-import { sharedPath } from '../test-utils/shared.js';
+import { describeShared, HAS_SHARED, sharedPath } from '../test-utils/shared.js';
 import { tempDir } from '../test-utils/temp-dir.js';
 import { parseClaudeCodeTranscript, TranscriptReader } from './claude-code-transcript.js';
 import { importFile } from './import-file.js';
@@ -11,12 +11,7 @@ import type { ImportedTurn, ImportFormat } from './turn.js';
 
 // Real third-party sessions (read in place, never copied into the project).
 const data = sharedPath('data');
-const present = existsSync(data);
-if (!present) {
-  console.warn(
-    `[contextfold tests] ${data} is absent: the real-session import acceptance test is skipped`,
-  );
-}
+const present = HAS_SHARED && existsSync(data);
 
 const files = (sub: string) =>
   present
@@ -29,7 +24,7 @@ const cases: [ImportFormat, string][] = [
   ...files('raw/claude-code').map((f): [ImportFormat, string] => ['claude-code', f]),
 ];
 
-describe.skipIf(!present)('import of the real sessions in ../shared/data', () => {
+describeShared('import of the real sessions in ../shared/data', () => {
   it('covers every trajectory and both gzipped Claude Code transcripts', () => {
     expect(cases.filter(([f]) => f === 'turns').length).toBeGreaterThanOrEqual(6);
     expect(cases.filter(([, p]) => p.endsWith('.jsonl.gz')).length).toBe(2);

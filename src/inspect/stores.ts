@@ -5,7 +5,11 @@ import { compareCodePoints } from '../protocol/canonical-json.js';
 import { UsageError } from '../protocol/errors.js';
 import type { StoreInfo } from './api-types.js';
 
-/** Directories under which adapters keep one store per session (ai-sdk, the Claude Code hook). */
+/**
+ * Directories under which adapters keep one store per session (ai-sdk and the proxy under
+ * `sessions/`, the Claude Code hook under `claude-code/`). The proxy's store of a session is
+ * `sessions/<id>/.contextfold`.
+ */
 export const SESSION_PARENTS = ['sessions', 'claude-code'] as const;
 
 const MARKERS = ['recall_index.json', 'recall_index.journal', 'cold_nodes', EVENTS_FILE];
@@ -27,8 +31,9 @@ function subdirs(dir: string): string[] {
 
 /**
  * The stores under an inspected directory: the directory itself if it is one, and each session
- * store under `sessions/<id>/` (ai-sdk middleware) and `claude-code/<id>/` (the hook), sorted by
- * id. Reads only. Throws a one-line usage error if there is none.
+ * store under `sessions/<id>/` (ai-sdk middleware; `sessions/<id>/.contextfold` for the proxy)
+ * and `claude-code/<id>/` (the hook), sorted by id. Reads only. Throws a one-line usage error if
+ * there is none.
  *
  * @example
  * discoverStores('.contextfold'); // [{ id: '.', … }, { id: 'sessions/chat-1', … }]
@@ -53,6 +58,8 @@ export function discoverStores(dir: string): StoreInfo[] {
     for (const name of subdirs(join(root, parent))) {
       const d = join(root, parent, name);
       if (isStoreDir(d)) add(`${parent}/${name}`, d);
+      else if (isStoreDir(join(d, '.contextfold')))
+        add(`${parent}/${name}`, join(d, '.contextfold'));
     }
   }
   if (found.length === 0) {

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { describeShared, sharedPath } from '../test-utils/shared.js';
 import {
   canonicalJson,
   canonicalSha256,
@@ -11,11 +11,8 @@ import {
   sortedUnique,
 } from './canonical-json.js';
 
-const STORE = fileURLToPath(
-  new URL('../../../shared/vectors/reference-store/.contextfold/', import.meta.url),
-);
+const STORE = `${sharedPath('vectors', 'reference-store', '.contextfold')}/`;
 const haveStore = fs.existsSync(STORE);
-if (!haveStore) console.warn(`reference store not found at ${STORE}: skipping file-format cases`);
 
 describe('compareCodePoints / sortedUnique', () => {
   it('orders astral characters after U+FFxx (UTF-16 order would not)', () => {
@@ -85,7 +82,7 @@ describe('canonicalJson', () => {
   });
 });
 
-describe.skipIf(!haveStore)('the reference store file format', () => {
+describeShared('the reference store file format', () => {
   const read = (rel: string) => fs.readFileSync(path.join(STORE, rel), 'utf8');
   const nodeFiles = haveStore
     ? fs.readdirSync(path.join(STORE, 'cold_nodes')).filter((f) => f.endsWith('.json'))

@@ -10,7 +10,8 @@ export type ErrorCode =
   | 'BROKEN_REFERENCE'
   | 'USAGE'
   | 'STEP_CONFLICT'
-  | 'LOCK_TIMEOUT';
+  | 'LOCK_TIMEOUT'
+  | 'STORE_NOT_FOUND';
 
 /** Structured context carried by every contextfold error. */
 export interface ErrorDetails {
@@ -115,6 +116,14 @@ export class LockTimeoutError extends ContextFoldError {
   }
 }
 
+/** The store directory holds no store (nothing was folded or imported there). */
+export class StoreNotFoundError extends ContextFoldError {
+  constructor(message: string, details: ErrorDetails = {}) {
+    super('STORE_NOT_FOUND', message, details);
+    this.name = 'StoreNotFoundError';
+  }
+}
+
 /** True for any contextfold error, from any copy of the package. */
 export function isContextFoldError(e: unknown): e is ContextFoldError {
   return typeof e === 'object' && e !== null && (e as Record<symbol, unknown>)[BRAND] === true;
@@ -140,6 +149,8 @@ export const isOrphanedNodeError = codeGuard<OrphanedNodeError>('ORPHANED_NODE')
 export const isBrokenReferenceError = codeGuard<BrokenReferenceError>('BROKEN_REFERENCE');
 /** True for {@link UsageError}. */
 export const isUsageError = codeGuard<UsageError>('USAGE');
+/** True for {@link StoreNotFoundError}. */
+export const isStoreNotFoundError = codeGuard<StoreNotFoundError>('STORE_NOT_FOUND');
 
 /** The IPCF error name for a code, as the specification spells it. */
 export function ipcfErrorName(code: ErrorCode): string {
@@ -158,6 +169,8 @@ export function ipcfErrorName(code: ErrorCode): string {
       return 'StepConflictError';
     case 'LOCK_TIMEOUT':
       return 'LockTimeoutError';
+    case 'STORE_NOT_FOUND':
+      return 'StoreNotFoundError';
     default:
       return 'UsageError';
   }

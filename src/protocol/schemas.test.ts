@@ -4,7 +4,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import ajvFormats from 'ajv-formats';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ContextFold } from '../engine/context-fold.js';
-import { HAS_SHARED, sharedPath, tempDir } from '../test-utils/shared.js';
+import { itShared, sharedPath, tempDir } from '../test-utils/shared.js';
 import { DEFAULT_POLICY } from './policy.js';
 import { checkEvictionLog, checkIndexEntry, checkPolicy, checkRecallIndex } from './schemas.js';
 
@@ -46,7 +46,7 @@ describe('what we write validates against our JSON Schemas', () => {
     expect(checkPolicy(DEFAULT_POLICY)).toBeNull();
   });
 
-  it.skipIf(!HAS_SHARED)('the reference-written store validates against them too', () => {
+  itShared('the reference-written store validates against them too', () => {
     const dir = sharedPath('vectors', 'reference-store', '.contextfold');
     for (const name of readdirSync(join(dir, 'cold_nodes'))) {
       const node = JSON.parse(readFileSync(join(dir, 'cold_nodes', name), 'utf8'));

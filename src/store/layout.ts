@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
 /** Every path of one store, derived from its directory. */
@@ -47,4 +48,16 @@ export function indexFilePath(layout: StoreLayout, stepId: number): string {
 /** Absolute canonical path of a step's cold node. */
 export function canonicalNodePath(layout: StoreLayout, stepId: number): string {
   return join(layout.coldDir, nodeFileName(stepId));
+}
+
+/**
+ * True when `dir` holds a store: its recall index, journal, cold node directory, policy or
+ * eviction log. An empty or missing directory is not a store (read commands refuse it rather
+ * than report an empty store, which a mistyped `--dir` would otherwise look like).
+ */
+export function storeExists(dir: string): boolean {
+  const l = storeLayout(dir);
+  return [l.indexPath, l.journalPath, l.coldDir, l.policyPath, l.evictionLogPath].some((p) =>
+    existsSync(p),
+  );
 }

@@ -1,14 +1,21 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import type { TestProject } from 'vitest/node';
+import { endIsolatedRun, isolateRun } from './isolation.js';
+import { HAS_SHARED, isCi, SHARED_DIR } from './shared-location.js';
+
+/** The leak check fails the run under CI, unless `CONTEXTFOLD_TEST_FS_CHECK` says `warn`. */
+function fsCheckFails(): boolean {
+  const mode = process.env.CONTEXTFOLD_TEST_FS_CHECK;
+  return mode === 'fail' || (mode !== 'warn' && isCi());
+}
 
 /**
- * Builds dist/ once before any test file runs (the same steps as `npm run build`: the library,
- * the inspector's browser client, its static files), so tests that spawn the real CLI
- * (`node dist/cli/bin.js`) or load the web app always run the code under test. A type error
- * fails the run.
+ * Builds dist/ (the same steps as `npm run build`: the library, the inspector's browser client,
+ * its static files), so tests that spawn the real CLI (`node dist/cli/bin.js`) or load the web
+ * app run the code under test. A type error fails the run.
  */
-export default function setup(): void {
-  if (process.env.CONTEXTFOLD_SKIP_BUILD === '1') return;
+function build(): void {
   const root = fileURLToPath(new URL('../../', import.meta.url));
   const tsc = 'node_modules/typescript/bin/tsc';
   const run = (args: string[]): void => {
@@ -17,4 +24,41 @@ export default function setup(): void {
   run([tsc, '-p', 'tsconfig.build.json']);
   run([tsc, '-p', 'src/inspect/client/tsconfig.json']);
   run(['scripts/copy-inspect-static.mjs']);
+}
+
+/**
+ * Runs once, in the main vitest process, before any test file:
+ * - under CI, fails the run when the shared data is missing (CI runs every suite);
+ * - isolates the run: HOME, TMPDIR, XDG_* and npm's cache point into one run-owned temporary
+ *   directory, inherited by every worker and every CLI a test spawns, and removed at the end;
+ * - builds dist/ once (unless `CONTEXTFOLD_SKIP_BUILD=1`).
+ * The teardown checks that nothing new appeared in the real home or temp directory. Under CI
+ * (a machine of its own) that fails the run; elsewhere other processes may write there too, so
+ * it is a warning listing what appeared (`CONTEXTFOLD_TEST_FS_CHECK=fail|warn` overrides).
+ */
+export default function setup(project: TestProject): () => void {
+  if (isCi() && !HAS_SHARED) {
+    throw new Error(
+      `CI=true but the shared data is absent at ${SHARED_DIR}: CI runs every suite; lay ../shared beside the repository or set CONTEXTFOLD_SHARED=path`,
+    );
+  }
+  const run = isolateRun();
+  if (process.env.CONTEXTFOLD_SKIP_BUILD !== '1') build();
+  return () => {
+    // vitest's own temp dir (made before this setup ran; vitest removes it after this teardown).
+    const leaked = endIsolatedRun(run, [project.tmpDir]);
+    if (leaked.length === 0) return;
+    const list = `${leaked.slice(0, 8).join(', ')}${leaked.length > 8 ? ` and ${leaked.length - 8} more` : ''}`;
+    if (fsCheckFails()) {
+      // A teardown error does not change vitest's exit code: set it, and say why.
+      console.error(
+        `[contextfold tests] FAIL: new in the real HOME or system temp dir during this run (a test writing outside its temp dir, or another process; CONTEXTFOLD_TEST_FS_CHECK=warn on a shared machine): ${list}`,
+      );
+      process.exitCode = 1;
+      return;
+    }
+    console.warn(
+      `[contextfold tests] new in the real HOME or system temp dir during this run (maybe other processes; under CI=true this fails the run): ${list}`,
+    );
+  };
 }

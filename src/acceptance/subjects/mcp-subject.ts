@@ -41,7 +41,16 @@ class McpCase implements SubjectCase {
     const [{ Client }, { StdioClientTransport }] = this.sdk;
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [BIN_PATH, '--dir', this.storeDir(session), '--tokenizer', 'reference', 'mcp'],
+      // A new store, filled through fold_turn: `--create` (the server refuses a missing store).
+      args: [
+        BIN_PATH,
+        '--dir',
+        this.storeDir(session),
+        '--tokenizer',
+        'reference',
+        'mcp',
+        '--create',
+      ],
       env: this.env,
       cwd: this.o.workDir,
       stderr: 'ignore',

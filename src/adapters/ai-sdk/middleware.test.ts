@@ -68,11 +68,17 @@ function expectPairsTogether(prompt: LanguageModelV3Prompt): void {
   });
 }
 
+/**
+ * The system prompt of the conversations below, passed as `system` (as the AI SDK asks; a system
+ * message inside `messages` makes it print a prompt-injection warning). The middleware sees it
+ * as the first message of the prompt either way.
+ */
+const SYSTEM = 'You are a careful coding agent.';
+
 /** A long conversation: an early verbose tool run configures PostgreSQL, then unrelated work. */
 function history(): ModelMessage[] {
   const log = Array.from({ length: 120 }, (_, i) => `migration ${i}: applied`).join('\n');
   const msgs: ModelMessage[] = [
-    { role: 'system', content: 'You are a careful coding agent.' },
     { role: 'user', content: 'Configure PostgreSQL and run the migrations.' },
     {
       role: 'assistant',
@@ -129,7 +135,7 @@ describe('contextFoldMiddleware with generateText', () => {
       ...history(),
       { role: 'user' as const, content: 'Which port is PostgreSQL listening on?' },
     ];
-    const first = await generateText({ model, messages });
+    const first = await generateText({ model, system: SYSTEM, messages });
     const p1 = mock.doGenerateCalls[0]!.prompt;
     // The old tool run was folded (a record in L2) and paged back in, verified, at the end of the prompt.
     expect(promptText(p1)).toContain('Folded steps:');
@@ -145,6 +151,7 @@ describe('contextFoldMiddleware with generateText', () => {
 
     await generateText({
       model,
+      system: SYSTEM,
       messages: [
         ...messages,
         ...first.response.messages,
@@ -170,6 +177,7 @@ describe('contextFoldMiddleware with generateText', () => {
     const model = wrapLanguageModel({ model: mock, middleware: mw });
     const r = await generateText({
       model,
+      system: SYSTEM,
       messages: [
         ...history(),
         {
@@ -204,8 +212,8 @@ describe('contextFoldMiddleware with generateText', () => {
     const image = new Uint8Array([137, 80, 78, 71]);
     await generateText({
       model,
+      system: 'Be brief.',
       messages: [
-        { role: 'system', content: 'Be brief.' },
         {
           role: 'user',
           content: [
@@ -237,7 +245,8 @@ describe('contextFoldMiddleware with generateText', () => {
     const model = wrapLanguageModel({ model: mock, middleware: mw });
     await generateText({
       model,
-      messages: history().slice(0, 5),
+      system: SYSTEM,
+      messages: history().slice(0, 4),
       providerOptions: { contextfold: { sessionId: 'one' } },
     });
     await generateText({
@@ -285,7 +294,7 @@ describe('contextFoldMiddleware with generateText', () => {
       ...history(),
       { role: 'user' as const, content: 'Which port is PostgreSQL listening on?' },
     ];
-    await generateText({ model, messages, maxRetries: 1 });
+    await generateText({ model, system: SYSTEM, messages, maxRetries: 1 });
     expect(mock.doGenerateCalls).toHaveLength(2);
     expect(pagesIn(mock.doGenerateCalls[0]!.prompt).length).toBeGreaterThan(0);
     expect(mock.doGenerateCalls[1]!.prompt).toEqual(mock.doGenerateCalls[0]!.prompt);
@@ -332,6 +341,7 @@ describe('contextFoldMiddleware with streamText', () => {
     const model = wrapLanguageModel({ model: mock, middleware: mw });
     const result = streamText({
       model,
+      system: SYSTEM,
       messages: [
         ...history(),
         {

@@ -25,6 +25,14 @@ export {
   parseHookInput,
 } from './hook-input.js';
 export {
+  findOnPath,
+  type HookRuntime,
+  type HookRuntimeOptions,
+  type RuntimeKind,
+  resolveHookCommand,
+  runtimeKind,
+} from './hook-runtime.js';
+export {
   INGEST_STATE_VERSION,
   type IngestOptions,
   type IngestResult,

@@ -53,6 +53,13 @@ export interface IngestResult {
   /** True when the transcript has more unread lines (the `maxTurns` limit was reached). */
   more: boolean;
   sessionId: string | null;
+  /**
+   * `missing`: there is no file at the transcript path (nothing was read or written).
+   * `previouslyRead` then says whether earlier runs had read it (it disappeared) or not (a new
+   * session: Claude Code creates the file after the first prompt).
+   */
+  transcript: 'read' | 'missing';
+  previouslyRead: boolean;
 }
 
 function loadState(path: string, transcriptPath: string): IngestState {
@@ -102,7 +109,6 @@ function emptyReader(): TranscriptState {
 
 /** Reads the complete lines after `offset` (a line still being written is left for next time). */
 function readNewLines(path: string, offset: number): { text: string; start: number } {
-  if (!existsSync(path)) return { text: '', start: offset };
   const fd = openSync(path, 'r');
   try {
     const size = fstatSync(fd).size;
@@ -149,6 +155,17 @@ export async function ingestTranscript(
 ): Promise<IngestResult> {
   const state = loadState(options.statePath, options.transcriptPath);
   const reader = new TranscriptReader(state.reader);
+  if (!existsSync(options.transcriptPath)) {
+    return {
+      folded: 0,
+      turns: reader.nextStep,
+      compactions: [...reader.compactionSteps],
+      more: false,
+      sessionId: reader.session,
+      transcript: 'missing',
+      previouslyRead: state.offset > 0,
+    };
+  }
   const { text, start } = readNewLines(options.transcriptPath, state.offset);
   if (start !== state.offset) state.lines = 0;
   const limit = options.maxTurns ?? Number.POSITIVE_INFINITY;
@@ -191,5 +208,7 @@ export async function ingestTranscript(
     compactions: [...reader.compactionSteps],
     more,
     sessionId: reader.session,
+    transcript: 'read',
+    previouslyRead: state.offset > 0,
   };
 }

@@ -1,5 +1,6 @@
 import { ContextFold } from '../../engine/context-fold.js';
 import type { OpenOptions } from '../../engine/types.js';
+import { UsageError } from '../../protocol/errors.js';
 import { type ArchivedContext, archivedContext } from './archived-context.js';
 import { CLAUDE_EVENT_NAMES, type HookEvent, type HookInput } from './hook-input.js';
 import { type IngestResult, ingestTranscript } from './ingest.js';
@@ -33,6 +34,26 @@ export interface HookOutcome {
   /** Steps before this one are archived (gone from the live context by compaction). */
   archived_before: number;
   context: ArchivedContext | null;
+  /** One line for the user (stderr) that is not an error, e.g. a transcript not created yet. */
+  notice: string | null;
+}
+
+/**
+ * What a missing transcript means. A new session's file does not exist until Claude Code
+ * records the first prompt (its SessionStart and first UserPromptSubmit hooks run before), so
+ * then it is a notice. A transcript that was read before and is gone, or a compaction with no
+ * transcript to archive, is an error: the hook exits 1, which Claude Code shows to the user
+ * without blocking the prompt, so the archive never stops growing silently.
+ */
+function missingTranscript(event: HookEvent, ingest: IngestResult, path: string): string | null {
+  if (ingest.transcript === 'read') return null;
+  if (event === 'pre-compact' || ingest.previouslyRead) {
+    throw new UsageError(
+      `transcript not found: ${path}; ${ingest.previouslyRead ? 'it was read before and is gone' : 'nothing can be archived before this compaction'} (contextfold hook ${event})`,
+      { path },
+    );
+  }
+  return `transcript not found yet: ${path} (a new session; nothing to archive until Claude Code writes it)`;
 }
 
 /**
@@ -78,6 +99,7 @@ export async function runHook(options: RunHookOptions): Promise<HookOutcome> {
       ingest,
       archived_before: archivedBefore,
       context: null,
+      notice: missingTranscript(event, ingest, input.transcript_path),
     };
     const say = (text: string): HookOutput => ({
       hookSpecificOutput: { hookEventName: CLAUDE_EVENT_NAMES[event], additionalContext: text },

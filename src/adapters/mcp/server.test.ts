@@ -37,7 +37,7 @@ beforeAll(async () => {
   dir = join(root, '.contextfold');
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [CLI, '--dir', dir, 'mcp'],
+    args: [CLI, '--dir', dir, 'mcp', '--create'],
     stderr: 'pipe',
   });
   transport.stderr?.on('data', (b: Buffer) => {
@@ -182,9 +182,13 @@ describe('contextfold mcp stdout', () => {
   it('carries nothing but JSON-RPC messages, and the server exits 0 when stdin closes', async () => {
     const d = mkdtempSync(join(tmpdir(), 'cf-'));
     try {
-      const child = spawn(process.execPath, [CLI, '--dir', join(d, '.contextfold'), 'mcp'], {
-        stdio: 'pipe',
-      });
+      const child = spawn(
+        process.execPath,
+        [CLI, '--dir', join(d, '.contextfold'), 'mcp', '--create'],
+        {
+          stdio: 'pipe',
+        },
+      );
       let out = '';
       child.stdout.on('data', (b: Buffer) => {
         out += b.toString('utf8');

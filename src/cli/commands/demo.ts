@@ -1,90 +1,130 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import type { Command } from 'commander';
-import { DEMO_QUESTIONS, runDemo } from '../../engine/demo-scenario.js';
-import type { PageInResult, RecallResult, ValidateResult } from '../../engine/types.js';
+import {
+  DEMO_QUESTIONS,
+  type DemoPhase,
+  type DemoQuestion,
+  runDemo,
+} from '../../engine/demo-scenario.js';
 import { globals } from '../context.js';
+import { engineOptions } from '../engine-options.js';
 
-function say(json: boolean, text: string): void {
-  if (!json) process.stdout.write(`${text}\n`);
+const n = (x: number): string => x.toLocaleString('en-US');
+
+function questionLines(q: DemoQuestion, raw: number): string[] {
+  const lines = [`\n   "${q.prompt}"`];
+  if (q.pages.length === 0) lines.push('     nothing to page in');
+  for (const p of q.pages) {
+    const label = p.status ? ` ${p.status}` : '';
+    const terms = p.matched_terms.length > 0 ? `  ← ${p.matched_terms.join(', ')}` : '';
+    lines.push(
+      `     step ${String(p.step_id).padStart(3)}${label}, ${p.tokens} tokens, sha256 ${p.payload_sha256.slice(0, 12)}… verified${terms}`,
+    );
+    for (const line of p.content.split('\n')) lines.push(`       ${line}`);
+  }
+  lines.push(
+    `     this prompt with folding: ${q.tokens_with_folding} tokens (question ${q.prompt_tokens} + pages ${q.tokens_with_folding - q.prompt_tokens}); without: ${n(raw + q.prompt_tokens)}`,
+  );
+  return lines;
+}
+
+/** The human rendering of one demo phase. */
+function render(d: DemoPhase, raw: { tokens: number }): string[] {
+  switch (d.phase) {
+    case 'fold':
+      raw.tokens = d.raw_history_tokens;
+      return [
+        `1. Fold: ${d.folded} turns of a coding session moved to hash-verified cold storage in ${(d.fold_ms / 1000).toFixed(1)} s.`,
+        `   Without folding, every prompt carries the raw history: ${n(d.raw_history_tokens)} tokens.`,
+      ];
+    case 'recall':
+      return [
+        `\n2. Recall "${DEMO_QUESTIONS.recall}": an explicit search, newest first, labelled (CONF-04)`,
+        ...d.recall.candidates
+          .filter((c) => c.status !== 'related')
+          .map(
+            (c) => `   step ${String(c.step_id).padStart(3)}  ${c.status.padEnd(20)} ${c.summary}`,
+          ),
+      ];
+    case 'question':
+      return questionLines(d.question, raw.tokens);
+    case 'evict':
+      return [
+        `\n4. After each answer its pages are evicted (CONF-07): ${d.evict.evictions_recorded} evictions recorded.`,
+        `   The next prompt, "${DEMO_QUESTIONS.next}", pages ${d.evict.next_pages.length === 0 ? 'nothing' : d.evict.next_pages.join(', ')}: ${d.evict.next_tokens} tokens.`,
+      ];
+    case 'tamper':
+      return [
+        `\n5. One byte of step ${d.tamper.step_id} is changed on disk; hydrate refuses it (CONF-09):`,
+        `   ${d.tamper.error}`,
+      ];
+    case 'validate':
+      return [
+        `\n6. validate: ${d.validate.ok ? 'ok' : `${d.validate.problems.length} problem(s)`} in ${d.validate.checked} nodes`,
+        ...d.validate.problems.map((p) => `   ${p.kind}: ${p.message}`),
+      ];
+  }
 }
 
 /** `contextfold demo`. */
 export function register(program: Command): void {
   program
     .command('demo')
-    .description("run the specification's 500-turn scenario in a temporary store, phase by phase")
+    .description(
+      'a 500-turn session in a temporary store: raw history vs prompt tokens, verified page-in, eviction, tamper detection',
+    )
     .option('--keep', 'keep the temporary store and print its path')
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Runs in the default retrieval mode (ranked); --retrieval reference runs the IPCF RGSC.',
+        'The store is removed at the end unless --keep is given (then its path is printed, and',
+        'with --json it is the "dir" field). Nothing is written outside that temporary store.',
+      ].join('\n'),
+    )
     .action(async (opts: { keep?: boolean }, cmd: Command) => {
       const g = globals(cmd);
+      const { retrieval } = engineOptions(cmd);
       const root = mkdtempSync(join(tmpdir(), 'contextfold-demo-'));
       const dir = join(root, '.contextfold');
+      const raw = { tokens: 0 };
+      let asked = 0;
+      // Paths inside the temporary store are shown relative to it: it is gone after the run.
+      const prefix = `${root}${sep}`;
+      const relative = (text: string) => (opts.keep ? text : text.replaceAll(prefix, ''));
+      const say = (lines: string[]) => {
+        if (!g.json) process.stdout.write(`${relative(lines.join('\n'))}\n`);
+      };
       try {
+        const mode = retrieval ?? 'ranked';
+        say([
+          `contextfold demo: a synthetic 500-turn coding session (8 turns that matter among 492 routine ones); retrieval ${mode}\n`,
+        ]);
         const report = await runDemo({
           dir,
-          onPhase: (phase, d) => {
-            if (phase === 'fold') {
-              const x = d as { folded: number; fold_ms: number };
-              say(
-                g.json,
-                `1. Fold: ${x.folded} turns of a long session moved to cold storage in ${x.fold_ms} ms (${dir})`,
-              );
-            } else if (phase === 'recall') {
-              const r = d as RecallResult;
-              say(
-                g.json,
-                `\n2. Recall "${DEMO_QUESTIONS.recall}": chronological candidates (CONF-04)`,
-              );
-              for (const c of r.candidates.filter((c) => c.status !== 'related')) {
-                say(
-                  g.json,
-                  `   step ${String(c.step_id).padStart(3)}  ${c.status.padEnd(20)} ${c.summary}`,
-                );
-              }
-            } else if (phase === 'page-in') {
-              const p = d as PageInResult;
-              say(g.json, `\n3. User asks: "${DEMO_QUESTIONS.scan}"`);
-              say(
-                g.json,
-                `   The software MMU pages in, hash-verified (CONF-13): ${p.pages.map((x) => x.step_id).join(', ')}`,
-              );
-              for (const page of p.pages) {
-                say(
-                  g.json,
-                  `   ── step ${page.step_id} (${page.tokens} tokens, sha256 ${page.payload_sha256.slice(0, 12)}…) ← ${page.matched_terms.join(', ')}`,
-                );
-                for (const line of page.content.split('\n')) say(g.json, `      ${line}`);
-              }
-            } else if (phase === 'evict') {
-              const x = d as {
-                evicted: number[];
-                evictions_recorded: number;
-                with_pages: number;
-                next_turn: number;
-              };
-              say(
-                g.json,
-                `\n4. After the response the pages are evicted (CONF-07): ${x.evicted.join(', ')} (${x.evictions_recorded} evictions recorded in the store).\n   This turn's prompt was ${x.with_pages} tokens with its pages; the next prompt carries none of them: ${x.next_turn} tokens.`,
-              );
-            } else if (phase === 'tamper') {
-              const x = d as { step_id: number; refused: boolean; error: string | null };
-              say(
-                g.json,
-                `\n5. One byte of step ${x.step_id} is changed on disk; hydrate refuses it (CONF-09):\n   ${x.error}`,
-              );
-            } else if (phase === 'validate') {
-              const v = d as ValidateResult;
-              say(
-                g.json,
-                `\n6. validate: ${v.ok ? 'ok' : `${v.problems.length} problem(s)`} in ${v.checked} nodes`,
-              );
-              for (const p of v.problems) say(g.json, `   ${p.kind}: ${p.message}`);
+          ...(retrieval ? { retrieval } : {}),
+          onPhase: (d) => {
+            if (d.phase === 'question' && ++asked === 1) {
+              say([
+                '\n3. Questions: before each model call the prompt is scanned and the archived turns it needs are paged back in, verified against their hashes (CONF-13):',
+              ]);
             }
+            say(render(d, raw));
           },
         });
-        if (g.json) process.stdout.write(`${JSON.stringify(report)}\n`);
-        else if (opts.keep) say(false, `\nstore kept at ${dir}`);
+        const sizes = report.questions.map((q) => q.tokens_with_folding);
+        say([
+          `\nRaw history ${n(report.raw_history_tokens)} tokens per prompt → with folding ${Math.min(...sizes)}–${Math.max(...sizes)} tokens per prompt here (the question and its verified pages; your system prompt and recent turns come on top).`,
+          ...(opts.keep ? [`store kept at ${dir}`] : []),
+        ]);
+        if (g.json) {
+          const text = JSON.stringify({ ...report, dir: opts.keep ? dir : null });
+          const escaped = JSON.stringify(prefix).slice(1, -1);
+          process.stdout.write(`${opts.keep ? text : text.replaceAll(escaped, '')}\n`);
+        }
       } finally {
         if (!opts.keep) rmSync(root, { recursive: true, force: true });
       }

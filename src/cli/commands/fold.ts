@@ -1,20 +1,10 @@
-import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { FoldInput, FoldResult } from '../../engine/types.js';
 import { UsageError } from '../../protocol/errors.js';
 import { emit, globals, parseIntArg, parseList } from '../context.js';
 import { withEngine } from '../engine-options.js';
+import { readInput, textArg } from '../input.js';
 import { progressBar } from '../progress.js';
-
-function readInput(path: string): Buffer {
-  try {
-    return path === '-' ? readFileSync(0) : readFileSync(path);
-  } catch (e) {
-    throw new UsageError(
-      `cannot read ${path === '-' ? 'standard input' : path}: ${(e as NodeJS.ErrnoException).code ?? e}`,
-    );
-  }
-}
 
 /** First meaningful line of a payload, as a fallback summary for batch lines without one. */
 function firstLine(text: string): string {
@@ -77,22 +67,38 @@ const human = (
   return `${r.already_folded ? 'already folded' : 'folded'} step ${r.step_id} → ${r.file_path}\n  payload_sha256    ${r.payload_sha256}\n  projection_sha256 ${r.projection_sha256}\n  artifact_sha256   ${r.artifact_sha256}`;
 };
 
+const SUMMARY_IS_PAYLOAD =
+  'note: no --file, so the summary is the archived payload (pass --file PATH or --file - for the turn text)';
+
+const HELP = `
+Without --file, the SUMMARY itself is archived as the turn's payload (the IPCF rule: an empty
+raw_content means the summary is the payload), and the human output says so. Pass the turn's
+full text with --file PATH (or --file - for standard input); its bytes are kept exactly.
+SUMMARY may be '-' (standard input) or come from --summary-file FILE; only one of SUMMARY and
+--file can read standard input. The store is created if it does not exist.
+
+Examples:
+  contextfold fold 42 "PostgreSQL configured on port 5433" --file turn42.log
+  printf 'docker compose up -d postgres\n' | contextfold fold 43 "Started postgres" --file -
+  contextfold fold --jsonl turns.jsonl --json`;
+
 /** `contextfold fold`. */
 export function register(program: Command): void {
   program
     .command('fold')
     .description('fold a turn (or a JSONL batch) into cold storage')
     .argument('[STEP]', 'step id: the turn position in the conversation history')
-    .argument('[SUMMARY]', 'one-line summary of the turn')
+    .argument('[SUMMARY]', "one-line summary of the turn, or '-' to read it from standard input")
     .option('--file <PATH>', "raw payload file, or '-' for standard input (bytes kept exactly)")
+    .option('--summary-file <FILE>', 'read SUMMARY from a file')
     .option('--files <LIST>', 'explicit comma-separated file list (replaces extraction)')
     .option('--commands <LIST>', 'explicit comma-separated command list')
     .option('--errors <LIST>', 'explicit comma-separated error list')
-    .option('--jsonl <FILE>', 'batch: one {step_id, summary?, content|raw_content} per line')
-    .addHelpText(
-      'after',
-      '\nExamples:\n  contextfold fold 42 "PostgreSQL configured on port 5433" --file turn42.log\n  contextfold fold --jsonl turns.jsonl --json',
+    .option(
+      '--jsonl <FILE>',
+      'batch: one {step_id, summary?, content|raw_content} per line (- for standard input)',
     )
+    .addHelpText('after', HELP)
     .action(async (step: string | undefined, summary: string | undefined, opts, cmd: Command) => {
       const g = globals(cmd);
       if (opts.jsonl !== undefined) {
@@ -103,27 +109,40 @@ export function register(program: Command): void {
         const results = await withEngine(
           cmd,
           (cf) => cf.foldMany(inputs, (d, t) => bar.update(d, t)),
-          { write: true },
+          { write: true, create: true },
         );
         bar.done();
         const already = results.filter((r) => r.already_folded).length;
         emit(g, { folded: results.length - already, already_folded: already, results }, human);
         return;
       }
-      if (step === undefined || summary === undefined) {
+      if (step === undefined || (summary === undefined && opts.summaryFile === undefined)) {
         throw new UsageError(
           'fold needs STEP and SUMMARY (or --jsonl FILE); see contextfold fold --help',
         );
       }
+      if (summary === '-' && opts.file === '-') {
+        throw new UsageError(
+          'only one of SUMMARY and --file can read standard input: give the other as text or a file',
+        );
+      }
+      const stepId = parseIntArg(step, 'STEP');
       const input: FoldInput = {
-        stepId: parseIntArg(step, 'STEP'),
-        summary,
+        stepId,
+        summary: textArg({
+          value: summary,
+          file: opts.summaryFile,
+          name: 'SUMMARY',
+          fileOption: '--summary-file',
+        }),
         content: opts.file !== undefined ? readInput(opts.file) : undefined,
         files: parseList(opts.files),
         commands: parseList(opts.commands),
         errors: parseList(opts.errors),
       };
-      const r = await withEngine(cmd, (cf) => cf.fold(input), { write: true });
-      emit(g, r, human);
+      const r = await withEngine(cmd, (cf) => cf.fold(input), { write: true, create: true });
+      emit(g, r, (x: FoldResult) =>
+        opts.file === undefined ? `${human(x)}\n${SUMMARY_IS_PAYLOAD}` : human(x),
+      );
     });
 }

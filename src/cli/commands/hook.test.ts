@@ -1,9 +1,11 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { TranscriptWriter } from '../../test-utils/claude-transcript.js';
 import { CLI } from '../../test-utils/cli.js';
+import { type InstalledCopy, installedCopy } from '../../test-utils/installed-copy.js';
+import { tempDir as tempDirShared } from '../../test-utils/shared.js';
 import { tempDir } from '../../test-utils/temp-dir.js';
 
 // The real hook process, as Claude Code runs it: JSON on stdin, JSON (or nothing) on stdout.
@@ -122,6 +124,42 @@ describe('contextfold hook (spawned as Claude Code does)', () => {
     }
   });
 
+  it('a missing transcript is never silent: a notice for a new session, an error once it was read or before a compaction', () => {
+    const p = project();
+    const missing = join(p.root, 'not-yet.jsonl');
+    const base = { session_id: 'fresh', transcript_path: missing, cwd: p.root };
+    // A new session: Claude Code runs SessionStart and the first UserPromptSubmit before it
+    // creates the transcript file. One line on stderr, exit 0 (nothing to block, nothing lost).
+    for (const [event, extra] of [
+      ['session-start', { source: 'startup' }],
+      ['user-prompt-submit', { prompt: 'hello' }],
+    ] as const) {
+      const r = hook(['hook', event], { ...base, ...extra }, p.root);
+      expect(r.code, event).toBe(0);
+      expect(r.stdout, event).toBe('');
+      expect(r.stderr, event).toBe(
+        `contextfold: transcript not found yet: ${missing} (a new session; nothing to archive until Claude Code writes it)\n`,
+      );
+    }
+    // Before a compaction there must be a transcript to archive: a non-blocking error (exit 1).
+    const pc = hook(['hook', 'pre-compact'], { ...base, trigger: 'auto' }, p.root);
+    expect(pc.code).toBe(1);
+    expect(pc.stdout).toBe('');
+    expect(pc.stderr).toBe(
+      `contextfold: UsageError: transcript not found: ${missing}; nothing can be archived before this compaction (contextfold hook pre-compact)\n`,
+    );
+    // A transcript read before that disappears: exit 1 with the reason.
+    const input = { session_id: 'abc', transcript_path: p.transcript, cwd: p.root, prompt: 'x' };
+    expect(hook(['hook', 'user-prompt-submit'], input, p.root).code).toBe(0);
+    rmSync(p.transcript);
+    const gone = hook(['hook', 'user-prompt-submit'], input, p.root);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toMatch(
+      /^contextfold: UsageError: transcript not found: .*; it was read before and is gone/,
+    );
+    expect(gone.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
   it('a store error (damaged state file) still exits 1, not its IPCF exit code', () => {
     const p = project();
     const input = { session_id: 'abc', transcript_path: p.transcript, cwd: p.root, prompt: 'x' };
@@ -136,27 +174,76 @@ describe('contextfold hook (spawned as Claude Code does)', () => {
 });
 
 describe('contextfold install claude-code', () => {
-  it('writes hooks that run this CLI, idempotently (--json)', () => {
+  const tmp = tempDirShared('cf-install-');
+  let copy: InstalledCopy;
+  beforeAll(() => {
+    copy = installedCopy(join(tmp.dir, 'prefix'));
+    return () => tmp.cleanup();
+  });
+  const nodeDir = dirname(process.execPath);
+  const install = (bin: string, args: string[], cwd: string, pathEnv: string) =>
+    spawnSync(process.execPath, [bin, 'install', 'claude-code', ...args], {
+      cwd,
+      encoding: 'utf8',
+      env: { ...process.env, PATH: pathEnv },
+    });
+
+  it('from this checkout, writes hooks that run the installed contextfold on PATH, idempotently (--json)', () => {
     const root = tempDir();
-    const run = () =>
-      spawnSync(process.execPath, [CLI, 'install', 'claude-code', '--project', '--json'], {
-        cwd: root,
-        encoding: 'utf8',
-      });
-    const first = JSON.parse(run().stdout);
-    expect(first).toMatchObject({
+    const pathEnv = `${copy.binDir}:${nodeDir}`;
+    const first = install(CLI, ['--project', '--json'], root, pathEnv);
+    expect(first.stderr).toBe('');
+    expect(JSON.parse(first.stdout)).toMatchObject({
       settings: join(root, '.claude', 'settings.json'),
       changed: true,
       backup: null,
+      command: join(copy.binDir, 'contextfold'),
     });
-    const second = JSON.parse(run().stdout);
-    expect(second).toMatchObject({ changed: false });
-    const again = spawnSync(
-      process.execPath,
-      [CLI, 'install', 'claude-code', '--project', '--user'],
-      { cwd: root, encoding: 'utf8' },
-    );
+    const settings = readFileSync(join(root, '.claude', 'settings.json'), 'utf8');
+    expect(settings).not.toContain(dirname(dirname(CLI))); // never this checkout's dist/
+    expect(JSON.parse(install(CLI, ['--project', '--json'], root, pathEnv).stdout)).toMatchObject({
+      changed: false,
+    });
+    const again = install(CLI, ['--project', '--user'], root, pathEnv);
     expect(again.status).toBe(1);
     expect(again.stderr).toBe('contextfold: UsageError: give --project or --user, not both\n');
+  });
+
+  it('the written hook command runs as Claude Code runs it (sh -c, JSON on stdin)', () => {
+    const p = project();
+    const r = install(copy.binPath, ['--project', '--json'], p.root, nodeDir);
+    expect(JSON.parse(r.stdout).command).toBe(`node ${copy.binPath}`);
+    const s = JSON.parse(readFileSync(join(p.root, '.claude', 'settings.json'), 'utf8'));
+    const command: string = s.hooks.UserPromptSubmit[0].hooks[0].command;
+    expect(command).toBe(`node ${copy.binPath} hook user-prompt-submit`);
+    const run = spawnSync('sh', ['-c', command], {
+      cwd: p.root,
+      encoding: 'utf8',
+      env: { ...process.env, PATH: nodeDir, CLAUDE_PROJECT_DIR: p.root },
+      input: JSON.stringify({
+        session_id: 'abc',
+        transcript_path: p.transcript,
+        cwd: p.root,
+        hook_event_name: 'UserPromptSubmit',
+        prompt: 'Which PostgreSQL role was missing on port 5433?',
+      }),
+    });
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+    expect(JSON.parse(run.stdout).hookSpecificOutput.additionalContext).toContain(
+      'FATAL: role "billing" does not exist',
+    );
+  });
+
+  it('refuses, in one line and writing nothing, a checkout without an installed copy', () => {
+    const root = tempDir();
+    const r = install(CLI, ['--project'], root, nodeDir);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(
+      /^contextfold: UsageError: contextfold runs from a source checkout \(.+\) whose dist\/ is rebuilt by npm run build and npm test, and no installed contextfold is on PATH: install a copy first/,
+    );
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(existsSync(join(root, '.claude'))).toBe(false);
   });
 });

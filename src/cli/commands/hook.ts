@@ -39,6 +39,8 @@ export function register(program: Command): void {
         '  session-start       ingest; after a compaction, tell the model what is archived',
         'Each session has its own store: <dir>/claude-code/<session_id>/ (a relative --dir is taken',
         'relative to the hook input cwd). Errors exit 1, which Claude Code treats as non-blocking.',
+        'A transcript_path with no file is one line on stderr: exit 0 for a new session (Claude Code',
+        'creates the file after the first prompt), exit 1 when it was read before or on pre-compact.',
         '',
         'Install with: contextfold install claude-code --project',
       ].join('\n'),
@@ -56,6 +58,7 @@ export function register(program: Command): void {
         if (o.tokenizer !== undefined) engine.tokenizer = o.tokenizer;
         if (o.retrieval !== undefined) engine.retrieval = o.retrieval;
         const outcome = await runHook({ event: event as HookEvent, input, baseDir, engine });
+        if (outcome.notice) process.stderr.write(`contextfold: ${outcome.notice}\n`);
         if (outcome.output) process.stdout.write(`${JSON.stringify(outcome.output)}\n`);
       } catch (e) {
         // Never exit 2 (Claude Code would block the prompt) and never print errors on stdout

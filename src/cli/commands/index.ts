@@ -32,6 +32,7 @@ export const commandTable: { name: string; load: () => Promise<CommandModule> }[
   { name: 'mcp', load: () => import('./mcp.js') },
   { name: 'hook', load: () => import('./hook.js') },
   { name: 'install', load: () => import('./install.js') },
+  { name: 'proxy', load: () => import('./proxy.js') },
   // conformance and evaluation
   { name: 'conformance', load: () => import('./conformance.js') },
   { name: 'subject', load: () => import('./subject.js') },

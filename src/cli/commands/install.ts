@@ -1,9 +1,10 @@
+import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
+import { resolveHookCommand } from '../../adapters/claude-code/hook-runtime.js';
 import {
-  hookCommandBase,
   type InstallResult,
   type InstallScope,
   installClaudeCode,
@@ -11,8 +12,14 @@ import {
 import { UsageError } from '../../protocol/errors.js';
 import { emit, globals } from '../context.js';
 
-const human = (r: InstallResult): string => {
+function packageVersion(): string {
+  const url = new URL('../../../package.json', import.meta.url);
+  return (JSON.parse(readFileSync(url, 'utf8')) as { version: string }).version;
+}
+
+const human = (r: InstallResult & { command: string }): string => {
   const lines = [`${r.changed ? 'updated' : 'already up to date:'} ${r.settings}`];
+  lines.push(`  hooks run: ${r.command} hook <event>`);
   for (const [event, change] of Object.entries(r.hooks))
     lines.push(`  ${event.padEnd(17)} ${change}`);
   if (r.backup) lines.push(`previous file kept as ${r.backup}`);
@@ -32,7 +39,7 @@ export function register(program: Command): void {
     .option('--user', "the user's ~/.claude/settings.json (or $CLAUDE_CONFIG_DIR)")
     .option(
       '--command <CMD>',
-      'command that starts contextfold in the hooks (default: node + this installation)',
+      'command that starts contextfold in the hooks (default: an installed copy, see below)',
     )
     .addHelpText(
       'after',
@@ -43,8 +50,14 @@ export function register(program: Command): void {
         'previous file is saved as settings.json.bak when anything changes. --dir, if given, is passed on',
         'to the hooks (a relative store directory is taken relative to the session cwd).',
         '',
+        'The hooks must run a copy that stays: this installation when it is an installed package',
+        '(a project dependency, or a global install from a tarball or git URL), or, when this CLI',
+        'runs from a source checkout (whose dist/ `npm test` rebuilds), the installed contextfold',
+        "on PATH. npx's cache (~/.npm/_npx/…) is refused: npm clears it. Otherwise install a copy",
+        'first: npm pack && npm install -g ./contextfold-<version>.tgz',
+        '',
         'Examples:',
-        '  npx contextfold install claude-code --project',
+        '  contextfold install claude-code --project',
         '  contextfold install claude-code --user --command contextfold --json',
       ].join('\n'),
     )
@@ -60,13 +73,14 @@ export function register(program: Command): void {
         if (opts.project && opts.user) throw new UsageError('give --project or --user, not both');
         const scope: InstallScope = opts.user ? 'user' : 'project';
         const projectDir = process.cwd();
-        const command =
-          opts.command ??
-          hookCommandBase({
-            binPath: fileURLToPath(new URL('../bin.js', import.meta.url)),
-            projectDir,
-            scope,
-          });
+        const { command } = resolveHookCommand({
+          binPath: fileURLToPath(new URL('../bin.js', import.meta.url)),
+          projectDir,
+          scope,
+          pathEnv: process.env.PATH,
+          version: packageVersion(),
+          ...(opts.command !== undefined ? { command: opts.command } : {}),
+        });
         const dirGiven = cmd.getOptionValueSourceWithGlobals('dir') === 'cli';
         const rawDir = (cmd.optsWithGlobals() as { dir?: string }).dir;
         const r = installClaudeCode({
@@ -76,7 +90,7 @@ export function register(program: Command): void {
           command,
           ...(dirGiven && rawDir !== undefined ? { dir: rawDir } : {}),
         });
-        emit(g, r, human);
+        emit(g, { ...r, command }, human);
       },
     );
 }

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { UsageError } from '../../protocol/errors.js';
+import { requireStore } from '../context.js';
 import { engineOptions } from '../engine-options.js';
 
 function packageVersion(): string {
@@ -36,16 +37,21 @@ export function register(program: Command): void {
         '',
         'Tools: recall_archived_nodes, hydrate_archived_node, scan_prompt, fold_turn, fold_status, validate_store.',
         'stdout carries only MCP protocol messages; diagnostics go to stderr. The server runs until stdin closes.',
+        'The store must exist (a wrong --dir is an error, not an empty store); --create serves a new one',
+        'that the client fills through fold_turn.',
         '',
         'Example (Claude Code):',
-        '  claude mcp add contextfold -- npx contextfold mcp --dir /abs/path/.contextfold',
+        '  claude mcp add contextfold -- contextfold mcp --dir /abs/path/.contextfold',
       ].join('\n'),
     )
-    .action(async (_opts, cmd: Command) => {
+    .option('--create', 'serve a store that does not exist yet (created by the first fold_turn)')
+    .action(async (opts: { create?: boolean }, cmd: Command) => {
+      const options = engineOptions(cmd);
+      if (!opts.create) requireStore(options.dir);
       // Loaded here so the MCP SDK costs nothing to every other command; it is an optional peer.
       const { runStdioServer } = await loadMcpServer();
       await runStdioServer({
-        ...engineOptions(cmd),
+        ...options,
         name: 'contextfold',
         version: packageVersion(),
       });

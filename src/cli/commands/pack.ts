@@ -1,9 +1,11 @@
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { renderPackForHuman } from '../../harness/inspect.js';
 import { type ContextPack, renderPackText } from '../../harness/pack.js';
 import { replaySession } from '../../harness/replay.js';
+import { eventsPath } from '../../harness/session-events.js';
 import { IntegrityCheckError } from '../../protocol/errors.js';
-import { emit, globals, parseIntArg } from '../context.js';
+import { emit, globals, parseIntArg, requireStore } from '../context.js';
 
 /** `contextfold pack`. */
 export function register(program: Command): void {
@@ -31,6 +33,8 @@ export function register(program: Command): void {
     )
     .action(async (opts: { at?: string; explain?: boolean }, cmd: Command) => {
       const g = globals(cmd);
+      // A session store may hold only its log (nothing folded yet); without either, say so.
+      if (!existsSync(eventsPath(g.dir))) requireStore(g.dir);
       const at = opts.at === undefined ? undefined : parseIntArg(opts.at, '--at');
       const r = await replaySession({ dir: g.dir, ...(at !== undefined ? { atStep: at } : {}) });
       if (!r.matches) {

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import type { RecallResult } from '../../engine/types.js';
-import { emit, globals, parseIntArg } from '../context.js';
+import { emit, globals, parsePositiveIntArg } from '../context.js';
 import { withEngine } from '../engine-options.js';
+import { textArg } from '../input.js';
 
 const human = (r: RecallResult & { total?: number }): string => {
   if (r.candidates.length === 0) return `no archived step matches "${r.query}"`;
@@ -20,17 +21,42 @@ export function register(program: Command): void {
   program
     .command('recall')
     .description('explicit recall: chronological candidates with coverage tiers (CONF-04)')
-    .argument('<QUERY>', 'what to look for')
-    .option('--limit <N>', 'at most N candidates (default: all)')
-    .addHelpText('after', '\nExample:\n  contextfold recall "PostgreSQL port"')
-    .action(async (query: string, opts: { limit?: string }, cmd: Command) => {
-      const limit = opts.limit !== undefined ? parseIntArg(opts.limit, '--limit') : undefined;
-      const r = await withEngine(cmd, async (cf) => {
-        const all = await cf.recall(query);
-        return limit === undefined
-          ? all
-          : { ...all, candidates: all.candidates.slice(0, limit), total: all.candidates.length };
-      });
-      emit(globals(cmd), r, human);
-    });
+    .argument('[QUERY]', "what to look for, or '-' to read it from standard input")
+    .option('--query-file <FILE>', 'read QUERY from a file')
+    .option('--limit <N>', 'at most N candidates, N ≥ 1 (default: all)')
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Read-only: the store must exist. Candidates are chronological, newest first, labelled',
+        'latest_chronological / superseded / historical / related.',
+        '',
+        'Examples:',
+        '  contextfold recall "PostgreSQL port"',
+        '  contextfold recall "PostgreSQL port" --limit 3 --json',
+      ].join('\n'),
+    )
+    .action(
+      async (
+        value: string | undefined,
+        opts: { limit?: string; queryFile?: string },
+        cmd: Command,
+      ) => {
+        const limit =
+          opts.limit !== undefined ? parsePositiveIntArg(opts.limit, '--limit') : undefined;
+        const query = textArg({
+          value,
+          file: opts.queryFile,
+          name: 'QUERY',
+          fileOption: '--query-file',
+        });
+        const r = await withEngine(cmd, async (cf) => {
+          const all = await cf.recall(query);
+          return limit === undefined
+            ? all
+            : { ...all, candidates: all.candidates.slice(0, limit), total: all.candidates.length };
+        });
+        emit(globals(cmd), r, human);
+      },
+    );
 }

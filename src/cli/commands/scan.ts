@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { ScanResult } from '../../engine/types.js';
 import { emit, globals } from '../context.js';
 import { withEngine } from '../engine-options.js';
+import { textArg } from '../input.js';
 
 const REASONS: Record<string, string> = {
   stopword: 'stopwords',
@@ -17,8 +18,14 @@ const human = (r: ScanResult): string => {
     if (terms.length > 0) lines.push(`not searched, ${label}: ${terms.join(', ')}`);
   }
   if (r.selected.length === 0) lines.push('nothing to page in');
-  for (const p of r.selected)
-    lines.push(`  page in step ${p.step_id}  (${p.cost} tokens)  ← ${p.matched_terms.join(', ')}`);
+  for (const p of r.selected) {
+    // Ranked picks carry a chronological label; an alternative or companion owns no terms.
+    const status = (p as { status?: string }).status;
+    const terms = p.matched_terms.length > 0 ? `  ← ${p.matched_terms.join(', ')}` : '';
+    lines.push(
+      `  page in step ${p.step_id}${status ? ` ${status}` : ''}  (${p.cost} tokens)${terms}`,
+    );
+  }
   for (const p of r.budget_dropped) {
     lines.push(
       `  over budget: step ${p.step_id} (${p.cost} tokens) — intent dropped this turn: ${p.matched_terms.join(', ')}`,
@@ -32,12 +39,28 @@ export function register(program: Command): void {
   program
     .command('scan')
     .description('software MMU: which archived steps a prompt would page in (CONF-13)')
-    .argument('<PROMPT>', 'the incoming user prompt')
+    .argument('[PROMPT]', "the incoming user prompt, or '-' to read it from standard input")
+    .option('--prompt-file <FILE>', 'read PROMPT from a file (for prompts over 128 KB)')
     .addHelpText(
       'after',
-      '\nExample:\n  contextfold scan "What port did we set for PostgreSQL?" --json',
+      [
+        '',
+        'Read-only: the store must exist. Prints the steps the prompt would page in and those',
+        'dropped by the per-turn budget (with their intent).',
+        '',
+        'Examples:',
+        '  contextfold scan "What port did we set for PostgreSQL?" --json',
+        '  echo "postgres port?" | contextfold scan - --json',
+        '  contextfold scan --prompt-file prompt.txt',
+      ].join('\n'),
     )
-    .action(async (prompt: string, _opts, cmd: Command) => {
+    .action(async (value: string | undefined, opts: { promptFile?: string }, cmd: Command) => {
+      const prompt = textArg({
+        value,
+        file: opts.promptFile,
+        name: 'PROMPT',
+        fileOption: '--prompt-file',
+      });
       const r = await withEngine(cmd, (cf) => cf.scan(prompt));
       emit(globals(cmd), r, human);
     });

@@ -2,9 +2,10 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { o200kTokenizer } from '../../extract/tokenizer.js';
+import { modelCalls } from '../../harness/per-call.js';
 import { syntheticSession } from '../../harness/synthetic.js';
 import { runCli } from '../../test-utils/cli.js';
-import { HAS_SHARED, sharedPath, tempDir } from '../../test-utils/shared.js';
+import { describeShared, sharedPath, tempDir } from '../../test-utils/shared.js';
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
@@ -160,7 +161,7 @@ describe('contextfold session: bad input', () => {
   });
 });
 
-describe.skipIf(!HAS_SHARED)('contextfold session on a real transcript (../shared/data)', () => {
+describeShared('contextfold session on a real transcript (../shared/data)', () => {
   it('replays the SWE-agent CTF session within budget', () => {
     const file = sharedPath('data', 'trajectories', 'SWE-agent_ctf_web_i_got_id_demo.jsonl');
     const users = readFileSync(file, 'utf8')
@@ -175,5 +176,48 @@ describe.skipIf(!HAS_SHARED)('contextfold session on a real transcript (../share
       .map((l) => JSON.parse(l));
     expect(lines).toHaveLength(users);
     for (const l of lines) expect(l.pack_tokens).toBeLessThanOrEqual(6000);
+  });
+});
+
+describe('contextfold session --per-call', () => {
+  it('builds a pack before every model call and sums what was sent against the history', () => {
+    const { file } = turnsFile(20);
+    const dir = fresh();
+    const rows = readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { role: string });
+    const r = runCli(['--dir', dir, '--json', 'session', file, '--per-call', '--budget', '3000']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe('');
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    const total = lines.pop().total;
+    expect(lines.map((l) => l.history_messages)).toEqual(modelCalls(rows));
+    for (const l of lines) {
+      expect(l.pack_tokens).toBeLessThanOrEqual(3000);
+      expect(l.evicted).toEqual(l.paged_in);
+    }
+    // Tool-loop continuations page in too (their output names old turns).
+    expect(
+      lines.some(
+        (l, i) => rows[l.history_messages - 1]!.role === 'tool' && l.paged_in.length > 0 && i > 0,
+      ),
+    ).toBe(true);
+    expect(total).toMatchObject({
+      calls: lines.length,
+      sent_tokens: lines.reduce((n, l) => n + l.pack_tokens, 0),
+      history_tokens: lines.reduce((n, l) => n + l.history_tokens, 0),
+      over_budget_calls: 0,
+    });
+    expect(total.sent_ratio).toBeLessThan(0.6);
+    const human = runCli(['--dir', fresh(), 'session', file, '--per-call', '--budget', '3000']);
+    expect(human.stdout.trim().split('\n').at(-1)).toMatch(
+      new RegExp(
+        `^${lines.length} model call\\(s\\) over ${rows.length} message\\(s\\): sent \\d+ of \\d+ history tokens \\(\\d+\\.\\d%\\), largest pack \\d+/3000, 0 over budget`,
+      ),
+    );
   });
 });

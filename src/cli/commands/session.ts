@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { type CallReport, type PerCallTotals, runPerCall } from '../../harness/per-call.js';
 import { Session } from '../../harness/session.js';
 import { readTurnsFile, runTurns, type TurnReport } from '../../harness/turns-file.js';
 import { globals, parseIntArg } from '../context.js';
@@ -15,6 +16,29 @@ function humanLine(r: TurnReport): string {
     : line;
 }
 
+function perCallLine(r: CallReport): string {
+  const parts = [
+    `call ${r.turn}`,
+    `step ${r.step_id}`,
+    `history ${r.history_tokens} → sent ${r.pack_tokens} tokens`,
+  ];
+  if (r.folded.length > 0) parts.push(`folded ${r.folded.length}`);
+  if (r.paged_in.length > 0) parts.push(`paged in ${r.paged_in.join(', ')}`);
+  const line = parts.join(' · ');
+  return r.warnings.length > 0
+    ? `${line}\n${r.warnings.map((w) => `  warning: ${w}`).join('\n')}`
+    : line;
+}
+
+function perCallTotal(t: PerCallTotals, budget: number, dir: string): string {
+  const pct = (t.sent_ratio * 100).toFixed(1);
+  const over =
+    t.over_budget_calls === 0
+      ? '0 over budget'
+      : `${t.over_budget_calls} over budget (${t.over_budget_live_calls} with a live turn alone over it)`;
+  return `${t.calls} model call(s) over ${t.messages} message(s): sent ${t.sent_tokens} of ${t.history_tokens} history tokens (${pct}%), largest pack ${t.largest_pack}/${budget}, ${over} → ${dir}\n`;
+}
+
 /** `contextfold session`. */
 export function register(program: Command): void {
   program
@@ -29,6 +53,10 @@ export function register(program: Command): void {
     .option('--budget <N>', 'token budget of every pack', '16000')
     .option('--keep-recent <K>', 'turns before the prompt always kept verbatim', '10')
     .option('--fold-threshold <N>', 'older turns above this many tokens are folded', '256')
+    .option(
+      '--per-call',
+      'build a pack before every model call (each run of assistant lines, tool loops included), as `contextfold proxy` does',
+    )
     .addHelpText(
       'after',
       [
@@ -42,6 +70,12 @@ export function register(program: Command): void {
         'With --json, one line per prompt:',
         '  {"turn", "step_id", "pack_tokens", "baseline_tokens", "folded", "paged_in", "evicted", "warnings"}',
         '',
+        'With --per-call, a pack is built before every model call instead (before each run of',
+        'assistant lines, from the history up to it: the same code path as `contextfold proxy`), and',
+        'each line also has "history_messages", "history_tokens" (the whole history: what an',
+        'unmodified client sends), "live_tokens" (live turn and pinned layer, never dropped) and',
+        '"budget"; a last line {"total": {...}} sums the run.',
+        '',
         'Examples:',
         '  contextfold --dir /tmp/s/.contextfold session turns.jsonl --budget 8000 --json',
         '  contextfold --dir /tmp/s/.contextfold pack --at 42',
@@ -50,7 +84,7 @@ export function register(program: Command): void {
     .action(
       async (
         file: string,
-        opts: { budget: string; keepRecent: string; foldThreshold: string },
+        opts: { budget: string; keepRecent: string; foldThreshold: string; perCall?: boolean },
         cmd: Command,
       ) => {
         const g = globals(cmd);
@@ -68,8 +102,18 @@ export function register(program: Command): void {
           ...(e.tokenizer ? { tokenizer: e.tokenizer } : {}),
           ...(e.sessionId ? { sessionId: e.sessionId } : {}),
           ...(e.retrieval ? { retrieval: e.retrieval } : {}),
+          ...(opts.perCall ? { pageInToolOutput: true } : {}),
         });
         try {
+          if (opts.perCall) {
+            const total = await runPerCall(session, records, (r) => {
+              process.stdout.write(g.json ? `${JSON.stringify(r)}\n` : `${perCallLine(r)}\n`);
+            });
+            process.stdout.write(
+              g.json ? `${JSON.stringify({ total })}\n` : perCallTotal(total, budget, g.dir),
+            );
+            return;
+          }
           let maxTokens = 0;
           const r = await runTurns(session, records, (t) => {
             maxTokens = Math.max(maxTokens, t.pack_tokens);

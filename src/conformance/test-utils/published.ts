@@ -1,18 +1,27 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-/** Marks the published declaration block in README.md. */
+/** Marks a published declaration block in README.md or a docs/ page. */
 export const DECLARATION_MARKER = '<!-- conformance-declaration -->';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
+/** The page that publishes the declaration of the current version. */
+export const DECLARATION_PAGE = 'docs/conformance.md';
+
 /**
- * Every declaration published in README.md: the ```json block after each marker. Returns
- * `[file, parsed JSON]` pairs.
+ * Every declaration published in README.md and docs/*.md: the ```json block after each
+ * marker. Returns `[file, parsed JSON]` pairs.
  */
 export function publishedDeclarations(): [string, unknown][] {
   const out: [string, unknown][] = [];
-  for (const file of ['README.md']) {
+  const docs = existsSync(`${ROOT}docs`)
+    ? readdirSync(`${ROOT}docs`)
+        .filter((f) => f.endsWith('.md'))
+        .sort()
+        .map((f) => `docs/${f}`)
+    : [];
+  for (const file of ['README.md', ...docs]) {
     const path = `${ROOT}${file}`;
     if (!existsSync(path)) continue;
     const text = readFileSync(path, 'utf8');

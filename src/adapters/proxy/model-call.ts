@@ -1,0 +1,225 @@
+import { performance } from 'node:perf_hooks';
+import type { ContextPack } from '../../harness/pack.js';
+import { beginCall, type CallReport, callReport, endCall } from '../../harness/per-call.js';
+import type { Session } from '../../harness/session.js';
+import { isUsageError } from '../../protocol/errors.js';
+import { anthropicUpstream } from './anthropic-request.js';
+import type { CallOutcome, Endpoint } from './call-log.js';
+import { reportHeaders, SESSION_HEADER, upstreamHeaders } from './headers.js';
+import { openAiUpstream } from './openai-request.js';
+import { passthrough } from './passthrough.js';
+import type { ApiKind } from './provider-errors.js';
+import { errorResponse, type ProxyContext } from './proxy-context.js';
+import { relay } from './relay.js';
+import { type ParsedRequest, parseModelRequest, RefusedRequest, readBody } from './request-body.js';
+import { checkSessionId, derivedSessionId } from './session-pool.js';
+import { type ConnectedRequest, connectUpstream, UpstreamError, upstreamUrl } from './upstream.js';
+import type { UpstreamBody } from './upstream-body.js';
+
+/** The dialect of each folded endpoint. */
+export const ENDPOINT_API: Record<Endpoint, ApiKind> = {
+  messages: 'anthropic',
+  count_tokens: 'anthropic',
+  'chat.completions': 'openai',
+};
+
+const ms = (from: number): number => Math.round((performance.now() - from) * 100) / 100;
+
+function upstreamStatus(e: UpstreamError): number {
+  return e.failure === 'timeout' ? 504 : 502;
+}
+
+function upstreamBody(parsed: ParsedRequest, pack: ContextPack): UpstreamBody {
+  return parsed.api === 'anthropic'
+    ? anthropicUpstream(parsed.body, parsed.history, pack)
+    : openAiUpstream(parsed.body, parsed.history, pack);
+}
+
+/** The call's session, pack and upstream body: the only part that writes to a store. */
+interface Prepared {
+  id: string;
+  session: Session;
+  report: CallReport;
+  bytes: Uint8Array;
+  warnings: string[];
+}
+
+/** A checked request: its parse, its bytes, and the base id of its conversation. */
+interface Checked {
+  parsed: ParsedRequest;
+  raw: Uint8Array;
+  base: string;
+}
+
+const round = (x: number): number => Math.round(x * 100) / 100;
+
+/** One call's timings, its log line and its refusals. */
+class CallRun {
+  readonly api: ApiKind;
+  private readonly t0 = performance.now();
+  connectMs = 0;
+  packMs = 0;
+  sentAt = 0;
+  answeredAt = 0;
+
+  constructor(
+    readonly ctx: ProxyContext,
+    readonly endpoint: Endpoint,
+  ) {
+    this.api = ENDPOINT_API[endpoint];
+  }
+
+  /** Refused before any session was touched: one log line, the provider's error shape. */
+  refuse(status: number, outcome: CallOutcome, error: string): Response {
+    const { api, endpoint } = this;
+    this.ctx.log({ kind: 'refused', api, endpoint, status, outcome, error, ms: ms(this.t0) });
+    return errorResponse(api, status, error);
+  }
+
+  /** The log line of a call that went through its session. */
+  logCall(
+    c: Checked,
+    p: Prepared,
+    status: number,
+    outcome: CallOutcome,
+    error: string | null,
+  ): void {
+    const total = ms(this.t0);
+    const upstream = round(this.connectMs + this.answeredAt - this.sentAt);
+    const close = ms(this.answeredAt);
+    this.ctx.log({
+      kind: 'call',
+      api: this.api,
+      endpoint: this.endpoint,
+      session: p.id,
+      status,
+      outcome,
+      stream: (c.parsed.body as { stream?: unknown }).stream === true,
+      ms: {
+        total,
+        pack: this.packMs,
+        upstream,
+        close,
+        overhead: round(total - this.packMs - upstream - close),
+      },
+      ...p.report,
+      ...(error ? { error } : {}),
+      ...(p.warnings.length > 0 ? { proxy_warnings: p.warnings } : {}),
+    });
+  }
+}
+
+async function check(run: CallRun, req: Request): Promise<Checked> {
+  const raw = await readBody(req, run.ctx.maxBodyBytes);
+  const parsed = parseModelRequest(run.api, raw);
+  const named = req.headers.get(SESSION_HEADER);
+  const base = named ? checkSessionId(named) : derivedSessionId(run.api, parsed.history.messages);
+  return { parsed, raw, base };
+}
+
+async function prepare(ctx: ProxyContext, c: Checked): Promise<Prepared> {
+  const { id, session } = await ctx.pool.resolve(c.base, c.parsed.history.messages);
+  try {
+    const pack = await beginCall(session, c.parsed.history.messages);
+    const report = callReport(session, pack);
+    const built = upstreamBody(c.parsed, pack);
+    const bytes = built.unchanged ? c.raw : Buffer.from(JSON.stringify(built.body), 'utf8');
+    return { id, session, report, bytes, warnings: built.warnings };
+  } catch (e) {
+    await endCall(session).catch(() => undefined);
+    // A session that failed mid-change must be reopened from its log: the next call does.
+    await ctx.pool.discard(id);
+    throw e;
+  }
+}
+
+/** Sends the pack and relays the answer; the call ends (pages evicted, logged) exactly once. */
+async function exchange(
+  run: CallRun,
+  c: Checked,
+  p: Prepared,
+  connected: ConnectedRequest,
+  release: () => void,
+): Promise<Response> {
+  let ended: Promise<void> | null = null;
+  const end = (status: number, outcome: CallOutcome, error: string | null): Promise<void> => {
+    if (ended) return ended;
+    run.answeredAt = performance.now();
+    ended = endCall(p.session)
+      .then((evicted) => {
+        p.report.evicted = evicted;
+      })
+      .catch((e: unknown) => {
+        error = `${error ? `${error}; ` : ''}ending the call failed: ${(e as Error).message}`;
+      })
+      .finally(() => {
+        release();
+        run.logCall(c, p, status, outcome, error);
+      });
+    return ended;
+  };
+  const headers = reportHeaders(p.id, p.report);
+  run.sentAt = performance.now();
+  try {
+    const res = await connected.send(p.bytes);
+    return await relay(res, {
+      api: run.api,
+      headers,
+      onEnd: (outcome, detail) => end(res.statusCode ?? 502, outcome, detail),
+    });
+  } catch (e) {
+    const err = e instanceof UpstreamError ? e : new UpstreamError('dropped', String(e));
+    await end(upstreamStatus(err), err.failure, err.message);
+    return errorResponse(run.api, upstreamStatus(err), err.message, headers);
+  }
+}
+
+/**
+ * One folded model call (`/v1/messages`, `/v1/messages/count_tokens`, `/v1/chat/completions`):
+ * read and check the request (nothing is touched if it is bad), take the conversation's lock,
+ * connect upstream (nothing is touched if that fails), build the pack through the session,
+ * send it, relay the answer byte for byte, and end the call (this call's pages leave) when the
+ * answer is complete, broken off, or abandoned. One log line per call.
+ */
+export async function modelCall(
+  ctx: ProxyContext,
+  req: Request,
+  pathAndQuery: string,
+  endpoint: Endpoint,
+): Promise<Response> {
+  const run = new CallRun(ctx, endpoint);
+  let c: Checked;
+  try {
+    c = await check(run, req);
+  } catch (e) {
+    if (e instanceof RefusedRequest) return run.refuse(e.status, 'error', e.message);
+    if (isUsageError(e)) return run.refuse(400, 'error', e.message);
+    throw e;
+  }
+  // Nothing to fold: the upstream decides what an empty conversation gets.
+  if (c.parsed.history.messages.length === 0) return passthrough(ctx, req, pathAndQuery, c.raw);
+  const release = await ctx.pool.lock(c.base);
+  const t = performance.now();
+  let connected: ConnectedRequest;
+  try {
+    const url = upstreamUrl(ctx.target.base, pathAndQuery);
+    connected = await connectUpstream(ctx.target, url, 'POST', upstreamHeaders(req.headers));
+  } catch (e) {
+    release();
+    if (e instanceof UpstreamError) return run.refuse(upstreamStatus(e), e.failure, e.message);
+    throw e;
+  }
+  run.connectMs = ms(t);
+  const tPack = performance.now();
+  let p: Prepared;
+  try {
+    p = await prepare(ctx, c);
+  } catch (e) {
+    connected.abort();
+    release();
+    const message = e instanceof Error ? e.message : String(e);
+    return run.refuse(500, 'error', `contextfold could not build the prompt: ${message}`);
+  }
+  run.packMs = ms(tPack);
+  return exchange(run, c, p, connected, release);
+}

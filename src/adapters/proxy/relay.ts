@@ -1,0 +1,146 @@
+import type { IncomingMessage } from 'node:http';
+import { isHopByHop } from './headers.js';
+import { type ApiKind, errorBody, sseError } from './provider-errors.js';
+
+/** How a relayed response ended. */
+export type RelayOutcome = 'ok' | 'dropped' | 'client_closed';
+
+function responseHeaders(res: IncomingMessage, extra: Record<string, string>): Headers {
+  const h = new Headers();
+  const raw = res.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if (!isHopByHop(raw[i]!)) h.append(raw[i]!, raw[i + 1]!);
+  }
+  for (const [k, v] of Object.entries(extra)) h.set(k, v);
+  return h;
+}
+
+/** End of the last complete server-sent event in `buf` (0 when there is none yet). */
+function lastEventEnd(buf: Buffer): number {
+  const lf = buf.lastIndexOf('\n\n');
+  const crlf = buf.lastIndexOf('\r\n\r\n');
+  return Math.max(lf === -1 ? 0 : lf + 2, crlf === -1 ? 0 : crlf + 4);
+}
+
+/** What {@link relay} needs besides the upstream response. */
+export interface RelayOptions {
+  api: ApiKind;
+  /** Headers the proxy adds (its report of the call). */
+  headers: Record<string, string>;
+  /**
+   * Called once, when the exchange is over; the response completes only after it settles, so
+   * a client that has the whole answer knows the call is closed (its pages evicted, logged).
+   */
+  onEnd: (outcome: RelayOutcome, detail: string | null) => Promise<void> | void;
+  /** Stream every body as it comes, unframed (requests the proxy does not fold). */
+  raw?: boolean;
+}
+
+const EMPTY_STATUS = new Set([204, 205, 304]);
+
+/**
+ * The client's response for an upstream response, byte for byte. A server-sent event stream is
+ * forwarded as it arrives, one complete event at a time (so a stream cut off mid-event ends
+ * with a clean error event in the provider's shape instead of half an event); anything else is
+ * read whole first, so a response cut off early becomes a 502 in the provider's error shape.
+ *
+ * @example
+ * return relay(upstreamResponse, { api: 'anthropic', headers: { 'x-contextfold-saved-tokens': '812' }, onEnd });
+ */
+export function relay(res: IncomingMessage, options: RelayOptions): Promise<Response> {
+  const status = res.statusCode ?? 502;
+  const headers = responseHeaders(res, options.headers);
+  let ended: Promise<void> | null = null;
+  const end = (outcome: RelayOutcome, detail: string | null): Promise<void> => {
+    ended ??= Promise.resolve()
+      .then(() => options.onEnd(outcome, detail))
+      .catch(() => undefined);
+    return ended;
+  };
+  const type = String(res.headers['content-type'] ?? '');
+  if (EMPTY_STATUS.has(status)) res.resume();
+  else if (options.raw || type.includes('text/event-stream')) {
+    const framed = !options.raw && res.headers['content-encoding'] === undefined;
+    const body = eventStream(res, framed ? options.api : null, end);
+    return Promise.resolve(new Response(body, { status, headers }));
+  }
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    res.on('data', (c: Buffer) => chunks.push(c));
+    res.on('end', () => {
+      const body = EMPTY_STATUS.has(status) ? null : Buffer.concat(chunks);
+      void end('ok', null).then(() => resolve(new Response(body, { status, headers })));
+    });
+    res.on('close', () => {
+      if (res.complete) return;
+      const detail = 'the upstream response ended early';
+      const h = new Headers({ 'content-type': 'application/json', ...options.headers });
+      const answer = new Response(errorBody(options.api, 502, detail, 'upstream_dropped'), {
+        status: 502,
+        headers: h,
+      });
+      void end('dropped', detail).then(() => resolve(answer));
+    });
+    res.on('error', () => undefined);
+  });
+}
+
+/**
+ * The response body as a stream. With an API (an uncompressed event stream), complete events
+ * only, and an error event if it breaks off; without one (compressed, or not ours), the bytes as
+ * they come, and a broken stream if it breaks off.
+ */
+function eventStream(
+  res: IncomingMessage,
+  api: ApiKind | null,
+  end: (outcome: RelayOutcome, detail: string | null) => Promise<void>,
+): ReadableStream<Uint8Array> {
+  const framed = api !== null;
+  let pending: Buffer = Buffer.alloc(0);
+  let open = true;
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      const push = (b: Uint8Array): void => {
+        if (!open || b.byteLength === 0) return;
+        controller.enqueue(b);
+        if ((controller.desiredSize ?? 1) <= 0) res.pause();
+      };
+      res.on('data', (chunk: Buffer) => {
+        if (!framed) return push(chunk);
+        pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+        const cut = lastEventEnd(pending);
+        if (cut > 0) {
+          push(pending.subarray(0, cut));
+          pending = pending.subarray(cut);
+        }
+      });
+      res.on('end', () => {
+        push(pending);
+        void end('ok', null).then(() => {
+          if (open) controller.close();
+          open = false;
+        });
+      });
+      res.on('close', () => {
+        if (res.complete || !open) return;
+        const detail = 'the upstream stream ended early';
+        void end('dropped', detail).then(() => {
+          if (!open) return;
+          open = false;
+          if (api === null) return controller.error(new Error(detail));
+          controller.enqueue(new TextEncoder().encode(sseError(api, detail)));
+          controller.close();
+        });
+      });
+      res.on('error', () => undefined);
+    },
+    pull() {
+      res.resume();
+    },
+    cancel() {
+      open = false;
+      res.destroy();
+      void end('client_closed', 'the client closed the stream');
+    },
+  });
+}

@@ -1,0 +1,205 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../../test-utils/shared.js';
+import type { ProxyLogLine } from './call-log.js';
+import { type RunningProxy, startProxy } from './server.js';
+import {
+  ANTHROPIC_JSON,
+  ANTHROPIC_SSE,
+  cannedReply,
+  type FakeUpstream,
+  OPENAI_JSON,
+  OPENAI_SSE,
+  startFakeUpstream,
+} from './test-utils/fake-upstream.js';
+
+const KEY = 'sk-ant-test-Zq8v1xK3mN5pR7tW9yB2dF4hJ6';
+const OPENAI_KEY = 'sk-proj-test-Hs2Lq9Vn4Xc7Tb1Mz5Kw8Pd3';
+
+const tmp = tempDir('cf-proxy-');
+let up: FakeUpstream;
+let proxy: RunningProxy;
+const logs: ProxyLogLine[] = [];
+
+beforeAll(async () => {
+  up = await startFakeUpstream(cannedReply());
+  proxy = await startProxy({
+    upstream: up.url,
+    port: 0,
+    dir: join(tmp.dir, '.contextfold'),
+    budget: 4000,
+    onLog: (l) => logs.push(l),
+  });
+});
+
+afterAll(async () => {
+  await proxy.close();
+  await up.close();
+  tmp.cleanup();
+});
+
+const anthropic = () => new Anthropic({ apiKey: KEY, baseURL: proxy.url, maxRetries: 0 });
+const openai = () =>
+  new OpenAI({ apiKey: OPENAI_KEY, baseURL: proxy.env.OPENAI_BASE_URL, maxRetries: 0 });
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { recursive: true })
+    .map((f) => join(dir, String(f)))
+    .filter((f) => statSync(f).isFile());
+}
+
+describe('startProxy with the official SDK clients', () => {
+  it('listens on loopback and prints the base URLs to set', () => {
+    expect(proxy.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(proxy.env).toEqual({
+      ANTHROPIC_BASE_URL: proxy.url,
+      OPENAI_BASE_URL: `${proxy.url}/v1`,
+    });
+  });
+
+  it('Anthropic non-streaming: the answer reaches the client byte for byte, with the report headers', async () => {
+    const res = await anthropic()
+      .messages.create({
+        model: 'claude-sonnet-4-5',
+        max_tokens: 64,
+        messages: [{ role: 'user', content: 'Which port does the database use?' }],
+      })
+      .asResponse();
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe(ANTHROPIC_JSON);
+    expect(res.headers.get('request-id')).toBe('req_fake_1');
+    expect(res.headers.get('x-contextfold-session')).toMatch(/^auto-[0-9a-f]{24}$/);
+    expect(Number(res.headers.get('x-contextfold-tokens-in'))).toBeGreaterThan(0);
+    expect(res.headers.get('x-contextfold-saved-tokens')).toBe('0');
+    expect(res.headers.get('x-contextfold-paged-steps')).toBe('');
+    const got = up.requests.at(-1)!;
+    expect(got.path).toBe('/v1/messages');
+    expect(got.headers.authorization ?? got.headers['x-api-key']).toContain(KEY);
+  });
+
+  it('Anthropic streaming: the event stream arrives byte for byte and the SDK parses it', async () => {
+    const client = anthropic();
+    const params = {
+      model: 'claude-sonnet-4-5',
+      max_tokens: 64,
+      messages: [{ role: 'user' as const, content: 'Stream me the port.' }],
+    };
+    const res = await client.messages.create({ ...params, stream: true }).asResponse();
+    expect(await res.text()).toBe(ANTHROPIC_SSE.join(''));
+    const final = await client.messages.stream(params).finalMessage();
+    expect(final.content).toEqual([{ type: 'text', text: 'Port 5433.' }]);
+  });
+
+  it('OpenAI non-streaming and streaming answers arrive byte for byte', async () => {
+    const client = openai();
+    const params = {
+      model: 'gpt-4.1',
+      messages: [
+        { role: 'system' as const, content: 'Be brief.' },
+        { role: 'user' as const, content: 'Which port?' },
+      ],
+    };
+    const res = await client.chat.completions.create(params).asResponse();
+    expect(await res.text()).toBe(OPENAI_JSON);
+    expect(up.requests.at(-1)!.headers.authorization).toBe(`Bearer ${OPENAI_KEY}`);
+    const streamed = await client.chat.completions.create({ ...params, stream: true }).asResponse();
+    expect(await streamed.text()).toBe(OPENAI_SSE.join(''));
+    let text = '';
+    for await (const c of await client.chat.completions.create({ ...params, stream: true })) {
+      text += c.choices[0]?.delta.content ?? '';
+    }
+    expect(text).toBe('Port 5433.');
+  });
+
+  it('a conversation that fits is forwarded as the client sent it, byte for byte', async () => {
+    const body =
+      '{"model":"claude-sonnet-4-5","max_tokens":64,"messages":[{"role":"user","content":"hi"}],"x_future":1.0}';
+    const res = await fetch(`${proxy.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': KEY },
+      body,
+    });
+    expect(res.status).toBe(200);
+    expect(up.requests.at(-1)!.body.toString('utf8')).toBe(body);
+  });
+
+  it("Claude Code's /v1/messages?beta=true is folded too, and the query reaches the upstream", async () => {
+    const before = logs.length;
+    const res = await fetch(`${proxy.url}/v1/messages?beta=true`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': KEY },
+      body: JSON.stringify({
+        ...{ model: 'm', max_tokens: 5 },
+        messages: [{ role: 'user', content: 'beta' }],
+      }),
+    });
+    expect(await res.text()).toBe(ANTHROPIC_JSON);
+    expect(up.requests.at(-1)!.path).toBe('/v1/messages?beta=true');
+    expect(logs.slice(before)).toMatchObject([{ kind: 'call', endpoint: 'messages' }]);
+  });
+
+  it('other paths and methods pass through untouched, query included, without a session', async () => {
+    const before = logs.length;
+    const res = await fetch(`${proxy.url}/v1/models?limit=2`, { headers: { 'x-api-key': KEY } });
+    expect(await res.json()).toEqual({ path: '/v1/models?limit=2', method: 'GET' });
+    const put = await fetch(`${proxy.url}/v1/files/abc`, { method: 'PUT', body: 'raw\u0000bytes' });
+    expect(put.status).toBe(200);
+    expect(up.requests.at(-1)!.body.toString('latin1')).toBe('raw\u0000bytes');
+    expect(logs.slice(before).map((l) => l.kind)).toEqual(['passthrough', 'passthrough']);
+  });
+
+  it('the session header names the session and is not forwarded', async () => {
+    const res = await anthropic()
+      .messages.create(
+        {
+          model: 'claude-sonnet-4-5',
+          max_tokens: 8,
+          messages: [{ role: 'user', content: 'named' }],
+        },
+        { headers: { 'x-contextfold-session': 'chat-42' } },
+      )
+      .asResponse();
+    expect(res.headers.get('x-contextfold-session')).toBe('chat-42');
+    expect(up.requests.at(-1)!.headers['x-contextfold-session']).toBeUndefined();
+    const bad = await fetch(`${proxy.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-contextfold-session': '../escape' },
+      body: JSON.stringify({
+        model: 'm',
+        max_tokens: 1,
+        messages: [{ role: 'user', content: 'x' }],
+      }),
+    });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { type: string } }).error.type).toBe(
+      'invalid_request_error',
+    );
+  });
+
+  it('never writes the API keys to the store or the log', () => {
+    const texts = [
+      ...filesUnder(join(tmp.dir, '.contextfold')).map((f) => readFileSync(f, 'latin1')),
+      JSON.stringify(logs),
+    ];
+    expect(texts.length).toBeGreaterThan(5);
+    for (const t of texts) {
+      expect(t).not.toContain(KEY);
+      expect(t).not.toContain(OPENAI_KEY);
+      expect(t).not.toContain('Zq8v1xK3mN5pR7tW9yB2dF4hJ6');
+    }
+  });
+
+  it('logs one line per call with the call decisions', () => {
+    const calls = logs.filter((l) => l.kind === 'call');
+    expect(calls.length).toBeGreaterThanOrEqual(7);
+    for (const c of calls) {
+      expect(c.status).toBe(200);
+      expect(c.outcome).toBe('ok');
+      expect(c.history_tokens).toBeGreaterThan(0);
+      expect(c.evicted).toEqual(c.paged_in);
+    }
+  });
+});

@@ -1,0 +1,201 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { resolve } from 'node:path';
+import { serve } from '@hono/node-server';
+import { Hono } from 'hono';
+import type { RetrievalMode, Tokenizer } from '../../engine/types.js';
+import { UsageError } from '../../protocol/errors.js';
+import type { Endpoint, ProxyLogLine } from './call-log.js';
+import { ENDPOINT_API, modelCall } from './model-call.js';
+import { passthrough } from './passthrough.js';
+import { errorResponse, type ProxyContext } from './proxy-context.js';
+import { SessionPool } from './session-pool.js';
+
+/** Options of {@link startProxy}. */
+export interface ProxyOptions {
+  /** Base URL of the model API, e.g. `https://api.anthropic.com` or `https://api.openai.com`. */
+  upstream: string;
+  /** Address to listen on. Default `127.0.0.1` (loopback only). */
+  host?: string;
+  /** Port to listen on; 0 picks a free one. Default 8787. */
+  port?: number;
+  /** Store root: each conversation is a session store in `<dir>/sessions/<id>/.contextfold`. Default `.contextfold`. */
+  dir?: string;
+  /** Token budget of every prompt sent upstream. Default 32000. */
+  budget?: number;
+  /** Turns before the live one always kept verbatim. Default 10. */
+  keepRecent?: number;
+  /** Older turns above this many tokens are folded. Default 256. */
+  foldThreshold?: number;
+  tokenizer?: Tokenizer | 'o200k' | 'reference';
+  retrieval?: RetrievalMode;
+  /** Largest request body accepted; larger ones get a 413. Default 32 MiB. */
+  maxBodyBytes?: number;
+  /** Upstream idle timeout (connecting, waiting, between response bytes). Default 10 minutes. */
+  timeoutMs?: number;
+  /** Sessions kept open at once (idle ones beyond are closed). Default 64. */
+  maxOpenSessions?: number;
+  /** Receives one line per request (see {@link ProxyLogLine}). Default: none. */
+  onLog?: (line: ProxyLogLine) => void;
+}
+
+/** A running proxy. */
+export interface RunningProxy {
+  /** Base URL the proxy listens on, e.g. `http://127.0.0.1:8787`. */
+  url: string;
+  port: number;
+  /** The environment lines that point the Anthropic and OpenAI SDKs (and Claude Code) at it. */
+  env: { ANTHROPIC_BASE_URL: string; OPENAI_BASE_URL: string };
+  /** Stops listening, waits for calls in flight, closes every session. */
+  close(): Promise<void>;
+}
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+
+/** True when a host name or address only accepts local connections. */
+export function isLoopback(host: string): boolean {
+  return LOOPBACK.has(host) || host.startsWith('127.');
+}
+
+function positiveInt(v: number | undefined, fallback: number, name: string, min = 1): number {
+  const n = v ?? fallback;
+  if (!Number.isSafeInteger(n) || n < min) {
+    throw new UsageError(`${name} must be an integer >= ${min}, got ${String(v)}`);
+  }
+  return n;
+}
+
+function upstreamBase(value: unknown): URL {
+  if (typeof value !== 'string' || value === '') {
+    throw new UsageError('startProxy needs { upstream }: the base URL of the model API');
+  }
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError(`upstream '${value}' is not a URL (e.g. https://api.anthropic.com)`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new UsageError(`upstream '${value}' must be an http:// or https:// URL`);
+  }
+  if (url.username || url.password || url.search || url.hash) {
+    throw new UsageError(
+      `upstream '${url.origin}…' must be a plain base URL (no credentials, query or fragment)`,
+    );
+  }
+  return url;
+}
+
+const ROUTES: [string, Endpoint][] = [
+  ['/v1/messages', 'messages'],
+  ['/v1/messages/count_tokens', 'count_tokens'],
+  ['/v1/chat/completions', 'chat.completions'],
+];
+
+function pathAndQuery(req: Request): string {
+  const u = new URL(req.url);
+  return `${u.pathname}${u.search}`;
+}
+
+function app(ctx: ProxyContext): Hono {
+  const hono = new Hono();
+  for (const [path, endpoint] of ROUTES) {
+    hono.post(path, (c) => modelCall(ctx, c.req.raw, pathAndQuery(c.req.raw), endpoint));
+  }
+  hono.all('*', (c) => passthrough(ctx, c.req.raw, pathAndQuery(c.req.raw)));
+  hono.onError((e, c) => {
+    const path = new URL(c.req.url).pathname;
+    const endpoint = ROUTES.find(([p]) => p === path)?.[1] ?? 'messages';
+    const message = `contextfold proxy failed: ${e instanceof Error ? e.message : String(e)}`;
+    ctx.log({
+      kind: 'refused',
+      api: ENDPOINT_API[endpoint],
+      endpoint,
+      status: 500,
+      outcome: 'error',
+      error: message,
+      ms: 0,
+    });
+    return errorResponse(ENDPOINT_API[endpoint], 500, message);
+  });
+  return hono;
+}
+
+/**
+ * Starts `contextfold proxy`: an HTTP server between an unmodified client and the model API.
+ * Every Anthropic Messages and OpenAI Chat Completions call is run through a harness session
+ * (old verbose turns folded into verified cold storage, what the live turn needs paged in for
+ * that call only) and sent upstream; the answer comes back byte for byte. Everything else
+ * passes through untouched. Keys and auth headers are forwarded, never stored or logged.
+ *
+ * @example
+ * const proxy = await startProxy({ upstream: 'https://api.anthropic.com', budget: 32_000 });
+ * const client = new Anthropic({ baseURL: proxy.url });
+ * // …
+ * await proxy.close();
+ */
+export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
+  if (!options || typeof options !== 'object') {
+    throw new UsageError('startProxy needs an options object: { upstream, ... }');
+  }
+  const base = upstreamBase(options.upstream);
+  const host = options.host ?? '127.0.0.1';
+  const port = positiveInt(options.port, 8787, 'port', 0);
+  if (port > 65535) throw new UsageError(`port must be at most 65535, got ${port}`);
+  const dir = resolve(options.dir ?? '.contextfold');
+  const pool = new SessionPool({
+    root: dir,
+    maxOpen: positiveInt(options.maxOpenSessions, 64, 'maxOpenSessions'),
+    session: {
+      budget: positiveInt(options.budget, 32_000, 'budget'),
+      pageInToolOutput: true,
+      ...(options.keepRecent !== undefined ? { keepRecent: options.keepRecent } : {}),
+      ...(options.foldThreshold !== undefined ? { foldThreshold: options.foldThreshold } : {}),
+      ...(options.tokenizer ? { tokenizer: options.tokenizer } : {}),
+      ...(options.retrieval ? { retrieval: options.retrieval } : {}),
+    },
+  });
+  const agents = {
+    http: new http.Agent({ keepAlive: true }),
+    https: new https.Agent({ keepAlive: true }),
+  };
+  const ctx: ProxyContext = {
+    target: {
+      base,
+      timeoutMs: positiveInt(options.timeoutMs, 600_000, 'timeoutMs'),
+      agents,
+    },
+    pool,
+    maxBodyBytes: positiveInt(options.maxBodyBytes, 32 * 1024 * 1024, 'maxBodyBytes'),
+    log: options.onLog ?? (() => undefined),
+  };
+  const server = await new Promise<ReturnType<typeof serve>>((ok, fail) => {
+    const s = serve({ fetch: app(ctx).fetch, hostname: host, port }, () => ok(s));
+    s.once('error', (e: NodeJS.ErrnoException) =>
+      fail(
+        new UsageError(
+          `cannot listen on ${host}:${port}: ${e.code === 'EADDRINUSE' ? 'the port is in use (pick another with --port)' : (e.code ?? e.message)}`,
+        ),
+      ),
+    );
+  });
+  const bound = (server.address() as AddressInfo).port;
+  const shown = host.includes(':') ? `[${host}]` : host;
+  const url = `http://${shown}:${bound}`;
+  let closing: Promise<void> | null = null;
+  return {
+    url,
+    port: bound,
+    env: { ANTHROPIC_BASE_URL: url, OPENAI_BASE_URL: `${url}/v1` },
+    close() {
+      closing ??= (async () => {
+        await new Promise<void>((done) => server.close(() => done()));
+        await pool.close();
+        agents.http.destroy();
+        agents.https.destroy();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,112 @@
+import type { Command } from 'commander';
+import { UsageError } from '../../protocol/errors.js';
+import { globals, parseIntArg } from '../context.js';
+import { engineOptions } from '../engine-options.js';
+
+interface ProxyFlags {
+  upstream?: string;
+  host: string;
+  port: string;
+  budget: string;
+  keepRecent: string;
+  foldThreshold: string;
+  maxBody: string;
+  timeout: string;
+}
+
+/** Resolves when the process is asked to stop (SIGINT / SIGTERM). */
+function stopSignal(): Promise<string> {
+  return new Promise((done) => {
+    process.once('SIGINT', () => done('SIGINT'));
+    process.once('SIGTERM', () => done('SIGTERM'));
+  });
+}
+
+/** `contextfold proxy`. */
+export function register(program: Command): void {
+  program
+    .command('proxy')
+    .description(
+      'run an HTTP proxy in front of the Anthropic / OpenAI API that folds every call of any client',
+    )
+    .option('--upstream <URL>', 'base URL of the model API, e.g. https://api.anthropic.com')
+    .option('--host <HOST>', 'address to listen on (loopback by default)', '127.0.0.1')
+    .option('--port <PORT>', 'port to listen on (0: any free port)', '8787')
+    .option('--budget <N>', 'token budget of every prompt sent upstream', '32000')
+    .option('--keep-recent <K>', 'turns before the live one always kept verbatim', '10')
+    .option('--fold-threshold <N>', 'older turns above this many tokens are folded', '256')
+    .option('--max-body <BYTES>', 'largest request body accepted (413 above)', String(32 << 20))
+    .option('--timeout <MS>', 'upstream idle timeout in milliseconds', '600000')
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Anthropic Messages (POST /v1/messages, /v1/messages/count_tokens) and OpenAI Chat',
+        'Completions (POST /v1/chat/completions) calls are folded: the client resends its whole',
+        'history every call; the proxy keeps it as a session in <dir>/sessions/<id>/.contextfold',
+        '(id from the x-contextfold-session header, else a hash of the first messages), folds old',
+        'verbose turns, pages in what the live turn needs for that call only, and streams the',
+        'answer back byte for byte. Any other request passes through untouched. API keys are',
+        'forwarded, never stored.',
+        '',
+        'Prints the URL and the lines to set, then one line per call (JSON lines with --json).',
+        '',
+        'Examples:',
+        '  contextfold --dir ~/.contextfold proxy --upstream https://api.anthropic.com',
+        '  ANTHROPIC_BASE_URL=http://127.0.0.1:8787 claude',
+        '  contextfold --json proxy --upstream https://api.openai.com --budget 24000',
+      ].join('\n'),
+    )
+    .action(async (opts: ProxyFlags, cmd: Command) => {
+      const g = globals(cmd);
+      if (!opts.upstream) {
+        throw new UsageError(
+          'proxy needs --upstream URL (e.g. https://api.anthropic.com or https://api.openai.com)',
+        );
+      }
+      const e = engineOptions(cmd);
+      // Loaded here so hono costs nothing to every other command.
+      const { humanLogLine, isLoopback, startProxy } = await import(
+        '../../adapters/proxy/index.js'
+      );
+      const proxy = await startProxy({
+        upstream: opts.upstream,
+        host: opts.host,
+        port: parseIntArg(opts.port, '--port'),
+        dir: g.dir,
+        budget: parseIntArg(opts.budget, '--budget'),
+        keepRecent: parseIntArg(opts.keepRecent, '--keep-recent'),
+        foldThreshold: parseIntArg(opts.foldThreshold, '--fold-threshold'),
+        maxBodyBytes: parseIntArg(opts.maxBody, '--max-body'),
+        timeoutMs: parseIntArg(opts.timeout, '--timeout'),
+        ...(e.tokenizer ? { tokenizer: e.tokenizer } : {}),
+        ...(e.retrieval ? { retrieval: e.retrieval } : {}),
+        onLog: (line) =>
+          process.stdout.write(g.json ? `${JSON.stringify(line)}\n` : `${humanLogLine(line)}\n`),
+      });
+      if (!isLoopback(opts.host)) {
+        process.stderr.write(
+          `contextfold proxy: warning: listening on ${opts.host}, not loopback: anyone who can reach it can send calls through it and read any session's archived pages by naming its session\n`,
+        );
+      }
+      if (g.json) {
+        process.stdout.write(
+          `${JSON.stringify({ listening: proxy.url, upstream: opts.upstream, store: g.dir, env: proxy.env })}\n`,
+        );
+      } else {
+        process.stdout.write(
+          [
+            `contextfold proxy listening on ${proxy.url} → ${opts.upstream} (sessions in ${g.dir}/sessions)`,
+            `export ANTHROPIC_BASE_URL=${proxy.env.ANTHROPIC_BASE_URL}`,
+            `export OPENAI_BASE_URL=${proxy.env.OPENAI_BASE_URL}`,
+            '',
+          ].join('\n'),
+        );
+      }
+      const signal = await stopSignal();
+      if (!g.json) process.stdout.write(`contextfold proxy: ${signal}, closing\n`);
+      // A second signal does not wait for streams still in flight.
+      void stopSignal().then(() => process.exit(130));
+      await proxy.close();
+    });
+}

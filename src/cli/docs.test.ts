@@ -1,0 +1,115 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runDemo } from '../engine/demo-scenario.js';
+import { extractSnippets } from '../test-utils/doc-snippets.js';
+import { type InstalledCopy, installedCopy, REPO_ROOT } from '../test-utils/installed-copy.js';
+import { itShared, tempDir } from '../test-utils/shared.js';
+import { tempDir as tempDirForTest } from '../test-utils/temp-dir.js';
+
+/** README.md and every docs/ page, in a stable order. */
+const PAGES = [
+  'README.md',
+  ...readdirSync(join(REPO_ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .sort()
+    .map((f) => `docs/${f}`),
+];
+
+const read = (page: string) => readFileSync(join(REPO_ROOT, page), 'utf8');
+
+// The blocks run against what a user installs: the packed package (npm pack), unpacked as an
+// installed copy with `contextfold` on PATH.
+const tmp = tempDir('cf-docs-');
+let copy: InstalledCopy;
+beforeAll(() => {
+  copy = installedCopy(join(tmp.dir, 'prefix'));
+});
+const notRun: string[] = [];
+afterAll(() => {
+  tmp.cleanup();
+  if (notRun.length > 0) {
+    console.log(
+      `${notRun.length} shell blocks in the docs are marked as not run by this test:\n${notRun.map((s) => `  ${s}`).join('\n')}`,
+    );
+  }
+});
+
+function run(script: string, cwd: string): { code: number | null; out: string } {
+  mkdirSync(cwd, { recursive: true });
+  const r = spawnSync('bash', ['-euo', 'pipefail', '-c', script], {
+    cwd,
+    encoding: 'utf8',
+    env: {
+      ...process.env,
+      PATH: [copy.binDir, dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'].join(
+        ':',
+      ),
+    },
+    timeout: 120_000,
+  });
+  return { code: r.status, out: `${r.stdout}\n${r.stderr}`.trim().slice(-4000) };
+}
+
+const withBlocks = PAGES.filter((p) => extractSnippets(p, read(p)).length > 0);
+
+describe.each(withBlocks)('every shell block of %s runs as written, in order', (page) => {
+  // One working directory per page: a block sees what the blocks before it wrote.
+  const cwd = join(tmp.dir, page.replace(/[^\w.-]+/g, '_'));
+  for (const s of extractSnippets(page, read(page))) {
+    const title = `${page}:${s.line}`;
+    if (s.marker?.kind === 'skip') {
+      notRun.push(`${title} (${s.marker.reason})`);
+      it.skip(`${title} [not run: ${s.marker.reason}]`, () => {});
+    } else if (s.marker?.kind === 'needs-shared') {
+      itShared(title, () => expect(run(s.script, cwd)).toMatchObject({ code: 0 }));
+    } else {
+      it(title, () => {
+        const r = run(s.script, cwd);
+        expect(r.code, `${title} failed:\n${s.script}\n--- output ---\n${r.out}`).toBe(0);
+      });
+    }
+  }
+});
+
+describe('the README and docs', () => {
+  it('the README fits on a few screens and starts with the two quick-start commands', () => {
+    const readme = read('README.md');
+    expect(readme.split('\n').length).toBeLessThanOrEqual(200);
+    expect(readme).toContain('\nnpm ci && npm run demo');
+    expect(readme).toContain('\nnpm ci && npm test');
+  });
+
+  it('links every docs page from the README, and every relative link resolves', () => {
+    const readme = read('README.md');
+    for (const page of PAGES.filter((p) => p.startsWith('docs/')))
+      expect(readme, `README.md links ${page}`).toContain(`(${page}`);
+    for (const page of PAGES) {
+      for (const m of read(page).matchAll(/\]\(([^)#\s]+)(#[^)\s]*)?\)/g)) {
+        const target = m[1]!;
+        if (/^[a-z]+:/.test(target)) continue;
+        const path = join(REPO_ROOT, dirname(page), target);
+        expect(existsSync(path), `${page} links ${target}, which does not exist`).toBe(true);
+      }
+    }
+  });
+
+  it("the README's before/after table is what the demo measures", async () => {
+    const r = await runDemo({ dir: join(tempDirForTest(), '.contextfold') });
+    const readme = read('README.md');
+    expect(readme).toContain(`| ${r.raw_history_tokens.toLocaleString('en-US')} |`);
+    for (const q of r.questions) {
+      expect(readme).toContain(
+        `| "${q.prompt}" | ${q.tokens_with_folding} (question ${q.prompt_tokens} + ${q.pages.length} `,
+      );
+    }
+  });
+
+  it('marks few blocks as not run, each with a reason', () => {
+    const marked = PAGES.flatMap((p) => extractSnippets(p, read(p))).filter(
+      (s) => s.marker?.kind === 'skip',
+    );
+    expect(marked.length).toBeLessThanOrEqual(6);
+  });
+});

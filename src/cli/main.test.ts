@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../test-utils/run-cli.js';
+
+/** The one JSON object a `--json` run printed on stdout (and nothing on stderr). */
+function oneJsonObject(r: { stdout: string; stderr: string }): Record<string, unknown> {
+  expect(r.stderr).toBe('');
+  const lines = r.stdout.split('\n').filter((l) => l.length > 0);
+  expect(lines).toHaveLength(1);
+  return JSON.parse(lines[0]!);
+}
+
+describe('parser errors (commander) are reported like every other error', () => {
+  const cases: [string[], RegExp, string][] = [
+    [['frob'], /^unknown command 'frob'/, 'commander.unknownCommand'],
+    [['scan', 'a', 'b'], /^too many arguments for 'scan'/, 'commander.excessArguments'],
+    [['--bogus', 'status'], /^unknown option '--bogus'/, 'commander.unknownOption'],
+    [
+      ['status', '--dir'],
+      /^option '--dir <DIR>' argument missing/,
+      'commander.optionMissingArgument',
+    ],
+  ];
+
+  it.each(cases)(
+    '--json %j: one JSON error object on stdout, exit 1',
+    async (args, message, parser) => {
+      const r = await runCli(['--json', ...args]);
+      expect(r.code).toBe(1);
+      const o = oneJsonObject(r);
+      expect(o).toMatchObject({ error: 'UsageError', code: 'USAGE', parser });
+      expect(o.message).toMatch(message);
+    },
+  );
+
+  it.each(cases)('without --json %j: one line on stderr, exit 1', async (args, message) => {
+    const r = await runCli(args);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    const lines = r.stderr.split('\n').filter((l) => l.length > 0);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]!.replace(/^contextfold: UsageError: /, '')).toMatch(message);
+    expect(lines[0]).toMatch(/\(see contextfold --help\)$/);
+  });
+
+  it('a misspelt command gets the suggestion on the same line', async () => {
+    const r = await runCli(['fodl']);
+    expect(r.stderr).toBe(
+      "contextfold: UsageError: unknown command 'fodl' (Did you mean fold?) (see contextfold --help)\n",
+    );
+  });
+
+  it('no command: help on stderr, exit 1; with --json one error object', async () => {
+    const plain = await runCli([]);
+    expect(plain.code).toBe(1);
+    expect(plain.stderr).toContain('Usage: contextfold');
+    const json = await runCli(['--json']);
+    expect(json.code).toBe(1);
+    expect(oneJsonObject(json)).toMatchObject({
+      code: 'USAGE',
+      message: expect.stringMatching(/^no command given/),
+    });
+  });
+
+  it('--help and --version still exit 0 on stdout, and the help documents stdin, stores and errors', async () => {
+    const help = await runCli(['--help']);
+    expect(help.code).toBe(0);
+    for (const text of [
+      "'-' to read standard",
+      '--prompt-file',
+      'need an\nexisting store',
+      'With --json, stdout carries exactly one JSON object',
+    ])
+      expect(help.stdout).toContain(text);
+    const version = await runCli(['--version']);
+    expect(version).toMatchObject({ code: 0, stdout: expect.stringMatching(/^\d+\.\d+\.\d+\n$/) });
+    const sub = await runCli(['--json', 'scan', '--help']);
+    expect(sub.code).toBe(0);
+    expect(sub.stdout).toContain('--prompt-file');
+  });
+});

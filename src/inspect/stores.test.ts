@@ -1,0 +1,25 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../test-utils/shared.js';
+import { discoverStores } from './stores.js';
+
+const tmp = tempDir('cf-stores-');
+afterAll(() => tmp.cleanup());
+
+describe('discoverStores', () => {
+  it('finds session stores directly under sessions/<id>/ and the proxy’s sessions/<id>/.contextfold', () => {
+    const root = join(tmp.dir, '.contextfold');
+    const store = (d: string) => {
+      mkdirSync(d, { recursive: true });
+      writeFileSync(join(d, 'events.jsonl'), '');
+    };
+    store(join(root, 'sessions', 'middleware-chat'));
+    store(join(root, 'sessions', 'auto-3f2a', '.contextfold'));
+    mkdirSync(join(root, 'sessions', 'empty', 'nothing'), { recursive: true });
+    expect(discoverStores(root).map((s) => [s.id, s.dir])).toEqual([
+      ['sessions/auto-3f2a', join(root, 'sessions', 'auto-3f2a', '.contextfold')],
+      ['sessions/middleware-chat', join(root, 'sessions', 'middleware-chat')],
+    ]);
+  });
+});
