@@ -158,7 +158,9 @@ class FeatureContext {
     this.nq = query.length;
     this.total = keyWeights.reduce((s, w) => s + w, 0) || 1;
     const n = index.size;
-    cr.docs.forEach((d, k) => this.slotByStep.set(index.doc(d).stepId, k));
+    cr.docs.forEach((d, k) => {
+      this.slotByStep.set(index.doc(d).stepId, k);
+    });
     this.matchCredit = query.map((q) =>
       Float64Array.from(q.matches, (m) => m.weight * idf(n, index.docFrequency(m.key))),
     );
