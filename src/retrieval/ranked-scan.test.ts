@@ -204,23 +204,27 @@ describe('rankedScan: CONF-13 semantics', () => {
     expect(b).toEqual(a);
   });
 
-  it('chronological labels follow the steps, not the scores (CONF-04)', () => {
+  it('chronological labels follow the steps, not the scores (CONF-04); other pages are related', () => {
+    const fact = 'deploy server port configured on host eu-west region';
     const turns = [
-      { step: 10, text: 'server port 5433 configured on host' },
-      { step: 20, text: 'server port 5434 configured' },
-      { step: 30, text: 'server port 5433 configured' },
+      { step: 10, text: `${fact} 5433 alpha` },
+      { step: 20, text: `${fact} 5434` },
+      { step: 30, text: `${fact} 5433` },
+      { step: 40, text: 'port alpha' },
       ...noise(20),
     ];
-    const r = rankedScan(indexOf(turns), 'server port configured on host', {
+    const r = rankedScan(indexOf(turns), `${fact} alpha`, {
       ...only(coverage, { temperature: 4, minProbability: 0.01 }),
     });
-    // Step 10 owns the intent (it alone holds "host"); the others are newer alternatives.
+    // Step 10 owns the intent (it alone holds all of it); the other versions of the fact are
+    // labelled with it by step; a page that shares little of it is only related.
     expect(r.selected.map((p) => [p.step_id, p.status])).toEqual([
       [10, 'historical'],
       [30, 'latest_chronological'],
       [20, 'superseded'],
+      [40, 'related'],
     ]);
-    expect(r.selected.slice(1).map((p) => p.alternative_of)).toEqual([10, 10]);
+    expect(r.selected.slice(1).map((p) => p.alternative_of)).toEqual([10, 10, 10]);
   });
 });
 
@@ -284,6 +288,22 @@ describe('rankedScan: features and weights', () => {
     const w = only({ turnN: 4, recLatest: 2, recEarliest: 2 });
     expect(first(rankedScan(indexOf(turns), 'deploy target staging now?', w))).toBe(20);
     expect(first(rankedScan(indexOf(turns), 'first deploy target staging?', w))).toBe(10);
+  });
+
+  it('a time cue picks the first owner among equally good turns that hold the same keys', () => {
+    const turns = [
+      { step: 10, text: 'deploy target staging' },
+      { step: 20, text: 'deploy target staging' },
+      { step: 30, text: 'deploy target' },
+      ...noise(20),
+    ];
+    // No recency weight: the two full turns tie (the later one ranks first); "first" takes the
+    // earliest of them, never the turn that lacks a key, and timeBand 0 keeps the best.
+    const cue = only(coverage, { temperature: 4 });
+    expect(first(rankedScan(indexOf(turns), 'first deploy target staging?', cue))).toBe(10);
+    expect(first(rankedScan(indexOf(turns), 'deploy target staging now?', cue))).toBe(20);
+    const strict = only(coverage, { temperature: 4, timeBand: 0 });
+    expect(first(rankedScan(indexOf(turns), 'first deploy target staging?', strict))).toBe(20);
   });
 
   it('bounded work: only the most recent maxPostings turns of a key are read', () => {

@@ -51,6 +51,11 @@ export interface RankedTuning extends QueryTuning, FeatureTuning {
   residualShare: number;
   /** Tokens of the companion page (the call turn of a result whose keys came from it). */
   companionTokens: number;
+  /**
+   * On a "now" / "first" prompt the first owner is the latest / earliest candidate that holds the
+   * best one's keys and scores within this many logits of it (0: the best, always).
+   */
+  timeBand: number;
 }
 
 /**
@@ -79,6 +84,7 @@ export const RANKED_DEFAULTS: Readonly<RankedTuning> = Object.freeze({
   maxOwners: 4,
   residualShare: 0.25,
   companionTokens: 300,
+  timeBand: 1,
 });
 
 /** Options of {@link rankedScan}. */
@@ -181,6 +187,9 @@ function setProbabilities(pool: readonly Scored[], t: RankedTuning): void {
   for (const x of top) x.p = Math.exp((x.s - top[0]!.s) / t.temperature) / z;
 }
 
+/** A page is a version of an owner's fact when it holds this share of the owner's key weight. */
+const SAME_FACT_SHARE = 0.75;
+
 /** A key is specific when its rarity is at least this: it names the thing, not the topic. */
 const SPECIFIC_RARITY = 0.5;
 
@@ -219,8 +228,32 @@ interface Owner {
   keys: number[];
 }
 
+/**
+ * The first owner: the best candidate, or, when the prompt points at one end of the history
+ * ("now" / "first"), the latest (earliest) candidate that holds every key the best one holds and
+ * scores within `timeBand` logits of it: among equally good answers the time cue decides.
+ */
+function firstOwner(pool: readonly Scored[], intent: PromptIntent, t: RankedTuning): Scored {
+  const top = pool[0]!;
+  if (intent.time === 'none' || t.timeBand <= 0) return top;
+  const nq = top.c.own.length;
+  const same = pool.filter(
+    (x) =>
+      x.s >= top.s - t.timeBand &&
+      Array.from({ length: nq }, (_, q) => q).every((q) => !held(top.c, q) || held(x.c, q)),
+  );
+  const later = (a: Scored, b: Scored) =>
+    intent.time === 'latest' ? b.c.stepId > a.c.stepId : b.c.stepId < a.c.stepId;
+  return same.reduce((a, b) => (later(a, b) ? b : a), top);
+}
+
 /** Intent owners by residual cover: each next owner holds most of what is still uncovered. */
-function owners(pool: readonly Scored[], set: CandidateSet, t: RankedTuning): Owner[] {
+function owners(
+  pool: readonly Scored[],
+  set: CandidateSet,
+  t: RankedTuning,
+  intent: PromptIntent,
+): Owner[] {
   const nq = set.keyWeights.length;
   const present = new Array<boolean>(nq).fill(false);
   for (const x of pool) for (let q = 0; q < nq; q++) if (held(x.c, q)) present[q] = true;
@@ -236,7 +269,7 @@ function owners(pool: readonly Scored[], set: CandidateSet, t: RankedTuning): Ow
     }
     out.push({ x, keys });
   };
-  if (pool[0]) take(pool[0]);
+  if (pool[0]) take(firstOwner(pool, intent, t));
   while (out.length > 0 && out.length < t.maxOwners) {
     let residual = 0;
     for (let q = 0; q < nq; q++) if (present[q] && !covered[q]) residual += set.keyWeights[q]!;
@@ -328,7 +361,7 @@ export function rankedScan(
   }
   setProbabilities(pool, t);
   if (pool.length === 0) return result;
-  const own = owners(pool, set, t);
+  const own = owners(pool, set, t, intent);
   const turnCap = options.perTurnCap;
   const pageCap = Math.min(t.pageTokens, options.perCallCap, turnCap);
   const taken = new Set<number>();
@@ -408,7 +441,14 @@ export function rankedScan(
     const p = pick(x, owner);
     if (!admit(p, false)) continue;
     taken.add(x.c.stepId);
-    groups.get(owner.c.stepId)!.push(p);
+    // A version of the same fact (it holds most of the key weight its owner took) is labelled
+    // in the owner's chronology; any other page is only related to it.
+    const took = own.find((o) => o.x === owner)!.keys;
+    const mass = took.reduce((sum, q) => sum + set.keyWeights[q]!, 0);
+    const shared = took.reduce((sum, q) => sum + (held(x.c, q) ? set.keyWeights[q]! : 0), 0);
+    const sameFact = shared >= SAME_FACT_SHARE * mass;
+    if (sameFact) groups.get(owner.c.stepId)!.push(p);
+    else p.status = 'related';
   }
   for (const g of groups.values()) labelChronologically(g);
   return result;
