@@ -37,6 +37,8 @@ export {
   resolveTokenizer,
   type Tokenizer,
 } from './extract/tokenizer.js';
+// The guard: secret redaction before writes, injection / active-content findings on pages.
+export * from './guard/index.js';
 // The harness: sessions, context packs, folded-step records, events and replay.
 export * from './harness/index.js';
 export {
@@ -53,10 +55,12 @@ export {
   type ErrorCode,
   type ErrorDetails,
   exitCodeFor,
+  GuardTableError,
   IntegrityCheckError,
   ipcfErrorName,
   isBrokenReferenceError,
   isContextFoldError,
+  isGuardTableError,
   isIntegrityCheckError,
   isNodeNotFoundError,
   isOrphanedNodeError,
@@ -86,4 +90,5 @@ export {
   IPCF_VERSION,
   PROJECTION_VERSION,
   type RecallIndexFile,
+  type RedactionRecord,
 } from './protocol/types.js';

@@ -54,6 +54,8 @@ describe('every integration over the adapter acceptance cases', () => {
       'ai-sdk-middleware',
       'mcp-server',
       'claude-code-hook',
+      'proxy-anthropic',
+      'proxy-openai',
     ]);
     for (const a of decl.adapters) expect(a.counts.total).toBe(file.cases.length);
   });
@@ -84,7 +86,14 @@ describe('every integration over the adapter acceptance cases', () => {
     }
     const strict = (adapter: string) =>
       decl.adapters.find((a) => a.adapter === adapter)!.declared_strictnesses;
-    for (const a of ['session', 'ai-sdk-middleware', 'mcp-server']) expect(strict(a)).toEqual([]);
+    for (const a of [
+      'session',
+      'ai-sdk-middleware',
+      'mcp-server',
+      'proxy-anthropic',
+      'proxy-openai',
+    ])
+      expect(strict(a)).toEqual([]);
     expect(strict('claude-code-hook')).toEqual([
       {
         conjunct: 'record_in_live_context',
@@ -97,7 +106,7 @@ describe('every integration over the adapter acceptance cases', () => {
     ]);
   });
 
-  it('what an adapter cannot enforce is not-applicable, never a pass: CONF-07 for the MCP server and the hook', () => {
+  it('what an adapter cannot enforce is not-applicable, never a pass: CONF-07 for the MCP server and the hook (the proxy evicts)', () => {
     for (const a of report.adapters) {
       const na = a.cases.filter((c) => c.verdict === 'not-applicable').map((c) => c.case_id);
       const conf07 = file.cases.filter((c) => c.requirements.includes('CONF-07')).map((c) => c.id);
@@ -105,6 +114,15 @@ describe('every integration over the adapter acceptance cases', () => {
         expect(na).toEqual(conf07);
         expect(conf07.length).toBeGreaterThan(0);
       } else expect(na).toEqual([]);
+    }
+  });
+
+  it('the proxy enforces eviction: it passes every CONF-07 case, in both dialects', () => {
+    const conf07 = file.cases.filter((c) => c.requirements.includes('CONF-07')).map((c) => c.id);
+    for (const name of ['proxy-anthropic', 'proxy-openai']) {
+      const run = report.adapters.find((a) => a.adapter === name)!;
+      const verdicts = run.cases.filter((c) => conf07.includes(c.case_id)).map((c) => c.verdict);
+      expect(verdicts, name).toEqual(conf07.map(() => 'pass'));
     }
   });
 

@@ -9,6 +9,8 @@ describe('contextfold/acceptance (the package entry point, built)', () => {
       'ai-sdk-middleware',
       'mcp-server',
       'claude-code-hook',
+      'proxy-anthropic',
+      'proxy-openai',
     ]);
     expect(typeof m.buildAdapterDeclaration).toBe('function');
     expect(m.loadCaseFile().file.cases.length).toBeGreaterThanOrEqual(30);

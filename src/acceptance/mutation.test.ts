@@ -6,14 +6,16 @@ import { type AcceptanceReport, runAdapterAcceptance } from './runner.js';
 import { AiSdkSubject } from './subjects/ai-sdk-subject.js';
 import { HookSubject } from './subjects/hook-subject.js';
 import { McpSubject } from './subjects/mcp-subject.js';
+import { ProxySubject } from './subjects/proxy-subject.js';
 import { SessionSubject } from './subjects/session-subject.js';
 import { type EngineMutant, installEngineMutant } from './test-utils/engine-mutants.mjs';
 
 const PRELOAD = fileURLToPath(new URL('./test-utils/mutant-preload.mjs', import.meta.url));
 
 /**
- * Every subject with its engine broken one way: in this process by wrapping what
- * `ContextFold.open` returns, in the CLI processes by the same wrapper loaded with `--import`.
+ * Every subject with its engine broken one way: in this process (`Session`, the middleware, the
+ * proxy) by wrapping what `ContextFold.open` returns, in the CLI processes by the same wrapper
+ * loaded with `--import`.
  */
 async function runMutant(mutant: EngineMutant, cases: string[]): Promise<AcceptanceReport> {
   const env = { NODE_OPTIONS: `--import=${PRELOAD}`, CONTEXTFOLD_TEST_MUTANT: mutant };
@@ -25,6 +27,8 @@ async function runMutant(mutant: EngineMutant, cases: string[]): Promise<Accepta
         new AiSdkSubject(),
         new McpSubject({ env }),
         new HookSubject({ env }),
+        new ProxySubject('anthropic'),
+        new ProxySubject('openai'),
       ],
       cases,
       tmpDir: FAST_TMP,
@@ -39,7 +43,8 @@ const verdicts = (r: AcceptanceReport, adapter: string) =>
     r.adapters.find((a) => a.adapter === adapter)!.cases.map((c) => [c.case_id, c.verdict]),
   );
 
-const ADAPTERS = ['session', 'ai-sdk-middleware', 'mcp-server', 'claude-code-hook'];
+const PROXIES = ['proxy-anthropic', 'proxy-openai'];
+const ADAPTERS = ['session', 'ai-sdk-middleware', 'mcp-server', 'claude-code-hook', ...PROXIES];
 
 describe('mutation check: the suite catches each adapter with a broken engine', () => {
   const reports = new Map<EngineMutant, AcceptanceReport>();
@@ -84,7 +89,7 @@ describe('mutation check: the suite catches each adapter with a broken engine', 
     });
   });
 
-  it.each(['session', 'ai-sdk-middleware'])(
+  it.each(['session', 'ai-sdk-middleware', ...PROXIES])(
     '%s: breaking eviction fails the eviction cases',
     (adapter) => {
       expect(verdicts(reports.get('eviction')!, adapter)).toEqual({

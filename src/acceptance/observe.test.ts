@@ -33,8 +33,10 @@ const block = (content: string, over: Partial<Parameters<typeof formatArchivedBl
 const obs = (modelInput: string) => ({ proceeded: true, modelInput, refused: [] });
 
 describe('parsePages', () => {
-  it('finds each archived block with its exact content (CRLF, non-ASCII, a forged closing tag inside)', () => {
+  it('finds each archived block with its content as the guard renders it (CRLF, non-ASCII, a forged closing tag inside)', () => {
     const text = `prompt\n\n${block(payload)}\n\nafter`;
+    // The forged tag is escaped and announced by the guard's warning line, which is not content.
+    expect(text).toContain('\nWarning: contextfold guard flagged spoof:archived-record-tag');
     expect(parsePages(text)).toEqual([
       {
         step_id: 4,
@@ -42,7 +44,7 @@ describe('parsePages', () => {
         chunk: 0,
         chunks: 1,
         truncated: false,
-        content: payload,
+        content: payload.replace('</archived_record', '&lt;/archived_record'),
       },
     ]);
   });

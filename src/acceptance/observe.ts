@@ -1,4 +1,5 @@
 import { referenceTokenizer } from '../extract/tokenizer.js';
+import { renderPageContent } from '../guard/render-page.js';
 import type { StoredNode, StoreSnapshot } from './store-snapshot.js';
 import type { CallObservation } from './subject.js';
 
@@ -15,10 +16,14 @@ export interface ParsedPage {
 const OPEN_RE =
   /<archived_record step_id="(\d+)" payload_sha256="([0-9a-f]{64})" chunk="(\d+)\/(\d+)" truncated="(true|false)">\n[^\n]*\n/g;
 
+/** The line the guard adds after the label when a page has a high-severity finding. */
+const GUARD_WARNING = 'Warning: contextfold guard flagged ';
+
 /**
  * The archived blocks of a model input: each opening tag (step id, payload hash, chunk,
- * truncation), its label line, and the content up to its closing tag (which repeats the first
- * 16 hex digits of the hash, so content cannot close its own block early).
+ * truncation), its label line, the guard's warning line if there is one, and the content up to
+ * its closing tag (which repeats the first 16 hex digits of the hash, so content cannot close
+ * its own block early). The content is as the guard renders it (see `renderPageContent`).
  *
  * @example
  * parsePages(modelInput).map((p) => p.step_id);
@@ -28,7 +33,11 @@ export function parsePages(text: string): ParsedPage[] {
   OPEN_RE.lastIndex = 0;
   for (let m = OPEN_RE.exec(text); m; m = OPEN_RE.exec(text)) {
     const close = `\n</archived_record ${m[2]!.slice(0, 16)}>`;
-    const start = m.index + m[0].length;
+    let start = m.index + m[0].length;
+    if (text.startsWith(GUARD_WARNING, start)) {
+      const eol = text.indexOf('\n', start);
+      if (eol >= 0) start = eol + 1;
+    }
     const end = text.indexOf(close, start);
     if (end < 0) continue;
     out.push({
@@ -66,12 +75,19 @@ export interface CallResult {
   error?: string;
 }
 
+const lossy = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
+
+/**
+ * A page must be a contiguous piece of its verified payload as the guard renders it (wrapper
+ * tags escaped, invisible characters spelled out; the stored bytes themselves are exact).
+ */
 function verify(p: ParsedPage, node: StoredNode | undefined): string | null {
   if (!node) return `page of step ${p.step_id} carries a payload hash no stored node has`;
   const bytes = Buffer.from(p.content, 'utf8');
-  if (bytes.length === 0 || !node.payload.includes(bytes))
+  const rendered = Buffer.from(renderPageContent(lossy.decode(node.payload)), 'utf8');
+  if (bytes.length === 0 || !rendered.includes(bytes))
     return `page of step ${p.step_id} is not a contiguous piece of its verified payload`;
-  if (bytes.length < node.payload.length && !p.truncated && p.chunks < 2)
+  if (bytes.length < rendered.length && !p.truncated && p.chunks < 2)
     return `page of step ${p.step_id} is partial but says neither truncated nor chunked`;
   return null;
 }

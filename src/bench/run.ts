@@ -4,13 +4,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ContextFold } from '../engine/context-fold.js';
+import { benchGuard } from './guard.js';
 import { benchHook } from './hook-bench.js';
 import { benchInspectOverview } from './inspect-overview.js';
 import { log, type SynthTurn, synthesize, toInput } from './synth.js';
 
 /**
- * `npm run bench`: prints one JSON object with fold, scan, recall, hydrate, validate, CLI and
- * pack-assembly figures for N synthetic turns (default 1k, 10k, 100k; `--sizes 1000,10000`).
+ * `npm run bench`: prints one JSON object with fold (with and without redaction), scan, recall,
+ * hydrate, validate, status, CLI and pack-assembly figures for N synthetic turns (default 1k,
+ * 10k, 100k; `--sizes 1000,10000`), and the guard's figures (redaction cost per 2 KB, the
+ * false-positive report over ../shared/data/trajectories).
  * `npm run bench -- --proxy[=sequential,concurrency,per_call]` prints the proxy's figures
  * instead (see ./proxy.ts).
  * Turns come from ../shared/bench/synth.py (the generator the reference was measured with).
@@ -47,15 +50,32 @@ async function benchSize(n: number, turns: SynthTurn[], queries: string[], work:
   const root = mkdtempSync(join(work, `n${n}-`));
   const dir = join(root, '.contextfold');
   const cli = fileURLToPath(new URL('../cli/bin.js', import.meta.url));
-  log(`N=${n}: foldMany …`);
+  log(`N=${n}: foldMany, with and without redaction, batch by batch …`);
+  // The guard's overhead is measured A/B: each 5,000-turn batch goes into this store (redacted,
+  // the default) and then into a second store with `redact: false`, so drift in the machine's
+  // load and in the page cache hits both sides alike.
   let cf = await ContextFold.open({ dir });
-  const [, foldManyMs] = await timeAsync(async () => {
-    for (let i = 0; i < n; i += 5000)
-      await cf.foldMany(turns.slice(i, Math.min(n, i + 5000)).map(toInput));
-  });
+  const raw = await ContextFold.open({ dir: join(root, 'raw', '.contextfold'), redact: false });
+  let foldManyMs = 0;
+  let rawFoldManyMs = 0;
+  for (let i = 0; i < n; i += 5000) {
+    const batch = turns.slice(i, Math.min(n, i + 5000)).map(toInput);
+    foldManyMs += (await timeAsync(() => cf.foldMany(batch)))[1];
+    rawFoldManyMs += (await timeAsync(() => raw.foldMany(batch)))[1];
+  }
+  await raw.close();
+  rmSync(join(root, 'raw'), { recursive: true, force: true });
   const [, closeMs] = await timeAsync(() => cf.close());
   const [reopened, openMs] = await timeAsync(() => ContextFold.open({ dir }));
   cf = reopened;
+  const payloadBytes = turns
+    .slice(0, n)
+    .reduce(
+      (sum, t) =>
+        sum + Buffer.byteLength(t.raw_content, 'utf8') + Buffer.byteLength(t.summary, 'utf8'),
+      0,
+    );
+  const overheadPerTurn = (foldManyMs - rawFoldManyMs) / n;
 
   log(`N=${n}: single durable folds …`);
   const single: number[] = [];
@@ -87,6 +107,7 @@ async function benchSize(n: number, turns: SynthTurn[], queries: string[], work:
   }
   log(`N=${n}: validate …`);
   const [v, validateMs] = await timeAsync(() => cf.validate());
+  const [st, statusMs] = await timeAsync(() => cf.status());
   await cf.close();
 
   log(`N=${n}: CLI scan as a fresh process …`);
@@ -123,6 +144,15 @@ async function benchSize(n: number, turns: SynthTurn[], queries: string[], work:
       total_ms: Math.round(foldManyMs),
       per_turn_ms: Number((foldManyMs / n).toFixed(3)),
     },
+    fold_many_without_redaction: {
+      total_ms: Math.round(rawFoldManyMs),
+      per_turn_ms: Number((rawFoldManyMs / n).toFixed(3)),
+    },
+    redaction_overhead_in_fold_many: {
+      per_turn_ms: Number(overheadPerTurn.toFixed(4)),
+      mean_turn_bytes: Math.round(payloadBytes / n),
+      per_2kb_ms: Number(((overheadPerTurn * 2048) / (payloadBytes / n)).toFixed(4)),
+    },
     close_compact_ms: Math.round(closeMs),
     open_ms: Math.round(openMs),
     single_fold_ms: { p50: quantile(single, 0.5), p99: quantile(single, 0.99) },
@@ -134,6 +164,8 @@ async function benchSize(n: number, turns: SynthTurn[], queries: string[], work:
     hydrate_ms: { p50: quantile(hydrateMs, 0.5), p99: quantile(hydrateMs, 0.99) },
     validate_ms: Math.round(validateMs),
     validate_ok: v.ok,
+    status_first_call_ms: Math.round(statusMs),
+    status_sanitized_nodes: st.sanitized_nodes,
     cli_scan_reference_fresh_process_ms: { p50: quantile(cliMs, 0.5), max: quantile(cliMs, 1) },
     cli_scan_ranked_fresh_process: rankedCli,
     inspect_overview: inspect,
@@ -195,6 +227,8 @@ async function main(): Promise<void> {
     log('Claude Code hook on a 2,000-turn transcript …');
     const hook = await benchHook({ exchanges: 1000, work });
     log(`hook: ${JSON.stringify(hook)}`);
+    log('guard: redaction cost and the false-positive report over ../shared/data/trajectories …');
+    const guard = await benchGuard();
     const first = results[0]!;
     const last = results[results.length - 1]!;
     process.stdout.write(
@@ -205,6 +239,7 @@ async function main(): Promise<void> {
           sizes: results,
           pack_assembly: pack,
           hook,
+          guard,
           single_fold_growth: Number(
             (last.single_fold_ms.p50 / first.single_fold_ms.p50).toFixed(2),
           ),

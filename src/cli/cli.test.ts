@@ -82,6 +82,7 @@ describe('contextfold CLI', () => {
         'chunks',
         'content',
         'encoding',
+        'findings',
         'payload_sha256',
         'step_id',
         'tokens',
@@ -90,13 +91,14 @@ describe('contextfold CLI', () => {
       ].sort(),
     );
     expect(h.content).toBe(readFileSync(payload, 'utf8'));
+    expect(h.findings).toEqual([]);
     const raw = runCli(['--dir', dir, 'hydrate', '37', '--raw']);
     expect(raw.stdoutBytes.equals(readFileSync(payload))).toBe(true);
     expect(JSON.parse(runCli(['--dir', dir, '--json', 'evict', '37']).stdout)).toMatchObject({
       step_id: 37,
     });
     const v = JSON.parse(runCli(['--dir', dir, '--json', 'validate']).stdout);
-    expect(v).toEqual({ ok: true, checked: 1, sanitized: 0, problems: [] });
+    expect(v).toEqual({ ok: true, checked: 1, sanitized: 1, problems: [] });
   });
 
   it('fold reads the payload from stdin with --file -', () => {

@@ -4,10 +4,24 @@ import type { OpenOptions, RetrievalMode } from '../engine/types.js';
 import { UsageError } from '../protocol/errors.js';
 import { globals, requireStore } from './context.js';
 
-/** Engine options from the global CLI flags (`--dir`, `--tokenizer`, `--session`, `--retrieval`). */
+/** The `--no-redact` option of the commands that write to a store. */
+export const NO_REDACT_FLAG = '--no-redact';
+/** Its help text. */
+export const NO_REDACT_HELP =
+  'store payloads as given, without secret redaction (nodes say sanitized: false)';
+
+/**
+ * Engine options from the global CLI flags (`--dir`, `--tokenizer`, `--session`, `--retrieval`)
+ * and a write command's `--no-redact`.
+ */
 export function engineOptions(cmd: Command): OpenOptions {
   const g = globals(cmd);
-  const o = cmd.optsWithGlobals() as { tokenizer?: string; session?: string; retrieval?: string };
+  const o = cmd.optsWithGlobals() as {
+    tokenizer?: string;
+    session?: string;
+    retrieval?: string;
+    redact?: boolean;
+  };
   if (o.tokenizer !== undefined && o.tokenizer !== 'o200k' && o.tokenizer !== 'reference') {
     throw new UsageError(`--tokenizer must be 'o200k' or 'reference', got '${o.tokenizer}'`);
   }
@@ -19,6 +33,7 @@ export function engineOptions(cmd: Command): OpenOptions {
     tokenizer: o.tokenizer as 'o200k' | 'reference' | undefined,
     sessionId: o.session,
     retrieval: o.retrieval as RetrievalMode | undefined,
+    ...(o.redact === false ? { redact: false } : {}),
   };
 }
 

@@ -3,6 +3,8 @@ import { resolve } from 'node:path';
 import { project } from '../extract/projection.js';
 import { resolveTokenizer, type Tokenizer } from '../extract/tokenizer.js';
 import { isTempFileName, writeFilesDurable } from '../fs/durable-fs.js';
+import { defaultRedactor, type Redactor } from '../guard/redactor.js';
+import { scanPage } from '../guard/scan-page.js';
 import { prettyJson } from '../protocol/canonical-json.js';
 import {
   isContextFoldError,
@@ -27,12 +29,14 @@ import {
   type IndexEntry,
   IPCF_VERSION,
   PROJECTION_VERSION,
+  type RedactionRecord,
 } from '../protocol/types.js';
 import { InvertedIndex } from '../retrieval/inverted-index.js';
 import { focusedText } from '../retrieval/ranked-focus.js';
 import { recall as recallIndex } from '../retrieval/recall.js';
 import { referenceScan } from '../retrieval/reference-scan.js';
 import { artifactHash, indexEntryFor } from '../store/cold-node.js';
+import { checkContainment } from '../store/containment.js';
 import {
   canonicalNodePath,
   indexFilePath,
@@ -96,6 +100,10 @@ export class ContextFold implements ContextFoldEngine {
   readonly tokenizer: Tokenizer;
   readonly sessionId: string;
   readonly retrieval: RetrievalMode;
+  readonly redact: boolean;
+  private readonly redactor: Redactor | null;
+  /** `sanitized` flag of nodes by artifact hash (a node never changes under its hash). */
+  private readonly sanitizedByArtifact = new Map<string, boolean>();
   private readonly layout: StoreLayout;
   private readonly store: Store;
   private readonly index = new InvertedIndex();
@@ -127,6 +135,8 @@ export class ContextFold implements ContextFoldEngine {
     this.sessionId = options.sessionId ?? DEFAULT_SESSION_ID;
     this.retrieval = options.retrieval ?? 'ranked';
     this.clock = options.clock ?? (() => new Date());
+    this.redact = options.redact ?? true;
+    this.redactor = this.redact ? defaultRedactor() : null;
     const index = this.index;
     const ranked = new RankedRetrieval({
       tokenizer: this.tokenizer,
@@ -182,9 +192,34 @@ export class ContextFold implements ContextFoldEngine {
       throw new UsageError('this ContextFold engine is closed; open the store again');
   }
 
-  private prepare(input: FoldInput, foldedAt: string): Prepared {
-    if (!input || typeof input !== 'object')
+  /** The text as a fold would store it (see {@link ContextFoldEngine.redactText}). */
+  async redactText(text: string): Promise<string> {
+    if (typeof text !== 'string') throw new UsageError('redactText needs a string');
+    return this.redactor ? (await this.redactor.redactText(text)).text : text;
+  }
+
+  /** Texts redacted jointly (see {@link ContextFoldEngine.redactTexts}). */
+  async redactTexts(texts: readonly string[]): Promise<string[]> {
+    if (!Array.isArray(texts) || texts.some((t) => typeof t !== 'string')) {
+      throw new UsageError('redactTexts needs an array of strings');
+    }
+    if (!this.redactor) return [...texts];
+    return (await this.redactor.redactTexts(texts)).map((r) => r.text);
+  }
+
+  /** Redacts the user text of a fold input (nothing to do when the engine does not redact). */
+  private async redactInput(
+    input: FoldInput,
+  ): Promise<{ input: FoldInput; records: RedactionRecord[] }> {
+    if (!this.redactor) return { input, records: [] };
+    const { fields, records } = await this.redactor.redactFields(input);
+    return { input: fields, records };
+  }
+
+  private async prepare(given: FoldInput, foldedAt: string): Promise<Prepared> {
+    if (!given || typeof given !== 'object')
       throw new UsageError('fold needs { stepId, summary, content? }');
+    const { input, records } = await this.redactInput(given);
     const p = project({
       stepId: input.stepId,
       summary: input.summary,
@@ -215,11 +250,13 @@ export class ContextFold implements ContextFoldEngine {
       commands: p.commands,
       errors: p.errors,
       token_estimate: p.token_estimate,
-      sanitized: false,
+      sanitized: this.redactor !== null,
+      ...(records.length > 0 ? { redactions: records } : {}),
       status: 'cold',
       artifact_sha256: '',
     };
     node.artifact_sha256 = artifactHash(node);
+    this.sanitizedByArtifact.set(node.artifact_sha256, node.sanitized);
     const entry = indexEntryFor(node, indexFilePath(this.layout, input.stepId));
     return { node, entry, text: p.payloadText };
   }
@@ -263,7 +300,9 @@ export class ContextFold implements ContextFoldEngine {
     this.assertOpen();
     if (!Array.isArray(inputs)) throw new UsageError('foldMany needs an array of fold inputs');
     const foldedAt = isoSeconds(this.clock());
-    const prepared = inputs.map((i) => this.prepare(i, foldedAt));
+    // Redaction happens here, before the lock and before any byte is written.
+    const prepared: Prepared[] = [];
+    for (const i of inputs) prepared.push(await this.prepare(i, foldedAt));
     const seen = new Map<number, Prepared>();
     for (const p of prepared) {
       const prev = seen.get(p.entry.step_id);
@@ -467,6 +506,7 @@ export class ContextFold implements ContextFoldEngine {
         payload_sha256: entry.payload_sha256,
         verified: true,
         encoding: v.node.raw_content_encoding === 'base64' ? 'base64' : 'utf8',
+        findings: scanPage(win.text),
       };
     }
     const chunks = this.chunksOf(entry, text, cap);
@@ -490,6 +530,7 @@ export class ContextFold implements ContextFoldEngine {
       payload_sha256: entry.payload_sha256,
       verified: true,
       encoding: v.node.raw_content_encoding === 'base64' ? 'base64' : 'utf8',
+      findings: scanPage(content),
     };
   }
 
@@ -526,6 +567,7 @@ export class ContextFold implements ContextFoldEngine {
           chunks: h.chunks,
           truncated: h.truncated,
           matched_terms: pick.matched_terms,
+          findings: h.findings,
         });
         tokens += h.tokens;
       } catch (e) {
@@ -553,9 +595,14 @@ export class ContextFold implements ContextFoldEngine {
     this.sync();
     let evicted = 0;
     let total = 0;
+    const flags = { sanitized_nodes: 0, unsanitized_nodes: 0, unreadable_nodes: 0 };
     for (const e of this.store.all()) {
       if (e.evicted) evicted++;
       total += e.token_estimate;
+      const s = this.sanitizedFlag(e);
+      if (s === null) flags.unreadable_nodes++;
+      else if (s) flags.sanitized_nodes++;
+      else flags.unsanitized_nodes++;
     }
     return {
       dir: this.dir,
@@ -569,7 +616,30 @@ export class ContextFold implements ContextFoldEngine {
       folding_policy_hash: policyHash(this.policy),
       tokenizer: this.tokenizer.name,
       retrieval: this.retrieval,
+      redact: this.redact,
+      ...flags,
     };
+  }
+
+  /**
+   * A node's `sanitized` flag, read from its canonical file (memoised by artifact hash, which
+   * names the file's content); null when the file is not contained in the store, cannot be
+   * read or parsed, or is not the indexed artifact. Reads, never verifies hashes: `validate`
+   * does that.
+   */
+  private sanitizedFlag(entry: IndexEntry): boolean | null {
+    const known = this.sanitizedByArtifact.get(entry.artifact_sha256);
+    if (known !== undefined) return known;
+    try {
+      const path = checkContainment(this.layout, entry.step_id, entry.file_path);
+      const node = JSON.parse(readFileSync(path, 'utf8'));
+      if (node?.artifact_sha256 !== entry.artifact_sha256) return null;
+      const flag = node.sanitized === true;
+      this.sanitizedByArtifact.set(entry.artifact_sha256, flag);
+      return flag;
+    } catch {
+      return null;
+    }
   }
 
   /**

@@ -10,11 +10,15 @@ const tmp = tempDir();
 afterAll(() => tmp.cleanup());
 let n = 0;
 
-async function storeWith(steps: number[]): Promise<ContextFold> {
+async function storeWith(
+  steps: number[],
+  options: { redact?: boolean } = {},
+): Promise<ContextFold> {
   const cf = await ContextFold.open({
     dir: join(tmp.dir, `s${n++}`, '.contextfold'),
     tokenizer: 'reference',
     cacheDir: false,
+    ...options,
   });
   await cf.foldMany(
     steps.map((s) => ({ stepId: s, summary: `step ${s}`, content: `body ${s}\n` })),
@@ -39,7 +43,7 @@ describe('checkNode: hydrate’s verdict, hash by hash', () => {
     ]);
     for (const h of c.hashes) expect(h.ok).toBe(true);
     expect(c.hashes[1]!.recomputed).toBe(sha256Hex('body 3\n'));
-    expect(c.node?.sanitized).toBe(false);
+    expect(c.node?.sanitized).toBe(true); // the engine redacts by default (the guard)
     expect(c.node?.summary).toBe('step 3');
     expect(c.node?.extra).toEqual({});
     await cf.close();
@@ -100,7 +104,9 @@ describe('entriesPage and validate counts', () => {
   });
 
   it('validate counts the verified nodes that say sanitized: true', async () => {
-    const cf = await storeWith([1, 2]);
+    // Written as the reference writes them (sanitized: false); one is then rewritten as a
+    // redacting engine would have written it.
+    const cf = await storeWith([1, 2], { redact: false });
     expect((await cf.validate()).sanitized).toBe(0);
     await cf.close(); // compacts: the entries are now in recall_index.json
     // A node written by a redacting engine: sanitized in the file, hashes consistent.

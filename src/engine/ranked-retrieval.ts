@@ -1,4 +1,5 @@
 import type { Tokenizer } from '../extract/tokenizer.js';
+import { scanPage } from '../guard/scan-page.js';
 import { isContextFoldError } from '../protocol/errors.js';
 import { pageFailure } from '../protocol/results.js';
 import type { IndexEntry } from '../protocol/types.js';
@@ -246,5 +247,6 @@ function pageOf(
     truncated: w.truncated,
     matched_terms: pick.matched_terms,
     window: { start_line: w.startLine, end_line: w.endLine, lines: w.lines, max_tokens: maxTokens },
+    findings: scanPage(w.text),
   };
 }

@@ -2,6 +2,7 @@ import type { Tokenizer } from '../extract/tokenizer.js';
 import type { HydrationPolicy } from '../protocol/policy.js';
 import type {
   Page,
+  PageFinding,
   PageInFailure,
   PageWindow,
   RecallResult,
@@ -53,6 +54,13 @@ export interface OpenOptions {
    * `false` disables it. Only ranking reads it: pages are always read and verified.
    */
   cacheDir?: string | false;
+  /**
+   * Redact secrets before anything is written (default true): payloads, summaries and explicit
+   * term lists pass through the guard's secrets table, matches become `[REDACTED:…]`, and the
+   * node says `sanitized: true` with its `redactions`. `false` stores the bytes as given and
+   * writes `sanitized: false`, as the reference engine does.
+   */
+  redact?: boolean;
 }
 
 /** One turn to fold. `content` is the raw payload: a string, or bytes (any bytes, kept exactly). */
@@ -110,6 +118,8 @@ export interface HydrateResult {
   payload_sha256: string;
   verified: true;
   encoding: 'utf8' | 'base64';
+  /** Injection and active-content findings on `content` (UTF-8 byte offsets into it). */
+  findings: PageFinding[];
 }
 
 export interface EvictResult {
@@ -200,6 +210,14 @@ export interface StatusResult {
   folding_policy_hash: string;
   tokenizer: string;
   retrieval: RetrievalMode;
+  /** Whether this engine redacts what it folds. */
+  redact: boolean;
+  /** Nodes whose cold node says `sanitized: true` (redacted before write). */
+  sanitized_nodes: number;
+  /** Nodes written without redaction (`sanitized: false`, as the reference engine writes). */
+  unsanitized_nodes: number;
+  /** Nodes whose file is missing, unparsable or not the indexed artifact (`validate` says why). */
+  unreadable_nodes: number;
 }
 
 /** Result of {@link ContextFoldEngine.pageIn}: the scan, the verified pages, and refused pages. */
@@ -215,6 +233,19 @@ export interface ContextFoldEngine {
   readonly dir: string;
   readonly policy: HydrationPolicy;
   readonly tokenizer: Tokenizer;
+  /** Whether folds are redacted (see {@link OpenOptions.redact}). */
+  readonly redact: boolean;
+  /**
+   * The text with secrets replaced by markers, exactly as a fold would store it; unchanged when
+   * the engine does not redact. Callers that persist user text elsewhere in the store (session
+   * events, hook state) pass it through this first.
+   */
+  redactText(text: string): Promise<string>;
+  /**
+   * Texts that belong together (the messages of one append), redacted jointly: a value removed
+   * from one is also removed where it recurs in the others (`secret:repeated-value`).
+   */
+  redactTexts(texts: readonly string[]): Promise<string[]>;
   fold(input: FoldInput): Promise<FoldResult>;
   foldMany(
     inputs: FoldInput[],

@@ -1,3 +1,5 @@
+import { scanPage, summarizeFindings } from '../guard/scan-page.js';
+import type { FindingSummary, PageFinding } from '../guard/types.js';
 import { sha256Hex } from '../protocol/canonical-json.js';
 import type { PageInFailure } from '../protocol/results.js';
 import type { FoldedStep } from '../protocol/types.js';
@@ -30,6 +32,8 @@ export interface PinnedItem {
 /** A verified page to place at the end of L0 (the prompt, or the pending tool output). */
 export interface PackPage extends ArchivedBlockInfo {
   matched_terms: string[];
+  /** The guard's findings on `content` (scanned at assembly when absent). */
+  findings?: PageFinding[];
 }
 
 /** What a layer lost to the budget, and why. `persistent: false` means for this pack only. */
@@ -67,6 +71,8 @@ export interface PagedInNote {
   /** Tokens of the labelled block in the prompt. */
   tokens: number;
   matched_terms: string[];
+  /** Injection and active-content findings on the page, one line per pattern. */
+  findings: FindingSummary[];
 }
 
 /** A turn folded while preparing a pack. */
@@ -244,8 +250,10 @@ export function assemblePack(input: AssembleInput): ContextPack {
 
   const current = input.current;
   const currentTokens = current ? turnTokens(current, meter) : 0;
-  const pageBlocks = input.pages.map((p) => formatArchivedBlock(p));
-  const blockTokens = input.pages.map((p) => pageTokens(meter, p));
+  const pageFindings = input.pages.map((p) => p.findings ?? scanPage(p.content));
+  const pages = input.pages.map((p, i) => ({ ...p, findings: pageFindings[i]! }));
+  const pageBlocks = pages.map((p) => formatArchivedBlock(p));
+  const blockTokens = pages.map((p) => pageTokens(meter, p));
   const pageTotal = blockTokens.reduce((a, b) => a + b, 0);
 
   const total = (): number =>
@@ -375,6 +383,7 @@ export function assemblePack(input: AssembleInput): ContextPack {
         truncated: p.truncated,
         tokens: blockTokens[i]!,
         matched_terms: [...p.matched_terms],
+        findings: summarizeFindings(pageFindings[i]!),
       });
     });
   }

@@ -91,7 +91,8 @@ export async function beginCall(
 ): Promise<ContextPack> {
   if (session.status().open_turn !== null) await session.afterTurn();
   const stored = session.history();
-  const at = divergence(stored, history);
+  // The session records messages redacted: compare the caller's copy in that form.
+  const at = divergence(stored, await session.recordedForm(history.slice(0, stored.length)));
   if (at !== null) {
     throw new UsageError(
       `the history does not continue this session: message ${at} ${at < history.length ? 'differs from' : 'is missing, the session has'} its recorded message ${at}; use a new session for another conversation`,

@@ -121,6 +121,7 @@ class ReplayIO implements SessionIO {
         ...(p.window ? { window: { ...p.window } } : {}),
         tokens: h.tokens,
         content_sha256: p.content_sha256,
+        findings: h.findings,
       });
     }
     const failures = (this.failures.get(turn) ?? []).map((f) => ({

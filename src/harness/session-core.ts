@@ -1,4 +1,5 @@
 import type { PageWindow } from '../engine/types.js';
+import { scanPage, summarizeFindings } from '../guard/scan-page.js';
 import { UsageError } from '../protocol/errors.js';
 import type { PageInFailure } from '../protocol/results.js';
 import { isoSeconds } from '../protocol/time.js';
@@ -270,6 +271,7 @@ export class SessionCore {
       ({ pages, failures } = await this.io.pageIn(scanned, turn, cfg.budget - fixed));
     }
     for (const p of pages) {
+      const findings = summarizeFindings(p.findings ?? scanPage(p.content));
       this.record({
         type: 'page_in',
         turn,
@@ -283,6 +285,7 @@ export class SessionCore {
         truncated: p.truncated,
         tokens: p.tokens,
         matched_terms: [...p.matched_terms],
+        ...(findings.length > 0 ? { findings } : {}),
       });
     }
     for (const f of failures) this.record({ type: 'page_failed', turn, ...f });

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { appendDurable } from '../fs/durable-fs.js';
+import type { FindingSummary } from '../guard/types.js';
 import { IntegrityCheckError } from '../protocol/errors.js';
 import type { FoldedStep } from '../protocol/types.js';
 import type { CompressionNote } from './compress.js';
@@ -91,6 +92,8 @@ export type SessionEvent =
       truncated: boolean;
       tokens: number;
       matched_terms: string[];
+      /** The guard's findings on the page, one line per pattern (absent when none). */
+      findings?: FindingSummary[];
       recorded_at: string;
     }
   | {

@@ -18,6 +18,8 @@ import {
   type UserMessage,
 } from './messages.js';
 import { type ContextPack, pageTokens } from './pack.js';
+import { redactMessages } from './redact-message.js';
+import { stableJson } from './render.js';
 import { type FoldRequest, type PagedIn, SessionCore, type SessionIO } from './session-core.js';
 import {
   appendEvents,
@@ -78,10 +80,33 @@ export interface SessionOptions {
   policy?: HydrationPolicy;
   sessionId?: string;
   retrieval?: RetrievalMode;
+  /**
+   * Redact secrets (default true) in everything the session records and folds: incoming
+   * messages, pinned notes, custom summaries. `false` keeps the text as given. With `engine`,
+   * the engine's own setting applies.
+   */
+  redact?: boolean;
   /** Ranked-analysis cache directory of the engine the session opens (`OpenOptions.cacheDir`). */
   cacheDir?: string | false;
   /** Clock for message times and `recorded_at`; never part of a pack. */
   clock?: () => Date;
+}
+
+/** Messages validated, stripped and redacted, ready to record. */
+interface Prepared {
+  records: HistoryRecord[];
+  stripped: StrippedRecord[];
+  /** The messages as given, in order (their records are `records`). */
+  originals: Message[];
+}
+
+/** Bound of the original → record map: past it the map starts over (it is only a cache). */
+const RECORDED_FORMS = 100_000;
+
+/** A message's identity as a caller sends it (time and position left out), hashed. */
+function formKey(m: Message): string {
+  const { timestamp: _t, stepId: _s, ...rest } = m as Message & { stepId?: number };
+  return sha256Hex(stableJson(rest));
 }
 
 /** What {@link Session.afterTurn} did. */
@@ -193,7 +218,9 @@ class LiveIO implements SessionIO {
         `the custom summariser returned ${typeof out} for step ${turn.stepId}; it must return a string`,
       );
     }
-    return { summary: out, source: 'custom' };
+    // The summary goes into the fold event's record: redact it like any other recorded text.
+    const summary = this.engine.redact ? await this.engine.redactText(out) : out;
+    return { summary, source: 'custom' };
   }
 
   async fold(requests: FoldRequest[]): Promise<FoldRef[]> {
@@ -228,6 +255,7 @@ class LiveIO implements SessionIO {
         ...(p.window ? { window: { ...p.window } } : {}),
         tokens: p.tokens,
         content_sha256: sha256Hex(p.content),
+        findings: p.findings,
       })),
       failures: [...r.failures.map((f) => ({ ...f })), ...fitted.refused],
     };
@@ -261,6 +289,8 @@ export class Session {
   private readonly ownsEngine: boolean;
   private broken: Error | null = null;
   private closed = false;
+  /** Original message (by {@link formKey}) → history position of its record. */
+  private readonly recorded = new Map<string, number>();
 
   private constructor(
     engine: ContextFoldEngine,
@@ -298,6 +328,7 @@ export class Session {
         ...(options.tokenizer ? { tokenizer: options.tokenizer } : {}),
         ...(options.sessionId ? { sessionId: options.sessionId } : {}),
         ...(options.retrieval ? { retrieval: options.retrieval } : {}),
+        ...(options.redact !== undefined ? { redact: options.redact } : {}),
         ...(options.cacheDir !== undefined ? { cacheDir: options.cacheDir } : {}),
         clock,
       }));
@@ -377,47 +408,97 @@ export class Session {
     }
   }
 
-  private prepare(messages: Message | readonly Message[]): {
-    records: HistoryRecord[];
-    stripped: StrippedRecord[];
-  } {
+  /**
+   * Validates incoming messages, strips echoed archived blocks and redacts secrets (when the
+   * engine redacts): what the session records, folds and renders is the redacted form.
+   */
+  private async prepare(messages: Message | readonly Message[]): Promise<Prepared> {
     const list = Array.isArray(messages) ? messages : [messages as Message];
     const from = this.core.state.history.length;
+    const parsed = list.map((raw, i) => parseMessage(raw, `message ${from + i}`));
     const records: HistoryRecord[] = [];
     const stripped: StrippedRecord[] = [];
     const probe: HistoryMessage[] = [];
-    list.forEach((raw, i) => {
-      const stepId = from + i;
-      const m = parseMessage(raw, `message ${stepId}`);
+    const bare = parsed.map((m, i) => {
       const s = stripArchivedBlocks(m.content);
-      if (s.blocks.length > 0) stripped.push({ step_id: stepId, blocks: s.blocks });
+      if (s.blocks.length > 0) stripped.push({ step_id: from + i, blocks: s.blocks });
+      return { ...m, content: s.text };
+    });
+    const clean = await this.redactMessages(bare);
+    for (const [i, m] of clean.entries()) {
       const h = {
         ...m,
-        content: s.text,
-        stepId,
-        timestamp: m.timestamp ?? isoSeconds(this.clock()),
+        stepId: from + i,
+        timestamp: parsed[i]!.timestamp ?? isoSeconds(this.clock()),
       } as HistoryMessage;
       probe.push(h);
       records.push(messageToRecord(h));
-    });
+    }
     // Check tool-call pairing before anything is recorded, on a copy of the last turn (the only
     // one a new message can join).
     const last = this.core.state.turns[this.core.state.turns.length - 1];
     const turns = last ? [{ ...last, steps: [...last.steps], messages: [...last.messages] }] : [];
     for (const h of probe) addToTurns(turns, h);
-    return { records, stripped };
+    return { records, stripped, originals: parsed };
+  }
+
+  /** Notes, once recorded, which history position holds each original message's record. */
+  private noteRecorded(p: Prepared): void {
+    if (this.recorded.size + p.originals.length > RECORDED_FORMS) this.recorded.clear();
+    for (const [i, m] of p.originals.entries()) {
+      this.recorded.set(formKey(m), p.records[i]!.step_id);
+    }
+  }
+
+  /**
+   * Messages in the form this session records them (archived blocks stripped, secrets redacted):
+   * what an integration that keeps the caller's own copy of the conversation compares with
+   * `history()`. A message this process recorded is answered with its record; others (a new
+   * process resuming a session) are prepared here, together, as one append would.
+   *
+   * @example
+   * const seen = await session.recordedForm(incoming.slice(0, session.history().length));
+   */
+  async recordedForm(messages: readonly Message[]): Promise<Message[]> {
+    const history = this.core.state.history;
+    const out: (Message | null)[] = messages.map((m) => {
+      const at = this.recorded.get(formKey(m));
+      return at !== undefined && history[at] ? history[at]! : null;
+    });
+    const missing = messages.filter((_, i) => out[i] === null);
+    if (missing.length > 0) {
+      const bare = missing.map((m) => ({ ...m, content: stripArchivedBlocks(m.content).text }));
+      const clean = await this.redactMessages(bare);
+      let k = 0;
+      out.forEach((m, i) => {
+        if (m === null) out[i] = clean[k++]!;
+      });
+    }
+    return out as Message[];
+  }
+
+  /**
+   * Messages as this session records them: with secrets redacted, all together (see
+   * `redactMessages`), when the engine redacts; unchanged otherwise. An integration that keeps
+   * its own copy of the conversation compares it with `history()` in this form.
+   */
+  async redactMessages<M extends Message>(messages: readonly M[]): Promise<M[]> {
+    if (!this.engine.redact) return [...messages];
+    return redactMessages(messages, (t) => this.engine.redactTexts(t));
   }
 
   /**
    * Appends messages to the history (system messages become pinned L3). Each gets the next
-   * history position as its `step_id`. Archived blocks a client echoes back are removed.
+   * history position as its `step_id`. Archived blocks a client echoes back are removed, and
+   * secrets are redacted before anything is recorded (unless the engine does not redact).
    */
   async append(messages: Message | readonly Message[]): Promise<number[]> {
     this.assertUsable();
-    const { records, stripped } = this.prepare(messages);
+    const prepared = await this.prepare(messages);
     return this.change(() => {
-      this.core.appendRecords(records, stripped);
-      return records.map((r) => r.step_id);
+      this.core.appendRecords(prepared.records, prepared.stripped);
+      this.noteRecorded(prepared);
+      return prepared.records.map((r) => r.step_id);
     });
   }
 
@@ -429,9 +510,10 @@ export class Session {
     if (options.source !== undefined && typeof options.source !== 'string') {
       throw new UsageError('pin source must be a string');
     }
+    const clean = this.engine.redact ? await this.engine.redactText(text) : text;
     return this.change(() => {
       const id = this.core.state.noteCount;
-      this.core.record({ type: 'pin', note_id: id, source: options.source ?? null, text });
+      this.core.record({ type: 'pin', note_id: id, source: options.source ?? null, text: clean });
       return id;
     });
   }
@@ -449,22 +531,23 @@ export class Session {
         `turn ${this.core.state.open.turn} is still open: call afterTurn(response) first`,
       );
     }
-    let prepared: { records: HistoryRecord[]; stripped: StrippedRecord[] } | null = null;
+    let prepared: Prepared | null = null;
     if (typeof userPrompt === 'string') {
-      prepared = this.prepare({ role: 'user', content: userPrompt });
+      prepared = await this.prepare({ role: 'user', content: userPrompt });
     } else if (userPrompt !== undefined) {
       if (userPrompt === null || typeof userPrompt !== 'object' || userPrompt.role !== 'user') {
         throw new UsageError(
           'beforeTurn takes the user prompt as a string or a { role: "user" } message',
         );
       }
-      prepared = this.prepare(userPrompt);
+      prepared = await this.prepare(userPrompt);
     }
     return this.change(async () => {
       let promptStep = this.trailingPrompt();
       if (prepared) {
         promptStep = this.core.state.history.length;
         this.core.appendRecords(prepared.records, prepared.stripped);
+        this.noteRecorded(prepared);
       }
       return this.core.startTurn(promptStep);
     });
@@ -475,9 +558,12 @@ export class Session {
     this.assertUsable();
     if (!this.core.state.open)
       throw new UsageError('no turn is open: call beforeTurn(prompt) first');
-    const prepared = response === undefined ? null : this.prepare(response);
+    const prepared = response === undefined ? null : await this.prepare(response);
     return this.change(async () => {
-      if (prepared) this.core.appendRecords(prepared.records, prepared.stripped);
+      if (prepared) {
+        this.core.appendRecords(prepared.records, prepared.stripped);
+        this.noteRecorded(prepared);
+      }
       const r = await this.core.completeTurn();
       return {
         turn: r.turn,

@@ -18,7 +18,8 @@ export interface BuilderMessage {
   groupKey?: string;
 }
 
-type Segment =
+/** One part of an open turn: text, or a tool call with its result once it arrives. */
+export type Segment =
   | { kind: 'text'; text: string }
   | {
       kind: 'call';
@@ -28,7 +29,8 @@ type Segment =
       result: { content: string; is_error: boolean } | null;
     };
 
-interface OpenTurn {
+/** A turn still open (its tool calls may still be answered); persisted by the hook. */
+export interface OpenTurn {
   step_id: number;
   role: TurnRole;
   group_key: string | null;

@@ -11,7 +11,8 @@ export type ErrorCode =
   | 'USAGE'
   | 'STEP_CONFLICT'
   | 'LOCK_TIMEOUT'
-  | 'STORE_NOT_FOUND';
+  | 'STORE_NOT_FOUND'
+  | 'GUARD_TABLE';
 
 /** Structured context carried by every contextfold error. */
 export interface ErrorDetails {
@@ -124,6 +125,17 @@ export class StoreNotFoundError extends ContextFoldError {
   }
 }
 
+/**
+ * A guard data file (`guard/**.json`: a pattern table, the corpus manifest or a case) is
+ * missing, is not valid JSON, or does not match its published shape. `path` names the file.
+ */
+export class GuardTableError extends ContextFoldError {
+  constructor(message: string, details: ErrorDetails = {}) {
+    super('GUARD_TABLE', message, details);
+    this.name = 'GuardTableError';
+  }
+}
+
 /** True for any contextfold error, from any copy of the package. */
 export function isContextFoldError(e: unknown): e is ContextFoldError {
   return typeof e === 'object' && e !== null && (e as Record<symbol, unknown>)[BRAND] === true;
@@ -147,6 +159,8 @@ export const isPathContainmentError = codeGuard<PathContainmentError>('PATH_CONT
 export const isOrphanedNodeError = codeGuard<OrphanedNodeError>('ORPHANED_NODE');
 /** True for {@link BrokenReferenceError}. */
 export const isBrokenReferenceError = codeGuard<BrokenReferenceError>('BROKEN_REFERENCE');
+/** True for {@link GuardTableError}. */
+export const isGuardTableError = codeGuard<GuardTableError>('GUARD_TABLE');
 /** True for {@link UsageError}. */
 export const isUsageError = codeGuard<UsageError>('USAGE');
 /** True for {@link StoreNotFoundError}. */
@@ -171,6 +185,8 @@ export function ipcfErrorName(code: ErrorCode): string {
       return 'LockTimeoutError';
     case 'STORE_NOT_FOUND':
       return 'StoreNotFoundError';
+    case 'GUARD_TABLE':
+      return 'GuardTableError';
     default:
       return 'UsageError';
   }

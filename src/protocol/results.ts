@@ -59,6 +59,27 @@ export interface PageWindow {
   max_tokens: number;
 }
 
+/** How much a guard finding matters. `high` findings add a warning line to a rendered page. */
+export type Severity = 'low' | 'medium' | 'high';
+
+/**
+ * A guard finding on a paged-in text (injection lexicon, active content): the published
+ * pattern id and where it matched, as UTF-8 byte offsets into the text.
+ */
+export interface PageFinding {
+  pattern_id: string;
+  severity: Severity;
+  start: number;
+  end: number;
+}
+
+/** Findings of one pattern on one page, as pack metadata and session events record them. */
+export interface FindingSummary {
+  pattern_id: string;
+  severity: Severity;
+  count: number;
+}
+
 /** One verified page placed into a prompt for a single turn. */
 export interface Page {
   step_id: number;
@@ -74,6 +95,8 @@ export interface Page {
    * `lines`, cut to `max_tokens`. `hydrate(step, { window })` re-derives it byte for byte.
    */
   window?: PageWindow;
+  /** Injection and active-content findings on `content` (UTF-8 byte offsets into it). */
+  findings: PageFinding[];
 }
 
 export interface PageInFailure {

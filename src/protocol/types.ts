@@ -29,8 +29,29 @@ export interface ColdNode {
   token_estimate: number;
   sanitized: boolean;
   status: 'cold' | 'hydrated' | 'evicted';
+  /** What redaction removed before the write (an extension; present only when non-empty). */
+  redactions?: RedactionRecord[];
   artifact_sha256: string;
   [extra: string]: unknown;
+}
+
+/**
+ * One value removed from a cold node before it was written: which pattern matched, where its
+ * marker (`[REDACTED:…]`) sits in the stored field, and the SHA-256 of the removed bytes. The
+ * value itself is never stored.
+ */
+export interface RedactionRecord {
+  /** `raw_content` (the payload), `summary`, or a term list entry such as `commands[0]`. */
+  field: string;
+  /** The secret pattern that matched (`secret:…`); overlapping matches share one marker. */
+  pattern_id: string;
+  /** Further patterns whose matches overlapped this one, sorted (absent when none). */
+  merged_pattern_ids?: string[];
+  /** UTF-8 byte offsets of the marker in the stored field (a base64 payload: its decoded bytes). */
+  start: number;
+  end: number;
+  /** SHA-256 (hex) of the removed bytes. */
+  removed_sha256: string;
 }
 
 /** One entry of `recall_index.json` `nodes`, keyed by the decimal step id. */

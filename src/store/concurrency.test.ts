@@ -41,7 +41,7 @@ await cf.close();
     expect(codes).toEqual([0, 0, 0, 0]);
     const cf = await ContextFold.open({ dir, tokenizer: 'reference' });
     const v = await cf.validate();
-    expect(v).toEqual({ ok: true, checked: 1000, sanitized: 0, problems: [] });
+    expect(v).toEqual({ ok: true, checked: 1000, sanitized: 1000, problems: [] });
     const steps = (await cf.entries()).map((e) => e.step_id);
     expect(steps).toEqual(Array.from({ length: 1000 }, (_, i) => i));
     await cf.close();

@@ -3,12 +3,15 @@ import { AiSdkSubject } from './ai-sdk-subject.js';
 import type { ProcessSubjectOptions } from './cli-process.js';
 import { HookSubject } from './hook-subject.js';
 import { McpSubject } from './mcp-subject.js';
+import { ProxySubject } from './proxy-subject.js';
 import { SessionSubject } from './session-subject.js';
 
 export { AiSdkSubject } from './ai-sdk-subject.js';
 export { BIN_PATH, type ProcessSubjectOptions } from './cli-process.js';
 export { HookSubject } from './hook-subject.js';
 export { McpSubject } from './mcp-subject.js';
+export type { Dialect } from './proxy-dialects.js';
+export { ProxySubject } from './proxy-subject.js';
 export { HARNESS_SETTINGS, SessionSubject } from './session-subject.js';
 
 /**
@@ -21,5 +24,7 @@ export function defaultSubjects(options: ProcessSubjectOptions = {}): AdapterSub
     new AiSdkSubject(),
     new McpSubject(options),
     new HookSubject(options),
+    new ProxySubject('anthropic'),
+    new ProxySubject('openai'),
   ];
 }

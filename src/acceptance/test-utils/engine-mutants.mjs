@@ -70,12 +70,16 @@ function keepPages(engine) {
 
 /** Session isolation broken: what this store does not have is answered from the stores beside it. */
 function leakSiblings(engine, open) {
+  // A store is a directory of its session (`<root>/<id>`), or a `.contextfold` inside it
+  // (the proxy's `<root>/sessions/<id>/.contextfold`): its siblings are the other sessions'.
   const siblings = () => {
-    const parent = dirname(engine.dir);
+    const nested = basename(engine.dir) === '.contextfold';
+    const own = nested ? dirname(engine.dir) : engine.dir;
+    const parent = dirname(own);
     if (!existsSync(parent)) return [];
     return readdirSync(parent)
-      .filter((n) => n !== basename(engine.dir))
-      .map((n) => join(parent, n))
+      .filter((n) => n !== basename(own))
+      .map((n) => (nested ? join(parent, n, '.contextfold') : join(parent, n)))
       .filter((d) => existsSync(join(d, 'cold_nodes')));
   };
   const borrowed = new Map();

@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import {
   APICallError,
   type LanguageModelV3CallOptions,
@@ -17,6 +19,12 @@ import {
 import { MockLanguageModelV3 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import {
+  fakeSecrets,
+  leakedFragments,
+  secretFragments,
+  secretTurn,
+} from '../../test-utils/fake-secrets.js';
 import { tempDir } from '../../test-utils/temp-dir.js';
 import { contextFoldMiddleware } from './middleware.js';
 
@@ -365,5 +373,32 @@ describe('contextFoldMiddleware with streamText', () => {
     for (const p of [p1!, p2!]) expectPairsTogether(p);
     expect((await mw.session()).status().open_turn).toBeNull();
     await mw.close();
+  });
+});
+
+describe('contextFoldMiddleware and secrets', () => {
+  it('nothing it writes holds a secret from the conversation; the model gets the markers', async () => {
+    const secrets = fakeSecrets('middleware');
+    const dir = tempDir();
+    const mw = setup({ dir });
+    const mock = new MockLanguageModelV3({ doGenerate: [text('Noted.')] });
+    const model = wrapLanguageModel({ model: mock, middleware: mw });
+    const messages: ModelMessage[] = [
+      ...history(),
+      {
+        role: 'user',
+        content: `Here is our .env:\n${secretTurn(secrets)}\nWhich port is PostgreSQL on?`,
+      },
+    ];
+    await generateText({ model, messages });
+    await mw.close();
+    const sent = promptText(mock.doGenerateCalls[0]!.prompt);
+    expect(sent).toContain('[REDACTED:github-token]');
+    const written = readdirSync(dir, { recursive: true, withFileTypes: true })
+      .filter((e) => e.isFile())
+      .map((e) => readFileSync(join(e.parentPath, e.name)));
+    expect(written.length).toBeGreaterThan(0);
+    expect(leakedFragments(Buffer.from(sent), secretFragments(secrets))).toEqual([]);
+    for (const b of written) expect(leakedFragments(b, secretFragments(secrets))).toEqual([]);
   });
 });

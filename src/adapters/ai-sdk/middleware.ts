@@ -99,7 +99,12 @@ export function contextFoldMiddleware(
         dir: id === undefined ? dir : join(dir, 'sessions', id),
         ...(id === undefined ? {} : { sessionId: id }),
       }).then((session) => {
-        const x: Live = { session, queue: Promise.resolve(), pending: null, lastPack: null };
+        const x: Live = {
+          session,
+          queue: Promise.resolve(),
+          pending: null,
+          lastPack: null,
+        };
         resolved.set(key(id), x);
         return x;
       });
@@ -135,8 +140,10 @@ export function contextFoldMiddleware(
         const { session } = l;
         const incoming = toNeutral(params.prompt);
         const history = session.history();
+        // The session records messages redacted: compare the caller's copy in that form.
+        const seen = await session.recordedForm(incoming.messages.slice(0, history.length));
         for (let i = 0; i < history.length; i++) {
-          const m = incoming.messages[i];
+          const m = seen[i];
           if (!m || messageKey(m) !== messageKey(history[i]!)) {
             throw new UsageError(
               `the prompt does not continue session ${id ?? '(default)'}: message ${i} differs from its history; start a new session id for a new conversation`,
@@ -150,7 +157,7 @@ export function contextFoldMiddleware(
         const last = fresh.at(-1);
         const before: Message[] = last?.role === 'user' ? fresh.slice(0, -1) : fresh;
         if (before.length > 0) await session.append(before);
-        const pack = await session.beforeTurn(last?.role === 'user' ? last.content : undefined);
+        const pack = await session.beforeTurn(last?.role === 'user' ? last : undefined);
         const out = packToPrompt(pack, {
           original: params.prompt,
           history: incoming.messages,

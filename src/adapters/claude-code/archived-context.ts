@@ -1,4 +1,6 @@
 import type { ContextFoldEngine, Page, RetrievalMode } from '../../engine/types.js';
+import { summarizeFindings } from '../../guard/scan-page.js';
+import type { FindingSummary } from '../../guard/types.js';
 import { formatArchivedBlock } from '../../harness/archived-block.js';
 import { isContextFoldError } from '../../protocol/errors.js';
 import { type PageInFailure, pageFailure } from '../../protocol/results.js';
@@ -17,6 +19,8 @@ export interface HookPage {
   chunks: number;
   truncated: boolean;
   bytes: number;
+  /** The guard's findings on the paged text, one line per pattern. */
+  findings: FindingSummary[];
 }
 
 /** Result of {@link archivedContext}. */
@@ -53,7 +57,13 @@ async function largestFittingBlock(
       best = {
         text,
         bytes: size,
-        page: { step_id: h.step_id, chunk: h.chunk, chunks: h.chunks, truncated: h.truncated },
+        page: {
+          step_id: h.step_id,
+          chunk: h.chunk,
+          chunks: h.chunks,
+          truncated: h.truncated,
+          findings: summarizeFindings(h.findings),
+        },
       };
       if (h.chunks === 1) break;
       lo = cap + 1;
@@ -91,7 +101,13 @@ async function fittingRankedBlock(
 ): Promise<{ text: string; bytes: number; page: Omit<HookPage, 'bytes'> } | null> {
   const info = { step_id: page.step_id, chunk: 0, chunks: 1, truncated: page.truncated };
   const first = formatArchivedBlock({ ...page, ...info });
-  if (bytes(first) <= room) return { text: first, bytes: bytes(first), page: info };
+  if (bytes(first) <= room) {
+    return {
+      text: first,
+      bytes: bytes(first),
+      page: { ...info, findings: summarizeFindings(page.findings) },
+    };
+  }
   const w = page.window;
   if (!w) return null;
   let lo = 1;
@@ -102,7 +118,8 @@ async function fittingRankedBlock(
     const h = await engine.hydrate(page.step_id, { window: { ...w, max_tokens: cap } });
     const text = formatArchivedBlock({ ...h, chunk: 0, chunks: 1, truncated: true });
     if (bytes(text) <= room) {
-      best = { text, bytes: bytes(text), page: { ...info, truncated: true } };
+      const findings = summarizeFindings(h.findings);
+      best = { text, bytes: bytes(text), page: { ...info, truncated: true, findings } };
       lo = cap + 1;
     } else hi = cap - 1;
   }

@@ -11,6 +11,7 @@ import { dirname } from 'node:path';
 import type { ContextFoldEngine } from '../../engine/types.js';
 import { writeFileAtomic } from '../../fs/durable-fs.js';
 import { TranscriptReader, type TranscriptState } from '../../import/claude-code-transcript.js';
+import type { OpenTurn, Segment } from '../../import/conversation-builder.js';
 import { foldInputsFor } from '../../import/import-turns.js';
 import type { ImportedTurn } from '../../import/turn.js';
 import { IntegrityCheckError, UsageError } from '../../protocol/errors.js';
@@ -140,6 +141,40 @@ function readNewLines(path: string, offset: number): { text: string; start: numb
   }
 }
 
+/** The texts of a segment, in a fixed order. */
+function segmentTexts(s: Segment): string[] {
+  if (s.kind === 'text') return [s.text];
+  return s.result ? [s.input, s.result.content] : [s.input];
+}
+
+/** The segment with its texts replaced (in {@link segmentTexts} order). */
+function withTexts(s: Segment, next: () => string): Segment {
+  if (s.kind === 'text') return { ...s, text: next() };
+  const input = next();
+  return { ...s, input, result: s.result && { ...s.result, content: next() } };
+}
+
+/**
+ * The reader state as the state file stores it: the text of turns still open (read but not
+ * folded yet) is redacted, all of it together, like a fold would redact it, so the file under
+ * the store never holds a secret. The next run continues from this form.
+ */
+async function storableState(
+  state: TranscriptState,
+  engine: ContextFoldEngine,
+): Promise<TranscriptState> {
+  if (!engine.redact || state.builder.open.length === 0) return state;
+  const texts = state.builder.open.flatMap((t) => t.segments.flatMap(segmentTexts));
+  const done = await engine.redactTexts(texts);
+  let k = 0;
+  const next = () => done[k++]!;
+  const open: OpenTurn[] = state.builder.open.map((t) => ({
+    ...t,
+    segments: t.segments.map((s) => withTexts(s, next)),
+  }));
+  return { ...state, builder: { ...state.builder, open } };
+}
+
 /**
  * Reads what was appended to a Claude Code transcript since the last run and folds the turns
  * that became final. Only the new bytes are parsed (the state file remembers the offset and the
@@ -196,7 +231,7 @@ export async function ingestTranscript(
     transcript_path: options.transcriptPath,
     offset: start + consumed,
     lines: lineNo,
-    reader: reader.state(),
+    reader: await storableState(reader.state(), engine),
   };
   if (next.offset !== state.offset || turns.length > 0 || !existsSync(options.statePath)) {
     mkdirSync(dirname(options.statePath), { recursive: true });

@@ -2,6 +2,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { ContextFoldEngine, HydrateResult } from '../../engine/types.js';
+import { summarizeFindings } from '../../guard/scan-page.js';
 import { formatArchivedBlock } from '../../harness/archived-block.js';
 import { ipcfErrorName, isContextFoldError } from '../../protocol/errors.js';
 
@@ -39,7 +40,7 @@ export function toolError(e: unknown): CallToolResult {
   return { isError: true, content: [{ type: 'text', text: `InternalError: ${msg}` }] };
 }
 
-function pageBlock(h: HydrateResult): string {
+function pageBlock(h: Omit<HydrateResult, 'tokens'>): string {
   return formatArchivedBlock({
     step_id: h.step_id,
     payload_sha256: h.payload_sha256,
@@ -47,6 +48,7 @@ function pageBlock(h: HydrateResult): string {
     chunks: h.chunks,
     truncated: h.truncated,
     content: h.content,
+    findings: h.findings,
   });
 }
 
@@ -140,6 +142,7 @@ export function registerContextFoldTools(
         verified: h.verified,
         encoding: h.encoding,
         next_chunk: h.chunk + 1 < h.chunks ? h.chunk + 1 : null,
+        findings: summarizeFindings(h.findings),
       };
       return {
         content: [
@@ -176,6 +179,7 @@ export function registerContextFoldTools(
                 step_id: p.step_id,
                 tokens: p.tokens,
                 truncated: p.truncated,
+                findings: summarizeFindings(p.findings),
               })),
               failures: r.failures,
             }),

@@ -203,3 +203,52 @@ describe('startProxy with the official SDK clients', () => {
     }
   });
 });
+
+describe('startProxy({ cacheDir })', () => {
+  it('keeps the sessions’ analysis cache where it is told, never in the store', async () => {
+    const t = tempDir('cf-proxy-cache-');
+    const api = await startFakeUpstream(cannedReply());
+    const cacheDir = join(t.dir, 'cache');
+    const px = await startProxy({
+      upstream: api.url,
+      port: 0,
+      dir: join(t.dir, 'store'),
+      keepRecent: 0,
+      foldThreshold: 16,
+      tokenizer: 'reference',
+      cacheDir,
+    });
+    try {
+      const output = Array.from({ length: 40 }, (_, i) => `row ${i}: ledger_entry_${i} ok`);
+      const res = await fetch(`${px.url}/v1/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-contextfold-session': 'cached' },
+        body: JSON.stringify({
+          model: 'm',
+          max_tokens: 8,
+          messages: [
+            { role: 'user', content: 'list the ledger' },
+            {
+              role: 'assistant',
+              content: [{ type: 'tool_use', id: 't1', name: 'Bash', input: {} }],
+            },
+            {
+              role: 'user',
+              content: [{ type: 'tool_result', tool_use_id: 't1', content: output.join('\n') }],
+            },
+            { role: 'assistant', content: 'Listed.' },
+            { role: 'user', content: 'thanks' },
+          ],
+        }),
+      });
+      expect(res.headers.get('x-contextfold-folded-steps')).not.toBe('');
+    } finally {
+      await px.close();
+      await api.close();
+    }
+    expect(readdirSync(cacheDir).filter((f) => f.startsWith('ranked-v1-'))).toHaveLength(1);
+    const stored = filesUnder(join(t.dir, 'store')).map((f) => f.slice(t.dir.length));
+    expect(stored.filter((f) => f.includes('ranked-v1-'))).toEqual([]);
+    t.cleanup();
+  });
+});

@@ -30,6 +30,11 @@ export interface ProxyOptions {
   foldThreshold?: number;
   tokenizer?: Tokenizer | 'o200k' | 'reference';
   retrieval?: RetrievalMode;
+  /**
+   * Where every session's ranked-retrieval analysis cache lives (`false`: none). Default: the
+   * engine's (`$CONTEXTFOLD_CACHE_DIR`, else the user cache directory), never inside a store.
+   */
+  cacheDir?: string | false;
   /** Largest request body accepted; larger ones get a 413. Default 32 MiB. */
   maxBodyBytes?: number;
   /** Upstream idle timeout (connecting, waiting, between response bytes). Default 10 minutes. */
@@ -154,6 +159,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       ...(options.foldThreshold !== undefined ? { foldThreshold: options.foldThreshold } : {}),
       ...(options.tokenizer ? { tokenizer: options.tokenizer } : {}),
       ...(options.retrieval ? { retrieval: options.retrieval } : {}),
+      ...(options.cacheDir !== undefined ? { cacheDir: options.cacheDir } : {}),
     },
   });
   const agents = {

@@ -64,6 +64,15 @@ export function derivedSessionId(api: string, messages: readonly Message[]): str
   return `auto-${sha256Hex(`${api}\n${keyOf(messages.slice(0, 2))}`).slice(0, 24)}`;
 }
 
+/**
+ * Where an incoming history stops continuing a session's (null when it continues), compared in
+ * the form the session records messages in (secrets redacted).
+ */
+async function continues(session: Session, incoming: readonly Message[]): Promise<number | null> {
+  const stored = session.history();
+  return divergence(stored, await session.recordedForm(incoming.slice(0, stored.length)));
+}
+
 /** A fork id of `base` for a history, named by a hash of its first `n` messages. */
 function forkId(base: string, incoming: readonly Message[], n: number): string {
   return `${base}~${sha256Hex(keyOf(incoming.slice(0, n))).slice(0, 16)}`;
@@ -121,13 +130,13 @@ export class SessionPool {
     incoming: readonly Message[],
   ): Promise<{ id: string; session: Session }> {
     const main = await this.get(base);
-    const at = divergence(main.history(), incoming);
+    const at = await continues(main, incoming);
     if (at === null) return { id: base, session: main };
     const forks = this.forksOf(base);
     const recent = (id: string): number => this.open.get(id)?.used ?? 0;
     for (const id of [...forks].sort((a, b) => recent(b) - recent(a))) {
       const session = await this.get(id);
-      if (divergence(session.history(), incoming) === null) return { id, session };
+      if ((await continues(session, incoming)) === null) return { id, session };
     }
     // Named by the history up to and with its first differing message; a name already taken
     // (a fork that went another way later) gets the next free number.

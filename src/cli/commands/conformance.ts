@@ -73,7 +73,7 @@ export function register(program: Command): void {
     .option('--timeout <MS>', 'per-request timeout for a --subject process, in ms', '60000')
     .option(
       '--adapters',
-      "run every integration (Session, AI SDK middleware, MCP server, Claude Code hook) over the adapter acceptance cases and print the adapters' table",
+      "run every integration (Session, AI SDK middleware, MCP server, Claude Code hook, API proxy) over the adapter acceptance cases and print the adapters' table",
     )
     .option('--adapter <NAMES>', 'with --adapters: only these adapters (comma-separated)')
     .option('--cases <IDS>', 'with --adapters: only these cases (comma-separated)')

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { FoldInput, FoldResult } from '../../engine/types.js';
 import { UsageError } from '../../protocol/errors.js';
 import { emit, globals, parseIntArg, parseList } from '../context.js';
-import { withEngine } from '../engine-options.js';
+import { NO_REDACT_FLAG, NO_REDACT_HELP, withEngine } from '../engine-options.js';
 import { readInput, textArg } from '../input.js';
 import { progressBar } from '../progress.js';
 
@@ -98,6 +98,7 @@ export function register(program: Command): void {
       '--jsonl <FILE>',
       'batch: one {step_id, summary?, content|raw_content} per line (- for standard input)',
     )
+    .option(NO_REDACT_FLAG, NO_REDACT_HELP)
     .addHelpText('after', HELP)
     .action(async (step: string | undefined, summary: string | undefined, opts, cmd: Command) => {
       const g = globals(cmd);

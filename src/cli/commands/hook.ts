@@ -10,7 +10,7 @@ import { runHook } from '../../adapters/claude-code/run-hook.js';
 import type { OpenOptions } from '../../engine/types.js';
 import { UsageError } from '../../protocol/errors.js';
 import { reportError } from '../context.js';
-import { engineOptions } from '../engine-options.js';
+import { engineOptions, NO_REDACT_FLAG, NO_REDACT_HELP } from '../engine-options.js';
 
 function readStdin(event: string): string {
   if (process.stdin.isTTY) {
@@ -29,6 +29,7 @@ export function register(program: Command): void {
       'Claude Code hook: ingest the transcript and page archived turns back in (run by Claude Code)',
     )
     .argument('<EVENT>', HOOK_EVENTS.join(' | '))
+    .option(NO_REDACT_FLAG, NO_REDACT_HELP)
     .addHelpText(
       'after',
       [
@@ -57,6 +58,7 @@ export function register(program: Command): void {
         const engine: Omit<OpenOptions, 'dir'> = {};
         if (o.tokenizer !== undefined) engine.tokenizer = o.tokenizer;
         if (o.retrieval !== undefined) engine.retrieval = o.retrieval;
+        if (o.redact === false) engine.redact = false;
         const outcome = await runHook({ event: event as HookEvent, input, baseDir, engine });
         if (outcome.notice) process.stderr.write(`contextfold: ${outcome.notice}\n`);
         if (outcome.output) process.stdout.write(`${JSON.stringify(outcome.output)}\n`);

@@ -5,7 +5,7 @@ import { importTurns } from '../../import/import-turns.js';
 import { IMPORT_FORMATS, type ImportFormat } from '../../import/turn.js';
 import { UsageError } from '../../protocol/errors.js';
 import { emit, globals } from '../context.js';
-import { engineOptions } from '../engine-options.js';
+import { engineOptions, NO_REDACT_FLAG, NO_REDACT_HELP } from '../engine-options.js';
 import { progressBar } from '../progress.js';
 
 interface ImportReport {
@@ -33,6 +33,7 @@ export function register(program: Command): void {
     .description('import a conversation history (transcript or message array) into the store')
     .argument('<FILE>', 'history file; .gz files are read directly')
     .option('--format <FORMAT>', `input format: ${IMPORT_FORMATS.join(' | ')}`)
+    .option(NO_REDACT_FLAG, NO_REDACT_HELP)
     .addHelpText(
       'after',
       [

@@ -35,6 +35,7 @@ export const commandTable: { name: string; load: () => Promise<CommandModule> }[
   { name: 'proxy', load: () => import('./proxy.js') },
   // conformance and evaluation
   { name: 'conformance', load: () => import('./conformance.js') },
+  { name: 'guard', load: () => import('./guard.js') },
   { name: 'subject', load: () => import('./subject.js') },
   { name: 'eval', load: () => import('./eval.js') },
 ];

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { UsageError } from '../../protocol/errors.js';
 import { requireStore } from '../context.js';
-import { engineOptions } from '../engine-options.js';
+import { engineOptions, NO_REDACT_FLAG, NO_REDACT_HELP } from '../engine-options.js';
 
 function packageVersion(): string {
   const url = new URL('../../../package.json', import.meta.url);
@@ -31,6 +31,7 @@ export function register(program: Command): void {
     .description(
       'serve the store to an MCP client over stdio (recall, hydrate, scan, fold, status, validate)',
     )
+    .option(NO_REDACT_FLAG, NO_REDACT_HELP)
     .addHelpText(
       'after',
       [

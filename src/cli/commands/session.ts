@@ -3,7 +3,7 @@ import { type CallReport, type PerCallTotals, runPerCall } from '../../harness/p
 import { Session } from '../../harness/session.js';
 import { readTurnsFile, runTurns, type TurnReport } from '../../harness/turns-file.js';
 import { globals, parseIntArg } from '../context.js';
-import { engineOptions } from '../engine-options.js';
+import { engineOptions, NO_REDACT_FLAG, NO_REDACT_HELP } from '../engine-options.js';
 
 function humanLine(r: TurnReport): string {
   const parts = [`turn ${r.turn}`, `prompt step ${r.step_id}`, `${r.pack_tokens} tokens`];
@@ -53,6 +53,7 @@ export function register(program: Command): void {
     .option('--budget <N>', 'token budget of every pack', '16000')
     .option('--keep-recent <K>', 'turns before the prompt always kept verbatim', '10')
     .option('--fold-threshold <N>', 'older turns above this many tokens are folded', '256')
+    .option(NO_REDACT_FLAG, NO_REDACT_HELP)
     .option(
       '--per-call',
       'build a pack before every model call (each run of assistant lines, tool loops included), as `contextfold proxy` does',
@@ -102,6 +103,7 @@ export function register(program: Command): void {
           ...(e.tokenizer ? { tokenizer: e.tokenizer } : {}),
           ...(e.sessionId ? { sessionId: e.sessionId } : {}),
           ...(e.retrieval ? { retrieval: e.retrieval } : {}),
+          ...(e.redact === false ? { redact: false } : {}),
           ...(opts.perCall ? { pageInToolOutput: true } : {}),
         });
         try {

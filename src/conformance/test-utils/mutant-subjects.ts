@@ -126,6 +126,7 @@ export class OlderNodeInPlaceSubject extends LibrarySubject {
           chunks: h.chunks,
           truncated: h.truncated,
           matched_terms: pick.matched_terms,
+          findings: h.findings,
         }),
       );
     }

@@ -1,0 +1,258 @@
+import { isUtf8 } from 'node:buffer';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { sha256Hex } from '../protocol/canonical-json.js';
+import { fakeSecrets, secretFragments, secretTurn } from '../test-utils/fake-secrets.js';
+import { loadCorpusManifest } from './corpus.js';
+import { Redactor } from './redactor.js';
+import { DEFAULT_GUARD_DIR, loadGuardTables } from './tables.js';
+
+const s = fakeSecrets();
+const redactor = new Redactor();
+const unfiltered = new Redactor({ prefilter: false });
+
+describe('Redactor.redactText', () => {
+  it('replaces each secret of the acceptance turn by its typed marker', async () => {
+    const r = await redactor.redactText(secretTurn(s));
+    for (const f of secretFragments(s)) expect(r.text).not.toContain(f);
+    expect(r.text).toContain('aws_access_key_id = [REDACTED:aws-access-key-id]');
+    expect(r.text).toContain('aws_secret_access_key = [REDACTED:aws-secret-access-key]');
+    expect(r.text).toContain('GITHUB_TOKEN=[REDACTED:github-token]');
+    expect(r.text).toContain('OPENAI_API_KEY=[REDACTED:openai-api-key]');
+    expect(r.text).toContain('SLACK_BOT_TOKEN=[REDACTED:slack-token]');
+    expect(r.text).toContain('postgres://app:[REDACTED:url-password]@db.internal:5432/billing');
+    expect(r.text).toContain('$ cat deploy/id_rsa\n[REDACTED:pem-private-key]\n$ psql');
+    expect(r.redactions.map((x) => x.pattern_id)).toEqual([
+      'secret:aws-access-key-id',
+      'secret:aws-secret-access-key',
+      'secret:github-token',
+      'secret:openai-api-key',
+      'secret:slack-token',
+      'secret:url-password',
+      'secret:pem-private-key',
+    ]);
+  });
+
+  it('records byte offsets of each marker in the output and the SHA-256 of the removed value', async () => {
+    const text = `é ${s.githubToken} ü ${s.awsAccessKeyId}`;
+    const r = await redactor.redactText(text);
+    const out = Buffer.from(r.text, 'utf8');
+    expect(r.redactions).toHaveLength(2);
+    const [gh, aws] = r.redactions;
+    expect(out.subarray(gh!.start, gh!.end).toString()).toBe('[REDACTED:github-token]');
+    expect(out.subarray(aws!.start, aws!.end).toString()).toBe('[REDACTED:aws-access-key-id]');
+    expect(gh!.removed_sha256).toBe(sha256Hex(s.githubToken));
+    expect(aws!.removed_sha256).toBe(sha256Hex(s.awsAccessKeyId));
+    expect(JSON.stringify(r.redactions)).not.toContain(s.githubToken.slice(4, 16));
+  });
+
+  it('merges overlapping matches into one marker and names the others', async () => {
+    const r = await redactor.redactText(`GITHUB_TOKEN=${s.githubToken}`);
+    expect(r.text).toBe('GITHUB_TOKEN=[REDACTED:github-token]');
+    expect(r.redactions).toEqual([
+      expect.objectContaining({
+        pattern_id: 'secret:github-token',
+        merged_pattern_ids: ['secret:env-assignment'],
+      }),
+    ]);
+  });
+
+  it('a secretlint-disable comment does not switch redaction off', async () => {
+    const text = `// secretlint-disable\ntoken ${s.githubToken}\n// secretlint-enable`;
+    expect((await redactor.redactText(text)).text).toContain('token [REDACTED:github-token]');
+  });
+
+  it('keeps offsets right after a leading BOM (secretlint drops it internally)', async () => {
+    const r = await redactor.redactText(`\uFEFF${s.slackToken} x`);
+    expect(r.text).toBe('\uFEFF[REDACTED:slack-token] x');
+    expect(r.redactions[0]!.start).toBe(3);
+  });
+
+  it('returns a string with a lone surrogate unchanged (it cannot be stored; the engine refuses it)', async () => {
+    const text = `${s.githubToken} \uD800`;
+    expect(await redactor.redactText(text)).toEqual({ text, redactions: [] });
+  });
+
+  const fragment = fc.constantFrom(
+    s.githubToken,
+    s.slackToken,
+    s.awsAccessKeyId,
+    `aws_secret_access_key=${s.awsSecretAccessKey}`,
+    s.openaiProjectKey,
+    s.pemPrivateKey,
+    `postgres://u:${s.postgresPassword}@h/db`,
+    'DB_PASSWORD=hunter2hunter2',
+    'PRIVATE KEY',
+    'ghp_',
+    'xoxb-',
+    'AKIA',
+    'sk-',
+    '[REDACTED:github-token]',
+    '://a:b@',
+    ' ',
+    '\n',
+    '\r\n',
+    'é',
+    '😀',
+    '=',
+    '"',
+    'TOKEN',
+    'eyJ',
+    `eyJ${'h'.repeat(10)}.eyJ${'p'.repeat(10)}.${'s'.repeat(16)}`,
+    '_authToken=abc',
+    `AIza${'A'.repeat(35)}`,
+    `sk_live_${'a'.repeat(16)}`,
+    `SK${'ab'.repeat(16)}`,
+    'curl -u user:pass ',
+    '--password hunter2 ',
+    'mysql -pX ',
+    'aws_secret_access_key=',
+    'API_KEY=',
+    `github_pat_${'a1'.repeat(41)}`,
+    `hooks.slack.com/services/T0/B0/${'x'.repeat(8)}`,
+    `xapp-1-${'A'.repeat(10)}`,
+  );
+  const texts = fc
+    .array(fc.oneof(fragment, fc.string({ maxLength: 6 })), { maxLength: 12 })
+    .map((a) => a.join(''));
+
+  it('is deterministic and idempotent: redacting the output again changes nothing', async () => {
+    await fc.assert(
+      fc.asyncProperty(texts, async (text) => {
+        const a = await redactor.redactText(text);
+        const b = await redactor.redactText(text);
+        expect(b).toEqual(a);
+        const again = await redactor.redactText(a.text);
+        expect(again.text).toBe(a.text);
+        expect(again.redactions).toEqual([]);
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('the prefilter never changes the result (triggers are necessary conditions)', async () => {
+    await fc.assert(
+      fc.asyncProperty(texts, async (text) => {
+        expect(await redactor.redactText(text)).toEqual(await unfiltered.redactText(text));
+      }),
+      { numRuns: 150 },
+    );
+  });
+});
+
+describe('Redactor.redactTexts (a batch)', () => {
+  it('removes a value found in one text wherever the batch repeats it, and only there', async () => {
+    const pw = s.postgresPassword;
+    const [cmd, out, other] = await redactor.redactTexts([
+      `psql postgres://app:${pw}@db/x`,
+      `warning: password ${pw} is in the history`,
+      'unrelated text',
+    ]);
+    expect(cmd!.text).toBe('psql postgres://app:[REDACTED:url-password]@db/x');
+    expect(out!.text).toBe('warning: password [REDACTED:repeated-value] is in the history');
+    expect(out!.redactions.map((r) => r.pattern_id)).toEqual(['secret:repeated-value']);
+    expect(other!.redactions).toEqual([]);
+    // Alone, the bare value has no shape to be found by: the batch is what carries it.
+    expect((await redactor.redactText(`warning: password ${pw}`)).redactions).toEqual([]);
+    // Idempotent, and a letters-only password does not erase the word elsewhere.
+    const again = await redactor.redactTexts([cmd!.text, out!.text]);
+    expect(again.map((r) => r.text)).toEqual([cmd!.text, out!.text]);
+    const [u, w] = await redactor.redactTexts([
+      'postgres://app:postgres@db/x',
+      'createdb -U postgres',
+    ]);
+    expect([u!.text, w!.text]).toEqual([
+      'postgres://app:[REDACTED:url-password]@db/x',
+      'createdb -U postgres',
+    ]);
+  });
+});
+
+describe('the prefilter on every corpus input', () => {
+  it('gives the same result as running every matcher (each pattern has a positive case)', async () => {
+    const dir = join(DEFAULT_GUARD_DIR, 'conformance');
+    for (const id of loadCorpusManifest().cases) {
+      const text = readFileSync(join(dir, id, 'input.txt'), 'utf8');
+      expect(await redactor.redactText(text), id).toEqual(await unfiltered.redactText(text));
+    }
+  });
+});
+
+describe('Redactor.redactBytes', () => {
+  it('redacts well-formed UTF-8 as text', async () => {
+    const r = await redactor.redactBytes(Buffer.from(`a ${s.githubToken}`));
+    expect(Buffer.from(r.bytes).toString()).toBe('a [REDACTED:github-token]');
+  });
+
+  it('redacts only inside the valid runs of non-UTF-8 bytes; every other byte passes exactly', async () => {
+    const bytes = Buffer.concat([
+      Buffer.from([0xff, 0x00, 0xc3]),
+      Buffer.from(` k=${s.githubToken}\r\n`),
+      Buffer.from([0x80, 0xfe]),
+      Buffer.from(`${s.slackToken}`),
+    ]);
+    const r = await redactor.redactBytes(bytes);
+    const out = Buffer.from(r.bytes);
+    expect(isUtf8(out)).toBe(false);
+    expect(out.subarray(0, 3)).toEqual(Buffer.from([0xff, 0x00, 0xc3]));
+    const mid = ' k=[REDACTED:github-token]\r\n';
+    expect(out.subarray(3, 3 + mid.length).toString('latin1')).toBe(mid);
+    expect(out.subarray(3 + mid.length, 5 + mid.length)).toEqual(Buffer.from([0x80, 0xfe]));
+    expect(out.subarray(5 + mid.length).toString()).toBe('[REDACTED:slack-token]');
+    for (const x of r.redactions) {
+      expect(out.subarray(x.start, x.end).toString()).toMatch(/^\[REDACTED:[a-z-]+\]$/);
+    }
+    expect(r.redactions.map((x) => x.pattern_id)).toEqual([
+      'secret:github-token',
+      'secret:slack-token',
+    ]);
+  });
+
+  it('returns the very same bytes when nothing is found', async () => {
+    const bytes = Buffer.from([0xff, 0x41, 0x42]);
+    expect((await redactor.redactBytes(bytes)).bytes).toBe(bytes);
+  });
+});
+
+describe('Redactor.redactFields', () => {
+  it('redacts payload, summary and explicit lists, recording the field of each marker', async () => {
+    const r = await redactor.redactFields({
+      summary: `pushed with ${s.githubToken}`,
+      content: `url postgres://a:${s.postgresPassword}@h/db`,
+      commands: ['ls', `curl -H "Authorization: Bearer ${s.slackToken}"`],
+      files: ['a.ts'],
+    });
+    expect(r.fields.summary).toBe('pushed with [REDACTED:github-token]');
+    expect(r.fields.content).toBe('url postgres://a:[REDACTED:url-password]@h/db');
+    expect(r.fields.commands).toEqual([
+      'ls',
+      'curl -H "Authorization: Bearer [REDACTED:slack-token]"',
+    ]);
+    expect(r.fields.files).toEqual(['a.ts']);
+    expect(r.records.map((x) => [x.field, x.pattern_id])).toEqual([
+      ['raw_content', 'secret:url-password'],
+      ['summary', 'secret:github-token'],
+      ['commands[1]', 'secret:slack-token'],
+    ]);
+  });
+
+  it('passes fields of the wrong type through for the engine to refuse', async () => {
+    const r = await redactor.redactFields({ summary: 42 as unknown as string, content: undefined });
+    expect(r.fields.summary).toBe(42);
+    expect(r.records).toEqual([]);
+  });
+});
+
+describe('tables are a parameter', () => {
+  it('a redactor without a pattern does not find what only it finds', async () => {
+    const t = loadGuardTables();
+    const without = new Redactor({
+      tables: { ...t, patterns: t.patterns.filter((p) => p.id !== 'secret:jwt') },
+    });
+    const jwt = `eyJ${'a'.repeat(10)}.eyJ${'b'.repeat(10)}.${'c'.repeat(20)}`;
+    expect((await redactor.redactText(jwt)).text).toBe('[REDACTED:jwt]');
+    expect((await without.redactText(jwt)).text).toBe(jwt);
+  });
+});

@@ -1,0 +1,66 @@
+import type { Message } from './messages.js';
+
+/** Replaces secrets in texts that belong together (the engine's `redactTexts`). */
+export type RedactTexts = (texts: readonly string[]) => Promise<string[]>;
+
+/** Every string of a JSON value, in a fixed walk order, and a way to put replacements back. */
+function strings(value: unknown, out: string[]): void {
+  if (typeof value === 'string') out.push(value);
+  else if (Array.isArray(value)) for (const v of value) strings(v, out);
+  else if (value !== null && typeof value === 'object') {
+    for (const v of Object.values(value)) strings(v, out);
+  }
+}
+
+function rebuild(value: unknown, next: () => string): unknown {
+  if (typeof value === 'string') return next();
+  if (Array.isArray(value)) return value.map((v) => rebuild(v, next));
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = rebuild(v, next);
+    return out;
+  }
+  return value;
+}
+
+/** The redactable parts of a message: content, tool call inputs, the tool result's `source`. */
+function parts(m: Message): unknown[] {
+  const p: unknown[] = [m.content];
+  if (m.role === 'assistant') p.push((m.toolCalls ?? []).map((c) => c.input));
+  if (m.role === 'tool') p.push(m.source ?? null);
+  return p;
+}
+
+/**
+ * Messages with secrets replaced in everything a session records of them: the content, every
+ * string inside tool call inputs, and a tool result's `source` (ids, names and numbers are
+ * kept). All messages are redacted together, so a secret removed from one (a password in a
+ * command) is also removed where another repeats it (the command's output). The session
+ * records, folds and renders only this form, so nothing under the store holds a secret and
+ * replay rebuilds the same packs.
+ *
+ * @example
+ * await redactMessages([{ role: 'user', content: `key ${token}` }], (t) => engine.redactTexts(t));
+ * // [{ role: 'user', content: 'key [REDACTED:github-token]' }]
+ */
+export async function redactMessages<M extends Message>(
+  messages: readonly M[],
+  redact: RedactTexts,
+): Promise<M[]> {
+  const texts: string[] = [];
+  for (const m of messages) strings(parts(m), texts);
+  if (texts.length === 0) return [...messages];
+  const done = await redact(texts);
+  let k = 0;
+  const next = () => done[k++]!;
+  return messages.map((m) => {
+    const [content, extra] = rebuild(parts(m), next) as [string, unknown];
+    const out = { ...m, content } as M;
+    if (out.role === 'assistant' && out.toolCalls) {
+      const inputs = extra as unknown[];
+      out.toolCalls = out.toolCalls.map((c, i) => ({ ...c, input: inputs[i] }));
+    }
+    if (out.role === 'tool' && out.source !== undefined) out.source = extra as string;
+    return out;
+  });
+}
