@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ContextFold } from '../engine/context-fold.js';
 import { benchGuard } from './guard.js';
+import { benchHook } from './hook-bench.js';
 import { benchInspectOverview } from './inspect-overview.js';
 import { log, type SynthTurn, synthesize, toInput } from './synth.js';
 
@@ -174,6 +175,16 @@ async function benchSize(n: number, turns: SynthTurn[], queries: string[], work:
 }
 
 async function main(): Promise<void> {
+  if (process.argv.includes('--hook-only')) {
+    const work = mkdtempSync(join(tmpdir(), 'contextfold-bench-'));
+    try {
+      const hook = await benchHook({ exchanges: 1000, work });
+      process.stdout.write(`${JSON.stringify({ node: process.version, hook }, null, 2)}\n`);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+    return;
+  }
   const proxyArg = process.argv.find((a) => a === '--proxy' || a.startsWith('--proxy='));
   if (proxyArg) {
     // `npm run bench -- --proxy[=sequential,concurrency,per_call]`: the proxy's figures only.
@@ -213,6 +224,9 @@ async function main(): Promise<void> {
     } catch (e) {
       pack = { error: (e as Error).message };
     }
+    log('Claude Code hook on a 2,000-turn transcript …');
+    const hook = await benchHook({ exchanges: 1000, work });
+    log(`hook: ${JSON.stringify(hook)}`);
     log('guard: redaction cost and the false-positive report over ../shared/data/trajectories …');
     const guard = await benchGuard();
     const first = results[0]!;
@@ -224,6 +238,7 @@ async function main(): Promise<void> {
           tokenizer: 'o200k',
           sizes: results,
           pack_assembly: pack,
+          hook,
           guard,
           single_fold_growth: Number(
             (last.single_fold_ms.p50 / first.single_fold_ms.p50).toFixed(2),

@@ -48,7 +48,7 @@ import { Store } from '../store/store.js';
 import { type VerifiedNode, verifyNode } from '../store/verify.js';
 import { chunkText } from './chunk.js';
 import { checkNode } from './node-check.js';
-import { RankedRetrieval } from './ranked-retrieval.js';
+import { type RankedCaps, RankedRetrieval } from './ranked-retrieval.js';
 import type {
   ContextFoldEngine,
   EntriesPage,
@@ -64,6 +64,7 @@ import type {
   PageInResult,
   RecallResult,
   RetrievalMode,
+  ScanOptions,
   ScanResult,
   StatusResult,
   ValidateResult,
@@ -409,16 +410,23 @@ export class ContextFold implements ContextFoldEngine {
     }
   }
 
-  /** Caps of a ranked page-in (issue 6). */
-  private rankedCaps(): { perCall: number; perTurn: number } {
+  /** Caps and live boundary of a ranked page-in. */
+  private rankedCaps(options: ScanOptions): RankedCaps {
+    const perTurn = perTurnCap(this.policy);
+    const max = options.maxTokens;
+    if (max !== undefined && (!Number.isSafeInteger(max) || max < 1)) {
+      throw new UsageError(`maxTokens must be a positive integer, got ${String(max)}`);
+    }
     return {
       perCall: this.policy.max_rehydration_tokens_per_call,
-      perTurn: perTurnCap(this.policy),
+      perTurn: max === undefined ? perTurn : Math.min(perTurn, max),
+      ...(options.liveFrom !== undefined ? { liveFrom: options.liveFrom } : {}),
+      ...(options.lossy ? { lossy: options.lossy } : {}),
     };
   }
 
   /** The software MMU's selection for a prompt (CONF-13), without hydrating anything. */
-  async scan(prompt: string, options: { mode?: RetrievalMode } = {}): Promise<ScanResult> {
+  async scan(prompt: string, options: ScanOptions = {}): Promise<ScanResult> {
     if (typeof prompt !== 'string') throw new UsageError('scan needs a prompt string');
     this.sync();
     const mode = options.mode ?? this.retrieval;
@@ -427,7 +435,7 @@ export class ContextFold implements ContextFoldEngine {
         `unknown retrieval mode ${JSON.stringify(mode)}: use 'reference' or 'ranked'`,
       );
     }
-    if (mode === 'ranked') return this.ranked.scan(prompt, this.rankedCaps());
+    if (mode === 'ranked') return this.ranked.scan(prompt, this.rankedCaps(options));
     return referenceScan(this.index, prompt, {
       perCall: this.policy.max_rehydration_tokens_per_call,
       perTurn: perTurnCap(this.policy),
@@ -537,11 +545,11 @@ export class ContextFold implements ContextFoldEngine {
    * cost, verified. A node that fails verification is not paged in and is reported in
    * `failures` (never replaced by an older node).
    */
-  async pageIn(prompt: string, options: { mode?: RetrievalMode } = {}): Promise<PageInResult> {
+  async pageIn(prompt: string, options: ScanOptions = {}): Promise<PageInResult> {
     if ((options.mode ?? this.retrieval) === 'ranked') {
       if (typeof prompt !== 'string') throw new UsageError('pageIn needs a prompt string');
       this.sync();
-      return this.ranked.pageIn(prompt, this.rankedCaps());
+      return this.ranked.pageIn(prompt, this.rankedCaps(options));
     }
     const scan = await this.scan(prompt, options);
     const pages: Page[] = [];

@@ -2,19 +2,21 @@ import { hash } from 'node:crypto';
 import { appendFileSync, mkdirSync, readFileSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
-import { compareCodePoints } from '../protocol/canonical-json.js';
-import type { RankedAnalysis } from '../retrieval/ranked-index.js';
+import {
+  NODE_ANALYSIS_VERSION,
+  type NodeAnalysis,
+  parseNodeAnalysis,
+} from '../retrieval/node-analysis.js';
 
 /**
- * Revision of the ranked analysis (`analyseRankedDoc` and everything it calls: `rankedTerms`,
- * `proseRatio`, `hasErrorSignal`, `heldShapes`). It is part of every cache key: bump it in the
- * same change as any edit that alters what an analysis holds, or processes would rank with stale
- * keys read from the cache. (Old entries are then simply never looked up again.)
+ * Revision of the ranked analysis: `NODE_ANALYSIS_VERSION` (`analyzeNode` and everything it
+ * calls). It is part of every cache key, so entries of another analysis version are simply never
+ * looked up again.
  *
  * @example
  * rankedCacheKey({ tokenizer: 'o200k', payloadSha256, summary }); // covers RANKED_ANALYSIS_REVISION
  */
-export const RANKED_ANALYSIS_REVISION = 1;
+export const RANKED_ANALYSIS_REVISION = NODE_ANALYSIS_VERSION;
 
 /**
  * The cache directory used when `OpenOptions.cacheDir` is not given: `$CONTEXTFOLD_CACHE_DIR`,
@@ -79,29 +81,17 @@ const HEX64 = /^[0-9a-f]{64}$/;
 
 const checksum = (key: string, body: string): string => sha256(`${key}\n${body}`).slice(0, 16);
 
-/** Keys are joined with this on disk (retrieval keys never hold whitespace; checked anyway). */
-const KEY_SEPARATOR = ' ';
-
 /**
- * Encodes one cache entry as a line (without the newline), or `undefined` if the analysis could
- * not be read back exactly (a key holding the separator: then it is simply not cached).
- * Deterministic: the same analysis always gives the same bytes (no clock, no Map or Set order).
+ * Encodes one cache entry as a line (without the newline), or `undefined` for a malformed key.
+ * Deterministic: the same analysis always gives the same bytes (its fields in a fixed order, no
+ * clock, no Map or Set order).
  *
  * @example
- * encodeCacheLine(key, analysis); // '{"k":"…","c":"…","a":{"keys":"5433 port","counts":[1,2],…}}'
+ * encodeCacheLine(key, analysis); // '{"k":"…","c":"…","a":{"version":2,"keys":["5433","port"],…}}'
  */
-export function encodeCacheLine(key: string, analysis: RankedAnalysis): string | undefined {
+export function encodeCacheLine(key: string, analysis: NodeAnalysis): string | undefined {
   if (!HEX64.test(key)) return undefined;
-  if (analysis.keys.some((k) => k.length === 0 || k.includes(KEY_SEPARATOR))) return undefined;
-  const body = JSON.stringify({
-    keys: analysis.keys.join(KEY_SEPARATOR),
-    counts: analysis.counts,
-    length: analysis.length,
-    tokens: analysis.tokens,
-    error: analysis.error,
-    prose: analysis.prose,
-    shapes: analysis.shapes,
-  });
+  const body = JSON.stringify(analysis);
   return `${HEAD}${key}${MID}${checksum(key, body)}${TAIL}${body}}`;
 }
 
@@ -122,9 +112,7 @@ function lineKey(line: string): string | undefined {
  * decodeCacheLine(encodeCacheLine(key, a)); // { key, analysis: a }
  * decodeCacheLine('{"k":"oops'); // undefined
  */
-export function decodeCacheLine(
-  line: string,
-): { key: string; analysis: RankedAnalysis } | undefined {
+export function decodeCacheLine(line: string): { key: string; analysis: NodeAnalysis } | undefined {
   const key = lineKey(line);
   if (key === undefined) return undefined;
   const body = line.slice(BODY, -1);
@@ -135,45 +123,8 @@ export function decodeCacheLine(
   } catch {
     return undefined;
   }
-  const analysis = asAnalysis(parsed);
+  const analysis = parseNodeAnalysis(parsed);
   return analysis ? { key, analysis } : undefined;
-}
-
-const HIGH_UNITS = /[\uD800-\uFFFF]/;
-
-const isCount = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= 0;
-
-function asAnalysis(v: unknown): RankedAnalysis | undefined {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
-  const {
-    keys: joined,
-    counts,
-    length,
-    tokens,
-    error,
-    prose,
-    shapes,
-  } = v as Record<string, unknown>;
-  if (typeof joined !== 'string' || !Array.isArray(counts)) return undefined;
-  if (!isCount(length) || !isCount(tokens) || typeof error !== 'boolean') return undefined;
-  if (typeof prose !== 'number' || !Number.isFinite(prose)) return undefined;
-  if (!Array.isArray(shapes) || !shapes.every((s) => typeof s === 'string')) return undefined;
-  const keys = joined === '' ? [] : joined.split(KEY_SEPARATOR);
-  if (keys.length !== counts.length) return undefined;
-  // Keys strictly increasing by code point: distinct, in the order a fresh analysis has. Without
-  // a unit at or above U+D800, UTF-16 order is code-point order and the native `<` decides.
-  const less = HIGH_UNITS.test(joined)
-    ? (a: string, b: string) => compareCodePoints(a, b) < 0
-    : (a: string, b: string) => a < b;
-  let sum = 0;
-  for (let i = 0; i < keys.length; i++) {
-    const n: unknown = counts[i];
-    if (typeof n !== 'number' || !(n >= 1) || !Number.isSafeInteger(n)) return undefined;
-    if (i > 0 ? !less(keys[i - 1]!, keys[i]!) : keys[0]!.length === 0) return undefined;
-    sum += n;
-  }
-  if (sum !== length) return undefined;
-  return { keys, counts: counts as number[], length, tokens, error, prose, shapes };
 }
 
 /**
@@ -213,8 +164,8 @@ export class RankedCache {
    * Reads the file once and decodes the entries of `wanted` (only those: other lines are
    * framed, never parsed). When a key occurs more than once the last line that decodes wins.
    */
-  read(wanted: ReadonlySet<string>): Map<string, RankedAnalysis> {
-    const out = new Map<string, RankedAnalysis>();
+  read(wanted: ReadonlySet<string>): Map<string, NodeAnalysis> {
+    const out = new Map<string, NodeAnalysis>();
     let text: string;
     try {
       text = readFileSync(this.file, 'utf8');
@@ -244,7 +195,7 @@ export class RankedCache {
   }
 
   /** Queues an entry for the next {@link flush}. */
-  queue(key: string, analysis: RankedAnalysis): void {
+  queue(key: string, analysis: NodeAnalysis): void {
     if (this.#queuedKeys.has(key)) return;
     const line = encodeCacheLine(key, analysis);
     if (line === undefined) return;

@@ -3,8 +3,9 @@ import { scanPage } from '../guard/scan-page.js';
 import { isContextFoldError } from '../protocol/errors.js';
 import { pageFailure } from '../protocol/results.js';
 import type { IndexEntry } from '../protocol/types.js';
+import { analyzeNode, type NodeAnalysis } from '../retrieval/node-analysis.js';
 import { focusWindow } from '../retrieval/ranked-focus.js';
-import { analyseRankedDoc, type RankedAnalysis, RankedIndex } from '../retrieval/ranked-index.js';
+import { RankedIndex } from '../retrieval/ranked-index.js';
 import {
   type RankedPick,
   type RankedScanResult,
@@ -37,10 +38,12 @@ export interface RankedRetrievalDeps {
   cacheDir?: string | false;
 }
 
-/** Caps of one page-in. */
+/** Caps of one page-in, and the live boundary (see `RankedScanOptions.liveFrom`). */
 export interface RankedCaps {
   perCall: number;
   perTurn: number;
+  liveFrom?: number;
+  lossy?: readonly number[];
 }
 
 /**
@@ -103,8 +106,8 @@ export class RankedRetrieval {
     this.#cache?.flush();
   }
 
-  #analyse(summary: string, text: string): RankedAnalysis {
-    return analyseRankedDoc({ summary, content: text, tokens: this.#deps.tokenizer.count(text) });
+  #analyse(summary: string, text: string): NodeAnalysis {
+    return analyzeNode({ summary, text, tokens: this.#deps.tokenizer.count(text) });
   }
 
   /** Notes a turn the store learnt about; it is read and verified on the next ranked scan. */
@@ -144,7 +147,7 @@ export class RankedRetrieval {
         : undefined;
       todo.push({ step, entry, key });
     }
-    let hits = new Map<string, RankedAnalysis>();
+    let hits = new Map<string, NodeAnalysis>();
     if (cache && todo.length > 0 && (!this.#cacheRead || todo.length >= CACHE_READ_MIN_PENDING)) {
       this.#cacheRead = true;
       hits = cache.read(new Set(todo.map((t) => t.key!)));
@@ -186,6 +189,8 @@ export class RankedRetrieval {
       perCallCap: caps.perCall,
       perTurnCap: caps.perTurn,
       tuning: this.#tuning,
+      ...(caps.liveFrom !== undefined ? { liveFrom: caps.liveFrom } : {}),
+      ...(caps.lossy ? { lossy: caps.lossy } : {}),
     });
   }
 

@@ -92,7 +92,10 @@ describe('runEval (reference mode, hand-computed)', () => {
       workDir: tmp.dir,
     });
     expect(r.mode).toBe('reference');
-    const rows = r.rows.map(({ scan_ms: _ms, ...rest }) => rest);
+    const rows = r.rows.map(({ scan_ms: _ms, family, ...rest }) => {
+      expect(family).toBe('other'); // no manifest beside these trajectories
+      return rest;
+    });
     expect(rows).toEqual([
       {
         id: 'evolving-now',
@@ -150,7 +153,9 @@ describe('runEval (reference mode, hand-computed)', () => {
         paged_steps: [3, 2],
       },
     ]);
-    const { scan_latency_ms, ...summary } = r.summary;
+    const { scan_latency_ms, by_family, by_session, ...summary } = r.summary;
+    expect(Object.keys(by_family)).toEqual(['other']);
+    expect(by_session.tiny).toMatchObject({ questions: 5, hit_rate: 0.8 });
     expect(summary).toEqual({
       questions: 5,
       hit_rate: 0.8,
@@ -194,6 +199,13 @@ describe('bad input', () => {
     }).catch((e: unknown) => e);
     expect(isUsageError(err)).toBe(true);
     expect(String((err as Error).message)).toContain('past the end of trajectory tiny');
+  });
+
+  it('a gold step out of range is a usage error, before anything is measured', async () => {
+    const bad = [{ ...QUESTIONS[0]!, asked_after_step: 5, gold_steps: [4, 9], latest_step: 9 }];
+    await expect(
+      runEval({ questions: bad, trajectoriesDir: trajDir, mode: 'reference' }),
+    ).rejects.toThrow(/question evolving-now: gold step 9 is out of range for trajectory tiny/);
   });
 
   it('a missing trajectory file names the path', () => {

@@ -76,6 +76,8 @@ export interface EvalRow {
   paged_steps: number[];
   /** Wall time of the engine's scan for this prompt, in milliseconds (not deterministic). */
   scan_ms: number;
+  /** Session family (agent) of the trajectory, from the data manifest (`other` if unlisted). */
+  family?: string;
 }
 
 /** Scan latency percentiles in milliseconds (nearest rank). */
@@ -84,7 +86,16 @@ export interface LatencySummary {
   p99: number;
 }
 
-/** The eval summary; names as eval/README.md §Protocol 4, plus scan latency. */
+/** The headline figures of a group of questions (a session family, a session). */
+export interface GroupSummary {
+  questions: number;
+  hit_rate: number;
+  latest_hit_rate_evolving: number | null;
+  token_precision: number | null;
+  mean_tokens: number;
+}
+
+/** The eval summary; names as eval/README.md §Protocol 4, plus scan latency and groups. */
 export interface EvalSummary {
   questions: number;
   hit_rate: number;
@@ -98,6 +109,10 @@ export interface EvalSummary {
   /** Hit rate per kind, keys sorted. Only kinds that occur. */
   by_kind: Record<string, number>;
   scan_latency_ms: LatencySummary;
+  /** Headline figures per session family (keys sorted). */
+  by_family: Record<string, GroupSummary>;
+  /** Headline figures per trajectory (keys sorted). */
+  by_session: Record<string, GroupSummary>;
 }
 
 /** Result of an eval run. */

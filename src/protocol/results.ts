@@ -30,9 +30,20 @@ export interface ScanPick {
   cost: number;
 }
 
+/** Why a word of the prompt is not searched for (ranked scan). */
+export type DropReason = 'stopword' | 'time-cue' | 'not-in-store' | 'too-long';
+
+/** A prompt word the scan does not search for, and why. */
+export interface DroppedTerm {
+  term: string;
+  reason: DropReason;
+}
+
 /** The software MMU's selection for a prompt (CONF-13), in pick order. */
 export interface ScanResult {
   query_terms: string[];
+  /** Ranked mode: every prompt word that is not searched for, with the reason, in prompt order. */
+  dropped_terms?: DroppedTerm[];
   selected: ScanPick[];
   /** Picks whose intent was owned but that did not fit the per-turn budget (never replaced by older nodes). */
   budget_dropped: ScanPick[];
