@@ -23,6 +23,7 @@ describe('contextfold CLI', () => {
       'status',
       'validate',
       'compact',
+      'repair',
       'demo',
     ]) {
       expect(r.stdout).toContain(c);
