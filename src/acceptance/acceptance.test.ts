@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { FAST_TMP } from '../conformance/test-utils/fixtures.js';
@@ -16,13 +16,6 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** Marks the adapters' table in docs/conformance.md (as `contextfold conformance --adapters` prints it). */
 const TABLE_MARKER = '<!-- adapters-table -->';
-
-/**
- * The guard (branch `guard`, issue 12) redacts secrets before every write. Until it is in the
- * tree, the SEC-SCRUB cases may fail, and only for the secret they check; once `src/guard/`
- * exists, they must pass like every other safety case.
- */
-const GUARD_LANDED = existsSync(`${ROOT}src/guard`);
 
 function publishedTable(): string {
   const text = readFileSync(`${ROOT}docs/conformance.md`, 'utf8');
@@ -60,21 +53,19 @@ describe('every integration over the adapter acceptance cases', () => {
     for (const a of decl.adapters) expect(a.counts.total).toBe(file.cases.length);
   });
 
-  it('every adapter passes every safety case (the secret cases once the guard has landed)', () => {
+  it('every adapter passes every safety case, the secret cases included', () => {
     for (const a of report.adapters) {
       for (const c of a.cases.filter((x) => x.class === 'safety')) {
         const where = `${a.adapter} ${c.case_id}: ${c.reason}`;
         if (c.verdict === 'not-applicable') continue; // checked below: CONF-07 only
-        if (scrub(c.case_id) && !GUARD_LANDED) {
-          // Pending on the guard: a fail here must be the secret itself, nothing else.
-          if (c.verdict === 'fail') {
-            for (const part of c.reason.split('; '))
-              expect(part, where).toMatch(/^(call \d+: the model got|store: .* holds) "/);
-          } else expect(c.verdict, where).toBe('pass');
-          continue;
-        }
         expect(c.verdict, where).toBe('pass');
       }
+      const secrets = a.cases.filter((c) => scrub(c.case_id));
+      expect(secrets.length, a.adapter).toBeGreaterThanOrEqual(6);
+      expect(
+        secrets.filter((c) => c.verdict !== 'pass'),
+        a.adapter,
+      ).toEqual([]);
     }
   });
 

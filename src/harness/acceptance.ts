@@ -2,8 +2,8 @@
  * What `Session` declares to the adapter acceptance suite (conformance/adapters): the
  * requirements it implements. It owns the prompt, so it evicts (CONF-07) and never has a record
  * in a host's context. `SEC-SCRUB` (secret scrubbing before writes, RFC-IPCF-001 §Security) is
- * declared because the specification requires it of production implementations: until the
- * guard lands, the cases that check it fail, visibly.
+ * declared because the specification requires it of production implementations; the guard
+ * (`src/guard`) redacts before every write, and its cases pass.
  */
 export const SESSION_ACCEPTANCE = {
   requirements: [

@@ -1,7 +1,8 @@
 /**
  * What the AI SDK middleware declares to the adapter acceptance suite (conformance/adapters).
  * It rebuilds every call's prompt from a `Session`, so it evicts (CONF-07) like the harness.
- * `SEC-SCRUB` is declared as the specification requires it; its cases fail until the guard lands.
+ * `SEC-SCRUB` is declared as the specification requires it; the session redacts through
+ * the guard before anything is recorded.
  */
 export const AI_SDK_ACCEPTANCE = {
   requirements: [

@@ -8,7 +8,8 @@
  *   `archivedContext`). The suite excuses it only on liveness cases that list it, where the
  *   case input has the record live, and only while the absence case (the same record,
  *   compacted) passes on the floor.
- * - `SEC-SCRUB` is declared as the specification requires it; its cases fail until the guard lands.
+ * - `SEC-SCRUB` is declared as the specification requires it; the guard redacts the hook's
+ *   store and rendered pages.
  */
 export const CLAUDE_CODE_ACCEPTANCE = {
   requirements: [

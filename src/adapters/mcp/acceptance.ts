@@ -3,7 +3,7 @@
  * results stay in the host's context, which the server does not own: it cannot evict, so
  * CONF-07 is outside its set and those cases are not-applicable (never pass). It pages in what
  * `scan_prompt` selects, verified and bounded. `SEC-SCRUB` is declared as the specification
- * requires it; its cases fail until the guard lands.
+ * requires it; the engine redacts through the guard.
  */
 export const MCP_ACCEPTANCE = {
   requirements: [

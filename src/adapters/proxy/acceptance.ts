@@ -3,7 +3,7 @@
  * request it sends upstream and rebuilds each one from the client's history, so it evicts
  * (CONF-07): the next call is built again, without the previous call's pages. It reports a
  * refused page in the call's log line (`warnings`). `SEC-SCRUB` is declared as the
- * specification requires it; its cases fail until the guard lands.
+ * specification requires it; the proxy's sessions redact through the guard.
  */
 export const PROXY_ACCEPTANCE = {
   requirements: [
