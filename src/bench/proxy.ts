@@ -13,7 +13,7 @@ import { type CallReport, runPerCall } from '../harness/per-call.js';
 import { replaySession } from '../harness/replay.js';
 import { Session } from '../harness/session.js';
 import { readEvents } from '../harness/session-events.js';
-import { readTurnsFile } from '../harness/turns-file.js';
+import { readHistoryRecords } from '../import/turns-jsonl.js';
 
 /**
  * `npm run bench -- --proxy`: the proxy's figures, as one JSON object.
@@ -242,7 +242,7 @@ async function matchProxy(
   budget: number,
   work: string,
 ): Promise<{ calls: number; matching: number; first_difference: number | null }> {
-  const recs = readTurnsFile(file);
+  const recs = readHistoryRecords(file);
   const up = await fakeUpstream();
   const logs: ProxyLogLine[] = [];
   const root = mkdtempSync(join(work, `match-${api}-`));
@@ -305,7 +305,7 @@ async function perCall(work: string, budget: number) {
       pageInToolOutput: true,
     });
     const t = performance.now();
-    const totals = await runPerCall(session, readTurnsFile(file), () => undefined);
+    const totals = await runPerCall(session, readHistoryRecords(file), () => undefined);
     const ms = performance.now() - t;
     await session.close();
     log(`proxy match: ${name} …`);

@@ -23,6 +23,7 @@ describe('contextfold CLI', () => {
       'status',
       'validate',
       'compact',
+      'repair',
       'demo',
     ]) {
       expect(r.stdout).toContain(c);
@@ -125,7 +126,7 @@ describe('contextfold CLI', () => {
     const dir2 = fresh();
     const b = runCli(['--dir', dir2, 'fold', '--jsonl', bad]);
     expect(b.code).toBe(1);
-    expect(b.stderr).toMatch(/bad\.jsonl:2: step_id must be a non-negative integer/);
+    expect(b.stderr).toMatch(/bad\.jsonl:2: "step_id" must be a non-negative integer/);
     expect(b.stderr.split('\n').filter(Boolean)).toHaveLength(1);
     // Nothing was written: there is still no store.
     expect(existsSync(dir2)).toBe(false);

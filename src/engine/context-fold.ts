@@ -1,12 +1,14 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, renameSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { project } from '../extract/projection.js';
 import { resolveTokenizer, type Tokenizer } from '../extract/tokenizer.js';
-import { isTempFileName, writeFilesDurable } from '../fs/durable-fs.js';
+import { fsyncDir, isTempFileName, writeFilesDurable } from '../fs/durable-fs.js';
 import { defaultRedactor, type Redactor } from '../guard/redactor.js';
 import { scanPage } from '../guard/scan-page.js';
 import { prettyJson } from '../protocol/canonical-json.js';
 import {
+  type ContextFoldError,
+  IntegrityCheckError,
   isContextFoldError,
   NodeNotFoundError,
   OrphanedNodeError,
@@ -22,6 +24,7 @@ import {
   policyHash,
 } from '../protocol/policy.js';
 import { pageFailure } from '../protocol/results.js';
+import { checkIndexEntry } from '../protocol/schemas.js';
 import { isoSeconds } from '../protocol/time.js';
 import {
   type ColdNode,
@@ -44,6 +47,7 @@ import {
   storeExists,
   storeLayout,
 } from '../store/layout.js';
+import { withWriteLock } from '../store/lock.js';
 import { Store } from '../store/store.js';
 import { type VerifiedNode, verifyNode } from '../store/verify.js';
 import { chunkText } from './chunk.js';
@@ -590,6 +594,112 @@ export class ContextFold implements ContextFoldEngine {
     });
   }
 
+  /**
+   * Checks a step's canonical cold node file on its own, as if it had no index entry: contained
+   * (no symlink), valid JSON, the step id it names, and every hash verified. Returns the index
+   * entry it would get, or the error that refuses it. Reads only.
+   */
+  async checkOrphan(stepId: number): Promise<{ entry: IndexEntry } | { error: ContextFoldError }> {
+    this.assertOpen();
+    try {
+      return { entry: this.orphanEntry(stepId) };
+    } catch (e) {
+      if (isContextFoldError(e)) return { error: e };
+      throw e;
+    }
+  }
+
+  private orphanEntry(stepId: number): IndexEntry {
+    const path = canonicalNodePath(this.layout, stepId);
+    const bad = (why: string): never => {
+      throw new IntegrityCheckError(`step ${stepId}: ${why}: ${path}`, { stepId, path });
+    };
+    let node: unknown;
+    try {
+      node = JSON.parse(readFileSync(path, 'utf8'));
+    } catch {
+      return bad('cold node file is unreadable or not valid JSON');
+    }
+    if (typeof node !== 'object' || node === null || (node as ColdNode).step_id !== stepId) {
+      return bad('cold node file does not hold this step');
+    }
+    const entry = indexEntryFor(node as ColdNode, indexFilePath(this.layout, stepId));
+    if (checkIndexEntry(entry)) return bad('cold node file lacks index fields');
+    verifyNode(this.layout, entry);
+    return entry;
+  }
+
+  /**
+   * Gives a verified orphan (a node written by a fold whose journal append never happened) its
+   * index entry back, under the write lock. Anything but a fully verified orphan is refused.
+   */
+  async reindexOrphan(stepId: number): Promise<FoldResult> {
+    this.assertOpen();
+    return this.store.locked(() => {
+      this.store.assertConsistent();
+      if (this.store.get(stepId)) {
+        throw new UsageError(`step ${stepId} is indexed; only an orphaned node can be re-indexed`);
+      }
+      const entry = this.orphanEntry(stepId);
+      this.store.append([{ op: 'fold', entry }]);
+      return this.result(entry, false);
+    });
+  }
+
+  /**
+   * Removes a step's index entry (the node is gone or untrustworthy), journaled with the reason.
+   * The node's bytes, if any, are not touched.
+   */
+  async dropEntry(
+    stepId: number,
+    reason: string,
+  ): Promise<{ step_id: number; dropped_at: string }> {
+    this.assertOpen();
+    return this.store.locked(() => {
+      this.store.assertConsistent();
+      this.entryOrThrow(stepId);
+      const dropped_at = isoSeconds(this.clock());
+      this.store.append([{ op: 'drop', step_id: stepId, dropped_at, reason }]);
+      return { step_id: stepId, dropped_at };
+    });
+  }
+
+  /**
+   * Moves a file (or a symlink itself, never its target) from inside the store into
+   * `quarantine/` under the store, keeping its relative path; an existing name gets a `.N`
+   * suffix. Never deletes or rewrites bytes. Returns the new path.
+   */
+  async quarantine(path: string): Promise<string> {
+    this.assertOpen();
+    const abs = resolve(this.layout.root, path);
+    const rel = relative(this.layout.dir, abs);
+    if (
+      rel === '' ||
+      rel.startsWith('..') ||
+      isAbsolute(rel) ||
+      rel.split(sep)[0] === 'quarantine'
+    ) {
+      throw new UsageError(`only a file inside the store can be quarantined, not ${abs}`);
+    }
+    const realParent = realpathSync(dirname(abs));
+    const realStore = realpathSync(this.layout.dir);
+    if (realParent !== realStore && !realParent.startsWith(realStore + sep)) {
+      throw new UsageError(
+        `${abs} lies under a symlink leading out of the store; quarantine the link instead`,
+      );
+    }
+    return withWriteLock(this.layout.dir, this.layout.lockPath, 30_000, () => {
+      let to = join(this.layout.dir, 'quarantine', rel);
+      for (let n = 1; existsSync(to) || isSymlink(to); n++)
+        to = join(this.layout.dir, 'quarantine', `${rel}.${n}`);
+      mkdirSync(dirname(to), { recursive: true });
+      renameSync(abs, to);
+      fsyncDir(dirname(to));
+      fsyncDir(dirname(abs));
+      return to;
+    });
+  }
+
   /** Counts and settings of the store. */
   async status(): Promise<StatusResult> {
     this.sync();
@@ -755,5 +865,13 @@ export class ContextFold implements ContextFoldEngine {
       await this.compact();
     }
     this.closed = true;
+  }
+}
+
+function isSymlink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
   }
 }

@@ -222,7 +222,9 @@ describe('bad input', () => {
     const dir = join(tmp.dir, 'disorder');
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'x.jsonl'), '{"step_id":1,"role":"user","content":"a"}\n');
-    expect(() => loadTrajectory(dir, 'x')).toThrow(/x\.jsonl:1: step_id 1 out of order/);
+    expect(() => loadTrajectory(dir, 'x')).toThrow(
+      /x\.jsonl:1: "step_id" 1 is out of order: expected 0/,
+    );
   });
 
   it('questions files are validated at the boundary', () => {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ImportedTurn } from '../import/turn.js';
 
 /** Question kinds of the retrieval eval (eval/README.md). */
 export const QUESTION_KINDS = [
@@ -40,17 +41,8 @@ export const questionsFileSchema = z
   )
   .transform((f) => f.questions);
 
-/** One turn of a trajectory file (`<name>.jsonl`, one turn a line). */
-export const trajectoryTurnSchema = z
-  .object({
-    step_id: stepId,
-    role: z.string(),
-    content: z.string(),
-  })
-  .loose();
-
-/** A turn of a trajectory. */
-export type TrajectoryTurn = z.infer<typeof trajectoryTurnSchema>;
+/** A turn of a trajectory (`<name>.jsonl`, one turn a line, `step_id` = its position). */
+export type TrajectoryTurn = ImportedTurn;
 
 /** One page as the eval scores it: where it came from and its text. */
 export interface ScoredPage {

@@ -91,4 +91,4 @@ export {
 export { type SyntheticOptions, type SyntheticTurn, syntheticSession } from './synthetic.js';
 export { TokenMeter } from './token-meter.js';
 export { groupTurns, type Turn, turnPayload, unansweredCalls } from './turns.js';
-export { parseTurnsJsonl, readTurnsFile, runTurns, type TurnReport } from './turns-file.js';
+export { runTurns, type TurnReport } from './turns-file.js';

@@ -170,7 +170,7 @@ export interface PerCallTotals {
  * must be a whole history (from step 0) and the session must be new.
  *
  * @example
- * const totals = await runPerCall(session, readTurnsFile('turns.jsonl'), (r) => console.log(r));
+ * const totals = await runPerCall(session, readHistoryRecords('turns.jsonl'), (r) => console.log(r));
  */
 export async function runPerCall(
   session: Session,

@@ -1,10 +1,11 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { appendDurable } from '../fs/durable-fs.js';
 import type { FindingSummary } from '../guard/types.js';
 import { IntegrityCheckError } from '../protocol/errors.js';
 import type { FoldedStep } from '../protocol/types.js';
+import { withWriteLock } from '../store/lock.js';
 import type { CompressionNote } from './compress.js';
 import type { HistoryRecord } from './messages.js';
 import { parseHistoryRecord } from './messages.js';
@@ -218,16 +219,28 @@ export function readEvents(dir: string): SessionEvent[] {
   return events;
 }
 
+/** The lock directory that serialises appends to a session's `events.jsonl` across processes. */
+export function eventsLockPath(dir: string): string {
+  return join(dir, `${EVENTS_FILE}.lock`);
+}
+
 /**
- * Appends events to the log in one durable write (one fsync per hook, not per event).
+ * Appends events to the log in one durable write (one fsync per hook, not per event), holding
+ * the session's inter-process events lock so that two processes on one session directory never
+ * interleave their lines.
  *
  * @example
- * appendEvents('/repo/.contextfold', [event]);
+ * await appendEvents('/repo/.contextfold', [event]);
  */
-export function appendEvents(dir: string, events: readonly SessionEvent[]): void {
+export async function appendEvents(
+  dir: string,
+  events: readonly SessionEvent[],
+  options: { lockTimeoutMs?: number } = {},
+): Promise<void> {
   if (events.length === 0) return;
-  mkdirSync(dir, { recursive: true });
   let text = '';
   for (const e of events) text += `${JSON.stringify(e)}\n`;
-  appendDurable(eventsPath(dir), text);
+  await withWriteLock(dir, eventsLockPath(dir), options.lockTimeoutMs ?? 10_000, () =>
+    appendDurable(eventsPath(dir), text),
+  );
 }

@@ -352,7 +352,7 @@ export class Session {
       if (!prior || JSON.stringify(prior) !== JSON.stringify(config)) {
         core.record({ type: 'session_opened', config });
       }
-      appendEvents(engine.dir, core.drain());
+      await appendEvents(engine.dir, core.drain());
       return new Session(engine, !options.engine, core, config, clock);
     } catch (e) {
       if (!options.engine) await engine.close();
@@ -396,7 +396,7 @@ export class Session {
     this.assertUsable();
     try {
       const out = await fn();
-      appendEvents(this.engine.dir, this.core.drain());
+      await appendEvents(this.engine.dir, this.core.drain());
       return out;
     } catch (e) {
       // Bad input is refused before `change` runs; a failure in here leaves the in-memory

@@ -2,10 +2,11 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ContextFold } from '../engine/context-fold.js';
+import { summarizeTurn } from '../harness/summarize.js';
 import { isContextFoldError } from '../protocol/errors.js';
 import { tempDir } from '../test-utils/temp-dir.js';
 import { importFile, loadHistoryFile } from './import-file.js';
-import { defaultSummary, importTurns } from './import-turns.js';
+import { importTurns } from './import-turns.js';
 import type { ImportFormat } from './turn.js';
 
 const fixture = (name: string) => new URL(`./fixtures/${name}`, import.meta.url).pathname;
@@ -31,8 +32,8 @@ describe('importFile', () => {
       // Bytes in = bytes out: the verified hydration is the rendered turn, exactly.
       for (const t of r.history.turns) {
         const h = await cf.hydrate(t.step_id, { maxTokens: 1_000_000 });
-        expect(h.content).toBe(t.content === '' ? defaultSummary(t) : t.content);
-        expect(entries.find((e) => e.step_id === t.step_id)!.summary).toBe(defaultSummary(t));
+        expect(h.content).toBe(t.content === '' ? summarizeTurn(t) : t.content);
+        expect(entries.find((e) => e.step_id === t.step_id)!.summary).toBe(summarizeTurn(t));
       }
       await cf.close();
     },

@@ -375,6 +375,14 @@ export class Store {
         this.listener.evict(rec.step_id);
         return null;
       }
+      case 'drop': {
+        if (!this.entries.delete(rec.step_id))
+          return `journal drops step ${rec.step_id}, which is not indexed`;
+        this.evictions = this.evictions.filter((e) => e.step_id !== rec.step_id);
+        // Rare (repair only): rebuild the listeners' view rather than widen their interface.
+        this.listener.reset(this.entries.values());
+        return null;
+      }
       default:
         return `journal has a second base record`;
     }

@@ -9,8 +9,8 @@ import {
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ContextFold } from '../../engine/context-fold.js';
+import { summarizeTurn } from '../../harness/summarize.js';
 import { parseClaudeCodeTranscript } from '../../import/claude-code-transcript.js';
-import { defaultSummary } from '../../import/import-turns.js';
 import { TranscriptWriter } from '../../test-utils/claude-transcript.js';
 import { tempDir } from '../../test-utils/temp-dir.js';
 import { CONTEXT_HEADER, MAX_CONTEXT_BYTES } from './archived-context.js';
@@ -211,7 +211,7 @@ describe('incremental ingestion', () => {
     expect(got.map((e) => e.step_id)).toEqual(turns.map((t) => t.step_id));
     const ref = await ContextFold.open({ dir: join(s.root, 'ref') });
     const folded = await ref.foldMany(
-      turns.map((t) => ({ stepId: t.step_id, summary: defaultSummary(t), content: t.content })),
+      turns.map((t) => ({ stepId: t.step_id, summary: summarizeTurn(t), content: t.content })),
     );
     await ref.close();
     expect(got.map((e) => e.projection_sha256)).toEqual(folded.map((f) => f.projection_sha256));

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { HistoryRecord } from '../../harness/messages.js';
 import { readEvents } from '../../harness/session-events.js';
-import { readTurnsFile } from '../../harness/turns-file.js';
+import { readHistoryRecords } from '../../import/turns-jsonl.js';
 import { runCli } from '../../test-utils/cli.js';
 import { HAS_SHARED, sharedPath, tempDir } from '../../test-utils/shared.js';
 import type { ProxyLogLine } from './call-log.js';
@@ -38,7 +38,7 @@ describe.skipIf(!RUN)(
   () => {
     for (const api of ['anthropic', 'openai'] as const) {
       it(`${api}: call for call, on a real session`, async () => {
-        const records = readTurnsFile(
+        const records = readHistoryRecords(
           sharedPath('data', 'trajectories', 'marot_spotter_6c2214d7_subagent_agent-afc096d.jsonl'),
         );
         const up = await startFakeUpstream(cannedReply());

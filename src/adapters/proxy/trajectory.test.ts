@@ -5,7 +5,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { o200kTokenizer } from '../../extract/tokenizer.js';
 import { FOLDED_STEPS_HEADER } from '../../harness/pack.js';
-import { readTurnsFile } from '../../harness/turns-file.js';
+import { readHistoryRecords } from '../../import/turns-jsonl.js';
 import { sha256Hex } from '../../protocol/canonical-json.js';
 import { HAS_SHARED, sharedPath, tempDir } from '../../test-utils/shared.js';
 import type { ProxyLogLine } from './call-log.js';
@@ -122,7 +122,7 @@ function lastCall(): Extract<ProxyLogLine, { kind: 'call' }> {
 }
 
 describe.skipIf(!RUN)('a 300-turn real session through the proxy', () => {
-  const records = RUN ? readTurnsFile(FILE) : [];
+  const records = RUN ? readHistoryRecords(FILE) : [];
 
   const check = (got: Recorded, session: string, raw: number) => {
     const body = got.json();

@@ -122,18 +122,18 @@ describe('contextfold session: bad input', () => {
   };
   const good = JSON.stringify({ step_id: 0, role: 'user', content: 'hi' });
   const cases: [string, RegExp][] = [
-    [`${good}\n{"step_id": 1, "role": "assistant", "content": "ok"\n`, /line 2: not valid JSON/],
+    [`${good}\n{"step_id": 1, "role": "assistant", "content": "ok"\n`, /\.jsonl:2: not valid JSON/],
     [
       `${good}\n{"step_id": 1, "role": "robot", "content": "x"}\n`,
-      /line 2: expected \{step_id, role, content\}: role/,
+      /\.jsonl:2: expected \{step_id, role, content\}: role/,
     ],
     [
       `${good}\n{"step_id": 1, "role": "user"}\n`,
-      /line 2: expected \{step_id, role, content\}: content/,
+      /\.jsonl:2: expected \{step_id, role, content\}: content/,
     ],
     [
       `${good}\n{"step_id": 5, "role": "user", "content": "x"}\n`,
-      /line 2: step_id 5 is out of order: expected 1/,
+      /\.jsonl:2: "step_id" 5 is out of order: expected 1/,
     ],
     ['\n\n', /no turns/],
   ];
@@ -152,7 +152,7 @@ describe('contextfold session: bad input', () => {
   it('rejects a missing file and a bad --budget before touching the store', () => {
     const dir = fresh();
     expect(runCli(['--dir', dir, 'session', join(tmp.dir, 'nope.jsonl')]).stderr).toMatch(
-      /cannot read .*nope\.jsonl: no such file/,
+      /nope\.jsonl: no such file/,
     );
     expect(
       runCli(['--dir', dir, 'session', write(`${good}\n`), '--budget', 'lots']).stderr,

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { type CallReport, type PerCallTotals, runPerCall } from '../../harness/per-call.js';
 import { Session } from '../../harness/session.js';
-import { readTurnsFile, runTurns, type TurnReport } from '../../harness/turns-file.js';
+import { runTurns, type TurnReport } from '../../harness/turns-file.js';
+import { readHistoryRecords } from '../../import/turns-jsonl.js';
 import { globals, parseIntArg } from '../context.js';
 import { engineOptions, NO_REDACT_FLAG, NO_REDACT_HELP } from '../engine-options.js';
 
@@ -93,7 +94,7 @@ export function register(program: Command): void {
         const keepRecent = parseIntArg(opts.keepRecent, '--keep-recent');
         const foldThreshold = parseIntArg(opts.foldThreshold, '--fold-threshold');
         // The whole file is validated before the store is touched.
-        const records = readTurnsFile(file);
+        const records = readHistoryRecords(file);
         const e = engineOptions(cmd);
         const session = await Session.open({
           dir: g.dir,
