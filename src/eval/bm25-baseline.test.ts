@@ -3,7 +3,7 @@ import { resolveTokenizer } from '../extract/tokenizer.js';
 import { BASELINE_STOPWORDS, Bm25ChunkBaseline } from './bm25-baseline.js';
 
 const tok = resolveTokenizer('o200k');
-const turn = (step_id: number, content: string) => ({ step_id, role: 'tool', content });
+const turn = (step_id: number, content: string) => ({ step_id, role: 'tool' as const, content });
 
 describe('Bm25ChunkBaseline', () => {
   it('ranks chunks by BM25 over the turns folded so far, and fills the budget', () => {
