@@ -4,10 +4,11 @@ import { sha256Hex } from '../protocol/canonical-json.js';
 import type { PageInFailure } from '../protocol/results.js';
 import type { FoldedStep } from '../protocol/types.js';
 import { type ArchivedBlockInfo, formatArchivedBlock } from './archived-block.js';
-import { type CompressionNote, compressRecent } from './compress.js';
+import { type CompressionNote, compressRecent, type PackTurn } from './compress.js';
 import { renderFoldedStep } from './folded-step.js';
 import type { HistoryMessage, Message } from './messages.js';
 import { toPlainMessage } from './messages.js';
+import { dropOldest } from './pack-trim.js';
 import { renderMessages } from './render.js';
 import type { TokenMeter } from './token-meter.js';
 import type { Turn } from './turns.js';
@@ -219,6 +220,228 @@ function latestPinned(pinned: readonly PinnedItem[]): {
   return { kept, notes };
 }
 
+/** Every part of a pack, measured once (tokens of immutable objects are memoised by the meter). */
+interface Measured {
+  l3: { kept: PinnedItem[]; notes: CompressionNote[]; tokens: number[]; total: number };
+  lineTokens: number[];
+  frame: number;
+  recentTokens: number[];
+  currentTokens: number;
+  pages: (PackPage & { findings: PageFinding[] })[];
+  blockTokens: number[];
+  pageTotal: number;
+}
+
+const sum = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0);
+
+function measureLayers(input: AssembleInput): Measured {
+  const { meter } = input;
+  const l3 = latestPinned(input.pinned);
+  const l3Tokens = l3.kept.map((p) => meter.message(p.message));
+  const pages = input.pages.map((p) => ({ ...p, findings: p.findings ?? scanPage(p.content) }));
+  const blockTokens = pages.map((p) => pageTokens(meter, p));
+  return {
+    l3: { ...l3, tokens: l3Tokens, total: sum(l3Tokens) },
+    lineTokens: input.records.map((r) => recordTokens(meter, r)),
+    frame: frameTokens(meter),
+    recentTokens: input.recent.map((t) => turnTokens(t, meter)),
+    currentTokens: input.current ? turnTokens(input.current, meter) : 0,
+    pages,
+    blockTokens,
+    pageTotal: sum(blockTokens),
+  };
+}
+
+/** What is left of L2 and L1 once the oldest items that do not fit are left out. */
+interface Trimmed {
+  records: readonly FoldedStep[];
+  lineTokens: readonly number[];
+  recent: readonly Turn[];
+  truncated: TruncationNote[];
+}
+
+/**
+ * Transient drops, for this pack only (the session's persistent window is already applied):
+ * oldest records first (the frame goes with the last one), then oldest recent turns (whole
+ * turns, so a call and its result go together). One pass over each layer.
+ */
+function trimToBudget(input: AssembleInput, m: Measured): Trimmed {
+  const truncated: TruncationNote[] = [...(input.priorTruncated ?? [])];
+  const l2 = m.lineTokens.length === 0 ? 0 : m.frame + sum(m.lineTokens);
+  let total = m.l3.total + l2 + sum(m.recentTokens) + m.currentTokens + m.pageTotal;
+  const r = dropOldest({ costs: m.lineTokens, total, budget: input.budget, lastExtra: m.frame });
+  total = r.total;
+  const t = dropOldest({ costs: m.recentTokens, total, budget: input.budget, lastExtra: 0 });
+  const records = input.records.slice(r.count);
+  const recent = input.recent.slice(t.count);
+  if (r.count > 0) {
+    truncated.push({
+      layer: 'L2',
+      steps: input.records.slice(0, r.count).map((x) => x.step_id),
+      reason: 'over budget with this turn’s pages: oldest records left out of this pack only',
+      persistent: false,
+    });
+  }
+  if (t.count > 0) {
+    truncated.push({
+      layer: 'L1',
+      steps: input.recent.slice(0, t.count).flatMap((x) => x.steps),
+      reason: 'over budget with L2 empty: oldest recent turns left out of this pack only',
+      persistent: false,
+    });
+  }
+  return { records, lineTokens: m.lineTokens.slice(r.count), recent, truncated };
+}
+
+/** The pack's messages and entries as they are appended, layer by layer. */
+interface Parts {
+  messages: Message[];
+  entries: PackEntry[];
+  /** Rendered text of L3 and L2: the prefix that stays stable between folds. */
+  prefix: string;
+  pagedIn: PagedInNote[];
+}
+
+function addPinned(parts: Parts, m: Measured): void {
+  m.l3.kept.forEach((p, i) => {
+    parts.messages.push(p.message);
+    parts.entries.push({
+      layer: 'L3',
+      kind: p.kind,
+      step_id: p.kind === 'system' ? p.id : null,
+      steps: p.kind === 'system' ? [p.id] : [],
+      tokens: m.l3.tokens[i]!,
+    });
+  });
+  parts.prefix += renderMessages(m.l3.kept.map((p) => p.message));
+}
+
+function addFoldedSteps(parts: Parts, t: Trimmed, frame: number): void {
+  if (t.records.length === 0) return;
+  const text = t.records.map(recordLine).join('');
+  parts.messages.push({
+    role: 'system',
+    content: `${FOLDED_STEPS_HEADER}\n${text}${FOLDED_STEPS_FOOTER}`,
+  });
+  parts.entries.push({
+    layer: 'L2',
+    kind: 'folded_steps_frame',
+    step_id: null,
+    steps: [],
+    tokens: frame,
+  });
+  t.records.forEach((r, i) => {
+    parts.entries.push({
+      layer: 'L2',
+      kind: 'folded_step',
+      step_id: r.step_id,
+      steps: [r.step_id],
+      tokens: t.lineTokens[i]!,
+    });
+  });
+  parts.prefix += FRAME_HEAD + text;
+}
+
+function addRecent(parts: Parts, turns: readonly PackTurn[]): void {
+  for (const pt of turns) {
+    parts.messages.push(...pt.messages);
+    parts.entries.push({
+      layer: 'L1',
+      kind: 'turn',
+      step_id: pt.turn.stepId,
+      steps: [...pt.turn.steps],
+      tokens: sum(pt.tokens),
+    });
+  }
+}
+
+/** L0: the live turn, with the paged-in blocks at the end of its last message. */
+function addLive(parts: Parts, input: AssembleInput, m: Measured): void {
+  const current = input.current;
+  if (!current) return;
+  const plain = current.messages.map((x) => toPlainMessage(x as HistoryMessage));
+  if (m.pages.length > 0) {
+    // At the end of L0: the prompt, or the last pending tool output of a tool loop.
+    const at = plain.length - 1;
+    const last = plain[at]!;
+    const blocks = m.pages.map((p) => formatArchivedBlock(p));
+    plain[at] = { ...last, content: `${last.content}\n\n${blocks.join('\n\n')}` } as Message;
+  }
+  parts.messages.push(...plain);
+  parts.entries.push({
+    layer: 'L0',
+    kind: input.currentIsPrompt ? 'prompt' : 'pending_tool_output',
+    step_id: current.stepId,
+    steps: [...current.steps],
+    tokens: m.currentTokens,
+  });
+  input.pages.forEach((p, i) => {
+    const tokens = m.blockTokens[i]!;
+    parts.entries.push({
+      layer: 'L0',
+      kind: 'page',
+      step_id: p.step_id,
+      steps: [p.step_id],
+      tokens,
+    });
+    parts.pagedIn.push({
+      step_id: p.step_id,
+      payload_sha256: p.payload_sha256,
+      chunk: p.chunk,
+      chunks: p.chunks,
+      truncated: p.truncated,
+      tokens,
+      matched_terms: [...p.matched_terms],
+      findings: summarizeFindings(m.pages[i]!.findings),
+    });
+  });
+}
+
+/** Warnings and totals, from what the pack holds. */
+function finishPack(
+  input: AssembleInput,
+  m: Measured,
+  t: Trimmed,
+  compressed: { turns: PackTurn[]; notes: CompressionNote[] },
+  parts: Parts,
+): ContextPack {
+  const { budget } = input;
+  const warnings = input.pageFailures.map(
+    (f) =>
+      `page-in of step ${f.step_id} refused (${f.error}: ${f.message}); the turn proceeds without it`,
+  );
+  const tokens = sum(parts.entries.map((e) => e.tokens));
+  const overBudget = tokens > budget;
+  if (overBudget) {
+    warnings.push(
+      `pack is ${tokens} tokens, over the ${budget}-token budget: L0 and L3 alone do not fit and are never dropped`,
+    );
+  }
+  return {
+    turn: input.turn,
+    step_id: input.stepId,
+    budget,
+    tokenizer: input.meter.tokenizer.name,
+    tokens,
+    messages: parts.messages,
+    entries: parts.entries,
+    metadata: {
+      baseline_tokens: tokens - m.pageTotal,
+      page_tokens: m.pageTotal,
+      stable_prefix_bytes: Buffer.byteLength(parts.prefix, 'utf8'),
+      folded: input.folded.map((f) => ({ ...f })),
+      paged_in: parts.pagedIn,
+      page_failures: input.pageFailures.map((f) => ({ ...f })),
+      compressed: [...(input.priorCompressed ?? []), ...m.l3.notes, ...compressed.notes],
+      truncated: t.truncated,
+      l2_steps: t.records.map((r) => r.step_id),
+      l1_steps: compressed.turns.map((x) => x.turn.stepId),
+      warnings,
+      over_budget: overBudget,
+    },
+  };
+}
+
 /**
  * Assembles a pack. Pure: the same input gives the same bytes. Order: L3, L2 (one system
  * message framing the records), L1, L0 (the prompt or pending tool output, with the paged-in
@@ -231,199 +454,15 @@ function latestPinned(pinned: readonly PinnedItem[]): {
  * const pack = assemblePack({ turn: 0, stepId: 4, budget: 8000, meter, pinned: [], records: [], recent, current, currentIsPrompt: true, pages: [], pageFailures: [], folded: [] });
  */
 export function assemblePack(input: AssembleInput): ContextPack {
-  const { meter, budget } = input;
-  const warnings: string[] = [];
-  const truncated: TruncationNote[] = [...(input.priorTruncated ?? [])];
-
-  const l3 = latestPinned(input.pinned);
-  const l3Tokens = l3.kept.map((p) => meter.message(p.message));
-  const l3Total = l3Tokens.reduce((a, b) => a + b, 0);
-
-  let records = [...input.records];
-  const lineTokens = records.map((r) => recordTokens(meter, r));
-  const frame = frameTokens(meter);
-  const l2Total = (): number =>
-    records.length === 0 ? 0 : frame + lineTokens.reduce((a, b) => a + b, 0);
-
-  let recent = [...input.recent];
-  const recentTokens = recent.map((t) => turnTokens(t, meter));
-
-  const current = input.current;
-  const currentTokens = current ? turnTokens(current, meter) : 0;
-  const pageFindings = input.pages.map((p) => p.findings ?? scanPage(p.content));
-  const pages = input.pages.map((p, i) => ({ ...p, findings: pageFindings[i]! }));
-  const pageBlocks = pages.map((p) => formatArchivedBlock(p));
-  const blockTokens = pages.map((p) => pageTokens(meter, p));
-  const pageTotal = blockTokens.reduce((a, b) => a + b, 0);
-
-  const total = (): number =>
-    l3Total + l2Total() + recentTokens.reduce((a, b) => a + b, 0) + currentTokens + pageTotal;
-
-  // Transient drops: this pack only (the session's persistent window is already applied).
-  const droppedRecords: number[] = [];
-  while (total() > budget && records.length > 0) {
-    droppedRecords.push(records[0]!.step_id);
-    records = records.slice(1);
-    lineTokens.shift();
-  }
-  if (droppedRecords.length > 0) {
-    truncated.push({
-      layer: 'L2',
-      steps: droppedRecords,
-      reason: 'over budget with this turn’s pages: oldest records left out of this pack only',
-      persistent: false,
-    });
-  }
-  const droppedTurns: number[] = [];
-  while (total() > budget && recent.length > 0) {
-    droppedTurns.push(...recent[0]!.steps);
-    recent = recent.slice(1);
-    recentTokens.shift();
-  }
-  if (droppedTurns.length > 0) {
-    truncated.push({
-      layer: 'L1',
-      steps: droppedTurns,
-      reason: 'over budget with L2 empty: oldest recent turns left out of this pack only',
-      persistent: false,
-    });
-  }
-
-  const compressed = compressRecent(recent, current, meter);
-  const compressedNotes: CompressionNote[] = [
-    ...(input.priorCompressed ?? []),
-    ...l3.notes,
-    ...compressed.notes,
-  ];
-
-  const messages: Message[] = [];
-  const entries: PackEntry[] = [];
-  let prefix = '';
-  l3.kept.forEach((p, i) => {
-    messages.push(p.message);
-    entries.push({
-      layer: 'L3',
-      kind: p.kind,
-      step_id: p.kind === 'system' ? p.id : null,
-      steps: p.kind === 'system' ? [p.id] : [],
-      tokens: l3Tokens[i]!,
-    });
-  });
-  prefix += renderMessages(l3.kept.map((p) => p.message));
-
-  if (records.length > 0) {
-    const lines = records.map(recordLine);
-    messages.push({
-      role: 'system',
-      content: `${FOLDED_STEPS_HEADER}\n${lines.join('')}${FOLDED_STEPS_FOOTER}`,
-    });
-    entries.push({
-      layer: 'L2',
-      kind: 'folded_steps_frame',
-      step_id: null,
-      steps: [],
-      tokens: frame,
-    });
-    records.forEach((r, i) => {
-      entries.push({
-        layer: 'L2',
-        kind: 'folded_step',
-        step_id: r.step_id,
-        steps: [r.step_id],
-        tokens: lineTokens[i]!,
-      });
-    });
-    prefix += FRAME_HEAD + lines.join('');
-  }
-
-  for (const pt of compressed.turns) {
-    messages.push(...pt.messages);
-    entries.push({
-      layer: 'L1',
-      kind: 'turn',
-      step_id: pt.turn.stepId,
-      steps: [...pt.turn.steps],
-      tokens: pt.tokens.reduce((a, b) => a + b, 0),
-    });
-  }
-
-  const pagedIn: PagedInNote[] = [];
-  if (current) {
-    const plain = current.messages.map((m) => toPlainMessage(m as HistoryMessage));
-    if (pageBlocks.length > 0) {
-      // At the end of L0: the prompt, or the last pending tool output of a tool loop.
-      const at = plain.length - 1;
-      const last = plain[at]!;
-      plain[at] = {
-        ...last,
-        content: `${last.content}\n\n${pageBlocks.join('\n\n')}`,
-      } as Message;
-    }
-    messages.push(...plain);
-    entries.push({
-      layer: 'L0',
-      kind: input.currentIsPrompt ? 'prompt' : 'pending_tool_output',
-      step_id: current.stepId,
-      steps: [...current.steps],
-      tokens: currentTokens,
-    });
-    input.pages.forEach((p, i) => {
-      entries.push({
-        layer: 'L0',
-        kind: 'page',
-        step_id: p.step_id,
-        steps: [p.step_id],
-        tokens: blockTokens[i]!,
-      });
-      pagedIn.push({
-        step_id: p.step_id,
-        payload_sha256: p.payload_sha256,
-        chunk: p.chunk,
-        chunks: p.chunks,
-        truncated: p.truncated,
-        tokens: blockTokens[i]!,
-        matched_terms: [...p.matched_terms],
-        findings: summarizeFindings(pageFindings[i]!),
-      });
-    });
-  }
-
-  for (const f of input.pageFailures) {
-    warnings.push(
-      `page-in of step ${f.step_id} refused (${f.error}: ${f.message}); the turn proceeds without it`,
-    );
-  }
-  const tokens = entries.reduce((a, e) => a + e.tokens, 0);
-  const overBudget = tokens > budget;
-  if (overBudget) {
-    warnings.push(
-      `pack is ${tokens} tokens, over the ${budget}-token budget: L0 and L3 alone do not fit and are never dropped`,
-    );
-  }
-
-  return {
-    turn: input.turn,
-    step_id: input.stepId,
-    budget,
-    tokenizer: meter.tokenizer.name,
-    tokens,
-    messages,
-    entries,
-    metadata: {
-      baseline_tokens: tokens - pageTotal,
-      page_tokens: pageTotal,
-      stable_prefix_bytes: Buffer.byteLength(prefix, 'utf8'),
-      folded: input.folded.map((f) => ({ ...f })),
-      paged_in: pagedIn,
-      page_failures: input.pageFailures.map((f) => ({ ...f })),
-      compressed: compressedNotes,
-      truncated,
-      l2_steps: records.map((r) => r.step_id),
-      l1_steps: compressed.turns.map((t) => t.turn.stepId),
-      warnings,
-      over_budget: overBudget,
-    },
-  };
+  const m = measureLayers(input);
+  const trimmed = trimToBudget(input, m);
+  const compressed = compressRecent(trimmed.recent, input.current, input.meter);
+  const parts: Parts = { messages: [], entries: [], prefix: '', pagedIn: [] };
+  addPinned(parts, m);
+  addFoldedSteps(parts, trimmed, m.frame);
+  addRecent(parts, compressed.turns);
+  addLive(parts, input, m);
+  return finishPack(input, m, trimmed, compressed, parts);
 }
 
 /**
