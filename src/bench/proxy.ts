@@ -325,6 +325,7 @@ async function perCall(work: string, budget: number) {
     trajectories: rows,
     over_budget_calls: sum(rows.map((r) => r.over_budget_calls)),
     over_budget_live_calls: sum(rows.map((r) => r.over_budget_live_calls)),
+    excerpted_calls: sum(rows.map((r) => r.excerpted_calls)),
     total: {
       calls: sum(rows.map((r) => r.calls)),
       history_tokens: sum(rows.map((r) => r.history_tokens)),

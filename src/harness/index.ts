@@ -31,6 +31,14 @@ export {
   type UserMessage,
 } from './messages.js';
 export {
+  type ExcerptLiveInput,
+  excerptLive,
+  excerptMarker,
+  type LiveExcerpt,
+  type LiveExcerptNote,
+  type LiveOverflow,
+} from './live-excerpt.js';
+export {
   type AssembleInput,
   assemblePack,
   type ContextPack,

@@ -6,6 +6,12 @@ import type { FoldedStep } from '../protocol/types.js';
 import { type ArchivedBlockInfo, formatArchivedBlock } from './archived-block.js';
 import { type CompressionNote, compressRecent, type PackTurn } from './compress.js';
 import { renderFoldedStep } from './folded-step.js';
+import {
+  excerptLive,
+  type LiveExcerpt,
+  type LiveExcerptNote,
+  type LiveOverflow,
+} from './live-excerpt.js';
 import type { HistoryMessage, Message } from './messages.js';
 import { toPlainMessage } from './messages.js';
 import { dropOldest } from './pack-trim.js';
@@ -99,6 +105,8 @@ export interface PackMetadata {
   l2_steps: number[];
   /** Turns in L1, by first step. */
   l1_steps: number[];
+  /** Live messages sent as head-and-tail excerpts because L0 alone did not fit (the history keeps them whole). */
+  live_excerpts: LiveExcerptNote[];
   warnings: string[];
   over_budget: boolean;
 }
@@ -147,6 +155,8 @@ export interface AssembleInput {
   /** Decisions taken before assembly (persistent L2 drops, keep-last-N), reported as given. */
   priorCompressed?: readonly CompressionNote[];
   priorTruncated?: readonly TruncationNote[];
+  /** A live turn that does not fit beside L3 and the pages: excerpted (default) or sent whole. */
+  liveOverflow?: LiveOverflow;
 }
 
 const lines = new WeakMap<FoldedStep, string>();
@@ -356,10 +366,17 @@ function addRecent(parts: Parts, turns: readonly PackTurn[]): void {
 }
 
 /** L0: the live turn, with the paged-in blocks at the end of its last message. */
-function addLive(parts: Parts, input: AssembleInput, m: Measured): void {
+function addLive(
+  parts: Parts,
+  input: AssembleInput,
+  m: Measured,
+  excerpt: LiveExcerpt | null,
+): void {
   const current = input.current;
   if (!current) return;
-  const plain = current.messages.map((x) => toPlainMessage(x as HistoryMessage));
+  const plain = excerpt
+    ? [...excerpt.messages]
+    : current.messages.map((x) => toPlainMessage(x as HistoryMessage));
   if (m.pages.length > 0) {
     // At the end of L0: the prompt, or the last pending tool output of a tool loop.
     const at = plain.length - 1;
@@ -373,7 +390,7 @@ function addLive(parts: Parts, input: AssembleInput, m: Measured): void {
     kind: input.currentIsPrompt ? 'prompt' : 'pending_tool_output',
     step_id: current.stepId,
     steps: [...current.steps],
-    tokens: m.currentTokens,
+    tokens: excerpt ? sum(excerpt.tokens) : m.currentTokens,
   });
   input.pages.forEach((p, i) => {
     const tokens = m.blockTokens[i]!;
@@ -397,6 +414,31 @@ function addLive(parts: Parts, input: AssembleInput, m: Measured): void {
   });
 }
 
+/**
+ * The live turn cut to what the budget leaves beside L3 and the pages, when it does not fit
+ * (L1 and L2 are empty by then: they were left out first). Null when it fits or is sent whole.
+ */
+function liveExcerpt(input: AssembleInput, m: Measured): LiveExcerpt | null {
+  const current = input.current;
+  if (!current || (input.liveOverflow ?? 'excerpt') !== 'excerpt') return null;
+  const room = input.budget - m.l3.total - m.pageTotal;
+  if (m.currentTokens <= room) return null;
+  return excerptLive({
+    messages: current.messages.map((x) => toPlainMessage(x as HistoryMessage)),
+    steps: current.messages.map((x) => (x as HistoryMessage).stepId),
+    tokens: current.messages.map((x) => input.meter.message(x)),
+    room,
+    budget: input.budget,
+    meter: input.meter,
+  });
+}
+
+function excerptWarning(notes: readonly LiveExcerptNote[], live: number, budget: number): string {
+  const steps = notes.map((n) => n.step_id).join(', ');
+  const left = notes.reduce((a, n) => a + n.left_out_tokens, 0);
+  return `live turn of ${live} tokens does not fit the ${budget}-token budget beside the pinned layer: step${notes.length > 1 ? 's' : ''} ${steps} sent as head and tail (${left} tokens left out of this call; the session keeps every byte)`;
+}
+
 /** Warnings and totals, from what the pack holds. */
 function finishPack(
   input: AssembleInput,
@@ -404,12 +446,15 @@ function finishPack(
   t: Trimmed,
   compressed: { turns: PackTurn[]; notes: CompressionNote[] },
   parts: Parts,
+  excerpt: LiveExcerpt | null,
 ): ContextPack {
   const { budget } = input;
   const warnings = input.pageFailures.map(
     (f) =>
       `page-in of step ${f.step_id} refused (${f.error}: ${f.message}); the turn proceeds without it`,
   );
+  const notes = excerpt?.notes ?? [];
+  if (notes.length > 0) warnings.push(excerptWarning(notes, m.currentTokens, budget));
   const tokens = sum(parts.entries.map((e) => e.tokens));
   const overBudget = tokens > budget;
   if (overBudget) {
@@ -436,6 +481,7 @@ function finishPack(
       truncated: t.truncated,
       l2_steps: t.records.map((r) => r.step_id),
       l1_steps: compressed.turns.map((x) => x.turn.stepId),
+      live_excerpts: notes.map((n) => ({ ...n })),
       warnings,
       over_budget: overBudget,
     },
@@ -447,8 +493,10 @@ function finishPack(
  * message framing the records), L1, L0 (the prompt or pending tool output, with the paged-in
  * blocks at the end of its last message).
  * Over budget, records are dropped oldest first, then L1 turns oldest first (whole turns, so a
- * call and its result go together), for this pack only; L0 and L3 are never dropped. Then the
- * L1 compression strategies run on what is left. Every decision lands in `metadata`.
+ * call and its result go together), for this pack only; L0 and L3 are never dropped. A live
+ * turn that still does not fit is sent as head-and-tail excerpts of its oversized tool outputs
+ * (then of the prompt) with a marker line, unless `liveOverflow: 'send-whole'`. Then the L1
+ * compression strategies run on what is left. Every decision lands in `metadata`.
  *
  * @example
  * const pack = assemblePack({ turn: 0, stepId: 4, budget: 8000, meter, pinned: [], records: [], recent, current, currentIsPrompt: true, pages: [], pageFailures: [], folded: [] });
@@ -461,8 +509,9 @@ export function assemblePack(input: AssembleInput): ContextPack {
   addPinned(parts, m);
   addFoldedSteps(parts, trimmed, m.frame);
   addRecent(parts, compressed.turns);
-  addLive(parts, input, m);
-  return finishPack(input, m, trimmed, compressed, parts);
+  const excerpt = liveExcerpt(input, m);
+  addLive(parts, input, m, excerpt);
+  return finishPack(input, m, trimmed, compressed, parts, excerpt);
 }
 
 /**

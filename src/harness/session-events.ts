@@ -7,6 +7,7 @@ import { IntegrityCheckError } from '../protocol/errors.js';
 import type { FoldedStep } from '../protocol/types.js';
 import { withWriteLock } from '../store/lock.js';
 import type { CompressionNote } from './compress.js';
+import type { LiveExcerptNote, LiveOverflow } from './live-excerpt.js';
 import type { HistoryRecord } from './messages.js';
 import { parseHistoryRecord } from './messages.js';
 import type { TruncationNote } from './pack.js';
@@ -22,6 +23,11 @@ export interface SessionConfig {
   page_reserve: number;
   tokenizer: string;
   summarizer: 'default' | 'custom';
+  /**
+   * What a pack does with a live turn larger than the budget (see `LiveOverflow`). Absent in
+   * logs written before the option existed: those sessions sent it whole, and replay does too.
+   */
+  live_overflow?: LiveOverflow;
 }
 
 /** Archived blocks removed from one incoming message. */
@@ -108,6 +114,8 @@ export type SessionEvent =
     }
   | { type: 'compress'; turn: number; notes: CompressionNote[]; recorded_at: string }
   | { type: 'truncate'; turn: number; notes: TruncationNote[]; recorded_at: string }
+  /** Live messages sent as head-and-tail excerpts in this turn's pack (the history keeps them whole). */
+  | { type: 'live_excerpt'; turn: number; notes: LiveExcerptNote[]; recorded_at: string }
   | {
       type: 'pack_built';
       turn: number;
@@ -144,6 +152,7 @@ const EVENT_TYPES = [
   'page_failed',
   'compress',
   'truncate',
+  'live_excerpt',
   'pack_built',
   'evict',
   'turn_completed',

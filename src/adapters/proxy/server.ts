@@ -5,6 +5,7 @@ import { resolve } from 'node:path';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import type { RetrievalMode, Tokenizer } from '../../engine/types.js';
+import type { LiveOverflow } from '../../harness/live-excerpt.js';
 import { UsageError } from '../../protocol/errors.js';
 import type { Endpoint, ProxyLogLine } from './call-log.js';
 import { ENDPOINT_API, modelCall } from './model-call.js';
@@ -31,6 +32,12 @@ export interface ProxyOptions {
   foldThreshold?: number;
   tokenizer?: Tokenizer | 'o200k' | 'reference';
   retrieval?: RetrievalMode;
+  /**
+   * A live turn (the newest prompt or pending tool output) larger than the budget: `'excerpt'`
+   * (default) sends the head and the tail of it with a marker line, so the prompt fits;
+   * `'send-whole'` sends it whole, over budget. The session keeps every byte either way.
+   */
+  liveOverflow?: LiveOverflow;
   /**
    * Where every session's ranked-retrieval analysis cache lives (`false`: none). Default: the
    * engine's (`$CONTEXTFOLD_CACHE_DIR`, else the user cache directory), never inside a store.
@@ -167,6 +174,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       ...(options.tokenizer ? { tokenizer: options.tokenizer } : {}),
       ...(options.retrieval ? { retrieval: options.retrieval } : {}),
       ...(options.cacheDir !== undefined ? { cacheDir: options.cacheDir } : {}),
+      ...(options.liveOverflow !== undefined ? { liveOverflow: options.liveOverflow } : {}),
     },
   });
   const agents = {
