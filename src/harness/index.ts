@@ -16,6 +16,14 @@ export {
 export { buildFoldedStep, type FoldRef, renderFoldedStep } from './folded-step.js';
 export { inspectColdNode, renderPackForHuman } from './inspect.js';
 export {
+  type ExcerptLiveInput,
+  excerptLive,
+  excerptMarker,
+  type LiveExcerpt,
+  type LiveExcerptNote,
+  type LiveOverflow,
+} from './live-excerpt.js';
+export {
   type AssistantMessage,
   type HistoryMessage,
   type HistoryRecord,
@@ -30,14 +38,6 @@ export {
   type ToolMessage,
   type UserMessage,
 } from './messages.js';
-export {
-  type ExcerptLiveInput,
-  excerptLive,
-  excerptMarker,
-  type LiveExcerpt,
-  type LiveExcerptNote,
-  type LiveOverflow,
-} from './live-excerpt.js';
 export {
   type AssembleInput,
   assemblePack,
