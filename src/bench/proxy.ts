@@ -212,6 +212,7 @@ const REPORT_KEYS: (keyof CallReport)[] = [
   'budget',
   'folded',
   'paged_in',
+  'excerpted',
   'evicted',
   'warnings',
 ];

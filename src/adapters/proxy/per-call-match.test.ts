@@ -27,6 +27,7 @@ const DECISIONS = [
   'budget',
   'folded',
   'paged_in',
+  'excerpted',
   'evicted',
   'warnings',
 ] as const;
