@@ -301,6 +301,27 @@ describe('the derived index is rebuildable, never the truth', () => {
   });
 });
 
+describe('stored analyses are derived, never trusted', () => {
+  it('one that does not decode is never ranked with: the index is rebuilt and re-analysed', async () => {
+    const dir = await seeded(false);
+    const first = await open(dir);
+    const before = await answers(first);
+    await first.close({ compact: false });
+    const db = new Database(indexDb(dir));
+    // Both the applied documents and the kept analyses (a rebuild must not carry them over).
+    const bad = deflateRawSync('{"version":1,"keys":["port"]}');
+    db.prepare('UPDATE docs SET features = ?').run(bad);
+    db.prepare('UPDATE analyses SET features = ?').run(bad);
+    db.close();
+    const { warnings, onWarning } = collect();
+    const cf = await open(dir, { onWarning });
+    expect(await answers(cf)).toEqual(before);
+    expect(warnings.map((w) => w.code)).toEqual(['INDEX_REBUILT']);
+    expect(warnings[0]!.message).toContain('does not decode');
+    await cf.close({ compact: false });
+  });
+});
+
 describe('a long-lived engine follows other writers', () => {
   it('its cached reads stay in step with every fold, eviction and rebuild of another engine', async () => {
     const dir = join(tempDir(), '.contextfold');
@@ -348,6 +369,52 @@ describe('a long-lived engine follows other writers', () => {
     );
     expect(before.df).toBe(c.backend.df('ranked', 'remark'));
     for (const cf of [a, b, c]) await cf.close({ compact: false });
+  });
+});
+
+describe('a dropped entry (contextfold repair)', () => {
+  it('leaves the index, other engines, a rebuild and recall_index.json as if never folded', async () => {
+    const dir = join(tempDir(), '.contextfold');
+    const a = await open(dir);
+    const b = await open(dir);
+    await b.foldMany(TURNS);
+    await b.evict(6);
+    await answers(a); // a's read caches are warm
+    const gone = [2, 4, 6]; // 4 spans several blocks; 6 was evicted
+    for (const step of gone) await b.dropEntry(step, `test: drop ${step}`);
+    const ref = await open(join(tempDir(), '.contextfold'));
+    await ref.foldMany(TURNS.filter((t) => !gone.includes(t.stepId)));
+    const expected = await answers(ref);
+    expect(await answers(b)).toEqual(expected);
+    expect(await answers(a)).toEqual(expected);
+    for (const field of ['ranked', 'reference'] as const) {
+      expect(b.backend.fieldStats(field)).toEqual(ref.backend.fieldStats(field));
+      expect(a.backend.fieldStats(field)).toEqual(ref.backend.fieldStats(field));
+    }
+    expect(b.backend.df('ranked', 'postgresql')).toBe(0);
+    expect(b.backend.termsWithPrefix('ranked', 'postgres')).toEqual([]);
+    expect((await b.status()).evicted).toBe(0);
+    // Rebuilt from recall_index.json + the journal's drop records: the same index.
+    for (const f of indexFiles(dir)) rmSync(join(dir, f));
+    const c = await open(dir);
+    expect(await answers(c)).toEqual(expected);
+    expect(c.backend.fieldStats('ranked')).toEqual(ref.backend.fieldStats('ranked'));
+    await c.close({ compact: false });
+    await a.close({ compact: false });
+    await b.close(); // compacts: the reference index file is written without the dropped steps
+    const keys = Object.keys(
+      (JSON.parse(readFileSync(join(dir, 'recall_index.json'), 'utf8')) as { nodes: object }).nodes,
+    );
+    expect(keys.map(Number).sort((x, y) => x - y)).toEqual(
+      TURNS.map((t) => t.stepId).filter((s) => !gone.includes(s)),
+    );
+    expect(existsSync(join(dir, 'eviction_log.json'))).toBe(false);
+    // The dropped steps' node files are untouched (repair quarantines them): orphans now.
+    const d = await open(dir);
+    expect(await answers(d)).toEqual(expected);
+    const v = await d.validate();
+    expect(v.problems.map((p) => p.step_id).sort()).toEqual(gone);
+    for (const cf of [d, ref]) await cf.close({ compact: false });
   });
 });
 
