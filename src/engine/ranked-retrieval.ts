@@ -231,19 +231,48 @@ export class RankedRetrieval {
   }
 
   #decode(d: DocStats): RankedDoc {
-    const a = decodeStoredAnalysis(d.features, 0);
-    // A stored analysis that does not decode is a damaged index, never ranked with: the index
-    // is rebuilt (its analyses recomputed from verified nodes) and the read runs again.
-    if (!a)
-      this.#deps.backend.reportBroken(`the ranked analysis of step ${d.step} does not decode`);
+    const backend = this.#deps.backend;
     const tokensOf = this.#deps.tokensOf;
+    let a: NodeAnalysis | undefined;
     let n: number | undefined;
+    // Decoded on first use: a scan numbers every turn that holds a prompt key (and the next),
+    // but reads the analyses of its best candidates only.
+    const analysis = (): NodeAnalysis => {
+      if (a) return a;
+      const decoded = decodeStoredAnalysis(d.features, 0);
+      // A stored analysis that does not decode is a damaged index, never ranked with: the
+      // index is rebuilt (its analyses recomputed from verified nodes) and the read runs again.
+      if (!decoded) {
+        return backend.reportBroken(`the ranked analysis of step ${d.step} does not decode`);
+      }
+      a = decoded;
+      return decoded;
+    };
     return {
-      ...docOf(d.step, a),
+      stepId: d.step,
+      length: d.length,
       // Stored per tokenizer beside the index; counted only if missing there.
       get tokens() {
         n ??= tokensOf(d.step);
         return n;
+      },
+      get error() {
+        return analysis().error;
+      },
+      get prose() {
+        return analysis().prose;
+      },
+      get shapes() {
+        return analysis().shapes;
+      },
+      get keys() {
+        return analysis().keys;
+      },
+      get head() {
+        return analysis().head;
+      },
+      get blocks() {
+        return analysis().blocks;
       },
     };
   }

@@ -719,7 +719,17 @@ export class IndexDb {
       'docs',
       'SELECT d.step AS step, d.length AS length, d.features AS features FROM json_each(?) j JOIN docs d ON d.step = j.value',
     ).all(JSON.stringify(steps)) as { step: number; length: number; features: Buffer }[];
-    return rows.map((r) => ({ step: r.step, length: r.length, features: unpack(r.features) }));
+    // Inflated on first read: a scan reads the features of its best candidates only.
+    return rows.map((r) => {
+      const packed = r.features;
+      return {
+        step: r.step,
+        length: r.length,
+        get features() {
+          return unpack(packed);
+        },
+      };
+    });
   }
 
   /** Largest analysed step (-1 when none). */
