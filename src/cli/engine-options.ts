@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { ContextFold } from '../engine/context-fold.js';
-import type { OpenOptions, RetrievalMode } from '../engine/types.js';
+import type { IndexWarning, OpenOptions, RetrievalMode } from '../engine/types.js';
 import type { LiveOverflow } from '../harness/live-excerpt.js';
 import { UsageError } from '../protocol/errors.js';
 import { globals, requireStore } from './context.js';
@@ -34,8 +34,14 @@ export function engineOptions(cmd: Command): OpenOptions {
     tokenizer: o.tokenizer as 'o200k' | 'reference' | undefined,
     sessionId: o.session,
     retrieval: o.retrieval as RetrievalMode | undefined,
+    onWarning: printWarning,
     ...(o.redact === false ? { redact: false } : {}),
   };
+}
+
+/** One line on stderr per warning (stdout stays the result, with or without `--json`). */
+export function printWarning(w: IndexWarning): void {
+  process.stderr.write(`contextfold: warning: ${w.message}\n`);
 }
 
 /**

@@ -14,6 +14,7 @@ import {
   secretTurn,
 } from '../test-utils/fake-secrets.js';
 import { tempDir } from '../test-utils/temp-dir.js';
+import { writtenFiles } from '../test-utils/written-bytes.js';
 
 // Issue 12 acceptance: a turn holding an AWS key pair, a GitHub token, an OpenAI project key, a
 // Slack token, a PEM private key and a postgres URL password, through every write path.
@@ -21,15 +22,8 @@ const s = fakeSecrets('acceptance');
 const TURN = secretTurn(s);
 const fragments = secretFragments(s);
 
-/** Every file under a directory, read as bytes. */
-function files(dir: string): { path: string; bytes: Buffer }[] {
-  return readdirSync(dir, { recursive: true, withFileTypes: true })
-    .filter((e) => e.isFile())
-    .map((e) => ({
-      path: join(e.parentPath, e.name),
-      bytes: readFileSync(join(e.parentPath, e.name)),
-    }));
-}
+/** Every file under a directory, read as bytes (the derived index's rows decoded too). */
+const files = writtenFiles;
 
 /** No 12-byte window of any secret, in any case, in any file under `dir` (binary-safe). */
 function expectNoSecretUnder(dir: string): void {

@@ -10,6 +10,7 @@ import {
   secretTurn,
 } from '../test-utils/fake-secrets.js';
 import { tempDir } from '../test-utils/shared.js';
+import { everyWrittenByte, sqliteRowBytes } from '../test-utils/written-bytes.js';
 import { ContextFold } from './context-fold.js';
 
 const tmp = tempDir();
@@ -18,14 +19,8 @@ let n = 0;
 const freshDir = () => join(tmp.dir, `g${n++}`, '.contextfold');
 const s = fakeSecrets();
 
-/** Every byte of every file under a directory, concatenated (binary-safe). */
-function everyByte(dir: string): Buffer {
-  const parts: Buffer[] = [];
-  for (const name of readdirSync(dir, { recursive: true, withFileTypes: true })) {
-    if (name.isFile()) parts.push(readFileSync(join(name.parentPath, name.name)));
-  }
-  return Buffer.concat(parts);
-}
+/** Every byte of every file under a directory (the derived index's rows decoded). */
+const everyByte = everyWrittenByte;
 
 function node(dir: string, step: number): ColdNode {
   const file = `step_${String(step).padStart(6, '0')}.json`;
@@ -123,24 +118,27 @@ describe('redaction before write (default on)', () => {
     expect('redactions' in stored).toBe(false);
   });
 
-  it('the ranked analysis cache (outside the store) is built from the redacted text', async () => {
-    const cacheDir = join(tmp.dir, `cache${n++}`);
+  it('the derived SQLite index (entries, postings, analyses; rows decoded) holds only redacted text', async () => {
+    const sqliteRows = (dir: string) => {
+      const files = readdirSync(dir).filter((f) => f.endsWith('.sqlite') && f.startsWith('index-'));
+      expect(files.length).toBe(1);
+      return sqliteRowBytes(join(dir, files[0]!));
+    };
     const dir = freshDir();
-    const cf = await ContextFold.open({ dir, cacheDir });
+    const cf = await ContextFold.open({ dir });
     await cf.fold({ stepId: 1, summary: 'creds', content: secretTurn(s) });
+    await cf.scan('which credentials?'); // ranked: the analysis is stored in the index
     await cf.close();
-    const cf2 = await ContextFold.open({ dir, cacheDir });
-    await cf2.scan('which credentials?');
-    await cf2.close();
-    const cache = everyByte(cacheDir);
-    expect(cache.length).toBeGreaterThan(0);
-    expect(leakedFragments(cache, secretFragments(s))).toEqual([]);
-    // The check can fail: without redaction the cache holds the token's lower-cased key.
-    const rawCache = join(tmp.dir, `cache${n++}`);
-    const raw = await ContextFold.open({ dir: freshDir(), cacheDir: rawCache, redact: false });
+    const rows = sqliteRows(dir);
+    expect(rows.toString('latin1')).toContain('redacted'); // the decoded rows hold the text
+    expect(leakedFragments(rows, secretFragments(s))).toEqual([]);
+    // The check can fail: without redaction the index holds the tokens (entry body, terms).
+    const rawDir = freshDir();
+    const raw = await ContextFold.open({ dir: rawDir, redact: false });
     await raw.fold({ stepId: 1, summary: 'creds', content: secretTurn(s) });
+    await raw.scan('which credentials?');
     await raw.close();
-    expect(leakedFragments(everyByte(rawCache), secretFragments(s))).not.toEqual([]);
+    expect(leakedFragments(sqliteRows(rawDir), secretFragments(s))).not.toEqual([]);
   });
 
   it('redactText gives the text a fold would store', async () => {

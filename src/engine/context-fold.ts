@@ -2,10 +2,9 @@ import { existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, renameSyn
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { project } from '../extract/projection.js';
 import { resolveTokenizer, type Tokenizer } from '../extract/tokenizer.js';
-import { fsyncDir, isTempFileName, writeFilesDurable } from '../fs/durable-fs.js';
+import { fsyncDir, isTempFileName } from '../fs/durable-fs.js';
 import { defaultRedactor, type Redactor } from '../guard/redactor.js';
 import { scanPage } from '../guard/scan-page.js';
-import { prettyJson } from '../protocol/canonical-json.js';
 import {
   type ContextFoldError,
   IntegrityCheckError,
@@ -34,12 +33,19 @@ import {
   PROJECTION_VERSION,
   type RedactionRecord,
 } from '../protocol/types.js';
-import { InvertedIndex } from '../retrieval/inverted-index.js';
+import {
+  analysisKey,
+  analyzeNode,
+  RANKED_ANALYZER_VERSION,
+  storedAnalysis,
+} from '../retrieval/node-analysis.js';
 import { focusedText } from '../retrieval/ranked-focus.js';
 import { recall as recallIndex } from '../retrieval/recall.js';
 import { referenceScan } from '../retrieval/reference-scan.js';
+import { TermView } from '../retrieval/term-view.js';
 import { artifactHash, indexEntryFor } from '../store/cold-node.js';
 import { checkContainment } from '../store/containment.js';
+import type { CommitRow, IndexBackend, WriteSession } from '../store/index-backend.js';
 import {
   canonicalNodePath,
   indexFilePath,
@@ -47,8 +53,7 @@ import {
   storeExists,
   storeLayout,
 } from '../store/layout.js';
-import { withWriteLock } from '../store/lock.js';
-import { Store } from '../store/store.js';
+import { IndexBrokenError, LocalStore } from '../store/local-store.js';
 import { type VerifiedNode, verifyNode } from '../store/verify.js';
 import { chunkText } from './chunk.js';
 import { checkNode } from './node-check.js';
@@ -75,19 +80,25 @@ import type {
   ValidationProblem,
 } from './types.js';
 
-const lossy = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
-
-/** Text of a verified node's payload (lossy only for non-UTF-8 payloads). */
-function payloadText(v: VerifiedNode): string {
-  if (v.node.raw_content_encoding === 'base64') return lossy.decode(v.bytes);
-  return v.node.raw_content === '' ? v.node.summary : v.node.raw_content;
-}
-
 interface Prepared {
   node: ColdNode;
   entry: IndexEntry;
   text: string;
 }
+
+/** Turns committed per lock hold: other writers get the lock between rounds of a long batch. */
+const FOLD_ROUND = 1024;
+/**
+ * Pause between rounds, longer than a waiting writer's polling interval (see `WriteLock`), so a
+ * writer queued behind a long batch gets the lock instead of the batch re-taking it at once.
+ */
+const ROUND_PAUSE_MS = 20;
+/** Entries read per page when the whole index is walked (validate, entries()). */
+const ENTRY_PAGE = 1000;
+/** Token counts kept in memory per engine (a cache of the store's). */
+const TOKEN_CACHE = 4096;
+
+const turn = () => new Promise<void>((r) => setImmediate(r));
 
 /**
  * The IPCF-1.1 engine over one store directory.
@@ -109,13 +120,12 @@ export class ContextFold implements ContextFoldEngine {
   /** `sanitized` flag of nodes by artifact hash (a node never changes under its hash). */
   private readonly sanitizedByArtifact = new Map<string, boolean>();
   private readonly layout: StoreLayout;
-  private readonly store: Store;
-  private readonly index = new InvertedIndex();
-  // --- ranked retrieval (issue 6): in-memory retrieval keys, never hashed or written ---
+  private readonly store: LocalStore;
   private readonly ranked: RankedRetrieval;
   private readonly clock: () => Date;
   private readonly tokenCache = new Map<string, number>();
   private readonly chunkCache = new Map<string, string[]>();
+  private readonly readOnly: boolean;
   private closed = false;
 
   private constructor(options: OpenOptions) {
@@ -139,43 +149,39 @@ export class ContextFold implements ContextFoldEngine {
     this.sessionId = options.sessionId ?? DEFAULT_SESSION_ID;
     this.retrieval = options.retrieval ?? 'ranked';
     this.clock = options.clock ?? (() => new Date());
+    this.readOnly = options.readOnly === true;
     this.redact = options.redact ?? true;
     this.redactor = this.redact ? defaultRedactor() : null;
-    const index = this.index;
-    const ranked = new RankedRetrieval({
-      tokenizer: this.tokenizer,
-      verifiedText: (step) => payloadText(verifyNode(this.layout, this.entryOrThrow(step))),
-      entryOf: (step) => this.store.get(step),
-      storeDir: this.dir,
-      cacheDir: options.cacheDir,
+    this.store = new LocalStore(this.layout, {
+      lockTimeoutMs: options.lockTimeoutMs ?? 30_000,
+      compactThreshold: options.journalCompactThreshold ?? 4096,
+      clock: this.clock,
+      analyzer: { version: RANKED_ANALYZER_VERSION, keyOf: analysisKey },
+      onWarning: options.onWarning,
+      readOnly: options.readOnly,
     });
-    this.ranked = ranked;
-    this.store = new Store(
-      this.layout,
-      {
-        lockTimeoutMs: options.lockTimeoutMs ?? 30_000,
-        compactThreshold: options.journalCompactThreshold ?? 4096,
-        clock: this.clock,
-      },
-      {
-        reset: (entries) => {
-          const list = [...entries];
-          index.reset(list);
-          ranked.reset(list.map((e) => e.step_id));
-        },
-        add: (entry) => {
-          index.add(entry);
-          ranked.noteAdded(entry.step_id);
-        },
-        evict: (step) => index.evict(step),
-      },
-    );
-    this.store.refresh();
+    this.ranked = new RankedRetrieval({
+      tokenizer: this.tokenizer,
+      backend: this.store,
+      verifiedText: (step) => payloadText(this.store.verifyNode(this.entryOrThrow(step))),
+      entryOf: (step) => this.store.get(step),
+      tokensOf: (step) => this.tokensOf(step),
+      knownTokens: (entry) => this.knownTokens(entry),
+    });
   }
 
-  /** Opens (without creating) a store. Reads the index once; later calls read only what changed. */
+  /**
+   * Opens (without creating) a store. Every operation first brings the derived index up to date
+   * with the store's files (built on first use, caught up by what was appended since, rebuilt
+   * if missing or unusable; see `onWarning`).
+   */
   static async open(options: OpenOptions): Promise<ContextFold> {
     return new ContextFold(options);
+  }
+
+  /** The derived index backend (entries, postings, statistics; see `IndexBackend`). */
+  get backend(): IndexBackend {
+    return this.store;
   }
 
   private static readPolicy(layout: StoreLayout): HydrationPolicy {
@@ -294,8 +300,10 @@ export class ContextFold implements ContextFoldEngine {
   }
 
   /**
-   * Folds a batch with one journal write: node files first (each fsynced), then one durable
-   * append of every index entry. Inputs are validated before anything is written.
+   * Folds a batch: node files first (fsynced together), then one durable journal append per
+   * round of up to 1,024 turns (the write lock is released between rounds, so other writers
+   * are not held up by a long batch). Inputs are validated, and every step checked for a
+   * conflict, before anything is written.
    */
   async foldMany(
     inputs: FoldInput[],
@@ -320,93 +328,148 @@ export class ContextFold implements ContextFoldEngine {
       }
       seen.set(p.entry.step_id, p);
     }
-    return this.store.locked(() => {
+    if (prepared.length > FOLD_ROUND) {
+      await this.store.write((tx) => {
+        const planned = new Set<number>();
+        for (const p of prepared) this.plan(tx, p, planned);
+      });
+    }
+    const results: FoldResult[] = [];
+    for (let i = 0; i < prepared.length; i += FOLD_ROUND) {
+      if (i > 0) await new Promise((r) => setTimeout(r, ROUND_PAUSE_MS));
+      const round = prepared.slice(i, i + FOLD_ROUND);
+      results.push(...(await this.foldRound(round)));
+      onProgress?.(Math.min(i + FOLD_ROUND, prepared.length), prepared.length);
+    }
+    return results;
+  }
+
+  /**
+   * What folding `p` would do: `existing` (already folded, same content), `planned` (earlier in
+   * this batch) or `fresh`. Throws on a conflict or an orphaned node file.
+   */
+  private plan(
+    tx: WriteSession,
+    p: Prepared,
+    planned: Set<number>,
+  ): { kind: 'existing'; entry: IndexEntry } | { kind: 'planned' | 'fresh' } {
+    const step = p.entry.step_id;
+    const existing = tx.get(step);
+    if (existing) {
+      if (
+        existing.payload_sha256 !== p.entry.payload_sha256 ||
+        existing.projection_sha256 !== p.entry.projection_sha256
+      ) {
+        throw new StepConflictError(
+          `step ${step} is already folded with a different payload or projection (payload ${existing.payload_sha256.slice(0, 12)}…); step ids come from the history and cannot be reused`,
+          { stepId: step, path: existing.file_path },
+        );
+      }
+      return { kind: 'existing', entry: existing };
+    }
+    if (planned.has(step)) return { kind: 'planned' };
+    if (tx.nodeExists(step)) {
+      const path = canonicalNodePath(this.layout, step);
+      throw new OrphanedNodeError(
+        `step ${step} has a cold node file but no index entry (an interrupted fold?); refusing to overwrite it: ${path}`,
+        { stepId: step, path },
+      );
+    }
+    planned.add(step);
+    return { kind: 'fresh' };
+  }
+
+  /** One round of a batch under the write lock: nodes written durably, then committed. */
+  private async foldRound(round: Prepared[]): Promise<FoldResult[]> {
+    return this.store.write(async (tx) => {
       this.store.assertConsistent();
-      this.store.ensureDirs();
       const results: FoldResult[] = [];
       const fresh: Prepared[] = [];
       const planned = new Set<number>();
-      for (const p of prepared) {
-        const step = p.entry.step_id;
-        const existing = this.store.get(step);
-        if (existing) {
-          if (
-            existing.payload_sha256 !== p.entry.payload_sha256 ||
-            existing.projection_sha256 !== p.entry.projection_sha256
-          ) {
-            throw new StepConflictError(
-              `step ${step} is already folded with a different payload or projection (payload ${existing.payload_sha256.slice(0, 12)}…); step ids come from the history and cannot be reused`,
-              { stepId: step, path: existing.file_path },
-            );
-          }
-          results.push(this.result(existing, true));
-          continue;
-        }
-        if (planned.has(step)) {
-          results.push(this.result(p.entry, true));
-          continue;
-        }
-        const path = canonicalNodePath(this.layout, step);
-        if (existsSync(path)) {
-          throw new OrphanedNodeError(
-            `step ${step} has a cold node file but no index entry (an interrupted fold?); refusing to overwrite it: ${path}`,
-            { stepId: step, path },
-          );
-        }
-        planned.add(step);
-        fresh.push(p);
-        results.push(this.result(p.entry, false));
+      for (const p of round) {
+        const plan = this.plan(tx, p, planned);
+        if (plan.kind === 'existing') results.push(this.result(plan.entry, true));
+        else results.push(this.result(p.entry, plan.kind === 'planned'));
+        if (plan.kind === 'fresh') fresh.push(p);
       }
-      // Node files first (durable), then one journal append: a crash in between leaves
-      // orphans that validate reports, never an index entry without its node.
-      const BATCH = 512;
-      for (let i = 0; i < fresh.length; i += BATCH) {
-        const part = fresh.slice(i, i + BATCH);
-        writeFilesDurable(
-          part.map((p) => ({
-            path: canonicalNodePath(this.layout, p.entry.step_id),
-            data: prettyJson(p.node),
-          })),
-        );
-        onProgress?.(Math.min(i + BATCH, fresh.length), fresh.length);
-      }
-      if (fresh.length > 0) {
-        this.store.append(fresh.map((p) => ({ op: 'fold' as const, entry: p.entry })));
-        // Ranked retrieval (issue 6): index from the text in hand rather than re-reading it.
-        if (this.retrieval === 'ranked') {
-          for (const p of fresh) {
-            this.ranked.addText(p.entry.step_id, p.entry.summary, p.text, p.entry.payload_sha256);
-          }
-          this.ranked.flushCache();
-        }
-      }
+      if (fresh.length === 0) return results;
+      // Node files first (durable), then the commit: a crash in between leaves orphans that
+      // validate reports, never an index entry without its node.
+      await tx.writeNodes(fresh.map((p) => p.node));
+      await tx.commit(fresh.map((p) => this.derived(p)));
       return results;
     });
   }
 
-  /** Refreshes from disk and throws if the persistent state is inconsistent. */
-  private sync(): void {
+  /** What the index keeps of a fold's content, computed from the text in hand. */
+  private derived(p: Prepared): CommitRow {
+    // Tokens are not part of a stored analysis: they are kept per tokenizer (below).
+    const a = analyzeNode({ summary: p.entry.summary, text: p.text, tokens: 0 });
+    const analysis = { akey: analysisKey(p.entry), ...storedAnalysis(a) };
+    if (this.tokenizer.name === 'reference') return { entry: p.entry, analysis };
+    const count = this.tokenizer.count(p.text);
+    this.rememberTokens(p.entry.payload_sha256, count);
+    return { entry: p.entry, analysis, tokens: { tokenizer: this.tokenizer.name, count } };
+  }
+
+  /**
+   * Runs a read against the synced index; if the index file turns out corrupt on the way, it
+   * is rebuilt from the store's files and the read runs once more.
+   */
+  private async read<T>(fn: () => T | Promise<T>): Promise<T> {
     this.assertOpen();
-    this.store.refresh();
-    this.store.assertConsistent();
+    await this.store.sync();
+    try {
+      return await fn();
+    } catch (e) {
+      if (!(e instanceof IndexBrokenError)) throw e;
+      await this.store.sync();
+      return await fn();
+    }
   }
 
   /** Explicit recall with coverage tiers and chronological labels (CONF-04). */
   async recall(query: string, options: { limit?: number } = {}): Promise<RecallResult> {
     if (typeof query !== 'string') throw new UsageError('recall needs a query string');
-    this.sync();
-    return recallIndex(this.index, query, options);
+    return this.read(() => {
+      this.store.assertConsistent();
+      return recallIndex(this.termView(), query, options);
+    });
   }
 
-  /** Tokens of a node's whole payload under this engine's tokenizer. */
-  private tokensOf(stepId: number): number {
-    const entry = this.store.get(stepId)!;
+  private termView(): TermView {
+    return new TermView({
+      postings: (t) => this.store.postings('reference', t).steps,
+      entry: (s) => this.store.get(s)!,
+    });
+  }
+
+  private rememberTokens(payloadSha256: string, count: number): void {
+    if (this.tokenCache.size >= TOKEN_CACHE) this.tokenCache.clear();
+    this.tokenCache.set(payloadSha256, count);
+  }
+
+  /** Tokens of a payload known without counting (the reference estimate, or stored). */
+  private knownTokens(entry: IndexEntry): number | undefined {
     if (this.tokenizer.name === 'reference') return entry.token_estimate;
     const cached = this.tokenCache.get(entry.payload_sha256);
     if (cached !== undefined) return cached;
+    const stored = this.store.tokens(entry.payload_sha256, this.tokenizer.name);
+    if (stored !== undefined) this.rememberTokens(entry.payload_sha256, stored);
+    return stored;
+  }
+
+  /** Tokens of a node's whole payload under this engine's tokenizer (stored, else counted). */
+  private tokensOf(stepId: number): number {
+    const entry = this.store.get(stepId)!;
+    const known = this.knownTokens(entry);
+    if (known !== undefined) return known;
     try {
-      const n = this.tokenizer.count(payloadText(verifyNode(this.layout, entry)));
-      this.tokenCache.set(entry.payload_sha256, n);
+      const n = this.tokenizer.count(payloadText(this.store.verifyNode(entry)));
+      this.rememberTokens(entry.payload_sha256, n);
+      this.store.putTokens([
+        { payload_sha256: entry.payload_sha256, tokenizer: this.tokenizer.name, count: n },
+      ]);
       return n;
     } catch {
       // Unverifiable: cost it at the cap; pageIn will refuse it and report why.
@@ -432,18 +495,23 @@ export class ContextFold implements ContextFoldEngine {
   /** The software MMU's selection for a prompt (CONF-13), without hydrating anything. */
   async scan(prompt: string, options: ScanOptions = {}): Promise<ScanResult> {
     if (typeof prompt !== 'string') throw new UsageError('scan needs a prompt string');
-    this.sync();
     const mode = options.mode ?? this.retrieval;
     if (mode !== 'reference' && mode !== 'ranked') {
       throw new UsageError(
         `unknown retrieval mode ${JSON.stringify(mode)}: use 'reference' or 'ranked'`,
       );
     }
-    if (mode === 'ranked') return this.ranked.scan(prompt, this.rankedCaps(options));
-    return referenceScan(this.index, prompt, {
-      perCall: this.policy.max_rehydration_tokens_per_call,
-      perTurn: perTurnCap(this.policy),
-      tokensOf: (s) => this.tokensOf(s),
+    return this.read(async () => {
+      this.store.assertConsistent();
+      if (mode === 'ranked') {
+        await this.ranked.prepare();
+        return this.ranked.scan(prompt, this.rankedCaps(options));
+      }
+      return referenceScan(this.termView(), prompt, {
+        perCall: this.policy.max_rehydration_tokens_per_call,
+        perTurn: perTurnCap(this.policy),
+        tokensOf: (s) => this.tokensOf(s),
+      });
     });
   }
 
@@ -468,11 +536,19 @@ export class ContextFold implements ContextFoldEngine {
     });
   }
 
+  /** A counter that knows the whole payload's stored count (no vocabulary load for it). */
+  private counter(entry: IndexEntry, text: string): Tokenizer {
+    const known = this.knownTokens(entry);
+    const tok = this.tokenizer;
+    if (known === undefined) return tok;
+    return { name: tok.name, count: (s) => (s === text ? known : tok.count(s)) };
+  }
+
   private chunksOf(entry: IndexEntry, text: string, cap: number): string[] {
     const key = `${entry.payload_sha256}:${cap}`;
     let chunks = this.chunkCache.get(key);
     if (!chunks) {
-      chunks = chunkText(text, cap, this.tokenizer);
+      chunks = chunkText(text, cap, this.counter(entry, text));
       if (this.chunkCache.size > 512) this.chunkCache.clear();
       this.chunkCache.set(key, chunks);
     }
@@ -485,12 +561,17 @@ export class ContextFold implements ContextFoldEngine {
    * chunks cut at line boundaries; `chunk` selects one.
    */
   async hydrate(stepId: number, options: HydrateOptions = {}): Promise<HydrateResult> {
-    this.sync();
+    return this.read(() => this.hydrateNow(stepId, options));
+  }
+
+  private hydrateNow(stepId: number, options: HydrateOptions): HydrateResult {
+    this.store.assertConsistent();
     const entry = this.entryOrThrow(stepId);
-    const v = verifyNode(this.layout, entry);
+    const v = this.store.verifyNode(entry);
     const text = payloadText(v);
     const perCall = this.policy.max_rehydration_tokens_per_call;
     const cap = Math.max(1, Math.min(options.maxTokens ?? perCall, perCall));
+    const encoding = v.node.raw_content_encoding === 'base64' ? 'base64' : 'utf8';
     if (options.window) {
       const w = options.window;
       const win = focusedText({
@@ -509,7 +590,7 @@ export class ContextFold implements ContextFoldEngine {
         truncated: win.truncated,
         payload_sha256: entry.payload_sha256,
         verified: true,
-        encoding: v.node.raw_content_encoding === 'base64' ? 'base64' : 'utf8',
+        encoding,
         findings: scanPage(win.text),
       };
     }
@@ -527,21 +608,23 @@ export class ContextFold implements ContextFoldEngine {
     return {
       step_id: stepId,
       content,
-      tokens: this.tokenizer.count(content),
+      tokens: this.counter(entry, text).count(content),
       chunk: k,
       chunks: chunks.length,
       truncated: chunks.length > 1,
       payload_sha256: entry.payload_sha256,
       verified: true,
-      encoding: v.node.raw_content_encoding === 'base64' ? 'base64' : 'utf8',
+      encoding,
       findings: scanPage(content),
     };
   }
 
   /** The exact payload bytes of a step, verified (for `hydrate --raw`). */
   async hydrateBytes(stepId: number): Promise<Uint8Array> {
-    this.sync();
-    return verifyNode(this.layout, this.entryOrThrow(stepId)).bytes;
+    return this.read(() => {
+      this.store.assertConsistent();
+      return this.store.verifyNode(this.entryOrThrow(stepId)).bytes;
+    });
   }
 
   /**
@@ -552,8 +635,11 @@ export class ContextFold implements ContextFoldEngine {
   async pageIn(prompt: string, options: ScanOptions = {}): Promise<PageInResult> {
     if ((options.mode ?? this.retrieval) === 'ranked') {
       if (typeof prompt !== 'string') throw new UsageError('pageIn needs a prompt string');
-      this.sync();
-      return this.ranked.pageIn(prompt, this.rankedCaps(options));
+      return this.read(async () => {
+        this.store.assertConsistent();
+        await this.ranked.prepare();
+        return this.ranked.pageIn(prompt, this.rankedCaps(options));
+      });
     }
     const scan = await this.scan(prompt, options);
     const pages: Page[] = [];
@@ -585,11 +671,11 @@ export class ContextFold implements ContextFoldEngine {
   /** Records that a step's page left the prompt (CONF-07): index `evicted`, eviction log. */
   async evict(stepId: number): Promise<EvictResult> {
     this.assertOpen();
-    return this.store.locked(() => {
+    return this.store.write(async (tx) => {
       this.store.assertConsistent();
       this.entryOrThrow(stepId);
       const evicted_at = isoSeconds(this.clock());
-      this.store.append([{ op: 'evict', step_id: stepId, evicted_at }]);
+      await tx.evict(stepId, evicted_at);
       return { step_id: stepId, evicted_at };
     });
   }
@@ -635,13 +721,14 @@ export class ContextFold implements ContextFoldEngine {
    */
   async reindexOrphan(stepId: number): Promise<FoldResult> {
     this.assertOpen();
-    return this.store.locked(() => {
+    return this.store.write(async (tx) => {
       this.store.assertConsistent();
-      if (this.store.get(stepId)) {
+      if (tx.get(stepId)) {
         throw new UsageError(`step ${stepId} is indexed; only an orphaned node can be re-indexed`);
       }
       const entry = this.orphanEntry(stepId);
-      this.store.append([{ op: 'fold', entry }]);
+      // No analysis here: the node is analysed from its verified bytes on the next ranked scan.
+      await tx.commit([{ entry }]);
       return this.result(entry, false);
     });
   }
@@ -655,11 +742,11 @@ export class ContextFold implements ContextFoldEngine {
     reason: string,
   ): Promise<{ step_id: number; dropped_at: string }> {
     this.assertOpen();
-    return this.store.locked(() => {
+    return this.store.write(async (tx) => {
       this.store.assertConsistent();
       this.entryOrThrow(stepId);
       const dropped_at = isoSeconds(this.clock());
-      this.store.append([{ op: 'drop', step_id: stepId, dropped_at, reason }]);
+      await tx.drop(stepId, dropped_at, reason);
       return { step_id: stepId, dropped_at };
     });
   }
@@ -688,7 +775,7 @@ export class ContextFold implements ContextFoldEngine {
         `${abs} lies under a symlink leading out of the store; quarantine the link instead`,
       );
     }
-    return withWriteLock(this.layout.dir, this.layout.lockPath, 30_000, () => {
+    return this.store.write(() => {
       let to = join(this.layout.dir, 'quarantine', rel);
       for (let n = 1; existsSync(to) || isSymlink(to); n++)
         to = join(this.layout.dir, 'quarantine', `${rel}.${n}`);
@@ -700,32 +787,43 @@ export class ContextFold implements ContextFoldEngine {
     });
   }
 
-  /** Counts and settings of the store. */
+  /** Counts and settings of the store, and the state of its derived index. */
   async status(): Promise<StatusResult> {
-    this.sync();
-    let evicted = 0;
-    let total = 0;
+    const { s, index } = await this.read(() => {
+      const stats = this.store.stats();
+      const path = this.store.indexPath;
+      return {
+        s: stats,
+        index: {
+          path,
+          state: path === null && stats.entries > 0 ? ('in-memory' as const) : ('fresh' as const),
+          pending_analysis: this.store.pendingCount(),
+        },
+      };
+    });
+    // The sanitized flag is in the node files only (the reference index has no such field).
     const flags = { sanitized_nodes: 0, unsanitized_nodes: 0, unreadable_nodes: 0 };
-    for (const e of this.store.all()) {
-      if (e.evicted) evicted++;
-      total += e.token_estimate;
-      const s = this.sanitizedFlag(e);
-      if (s === null) flags.unreadable_nodes++;
-      else if (s) flags.sanitized_nodes++;
-      else flags.unsanitized_nodes++;
+    for await (const page of this.entryPages({ pageSize: 1024 })) {
+      for (const e of page) {
+        const f = this.sanitizedFlag(e);
+        if (f === null) flags.unreadable_nodes++;
+        else if (f) flags.sanitized_nodes++;
+        else flags.unsanitized_nodes++;
+      }
     }
     return {
       dir: this.dir,
       session_id: this.sessionId,
       projection_version: PROJECTION_VERSION,
-      nodes: this.store.size,
-      evicted,
-      journal_entries: this.store.journalEntries,
-      total_token_estimate: total,
+      nodes: s.entries,
+      evicted: s.evicted,
+      journal_entries: s.journalRecords,
+      total_token_estimate: s.tokenEstimate,
       policy: this.policy,
       folding_policy_hash: policyHash(this.policy),
       tokenizer: this.tokenizer.name,
       retrieval: this.retrieval,
+      index,
       redact: this.redact,
       ...flags,
     };
@@ -755,39 +853,37 @@ export class ContextFold implements ContextFoldEngine {
   /**
    * Checks the whole store (CONF-09/10/12): every indexed node verified as on hydrate, every
    * cold node file without an index entry reported as orphaned, stray and temp files reported,
-   * journal and index consistency. Reports every problem with its path; repairs nothing.
+   * journal and index consistency, and the derived index against the store's files. Reports
+   * every problem with its path; repairs nothing. Walks the index page by page, giving the
+   * event loop a turn between pages.
    */
   async validate(): Promise<ValidateResult> {
     this.assertOpen();
-    this.store.refresh();
+    await this.store.sync();
     const problems: ValidationProblem[] = [];
     const lp = this.store.loadProblem;
     if (lp) problems.push({ kind: lp.kind, step_id: null, path: lp.path, message: lp.message });
     let checked = 0;
     let sanitized = 0;
-    for (const entry of this.store.all()) {
-      checked++;
-      try {
-        if (verifyNode(this.layout, entry).node.sanitized === true) sanitized++;
-      } catch (e) {
-        if (!isContextFoldError(e)) throw e;
-        const kind =
-          e.code === 'PATH_CONTAINMENT'
-            ? 'path_containment'
-            : e.code === 'BROKEN_REFERENCE'
-              ? 'broken_reference'
-              : 'integrity';
-        problems.push({
-          kind,
-          step_id: entry.step_id,
-          path: String(e.details.path ?? entry.file_path),
-          message: e.message,
-        });
+    const indexed = new Set<number>();
+    let since = performance.now();
+    for await (const page of this.entryPages({ pageSize: 64 })) {
+      for (const entry of page) {
+        checked++;
+        indexed.add(entry.step_id);
+        const p = this.verifyProblem(entry);
+        if (p === 'sanitized') sanitized++;
+        else if (p) problems.push(p);
+        // A turn of the event loop every few milliseconds: a server keeps serving meanwhile.
+        if (performance.now() - since > 8) {
+          await turn();
+          since = performance.now();
+        }
       }
     }
-    const { steps, stray } = this.store.listColdDir();
+    const { steps, stray } = await this.store.listNodes();
     for (const [step, name] of steps) {
-      if (!this.store.get(step)) {
+      if (!indexed.has(step)) {
         problems.push({
           kind: 'orphaned_node',
           step_id: step,
@@ -806,23 +902,109 @@ export class ContextFold implements ContextFoldEngine {
           : `unexpected entry in cold_nodes: ${this.layout.coldDir}/${name}`,
       });
     }
+    const index = await this.store.checkIndex();
+    if (index.state === 'stale') {
+      problems.push({
+        kind: 'index',
+        step_id: null,
+        path: index.path,
+        message: `the derived index is stale (${index.message}): run 'contextfold reindex': ${index.path}`,
+      });
+    }
     return { ok: problems.length === 0, checked, sanitized, problems };
+  }
+
+  /** Why a node fails verification, or whether it verified as sanitized (redacted) or not. */
+  private verifyProblem(entry: IndexEntry): ValidationProblem | 'sanitized' | null {
+    try {
+      return this.store.verifyNode(entry).node.sanitized === true ? 'sanitized' : null;
+    } catch (e) {
+      if (!isContextFoldError(e)) throw e;
+      const kind =
+        e.code === 'PATH_CONTAINMENT'
+          ? 'path_containment'
+          : e.code === 'BROKEN_REFERENCE'
+            ? 'broken_reference'
+            : 'integrity';
+      return {
+        kind,
+        step_id: entry.step_id,
+        path: String(e.details.path ?? entry.file_path),
+        message: e.message,
+      };
+    }
   }
 
   /** Folds the journal into `recall_index.json` (exactly the reference layout afterwards). */
   async compact(): Promise<{ nodes: number; journal_entries_compacted: number }> {
     this.assertOpen();
-    if (!existsSync(this.dir)) return { nodes: 0, journal_entries_compacted: 0 };
-    return this.store.locked(() => {
-      const n = this.store.compact();
-      return { nodes: this.store.size, journal_entries_compacted: n };
+    const n = await this.store.compact();
+    return { nodes: this.store.stats().entries, journal_entries_compacted: n };
+  }
+
+  /**
+   * Rebuilds the derived index from the store's files into a new file, then analyses every node
+   * from its verified content (what a deleted or corrupt index costs, done on purpose).
+   */
+  async reindex(): Promise<{ nodes: number; analysed: number; index: string | null }> {
+    this.assertOpen();
+    await this.store.reindex();
+    return this.read(async () => {
+      this.store.assertConsistent();
+      const before = this.store.pendingCount();
+      await this.ranked.prepare();
+      return {
+        nodes: this.store.stats().entries,
+        analysed: before - this.store.pendingCount(),
+        index: this.store.indexPath,
+      };
     });
   }
 
-  /** Index entries in step order. */
+  /** The index entry of one step, or undefined if it is not folded. */
+  async entry(stepId: number): Promise<IndexEntry | undefined> {
+    return this.read(() => this.store.get(stepId));
+  }
+
+  /**
+   * Up to `limit` (default 1,000) index entries with a step greater than `after`, in step order:
+   * a page of a walk over a large index (pass the last step of a page as the next `after`).
+   *
+   * @example
+   * let page = await cf.entriesAfter({ limit: 500 });
+   * while (page.length > 0) page = await cf.entriesAfter({ after: page.at(-1)!.step_id, limit: 500 });
+   */
+  async entriesAfter(options: { after?: number; limit?: number } = {}): Promise<IndexEntry[]> {
+    const limit = options.limit ?? ENTRY_PAGE;
+    if (!Number.isSafeInteger(limit) || limit < 1) {
+      throw new UsageError(`entriesAfter limit must be a positive integer, got ${String(limit)}`);
+    }
+    return this.read(() => this.store.page({ after: options.after, limit }));
+  }
+
+  /**
+   * Every index entry in step order, page by page (memory bounded by one page; the event loop
+   * gets a turn between pages).
+   *
+   * @example
+   * for await (const page of cf.entryPages()) for (const e of page) console.log(e.step_id);
+   */
+  async *entryPages(options: { pageSize?: number } = {}): AsyncGenerator<IndexEntry[]> {
+    let after = -1;
+    for (;;) {
+      const page = await this.entriesAfter({ after, limit: options.pageSize ?? ENTRY_PAGE });
+      if (page.length === 0) return;
+      yield page;
+      after = page[page.length - 1]!.step_id;
+      await turn();
+    }
+  }
+
+  /** Index entries in step order (all in memory: prefer `entryPages` for large stores). */
   async entries(): Promise<IndexEntry[]> {
-    this.sync();
-    return this.store.all();
+    const all: IndexEntry[] = [];
+    for await (const page of this.entryPages()) all.push(...page);
+    return all;
   }
 
   /**
@@ -840,9 +1022,11 @@ export class ContextFold implements ContextFoldEngine {
         `entriesPage needs non-negative integers, got offset ${offset} and limit ${limit}`,
       );
     }
-    this.sync();
-    const all = this.store.all();
-    return { total: all.length, offset, entries: all.slice(offset, offset + limit) };
+    return this.read(() => ({
+      total: this.store.stats().entries,
+      offset,
+      entries: this.store.page({ offset, limit }),
+    }));
   }
 
   /**
@@ -851,20 +1035,25 @@ export class ContextFold implements ContextFoldEngine {
    * Throws {@link NodeNotFoundError} for a step that is not indexed.
    */
   async checkNode(stepId: number): Promise<NodeCheck> {
-    this.sync();
-    return checkNode(this.layout, this.entryOrThrow(stepId));
+    return this.read(() => checkNode(this.layout, this.entryOrThrow(stepId)));
   }
 
   /**
-   * Compacts the journal (if any; `{ compact: false }` skips it, for read-only callers) and
-   * closes the engine. Safe to call twice.
+   * Compacts the journal (if any; `{ compact: false }` skips it, for read-only callers; an
+   * engine opened `readOnly` never compacts) and closes the engine. Safe to call twice.
    */
   async close(options: { compact?: boolean } = {}): Promise<void> {
     if (this.closed) return;
-    if ((options.compact ?? true) && this.store.journalEntries > 0 && !this.store.loadProblem) {
-      await this.compact();
+    try {
+      const s = this.store.stats();
+      const compact = options.compact ?? !this.readOnly;
+      if (compact && s.journalRecords > 0 && !this.store.loadProblem) {
+        await this.compact();
+      }
+    } finally {
+      this.closed = true;
+      this.store.close();
     }
-    this.closed = true;
   }
 }
 
@@ -874,4 +1063,12 @@ function isSymlink(path: string): boolean {
   } catch {
     return false;
   }
+}
+
+const lossy = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
+
+/** Text of a verified node's payload (lossy only for non-UTF-8 payloads). */
+function payloadText(v: VerifiedNode): string {
+  if (v.node.raw_content_encoding === 'base64') return lossy.decode(v.bytes);
+  return v.node.raw_content === '' ? v.node.summary : v.node.raw_content;
 }

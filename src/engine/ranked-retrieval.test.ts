@@ -9,8 +9,6 @@ const tmp = tempDir();
 afterAll(() => tmp.cleanup());
 let n = 0;
 const freshDir = () => join(tmp.dir, `r${n++}`, '.contextfold');
-// Never the real ~/.cache from tests.
-const cacheDir = join(tmp.dir, 'cache');
 
 const filler = (k: number) =>
   Array.from({ length: k }, (_, i) => `progress line ${i}: compiling module m${i}`).join('\n');
@@ -47,7 +45,7 @@ const TURNS: FoldInput[] = [
 ];
 
 async function seeded(dir = freshDir()) {
-  const cf = await ContextFold.open({ dir, retrieval: 'ranked', cacheDir });
+  const cf = await ContextFold.open({ dir, retrieval: 'ranked' });
   await cf.foldMany(TURNS);
   return cf;
 }
@@ -91,7 +89,7 @@ describe('ranked retrieval in the engine', () => {
     const prompt = 'Which port is postgresql listening on?';
     const before = await cf.pageIn(prompt);
     await cf.close();
-    const again = await ContextFold.open({ dir: cf.dir, retrieval: 'ranked', cacheDir });
+    const again = await ContextFold.open({ dir: cf.dir, retrieval: 'ranked' });
     const after = await again.pageIn(prompt);
     expect(after.pages).toEqual(before.pages);
     expect(after.pages[0]?.content).toContain('port 5433');
@@ -100,7 +98,7 @@ describe('ranked retrieval in the engine', () => {
 
   it('retrieval keys never touch the hashed projection', async () => {
     const ranked = await seeded();
-    const reference = await ContextFold.open({ dir: freshDir(), retrieval: 'reference', cacheDir });
+    const reference = await ContextFold.open({ dir: freshDir(), retrieval: 'reference' });
     await reference.foldMany(TURNS);
     const a = await ranked.entries();
     const b = await reference.entries();
@@ -111,7 +109,7 @@ describe('ranked retrieval in the engine', () => {
   });
 
   it('scan({ mode }) selects the algorithm per call', async () => {
-    const cf = await ContextFold.open({ dir: freshDir(), cacheDir });
+    const cf = await ContextFold.open({ dir: freshDir() });
     await cf.foldMany(TURNS);
     const prompt = 'Which port is postgresql listening on?';
     const ranked = await cf.scan(prompt, { mode: 'ranked' });

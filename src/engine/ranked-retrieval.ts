@@ -3,39 +3,40 @@ import { scanPage } from '../guard/scan-page.js';
 import { isContextFoldError } from '../protocol/errors.js';
 import { pageFailure } from '../protocol/results.js';
 import type { IndexEntry } from '../protocol/types.js';
-import { analyzeNode, type NodeAnalysis } from '../retrieval/node-analysis.js';
+import {
+  analysisKey,
+  analyzeNode,
+  decodeStoredAnalysis,
+  type NodeAnalysis,
+  storedAnalysis,
+} from '../retrieval/node-analysis.js';
 import { focusWindow } from '../retrieval/ranked-focus.js';
-import { RankedIndex } from '../retrieval/ranked-index.js';
+import type { RankedDoc } from '../retrieval/ranked-index.js';
 import {
   type RankedPick,
   type RankedScanResult,
   type RankedTuning,
   rankedScan,
 } from '../retrieval/ranked-scan.js';
-import { defaultCacheDir, RankedCache, rankedCacheKey } from './ranked-cache.js';
+import { type RankedSource, rankedView } from '../retrieval/ranked-view.js';
+import type { DocStats, IndexBackend } from '../store/index-backend.js';
 import type { Page, PageInFailure, PageInResult } from './types.js';
 
-/**
- * A catch-up after the first reads the analysis cache only when at least this many turns are
- * pending (a reset, a large refresh); a few new turns are cheaper to analyse than to find in a
- * cache file that grows with the store.
- */
-export const CACHE_READ_MIN_PENDING = 16;
+/** Pending nodes analysed per round (each round persists its analyses, then yields). */
+const ANALYSE_BATCH = 48;
 
 /** What the ranked retrieval needs from the engine. */
 export interface RankedRetrievalDeps {
   tokenizer: Tokenizer;
+  backend: IndexBackend;
   /** The verified payload text of a step; throws a contextfold error if it fails verification. */
   verifiedText(stepId: number): string;
-  /** The index entry of a step (for its summary), if indexed. */
+  /** The index entry of a step, if indexed. */
   entryOf(stepId: number): IndexEntry | undefined;
-  /**
-   * The store directory: with it, analyses of turns read from the store are kept in the
-   * persistent cache (see `ranked-cache.ts`). Without it nothing is cached.
-   */
-  storeDir?: string;
-  /** Where the cache lives; `false` disables it. Default {@link defaultCacheDir}. */
-  cacheDir?: string | false;
+  /** Tokens of a step's whole payload under the engine's tokenizer (stored, or counted). */
+  tokensOf(stepId: number): number;
+  /** Tokens known for a payload without counting (stored), if any. */
+  knownTokens(entry: IndexEntry): number | undefined;
 }
 
 /** Caps of one page-in, and the live boundary (see `RankedScanOptions.liveFrom`). */
@@ -46,146 +47,239 @@ export interface RankedCaps {
   lossy?: readonly number[];
 }
 
+/** A node that failed verification, ranked on its entry's terms for this process only. */
+interface Unverified {
+  artifact: string;
+  analysis: NodeAnalysis;
+}
+
+/** The analysis of an entry's recorded terms (for a node whose content cannot be trusted). */
+function entryTermsText(e: IndexEntry): string {
+  return [...e.identifiers, ...e.files, ...e.errors].join('\n');
+}
+
 /**
- * The engine side of `retrieval: 'ranked'`: keeps the in-memory {@link RankedIndex} in step with
- * the store (turns folded here are indexed from the text in hand; turns that arrive through a
- * refresh are indexed on the next ranked scan, from the persistent analysis cache when it holds
- * them, else from their verified node), and turns a ranked scan into verified, windowed pages.
- * Nothing here is written into the store or hashed into it; the analysis cache lives outside.
+ * The engine side of `retrieval: 'ranked'`. Analyses live in the store's index, keyed by
+ * content (folds store them from the text in hand; nodes that arrive otherwise, e.g. from a
+ * reference-written store, are analysed from their verified content on the first ranked scan
+ * and stored). A scan reads only the postings of the prompt's keys; page-in reads and verifies
+ * only the picked nodes.
+ *
+ * Fail closed and loud: a node that does not verify is ranked on the terms its index entry
+ * records (never its unverified text, never stored), so if it owns an intent its page-in is
+ * refused and reported; the intent is never silently handed to another turn.
  *
  * @example
- * const ranked = new RankedRetrieval({ tokenizer, verifiedText, entryOf, storeDir, cacheDir });
- * ranked.addText(12, 'tool: psql', 'port 5433');
+ * const ranked = new RankedRetrieval({ tokenizer, backend, verifiedText, entryOf, tokensOf, knownTokens });
+ * await ranked.prepare();
  * const r = ranked.pageIn('which port?', { perCall: 3000, perTurn: 3500 });
  */
 export class RankedRetrieval {
-  #index = new RankedIndex();
-  #pending: number[] = [];
   readonly #deps: RankedRetrievalDeps;
   readonly #tuning: Partial<RankedTuning>;
-  readonly #cache: RankedCache | undefined;
-  #cacheRead = false;
+  readonly #unverified = new Map<number, Unverified>();
+  /** Decoded statistics of analysed documents, for the index generation they were read from. */
+  #docs = new Map<number, RankedDoc>();
+  /** Steps with no analysed document, while the count of analysed documents stays the same. */
+  #absent = new Set<number>();
+  #docsGeneration = '';
+  #docsCount = -1;
 
   constructor(deps: RankedRetrievalDeps, tuning: Partial<RankedTuning> = {}) {
     this.#deps = deps;
     this.#tuning = tuning;
-    if (deps.storeDir !== undefined && deps.cacheDir !== false) {
-      this.#cache = new RankedCache({
-        cacheDir: deps.cacheDir ?? defaultCacheDir(),
-        storeDir: deps.storeDir,
-      });
-    }
-  }
-
-  /** Indexed turns (after catching up). */
-  get size(): number {
-    this.#catchUp();
-    return this.#index.size;
   }
 
   /**
-   * Indexes a turn whose text is already in hand (the fold path). With its `payloadSha256` the
-   * analysis is also queued for the cache (the fold-time text is exactly the text a later
-   * process would read back: the payload, or the summary when it is empty), so the next process
-   * that opens the store finds it warm; call {@link flushCache} after a batch.
+   * Analyses every indexed node the index holds no analysis for (read and verified, stored in
+   * rounds so an interrupted catch-up keeps its progress; the event loop gets a turn between
+   * rounds).
    */
-  addText(stepId: number, summary: string, text: string, payloadSha256?: string): void {
-    if (this.#index.has(stepId)) return;
-    const analysis = this.#analyse(summary, text);
-    this.#index.addAnalysis(stepId, analysis);
-    if (this.#cache && payloadSha256 !== undefined) {
-      this.#cache.queue(
-        rankedCacheKey({ tokenizer: this.#deps.tokenizer.name, payloadSha256, summary }),
-        analysis,
-      );
+  async prepare(): Promise<void> {
+    const { backend, tokenizer } = this.#deps;
+    if (backend.pendingCount() === 0) {
+      this.#unverified.clear();
+      return;
     }
-  }
-
-  /** Appends queued analyses to the cache (best effort, one write). */
-  flushCache(): void {
-    this.#cache?.flush();
-  }
-
-  #analyse(summary: string, text: string): NodeAnalysis {
-    return analyzeNode({ summary, text, tokens: this.#deps.tokenizer.count(text) });
-  }
-
-  /** Notes a turn the store learnt about; it is read and verified on the next ranked scan. */
-  noteAdded(stepId: number): void {
-    if (!this.#index.has(stepId)) this.#pending.push(stepId);
-  }
-
-  /** Forgets everything (the store reloaded its index): every entry is indexed again lazily. */
-  reset(stepIds: Iterable<number>): void {
-    this.#index = new RankedIndex();
-    this.#pending = [...stepIds];
-  }
-
-  /**
-   * Indexes the pending turns: from the analysis cache without touching the node file when it
-   * holds the turn (so no tokenizer is needed either), else from the verified node, queuing the
-   * new analysis for one batched append. Fail closed: a node that does not verify is indexed on
-   * its index entry's terms only, so it keeps its intents and its page-in is refused and
-   * reported (as for a cached turn whose node was tampered later).
-   */
-  #catchUp(): void {
-    if (this.#pending.length === 0) return;
-    const pending = this.#pending;
-    this.#pending = [];
-    const todo: { step: number; entry: IndexEntry; key: string | undefined }[] = [];
-    const cache = this.#cache;
-    for (const step of pending) {
-      if (this.#index.has(step)) continue;
-      const entry = this.#deps.entryOf(step);
-      if (!entry) continue;
-      const key = cache
-        ? rankedCacheKey({
-            tokenizer: this.#deps.tokenizer.name,
-            payloadSha256: entry.payload_sha256,
-            summary: entry.summary,
-          })
-        : undefined;
-      todo.push({ step, entry, key });
-    }
-    let hits = new Map<string, NodeAnalysis>();
-    if (cache && todo.length > 0 && (!this.#cacheRead || todo.length >= CACHE_READ_MIN_PENDING)) {
-      this.#cacheRead = true;
-      hits = cache.read(new Set(todo.map((t) => t.key!)));
-    }
-    try {
-      for (const { step, entry, key } of todo) {
-        if (this.#index.has(step)) continue;
-        const hit = key === undefined ? undefined : hits.get(key);
-        if (hit) {
-          this.#index.addAnalysis(step, hit);
-          continue;
-        }
+    const stillPending = new Set<number>();
+    let after = -1;
+    for (;;) {
+      const batch = backend.pending(after, ANALYSE_BATCH);
+      if (batch.length === 0) break;
+      after = batch[batch.length - 1]!.step;
+      for (const p of batch) stillPending.add(p.step);
+      const attach = [];
+      const tokens = [];
+      for (const p of batch) {
+        const entry = this.#deps.entryOf(p.step);
+        if (!entry || this.#unverified.get(p.step)?.artifact === entry.artifact_sha256) continue;
         let text: string;
         try {
-          text = this.#deps.verifiedText(step);
+          text = this.#deps.verifiedText(p.step);
         } catch (e) {
           if (!isContextFoldError(e)) throw e;
-          // Fail closed and loud: a node that does not verify stays a candidate on the terms its
-          // index entry records (never its unverified text, never cached), so if it owns an
-          // intent its page-in is refused and reported; the intent is never silently handed to
-          // another turn.
-          const terms = [...entry.identifiers, ...entry.files, ...entry.errors].join('\n');
-          this.#index.addAnalysis(step, this.#analyse(entry.summary, terms));
+          const terms = entryTermsText(entry);
+          this.#unverified.set(p.step, {
+            artifact: entry.artifact_sha256,
+            analysis: analyzeNode({
+              summary: entry.summary,
+              text: terms,
+              tokens: tokenizer.count(terms),
+            }),
+          });
           continue;
         }
-        const analysis = this.#analyse(entry.summary, text);
-        this.#index.addAnalysis(step, analysis);
-        if (cache && key !== undefined) cache.queue(key, analysis);
+        // Tokens are not part of a stored analysis (they are kept per tokenizer, below).
+        const analysis = analyzeNode({ summary: entry.summary, text, tokens: 0 });
+        attach.push({ ...p, analysis: { akey: analysisKey(entry), ...storedAnalysis(analysis) } });
+        if (tokenizer.name !== 'reference' && this.#deps.knownTokens(entry) === undefined) {
+          tokens.push({
+            payload_sha256: entry.payload_sha256,
+            tokenizer: tokenizer.name,
+            count: tokenizer.count(text),
+          });
+        }
       }
-    } finally {
-      cache?.flush();
+      backend.putTokens(tokens);
+      backend.attachAnalyses(attach);
+      await new Promise<void>((r) => setImmediate(r));
+    }
+    // Unverified nodes that were analysed elsewhere since (a restored node, a reindex) or
+    // whose entry changed are looked at again.
+    for (const [step, u] of this.#unverified) {
+      const current = this.#deps.entryOf(step)?.artifact_sha256;
+      if (!stillPending.has(step) || current !== u.artifact) this.#unverified.delete(step);
     }
   }
 
-  /** The ranked selection for a prompt (no page is read). */
+  /** The index as one prompt sees it: stored analyses plus this process's unverified nodes. */
+  #source(): RankedSource {
+    const { backend } = this.#deps;
+    const stats = backend.fieldStats('ranked');
+    if (backend.generation !== this.#docsGeneration) {
+      this.#docs = new Map();
+      this.#docsGeneration = backend.generation;
+    }
+    if (stats.docs !== this.#docsCount) {
+      this.#absent = new Set();
+      this.#docsCount = stats.docs;
+    }
+    const extra = [...this.#unverified].map(([step, u]) => ({ step, ...u }));
+    return {
+      size: stats.docs + extra.length,
+      blocks: stats.parts + extra.reduce((n, x) => n + x.analysis.blocks.length, 0),
+      blockLength:
+        stats.partLength +
+        extra.reduce((n, x) => n + x.analysis.blocks.reduce((m, b) => m + b.length, 0), 0),
+      lastStep: extra.reduce((m, x) => Math.max(m, x.step), stats.lastStep),
+      docFrequency: (key) =>
+        backend.df('ranked', key) + extra.filter((x) => x.analysis.keys.includes(key)).length,
+      keysWithPrefix: (prefix) => {
+        const keys = new Set(backend.termsWithPrefix('ranked', prefix));
+        for (const x of extra) {
+          for (const k of x.analysis.keys) {
+            if (k.length > prefix.length && k.startsWith(prefix)) keys.add(k);
+          }
+        }
+        return [...keys];
+      },
+      recentPostings: (key, limit) => {
+        const list = backend.postings('ranked', key, limit);
+        const more = extra.filter((x) => x.analysis.keys.includes(key));
+        if (more.length === 0) return list;
+        const merged = list.steps.map((s, i) => [s, list.tfs[i]!] as const);
+        for (const x of more) {
+          merged.push([x.step, x.analysis.counts[x.analysis.keys.indexOf(key)]!]);
+        }
+        merged.sort((a, b) => a[0] - b[0]);
+        const tail = merged.slice(Math.max(0, merged.length - limit));
+        return { steps: tail.map((m) => m[0]), tfs: tail.map((m) => m[1]) };
+      },
+      docs: (steps) => {
+        const out: (RankedDoc | undefined)[] = new Array(steps.length);
+        const missing: number[] = [];
+        for (let i = 0; i < steps.length; i++) {
+          const step = steps[i]!;
+          const d = this.#docs.get(step);
+          if (d) out[i] = d;
+          else if (!this.#absent.has(step)) missing.push(i);
+        }
+        if (missing.length > 0) {
+          const found = new Map<number, RankedDoc>();
+          for (const d of backend.docStats(missing.map((i) => steps[i]!))) {
+            const doc = this.#decode(d);
+            this.#docs.set(d.step, doc);
+            found.set(d.step, doc);
+          }
+          for (const i of missing) {
+            const doc = found.get(steps[i]!);
+            if (doc) out[i] = doc;
+            else this.#absent.add(steps[i]!);
+          }
+        }
+        if (extra.length > 0) {
+          const at = new Map(steps.map((s, i) => [s, i]));
+          for (const x of extra) {
+            const i = at.get(x.step);
+            if (i === undefined) continue;
+            out[i] = docOf(x.step, x.analysis);
+          }
+        }
+        return out;
+      },
+    };
+  }
+
+  #decode(d: DocStats): RankedDoc {
+    const backend = this.#deps.backend;
+    const tokensOf = this.#deps.tokensOf;
+    let a: NodeAnalysis | undefined;
+    let n: number | undefined;
+    // Decoded on first use: a scan numbers every turn that holds a prompt key (and the next),
+    // but reads the analyses of its best candidates only.
+    const analysis = (): NodeAnalysis => {
+      if (a) return a;
+      const decoded = decodeStoredAnalysis(d.features, 0);
+      // A stored analysis that does not decode is a damaged index, never ranked with: the
+      // index is rebuilt (its analyses recomputed from verified nodes) and the read runs again.
+      if (!decoded) {
+        return backend.reportBroken(`the ranked analysis of step ${d.step} does not decode`);
+      }
+      a = decoded;
+      return decoded;
+    };
+    return {
+      stepId: d.step,
+      length: d.length,
+      // Stored per tokenizer beside the index; counted only if missing there.
+      get tokens() {
+        n ??= tokensOf(d.step);
+        return n;
+      },
+      get error() {
+        return analysis().error;
+      },
+      get prose() {
+        return analysis().prose;
+      },
+      get shapes() {
+        return analysis().shapes;
+      },
+      get keys() {
+        return analysis().keys;
+      },
+      get head() {
+        return analysis().head;
+      },
+      get blocks() {
+        return analysis().blocks;
+      },
+    };
+  }
+
+  /** The ranked selection for a prompt (no page is read). Call {@link prepare} first. */
   scan(prompt: string, caps: RankedCaps): RankedScanResult {
-    this.#catchUp();
-    return rankedScan(this.#index, prompt, {
+    return rankedScan(rankedView(this.#source(), prompt, this.#tuning), prompt, {
       perCallCap: caps.perCall,
       perTurnCap: caps.perTurn,
       tuning: this.#tuning,
@@ -204,6 +298,7 @@ export class RankedRetrieval {
     const pages: Page[] = [];
     const failures: PageInFailure[] = [];
     const failed = new Set<number>();
+    const { tokenizer } = this.#deps;
     let tokens = 0;
     for (const pick of scan.selected) {
       const principal = pick.companion_of ?? pick.alternative_of;
@@ -212,13 +307,16 @@ export class RankedRetrieval {
         const text = this.#deps.verifiedText(pick.step_id);
         const budget = Math.min(pick.cost, caps.perTurn - tokens);
         if (budget <= 0) continue;
+        const entry = this.#deps.entryOf(pick.step_id)!;
+        // The whole payload's count is stored (keyed by its verified hash): no vocabulary load
+        // when the page is the whole payload.
+        const known = this.#deps.knownTokens(entry);
         const w = focusWindow({
           content: text,
           focus: pick.focus,
           maxTokens: budget,
-          count: (s) => this.#deps.tokenizer.count(s),
+          count: (s) => (s === text && known !== undefined ? known : tokenizer.count(s)),
         });
-        const entry = this.#deps.entryOf(pick.step_id)!;
         pages.push(pageOf(pick, entry, w, budget));
         tokens += w.tokens;
       } catch (e) {
@@ -229,6 +327,21 @@ export class RankedRetrieval {
     }
     return { scan, pages, failures, tokens };
   }
+}
+
+/** The ranked document of an analysed step (the analysis kept by reference). */
+function docOf(stepId: number, a: NodeAnalysis): RankedDoc {
+  return {
+    stepId,
+    length: a.length,
+    tokens: a.tokens,
+    error: a.error,
+    prose: a.prose,
+    shapes: a.shapes,
+    keys: a.keys,
+    head: a.head,
+    blocks: a.blocks,
+  };
 }
 
 function pageOf(

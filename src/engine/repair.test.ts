@@ -84,11 +84,21 @@ async function playSetup(id: string): Promise<{ root: string; dir: string }> {
   return { root, dir };
 }
 
-/** Every file and symlink under a directory, with its bytes' hash (a link: its target). */
+/**
+ * The derived index (`index-<n>-<tag>.sqlite` with its WAL files) and the write lock: derived or
+ * scratch, rewritten by reads and rebuilt from the durable files at will, so not store content.
+ */
+const DERIVED = /^index-\d+-[0-9a-f]{8}\.sqlite(-wal|-shm)?$|^write\.lock$/;
+
+/**
+ * Every file and symlink under a directory, with its bytes' hash (a link: its target), except
+ * the derived index files of a store.
+ */
 function snapshot(dir: string): Map<string, string> {
   const out = new Map<string, string>();
   const walk = (d: string): void => {
     for (const name of readdirSync(d)) {
+      if (DERIVED.test(name)) continue;
       const p = join(d, name);
       const st = lstatSync(p);
       if (st.isSymbolicLink()) out.set(relative(dir, p), `link:${readlinkSync(p)}`);

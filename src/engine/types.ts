@@ -10,6 +10,7 @@ import type {
   ScanResult,
 } from '../protocol/results.js';
 import type { IndexEntry } from '../protocol/types.js';
+import type { IndexWarning } from '../store/index-backend.js';
 
 export type { Tokenizer } from '../extract/tokenizer.js';
 export type {
@@ -23,6 +24,7 @@ export type {
   ScanPick,
   ScanResult,
 } from '../protocol/results.js';
+export type { IndexCheck, IndexWarning } from '../store/index-backend.js';
 
 /** Options of {@link ContextFold.open}. */
 export interface OpenOptions {
@@ -43,15 +45,28 @@ export interface OpenOptions {
   retrieval?: RetrievalMode;
   /** Clock for `folded_at` / `evicted_at` (never hashed into a projection). */
   clock?: () => Date;
-  /** How long a writer waits for the inter-process lock. Default 30 s. */
+  /**
+   * How long a writer waits for the inter-process write lock (an OS lock the kernel releases
+   * when its holder dies; long batches release it between rounds). Default 30 s.
+   */
   lockTimeoutMs?: number;
   /** Journal entries beyond which a fold compacts the journal into recall_index.json. */
   journalCompactThreshold?: number;
   /**
-   * Directory of the ranked-analysis cache (never inside the store), which makes a cold open's
-   * first ranked scan skip re-reading and re-analysing every node. Default
-   * `$CONTEXTFOLD_CACHE_DIR`, else `$XDG_CACHE_HOME/contextfold`, else `~/.cache/contextfold`;
-   * `false` disables it. Only ranking reads it: pages are always read and verified.
+   * Told when the derived index (`index-<n>.sqlite` in the store) had to be rebuilt from the
+   * store's files (missing, corrupt, foreign, interrupted), or is kept in memory because the
+   * store directory is not writable. The CLI prints one line on stderr.
+   */
+  onWarning?: (warning: IndexWarning) => void;
+  /**
+   * Write nothing into the store, not even the derived index (an inspector, a checker): the
+   * index is a private in-memory copy of the current index file, or is built in memory from the
+   * store's files when there is none or it is not current; folds and evictions are refused.
+   */
+  readOnly?: boolean;
+  /**
+   * @deprecated Ignored. Ranked analyses now live in the store's derived index; nothing is
+   * written outside the store.
    */
   cacheDir?: string | false;
   /**
@@ -210,6 +225,8 @@ export interface StatusResult {
   folding_policy_hash: string;
   tokenizer: string;
   retrieval: RetrievalMode;
+  /** The derived index: its file, and nodes whose ranked analysis is still to be computed. */
+  index?: { path: string | null; state: 'fresh' | 'in-memory'; pending_analysis: number };
   /** Whether this engine redacts what it folds. */
   redact: boolean;
   /** Nodes whose cold node says `sanitized: true` (redacted before write). */
@@ -260,7 +277,13 @@ export interface ContextFoldEngine {
   status(): Promise<StatusResult>;
   validate(): Promise<ValidateResult>;
   compact(): Promise<{ nodes: number; journal_entries_compacted: number }>;
-  /** Index entries in step order (a snapshot; do not mutate). */
+  /** Index entries in step order (a snapshot; do not mutate). Prefer `entryPages` when large. */
   entries(): Promise<IndexEntry[]>;
+  /** The entry of one step, if folded. */
+  entry(stepId: number): Promise<IndexEntry | undefined>;
+  /** Up to `limit` entries with a step above `after`, in step order. */
+  entriesAfter(options?: { after?: number; limit?: number }): Promise<IndexEntry[]>;
+  /** Every entry in step order, one page at a time. */
+  entryPages(options?: { pageSize?: number }): AsyncGenerator<IndexEntry[]>;
   close(options?: { compact?: boolean }): Promise<void>;
 }

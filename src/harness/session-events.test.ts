@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isIntegrityCheckError, LockTimeoutError } from '../protocol/errors.js';
-import { withWriteLock } from '../store/lock.js';
+import { withWriteLock } from '../store/write-lock.js';
 import {
   appendEvents,
   comparableEvent,

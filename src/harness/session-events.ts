@@ -5,7 +5,7 @@ import { appendDurable } from '../fs/durable-fs.js';
 import type { FindingSummary } from '../guard/types.js';
 import { IntegrityCheckError } from '../protocol/errors.js';
 import type { FoldedStep } from '../protocol/types.js';
-import { withWriteLock } from '../store/lock.js';
+import { withWriteLock } from '../store/write-lock.js';
 import type { CompressionNote } from './compress.js';
 import type { LiveExcerptNote, LiveOverflow } from './live-excerpt.js';
 import type { HistoryRecord } from './messages.js';
@@ -228,7 +228,7 @@ export function readEvents(dir: string): SessionEvent[] {
   return events;
 }
 
-/** The lock directory that serialises appends to a session's `events.jsonl` across processes. */
+/** The lock file that serialises appends to a session's `events.jsonl` across processes. */
 export function eventsLockPath(dir: string): string {
   return join(dir, `${EVENTS_FILE}.lock`);
 }

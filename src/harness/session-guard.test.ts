@@ -7,6 +7,7 @@ import {
   secretFragments,
   secretTurn,
 } from '../test-utils/fake-secrets.js';
+import { everyWrittenByte } from '../test-utils/written-bytes.js';
 import { renderPackText } from './pack.js';
 import { replaySession } from './replay.js';
 import { Session } from './session.js';
@@ -23,13 +24,8 @@ function store() {
   return s;
 }
 
-function everyByte(dir: string): Buffer {
-  const parts: Buffer[] = [];
-  for (const e of readdirSync(dir, { recursive: true, withFileTypes: true })) {
-    if (e.isFile()) parts.push(readFileSync(join(e.parentPath, e.name)));
-  }
-  return Buffer.concat(parts);
-}
+/** Every byte under the store, the derived index's rows decoded. */
+const everyByte = everyWrittenByte;
 
 const s = fakeSecrets('session');
 

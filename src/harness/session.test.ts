@@ -470,9 +470,7 @@ describe('the turn lifecycle', () => {
 });
 
 describe('Session engine options', () => {
-  it('passes cacheDir to the engine it opens: the ranked analysis goes there, or nowhere with false', async () => {
-    const { root, dir } = store();
-    const cacheDir = join(root, 'cache');
+  it('keeps ranked analyses in the store, whatever cacheDir says (nothing outside the store)', async () => {
     const history: Message[] = [
       { role: 'user', content: 'run the migrations' },
       {
@@ -480,29 +478,23 @@ describe('Session engine options', () => {
         content: Array.from({ length: 60 }, (_, i) => `migration ${i} ok`).join('\n'),
       },
     ];
-    const session = await Session.open({
-      dir,
-      budget: 4000,
-      foldThreshold: 8,
-      keepRecent: 0,
-      cacheDir,
-    });
-    await session.append(history);
-    await session.beforeTurn('which migration?');
-    await session.afterTurn({ role: 'assistant', content: 'ok' });
-    await session.close();
-    expect(readdirSync(cacheDir).length).toBeGreaterThan(0);
-    const off = store();
-    const none = await Session.open({
-      dir: off.dir,
-      budget: 4000,
-      foldThreshold: 8,
-      keepRecent: 0,
-      cacheDir: false,
-    });
-    await none.append(history);
-    await none.beforeTurn('which migration?');
-    await none.close();
-    expect(readdirSync(off.root)).toEqual(['.contextfold']);
+    for (const cacheDir of [undefined, false, 'cache'] as const) {
+      const { root, dir } = store();
+      const session = await Session.open({
+        dir,
+        budget: 4000,
+        foldThreshold: 8,
+        keepRecent: 0,
+        ...(cacheDir === undefined ? {} : { cacheDir: cacheDir && join(root, cacheDir) }),
+      });
+      await session.append(history);
+      await session.beforeTurn('which migration?');
+      await session.afterTurn({ role: 'assistant', content: 'ok' });
+      const status = await session.engine.status();
+      expect(status.nodes).toBeGreaterThan(0);
+      expect(status.index?.pending_analysis).toBe(0);
+      await session.close();
+      expect(readdirSync(root)).toEqual(['.contextfold']);
+    }
   });
 });

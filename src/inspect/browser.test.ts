@@ -60,7 +60,7 @@ suite('the inspector in a real browser', () => {
     await buildOddStore(join(dir, 'sessions', 'odd'));
     events = readEvents(dir);
     before = treeSnapshot(work);
-    cf = await ContextFold.open({ dir, cacheDir: false });
+    cf = await ContextFold.open({ dir, readOnly: true });
     inspector = await startInspector({ dir });
     context = await chromium.launchPersistentContext(join(tmp.dir, 'profile'), {
       executablePath: CHROMIUM,

@@ -83,8 +83,8 @@ const pickView = (p: ScanPick & Record<string, unknown>) => ({
 });
 
 /**
- * One store as the inspector sees it, read-only by construction: the engine is opened without
- * the analysis cache (`cacheDir: false`), never folds, evicts or compacts, and is closed with
+ * One store as the inspector sees it, read-only by construction: the engine is opened
+ * `readOnly` (it writes nothing, not even its derived index), never folds, evicts or compacts, and is closed with
  * `compact: false`; the session is rebuilt by replay, which writes nothing. Every answer is a
  * view shape of `api-types.ts`.
  */
@@ -116,7 +116,7 @@ export class StoreView {
       (recorded === 'reference' || recorded === 'o200k' ? recorded : undefined);
     return ContextFold.open({
       dir: this.info.dir,
-      cacheDir: false,
+      readOnly: true,
       ...(tokenizer ? { tokenizer } : {}),
       ...(this.options.retrieval ? { retrieval: this.options.retrieval } : {}),
     });

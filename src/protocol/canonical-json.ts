@@ -45,7 +45,10 @@ const LONE_SURROGATE = /\p{Cs}/u;
  * everything from U+007F up raw. Only lone surrogates differ, and they cannot be hashed.
  */
 function escapeString(s: string): string {
-  const m = LONE_SURROGATE.exec(s);
+  // `isWellFormed` is a fast scan; the regex only runs to name the offending unit.
+  const m = (s as unknown as { isWellFormed(): boolean }).isWellFormed()
+    ? null
+    : LONE_SURROGATE.exec(s);
   if (m) {
     throw new TypeError(
       `canonical JSON cannot represent a lone surrogate (U+${m[0].charCodeAt(0).toString(16).toUpperCase()}) at index ${m.index}`,

@@ -12,6 +12,24 @@ function* termsOf(entry: IndexEntry): Generator<string> {
 }
 
 /**
+ * What RGSC and recall read from an index: postings of the query's terms as dense ordinals,
+ * the step and entry of an ordinal, and a scratch array. {@link InvertedIndex} holds every entry
+ * in memory; a view over a persistent index (`term-view.ts`) holds only one query's postings.
+ */
+export interface TermIndexReader {
+  /** Makes the postings of `terms` available (call before reading them). */
+  prepare(terms: readonly string[]): void;
+  stepAt(ord: number): number;
+  entryAt(ord: number): IndexEntry;
+  /** Postings (ordinals) of a prepared term; empty when unknown. */
+  postingsOf(term: string): readonly number[];
+  /** Identifiers of an entry's summary alone (recall's "summary terms"). */
+  summaryTermsAt(ord: number): Set<string>;
+  /** A zeroed array with one slot per ordinal (callers re-zero what they set). */
+  scratchCounts(): Int32Array;
+}
+
+/**
  * The recall index held in memory as an inverted index: term → postings of dense ordinals.
  * Scan and recall touch only the postings of the query's terms, never all N nodes. Entries are
  * added incrementally as the store applies folds; a reset rebuilds it after a full reload.
@@ -20,7 +38,7 @@ function* termsOf(entry: IndexEntry): Generator<string> {
  * a hook) gets their terms' postings from one linear pass over the entries instead of paying
  * for every term of every node; from the third query on, the whole index is built once.
  */
-export class InvertedIndex {
+export class InvertedIndex implements TermIndexReader {
   private steps: number[] = [];
   private entries: IndexEntry[] = [];
   private readonly ordOf = new Map<number, number>();

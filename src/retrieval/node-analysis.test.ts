@@ -1,12 +1,16 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  analysisKey,
   analyzeNode,
   BLOCK_CHARS,
+  decodeStoredAnalysis,
   NODE_ANALYSIS_VERSION,
   type NodeAnalysis,
   parseNodeAnalysis,
   payloadLines,
+  RANKED_ANALYZER_VERSION,
+  storedAnalysis,
 } from './node-analysis.js';
 import { ANSWER_SHAPES } from './ranked-intent.js';
 
@@ -102,5 +106,46 @@ describe('parseNodeAnalysis', () => {
     expect(
       parseNodeAnalysis({ ...astral, keys: ['\u{1F600}', '\uFF01', ...ok.keys.slice(2)] }),
     ).toBeUndefined();
+  });
+});
+
+describe('stored analyses', () => {
+  const a = analyzeNode({
+    summary: 'tool: psql',
+    text: `port 5433\n${'progress line\n'.repeat(120)}error: connection refused\n`,
+    tokens: 0,
+  });
+
+  it('round-trip through the stored form, with the token count of the reader', () => {
+    const s = storedAnalysis(a);
+    expect(s.terms).toEqual(a.keys);
+    expect(s.tfs).toEqual(a.counts);
+    expect(s.parts).toBe(a.blocks.length);
+    expect(s.parts).toBeGreaterThan(1);
+    expect(s.partLength).toBe(a.blocks.reduce((n, b) => n + b.length, 0));
+    expect(decodeStoredAnalysis(s.features, 77)).toEqual({ ...a, tokens: 77 });
+  });
+
+  it('a damaged or foreign stored analysis decodes to nothing', () => {
+    const f = JSON.parse(storedAnalysis(a).features) as Record<string, unknown>;
+    for (const bad of [
+      '',
+      '{',
+      JSON.stringify({ ...f, version: 1 }),
+      JSON.stringify({ ...f, blocks: [] }),
+      JSON.stringify({ ...f, length: (f.length as number) + 1 }),
+      // The single-document form of analyzer r1 (features were `error|prose|shapes`).
+      '0|0.1|',
+    ]) {
+      expect(decodeStoredAnalysis(bad, 1)).toBeUndefined();
+    }
+  });
+
+  it('keys name the analyzer version, the payload and the summary', () => {
+    expect(RANKED_ANALYZER_VERSION).toBe(`ranked-analysis-r${NODE_ANALYSIS_VERSION}`);
+    const k = analysisKey({ payload_sha256: 'ab', summary: 's' });
+    expect(k).toMatch(/^[0-9a-f]{64}$/);
+    expect(analysisKey({ payload_sha256: 'ab', summary: 't' })).not.toBe(k);
+    expect(analysisKey({ payload_sha256: 'ac', summary: 's' })).not.toBe(k);
   });
 });

@@ -1,3 +1,4 @@
+import { hash } from 'node:crypto';
 import { compareCodePoints } from '../protocol/canonical-json.js';
 import { ANSWER_SHAPES, hasErrorSignal } from './ranked-intent.js';
 import { proseRatio, rankedTerms } from './ranked-terms.js';
@@ -8,6 +9,14 @@ import { proseRatio, rankedTerms } from './ranked-terms.js';
  * are analysed again, never mixed with fresh ones.
  */
 export const NODE_ANALYSIS_VERSION = 2;
+
+/**
+ * Version of the analyses a store keeps ({@link analyzeNode} and {@link storedAnalysis}'s
+ * encoding). It is part of every analysis key and of the store's index state: a store whose
+ * analyses are of another version re-analyses its nodes (pending) instead of ranking with them.
+ * `r1` was the single-document analysis before blocks; bump with either version above.
+ */
+export const RANKED_ANALYZER_VERSION = `ranked-analysis-r${NODE_ANALYSIS_VERSION}`;
 
 /** A block is a run of whole lines of at most this many characters (a longer line is its own block). */
 export const BLOCK_CHARS = 1000;
@@ -235,4 +244,68 @@ export function parseNodeAnalysis(v: unknown): NodeAnalysis | undefined {
     prose: a.prose,
     shapes: a.shapes,
   };
+}
+
+/**
+ * The content address of a node's analysis: the analyzer version, the payload hash and the
+ * summary (a node is immutable, so an analysis under this key never goes stale). The token
+ * count is not part of a stored analysis (it depends on the engine's tokenizer; the store keeps
+ * counts per tokenizer apart).
+ *
+ * @example
+ * analysisKey({ payload_sha256: 'ab…', summary: 'tool: psql' }); // 64 hex
+ */
+export function analysisKey(node: { payload_sha256: string; summary: string }): string {
+  return hash(
+    'sha256',
+    `${RANKED_ANALYZER_VERSION}\0${node.payload_sha256}\0${node.summary}`,
+    'hex',
+  );
+}
+
+/**
+ * An analysis in the generic form a store keeps: postings (`terms` with their frequencies), the
+ * document length, its scoring parts (blocks) with their summed length (for the collection's
+ * mean block length), and `features`, an opaque string only {@link decodeStoredAnalysis} reads.
+ */
+export interface StoredNodeAnalysis {
+  terms: string[];
+  tfs: number[];
+  length: number;
+  parts: number;
+  partLength: number;
+  features: string;
+}
+
+/**
+ * The stored form of an analysis (without its token count: see {@link analysisKey}).
+ *
+ * @example
+ * decodeStoredAnalysis(storedAnalysis(a).features, a.tokens); // deep-equal to a
+ */
+export function storedAnalysis(a: NodeAnalysis): StoredNodeAnalysis {
+  return {
+    terms: a.keys,
+    tfs: a.counts,
+    length: a.length,
+    parts: a.blocks.length,
+    partLength: a.blocks.reduce((s, b) => s + b.length, 0),
+    features: JSON.stringify({ ...a, tokens: 0 }),
+  };
+}
+
+/**
+ * Reads what {@link storedAnalysis} wrote, with the token count of the engine's tokenizer;
+ * `undefined` for anything that is not a valid analysis of this version (see
+ * {@link parseNodeAnalysis}), so a damaged row is never ranked with.
+ */
+export function decodeStoredAnalysis(features: string, tokens: number): NodeAnalysis | undefined {
+  let v: unknown;
+  try {
+    v = JSON.parse(features);
+  } catch {
+    return undefined;
+  }
+  const a = parseNodeAnalysis(v);
+  return a && { ...a, tokens };
 }

@@ -130,7 +130,8 @@ function gatherCredits(
     q.matches.forEach((m, mi) => {
       const p = index.postings(m.key);
       if (!p) return;
-      const w = m.weight * idf(n, p.docs.length);
+      // A view may hold only the most recent postings: the frequency comes from the index.
+      const w = m.weight * idf(n, index.docFrequency(m.key));
       // Postings are in fold order: the tail holds the most recent turns.
       for (let i = Math.max(0, p.docs.length - maxPostings); i < p.docs.length; i++) {
         const at = slot(p.docs[i]!) * nq + qi;

@@ -190,6 +190,19 @@ describe('rankedScan: CONF-13 semantics', () => {
     );
   });
 
+  it('a turn that owns an intent is not paged again as the companion of another owner', () => {
+    // Found by the budget property: turn 1 was paged as 2's companion and again as an owner.
+    const ix = indexOf([
+      { step: 0, text: 'gamma', tokens: 1 },
+      { step: 1, text: 'beta', tokens: 1 },
+      { step: 2, text: 'omega kappa', tokens: 1 },
+    ]);
+    const r = rankedScan(ix, 'beta gamma omega kappa', { perTurnCap: 50, perCallCap: 3000 });
+    const steps = r.selected.map((p) => p.step_id);
+    expect(new Set(steps).size).toBe(steps.length);
+    expect(r.selected.find((p) => p.step_id === 1)?.matched_terms).toEqual(['gamma']);
+  });
+
   it('deterministic: the order turns were indexed in does not matter', () => {
     const turns: Turn[] = [
       { step: 1, text: 'port 5433 postgresql' },

@@ -395,6 +395,8 @@ export function rankedScan(
     return true;
   };
   const groups = new Map<number, RankedPick[]>();
+  // A turn that owns an intent is paged as its owner, never also as another owner's companion.
+  const ownerSteps = new Set(own.map((o) => o.x.c.stepId));
   for (const { x: o, keys } of own) {
     const p = pick(o, undefined, keys);
     taken.add(o.c.stepId);
@@ -408,7 +410,7 @@ export function rankedScan(
   function addCompanion(o: Scored, p: RankedPick): void {
     const prev = o.c.stepId - 1;
     const docNo = index.docOf(prev);
-    if (docNo === undefined || taken.has(prev)) return;
+    if (docNo === undefined || taken.has(prev) || ownerSteps.has(prev)) return;
     const fromCall = set.keyWeights.reduce(
       (s, w, q) => s + (o.c.own[q] === 0 && o.c.fromPrev[q]! > 0 ? w : 0),
       0,

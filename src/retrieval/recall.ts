@@ -1,6 +1,6 @@
 import { foldToken, identifiersOf } from '../extract/terms.js';
 import type { RecallCandidate, RecallResult, RecallStatus } from '../protocol/results.js';
-import type { InvertedIndex } from './inverted-index.js';
+import type { TermIndexReader } from './inverted-index.js';
 
 /** Options of {@link recall}. */
 export interface RecallOptions {
@@ -19,7 +19,7 @@ export interface RecallOptions {
  * recall(index, 'PostgreSQL port').candidates[0]?.status; // 'latest_chronological'
  */
 export function recall(
-  index: InvertedIndex,
+  index: TermIndexReader,
   query: string,
   options: RecallOptions = {},
 ): RecallResult {

@@ -1,7 +1,7 @@
 import { queryTerms } from '../extract/terms.js';
 import { compareCodePoints } from '../protocol/canonical-json.js';
 import type { ScanPick, ScanResult } from '../protocol/results.js';
-import type { InvertedIndex } from './inverted-index.js';
+import type { TermIndexReader } from './inverted-index.js';
 
 /** Budget and cost inputs of a scan. */
 export interface ScanBudget {
@@ -31,7 +31,7 @@ function popcount(x: number): number {
  * referenceScan(index, 'Which port for PostgreSQL?', budget).selected[0]?.step_id;
  */
 export function referenceScan(
-  index: InvertedIndex,
+  index: TermIndexReader,
   prompt: string,
   budget: ScanBudget,
 ): ScanResult {
@@ -39,7 +39,7 @@ export function referenceScan(
 }
 
 /** RGSC over precomputed query terms (sorted by code point). */
-export function rgsc(index: InvertedIndex, terms: string[], budget: ScanBudget): ScanResult {
+export function rgsc(index: TermIndexReader, terms: string[], budget: ScanBudget): ScanResult {
   index.prepare(terms);
   const words = Math.max(1, Math.ceil(terms.length / 32));
   const slot = index.scratchCounts(); // ord → candidate number + 1

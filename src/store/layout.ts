@@ -33,7 +33,7 @@ export function storeLayout(dir: string): StoreLayout {
     journalPath: join(dir, 'recall_index.journal'),
     evictionLogPath: join(dir, 'eviction_log.json'),
     policyPath: join(dir, 'hydration_policy.json'),
-    lockPath: join(dir, '.write.lock'),
+    lockPath: join(dir, 'write.lock'),
   };
 }
 

@@ -40,6 +40,17 @@ export function verifyNode(layout: StoreLayout, entry: IndexEntry): VerifiedNode
       path,
     });
   }
+  return verifyNodeText(entry, text, path);
+}
+
+/**
+ * The checks of {@link verifyNode} after the bytes were read (any backend): JSON,
+ * `artifact_sha256` (file vs recomputed vs index), `payload_sha256` over the decoded payload
+ * (file vs recomputed vs index) and the projection hash against the index. `path` names the
+ * node in errors.
+ */
+export function verifyNodeText(entry: IndexEntry, text: string, path: string): VerifiedNode {
+  const step = entry.step_id;
   const bad = (why: string): never => {
     throw new IntegrityCheckError(`step ${step}: ${why}: ${path}`, { stepId: step, path });
   };

@@ -1,5 +1,3 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import {
   APICallError,
   type LanguageModelV3CallOptions,
@@ -26,6 +24,7 @@ import {
   secretTurn,
 } from '../../test-utils/fake-secrets.js';
 import { tempDir } from '../../test-utils/temp-dir.js';
+import { writtenFiles } from '../../test-utils/written-bytes.js';
 import { contextFoldMiddleware } from './middleware.js';
 
 const usage = {
@@ -394,9 +393,7 @@ describe('contextFoldMiddleware and secrets', () => {
     await mw.close();
     const sent = promptText(mock.doGenerateCalls[0]!.prompt);
     expect(sent).toContain('[REDACTED:github-token]');
-    const written = readdirSync(dir, { recursive: true, withFileTypes: true })
-      .filter((e) => e.isFile())
-      .map((e) => readFileSync(join(e.parentPath, e.name)));
+    const written = writtenFiles(dir).map((f) => f.bytes);
     expect(written.length).toBeGreaterThan(0);
     expect(leakedFragments(Buffer.from(sent), secretFragments(secrets))).toEqual([]);
     for (const b of written) expect(leakedFragments(b, secretFragments(secrets))).toEqual([]);

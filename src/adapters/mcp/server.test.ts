@@ -247,7 +247,9 @@ describe('contextfold mcp stdout', () => {
       const lines = out.split('\n').filter((l) => l !== '');
       expect(lines.length).toBe(3);
       for (const l of lines) expect(JSON.parse(l).jsonrpc).toBe('2.0');
-      expect(JSON.parse(lines[2]!).result.isError).toBe(true);
+      // Responses may come in any order (JSON-RPC matches them by id).
+      const hydrate = lines.map((l) => JSON.parse(l)).find((m) => m.id === 3);
+      expect(hydrate.result.isError).toBe(true);
     } finally {
       rmSync(d, { recursive: true, force: true });
     }

@@ -1,4 +1,3 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -8,6 +7,7 @@ import {
   secretTurn,
 } from '../../test-utils/fake-secrets.js';
 import { tempDir } from '../../test-utils/shared.js';
+import { writtenFiles } from '../../test-utils/written-bytes.js';
 import { type RunningProxy, startProxy } from './server.js';
 import { cannedReply, type FakeUpstream, startFakeUpstream } from './test-utils/fake-upstream.js';
 
@@ -70,10 +70,8 @@ describe('the proxy and secrets', () => {
       expect(leakedFragments(r.body, secretFragments(s))).toEqual([]);
     }
     expect(up.requests.some((r) => r.body.toString('utf8').includes('[REDACTED:'))).toBe(true);
-    for (const e of readdirSync(store, { recursive: true, withFileTypes: true })) {
-      if (!e.isFile()) continue;
-      const bytes = readFileSync(join(e.parentPath, e.name));
-      expect(leakedFragments(bytes, secretFragments(s)), join(e.parentPath, e.name)).toEqual([]);
+    for (const f of writtenFiles(store)) {
+      expect(leakedFragments(f.bytes, secretFragments(s)), f.path).toEqual([]);
     }
   }, 60_000);
 });

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
@@ -205,7 +205,7 @@ describe('startProxy with the official SDK clients', () => {
 });
 
 describe('startProxy({ cacheDir })', () => {
-  it('keeps the sessions’ analysis cache where it is told, never in the store', async () => {
+  it('keeps ranked analyses in each session store, whatever cacheDir says (nothing written there)', async () => {
     const t = tempDir('cf-proxy-cache-');
     const api = await startFakeUpstream(cannedReply());
     const cacheDir = join(t.dir, 'cache');
@@ -246,9 +246,10 @@ describe('startProxy({ cacheDir })', () => {
       await px.close();
       await api.close();
     }
-    expect(readdirSync(cacheDir).filter((f) => f.startsWith('ranked-v1-'))).toHaveLength(1);
+    // The option is deprecated: the analyses live in the store's derived index.
+    expect(existsSync(cacheDir)).toBe(false);
     const stored = filesUnder(join(t.dir, 'store')).map((f) => f.slice(t.dir.length));
-    expect(stored.filter((f) => f.includes('ranked-v1-'))).toEqual([]);
+    expect(stored.filter((f) => /\/index-\d+-[0-9a-f]{8}\.sqlite$/.test(f))).toHaveLength(1);
     t.cleanup();
   });
 });

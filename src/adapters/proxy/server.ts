@@ -39,8 +39,8 @@ export interface ProxyOptions {
    */
   liveOverflow?: LiveOverflow;
   /**
-   * Where every session's ranked-retrieval analysis cache lives (`false`: none). Default: the
-   * engine's (`$CONTEXTFOLD_CACHE_DIR`, else the user cache directory), never inside a store.
+   * @deprecated Ignored: ranked analyses live in each session store's derived index, and
+   * nothing is written outside the stores.
    */
   cacheDir?: string | false;
   /** Largest request body accepted; larger ones get a 413. Default 32 MiB. */

@@ -22,6 +22,7 @@ export const commandTable: { name: string; load: () => Promise<CommandModule> }[
   { name: 'status', load: () => import('./status.js') },
   { name: 'validate', load: () => import('./validate.js') },
   { name: 'compact', load: () => import('./compact.js') },
+  { name: 'reindex', load: () => import('./reindex.js') },
   { name: 'repair', load: () => import('./repair.js') },
   { name: 'demo', load: () => import('./demo.js') },
   // harness

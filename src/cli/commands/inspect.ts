@@ -67,6 +67,8 @@ export function register(program: Command): void {
           : {}),
         ...(e.retrieval ? { retrieval: e.retrieval } : {}),
       });
+      // Listening for Ctrl-C before the URL is printed: whoever reads it may stop us at once.
+      const stopped = untilStopped();
       for (const w of inspector.warnings) process.stderr.write(`contextfold: warning: ${w}\n`);
       emit(
         g,
@@ -83,7 +85,7 @@ export function register(program: Command): void {
         const { openBrowser } = await import('../../inspect/open-browser.js');
         await openBrowser(inspector.url);
       }
-      await untilStopped();
+      await stopped;
       await inspector.close();
     });
 }

@@ -12,6 +12,7 @@ const human = (s: StatusResult): string =>
     `projection     ${s.projection_version}`,
     `policy         per call ${s.policy.max_rehydration_tokens_per_call}, per turn ${s.policy.max_rehydration_tokens_per_turn ?? 3500} (hash ${s.folding_policy_hash.slice(0, 12)}…)`,
     `tokenizer      ${s.tokenizer}; retrieval ${s.retrieval}`,
+    `index          ${s.index?.path ?? (s.nodes > 0 ? '(in memory)' : '(none yet)')}${s.index?.pending_analysis ? ` (${s.index.pending_analysis} node(s) to analyse on the next ranked scan)` : ''}`,
     `sanitized      ${s.sanitized_nodes} node(s) redacted before write, ${s.unsanitized_nodes} not${s.unreadable_nodes ? `, ${s.unreadable_nodes} unreadable` : ''}; new folds ${s.redact ? 'are redacted' : 'are not redacted'}`,
   ].join('\n');
 

@@ -1,0 +1,30 @@
+import type { Command } from 'commander';
+import { emit, globals } from '../context.js';
+import { withEngine } from '../engine-options.js';
+
+/** `contextfold reindex`. */
+export function register(program: Command): void {
+  program
+    .command('reindex')
+    .description(
+      'rebuild the derived index (index-<n>.sqlite) from the store files and analyse every node',
+    )
+    .addHelpText(
+      'after',
+      [
+        '',
+        'The derived index is rebuilt automatically when it is missing, corrupt or foreign; run',
+        "this when 'contextfold validate' reports it stale. Cold nodes and recall_index.json are",
+        'read, never written.',
+      ].join('\n'),
+    )
+    .action(async (_opts, cmd: Command) => {
+      const r = await withEngine(cmd, (cf) => cf.reindex());
+      emit(
+        globals(cmd),
+        r,
+        (x: { nodes: number; analysed: number; index: string | null }) =>
+          `reindexed ${x.nodes} node(s) into ${x.index ?? '(no index: empty store)'}; ${x.analysed} analysed`,
+      );
+    });
+}

@@ -1,0 +1,647 @@
+import { spawnSync } from 'node:child_process';
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import type { IndexWarning } from '../store/index-backend.js';
+import { tempDir } from '../test-utils/temp-dir.js';
+import { ContextFold } from './context-fold.js';
+import type { FoldInput, OpenOptions } from './types.js';
+
+const CLI = fileURLToPath(new URL('../../dist/cli/bin.js', import.meta.url));
+const ENGINE = fileURLToPath(new URL('../../dist/engine/context-fold.js', import.meta.url));
+
+const filler = (k: number) =>
+  Array.from({ length: k }, (_, i) => `progress line ${i}: compiling module m${i}`).join('\n');
+
+const TURNS: FoldInput[] = [
+  { stepId: 0, summary: 'user: set up', content: 'Please set up the database and run the tests.' },
+  {
+    stepId: 1,
+    summary: 'assistant: call',
+    content: '{"command": "docker compose up -d postgres"}',
+  },
+  { stepId: 2, summary: 'tool: result', content: 'postgresql listening on port 5433' },
+  {
+    stepId: 3,
+    summary: 'assistant: call',
+    content: '{"command": "mix test test/billing_test.exs"}',
+  },
+  {
+    stepId: 4,
+    summary: 'tool: result',
+    content: `${filler(300)}\nFinished in 2.1 seconds\n41 tests, 3 failures\n${filler(40)}`,
+  },
+  { stepId: 5, summary: 'assistant: note', content: 'Three billing tests fail; I will look.' },
+  { stepId: 6, summary: 'tool: result', content: 'redis ready on 127.0.0.1:6380 (pid 4242)' },
+  { stepId: 7, summary: 'tool: result', content: new Uint8Array([0xff, 0xfe, 0x41, 0x42]) },
+  { stepId: 8, summary: 'empty turn about kafka' },
+  ...Array.from({ length: 24 }, (_, i) => ({
+    stepId: 9 + i,
+    summary: 'assistant: note',
+    content: `remark ${i} about styling widget${i % 5} — ünïcödé ✓ 𝔘 port ${6000 + i}`,
+  })),
+];
+
+const PROMPTS = [
+  'Which port is postgresql listening on?',
+  'How many billing tests failed in the last run?',
+  'what pid does redis have?',
+  'styling widget3 port',
+  'kafka',
+];
+
+const CLOCK = () => new Date('2026-01-01T00:00:00Z');
+
+function open(dir: string, extra: Partial<OpenOptions> = {}) {
+  return ContextFold.open({ dir, tokenizer: 'reference', clock: CLOCK, ...extra });
+}
+
+/** Everything the engine answers for the prompts, both modes. */
+async function answers(cf: ContextFold) {
+  const out = [];
+  for (const p of PROMPTS) {
+    out.push({
+      ranked: await cf.scan(p, { mode: 'ranked' }),
+      reference: await cf.scan(p, { mode: 'reference' }),
+      recall: await cf.recall(p),
+      pageIn: await cf.pageIn(p),
+      pageInReference: await cf.pageIn(p, { mode: 'reference' }),
+    });
+  }
+  return out;
+}
+
+const indexFiles = (dir: string) => readdirSync(dir).filter((n) => n.startsWith('index-'));
+const indexDb = (dir: string) => join(dir, indexFiles(dir).find((n) => n.endsWith('.sqlite'))!);
+
+/** A store holding TURNS, with (`journal`) or without an uncompacted journal. */
+async function seeded(journal: boolean): Promise<string> {
+  const dir = join(tempDir(), '.contextfold');
+  const cf = await open(dir);
+  await cf.foldMany(TURNS);
+  await cf.close({ compact: !journal });
+  return dir;
+}
+
+function collect(): { warnings: IndexWarning[]; onWarning: (w: IndexWarning) => void } {
+  const warnings: IndexWarning[] = [];
+  return { warnings, onWarning: (w) => warnings.push(w) };
+}
+
+describe('the derived index is rebuildable, never the truth', () => {
+  it('after close, the files the reference engine reads (nodes, recall_index.json, eviction log) alone validate and hydrate', async () => {
+    const dir = join(tempDir(), '.contextfold');
+    const cf = await open(dir);
+    await cf.foldMany(TURNS);
+    await cf.evict(2);
+    const before = await answers(cf);
+    await cf.close();
+    // What the reference engine reads; the journal is gone (compacted into recall_index.json).
+    expect(
+      readdirSync(dir)
+        .filter((n) => !/^index-|^write\.lock$/.test(n))
+        .sort(),
+    ).toEqual(['cold_nodes', 'eviction_log.json', 'recall_index.json']);
+    const only = join(tempDir(), '.contextfold');
+    mkdirSync(only, { recursive: true });
+    for (const n of ['cold_nodes', 'eviction_log.json', 'recall_index.json'])
+      cpSync(join(dir, n), join(only, n), { recursive: true });
+    const ref = await open(only);
+    expect(await ref.validate()).toEqual({
+      ok: true,
+      checked: TURNS.length,
+      sanitized: TURNS.length,
+      problems: [],
+    });
+    for (const t of TURNS) {
+      const bytes = Buffer.from(await ref.hydrateBytes(t.stepId));
+      // A turn without content has its summary as payload (the reference rule).
+      const given = t.content ?? t.summary;
+      expect(bytes.equals(Buffer.from(given)), `step ${t.stepId}`).toBe(true);
+    }
+    expect((await ref.status()).evicted).toBe(1);
+    expect(await answers(ref)).toEqual(before);
+    await ref.close();
+  });
+
+  it('deleting it mid-session loses no entry a fold reported done, and changes no answer', async () => {
+    const dir = join(tempDir(), '.contextfold');
+    const { warnings, onWarning } = collect();
+    const a = await open(dir, { onWarning });
+    await a.foldMany(TURNS.slice(0, 20));
+    for (const t of TURNS.slice(20, 30)) await a.fold(t); // all in the journal, none compacted
+    expect((await a.status()).journal_entries).toBe(30);
+    for (const f of indexFiles(dir)) rmSync(join(dir, f));
+    await a.fold(TURNS[30]!);
+    expect(warnings.map((w) => w.code)).toEqual(['INDEX_REBUILT']);
+    expect(warnings[0]!.message).toMatch(/missing: rebuilt index-\d+-[0-9a-f]{8}\.sqlite/);
+    for (const f of indexFiles(dir)) rmSync(join(dir, f));
+    const b = await open(dir, { onWarning });
+    expect((await b.entries()).map((e) => e.step_id)).toEqual(
+      TURNS.slice(0, 31).map((t) => t.stepId),
+    );
+    const ref = await open(join(tempDir(), '.contextfold'));
+    await ref.foldMany(TURNS.slice(0, 31));
+    const expected = await answers(ref);
+    expect(await answers(a)).toEqual(expected);
+    expect(await answers(b)).toEqual(expected);
+    expect(await b.validate()).toEqual({ ok: true, checked: 31, sanitized: 31, problems: [] });
+    for (const cf of [a, b, ref]) await cf.close({ compact: false });
+  });
+
+  const corruptions: [string, (path: string) => void][] = [
+    ['garbage over its header', (p) => writeFileSync(p, Buffer.alloc(4096, 0x5a))],
+    ['truncated to half', (p) => truncateSync(p, Math.floor(statSync(p).size / 2 / 4096) * 4096)],
+    [
+      'a page in the middle zeroed',
+      (p) => {
+        const bytes = readFileSync(p);
+        const pages = bytes.length / 4096;
+        bytes.fill(0, Math.floor(pages / 2) * 4096, (Math.floor(pages / 2) + 1) * 4096);
+        writeFileSync(p, bytes);
+      },
+    ],
+  ];
+  for (const journal of [false, true]) {
+    for (const [name, corrupt] of corruptions) {
+      it(`${name} (${journal ? 'with' : 'without'} a journal): same answers, never a wrong page`, async () => {
+        const dir = await seeded(journal);
+        const before = await answers(await open(dir));
+        corrupt(indexDb(dir));
+        const { warnings, onWarning } = collect();
+        const cf = await open(dir, { onWarning });
+        expect(await answers(cf)).toEqual(before);
+        expect(await cf.validate()).toEqual({
+          ok: true,
+          checked: TURNS.length,
+          sanitized: TURNS.length,
+          problems: [],
+        });
+        // Detected corruption is rebuilt with a warning (a zeroed page nothing reads may stay
+        // unnoticed: it changes no answer).
+        if (name !== 'a page in the middle zeroed') {
+          expect(warnings.map((w) => w.code)).toEqual(['INDEX_REBUILT']);
+        }
+        await cf.close({ compact: false });
+      });
+    }
+  }
+
+  it('validate finds a corrupt page no read has touched; reindex repairs it', async () => {
+    const dir = await seeded(false);
+    const path = indexDb(dir);
+    const bytes = readFileSync(path);
+    const page = Math.floor(bytes.length / 4096) - 2;
+    bytes.fill(0x41, page * 4096, (page + 1) * 4096);
+    writeFileSync(path, bytes);
+    const cf = await open(dir);
+    const v = await cf.validate();
+    expect(v.problems).toEqual([
+      expect.objectContaining({ kind: 'index', message: expect.stringMatching(/quick_check/) }),
+    ]);
+    await cf.reindex();
+    expect(await cf.validate()).toEqual({
+      ok: true,
+      checked: TURNS.length,
+      sanitized: TURNS.length,
+      problems: [],
+    });
+    await cf.close();
+  });
+
+  it('a foreign SQLite file in place of the index is rebuilt with a warning', async () => {
+    const dir = await seeded(true);
+    const before = await answers(await open(dir));
+    const path = indexDb(dir);
+    rmSync(path);
+    const foreign = new Database(path);
+    foreign.exec('CREATE TABLE entries (step INTEGER); INSERT INTO entries VALUES (1);');
+    foreign.close();
+    const { warnings, onWarning } = collect();
+    const cf = await open(dir, { onWarning });
+    expect(await answers(cf)).toEqual(before);
+    expect(warnings).toEqual([
+      expect.objectContaining({ code: 'INDEX_REBUILT', message: expect.stringMatching(/foreign/) }),
+    ]);
+    await cf.close();
+  });
+
+  it('validate reports an index that disagrees with the store files; reindex repairs it', async () => {
+    const dir = await seeded(true);
+    const before = await answers(await open(dir));
+    const db = new Database(indexDb(dir));
+    const body = db.prepare('SELECT body FROM entries WHERE step = 2').pluck().get() as Buffer;
+    const json = inflateRawSync(body).toString('utf8').replace('listening', 'LISTENING');
+    db.prepare('UPDATE entries SET body = ? WHERE step = 2').run(deflateRawSync(json));
+    db.close();
+    const cf = await open(dir);
+    const v = await cf.validate();
+    expect(v.ok).toBe(false);
+    expect(v.problems).toEqual([
+      expect.objectContaining({
+        kind: 'index',
+        message: expect.stringMatching(/step 2 differs.*reindex/),
+      }),
+    ]);
+    const r = await cf.reindex();
+    expect(r).toMatchObject({ nodes: TURNS.length, analysed: TURNS.length });
+    expect(await cf.validate()).toEqual({
+      ok: true,
+      checked: TURNS.length,
+      sanitized: TURNS.length,
+      problems: [],
+    });
+    expect(await answers(cf)).toEqual(before);
+    await cf.close();
+  });
+
+  it('an interrupted fold (node written, never committed) stays an orphan, also after a rebuild', async () => {
+    const dir = await seeded(true);
+    const other = await open(join(tempDir(), '.contextfold'));
+    await other.fold({ stepId: 99, summary: 'never committed', content: 'orphan bytes' });
+    cpSync(
+      join(other.dir, 'cold_nodes', 'step_000099.json'),
+      join(dir, 'cold_nodes', 'step_000099.json'),
+    );
+    for (const f of indexFiles(dir)) rmSync(join(dir, f));
+    const cf = await open(dir);
+    const v = await cf.validate();
+    expect(v.problems).toEqual([expect.objectContaining({ kind: 'orphaned_node', step_id: 99 })]);
+    await expect(cf.hydrate(99)).rejects.toMatchObject({ name: 'OrphanedNodeError' });
+    expect((await cf.status()).nodes).toBe(TURNS.length);
+  });
+
+  it('a new analyzer version re-analyses every node from its verified content', async () => {
+    const dir = await seeded(false);
+    const before = await answers(await open(dir));
+    const db = new Database(indexDb(dir));
+    const st = JSON.parse(db.prepare('SELECT json FROM state').pluck().get() as string);
+    db.prepare('UPDATE state SET json = ?').run(JSON.stringify({ ...st, analyzer: 'older' }));
+    db.close();
+    const cf = await open(dir);
+    expect((await cf.status()).index?.pending_analysis).toBe(TURNS.length);
+    expect(await answers(cf)).toEqual(before);
+    expect((await cf.status()).index?.pending_analysis).toBe(0);
+    await cf.close();
+  });
+});
+
+describe('stored analyses are derived, never trusted', () => {
+  it('one that does not decode is never ranked with: the index is rebuilt and re-analysed', async () => {
+    const dir = await seeded(false);
+    const first = await open(dir);
+    const before = await answers(first);
+    await first.close({ compact: false });
+    const db = new Database(indexDb(dir));
+    // Both the applied documents and the kept analyses (a rebuild must not carry them over).
+    const bad = deflateRawSync('{"version":1,"keys":["port"]}');
+    db.prepare('UPDATE docs SET features = ?').run(bad);
+    db.prepare('UPDATE analyses SET features = ?').run(bad);
+    db.close();
+    const { warnings, onWarning } = collect();
+    const cf = await open(dir, { onWarning });
+    expect(await answers(cf)).toEqual(before);
+    expect(warnings.map((w) => w.code)).toEqual(['INDEX_REBUILT']);
+    expect(warnings[0]!.message).toContain('does not decode');
+    await cf.close({ compact: false });
+  });
+});
+
+describe('a long-lived engine follows other writers', () => {
+  it('its cached reads stay in step with every fold, eviction and rebuild of another engine', async () => {
+    const dir = join(tempDir(), '.contextfold');
+    const a = await open(dir);
+    const b = await open(dir);
+    const fresh = async () => {
+      const cf = await open(dir);
+      const r = await answers(cf);
+      await cf.close({ compact: false });
+      return r;
+    };
+    await b.foldMany(TURNS.slice(0, 12));
+    expect(await answers(a)).toEqual(await fresh());
+    expect((await a.entry(2))?.evicted).toBe(false);
+    await b.foldMany(TURNS.slice(12, 24));
+    await b.evict(2);
+    expect(await answers(a)).toEqual(await fresh());
+    expect((await a.entry(2))?.evicted).toBe(true);
+    for (const t of TURNS.slice(24)) await b.fold(t);
+    await b.compact();
+    expect(await answers(a)).toEqual(await fresh());
+    await b.reindex();
+    expect(await answers(a)).toEqual(await fresh());
+    await a.close({ compact: false });
+    await b.close({ compact: false });
+  });
+
+  it("a read racing another process's commit is never counted twice", async () => {
+    const dir = join(tempDir(), '.contextfold');
+    const b = await open(dir);
+    await b.foldMany(TURNS.slice(0, 10));
+    const a = await open(dir);
+    await a.status(); // synced: its cache is at b's last change
+    await b.foldMany(TURNS.slice(10, 20)); // commits while a is "between" sync and read
+    const before = {
+      df: a.backend.df('ranked', 'remark'),
+      list: a.backend.postings('ranked', 'remark', 256),
+    };
+    await a.status(); // a catches up with the change feed
+    const c = await open(dir);
+    await c.status();
+    expect(a.backend.df('ranked', 'remark')).toBe(c.backend.df('ranked', 'remark'));
+    expect(a.backend.postings('ranked', 'remark', 256)).toEqual(
+      c.backend.postings('ranked', 'remark', 256),
+    );
+    expect(before.df).toBe(c.backend.df('ranked', 'remark'));
+    for (const cf of [a, b, c]) await cf.close({ compact: false });
+  });
+});
+
+describe('a dropped entry (contextfold repair)', () => {
+  it('leaves the index, other engines, a rebuild and recall_index.json as if never folded', async () => {
+    const dir = join(tempDir(), '.contextfold');
+    const a = await open(dir);
+    const b = await open(dir);
+    await b.foldMany(TURNS);
+    await b.evict(6);
+    await answers(a); // a's read caches are warm
+    const gone = [2, 4, 6]; // 4 spans several blocks; 6 was evicted
+    for (const step of gone) await b.dropEntry(step, `test: drop ${step}`);
+    const ref = await open(join(tempDir(), '.contextfold'));
+    await ref.foldMany(TURNS.filter((t) => !gone.includes(t.stepId)));
+    const expected = await answers(ref);
+    expect(await answers(b)).toEqual(expected);
+    expect(await answers(a)).toEqual(expected);
+    for (const field of ['ranked', 'reference'] as const) {
+      expect(b.backend.fieldStats(field)).toEqual(ref.backend.fieldStats(field));
+      expect(a.backend.fieldStats(field)).toEqual(ref.backend.fieldStats(field));
+    }
+    expect(b.backend.df('ranked', 'postgresql')).toBe(0);
+    expect(b.backend.termsWithPrefix('ranked', 'postgres')).toEqual([]);
+    expect((await b.status()).evicted).toBe(0);
+    // Rebuilt from recall_index.json + the journal's drop records: the same index.
+    for (const f of indexFiles(dir)) rmSync(join(dir, f));
+    const c = await open(dir);
+    expect(await answers(c)).toEqual(expected);
+    expect(c.backend.fieldStats('ranked')).toEqual(ref.backend.fieldStats('ranked'));
+    await c.close({ compact: false });
+    await a.close({ compact: false });
+    await b.close(); // compacts: the reference index file is written without the dropped steps
+    const keys = Object.keys(
+      (JSON.parse(readFileSync(join(dir, 'recall_index.json'), 'utf8')) as { nodes: object }).nodes,
+    );
+    expect(keys.map(Number).sort((x, y) => x - y)).toEqual(
+      TURNS.map((t) => t.stepId).filter((s) => !gone.includes(s)),
+    );
+    expect(existsSync(join(dir, 'eviction_log.json'))).toBe(false);
+    // The dropped steps' node files are untouched (repair quarantines them): orphans now.
+    const d = await open(dir);
+    expect(await answers(d)).toEqual(expected);
+    const v = await d.validate();
+    expect(v.problems.map((p) => p.step_id).sort()).toEqual(gone);
+    for (const cf of [d, ref]) await cf.close({ compact: false });
+  });
+});
+
+describe('the derived index serves scans without reading nodes', () => {
+  it('a fresh engine scans both modes with every node file gone; page-in reads only the picks', async () => {
+    const dir = await seeded(true);
+    const before = await answers(await open(dir));
+    const nodes = join(dir, 'cold_nodes');
+    const away = join(dir, '..', 'away');
+    renameSync(nodes, away);
+    mkdirSync(nodes);
+    const cf = await open(dir);
+    for (const [i, p] of PROMPTS.entries()) {
+      expect(await cf.scan(p, { mode: 'ranked' })).toEqual(before[i]!.ranked);
+      expect(await cf.scan(p, { mode: 'reference' })).toEqual(before[i]!.reference);
+      expect(await cf.recall(p)).toEqual(before[i]!.recall);
+    }
+    for (const s of before[0]!.pageIn.pages.map((p) => p.step_id)) {
+      const f = `step_${String(s).padStart(6, '0')}.json`;
+      renameSync(join(away, f), join(nodes, f));
+    }
+    expect(await cf.pageIn(PROMPTS[0]!)).toEqual(before[0]!.pageIn);
+    await cf.close({ compact: false });
+  });
+
+  it('a fresh process costs its picks without loading the o200k vocabulary', async () => {
+    const dir = join(tempDir(), '.contextfold');
+    const cf = await ContextFold.open({ dir, clock: CLOCK });
+    await cf.foldMany(TURNS);
+    await cf.close();
+    const script = `
+      import { createRequire } from 'node:module';
+      const { ContextFold } = await import(${JSON.stringify(ENGINE)});
+      const cf = await ContextFold.open({ dir: ${JSON.stringify(dir)} });
+      const r = await cf.scan('Which port is postgresql listening on?', { mode: 'reference' });
+      const k = await cf.scan('Which port is postgresql listening on?', { mode: 'ranked' });
+      const p = await cf.pageIn('Which port is postgresql listening on?');
+      const loaded = Object.keys(createRequire(import.meta.url).cache).some((f) => f.includes('o200k'));
+      console.log(JSON.stringify({ loaded, r: r.selected.map((s) => [s.step_id, s.cost]), k: k.selected[0].step_id, page: p.pages[0].tokens }));`;
+    const out = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      encoding: 'utf8',
+    });
+    expect(out.stderr).toBe('');
+    const r = JSON.parse(out.stdout) as {
+      loaded: boolean;
+      r: [number, number][];
+      k: number;
+      page: number;
+    };
+    expect(r.loaded).toBe(false);
+    expect(r.k).toBe(2);
+    // The stored count is the o200k count of the whole payload.
+    const again = await ContextFold.open({ dir });
+    expect(r.page).toBe(again.tokenizer.count('postgresql listening on port 5433'));
+    expect(r.r[0]).toEqual([2, r.page]);
+    await again.close();
+  });
+
+  it('a node that fails verification is ranked on its entry terms, refused, and never stored', async () => {
+    const dir = await seeded(true);
+    for (const f of indexFiles(dir)) rmSync(join(dir, f)); // every node to analyse again
+    const p = join(dir, 'cold_nodes', 'step_000002.json');
+    writeFileSync(p, readFileSync(p, 'utf8').replace('port 5433', 'port 6666'));
+    for (let round = 0; round < 2; round++) {
+      const cf = await open(dir);
+      const r = await cf.pageIn('Which port is postgresql listening on?');
+      expect(r.pages.some((x) => x.step_id === 2 || x.content.includes('6666'))).toBe(false);
+      expect(r.failures).toEqual([
+        expect.objectContaining({ step_id: 2, error: 'IntegrityCheckError' }),
+      ]);
+      // Its analysis is not kept: the next process verifies it again.
+      expect((await cf.status()).index?.pending_analysis).toBe(1);
+      await cf.close({ compact: false });
+    }
+  });
+
+  it('writes nothing outside the store (no ~/.cache, no machine-wide state)', async () => {
+    const home = join(tempDir(), 'home');
+    const dir = join(tempDir(), '.contextfold');
+    const env = {
+      ...process.env,
+      HOME: home,
+      XDG_CACHE_HOME: join(home, 'xdg'),
+      CONTEXTFOLD_CACHE_DIR: join(home, 'cf'),
+    };
+    const run = (args: string[]) =>
+      spawnSync(process.execPath, [CLI, '--dir', dir, ...args], { env, encoding: 'utf8' });
+    const payload = join(dir, '..', 'p.txt');
+    writeFileSync(payload, 'postgresql listening on port 5433');
+    expect(run(['fold', '2', 'tool: result', '--file', payload]).status).toBe(0);
+    expect(run(['scan', 'which port for postgresql?']).status).toBe(0);
+    expect(run(['--retrieval', 'reference', 'scan', 'which port for postgresql?']).status).toBe(0);
+    expect(existsSync(home)).toBe(false);
+  });
+});
+
+/** Every file and directory under `dir` with its size, mtime and (for files) bytes. */
+function tree(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of readdirSync(dir, { recursive: true }).map(String).sort()) {
+    const p = join(dir, name);
+    const st = statSync(p);
+    out[name] = st.isDirectory()
+      ? `dir ${st.mtimeMs}`
+      : `${st.size} ${st.mtimeMs} ${readFileSync(p).toString('base64')}`;
+  }
+  out['.'] = `dir ${statSync(dir).mtimeMs}`;
+  return out;
+}
+
+describe('readOnly: true', () => {
+  for (const [name, prepare] of [
+    ['a current index', async (_dir: string) => {}],
+    [
+      'no index',
+      async (dir: string) => {
+        for (const f of indexFiles(dir)) rmSync(join(dir, f));
+      },
+    ],
+    [
+      'an index behind its journal',
+      async (dir: string) => {
+        const file = indexDb(dir);
+        const older = readFileSync(file);
+        const cf = await open(dir);
+        await cf.fold({ stepId: 90, summary: 'late', content: 'port 7777 for the late service' });
+        await cf.close({ compact: false });
+        writeFileSync(file, older); // the index as it was before that fold
+      },
+    ],
+  ] as const) {
+    it(`writes nothing into the store (${name}): same answers from a private index`, async () => {
+      const dir = await seeded(true);
+      await prepare(dir);
+      const expected = await answers(await open(dir, { readOnly: true }));
+      expect((await (await open(dir, { readOnly: true })).status()).nodes).toBe(
+        TURNS.length + (name === 'an index behind its journal' ? 1 : 0),
+      );
+      const before = tree(dir);
+      const cf = await open(dir, { readOnly: true });
+      expect(await answers(cf)).toEqual(expected);
+      expect((await cf.validate()).ok).toBe(true);
+      await expect(cf.fold({ stepId: 99, summary: 's', content: 'c' })).rejects.toMatchObject({
+        code: 'USAGE',
+        message: expect.stringMatching(/opened read-only/),
+      });
+      await cf.close();
+      expect(tree(dir)).toEqual(before);
+      const writer = await open(dir);
+      expect(await answers(writer)).toEqual(expected);
+      await writer.close({ compact: false });
+    });
+  }
+});
+
+/** Makes a directory unwritable even for root (chattr +i), else by mode; null if impossible. */
+function makeReadOnly(dir: string): (() => void) | null {
+  if (process.getuid?.() === 0) {
+    const r = spawnSync('chattr', ['+i', dir]);
+    if (r.status !== 0) return null;
+    return () => spawnSync('chattr', ['-i', dir]);
+  }
+  const mode = statSync(dir).mode;
+  chmodSync(dir, 0o555);
+  return () => chmodSync(dir, mode);
+}
+
+describe('a store directory that is not writable', () => {
+  it('reads work from an in-memory index (one warning); writes fail with one clear line', async (ctx) => {
+    const dir = await seeded(true);
+    const before = await answers(await open(dir));
+    const undo = makeReadOnly(dir);
+    if (!undo) return ctx.skip('cannot make a directory read-only here (no chattr as root)');
+    try {
+      const { warnings, onWarning } = collect();
+      const cf = await open(dir, { onWarning });
+      expect(await answers(cf)).toEqual(before);
+      expect(warnings.map((w) => w.code)).toEqual(['INDEX_IN_MEMORY']);
+      await expect(cf.fold({ stepId: 50, summary: 's', content: 'c' })).rejects.toMatchObject({
+        code: 'USAGE',
+        message: expect.stringMatching(/store directory is not writable/),
+      });
+      const payload = join(tempDir(), 'p.txt');
+      writeFileSync(payload, 'bytes');
+      const r = spawnSync(
+        process.execPath,
+        [CLI, '--dir', dir, 'fold', '50', 's', '--file', payload],
+        {
+          encoding: 'utf8',
+        },
+      );
+      expect(r.status).toBe(1);
+      expect(r.stdout).toBe('');
+      expect(r.stderr.trim().split('\n')).toEqual([
+        expect.stringMatching(
+          /^contextfold: UsageError: store directory is not writable .*check its permissions/,
+        ),
+      ]);
+      await cf.close({ compact: false });
+    } finally {
+      undo();
+    }
+  });
+
+  it('a --dir that cannot be created (under a regular file): one clear line, exit 1, nothing written', () => {
+    const root = tempDir();
+    writeFileSync(join(root, 'file'), 'not a directory');
+    const dir = join(root, 'file', '.contextfold');
+    const payload = join(root, 'p.txt');
+    writeFileSync(payload, 'bytes');
+    for (const json of [false, true]) {
+      const r = spawnSync(
+        process.execPath,
+        [CLI, '--dir', dir, ...(json ? ['--json'] : []), 'fold', '1', 's', '--file', payload],
+        { encoding: 'utf8' },
+      );
+      expect(r.status).toBe(1);
+      if (json) {
+        expect(JSON.parse(r.stdout)).toMatchObject({ error: 'UsageError', code: 'USAGE' });
+      } else {
+        expect(r.stderr.trim().split('\n')).toEqual([
+          expect.stringMatching(
+            /^contextfold: UsageError: store directory is not writable \(ENOTDIR\)/,
+          ),
+        ]);
+      }
+    }
+    expect(readdirSync(root).sort()).toEqual(['file', 'p.txt']);
+  });
+});

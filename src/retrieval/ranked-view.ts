@@ -1,0 +1,131 @@
+import {
+  type Postings,
+  PREFIX_BUCKET,
+  type RankedDoc,
+  type RankedIndexView,
+} from './ranked-index.js';
+import { parseQuery } from './ranked-query.js';
+import { RANKED_DEFAULTS, type RankedTuning } from './ranked-scan.js';
+
+/** Where a ranked view reads from: a persistent index's ranked postings and statistics. */
+export interface RankedSource {
+  /** Analysed documents. */
+  readonly size: number;
+  /** Blocks of the analysed documents, and the sum of their lengths (keys with repeats). */
+  readonly blocks: number;
+  readonly blockLength: number;
+  /** Largest analysed step (-1 when none). */
+  readonly lastStep: number;
+  docFrequency(key: string): number;
+  /** Indexed keys longer than `prefix` that start with it. */
+  keysWithPrefix(prefix: string): string[];
+  /** The `limit` highest steps holding a key, ascending, with term frequencies. */
+  recentPostings(key: string, limit: number): { steps: readonly number[]; tfs: readonly number[] };
+  /** Statistics of the analysed documents among `steps`, aligned with them (undefined: none). */
+  docs(steps: readonly number[]): (RankedDoc | undefined)[];
+}
+
+/**
+ * The part of a persistent ranked index one prompt touches, as a {@link RankedIndexView}:
+ * the prompt's keys and their expansions are looked up first, then the most recent
+ * `maxPostings` postings of each matched key and the statistics of those documents and of their
+ * successors (a result inherits from its call) are read, numbered densely. A scan over it is
+ * the scan over the whole index; its cost is the postings read, however large the store.
+ *
+ * @example
+ * const r = rankedScan(rankedView(source, prompt), prompt, { perTurnCap: 3500, perCallCap: 3000 });
+ */
+export function rankedView(
+  source: RankedSource,
+  prompt: string,
+  tuning: Partial<RankedTuning> = {},
+): RankedIndexView {
+  const t = { ...RANKED_DEFAULTS, ...tuning };
+  const dfs = new Map<string, number>();
+  const exts = new Map<string, string[]>();
+  const size = source.size;
+  const averageBlockLength =
+    source.blocks === 0 ? 1 : Math.max(1, source.blockLength / source.blocks);
+  const lastStep = source.lastStep;
+  const docFrequency = (key: string): number => {
+    let df = dfs.get(key);
+    if (df === undefined) {
+      df = source.docFrequency(key);
+      dfs.set(key, df);
+    }
+    return df;
+  };
+  const extensions = (prefix: string): string[] => {
+    if (prefix.length < PREFIX_BUCKET) return [];
+    let e = exts.get(prefix);
+    if (!e) {
+      e = source.keysWithPrefix(prefix);
+      exts.set(prefix, e);
+    }
+    return e;
+  };
+  const notYet = (): never => {
+    throw new Error('rankedView: postings are read after the query is expanded');
+  };
+  const probe: RankedIndexView = {
+    size,
+    averageBlockLength,
+    lastStep,
+    docFrequency,
+    extensions,
+    postings: notYet,
+    doc: notYet,
+    docOf: notYet,
+    scratchSlots: notYet,
+  };
+  const keys = new Set<string>();
+  for (const q of parseQuery(probe, prompt, t).keys) for (const m of q.matches) keys.add(m.key);
+
+  const lists = new Map<string, { steps: readonly number[]; tfs: readonly number[] }>();
+  const wanted = new Set<number>();
+  for (const key of keys) {
+    const list = source.recentPostings(key, t.maxPostings);
+    lists.set(key, list);
+    for (const s of list.steps) {
+      wanted.add(s);
+      wanted.add(s + 1);
+    }
+  }
+  // Document numbers are arbitrary (scoring orders candidates by step itself).
+  const steps = [...wanted];
+  const stats = source.docs(steps);
+  const docs: RankedDoc[] = [];
+  const byStep = new Map<number, number>();
+  for (let i = 0; i < steps.length; i++) {
+    const doc = stats[i];
+    if (!doc) continue;
+    byStep.set(steps[i]!, docs.length);
+    docs.push(doc);
+  }
+  const postings = new Map<string, Postings>();
+  for (const [key, list] of lists) {
+    const p: Postings = { docs: [], tfs: [] };
+    for (let i = 0; i < list.steps.length; i++) {
+      const docNo = byStep.get(list.steps[i]!);
+      if (docNo === undefined) continue;
+      p.docs.push(docNo);
+      p.tfs.push(list.tfs[i]!);
+    }
+    postings.set(key, p);
+  }
+  return {
+    size,
+    averageBlockLength,
+    lastStep,
+    docFrequency,
+    extensions,
+    postings: (key) => postings.get(key),
+    doc: (docNo) => {
+      const d = docs[docNo];
+      if (!d) throw new RangeError(`no ranked document ${docNo}`);
+      return d;
+    },
+    docOf: (step) => byStep.get(step),
+    scratchSlots: () => new Int32Array(Math.max(16, docs.length)),
+  };
+}

@@ -1,0 +1,169 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { IndexEntry } from '../protocol/types.js';
+import { InvertedIndex } from './inverted-index.js';
+import { type RankedDoc, RankedIndex } from './ranked-index.js';
+import { rankedScan } from './ranked-scan.js';
+import { type RankedSource, rankedView } from './ranked-view.js';
+import { recall } from './recall.js';
+import { referenceScan } from './reference-scan.js';
+import { TermView } from './term-view.js';
+
+const WORDS = [
+  'port',
+  'postgres',
+  'postgresql',
+  'redis',
+  'billing',
+  'deploy',
+  'error',
+  'failed',
+  'config',
+  'configuration',
+  'tests',
+  'v1.2.3',
+  'src/app.ts',
+  'KeyError',
+  '5433',
+  'abc1234',
+];
+
+/** Turns in step order (the order a persistent index keeps its postings in). */
+const turns = fc
+  .array(
+    fc.record({
+      words: fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 12 }),
+      tokens: fc.integer({ min: 1, max: 4000 }),
+    }),
+    { minLength: 1, maxLength: 40 },
+  )
+  .map((ts) =>
+    ts.map((t, i) => ({ step: i + Math.floor(i / 5), text: t.words.join(' '), tokens: t.tokens })),
+  );
+
+const prompt = fc
+  .array(fc.constantFrom(...WORDS, 'which', 'now', 'first', 'why', 'version', 'hash'), {
+    minLength: 1,
+    maxLength: 6,
+  })
+  .map((w) => `${w.join(' ')}?`);
+
+/** A RankedSource over an in-memory index (as the store's tables would answer). */
+function sourceOf(index: RankedIndex): RankedSource {
+  const stepOf = (docNo: number) => index.doc(docNo).stepId;
+  let blocks = 0;
+  let blockLength = 0;
+  for (let d = 0; d < index.size; d++) {
+    for (const b of index.doc(d).blocks) {
+      blocks++;
+      blockLength += b.length;
+    }
+  }
+  return {
+    size: index.size,
+    blocks,
+    blockLength,
+    lastStep: index.lastStep,
+    docFrequency: (k) => index.docFrequency(k),
+    keysWithPrefix: (p) => index.extensions(p),
+    recentPostings: (k, limit) => {
+      const p = index.postings(k) ?? { docs: [], tfs: [] };
+      const from = Math.max(0, p.docs.length - limit);
+      return { steps: p.docs.slice(from).map(stepOf), tfs: p.tfs.slice(from) };
+    },
+    docs: (steps) =>
+      steps.map((s): RankedDoc | undefined => {
+        const d = index.docOf(s);
+        return d === undefined ? undefined : index.doc(d);
+      }),
+  };
+}
+
+describe('rankedView', () => {
+  it('a scan over the view of a prompt is the scan over the whole index', () => {
+    fc.assert(
+      fc.property(turns, prompt, fc.integer({ min: 1, max: 6 }), (ts, p, maxPostings) => {
+        const index = new RankedIndex();
+        for (const t of ts)
+          index.add({ stepId: t.step, summary: '', content: t.text, tokens: t.tokens });
+        // A small maxPostings: only the most recent postings of a key count, in both.
+        const options = { perTurnCap: 3500, perCallCap: 3000, tuning: { maxPostings } };
+        const whole = rankedScan(index, p, options);
+        const view = rankedScan(rankedView(sourceOf(index), p, options.tuning), p, options);
+        expect(view).toEqual(whole);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('so is a scan of turns of several blocks, with a live boundary and lossy turns', () => {
+    // Lines of ~300 characters: a turn of several lines spans several blocks (BLOCK_CHARS).
+    const line = (w: readonly string[], i: number) =>
+      `${w.join(' ')} ${'filler '.repeat(40)}${i}\n`;
+    fc.assert(
+      fc.property(
+        turns,
+        prompt,
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 0, max: 60 }),
+        (ts, p, lines, liveFrom) => {
+          const index = new RankedIndex();
+          for (const t of ts) {
+            const text = Array.from({ length: lines }, (_, i) =>
+              line(t.text.split(' ').slice(i % 3), i),
+            ).join('');
+            index.add({ stepId: t.step, summary: 'tool: x', content: text, tokens: t.tokens });
+          }
+          const lossy = ts.filter((_, i) => i % 7 === 3).map((t) => t.step);
+          const options = { perTurnCap: 3500, perCallCap: 3000, liveFrom, lossy };
+          const whole = rankedScan(index, p, options);
+          const view = rankedScan(rankedView(sourceOf(index), p), p, options);
+          expect(view).toEqual(whole);
+        },
+      ),
+      { numRuns: 100 },
+    );
+  });
+});
+
+describe('TermView', () => {
+  const entryOf = (step: number, words: string[]): IndexEntry =>
+    ({
+      step_id: step,
+      summary: words.slice(0, 2).join(' '),
+      identifiers: words.filter((w) => /^[a-z0-9]+$/.test(w)),
+      files: words.filter((w) => w.includes('/')),
+      errors: words.filter((w) => /Error$/.test(w)),
+      folded_at: '2026-01-01T00:00:00Z',
+      evicted: false,
+      token_estimate: words.length,
+    }) as unknown as IndexEntry;
+
+  it('RGSC and recall over the view of a query equal those over the whole index', () => {
+    fc.assert(
+      fc.property(turns, prompt, (ts, p) => {
+        const entries = ts.map((t) => entryOf(t.step, t.text.split(' ')));
+        const whole = new InvertedIndex();
+        whole.reset(entries);
+        const byStep = new Map(entries.map((e) => [e.step_id, e]));
+        const view = () =>
+          new TermView({
+            postings: (term) => {
+              const ords = whole.postingsOf(term);
+              return [...ords].map((o) => whole.stepAt(o)).sort((a, b) => a - b);
+            },
+            entry: (s) => byStep.get(s)!,
+          });
+        const budget = {
+          perCall: 30,
+          perTurn: 40,
+          tokensOf: (s: number) => byStep.get(s)!.token_estimate,
+        };
+        expect(referenceScan(view(), p, budget)).toEqual(referenceScan(whole, p, budget));
+        expect(recall(view(), p)).toEqual(recall(whole, p));
+        expect(recall(view(), p, { limit: 2 })).toEqual(recall(whole, p, { limit: 2 }));
+      }),
+      { numRuns: 300 },
+    );
+  });
+});

@@ -1,0 +1,181 @@
+import type { ColdNode, IndexEntry } from '../protocol/types.js';
+import type { LoadProblem } from './index-loader.js';
+import type { VerifiedNode } from './verify.js';
+
+export type { LoadProblem } from './index-loader.js';
+
+/**
+ * A posting field: `reference` holds the terms RGSC and recall match (identifiers, folded files
+ * and errors of each entry); `ranked` holds the retrieval keys of each node's analysis.
+ */
+export type PostingField = 'reference' | 'ranked';
+
+/** Posting lists of one term: steps ascending, with their term frequencies. */
+export interface PostingList {
+  steps: number[];
+  tfs: number[];
+}
+
+/** Counters of the whole index (as of the last sync). */
+export interface IndexStats {
+  entries: number;
+  evicted: number;
+  /** Sum of the entries' `token_estimate`. */
+  tokenEstimate: number;
+  /** Records appended since the last compaction (they are not in `recall_index.json` yet). */
+  journalRecords: number;
+}
+
+/** Collection statistics of a field for BM25: analysed documents and their summed lengths. */
+export interface FieldStats {
+  docs: number;
+  totalLength: number;
+  /** Ranked field: scoring parts (blocks) of the documents and their summed length (else 0). */
+  parts: number;
+  partLength: number;
+  /** Ranked field: the largest analysed step (-1 when none, and for the reference field). */
+  lastStep: number;
+}
+
+/**
+ * A node's content analysis as a backend keeps it: generic postings (`terms` with their term
+ * frequencies), the document length, its scoring parts (blocks) with their summed length, and an
+ * opaque `features` string, content-addressed by `akey` (analyzer version + payload + summary).
+ * The backend never interprets `features`.
+ */
+export interface NodeAnalysisRecord {
+  akey: string;
+  terms: readonly string[];
+  tfs: readonly number[];
+  length: number;
+  parts: number;
+  partLength: number;
+  features: string;
+}
+
+/** Ranked statistics of one analysed node: its length and the analyzer's opaque features. */
+export interface DocStats {
+  step: number;
+  length: number;
+  features: string;
+}
+
+/** A node whose analysis is not in the index yet. */
+export interface PendingNode {
+  step: number;
+  payload_sha256: string;
+  summary: string;
+}
+
+/** A fold to commit: the entry, and what the engine derived from the content in hand. */
+export interface CommitRow {
+  entry: IndexEntry;
+  analysis?: NodeAnalysisRecord;
+  tokens?: { tokenizer: string; count: number };
+}
+
+/** Operations available while holding the write lock (see {@link IndexBackend.write}). */
+export interface WriteSession {
+  /** The entry of a step as of now (under the lock), if indexed. */
+  get(step: number): IndexEntry | undefined;
+  /** True if a node exists for the step in storage (indexed or not). */
+  nodeExists(step: number): boolean;
+  /** Writes node bytes durably (before {@link commit} refers to them). */
+  writeNodes(nodes: readonly ColdNode[]): Promise<void>;
+  /** Makes folds durable and visible: the commit point of a fold. */
+  commit(rows: readonly CommitRow[]): Promise<void>;
+  /** Records an eviction. */
+  evict(step: number, evictedAt: string): Promise<void>;
+  /** Removes an indexed entry (repair: its node is gone or untrustworthy), with the reason. */
+  drop(step: number, droppedAt: string, reason: string): Promise<void>;
+}
+
+/** How the derived index relates to the durable state (for status and validate). */
+export interface IndexCheck {
+  /** The backend's index file (or a description of where the index lives). */
+  path: string;
+  /** `fresh`: reflects the durable state; `stale`: it does not (rebuilt on next sync). */
+  state: 'fresh' | 'stale' | 'absent';
+  /** What disagrees, for `stale`. */
+  message?: string;
+  entries: number;
+  /** Nodes whose ranked analysis is not in the index yet. */
+  pending: number;
+}
+
+/** Why the derived index was rebuilt, for warnings. */
+export interface IndexWarning {
+  code: 'INDEX_REBUILT' | 'INDEX_IN_MEMORY';
+  message: string;
+  path: string;
+}
+
+/**
+ * What the engine needs from a store: entries, postings, statistics, analyses and token counts
+ * (all derived, rebuildable), node storage, and serialised writes. Verification, hashing and
+ * error codes stay above it: a backend returns bytes and rows, the engine checks them.
+ *
+ * Reads reflect the state as of the last {@link sync}; every engine operation syncs first.
+ */
+export interface IndexBackend {
+  /** Brings the index up to date with the durable state (catching up, or rebuilding). */
+  sync(): Promise<void>;
+  /**
+   * Names the index as of the last sync: it changes whenever something derived may have been
+   * replaced (a rebuild, a re-analysis), so callers can key their own caches on it.
+   */
+  readonly generation: string;
+  /** The state problem, if the durable state is inconsistent. */
+  readonly loadProblem: LoadProblem | null;
+  /** Throws the load problem as an integrity error naming the path. */
+  assertConsistent(): void;
+
+  stats(): IndexStats;
+  get(step: number): IndexEntry | undefined;
+  /**
+   * Up to `limit` entries in step order: those with step > `after`, or (with `offset`) from the
+   * `offset`-th entry on.
+   */
+  page(options: { after?: number; offset?: number; limit: number }): IndexEntry[];
+
+  /** Document frequency of a term. */
+  df(field: PostingField, term: string): number;
+  /** The postings of a term, ascending; with `limit`, only the highest `limit` steps. */
+  postings(field: PostingField, term: string, limit?: number): PostingList;
+  /** Terms of a field that extend `prefix` (longer, same start), in code-point order. */
+  termsWithPrefix(field: PostingField, prefix: string): string[];
+  fieldStats(field: PostingField): FieldStats;
+  /** Ranked statistics of analysed nodes among `steps` (others are absent). */
+  docStats(steps: readonly number[]): DocStats[];
+
+  /** Nodes without an analysis, step > `after`, in step order. */
+  pending(after: number, limit: number): PendingNode[];
+  pendingCount(): number;
+  /** Stores analyses computed from verified content and applies them (best effort). */
+  attachAnalyses(list: readonly (PendingNode & { analysis: NodeAnalysisRecord })[]): void;
+
+  tokens(payloadSha256: string, tokenizer: string): number | undefined;
+  /** Stores token counts computed from verified content (best effort). */
+  putTokens(list: readonly { payload_sha256: string; tokenizer: string; count: number }[]): void;
+
+  /** Reads a node and verifies it against its entry (throws the IPCF error of a failure). */
+  verifyNode(entry: IndexEntry): VerifiedNode;
+  /** Nodes present in storage by step, and anything else found there. */
+  listNodes(): Promise<{ steps: Map<number, string>; stray: string[] }>;
+
+  /** Runs `fn` holding the store's write lock, synced. Writers are serialised. */
+  write<T>(fn: (session: WriteSession) => Promise<T> | T): Promise<T>;
+  /** Writes the reference index file and ends the journal. Returns the records compacted. */
+  compact(): Promise<number>;
+  /** Rebuilds the derived index from the durable state. */
+  reindex(): Promise<void>;
+  /** Compares the derived index with the durable state, fully (for validate). */
+  checkIndex(): Promise<IndexCheck>;
+  /**
+   * Reports derived content the caller found damaged (e.g. an analysis that does not decode):
+   * the index is rebuilt from the durable state on the next sync, nothing carried over. Throws
+   * the error a read retries on.
+   */
+  reportBroken(reason: string): never;
+  close(): void;
+}

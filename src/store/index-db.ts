@@ -1,0 +1,801 @@
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
+import Database from 'better-sqlite3';
+import { foldToken } from '../extract/fold-token.js';
+import type { IndexEntry } from '../protocol/types.js';
+import type { FileIdentity } from './file-identity.js';
+
+/** `PRAGMA application_id` of a contextfold index ("CFx1"): anything else is a foreign file. */
+export const APPLICATION_ID = 0x43467831;
+/** `PRAGMA user_version`: the schema below. A different version is rebuilt, never migrated. */
+export const SCHEMA_VERSION = 3;
+
+/** Posting fields. `reference`: the terms RGSC and recall match; `ranked`: retrieval keys. */
+export const FIELD_REFERENCE = 0;
+export const FIELD_RANKED = 1;
+
+/** A state problem found while loading: the store refuses to serve until it is resolved. */
+export interface LoadProblem {
+  kind: 'index' | 'journal';
+  path: string;
+  message: string;
+}
+
+/**
+ * Everything the index derived and how far: the durable files it reflects (identities, snapshot
+ * hash, journal offset) and the collection counters. One JSON row, read on every refresh.
+ */
+export interface IndexState {
+  /** A build finished: the rows reflect `snapshot` + `journal` up to `journalOffset`. */
+  complete: boolean;
+  snapshot: FileIdentity | null;
+  snapshotSha256: string | null;
+  /** The snapshot's content was hashed after its racy window: identity alone now proves it. */
+  snapshotVerified: boolean;
+  evictionLog: FileIdentity | null;
+  journal: FileIdentity | null;
+  journalOffset: number;
+  journalLines: number;
+  journalRecords: number;
+  /** The journal's base names an older snapshot (a compaction died before removing it). */
+  journalStale: boolean;
+  createdAt: string | null;
+  /** Version of the analyzer whose analyses `entries.akey` refer to. */
+  analyzer: string | null;
+  /** Bumped by every rebuild: caches of other processes drop everything. */
+  epoch: number;
+  entries: number;
+  evicted: number;
+  tokenEstimate: number;
+  rankedDocs: number;
+  rankedLength: number;
+  /** Scoring parts (blocks) of the analysed documents and the sum of their lengths. */
+  rankedParts: number;
+  rankedPartLength: number;
+  /** Next term id to assign. */
+  nextTermId: number;
+  /** Why the durable state cannot be served (as of the identities above), or null. */
+  problem: LoadProblem | null;
+}
+
+/** A fresh state: nothing derived yet. */
+export function emptyState(analyzer: string | null): IndexState {
+  return {
+    complete: false,
+    snapshot: null,
+    snapshotSha256: null,
+    snapshotVerified: false,
+    evictionLog: null,
+    journal: null,
+    journalOffset: 0,
+    journalLines: 0,
+    journalRecords: 0,
+    journalStale: false,
+    createdAt: null,
+    analyzer,
+    epoch: 0,
+    entries: 0,
+    evicted: 0,
+    tokenEstimate: 0,
+    rankedDocs: 0,
+    rankedLength: 0,
+    rankedParts: 0,
+    rankedPartLength: 0,
+    nextTermId: 1,
+    problem: null,
+  };
+}
+
+/**
+ * A content-derived analysis of one node, opaque to the store except for its generic parts:
+ * postings (`terms` with term frequencies), the document length, its scoring parts (e.g.
+ * blocks) and their summed length, and a `features` string that only the analyzer that wrote it
+ * reads. Keyed by `akey` (analyzer version, payload, summary).
+ */
+export interface StoredAnalysis {
+  akey: string;
+  terms: readonly string[];
+  tfs: readonly number[];
+  length: number;
+  parts: number;
+  partLength: number;
+  features: string;
+}
+
+/** One fold to apply: the entry, its canonical JSON, and its analysis when known. */
+export interface FoldRow {
+  entry: IndexEntry;
+  json: string;
+  analysis?: StoredAnalysis;
+}
+
+/** The ranked statistics of one analysed document. */
+export interface DocRow {
+  step: number;
+  length: number;
+  features: string;
+}
+
+/**
+ * One change other processes' caches must follow (`op`: 1 fold, 2 evict, 3 analysed). A drop
+ * (rare: repair) bumps the epoch instead, so every cache starts over.
+ */
+export interface ChangeRow {
+  seq: number;
+  step: number;
+  op: number;
+}
+
+/** The index file cannot be used as ours: foreign, of another schema, or corrupt. */
+export class IndexUnusable extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'IndexUnusable';
+  }
+}
+
+const CORRUPT = new Set([
+  'SQLITE_CORRUPT',
+  'SQLITE_NOTADB',
+  'SQLITE_CORRUPT_INDEX',
+  'SQLITE_CORRUPT_SEQUENCE',
+  'SQLITE_CORRUPT_VTAB',
+  'SQLITE_IOERR_SHORT_READ',
+  'SQLITE_FORMAT',
+  'SQLITE_CANTOPEN',
+]);
+
+/** True for an error that means the file is not (or no longer) a usable index. */
+export function isUnusable(e: unknown): boolean {
+  if (e instanceof IndexUnusable) return true;
+  const code = (e as { code?: unknown })?.code;
+  return typeof code === 'string' && CORRUPT.has(code);
+}
+
+const SCHEMA = `
+CREATE TABLE state (id INTEGER PRIMARY KEY CHECK (id = 1), json TEXT NOT NULL);
+CREATE TABLE entries (
+  step INTEGER PRIMARY KEY,
+  analysed INTEGER NOT NULL,
+  evicted INTEGER NOT NULL,
+  token_estimate INTEGER NOT NULL,
+  payload_sha256 TEXT NOT NULL,
+  summary TEXT NOT NULL,
+  body BLOB NOT NULL
+);
+CREATE INDEX entries_by_key ON entries (CAST(step AS TEXT));
+CREATE INDEX entries_pending ON entries (step) WHERE analysed = 0;
+CREATE TABLE docs (
+  step INTEGER PRIMARY KEY,
+  length INTEGER NOT NULL,
+  parts INTEGER NOT NULL,
+  part_length INTEGER NOT NULL,
+  features BLOB NOT NULL
+);
+CREATE TABLE terms (
+  field INTEGER NOT NULL,
+  term TEXT NOT NULL,
+  id INTEGER NOT NULL,
+  df INTEGER NOT NULL,
+  PRIMARY KEY (field, term)
+) WITHOUT ROWID;
+CREATE TABLE postings (
+  term INTEGER NOT NULL,
+  step INTEGER NOT NULL,
+  tf INTEGER NOT NULL,
+  PRIMARY KEY (term, step)
+) WITHOUT ROWID;
+CREATE TABLE analyses (
+  id INTEGER PRIMARY KEY,
+  akey TEXT NOT NULL UNIQUE,
+  length INTEGER NOT NULL,
+  parts INTEGER NOT NULL,
+  part_length INTEGER NOT NULL,
+  features BLOB NOT NULL,
+  body BLOB NOT NULL
+);
+CREATE TABLE tokens (
+  payload_sha256 TEXT NOT NULL,
+  tokenizer TEXT NOT NULL,
+  count INTEGER NOT NULL,
+  PRIMARY KEY (payload_sha256, tokenizer)
+) WITHOUT ROWID;
+CREATE TABLE evictions (seq INTEGER PRIMARY KEY, step INTEGER NOT NULL, evicted_at TEXT NOT NULL);
+CREATE TABLE changes (seq INTEGER PRIMARY KEY, step INTEGER NOT NULL, op INTEGER NOT NULL);
+`;
+
+const TABLES = [
+  'analyses',
+  'changes',
+  'docs',
+  'entries',
+  'evictions',
+  'postings',
+  'state',
+  'terms',
+  'tokens',
+];
+
+/** The terms RGSC and recall match for an entry: identifiers ∪ folded files ∪ folded errors. */
+export function referenceTerms(entry: IndexEntry): string[] {
+  const out = new Set<string>(entry.identifiers);
+  for (const f of entry.files) out.add(foldToken(f));
+  for (const e of entry.errors) out.add(foldToken(e));
+  return [...out];
+}
+
+type Stmt = Database.Statement;
+
+/** Postings of one term collected for a batch insert. */
+interface Group {
+  field: number;
+  term: string;
+  steps: number[];
+  tfs: number[];
+}
+
+/**
+ * Entry JSON and analyses are kept deflated (fast level): they are most of the index's bytes,
+ * and a row that fits a page several times over keeps lookups to one page read.
+ */
+function pack(text: string): Buffer {
+  return deflateRawSync(text, { level: 1 });
+}
+
+function unpack(body: Buffer): string {
+  return inflateRawSync(body).toString('utf8');
+}
+
+/** Postings inserted per statement. */
+const POST_ROWS = 128;
+
+/** Postings of a batch, by field and term. */
+type Groups = [Map<string, Group>, Map<string, Group>];
+
+const newGroups = (): Groups => [new Map(), new Map()];
+
+function group(groups: Groups, field: number, term: string): Group {
+  const byTerm = groups[field]!;
+  let g = byTerm.get(term);
+  if (!g) {
+    g = { field, term, steps: [], tfs: [] };
+    byTerm.set(term, g);
+  }
+  return g;
+}
+
+/**
+ * The SQLite file of the derived index (schema, statements, row-level operations). It knows
+ * nothing of journals or locks: {@link LocalStore} decides what to apply and when. Opening checks
+ * that the file is ours (application id, schema version, tables) and throws
+ * {@link IndexUnusable} otherwise.
+ */
+export class IndexDb {
+  readonly db: Database.Database;
+  readonly path: string;
+  readonly #s: Record<string, Stmt> = {};
+
+  /**
+   * Opens (or with `create`, creates) the index at `path`. With `bytes`, a private in-memory
+   * copy of an index file is opened instead (`path` names it in messages): nothing is written
+   * to the file system, not even SQLite's WAL files.
+   */
+  constructor(path: string, options: { create: boolean; bytes?: Buffer }) {
+    this.path = path;
+    let db: Database.Database;
+    try {
+      db = options.bytes
+        ? new Database(options.bytes)
+        : new Database(path, { fileMustExist: !options.create, timeout: 10_000 });
+    } catch (e) {
+      throw new IndexUnusable(`cannot open ${path}: ${(e as Error).message}`, { cause: e });
+    }
+    this.db = db;
+    try {
+      this.#prepareFile(options.create);
+    } catch (e) {
+      db.close();
+      if (e instanceof IndexUnusable) throw e;
+      throw new IndexUnusable(`${path} is not a usable index: ${(e as Error).message}`, {
+        cause: e,
+      });
+    }
+  }
+
+  #prepareFile(create: boolean): void {
+    const db = this.db;
+    const appId = db.pragma('application_id', { simple: true }) as number;
+    const tables = (
+      db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").pluck().all() as string[]
+    ).sort();
+    if (tables.length === 0 && appId === 0 && create) {
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = NORMAL');
+      db.exec('BEGIN IMMEDIATE');
+      // Another connection may have created it meanwhile: re-check under the write lock.
+      const again = db.prepare("SELECT count(*) FROM sqlite_schema WHERE type = 'table'").pluck();
+      if ((again.get() as number) === 0) {
+        db.exec(SCHEMA);
+        db.pragma(`application_id = ${APPLICATION_ID}`);
+        db.pragma(`user_version = ${SCHEMA_VERSION}`);
+        db.prepare('INSERT INTO state (id, json) VALUES (1, ?)').run(
+          JSON.stringify(emptyState(null)),
+        );
+      }
+      db.exec('COMMIT');
+    } else {
+      if (appId !== APPLICATION_ID) {
+        throw new IndexUnusable(`${this.path} is not a contextfold index (a foreign SQLite file)`);
+      }
+      const version = db.pragma('user_version', { simple: true }) as number;
+      if (version !== SCHEMA_VERSION) {
+        throw new IndexUnusable(`${this.path} has index schema ${version}, not ${SCHEMA_VERSION}`);
+      }
+      if (tables.join(',') !== TABLES.join(',')) {
+        throw new IndexUnusable(`${this.path} does not have the tables of an index`);
+      }
+      if (db.pragma('journal_mode', { simple: true }) !== 'wal') db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = NORMAL');
+    }
+    db.pragma('cache_size = -32000');
+    this.state(); // a first read: fails now on a file that is not a database
+  }
+
+  #stmt(key: string, sql: string): Stmt {
+    let s = this.#s[key];
+    if (!s) {
+      s = this.db.prepare(sql);
+      this.#s[key] = s;
+    }
+    return s;
+  }
+
+  /** Runs `fn` in one write transaction (BEGIN IMMEDIATE). */
+  transaction<T>(fn: () => T): T {
+    return this.db.transaction(fn).immediate();
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+
+  // --- state ---
+
+  state(): IndexState {
+    const json = this.#stmt('state', 'SELECT json FROM state WHERE id = 1').pluck().get() as
+      | string
+      | undefined;
+    if (json === undefined) throw new IndexUnusable(`${this.path} has no state row`);
+    return JSON.parse(json) as IndexState;
+  }
+
+  setState(state: IndexState): void {
+    this.#stmt('setState', 'UPDATE state SET json = ? WHERE id = 1').run(JSON.stringify(state));
+  }
+
+  /** Highest change sequence number (0 when none). */
+  changeSeq(): number {
+    return this.#stmt('seq', 'SELECT coalesce(max(seq), 0) FROM changes').pluck().get() as number;
+  }
+
+  /** Empties the change feed (call with an epoch bump: readers then start over). */
+  clearChanges(): void {
+    this.db.exec('DELETE FROM changes');
+  }
+
+  changesSince(seq: number, limit: number): ChangeRow[] {
+    return this.#stmt(
+      'changes',
+      'SELECT seq, step, op FROM changes WHERE seq > ? ORDER BY seq LIMIT ?',
+    ).all(seq, limit) as ChangeRow[];
+  }
+
+  // --- bulk lifecycle ---
+
+  /** Forgets every ranked posting (the analyzer changed): every entry becomes pending again. */
+  dropRanked(): void {
+    this.db.exec(
+      `DELETE FROM postings WHERE term IN (SELECT id FROM terms WHERE field = ${FIELD_RANKED});
+       DELETE FROM terms WHERE field = ${FIELD_RANKED};
+       DELETE FROM docs;
+       UPDATE entries SET analysed = 0 WHERE analysed = 1;`,
+    );
+  }
+
+  // --- entries ---
+
+  entryJson(step: number): string | undefined {
+    const body = this.#stmt('entry', 'SELECT body FROM entries WHERE step = ?').pluck().get(step) as
+      | Buffer
+      | undefined;
+    return body === undefined ? undefined : unpack(body);
+  }
+
+  /** Up to `limit` entries' JSON with step > `after`, in step order. */
+  entriesAfter(after: number, limit: number): string[] {
+    return (
+      this.#stmt('page', 'SELECT body FROM entries WHERE step > ? ORDER BY step LIMIT ?')
+        .pluck()
+        .all(after, limit) as Buffer[]
+    ).map(unpack);
+  }
+
+  /** Up to `limit` entries' JSON from the `offset`-th on, in step order. */
+  entriesAt(offset: number, limit: number): string[] {
+    return (
+      this.#stmt('pageAt', 'SELECT body FROM entries ORDER BY step LIMIT ? OFFSET ?')
+        .pluck()
+        .all(limit, offset) as Buffer[]
+    ).map(unpack);
+  }
+
+  /** Up to `limit` nodes after `key` in code-point order of their keys (for the snapshot). */
+  nodesAfterKey(key: string, limit: number): { key: string; json: string }[] {
+    const rows = this.#stmt(
+      'byKey',
+      'SELECT CAST(step AS TEXT), body FROM entries WHERE CAST(step AS TEXT) > ? ORDER BY CAST(step AS TEXT) LIMIT ?',
+    )
+      .raw()
+      .all(key, limit) as [string, Buffer][];
+    return rows.map(([k, body]) => ({ key: k, json: unpack(body) }));
+  }
+
+  /** Entries whose ranked analysis is not applied yet, step > `after`, in step order. */
+  pending(
+    after: number,
+    limit: number,
+  ): { step: number; payload_sha256: string; summary: string }[] {
+    return this.#stmt(
+      'pending',
+      'SELECT step, payload_sha256, summary FROM entries WHERE analysed = 0 AND step > ? ORDER BY step LIMIT ?',
+    ).all(after, limit) as { step: number; payload_sha256: string; summary: string }[];
+  }
+
+  evictions(): { step_id: number; evicted_at: string }[] {
+    return this.#stmt(
+      'evictions',
+      'SELECT step AS step_id, evicted_at FROM evictions ORDER BY seq',
+    ).all() as { step_id: number; evicted_at: string }[];
+  }
+
+  // --- writes (inside a transaction) ---
+
+  #termId(field: number, term: string, addDf: number, state: IndexState): number {
+    const row = this.#stmt('termGet', 'SELECT id, df FROM terms WHERE field = ? AND term = ?')
+      .raw()
+      .get(field, term) as [number, number] | undefined;
+    if (row) {
+      this.#stmt('termDf', 'UPDATE terms SET df = ? WHERE field = ? AND term = ?').run(
+        row[1] + addDf,
+        field,
+        term,
+      );
+      return row[0];
+    }
+    const id = state.nextTermId++;
+    this.#stmt('termNew', 'INSERT INTO terms (field, term, id, df) VALUES (?, ?, ?, ?)').run(
+      field,
+      term,
+      id,
+      addDf,
+    );
+    return id;
+  }
+
+  #post(groups: Groups, state: IndexState): void {
+    // Many rows per statement: the cost of a posting is mostly the call into SQLite.
+    const many = this.#stmt(
+      'postMany',
+      `INSERT INTO postings (term, step, tf) VALUES ${'(?, ?, ?), '.repeat(POST_ROWS - 1)}(?, ?, ?)`,
+    );
+    const one = this.#stmt('post', 'INSERT INTO postings (term, step, tf) VALUES (?, ?, ?)');
+    const args: number[] = [];
+    for (const g of [...groups[0].values(), ...groups[1].values()]) {
+      const id = this.#termId(g.field, g.term, g.steps.length, state);
+      for (let i = 0; i < g.steps.length; i++) {
+        args.push(id, g.steps[i]!, g.tfs[i]!);
+        if (args.length === POST_ROWS * 3) {
+          many.run(args);
+          args.length = 0;
+        }
+      }
+    }
+    for (let i = 0; i < args.length; i += 3) one.run(args[i], args[i + 1], args[i + 2]);
+  }
+
+  /** A document's ranked statistics, and its postings queued in `groups`. */
+  #doc(step: number, a: StoredAnalysis, groups: Groups, state: IndexState): void {
+    this.#stmt(
+      'doc',
+      'INSERT INTO docs (step, length, parts, part_length, features) VALUES (?, ?, ?, ?, ?)',
+    ).run(step, a.length, a.parts, a.partLength, pack(a.features));
+    for (let i = 0; i < a.terms.length; i++) {
+      const g = group(groups, FIELD_RANKED, a.terms[i]!);
+      g.steps.push(step);
+      g.tfs.push(a.tfs[i]!);
+    }
+    state.rankedDocs++;
+    state.rankedLength += a.length;
+    state.rankedParts += a.parts;
+    state.rankedPartLength += a.partLength;
+  }
+
+  #change(step: number, op: number): void {
+    this.#stmt('change', 'INSERT INTO changes (step, op) VALUES (?, ?)').run(step, op);
+  }
+
+  /** Stores analyses by content address (existing ones are kept). */
+  putAnalyses(list: readonly StoredAnalysis[]): void {
+    const ins = this.#stmt(
+      'putAnalysis',
+      'INSERT OR IGNORE INTO analyses (akey, length, parts, part_length, features, body) VALUES (?, ?, ?, ?, ?, ?)',
+    );
+    for (const a of list) {
+      // Compressed: the keys of the nodes are most of the index's bytes.
+      const body = pack(JSON.stringify([a.terms, a.tfs]));
+      ins.run(a.akey, a.length, a.parts, a.partLength, pack(a.features), body);
+    }
+  }
+
+  /** Stored analyses by key (missing keys absent). */
+  analyses(akeys: readonly string[]): Map<string, StoredAnalysis> {
+    const out = new Map<string, StoredAnalysis>();
+    const get = this.#stmt(
+      'getAnalysis',
+      'SELECT length, parts, part_length, features, body FROM analyses WHERE akey = ?',
+    );
+    for (const akey of akeys) {
+      const r = get.get(akey) as
+        | { length: number; parts: number; part_length: number; features: Buffer; body: Buffer }
+        | undefined;
+      if (!r) continue;
+      const [terms, tfs] = JSON.parse(unpack(r.body)) as [string[], number[]];
+      out.set(akey, {
+        akey,
+        length: r.length,
+        parts: r.parts,
+        partLength: r.part_length,
+        features: unpack(r.features),
+        terms,
+        tfs,
+      });
+    }
+    return out;
+  }
+
+  /**
+   * Inserts entries with their reference postings, and their ranked statistics and postings
+   * when the analysis is given; counts them into `state`. Steps must not be indexed yet.
+   */
+  insertFolds(rows: readonly FoldRow[], state: IndexState): void {
+    const groups = newGroups();
+    const ins = this.#stmt(
+      'insertEntry',
+      'INSERT INTO entries (step, analysed, evicted, token_estimate, payload_sha256, summary, body) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    );
+    for (const r of rows) {
+      const e = r.entry;
+      ins.run(
+        e.step_id,
+        r.analysis ? 1 : 0,
+        e.evicted ? 1 : 0,
+        e.token_estimate,
+        e.payload_sha256,
+        e.summary,
+        pack(r.json),
+      );
+      for (const t of referenceTerms(e)) {
+        const g = group(groups, FIELD_REFERENCE, t);
+        g.steps.push(e.step_id);
+        g.tfs.push(1);
+      }
+      if (r.analysis) this.#doc(e.step_id, r.analysis, groups, state);
+      state.entries++;
+      if (e.evicted) state.evicted++;
+      state.tokenEstimate += e.token_estimate;
+      this.#change(e.step_id, 1);
+    }
+    this.#post(groups, state);
+  }
+
+  /** Marks an entry evicted (its canonical JSON replaced) and logs the eviction. */
+  evict(step: number, json: string, evictedAt: string, wasEvicted: boolean, state: IndexState) {
+    this.#stmt('evict', 'UPDATE entries SET body = ?, evicted = 1 WHERE step = ?').run(
+      pack(json),
+      step,
+    );
+    this.#stmt('logEvict', 'INSERT INTO evictions (step, evicted_at) VALUES (?, ?)').run(
+      step,
+      evictedAt,
+    );
+    if (!wasEvicted) state.evicted++;
+    this.#change(step, 2);
+  }
+
+  /** Appends eviction log rows without touching entries (loading `eviction_log.json`). */
+  logEvictions(list: readonly { step_id: number; evicted_at: string }[]): void {
+    const ins = this.#stmt('logEvict', 'INSERT INTO evictions (step, evicted_at) VALUES (?, ?)');
+    for (const e of list) ins.run(e.step_id, e.evicted_at);
+  }
+
+  /**
+   * Applies analyses to pending entries (those still without one and with the same payload and
+   * summary: an entry replaced meanwhile is left alone). Returns how many were applied.
+   */
+  attachAnalyses(
+    list: readonly {
+      step: number;
+      payload_sha256: string;
+      summary: string;
+      analysis: StoredAnalysis;
+    }[],
+    state: IndexState,
+  ): number {
+    this.putAnalyses(list.map((x) => x.analysis));
+    const upd = this.#stmt(
+      'attach',
+      'UPDATE entries SET analysed = 1 WHERE step = ? AND analysed = 0 AND payload_sha256 = ? AND summary = ?',
+    );
+    const groups = newGroups();
+    let applied = 0;
+    for (const x of list) {
+      if (upd.run(x.step, x.payload_sha256, x.summary).changes === 0) continue;
+      applied++;
+      this.#doc(x.step, x.analysis, groups, state);
+      this.#change(x.step, 3);
+    }
+    this.#post(groups, state);
+    return applied;
+  }
+
+  putTokens(list: readonly { payload_sha256: string; tokenizer: string; count: number }[]): void {
+    const ins = this.#stmt(
+      'putTokens',
+      'INSERT OR IGNORE INTO tokens (payload_sha256, tokenizer, count) VALUES (?, ?, ?)',
+    );
+    for (const t of list) ins.run(t.payload_sha256, t.tokenizer, t.count);
+  }
+
+  tokens(payloadSha256: string, tokenizer: string): number | undefined {
+    return this.#stmt(
+      'tokens',
+      'SELECT count FROM tokens WHERE payload_sha256 = ? AND tokenizer = ?',
+    )
+      .pluck()
+      .get(payloadSha256, tokenizer) as number | undefined;
+  }
+
+  // --- postings ---
+
+  /** Document frequency of a term in a field (0 when unknown). */
+  df(field: number, term: string): number {
+    return (
+      (this.#stmt('df', 'SELECT df FROM terms WHERE field = ? AND term = ?')
+        .pluck()
+        .get(field, term) as number | undefined) ?? 0
+    );
+  }
+
+  /** Every step holding a term, ascending. */
+  allPostings(field: number, term: string): number[] {
+    return this.#stmt(
+      'allPostings',
+      'SELECT p.step FROM terms t JOIN postings p ON p.term = t.id WHERE t.field = ? AND t.term = ? ORDER BY p.step',
+    )
+      .pluck()
+      .all(field, term) as number[];
+  }
+
+  /** The `limit` highest steps holding a term with their term frequencies, ascending. */
+  recentPostings(field: number, term: string, limit: number): { steps: number[]; tfs: number[] } {
+    const rows = this.#stmt(
+      'recent',
+      'SELECT p.step, p.tf FROM terms t JOIN postings p ON p.term = t.id WHERE t.field = ? AND t.term = ? ORDER BY p.step DESC LIMIT ?',
+    )
+      .raw()
+      .all(field, term, limit) as [number, number][];
+    const steps = new Array<number>(rows.length);
+    const tfs = new Array<number>(rows.length);
+    for (let i = 0, j = rows.length - 1; j >= 0; i++, j--) {
+      steps[i] = rows[j]![0];
+      tfs[i] = rows[j]![1];
+    }
+    return { steps, tfs };
+  }
+
+  /** Terms of a field that start with `prefix` and are longer than it. */
+  termsWithPrefix(field: number, prefix: string): string[] {
+    // Code-point order is byte order in UTF-8: every extension lies in [prefix, prefix + U+10FFFF).
+    return this.#stmt(
+      'prefix',
+      'SELECT term FROM terms WHERE field = ? AND term > ? AND term < ? ORDER BY term',
+    )
+      .pluck()
+      .all(field, prefix, `${prefix}\u{10FFFF}`) as string[];
+  }
+
+  /** Ranked statistics of the given steps (entries without an analysis are absent). */
+  docs(steps: readonly number[]): DocRow[] {
+    const rows = this.#stmt(
+      'docs',
+      'SELECT d.step AS step, d.length AS length, d.features AS features FROM json_each(?) j JOIN docs d ON d.step = j.value',
+    ).all(JSON.stringify(steps)) as { step: number; length: number; features: Buffer }[];
+    // Inflated on first read: a scan reads the features of its best candidates only.
+    return rows.map((r) => {
+      const packed = r.features;
+      return {
+        step: r.step,
+        length: r.length,
+        get features() {
+          return unpack(packed);
+        },
+      };
+    });
+  }
+
+  /** Largest analysed step (-1 when none). */
+  lastDocStep(): number {
+    return this.#stmt('lastDoc', 'SELECT coalesce(max(step), -1) FROM docs')
+      .pluck()
+      .get() as number;
+  }
+
+  /**
+   * Removes an indexed entry entirely (a journaled `drop`): its row, its reference and ranked
+   * postings (frequencies follow; a term left without postings is removed), its ranked document
+   * and its eviction log rows. `rankedTerms` are the terms of its analysis when it has one.
+   */
+  drop(step: number, rankedTerms: readonly string[] | undefined, state: IndexState): void {
+    const json = this.entryJson(step);
+    if (json === undefined) throw new Error(`step ${step} is not indexed`);
+    const entry = JSON.parse(json) as IndexEntry;
+    const unpost = (field: number, term: string) => {
+      const row = this.#stmt('termGet', 'SELECT id, df FROM terms WHERE field = ? AND term = ?')
+        .raw()
+        .get(field, term) as [number, number] | undefined;
+      if (!row) return;
+      const gone = this.#stmt('unpost', 'DELETE FROM postings WHERE term = ? AND step = ?').run(
+        row[0],
+        step,
+      ).changes;
+      if (gone === 0) return;
+      if (row[1] <= 1) {
+        this.#stmt('termDel', 'DELETE FROM terms WHERE field = ? AND term = ?').run(field, term);
+      } else {
+        this.#stmt('termDf', 'UPDATE terms SET df = ? WHERE field = ? AND term = ?').run(
+          row[1] - 1,
+          field,
+          term,
+        );
+      }
+    };
+    for (const t of referenceTerms(entry)) unpost(FIELD_REFERENCE, t);
+    const doc = this.#stmt('docGet', 'SELECT length, parts, part_length FROM docs WHERE step = ?')
+      .raw()
+      .get(step) as [number, number, number] | undefined;
+    if (doc) {
+      if (rankedTerms) for (const t of rankedTerms) unpost(FIELD_RANKED, t);
+      else {
+        // The analysis is not at hand: find the document's ranked postings the slow way.
+        const ids = this.#stmt(
+          'stepTerms',
+          `SELECT t.term FROM postings p JOIN terms t ON t.id = p.term WHERE p.step = ? AND t.field = ${FIELD_RANKED}`,
+        )
+          .pluck()
+          .all(step) as string[];
+        for (const t of ids) unpost(FIELD_RANKED, t);
+      }
+      this.#stmt('docDel', 'DELETE FROM docs WHERE step = ?').run(step);
+      state.rankedDocs--;
+      state.rankedLength -= doc[0];
+      state.rankedParts -= doc[1];
+      state.rankedPartLength -= doc[2];
+    }
+    this.#stmt('entryDel', 'DELETE FROM entries WHERE step = ?').run(step);
+    this.#stmt('evictDel', 'DELETE FROM evictions WHERE step = ?').run(step);
+    state.entries--;
+    if (entry.evicted) state.evicted--;
+    state.tokenEstimate -= entry.token_estimate;
+    // Other processes' caches cannot follow a removal: they start over.
+    state.epoch++;
+  }
+}

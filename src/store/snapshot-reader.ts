@@ -1,0 +1,272 @@
+import { createHash } from 'node:crypto';
+import { closeSync, openSync, readSync } from 'node:fs';
+
+/** One member of `recall_index.json`: a top-level field, or one entry of `nodes`. */
+export type SnapshotMember =
+  | { kind: 'field'; key: string; value: unknown }
+  | { kind: 'node'; key: string; value: unknown };
+
+/** Outcome of reading a snapshot: its SHA-256, or why its bytes are not one JSON object. */
+export type SnapshotRead = { ok: true; sha256: string } | { ok: false; reason: string };
+
+const WS = new Set([0x20, 0x09, 0x0a, 0x0d]);
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COLON = 0x3a;
+const COMMA = 0x2c;
+const OPEN_OBJ = 0x7b;
+const CLOSE_OBJ = 0x7d;
+const OPEN_ARR = 0x5b;
+const CLOSE_ARR = 0x5d;
+
+type Where =
+  | 'start'
+  | 'key-or-close'
+  | 'key'
+  | 'in-key'
+  | 'colon'
+  | 'value'
+  | 'in-value'
+  | 'after-value'
+  | 'done';
+
+/**
+ * An incremental parser of the recall index's two outer levels: the top-level object and its
+ * `nodes` object. Every other value (a field, one node entry) is cut out as raw bytes and handed
+ * to `JSON.parse`, so memory stays bounded by one entry however large the index is, and the
+ * whole file is still checked to be exactly one JSON object (any formatting).
+ */
+class OuterLevels {
+  #where: Where = 'start';
+  /** 1: the top-level object; 2: inside `nodes`. */
+  #level = 1;
+  #key: Buffer[] = [];
+  #keyText = '';
+  #value: Buffer[] = [];
+  #valueStart = -1;
+  #nest = 0;
+  #inString = false;
+  #escape = false;
+  #scalar = false;
+  readonly #seenFields = new Set<string>();
+  readonly #seenNodes = new Set<string>();
+  readonly #emit: (m: SnapshotMember) => void;
+
+  constructor(emit: (m: SnapshotMember) => void) {
+    this.#emit = emit;
+  }
+
+  get done(): boolean {
+    return this.#where === 'done';
+  }
+
+  /** Feeds bytes; throws a string reason on malformed input. */
+  push(buf: Buffer): void {
+    let i = 0;
+    const n = buf.length;
+    while (i < n) {
+      const c = buf[i]!;
+      switch (this.#where) {
+        case 'start':
+          if (WS.has(c)) break;
+          if (c !== OPEN_OBJ) throw 'does not start with an object';
+          this.#where = 'key-or-close';
+          break;
+        case 'key-or-close':
+        case 'key':
+          if (WS.has(c)) break;
+          if (c === CLOSE_OBJ && this.#where === 'key-or-close') {
+            this.#close();
+            break;
+          }
+          if (c !== QUOTE) throw 'expected a key';
+          this.#where = 'in-key';
+          this.#key = [];
+          this.#valueStart = i;
+          this.#escape = false;
+          break;
+        case 'in-key': {
+          const end = this.#stringEnd(buf, i);
+          if (end < 0) {
+            // Copied: the caller reuses its buffer for the next chunk.
+            this.#key.push(Buffer.from(buf.subarray(this.#valueStart, n)));
+            this.#valueStart = 0;
+            i = n;
+            continue;
+          }
+          this.#key.push(buf.subarray(this.#valueStart, end + 1));
+          this.#keyText = JSON.parse(Buffer.concat(this.#key).toString('utf8')) as string;
+          this.#where = 'colon';
+          i = end + 1;
+          continue;
+        }
+        case 'colon':
+          if (WS.has(c)) break;
+          if (c !== COLON) throw 'expected a colon';
+          this.#where = 'value';
+          break;
+        case 'value':
+          if (WS.has(c)) break;
+          if (this.#level === 1 && this.#keyText === 'nodes' && c === OPEN_OBJ) {
+            this.#note(this.#seenFields, 'field');
+            // Its members follow one by one; the field itself is known to be an object.
+            this.#emit({ kind: 'field', key: 'nodes', value: {} });
+            this.#level = 2;
+            this.#where = 'key-or-close';
+            break;
+          }
+          this.#value = [];
+          this.#valueStart = i;
+          this.#nest = 0;
+          this.#inString = false;
+          this.#escape = false;
+          this.#scalar = c !== OPEN_OBJ && c !== OPEN_ARR && c !== QUOTE;
+          this.#where = 'in-value';
+          continue; // re-read this byte in 'in-value'
+        case 'in-value': {
+          const end = this.#valueEnd(buf, i);
+          if (end < 0) {
+            this.#value.push(Buffer.from(buf.subarray(this.#valueStart, n)));
+            this.#valueStart = 0;
+            i = n;
+            continue;
+          }
+          this.#value.push(buf.subarray(this.#valueStart, end));
+          this.#finishValue();
+          this.#where = 'after-value';
+          i = end;
+          continue;
+        }
+        case 'after-value':
+          if (WS.has(c)) break;
+          if (c === COMMA) this.#where = 'key';
+          else if (c === CLOSE_OBJ) this.#close();
+          else throw 'expected a comma or a closing brace';
+          break;
+        case 'done':
+          if (!WS.has(c)) throw 'data after the end of the object';
+          break;
+      }
+      i++;
+    }
+  }
+
+  /** Index of the closing quote of the key being read (it opened before `from`), or -1. */
+  #stringEnd(buf: Buffer, from: number): number {
+    for (let i = from; i < buf.length; i++) {
+      const c = buf[i]!;
+      if (this.#escape) this.#escape = false;
+      else if (c === BACKSLASH) this.#escape = true;
+      else if (c === QUOTE) return i;
+    }
+    return -1;
+  }
+
+  /** One past the last byte of the value being captured, or -1 if it continues. */
+  #valueEnd(buf: Buffer, from: number): number {
+    for (let i = from; i < buf.length; i++) {
+      const c = buf[i]!;
+      if (this.#scalar) {
+        if (WS.has(c) || c === COMMA || c === CLOSE_OBJ || c === CLOSE_ARR) return i;
+        continue;
+      }
+      if (this.#inString) {
+        if (this.#escape) this.#escape = false;
+        else if (c === BACKSLASH) this.#escape = true;
+        else if (c === QUOTE) {
+          this.#inString = false;
+          if (this.#nest === 0) return i + 1;
+        }
+        continue;
+      }
+      if (c === QUOTE) this.#inString = true;
+      else if (c === OPEN_OBJ || c === OPEN_ARR) this.#nest++;
+      else if (c === CLOSE_OBJ || c === CLOSE_ARR) {
+        this.#nest--;
+        if (this.#nest === 0) return i + 1;
+        if (this.#nest < 0) throw 'unbalanced brackets';
+      }
+    }
+    return -1;
+  }
+
+  #note(seen: Set<string>, what: string): void {
+    if (seen.has(this.#keyText)) throw `${what} ${JSON.stringify(this.#keyText)} appears twice`;
+    seen.add(this.#keyText);
+  }
+
+  #finishValue(): void {
+    const text = Buffer.concat(this.#value).toString('utf8');
+    this.#value = [];
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      throw `the value of ${JSON.stringify(this.#keyText)} is not valid JSON`;
+    }
+    if (this.#level === 2) {
+      this.#note(this.#seenNodes, 'node');
+      this.#emit({ kind: 'node', key: this.#keyText, value });
+    } else {
+      this.#note(this.#seenFields, 'field');
+      this.#emit({ kind: 'field', key: this.#keyText, value });
+    }
+  }
+
+  #close(): void {
+    if (this.#level === 2) {
+      this.#level = 1;
+      this.#where = 'after-value';
+    } else {
+      this.#where = 'done';
+    }
+  }
+}
+
+/** Bytes read per turn of the event loop (a few hundred entries: tens of milliseconds). */
+const CHUNK = 1 << 18;
+
+/**
+ * Reads `recall_index.json` incrementally: `onMembers` receives its members chunk by chunk (top
+ * fields and node entries, in file order, values parsed), and the event loop gets a turn between
+ * chunks. Resolves to the file's SHA-256, or to why it is not exactly one JSON object (truncated,
+ * corrupted, a key twice). Memory stays bounded by one chunk and one entry.
+ *
+ * @example
+ * const r = await readSnapshot(path, async (members) => { for (const m of members) … });
+ * if (!r.ok) console.error(r.reason);
+ */
+export async function readSnapshot(
+  path: string,
+  onMembers: (members: SnapshotMember[]) => void | Promise<void>,
+): Promise<SnapshotRead> {
+  const hash = createHash('sha256');
+  let batch: SnapshotMember[] = [];
+  const parser = new OuterLevels((m) => batch.push(m));
+  const fd = openSync(path, 'r');
+  const buf = Buffer.allocUnsafe(CHUNK);
+  try {
+    for (;;) {
+      const got = readSync(fd, buf, 0, CHUNK, null);
+      if (got === 0) break;
+      const chunk = buf.subarray(0, got);
+      hash.update(chunk);
+      try {
+        parser.push(chunk);
+      } catch (e) {
+        if (typeof e === 'string') return { ok: false, reason: e };
+        throw e;
+      }
+      if (batch.length > 0) {
+        const members = batch;
+        batch = [];
+        await onMembers(members);
+      }
+      await new Promise<void>((r) => setImmediate(r));
+    }
+  } finally {
+    closeSync(fd);
+  }
+  if (!parser.done) return { ok: false, reason: 'it ends before the object is complete' };
+  return { ok: true, sha256: hash.digest('hex') };
+}

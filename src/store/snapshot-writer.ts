@@ -1,0 +1,66 @@
+import { createHash } from 'node:crypto';
+import { closeSync, fsync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { canonicalJson } from '../protocol/canonical-json.js';
+import { IPCF_VERSION, PROJECTION_VERSION } from '../protocol/types.js';
+
+/** One node of the snapshot: its key (the decimal step id) and its canonical entry JSON. */
+export interface SnapshotNode {
+  key: string;
+  json: string;
+}
+
+const FLUSH_AT = 1 << 20;
+let tmpCounter = 0;
+
+/**
+ * Writes `recall_index.json` exactly as `canonicalJson({created_at, ipcf_version, nodes,
+ * projection_version})` would (the reference's field set, compact canonical form), streaming:
+ * `pages` must yield the nodes in code-point order of their keys, each page after the event loop
+ * had a turn. Temp file, fsync, rename; the caller fsyncs the directory. Returns the SHA-256 of
+ * the bytes written.
+ *
+ * @example
+ * const sha = await writeSnapshot(path, { createdAt, pages: index.nodesInKeyOrder() });
+ */
+export async function writeSnapshot(
+  path: string,
+  options: { createdAt: string; pages: AsyncIterable<SnapshotNode[]> },
+): Promise<string> {
+  const tmp = join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${tmpCounter++}`);
+  const fd = openSync(tmp, 'wx', 0o644);
+  const hash = createHash('sha256');
+  let pending = '';
+  const flush = () => {
+    if (pending.length === 0) return;
+    const bytes = Buffer.from(pending, 'utf8');
+    pending = '';
+    hash.update(bytes);
+    let off = 0;
+    while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+  };
+  try {
+    pending += `{"created_at":${canonicalJson(options.createdAt)},"ipcf_version":${canonicalJson(IPCF_VERSION)},"nodes":{`;
+    let first = true;
+    for await (const page of options.pages) {
+      for (const node of page) {
+        pending += `${first ? '' : ','}${canonicalJson(node.key)}:${node.json}`;
+        first = false;
+        if (pending.length >= FLUSH_AT) flush();
+      }
+    }
+    pending += `},"projection_version":${canonicalJson(PROJECTION_VERSION)}}`;
+    flush();
+    // Off the event loop: a large snapshot takes a while to reach the disk.
+    await new Promise<void>((resolve, reject) => fsync(fd, (e) => (e ? reject(e) : resolve())));
+  } catch (e) {
+    closeSync(fd);
+    try {
+      unlinkSync(tmp);
+    } catch {}
+    throw e;
+  }
+  closeSync(fd);
+  renameSync(tmp, path);
+  return hash.digest('hex');
+}

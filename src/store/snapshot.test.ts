@@ -1,0 +1,142 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { canonicalJson, prettyJson, sha256Hex } from '../protocol/canonical-json.js';
+import { IPCF_VERSION, PROJECTION_VERSION } from '../protocol/types.js';
+import { tempDir } from '../test-utils/temp-dir.js';
+import { readSnapshot, type SnapshotMember } from './snapshot-reader.js';
+import { writeSnapshot } from './snapshot-writer.js';
+
+async function members(path: string): Promise<{ read: unknown; members: SnapshotMember[] }> {
+  const out: SnapshotMember[] = [];
+  const read = await readSnapshot(path, (m) => {
+    out.push(...m);
+  });
+  return { read, members: out };
+}
+
+/** What JSON.parse makes of the file, in the reader's terms. */
+function expected(text: string): SnapshotMember[] {
+  const v = JSON.parse(text) as Record<string, unknown>;
+  const out: SnapshotMember[] = [];
+  for (const [key, value] of Object.entries(v)) {
+    if (key === 'nodes' && typeof value === 'object' && value && !Array.isArray(value)) {
+      out.push({ kind: 'field', key, value: {} });
+      for (const [k, e] of Object.entries(value)) out.push({ kind: 'node', key: k, value: e });
+    } else out.push({ kind: 'field', key, value });
+  }
+  return out;
+}
+
+const sortByKey = (m: SnapshotMember[]) =>
+  [...m].sort((a, b) => (a.kind + a.key < b.kind + b.key ? -1 : 1));
+
+const entry = (step: number, extra: Record<string, unknown> = {}) => ({
+  step_id: step,
+  summary: `turn ${step} — "quoted" \\ back\nslash ünï 𝔘`,
+  identifiers: ['a', 'b{', '}c', '[d]'],
+  evicted: false,
+  ...extra,
+});
+
+describe('readSnapshot', () => {
+  it('reads compact, pretty and indent-4 files as JSON.parse does, with their SHA-256', async () => {
+    const dir = tempDir();
+    const index = {
+      created_at: '2026-01-01T00:00:00Z',
+      ipcf_version: IPCF_VERSION,
+      nodes: Object.fromEntries([1, 2, 10, 37].map((s) => [String(s), entry(s)])),
+      projection_version: PROJECTION_VERSION,
+      session_id: 's',
+    };
+    const forms = [canonicalJson(index), prettyJson(index), JSON.stringify(index, null, 4)];
+    for (const [i, text] of forms.entries()) {
+      const p = join(dir, `f${i}.json`);
+      writeFileSync(p, text);
+      const r = await members(p);
+      expect(r.read).toEqual({ ok: true, sha256: sha256Hex(readFileSync(p)) });
+      expect(sortByKey(r.members)).toEqual(sortByKey(expected(text)));
+    }
+  });
+
+  it('reads a file larger than its chunk, members cut at any byte', async () => {
+    const dir = tempDir();
+    const nodes: Record<string, unknown> = {};
+    // Over three chunks: the parser must not keep views into a buffer that is reused.
+    for (let s = 0; s < 9000; s++) nodes[String(s)] = entry(s, { pad: 'x'.repeat(400 + (s % 7)) });
+    const text = prettyJson({ ipcf_version: '1.1', nodes, projection_version: 'p' });
+    const p = join(dir, 'big.json');
+    writeFileSync(p, text);
+    expect(text.length).toBeGreaterThan(3 << 20);
+    const r = await members(p);
+    expect(r.read).toMatchObject({ ok: true });
+    expect(sortByKey(r.members)).toEqual(sortByKey(expected(text)));
+  });
+
+  it('agrees with JSON.parse on arbitrary JSON objects', async () => {
+    const dir = tempDir();
+    let n = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.dictionary(fc.string(), fc.jsonValue()),
+        fc.dictionary(fc.string(), fc.jsonValue()),
+        async (fields, nodes) => {
+          const { nodes: _drop, ...rest } = fields;
+          const text = JSON.stringify({ ...rest, nodes }, null, n % 2 === 0 ? 0 : 2);
+          const p = join(dir, `p${n++}.json`);
+          writeFileSync(p, text);
+          const r = await members(p);
+          expect(r.read).toMatchObject({ ok: true });
+          expect(sortByKey(r.members)).toEqual(sortByKey(expected(text)));
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  const bad: [string, string][] = [
+    ['truncated', '{"ipcf_version":"1.1","nodes":{"1":{"step_id":1'],
+    ['empty', ''],
+    ['not an object', '[1,2]'],
+    ['data after the object', '{"nodes":{}} x'],
+    ['a node key twice', '{"nodes":{"1":{},"1":{}}}'],
+    ['a field twice', '{"nodes":{},"nodes":{}}'],
+    ['a missing comma', '{"a":1 "nodes":{}}'],
+    ['a broken entry', '{"nodes":{"1":{"step_id":1,}}}'],
+    ['a byte-order mark', '\uFEFF{"nodes":{}}'],
+  ];
+  for (const [name, text] of bad) {
+    it(`refuses ${name}`, async () => {
+      const p = join(tempDir(), 'bad.json');
+      writeFileSync(p, text);
+      expect((await members(p)).read).toMatchObject({ ok: false });
+    });
+  }
+});
+
+describe('writeSnapshot', () => {
+  it('writes exactly canonicalJson of the reference index, streaming pages in key order', async () => {
+    const dir = tempDir();
+    const steps = [0, 1, 2, 9, 10, 11, 100, 999999, 1000000];
+    const entries = steps.map((s) => entry(s));
+    const byKey = entries
+      .map((e) => ({ key: String(e.step_id), json: canonicalJson(e) }))
+      .sort((a, b) => (a.key < b.key ? -1 : 1));
+    async function* pages() {
+      yield byKey.slice(0, 4);
+      yield [];
+      yield byKey.slice(4);
+    }
+    const p = join(dir, 'recall_index.json');
+    const sha = await writeSnapshot(p, { createdAt: '2026-01-01T00:00:00Z', pages: pages() });
+    const want = canonicalJson({
+      created_at: '2026-01-01T00:00:00Z',
+      ipcf_version: IPCF_VERSION,
+      nodes: Object.fromEntries(entries.map((e) => [String(e.step_id), e])),
+      projection_version: PROJECTION_VERSION,
+    });
+    expect(readFileSync(p, 'utf8')).toBe(want);
+    expect(sha).toBe(sha256Hex(want));
+  });
+});

@@ -1,0 +1,52 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { tempDir } from '../test-utils/temp-dir.js';
+import { WriteLock } from './write-lock.js';
+
+const lockModule = fileURLToPath(new URL('../../dist/store/write-lock.js', import.meta.url));
+
+describe('WriteLock', () => {
+  it('two handles exclude each other, in one process', async () => {
+    const path = join(tempDir(), 'write.lock');
+    const a = new WriteLock(path);
+    const b = new WriteLock(path);
+    expect(a.tryAcquire()).toBe(true);
+    expect(b.tryAcquire()).toBe(false);
+    expect(b.isLocked()).toBe(true);
+    await expect(b.acquire(30)).rejects.toMatchObject({ code: 'LOCK_TIMEOUT' });
+    const waiting = b.acquire(5_000);
+    a.release();
+    await waiting;
+    expect(b.held).toBe(true);
+    expect(a.tryAcquire()).toBe(false);
+    b.close();
+    expect(a.tryAcquire()).toBe(true);
+    a.close();
+  });
+
+  it('is released by the kernel when its holder is killed (no staleness timer)', async () => {
+    const path = join(tempDir(), 'write.lock');
+    const child = spawn(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `const { WriteLock } = await import(${JSON.stringify(lockModule)});
+         const l = new WriteLock(${JSON.stringify(path)});
+         if (!l.tryAcquire()) process.exit(3);
+         process.stdout.write('held\\n');
+         setInterval(() => {}, 1000);`,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
+    const mine = new WriteLock(path);
+    expect(mine.tryAcquire()).toBe(false);
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    expect(mine.tryAcquire()).toBe(true);
+    mine.close();
+  });
+});
