@@ -76,6 +76,7 @@ export const adapterDeclarationSchema = z
   })
   .strict();
 
+/** The published result of an adapter acceptance run (validated by `adapterDeclarationSchema`). */
 export type AdapterDeclaration = z.infer<typeof adapterDeclarationSchema>;
 
 type Counts = z.infer<typeof counts>;
