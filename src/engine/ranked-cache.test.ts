@@ -17,7 +17,7 @@ import type { Tokenizer } from '../extract/tokenizer.js';
 import { IntegrityCheckError } from '../protocol/errors.js';
 import type { IndexEntry } from '../protocol/types.js';
 import { analyzeNode, type NodeAnalysis } from '../retrieval/node-analysis.js';
-import { tempDir } from '../test-utils/shared.js';
+import { tempDir } from '../test-utils/temp-dir.js';
 import { ContextFold } from './context-fold.js';
 import {
   decodeCacheLine,
