@@ -1,15 +1,8 @@
 import { z } from 'zod';
+import { verdictCountsSchema } from '../conformance/corpus.js';
 import type { AcceptanceReport, AdapterRun } from './runner.js';
 
-const counts = z
-  .object({
-    pass: z.number().int().nonnegative(),
-    fail: z.number().int().nonnegative(),
-    not_applicable: z.number().int().nonnegative(),
-    error: z.number().int().nonnegative(),
-    total: z.number().int().nonnegative(),
-  })
-  .strict();
+const counts = verdictCountsSchema;
 
 const adapterDeclaration = z
   .object({
