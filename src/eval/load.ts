@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readTurnsJsonl } from '../import/turns-jsonl.js';
 import { UsageError } from '../protocol/errors.js';
@@ -58,5 +58,12 @@ export function loadQuestions(path: string): EvalQuestion[] {
  * loadTrajectory('../shared/data/trajectories', 'palimondo_BookMinder_day-003')[0]?.role;
  */
 export function loadTrajectory(dir: string, name: string): TrajectoryTurn[] {
-  return readTurnsJsonl(join(dir, `${name}.jsonl`), { stepIds: 'positional' });
+  const path = join(dir, `${name}.jsonl`);
+  if (!existsSync(path)) {
+    throw new UsageError(
+      `cannot read trajectory ${name}: ${path} does not exist (check --trajectories and the question's "trajectory")`,
+      { path },
+    );
+  }
+  return readTurnsJsonl(path, { stepIds: 'positional' });
 }

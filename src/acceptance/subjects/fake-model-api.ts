@@ -44,10 +44,14 @@ const ANSWERS: Record<string, string> = {
   }),
 };
 
+/** `GET /v1/models/{id}`: the proxy's check that the upstream serves a model. */
+const MODEL_LOOKUP = /^\/v1\/models\/([^/]+)$/;
+
 /**
  * Starts the fake model API on a free loopback port. It answers every Messages and Chat
- * Completions request with {@link MODEL_REPLY} (anything else gets a 404) and keeps each request
- * body it received in full: what reaches the model is what it recorded.
+ * Completions request with {@link MODEL_REPLY}, model lookups (`GET /v1/models/{id}`, not
+ * recorded: they carry no conversation) with a model object, anything else with a 404, and
+ * keeps each request body it received in full: what reaches the model is what it recorded.
  *
  * @example
  * const api = await startFakeModelApi();
@@ -60,6 +64,14 @@ export async function startFakeModelApi(): Promise<FakeModelApi> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const path = new URL(req.url ?? '/', 'http://upstream').pathname;
+      const lookup = req.method === 'GET' ? MODEL_LOOKUP.exec(path) : null;
+      if (lookup) {
+        // The proxy asks once per model whether the upstream serves it (no conversation in it).
+        const id = decodeURIComponent(lookup[1]!);
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ id, type: 'model', object: 'model', display_name: id }));
+        return;
+      }
       received.push({ path, body: Buffer.concat(chunks) });
       const answer = req.method === 'POST' ? ANSWERS[path] : undefined;
       res.writeHead(answer ? 200 : 404, { 'content-type': 'application/json' });
