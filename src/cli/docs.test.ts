@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDemo } from '../engine/demo-scenario.js';
 import { extractSnippets } from '../test-utils/doc-snippets.js';
 import { type InstalledCopy, installedCopy, REPO_ROOT } from '../test-utils/installed-copy.js';
-import { itShared, tempDir } from '../test-utils/shared.js';
-import { tempDir as tempDirForTest } from '../test-utils/temp-dir.js';
+import { itShared } from '../test-utils/shared.js';
+import { tempDir } from '../test-utils/temp-dir.js';
 
 /** README.md and every docs/ page, in a stable order. */
 const PAGES = [
@@ -96,7 +96,7 @@ describe('the README and docs', () => {
   });
 
   it("the README's before/after table is what the demo measures", async () => {
-    const r = await runDemo({ dir: join(tempDirForTest(), '.contextfold') });
+    const r = await runDemo({ dir: join(tempDir().dir, '.contextfold') });
     const readme = read('README.md');
     expect(readme).toContain(`| ${r.raw_history_tokens.toLocaleString('en-US')} |`);
     for (const q of r.questions) {

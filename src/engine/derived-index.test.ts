@@ -91,7 +91,7 @@ const indexDb = (dir: string) => join(dir, indexFiles(dir).find((n) => n.endsWit
 
 /** A store holding TURNS, with (`journal`) or without an uncompacted journal. */
 async function seeded(journal: boolean): Promise<string> {
-  const dir = join(tempDir(), '.contextfold');
+  const dir = join(tempDir().dir, '.contextfold');
   const cf = await open(dir);
   await cf.foldMany(TURNS);
   await cf.close({ compact: !journal });
@@ -105,7 +105,7 @@ function collect(): { warnings: IndexWarning[]; onWarning: (w: IndexWarning) => 
 
 describe('the derived index is rebuildable, never the truth', () => {
   it('after close, the files the reference engine reads (nodes, recall_index.json, eviction log) alone validate and hydrate', async () => {
-    const dir = join(tempDir(), '.contextfold');
+    const dir = join(tempDir().dir, '.contextfold');
     const cf = await open(dir);
     await cf.foldMany(TURNS);
     await cf.evict(2);
@@ -117,7 +117,7 @@ describe('the derived index is rebuildable, never the truth', () => {
         .filter((n) => !/^index-|^write\.lock$/.test(n))
         .sort(),
     ).toEqual(['cold_nodes', 'eviction_log.json', 'recall_index.json']);
-    const only = join(tempDir(), '.contextfold');
+    const only = join(tempDir().dir, '.contextfold');
     mkdirSync(only, { recursive: true });
     for (const n of ['cold_nodes', 'eviction_log.json', 'recall_index.json'])
       cpSync(join(dir, n), join(only, n), { recursive: true });
@@ -140,7 +140,7 @@ describe('the derived index is rebuildable, never the truth', () => {
   });
 
   it('deleting it mid-session loses no entry a fold reported done, and changes no answer', async () => {
-    const dir = join(tempDir(), '.contextfold');
+    const dir = join(tempDir().dir, '.contextfold');
     const { warnings, onWarning } = collect();
     const a = await open(dir, { onWarning });
     await a.foldMany(TURNS.slice(0, 20));
@@ -155,7 +155,7 @@ describe('the derived index is rebuildable, never the truth', () => {
     expect((await b.entries()).map((e) => e.step_id)).toEqual(
       TURNS.slice(0, 31).map((t) => t.stepId),
     );
-    const ref = await open(join(tempDir(), '.contextfold'));
+    const ref = await open(join(tempDir().dir, '.contextfold'));
     await ref.foldMany(TURNS.slice(0, 31));
     const expected = await answers(ref);
     expect(await answers(a)).toEqual(expected);
@@ -272,7 +272,7 @@ describe('the derived index is rebuildable, never the truth', () => {
 
   it('an interrupted fold (node written, never committed) stays an orphan, also after a rebuild', async () => {
     const dir = await seeded(true);
-    const other = await open(join(tempDir(), '.contextfold'));
+    const other = await open(join(tempDir().dir, '.contextfold'));
     await other.fold({ stepId: 99, summary: 'never committed', content: 'orphan bytes' });
     cpSync(
       join(other.dir, 'cold_nodes', 'step_000099.json'),
@@ -324,7 +324,7 @@ describe('stored analyses are derived, never trusted', () => {
 
 describe('a long-lived engine follows other writers', () => {
   it('its cached reads stay in step with every fold, eviction and rebuild of another engine', async () => {
-    const dir = join(tempDir(), '.contextfold');
+    const dir = join(tempDir().dir, '.contextfold');
     const a = await open(dir);
     const b = await open(dir);
     const fresh = async () => {
@@ -350,7 +350,7 @@ describe('a long-lived engine follows other writers', () => {
   });
 
   it("a read racing another process's commit is never counted twice", async () => {
-    const dir = join(tempDir(), '.contextfold');
+    const dir = join(tempDir().dir, '.contextfold');
     const b = await open(dir);
     await b.foldMany(TURNS.slice(0, 10));
     const a = await open(dir);
@@ -374,7 +374,7 @@ describe('a long-lived engine follows other writers', () => {
 
 describe('a dropped entry (contextfold repair)', () => {
   it('leaves the index, other engines, a rebuild and recall_index.json as if never folded', async () => {
-    const dir = join(tempDir(), '.contextfold');
+    const dir = join(tempDir().dir, '.contextfold');
     const a = await open(dir);
     const b = await open(dir);
     await b.foldMany(TURNS);
@@ -382,7 +382,7 @@ describe('a dropped entry (contextfold repair)', () => {
     await answers(a); // a's read caches are warm
     const gone = [2, 4, 6]; // 4 spans several blocks; 6 was evicted
     for (const step of gone) await b.dropEntry(step, `test: drop ${step}`);
-    const ref = await open(join(tempDir(), '.contextfold'));
+    const ref = await open(join(tempDir().dir, '.contextfold'));
     await ref.foldMany(TURNS.filter((t) => !gone.includes(t.stepId)));
     const expected = await answers(ref);
     expect(await answers(b)).toEqual(expected);
@@ -441,7 +441,7 @@ describe('the derived index serves scans without reading nodes', () => {
   });
 
   it('a fresh process costs its picks without loading the o200k vocabulary', async () => {
-    const dir = join(tempDir(), '.contextfold');
+    const dir = join(tempDir().dir, '.contextfold');
     const cf = await ContextFold.open({ dir, clock: CLOCK });
     await cf.foldMany(TURNS);
     await cf.close();
@@ -492,8 +492,8 @@ describe('the derived index serves scans without reading nodes', () => {
   });
 
   it('writes nothing outside the store (no ~/.cache, no machine-wide state)', async () => {
-    const home = join(tempDir(), 'home');
-    const dir = join(tempDir(), '.contextfold');
+    const home = join(tempDir().dir, 'home');
+    const dir = join(tempDir().dir, '.contextfold');
     const env = {
       ...process.env,
       HOME: home,
@@ -597,7 +597,7 @@ describe('a store directory that is not writable', () => {
         code: 'USAGE',
         message: expect.stringMatching(/store directory is not writable/),
       });
-      const payload = join(tempDir(), 'p.txt');
+      const payload = join(tempDir().dir, 'p.txt');
       writeFileSync(payload, 'bytes');
       const r = spawnSync(
         process.execPath,
@@ -620,7 +620,7 @@ describe('a store directory that is not writable', () => {
   });
 
   it('a --dir that cannot be created (under a regular file): one clear line, exit 1, nothing written', () => {
-    const root = tempDir();
+    const root = tempDir().dir;
     writeFileSync(join(root, 'file'), 'not a directory');
     const dir = join(root, 'file', '.contextfold');
     const payload = join(root, 'p.txt');

@@ -37,7 +37,7 @@ const EXPECTED: Record<string, string> = {
 async function playSetup(id: string): Promise<{ root: string; dir: string }> {
   const doc = loadCaseDoc(DEFAULT_CORPUS_DIR, id);
   const inputs = loadCaseInputs(DEFAULT_CORPUS_DIR, doc);
-  const root = tempDir();
+  const root = tempDir().dir;
   mkdirSync(join(root, 'main'), { recursive: true });
   const dir = join(root, 'main', '.contextfold');
   const open = () =>

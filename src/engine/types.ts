@@ -137,11 +137,13 @@ export interface HydrateResult {
   findings: PageFinding[];
 }
 
+/** What `evict` recorded: the step left the resident set at `evicted_at`. */
 export interface EvictResult {
   step_id: number;
   evicted_at: string;
 }
 
+/** The kinds of inconsistency `validate` reports. */
 export type ProblemKind =
   | 'orphaned_node'
   | 'broken_reference'
@@ -150,6 +152,7 @@ export type ProblemKind =
   | 'journal'
   | 'index';
 
+/** One problem `validate` found, with the exact path it concerns. */
 export interface ValidationProblem {
   kind: ProblemKind;
   step_id: number | null;
@@ -157,6 +160,7 @@ export interface ValidationProblem {
   message: string;
 }
 
+/** What `validate` checked; `ok` only when `problems` is empty. */
 export interface ValidateResult {
   ok: boolean;
   checked: number;
@@ -213,6 +217,7 @@ export interface EntriesPage {
   entries: IndexEntry[];
 }
 
+/** What `status` reports about a store: counts, policy, tokenizer and retrieval in effect. */
 export interface StatusResult {
   dir: string;
   session_id: string;

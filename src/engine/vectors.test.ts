@@ -2,7 +2,8 @@ import { cpSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import type { HydrationPolicy } from '../protocol/policy.js';
-import { describeShared, HAS_SHARED, sharedPath, tempDir } from '../test-utils/shared.js';
+import { describeShared, HAS_SHARED, sharedPath } from '../test-utils/shared.js';
+import { tempDir } from '../test-utils/temp-dir.js';
 import { ContextFold } from './context-fold.js';
 
 interface Turn {

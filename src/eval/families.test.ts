@@ -1,7 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { HAS_SHARED, sharedPath, tempDir } from '../test-utils/shared.js';
+import { HAS_SHARED, sharedPath } from '../test-utils/shared.js';
+import { tempDir } from '../test-utils/temp-dir.js';
 import { familiesOf, familyOf } from './families.js';
 
 const tmp = tempDir();

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isUsageError } from '../protocol/errors.js';
-import { tempDir } from '../test-utils/shared.js';
+import { tempDir } from '../test-utils/temp-dir.js';
 import { loadQuestions, loadTrajectory } from './load.js';
 import { runEval } from './run-eval.js';
 import type { EvalQuestion } from './types.js';

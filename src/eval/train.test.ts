@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FEATURE_NAMES } from '../retrieval/ranked-features.js';
-import { tempDir } from '../test-utils/shared.js';
+import { tempDir } from '../test-utils/temp-dir.js';
 import { fitRanked, leaveOneSessionOut } from './loso.js';
 import { collectTraining, trainWeights } from './train.js';
 import type { EvalQuestion } from './types.js';

@@ -22,7 +22,7 @@ describe('importFile', () => {
   it.each(cases)(
     '%s %s: folds every turn at its history position; the store validates',
     async (format, name) => {
-      const dir = join(tempDir(), '.contextfold');
+      const dir = join(tempDir().dir, '.contextfold');
       const cf = await ContextFold.open({ dir });
       const r = await importFile(cf, { file: fixture(name), format });
       expect(r.folded).toBe(r.history.turns.length);
@@ -40,7 +40,7 @@ describe('importFile', () => {
   );
 
   it('re-importing the same history is a no-op with the same hashes (deterministic)', async () => {
-    const dir = join(tempDir(), '.contextfold');
+    const dir = join(tempDir().dir, '.contextfold');
     const cf = await ContextFold.open({ dir });
     const first = await importFile(cf, {
       file: fixture('claude-code-session.jsonl'),
@@ -52,7 +52,7 @@ describe('importFile', () => {
     });
     expect(again.folded).toBe(0);
     expect(again.already_folded).toBe(first.turns);
-    const other = await ContextFold.open({ dir: join(tempDir(), '.contextfold') });
+    const other = await ContextFold.open({ dir: join(tempDir().dir, '.contextfold') });
     const fresh = await importFile(other, {
       file: fixture('claude-code-session.jsonl'),
       format: 'claude-code',
@@ -65,7 +65,7 @@ describe('importFile', () => {
   });
 
   it('refuses a different history over the same steps and writes nothing', async () => {
-    const dir = join(tempDir(), '.contextfold');
+    const dir = join(tempDir().dir, '.contextfold');
     const cf = await ContextFold.open({ dir });
     await importFile(cf, { file: fixture('turns.jsonl'), format: 'turns' });
     const before = readdirSync(join(dir, 'cold_nodes')).sort();
@@ -85,7 +85,7 @@ describe('importFile', () => {
   });
 
   it('writes nothing at all when the input is malformed', async () => {
-    const root = tempDir();
+    const root = tempDir().dir;
     const dir = join(root, '.contextfold');
     const cf = await ContextFold.open({ dir });
     const bad = join(root, 'bad.jsonl');

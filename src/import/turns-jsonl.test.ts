@@ -152,7 +152,7 @@ describe('parseTurnsJsonl', () => {
 
 describe('readTurnsJsonl / readHistoryRecords', () => {
   it('read a file (a missing one is one line naming it)', () => {
-    const dir = tempDir();
+    const dir = tempDir().dir;
     {
       const f = join(dir, 'run.jsonl');
       writeFileSync(f, lines(3, 4));

@@ -11,7 +11,8 @@ import { readEvents, type SessionEvent } from '../harness/session-events.js';
 import { stepClock } from '../harness/test-utils/session-helpers.js';
 import { runTurns } from '../harness/turns-file.js';
 import { readHistoryRecords } from '../import/turns-jsonl.js';
-import { describeShared, sharedPath, tempDir } from '../test-utils/shared.js';
+import { describeShared, sharedPath } from '../test-utils/shared.js';
+import { tempDir } from '../test-utils/temp-dir.js';
 import { type Inspector, startInspector } from './server.js';
 import { buildOddStore, treeSnapshot, XSS } from './test-utils/fixtures.js';
 

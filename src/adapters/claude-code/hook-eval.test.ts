@@ -4,7 +4,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseClaudeCodeTranscript } from '../../import/claude-code-transcript.js';
 import { isUsageError } from '../../protocol/errors.js';
 import { TranscriptWriter } from '../../test-utils/claude-transcript.js';
-import { HAS_SHARED, sharedPath, tempDir } from '../../test-utils/shared.js';
+import { HAS_SHARED, sharedPath } from '../../test-utils/shared.js';
+import { tempDir } from '../../test-utils/temp-dir.js';
 import { MAX_CONTEXT_BYTES } from './archived-context.js';
 import {
   compactionLines,

@@ -23,7 +23,7 @@ const fixture = new URL('../../import/fixtures/claude-code-session.jsonl', impor
   .pathname;
 
 function setup() {
-  const root = tempDir();
+  const root = tempDir().dir;
   const transcript = join(root, `${SESSION}.jsonl`);
   const baseDir = join(root, '.contextfold');
   const run = (event: HookEvent, extra: Partial<HookInput> = {}, maxTurnsPerRun?: number) =>

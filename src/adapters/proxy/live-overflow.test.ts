@@ -4,7 +4,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { o200kTokenizer } from '../../extract/tokenizer.js';
 import { replaySession } from '../../harness/replay.js';
-import { tempDir } from '../../test-utils/shared.js';
+import { tempDir } from '../../test-utils/temp-dir.js';
 import { type RunningProxy, startProxy } from './server.js';
 import { sessionStoreDir } from './session-pool.js';
 import { cannedReply, type FakeUpstream, startFakeUpstream } from './test-utils/fake-upstream.js';

@@ -4,8 +4,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { HistoryRecord } from '../../harness/messages.js';
 import { readEvents } from '../../harness/session-events.js';
 import { readHistoryRecords } from '../../import/turns-jsonl.js';
-import { runCli } from '../../test-utils/cli.js';
-import { HAS_SHARED, sharedPath, tempDir } from '../../test-utils/shared.js';
+import { runCliProcess } from '../../test-utils/cli.js';
+import { HAS_SHARED, sharedPath } from '../../test-utils/shared.js';
+import { tempDir } from '../../test-utils/temp-dir.js';
 import type { ProxyLogLine } from './call-log.js';
 import { anthropicRequests, openAiRequests } from './recorded-requests.js';
 import { startProxy } from './server.js';
@@ -80,7 +81,7 @@ describe.skipIf(!RUN)(
         history.push({ step_id: history.length, role: 'assistant', content: 'done' });
         const file = join(tmp.dir, `${api}.jsonl`);
         writeFileSync(file, history.map((r) => JSON.stringify(r)).join('\n'));
-        const r = runCli([
+        const r = runCliProcess([
           '--dir',
           join(tmp.dir, `${api}-replay`, '.contextfold'),
           '--json',

@@ -1,8 +1,8 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../test-utils/cli.js';
-import { tempDir } from '../../test-utils/shared.js';
+import { runCliProcess } from '../../test-utils/cli.js';
+import { tempDir } from '../../test-utils/temp-dir.js';
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
@@ -41,7 +41,14 @@ writeFileSync(
 
 describe('contextfold eval', () => {
   it('--json prints the sets, each with ranked and the BM25 chunk baseline', () => {
-    const r = runCli(['--json', 'eval', '--questions', questions, '--trajectories', trajectories]);
+    const r = runCliProcess([
+      '--json',
+      'eval',
+      '--questions',
+      questions,
+      '--trajectories',
+      trajectories,
+    ]);
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out.sets).toHaveLength(1);
@@ -75,7 +82,7 @@ describe('contextfold eval', () => {
 
   it('--compare measures both modes, --no-baseline drops the baseline; text is aggregates only', () => {
     const both = JSON.parse(
-      runCli([
+      runCliProcess([
         '--json',
         'eval',
         '--questions',
@@ -90,7 +97,7 @@ describe('contextfold eval', () => {
       'ranked',
       'reference',
     ]);
-    const ref = runCli([
+    const ref = runCliProcess([
       '--retrieval',
       'reference',
       'eval',
@@ -108,7 +115,7 @@ describe('contextfold eval', () => {
   });
 
   it('bad input: one line, non-zero exit, no stack trace', () => {
-    const missing = runCli([
+    const missing = runCliProcess([
       'eval',
       '--questions',
       join(tmp.dir, 'nope.json'),
@@ -119,10 +126,10 @@ describe('contextfold eval', () => {
     expect(missing.stderr.trim().split('\n')).toHaveLength(1);
     expect(missing.stderr).toContain('cannot read questions file');
     expect(missing.stderr).not.toContain('    at ');
-    const noArgs = runCli(['eval']);
+    const noArgs = runCliProcess(['eval']);
     expect(noArgs.code).toBe(1);
     expect(noArgs.stderr).toContain('--questions');
-    const noTraj = runCli(['eval', '--questions', questions]);
+    const noTraj = runCliProcess(['eval', '--questions', questions]);
     expect(noTraj.code).toBe(1);
     expect(noTraj.stderr).toContain('--trajectories');
     // A gold step past the end of its trajectory: refused before anything is measured.
@@ -132,13 +139,20 @@ describe('contextfold eval', () => {
     q.questions[0].latest_step = 7;
     q.questions[0].asked_after_step = 2;
     writeFileSync(bad, JSON.stringify(q));
-    const range = runCli(['--json', 'eval', '--questions', bad, '--trajectories', trajectories]);
+    const range = runCliProcess([
+      '--json',
+      'eval',
+      '--questions',
+      bad,
+      '--trajectories',
+      trajectories,
+    ]);
     expect(range.code).toBe(1);
     expect(JSON.parse(range.stdout).message).toMatch(/gold step|after asked_after_step/);
     const missingTraj = join(tmp.dir, 'missing-traj.json');
     q.questions[0] = { ...q.questions[0], trajectory: 'absent', gold_steps: [1], latest_step: 1 };
     writeFileSync(missingTraj, JSON.stringify(q));
-    const mt = runCli(['eval', '--questions', missingTraj, '--trajectories', trajectories]);
+    const mt = runCliProcess(['eval', '--questions', missingTraj, '--trajectories', trajectories]);
     expect(mt.code).toBe(1);
     expect(mt.stderr).toContain('cannot read trajectory');
     expect(mt.stderr.trim().split('\n')).toHaveLength(1);

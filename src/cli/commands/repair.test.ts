@@ -2,12 +2,12 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ContextFold } from '../../engine/context-fold.js';
-import { runCli } from '../../test-utils/run-cli.js';
+import { runCliInProcess } from '../../test-utils/cli.js';
 import { tempDir } from '../../test-utils/temp-dir.js';
 
 /** A store whose step 7 node file has no index entry (copied in from another store). */
 async function storeWithOrphan(): Promise<{ dir: string; orphan: string }> {
-  const root = tempDir();
+  const root = tempDir().dir;
   const dir = join(root, 'a', '.contextfold');
   const other = join(root, 'b', '.contextfold');
   const a = await ContextFold.open({ dir, tokenizer: 'reference' });
@@ -25,7 +25,7 @@ async function storeWithOrphan(): Promise<{ dir: string; orphan: string }> {
 describe('contextfold repair', () => {
   it('dry run names the action and changes nothing; --apply re-indexes, logs, validates clean', async () => {
     const { dir, orphan } = await storeWithOrphan();
-    const dry = await runCli(['--dir', dir, 'repair', '--json']);
+    const dry = await runCliInProcess(['--dir', dir, 'repair', '--json']);
     expect(dry.code).toBe(0);
     const plan = JSON.parse(dry.stdout);
     expect(plan.applied).toBe(false);
@@ -36,13 +36,13 @@ describe('contextfold repair', () => {
       },
     ]);
     expect(existsSync(join(dir, 'repair_log.jsonl'))).toBe(false);
-    expect((await runCli(['--dir', dir, 'validate'])).code).toBe(1);
+    expect((await runCliInProcess(['--dir', dir, 'validate'])).code).toBe(1);
 
-    const human = await runCli(['--dir', dir, 'repair']);
+    const human = await runCliInProcess(['--dir', dir, 'repair']);
     expect(human.stdout).toContain('would: reindex');
     expect(human.stdout).toContain('dry run: nothing changed');
 
-    const done = await runCli(['--dir', dir, 'repair', '--apply', '--json']);
+    const done = await runCliInProcess(['--dir', dir, 'repair', '--apply', '--json']);
     expect(done.code).toBe(0);
     expect(JSON.parse(done.stdout)).toMatchObject({ applied: true, remaining: [] });
     const log = readFileSync(join(dir, 'repair_log.jsonl'), 'utf8').trimEnd().split('\n');
@@ -55,17 +55,17 @@ describe('contextfold repair', () => {
         problem: 'orphaned_node',
       }),
     ]);
-    expect((await runCli(['--dir', dir, 'validate'])).code).toBe(0);
-    const h = await runCli(['--dir', dir, 'hydrate', '7', '--json']);
+    expect((await runCliInProcess(['--dir', dir, 'validate'])).code).toBe(0);
+    const h = await runCliInProcess(['--dir', dir, 'hydrate', '7', '--json']);
     expect(JSON.parse(h.stdout).content).toBe('PostgreSQL on port 5433');
-    expect((await runCli(['--dir', dir, 'repair'])).stdout).toBe(
+    expect((await runCliInProcess(['--dir', dir, 'repair'])).stdout).toBe(
       'ok: validate found no problems, nothing to repair\n',
     );
   });
 
   it('a missing store is one JSON error object (nothing created)', async () => {
-    const dir = join(tempDir(), 'none');
-    const r = await runCli(['--dir', dir, 'repair', '--apply', '--json']);
+    const dir = join(tempDir().dir, 'none');
+    const r = await runCliInProcess(['--dir', dir, 'repair', '--apply', '--json']);
     expect(r.code).toBe(1);
     expect(JSON.parse(r.stdout)).toMatchObject({ error: 'StoreNotFoundError', path: dir });
     expect(existsSync(dir)).toBe(false);

@@ -1,8 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../test-utils/cli.js';
-import { tempDir } from '../../test-utils/shared.js';
+import { runCliProcess } from '../../test-utils/cli.js';
+import { tempDir } from '../../test-utils/temp-dir.js';
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
@@ -35,7 +35,9 @@ function fourTurns(): string {
   for (const [step, summary, content] of turns) {
     const file = join(tmp.dir, `t${step}.log`);
     writeFileSync(file, content);
-    expect(runCli(['--dir', dir, 'fold', String(step), summary, '--file', file]).code).toBe(0);
+    expect(runCliProcess(['--dir', dir, 'fold', String(step), summary, '--file', file]).code).toBe(
+      0,
+    );
   }
   return dir;
 }
@@ -44,14 +46,15 @@ describe('contextfold scan (default ranked) on a four-turn store', () => {
   const dir = fourTurns();
 
   it('pages step 137 for the port question and says which words it did not search for', () => {
-    const r = runCli(['--dir', dir, 'scan', 'What port are we using for PostgreSQL?']);
+    const r = runCliProcess(['--dir', dir, 'scan', 'What port are we using for PostgreSQL?']);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/query terms: port, postgr, postgresql, sql/);
     expect(r.stdout).toContain('not searched, stopwords: what, are, we, for');
     expect(r.stdout).toContain('not searched, in no folded turn: using');
     expect(r.stdout.split('\n').find((l) => l.includes('page in step'))).toContain('step 137');
     const json = JSON.parse(
-      runCli(['--dir', dir, '--json', 'scan', 'What port are we using for PostgreSQL?']).stdout,
+      runCliProcess(['--dir', dir, '--json', 'scan', 'What port are we using for PostgreSQL?'])
+        .stdout,
     );
     expect(json.selected[0].step_id).toBe(137);
     expect(json.dropped_terms).toContainEqual({ term: 'using', reason: 'not-in-store' });
@@ -60,7 +63,7 @@ describe('contextfold scan (default ranked) on a four-turn store', () => {
   it('pages both 137 and 120 for the README’s two-part question', () => {
     const q =
       'What port are we using for PostgreSQL, and which migration applied the billing table?';
-    const json = JSON.parse(runCli(['--dir', dir, '--json', 'scan', q]).stdout);
+    const json = JSON.parse(runCliProcess(['--dir', dir, '--json', 'scan', q]).stdout);
     const steps = json.selected.map((p: { step_id: number }) => p.step_id);
     expect(steps).toContain(137);
     expect(steps).toContain(120);
