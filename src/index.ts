@@ -1,63 +1,50 @@
-// contextfold: the IPCF-1.1 engine. Named exports only; adapters are subpath exports
-// (`contextfold/ai-sdk`, `contextfold/mcp`, …) so the core never imports a vendor SDK.
+// contextfold: the IPCF-1.1 engine. The root is the curated surface (≤ 60 names, pinned by
+// src/exports.test.ts): the engine facade, sessions, the guard's main entry points, errors.
+// Everything else lives on a subpath (`contextfold/harness`, `contextfold/guard`,
+// `contextfold/protocol`, `contextfold/extract`, adapters …) so the root stays small and the
+// core never imports a vendor SDK. Named exports only.
 
 export { ContextFold } from './engine/context-fold.js';
-export { DEMO_QUESTIONS, demoHistory, runDemo } from './engine/demo-scenario.js';
+export {
+  type RepairOptions,
+  type RepairResult,
+  repairStore,
+} from './engine/repair.js';
 export type {
   ContextFoldEngine,
-  EntriesPage,
-  EvictResult,
   FoldInput,
   FoldResult,
-  HashCheck,
-  HydrateOptions,
   HydrateResult,
-  NodeCheck,
-  NodeFields,
   OpenOptions,
   Page,
   PageInFailure,
   PageInResult,
-  ProblemKind,
-  RecallCandidate,
   RecallResult,
-  RecallStatus,
-  RetrievalMode,
-  ScanPick,
-  ScanResult,
   StatusResult,
   ValidateResult,
   ValidationProblem,
 } from './engine/types.js';
-export { type Projection, type ProjectionInput, project } from './extract/projection.js';
-export { extractTerms, foldToken, identifiersOf, nodeTerms, queryTerms } from './extract/terms.js';
+export type { Tokenizer } from './extract/tokenizer.js';
+export { type GuardRunReport, runGuardConformance } from './guard/conformance.js';
+export { Redactor } from './guard/redactor.js';
+export { scanPage } from './guard/scan-page.js';
+export type { Message, ToolCall } from './harness/messages.js';
+export type { ContextPack } from './harness/pack.js';
+export { type ReplayResult, replaySession } from './harness/replay.js';
 export {
-  o200kTokenizer,
-  referenceTokenizer,
-  resolveTokenizer,
-  type Tokenizer,
-} from './extract/tokenizer.js';
-// The guard: secret redaction before writes, injection / active-content findings on pages.
-export * from './guard/index.js';
-// The harness: sessions, context packs, folded-step records, events and replay.
-export * from './harness/index.js';
-export {
-  canonicalJson,
-  canonicalSha256,
-  compareCodePoints,
-  prettyJson,
-  sha256Hex,
-  sortedUnique,
-} from './protocol/canonical-json.js';
+  type AfterTurnResult,
+  Session,
+  type SessionOptions,
+  type Summarizer,
+  type SummarizerInput,
+} from './harness/session.js';
+export { readEvents, type SessionEvent } from './harness/session-events.js';
 export {
   BrokenReferenceError,
   ContextFoldError,
   type ErrorCode,
-  type ErrorDetails,
-  exitCodeFor,
   GuardTableError,
   IntegrityCheckError,
-  ipcfErrorName,
   isBrokenReferenceError,
   isContextFoldError,
   isGuardTableError,
@@ -77,20 +64,6 @@ export {
   StoreUnavailableError,
   UsageError,
 } from './protocol/errors.js';
-export {
-  DEFAULT_POLICY,
-  type HydrationPolicy,
-  parsePolicy,
-  policyHash,
-} from './protocol/policy.js';
-export {
-  type ColdNode,
-  DEFAULT_SESSION_ID,
-  type EvictionLogFile,
-  type FoldedStep,
-  type IndexEntry,
-  IPCF_VERSION,
-  PROJECTION_VERSION,
-  type RecallIndexFile,
-  type RedactionRecord,
-} from './protocol/types.js';
+export { DEFAULT_POLICY, type HydrationPolicy } from './protocol/policy.js';
+export type { PageFinding } from './protocol/results.js';
+export { IPCF_VERSION } from './protocol/types.js';

@@ -32,7 +32,7 @@ describe('source anchors', () => {
   });
 
   it('reads dist/ when src/ is not shipped (an installed package)', () => {
-    const root = tempDir();
+    const root = tempDir().dir;
     mkdirSync(join(root, 'dist', 'harness'), { recursive: true });
     writeFileSync(join(root, 'dist', 'harness', 'x.js'), '/** evicts this turn’s pages */');
     expect(
@@ -54,7 +54,7 @@ describe('source anchors', () => {
   });
 
   it('a CONF clause anchor must be on that requirement’s line', () => {
-    const dir = tempDir();
+    const dir = tempDir().dir;
     writeFileSync(
       join(dir, 'conf.txt'),
       'Document ID: CONFORMANCE-IPCF-001\nCONF-09 Tamper: corrupted node is never hydrated\nCONF-10 other\n',

@@ -16,7 +16,7 @@ const raw = () => JSON.parse(readFileSync(DEFAULT_CASE_FILE, 'utf8'));
 function loadChanged(change: (doc: ReturnType<typeof raw>) => void) {
   const doc = raw();
   change(doc);
-  const path = join(tempDir(), 'cases.json');
+  const path = join(tempDir().dir, 'cases.json');
   writeFileSync(path, JSON.stringify(doc));
   return () => loadCaseFile(path);
 }

@@ -301,14 +301,23 @@ export const caseFileSchema = z
   })
   .strict();
 
+/** The adapter acceptance case file (`conformance/adapters/cases.v1.json`), validated. */
 export type CaseFile = z.infer<typeof caseFileSchema>;
+/** One acceptance case of the case file. */
 export type AcceptanceCase = CaseFile['cases'][number];
+/** The input of a case: the history, store actions and the prompt. */
 export type CaseInputDoc = AcceptanceCase['input'];
+/** One turn of a case's history. */
 export type HistoryTurn = z.infer<typeof turn>;
+/** An action a case performs on the store between calls (tamper, remove, …). */
 export type StoreAction = z.infer<typeof storeAction>;
+/** What a case expects of the model call it observes. */
 export type CallExpect = z.infer<typeof callExpect>;
+/** What a case expects of the store afterwards. */
 export type StoreExpect = z.infer<typeof storeExpect>;
+/** Where in the contract or spec a case comes from. */
 export type SourceAnchor = z.infer<typeof anchor>;
+/** A declared strictness that excuses a case, and the cases it excuses. */
 export type StrictnessAllowance = z.infer<typeof strictnessAllowance>;
 
 /** The published JSON Schema of the case file (draft 2020-12), generated from {@link caseFileSchema}. */

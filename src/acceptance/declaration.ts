@@ -1,15 +1,8 @@
 import { z } from 'zod';
+import { verdictCountsSchema } from '../conformance/corpus.js';
 import type { AcceptanceReport, AdapterRun } from './runner.js';
 
-const counts = z
-  .object({
-    pass: z.number().int().nonnegative(),
-    fail: z.number().int().nonnegative(),
-    not_applicable: z.number().int().nonnegative(),
-    error: z.number().int().nonnegative(),
-    total: z.number().int().nonnegative(),
-  })
-  .strict();
+const counts = verdictCountsSchema;
 
 const adapterDeclaration = z
   .object({
@@ -76,6 +69,7 @@ export const adapterDeclarationSchema = z
   })
   .strict();
 
+/** The published result of an adapter acceptance run (validated by `adapterDeclarationSchema`). */
 export type AdapterDeclaration = z.infer<typeof adapterDeclarationSchema>;
 
 type Counts = z.infer<typeof counts>;

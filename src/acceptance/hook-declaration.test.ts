@@ -16,7 +16,7 @@ async function hook(cases: string[], change?: (doc: { cases: { id: string }[] })
   if (change) {
     const doc = JSON.parse(readFileSync(DEFAULT_CASE_FILE, 'utf8'));
     change(doc);
-    caseFile = join(tempDir(), 'cases.json');
+    caseFile = join(tempDir().dir, 'cases.json');
     writeFileSync(caseFile, JSON.stringify(doc));
   }
   const r = await runAdapterAcceptance({

@@ -9,7 +9,19 @@
  */
 export { type AnchorContext, type AnchorState, checkAnchor } from './anchors.js';
 export { DEFAULT_CASE_FILE, type LoadedCaseFile, loadCaseFile } from './case-file.js';
-export * from './case-schema.js';
+export {
+  type AcceptanceCase,
+  type CallExpect,
+  type CaseFile,
+  type CaseInputDoc,
+  caseFileJsonSchema,
+  caseFileSchema,
+  type HistoryTurn,
+  type SourceAnchor,
+  type StoreAction,
+  type StoreExpect,
+  type StrictnessAllowance,
+} from './case-schema.js';
 export {
   type AdapterDeclaration,
   adapterDeclarationJsonSchema,
@@ -26,5 +38,12 @@ export {
   runAdapterAcceptance,
 } from './runner.js';
 export { type Deviation, type ScoredCase, scoreRun } from './score.js';
-export * from './subject.js';
+export {
+  type AdapterSubject,
+  type CallObservation,
+  MODEL_REPLY,
+  type SubjectCase,
+  type SubjectCaseOptions,
+  WARMUP_PROMPT,
+} from './subject.js';
 export { defaultSubjects } from './subjects/index.js';

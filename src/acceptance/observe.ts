@@ -1,17 +1,14 @@
 import { referenceTokenizer } from '../extract/tokenizer.js';
 import { renderPageContent } from '../guard/render-page.js';
+import type { ArchivedBlockInfo } from '../harness/archived-block.js';
 import type { StoredNode, StoreSnapshot } from './store-snapshot.js';
 import type { CallObservation } from './subject.js';
 
-/** One archived block found in a model input (the label every integration renders pages with). */
-export interface ParsedPage {
-  step_id: number;
-  payload_sha256: string;
-  chunk: number;
-  chunks: number;
-  truncated: boolean;
-  content: string;
-}
+/**
+ * One archived block found in a model input (the label every integration renders pages with):
+ * the block's label fields as `formatArchivedBlock` writes them, chunk 0-based.
+ */
+export type ParsedPage = Omit<ArchivedBlockInfo, 'findings'>;
 
 const OPEN_RE =
   /<archived_record step_id="(\d+)" payload_sha256="([0-9a-f]{64})" chunk="(\d+)\/(\d+)" truncated="(true|false)">\n[^\n]*\n/g;

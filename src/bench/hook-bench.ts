@@ -1,119 +1,156 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { runHook } from '../adapters/claude-code/run-hook.js';
 
-const SESSION = '0dd5e551-0000-4000-8000-00000000beef';
+/** Writes Claude Code transcript rows (the real field layout) for a synthetic session. */
+class SyntheticTranscript {
+  #n = 0;
+  #parent: string | null = null;
+  readonly rows: string[] = [];
 
-/** A Claude Code transcript of `exchanges` prompt / answer / tool call / result rounds. */
-function transcript(exchanges: number): string {
-  const rows: string[] = [];
-  let n = 0;
-  let parent: string | null = null;
-  const row = (type: string, extra: Record<string, unknown>) => {
-    const uuid = `00000000-0000-4000-8000-${String(++n).padStart(12, '0')}`;
-    rows.push(
+  constructor(
+    readonly sessionId: string,
+    readonly block = 0,
+  ) {}
+
+  #row(type: string, extra: Record<string, unknown>): void {
+    this.#n++;
+    const uuid = `00000000-0000-4000-${String(8000 + this.block)}-${String(this.#n).padStart(12, '0')}`;
+    this.rows.push(
       JSON.stringify({
-        parentUuid: parent,
+        parentUuid: this.#parent,
         isSidechain: false,
-        userType: 'external',
-        cwd: '/home/dev/app',
-        sessionId: SESSION,
-        version: '2.1.39',
-        gitBranch: 'main',
         type,
         uuid,
+        sessionId: this.sessionId,
         timestamp: '2026-03-01T10:00:00.000Z',
         ...extra,
       }),
     );
-    parent = uuid;
-  };
-  for (let i = 0; i < exchanges; i++) {
+    this.#parent = uuid;
+  }
+
+  user(text: string): void {
+    this.#row('user', { message: { role: 'user', content: text } });
+  }
+
+  /** One assistant message with one Bash call and its result. */
+  bash(i: number, command: string, result: string): void {
     const id = `msg_${String(i).padStart(8, '0')}`;
-    const message = (content: unknown[]) => ({
-      model: 'claude-opus-4-6',
-      id,
-      type: 'message',
-      role: 'assistant',
-      content,
-      stop_reason: null,
-      stop_sequence: null,
-      usage: { input_tokens: 1, output_tokens: 1 },
+    const toolId = `toolu_${id}`;
+    this.#row('assistant', {
+      message: {
+        id,
+        role: 'assistant',
+        type: 'message',
+        content: [{ type: 'tool_use', id: toolId, name: 'Bash', input: { command } }],
+      },
     });
-    row('user', {
-      message: { role: 'user', content: `Step ${i}: check service s${i % 97} and its port` },
-    });
-    row('assistant', {
-      message: message([{ type: 'text', text: `Looking at service s${i % 97} (round ${i}).` }]),
-    });
-    const toolId = `toolu_${id}_0`;
-    row('assistant', {
-      message: message([
-        {
-          type: 'tool_use',
-          id: toolId,
-          name: 'Bash',
-          input: { command: `systemctl status s${i % 97}` },
-        },
-      ]),
-    });
-    const result = `s${i % 97}.service - worker ${i}\n   Active: active (running)\n   port ${5000 + (i % 97)}\n${'log line\n'.repeat(20)}`;
-    row('user', {
+    this.#row('user', {
       message: {
         role: 'user',
         content: [{ tool_use_id: toolId, type: 'tool_result', content: result }],
       },
-      toolUseResult: result,
     });
   }
-  return rows.map((r) => `${r}\n`).join('');
+
+  compact(): void {
+    this.#row('system', { subtype: 'compact_boundary', content: 'Conversation compacted' });
+    this.#row('user', {
+      message: { role: 'user', content: 'This session is being continued. Summary: work went on.' },
+      isCompactSummary: true,
+    });
+  }
 }
 
+const MODULES = ['lexer', 'parser', 'renderer', 'scheduler', 'cache', 'router', 'mailer'];
+
+function turn(t: SyntheticTranscript, i: number): void {
+  const mod = MODULES[i % MODULES.length]!;
+  t.user(`check the ${mod} module, pass ${i}`);
+  const lines = Array.from(
+    { length: 30 },
+    (_, j) => `${mod}/${j}.ts: ${(i * 31 + j) % 97} checks ok in ${(i + j) % 13}ms`,
+  );
+  t.bash(i, `npm test -- ${mod} --pass ${i}`, `${lines.join('\n')}\n${(i * 7) % 500} tests passed`);
+}
+
+/** Figures of the hook on a long transcript. */
+export interface HookBench {
+  turns: number;
+  /** Catching up on the whole transcript (several runs of at most 400 turns). */
+  catch_up_ms: number;
+  /** In-process `user-prompt-submit` after one more exchange (warm state file). */
+  warm_prompt_ms: { p50: number; max: number };
+  /** The same through `contextfold hook user-prompt-submit` as a fresh process. */
+  fresh_process_prompt_ms: { p50: number; max: number };
+}
+
+const q = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return Math.round(s[Math.min(s.length - 1, Math.floor(p * (s.length - 1)))]! * 10) / 10;
+};
+
 /**
- * Times the Claude Code hook (`contextfold hook user-prompt-submit`) as Claude Code runs it: a
- * fresh process per prompt, on a transcript of about 2,000 turns. Runs until the whole
- * transcript is archived (a run folds at most 400 turns), then measures warm runs (nothing new
- * to fold but the prompt's page-in).
+ * The hook on a long session: a synthetic Claude Code transcript of about `exchanges` × 2 turns
+ * with a compaction in the middle is caught up on, then each further exchange is followed by a
+ * prompt about an archived turn, in process (warm) and as the CLI a real hook runs.
+ *
+ * @example
+ * const r = await benchHook({ exchanges: 1000, work: '/tmp' }); // ≈ 2,000 turns
  */
-export function benchHook(work: string, exchanges = 1000): Record<string, unknown> {
-  const cli = fileURLToPath(new URL('../cli/bin.js', import.meta.url));
-  const dir = join(work, 'hook');
-  mkdirSync(dir, { recursive: true });
-  const path = join(dir, 'transcript.jsonl');
-  writeFileSync(path, transcript(exchanges));
-  const run = (prompt: string): number => {
-    const input = JSON.stringify({
-      session_id: SESSION,
-      transcript_path: path,
-      cwd: dir,
-      hook_event_name: 'UserPromptSubmit',
-      prompt,
-    });
-    const t = performance.now();
-    const r = spawnSync(
-      process.execPath,
-      [cli, '--dir', join(dir, '.contextfold'), 'hook', 'user-prompt-submit'],
-      {
-        input,
+export async function benchHook(options: { exchanges: number; work: string }): Promise<HookBench> {
+  const root = mkdtempSync(join(options.work, 'hook-'));
+  try {
+    const t = new SyntheticTranscript('bench-session');
+    const half = Math.floor(options.exchanges / 2);
+    for (let i = 0; i < options.exchanges; i++) {
+      if (i === half) t.compact();
+      turn(t, i);
+    }
+    const path = join(root, 'transcript.jsonl');
+    writeFileSync(path, `${t.rows.join('\n')}\n`);
+    const baseDir = join(root, '.contextfold');
+    const input = { session_id: 'bench-session', transcript_path: path, cwd: root };
+    const prompt = 'how many tests passed for the renderer module, pass 23?';
+    const t0 = performance.now();
+    for (let run = 0; run < 100; run++) {
+      const r = await runHook({
+        event: 'user-prompt-submit',
+        input: { ...input, prompt },
+        baseDir,
+      });
+      if (!r.ingest.more) break;
+    }
+    const catchUp = performance.now() - t0;
+    const warm: number[] = [];
+    const fresh: number[] = [];
+    const cli = fileURLToPath(new URL('../cli/bin.js', import.meta.url));
+    for (let k = 0; k < 8; k++) {
+      const extra = new SyntheticTranscript('bench-session', k + 1);
+      turn(extra, options.exchanges + k);
+      appendFileSync(path, `${extra.rows.join('\n')}\n`);
+      const s = performance.now();
+      await runHook({ event: 'user-prompt-submit', input: { ...input, prompt }, baseDir });
+      warm.push(performance.now() - s);
+      const f = performance.now();
+      const r = spawnSync(process.execPath, [cli, '--dir', baseDir, 'hook', 'user-prompt-submit'], {
+        input: JSON.stringify({ ...input, prompt, hook_event_name: 'UserPromptSubmit' }),
         encoding: 'utf8',
-      },
-    );
-    const ms = performance.now() - t;
-    if (r.status !== 0) throw new Error(`hook failed: ${r.stderr}`);
-    return ms;
-  };
-  const catchUp: number[] = [];
-  for (let i = 0; i < 20; i++) catchUp.push(run(`which port does service s${i} use?`));
-  const warm: number[] = [];
-  for (let i = 0; i < 7; i++) warm.push(run(`what is the port of service s${20 + i}?`));
-  const sorted = [...warm].sort((a, b) => a - b);
-  const sessions = join(dir, '.contextfold', 'claude-code', SESSION, 'cold_nodes');
-  return {
-    transcript_rows: exchanges * 4,
-    archived_turns: readdirSync(sessions).length,
-    first_runs_ms: catchUp.slice(0, 6).map((x) => Math.round(x)),
-    warm_p50_ms: Math.round(sorted[sorted.length >> 1]!),
-    warm_max_ms: Math.round(sorted[sorted.length - 1]!),
-  };
+      });
+      fresh.push(performance.now() - f);
+      if (r.status !== 0) throw new Error(`hook failed: ${r.stderr}`);
+    }
+    return {
+      turns: options.exchanges * 2 + 1,
+      catch_up_ms: Math.round(catchUp),
+      warm_prompt_ms: { p50: q(warm, 0.5), max: q(warm, 1) },
+      fresh_process_prompt_ms: { p50: q(fresh, 0.5), max: q(fresh, 1) },
+    };
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
 }

@@ -13,7 +13,7 @@ import { type CallReport, runPerCall } from '../harness/per-call.js';
 import { replaySession } from '../harness/replay.js';
 import { Session } from '../harness/session.js';
 import { readEvents } from '../harness/session-events.js';
-import { readTurnsFile } from '../harness/turns-file.js';
+import { readHistoryRecords } from '../import/turns-jsonl.js';
 
 /**
  * `npm run bench -- --proxy`: the proxy's figures, as one JSON object.
@@ -212,6 +212,7 @@ const REPORT_KEYS: (keyof CallReport)[] = [
   'budget',
   'folded',
   'paged_in',
+  'excerpted',
   'evicted',
   'warnings',
 ];
@@ -242,7 +243,7 @@ async function matchProxy(
   budget: number,
   work: string,
 ): Promise<{ calls: number; matching: number; first_difference: number | null }> {
-  const recs = readTurnsFile(file);
+  const recs = readHistoryRecords(file);
   const up = await fakeUpstream();
   const logs: ProxyLogLine[] = [];
   const root = mkdtempSync(join(work, `match-${api}-`));
@@ -305,7 +306,7 @@ async function perCall(work: string, budget: number) {
       pageInToolOutput: true,
     });
     const t = performance.now();
-    const totals = await runPerCall(session, readTurnsFile(file), () => undefined);
+    const totals = await runPerCall(session, readHistoryRecords(file), () => undefined);
     const ms = performance.now() - t;
     await session.close();
     log(`proxy match: ${name} …`);
@@ -325,6 +326,7 @@ async function perCall(work: string, budget: number) {
     trajectories: rows,
     over_budget_calls: sum(rows.map((r) => r.over_budget_calls)),
     over_budget_live_calls: sum(rows.map((r) => r.over_budget_live_calls)),
+    excerpted_calls: sum(rows.map((r) => r.excerpted_calls)),
     total: {
       calls: sum(rows.map((r) => r.calls)),
       history_tokens: sum(rows.map((r) => r.history_tokens)),

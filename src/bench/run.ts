@@ -276,6 +276,16 @@ async function benchSize(
 }
 
 async function main(): Promise<void> {
+  if (process.argv.includes('--hook-only')) {
+    const work = mkdtempSync(join(tmpdir(), 'contextfold-bench-'));
+    try {
+      const hook = await benchHook({ exchanges: 1000, work });
+      process.stdout.write(`${JSON.stringify({ node: process.version, hook }, null, 2)}\n`);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+    return;
+  }
   const proxyArg = process.argv.find((a) => a === '--proxy' || a.startsWith('--proxy='));
   if (proxyArg) {
     // `npm run bench -- --proxy[=sequential,concurrency,per_call]`: the proxy's figures only.
@@ -322,12 +332,13 @@ async function main(): Promise<void> {
     }
     let hook: unknown = null;
     if (parts.has('hook')) {
-      log('Claude Code hook (2,000-turn transcript) …');
+      log('Claude Code hook on a 2,000-turn transcript …');
       try {
-        hook = benchHook(work);
+        hook = await benchHook({ exchanges: 1000, work });
       } catch (e) {
         hook = { error: (e as Error).message };
       }
+      log(`hook: ${JSON.stringify(hook)}`);
     }
     let pack: unknown = null;
     try {

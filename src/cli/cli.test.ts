@@ -2,8 +2,8 @@ import { existsSync, mkdirSync, readFileSync, rmSync, unlinkSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
-import { runCli } from '../test-utils/cli.js';
-import { tempDir } from '../test-utils/shared.js';
+import { runCliProcess } from '../test-utils/cli.js';
+import { tempDir } from '../test-utils/temp-dir.js';
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
@@ -12,7 +12,7 @@ const fresh = () => join(tmp.dir, `c${n++}`, '.contextfold');
 
 describe('contextfold CLI', () => {
   it('--help lists every core command', () => {
-    const r = runCli(['--help']);
+    const r = runCliProcess(['--help']);
     expect(r.code).toBe(0);
     for (const c of [
       'fold',
@@ -23,6 +23,7 @@ describe('contextfold CLI', () => {
       'status',
       'validate',
       'compact',
+      'repair',
       'demo',
     ]) {
       expect(r.stdout).toContain(c);
@@ -36,7 +37,7 @@ describe('contextfold CLI', () => {
       payload,
       '$ docker compose up -d postgres\r\nPostgreSQL running on port 5433\r\n',
     );
-    const f = runCli([
+    const f = runCliProcess([
       '--dir',
       dir,
       '--json',
@@ -52,7 +53,7 @@ describe('contextfold CLI', () => {
       file_path: '.contextfold/cold_nodes/step_000037.json',
     });
     const s = JSON.parse(
-      runCli([
+      runCliProcess([
         '--dir',
         dir,
         '--json',
@@ -66,7 +67,9 @@ describe('contextfold CLI', () => {
     expect(s.selected).toEqual([
       { step_id: 37, matched_terms: ['port', 'postgresql'], cost: expect.any(Number) },
     ]);
-    const rc = JSON.parse(runCli(['--dir', dir, '--json', 'recall', 'PostgreSQL port']).stdout);
+    const rc = JSON.parse(
+      runCliProcess(['--dir', dir, '--json', 'recall', 'PostgreSQL port']).stdout,
+    );
     expect(rc.candidates[0]).toEqual({
       step_id: 37,
       status: 'latest_chronological',
@@ -75,7 +78,7 @@ describe('contextfold CLI', () => {
       summary: 'PostgreSQL configured on Port 5433',
       folded_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
     });
-    const h = JSON.parse(runCli(['--dir', dir, '--json', 'hydrate', '37']).stdout);
+    const h = JSON.parse(runCliProcess(['--dir', dir, '--json', 'hydrate', '37']).stdout);
     expect(Object.keys(h).sort()).toEqual(
       [
         'chunk',
@@ -92,12 +95,14 @@ describe('contextfold CLI', () => {
     );
     expect(h.content).toBe(readFileSync(payload, 'utf8'));
     expect(h.findings).toEqual([]);
-    const raw = runCli(['--dir', dir, 'hydrate', '37', '--raw']);
+    const raw = runCliProcess(['--dir', dir, 'hydrate', '37', '--raw']);
     expect(raw.stdoutBytes.equals(readFileSync(payload))).toBe(true);
-    expect(JSON.parse(runCli(['--dir', dir, '--json', 'evict', '37']).stdout)).toMatchObject({
-      step_id: 37,
-    });
-    const v = JSON.parse(runCli(['--dir', dir, '--json', 'validate']).stdout);
+    expect(JSON.parse(runCliProcess(['--dir', dir, '--json', 'evict', '37']).stdout)).toMatchObject(
+      {
+        step_id: 37,
+      },
+    );
+    const v = JSON.parse(runCliProcess(['--dir', dir, '--json', 'validate']).stdout);
     expect(v).toEqual({ ok: true, checked: 1, sanitized: 1, problems: [] });
   });
 
@@ -105,9 +110,11 @@ describe('contextfold CLI', () => {
     const dir = fresh();
     const bytes = Buffer.from([0x00, 0xff, 0x0d, 0x0a]);
     expect(
-      runCli(['--dir', dir, 'fold', '1', 'binary', '--file', '-'], { input: bytes }).code,
+      runCliProcess(['--dir', dir, 'fold', '1', 'binary', '--file', '-'], { input: bytes }).code,
     ).toBe(0);
-    expect(runCli(['--dir', dir, 'hydrate', '1', '--raw']).stdoutBytes.equals(bytes)).toBe(true);
+    expect(runCliProcess(['--dir', dir, 'hydrate', '1', '--raw']).stdoutBytes.equals(bytes)).toBe(
+      true,
+    );
   });
 
   it('fold --jsonl folds a batch and names the bad line otherwise, writing nothing', () => {
@@ -117,43 +124,45 @@ describe('contextfold CLI', () => {
       good,
       '{"step_id":1,"summary":"a","content":"alpha"}\n{"step_id":2,"raw_content":"beta line\\nmore"}\n',
     );
-    const r = runCli(['--dir', dir, '--json', 'fold', '--jsonl', good]);
+    const r = runCliProcess(['--dir', dir, '--json', 'fold', '--jsonl', good]);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ folded: 2, already_folded: 0 });
     const bad = join(tmp.dir, 'bad.jsonl');
     writeFileSync(bad, '{"step_id":3,"content":"x"}\n{"step_id":"four"}\n');
     const dir2 = fresh();
-    const b = runCli(['--dir', dir2, 'fold', '--jsonl', bad]);
+    const b = runCliProcess(['--dir', dir2, 'fold', '--jsonl', bad]);
     expect(b.code).toBe(1);
-    expect(b.stderr).toMatch(/bad\.jsonl:2: step_id must be a non-negative integer/);
+    expect(b.stderr).toMatch(/bad\.jsonl:2: "step_id" must be a non-negative integer/);
     expect(b.stderr.split('\n').filter(Boolean)).toHaveLength(1);
     // Nothing was written: there is still no store.
     expect(existsSync(dir2)).toBe(false);
-    expect(runCli(['--dir', dir2, '--json', 'status']).stdout).toContain('"STORE_NOT_FOUND"');
+    expect(runCliProcess(['--dir', dir2, '--json', 'status']).stdout).toContain(
+      '"STORE_NOT_FOUND"',
+    );
   });
 
   it('exit codes follow the reference: 2 not found, 3 integrity, 4 orphan, 5 broken, 1 validate', () => {
     const dir = fresh();
-    runCli(['--dir', dir, 'fold', '1', 'one']);
-    runCli(['--dir', dir, 'fold', '2', 'two']);
-    const nf = runCli(['--dir', dir, 'hydrate', '9']);
+    runCliProcess(['--dir', dir, 'fold', '1', 'one']);
+    runCliProcess(['--dir', dir, 'fold', '2', 'two']);
+    const nf = runCliProcess(['--dir', dir, 'hydrate', '9']);
     expect(nf.code).toBe(2);
     expect(nf.stderr).toMatch(/^contextfold: NodeNotFoundError: /);
     expect(nf.stderr).not.toMatch(/\n\s+at /);
     const p1 = join(dir, 'cold_nodes', 'step_000001.json');
     writeFileSync(p1, readFileSync(p1, 'utf8').replace('"one"', '"0ne"'));
-    expect(runCli(['--dir', dir, 'hydrate', '1']).code).toBe(3);
-    const j = runCli(['--dir', dir, '--json', 'hydrate', '1']);
+    expect(runCliProcess(['--dir', dir, 'hydrate', '1']).code).toBe(3);
+    const j = runCliProcess(['--dir', dir, '--json', 'hydrate', '1']);
     expect(JSON.parse(j.stdout)).toMatchObject({
       error: 'IntegrityCheckError',
       code: 'INTEGRITY_CHECK',
       path: p1,
     });
     writeFileSync(join(dir, 'cold_nodes', 'step_000003.json'), '{}');
-    expect(runCli(['--dir', dir, 'hydrate', '3']).code).toBe(4);
+    expect(runCliProcess(['--dir', dir, 'hydrate', '3']).code).toBe(4);
     unlinkSync(join(dir, 'cold_nodes', 'step_000002.json'));
-    expect(runCli(['--dir', dir, 'hydrate', '2']).code).toBe(5);
-    const v = runCli(['--dir', dir, 'validate']);
+    expect(runCliProcess(['--dir', dir, 'hydrate', '2']).code).toBe(5);
+    const v = runCliProcess(['--dir', dir, 'validate']);
     expect(v.code).toBe(1);
     expect(v.stdout).toMatch(/3 problem/);
   });
@@ -166,7 +175,7 @@ describe('contextfold CLI', () => {
       ['--tokenizer', 'gpt2', 'status'],
       ['nosuch'],
     ]) {
-      const r = runCli(['--dir', dir, ...args]);
+      const r = runCliProcess(['--dir', dir, ...args]);
       expect(r.code, args.join(' ')).toBe(1);
       expect(r.stderr, args.join(' ')).not.toMatch(/\n\s+at /);
     }
@@ -175,26 +184,26 @@ describe('contextfold CLI', () => {
   it("a newcomer's first commands: wrong --dir, a piped prompt, a typo with --json", () => {
     const cwd = join(tmp.dir, 'newcomer');
     mkdirSync(cwd);
-    const wrong = runCli(['--dir', '/nonexistent', 'validate'], { cwd });
+    const wrong = runCliProcess(['--dir', '/nonexistent', 'validate'], { cwd });
     expect(wrong.code).toBe(1);
     expect(wrong.stdout).toBe('');
     expect(wrong.stderr.split('\n').filter(Boolean)).toHaveLength(1);
-    runCli(['fold', '--jsonl', '-'], {
+    runCliProcess(['fold', '--jsonl', '-'], {
       cwd,
       input:
         '{"step_id":1,"summary":"PostgreSQL on port 5433"}\n{"step_id":2,"summary":"lint clean"}\n{"step_id":3,"summary":"docs built"}\n',
     });
-    const piped = runCli(['scan', '-', '--json'], { cwd, input: 'postgres port?\n' });
+    const piped = runCliProcess(['scan', '-', '--json'], { cwd, input: 'postgres port?\n' });
     expect(piped.code).toBe(0);
     expect(JSON.parse(piped.stdout).selected[0].step_id).toBe(1);
-    const typo = runCli(['--json', 'frob'], { cwd });
+    const typo = runCliProcess(['--json', 'frob'], { cwd });
     expect(typo.code).toBe(1);
     expect(typo.stderr).toBe('');
     expect(JSON.parse(typo.stdout)).toMatchObject({ error: 'UsageError', code: 'USAGE' });
   });
 
   it('demo shows raw history vs prompt tokens, in the default mode, and prints no deleted path', () => {
-    const r = runCli(['demo']);
+    const r = runCliProcess(['demo']);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/retrieval ranked/);
     expect(r.stdout).toMatch(
@@ -208,13 +217,13 @@ describe('contextfold CLI', () => {
     );
     expect(r.stdout).toContain('(tampered): .contextfold/cold_nodes/step_000091.json');
     expect(r.stdout).not.toContain(tmpdir());
-    const json = JSON.parse(runCli(['--json', 'demo']).stdout);
+    const json = JSON.parse(runCliProcess(['--json', 'demo']).stdout);
     expect(json).toMatchObject({ retrieval: 'ranked', folded: 500, dir: null });
     expect(JSON.stringify(json)).not.toContain(tmpdir());
   });
 
   it('demo --keep keeps the store it names', () => {
-    const r = runCli(['demo', '--keep']);
+    const r = runCliProcess(['demo', '--keep']);
     const kept = /store kept at (.+)\n/.exec(r.stdout)?.[1];
     expect(kept).toBeDefined();
     onTestFinished(() => rmSync(dirname(kept!), { recursive: true, force: true }));

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../test-utils/run-cli.js';
+import { runCliInProcess } from '../test-utils/cli.js';
 import { tempDir } from '../test-utils/temp-dir.js';
 
 const READ_COMMANDS: string[][] = [
@@ -18,9 +18,9 @@ const READ_COMMANDS: string[][] = [
 
 describe('a directory without a store', () => {
   it.each(READ_COMMANDS)('%s says so in one line and exits 1, writing nothing', async (...args) => {
-    const root = tempDir();
+    const root = tempDir().dir;
     const dir = join(root, 'nonexistent', '.contextfold');
-    const r = await runCli(['--dir', dir, ...args]);
+    const r = await runCliInProcess(['--dir', dir, ...args]);
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
     expect(r.stderr).toBe(
@@ -30,9 +30,9 @@ describe('a directory without a store', () => {
   });
 
   it('an empty directory is not a store either; --json gives one error object', async () => {
-    const dir = join(tempDir(), 'empty');
+    const dir = join(tempDir().dir, 'empty');
     mkdirSync(dir);
-    const r = await runCli(['--dir', dir, '--json', 'validate']);
+    const r = await runCliInProcess(['--dir', dir, '--json', 'validate']);
     expect(r.code).toBe(1);
     expect(r.stderr).toBe('');
     expect(JSON.parse(r.stdout)).toEqual({
@@ -44,35 +44,37 @@ describe('a directory without a store', () => {
   });
 
   it('fold creates the store, after which read commands work', async () => {
-    const dir = join(tempDir(), 'new', '.contextfold');
-    expect((await runCli(['--dir', dir, 'fold', '1', 'PostgreSQL on port 5433'])).code).toBe(0);
-    const v = await runCli(['--dir', dir, 'validate']);
+    const dir = join(tempDir().dir, 'new', '.contextfold');
+    expect(
+      (await runCliInProcess(['--dir', dir, 'fold', '1', 'PostgreSQL on port 5433'])).code,
+    ).toBe(0);
+    const v = await runCliInProcess(['--dir', dir, 'validate']);
     expect(v).toMatchObject({ code: 0, stdout: 'ok: 1 node(s) verified, no problems\n' });
   });
 
   it('fold without --file says the summary became the payload (and help says so too)', async () => {
-    const dir = join(tempDir(), '.contextfold');
-    const r = await runCli(['--dir', dir, 'fold', '12', 'PostgreSQL on port 5433']);
+    const dir = join(tempDir().dir, '.contextfold');
+    const r = await runCliInProcess(['--dir', dir, 'fold', '12', 'PostgreSQL on port 5433']);
     expect(r.stdout).toContain('note: no --file, so the summary is the archived payload');
-    const h = await runCli(['--dir', dir, '--json', 'hydrate', '12']);
+    const h = await runCliInProcess(['--dir', dir, '--json', 'hydrate', '12']);
     expect(JSON.parse(h.stdout).content).toBe('PostgreSQL on port 5433');
-    const help = await runCli(['fold', '--help']);
+    const help = await runCliInProcess(['fold', '--help']);
     expect(help.stdout).toContain(
       "Without --file, the SUMMARY itself is archived as the turn's payload",
     );
   });
 
   it('--limit must be at least 1', async () => {
-    const dir = join(tempDir(), '.contextfold');
-    await runCli(['--dir', dir, 'fold', '1', 'PostgreSQL port']);
+    const dir = join(tempDir().dir, '.contextfold');
+    await runCliInProcess(['--dir', dir, 'fold', '1', 'PostgreSQL port']);
     for (const n of ['0', '-1', 'x']) {
-      const r = await runCli(['--dir', dir, 'recall', 'port', '--limit', n]);
+      const r = await runCliInProcess(['--dir', dir, 'recall', 'port', '--limit', n]);
       expect(r.code).toBe(1);
       expect(r.stderr).toBe(
         `contextfold: UsageError: --limit must be a positive integer (1 or more), got '${n}'\n`,
       );
     }
-    const one = await runCli(['--dir', dir, '--json', 'recall', 'port', '--limit', '1']);
+    const one = await runCliInProcess(['--dir', dir, '--json', 'recall', 'port', '--limit', '1']);
     expect(JSON.parse(one.stdout).candidates).toHaveLength(1);
   });
 });

@@ -6,9 +6,9 @@ import { runDemo } from '../engine/demo-scenario.js';
 import { extractSnippets } from '../test-utils/doc-snippets.js';
 import { type InstalledCopy, installedCopy, REPO_ROOT } from '../test-utils/installed-copy.js';
 import { PG_MISSING, PG_URL, pgStoreUrl } from '../test-utils/pg.js';
-import { itShared, tempDir } from '../test-utils/shared.js';
+import { itShared } from '../test-utils/shared.js';
 import { isCi } from '../test-utils/shared-location.js';
-import { tempDir as tempDirForTest } from '../test-utils/temp-dir.js';
+import { tempDir } from '../test-utils/temp-dir.js';
 
 /** README.md and every docs/ page, in a stable order. */
 const PAGES = [
@@ -119,7 +119,7 @@ describe('the README and docs', () => {
   });
 
   it("the README's before/after table is what the demo measures", async () => {
-    const r = await runDemo({ dir: join(tempDirForTest(), '.contextfold') });
+    const r = await runDemo({ dir: join(tempDir().dir, '.contextfold') });
     const readme = read('README.md');
     expect(readme).toContain(`| ${r.raw_history_tokens.toLocaleString('en-US')} |`);
     for (const q of r.questions) {

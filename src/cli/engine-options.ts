@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { ContextFold } from '../engine/context-fold.js';
 import type { IndexWarning, OpenOptions, RetrievalMode } from '../engine/types.js';
+import type { LiveOverflow } from '../harness/live-excerpt.js';
 import { UsageError } from '../protocol/errors.js';
 import { globals, requireStore } from './context.js';
 
@@ -62,4 +63,10 @@ export async function withEngine<T>(
   } finally {
     await cf.close({ compact: options.write ?? false });
   }
+}
+
+/** The `--live-overflow` value, or a one-line usage error. */
+export function parseLiveOverflow(value: string): LiveOverflow {
+  if (value === 'excerpt' || value === 'send-whole') return value;
+  throw new UsageError(`--live-overflow must be 'excerpt' or 'send-whole', got '${value}'`);
 }

@@ -1,12 +1,11 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../test-utils/cli.js';
-import { tempDir as sharedTempDir } from '../test-utils/shared.js';
+import { runCliProcess } from '../test-utils/cli.js';
 import { tempDir } from '../test-utils/temp-dir.js';
 
 // One store with a PostgreSQL turn among unrelated ones, read by the scan and recall tests.
-const shared = sharedTempDir('cf-input-');
+const shared = tempDir('cf-input-');
 let root: string;
 let dir: string;
 beforeAll(() => {
@@ -21,7 +20,7 @@ beforeAll(() => {
     { step_id: 38, summary: 'Renderer lint clean', content: '0 problems' },
     { step_id: 39, summary: 'Parser tests pass', content: '42 tests passed' },
   ];
-  const r = runCli(['--dir', dir, 'fold', '--jsonl', '-'], {
+  const r = runCliProcess(['--dir', dir, 'fold', '--jsonl', '-'], {
     input: turns.map((t) => JSON.stringify(t)).join('\n'),
   });
   expect(r.code).toBe(0);
@@ -35,7 +34,7 @@ const selected = (stdout: string) =>
 describe('text arguments from standard input and files', () => {
   it('scan - reads the prompt from stdin (echo … | contextfold scan - --json)', () => {
     const { dir } = store();
-    const r = runCli(['--dir', dir, 'scan', '-', '--json'], { input: 'postgres port?\n' });
+    const r = runCliProcess(['--dir', dir, 'scan', '-', '--json'], { input: 'postgres port?\n' });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(selected(r.stdout)).toEqual([37]);
@@ -46,10 +45,10 @@ describe('text arguments from standard input and files', () => {
     const file = join(root, 'prompt.txt');
     // 300 KB: as an argument this fails with E2BIG ("Argument list too long").
     writeFileSync(file, `Which port does PostgreSQL use? ${'filler '.repeat(43_000)}\n`);
-    const r = runCli(['--dir', dir, '--json', 'scan', '--prompt-file', file]);
+    const r = runCliProcess(['--dir', dir, '--json', 'scan', '--prompt-file', file]);
     expect(r.code).toBe(0);
     expect(selected(r.stdout)).toEqual([37]);
-    const piped = runCli(['--dir', dir, '--json', 'scan', '-'], {
+    const piped = runCliProcess(['--dir', dir, '--json', 'scan', '-'], {
       input: `postgres port ${'x'.repeat(300_000)}`,
     });
     expect(selected(piped.stdout)).toEqual([37]);
@@ -57,13 +56,13 @@ describe('text arguments from standard input and files', () => {
 
   it('recall - and --query-file read the query', () => {
     const { root, dir } = store();
-    const viaStdin = runCli(['--dir', dir, '--json', 'recall', '-'], {
+    const viaStdin = runCliProcess(['--dir', dir, '--json', 'recall', '-'], {
       input: 'PostgreSQL port\n',
     });
     expect(JSON.parse(viaStdin.stdout)).toMatchObject({ query: 'PostgreSQL port' });
     const file = join(root, 'q.txt');
     writeFileSync(file, 'PostgreSQL port\r\n');
-    const viaFile = runCli(['--dir', dir, '--json', 'recall', '--query-file', file]);
+    const viaFile = runCliProcess(['--dir', dir, '--json', 'recall', '--query-file', file]);
     expect(JSON.parse(viaFile.stdout)).toMatchObject({
       query: 'PostgreSQL port',
       candidates: [{ step_id: 37 }],
@@ -71,26 +70,31 @@ describe('text arguments from standard input and files', () => {
   });
 
   it('fold - and --summary-file read the summary; the payload can still come from --file', () => {
-    const root = tempDir();
+    const root = tempDir().dir;
     const dir = join(root, '.contextfold');
     const payload = join(root, 'p.log');
     writeFileSync(payload, 'payload bytes\n');
-    const a = runCli(['--dir', dir, '--json', 'fold', '1', '-', '--file', payload], {
+    const a = runCliProcess(['--dir', dir, '--json', 'fold', '1', '-', '--file', payload], {
       input: 'Summary from stdin\n',
     });
     expect(a.code).toBe(0);
     const summaryFile = join(root, 's.txt');
     writeFileSync(summaryFile, 'Summary from a file\n');
-    const b = runCli(['--dir', dir, 'fold', '2', '--summary-file', summaryFile, '--file', '-'], {
-      input: 'payload from stdin',
-    });
+    const b = runCliProcess(
+      ['--dir', dir, 'fold', '2', '--summary-file', summaryFile, '--file', '-'],
+      {
+        input: 'payload from stdin',
+      },
+    );
     expect(b.code).toBe(0);
-    const rc = JSON.parse(runCli(['--dir', dir, '--json', 'recall', 'summary']).stdout);
+    const rc = JSON.parse(runCliProcess(['--dir', dir, '--json', 'recall', 'summary']).stdout);
     expect(rc.candidates.map((c: { summary: string }) => c.summary).sort()).toEqual([
       'Summary from a file',
       'Summary from stdin',
     ]);
-    expect(runCli(['--dir', dir, 'hydrate', '2', '--raw']).stdout).toBe('payload from stdin');
+    expect(runCliProcess(['--dir', dir, 'hydrate', '2', '--raw']).stdout).toBe(
+      'payload from stdin',
+    );
   });
 
   it('conflicting or missing sources are one usage line', () => {
@@ -123,7 +127,7 @@ describe('text arguments from standard input and files', () => {
       ],
     ];
     for (const [args, input, message] of cases) {
-      const r = runCli(['--dir', dir, ...args], input === undefined ? {} : { input });
+      const r = runCliProcess(['--dir', dir, ...args], input === undefined ? {} : { input });
       expect(r.code, args.join(' ')).toBe(1);
       expect(r.stderr, args.join(' ')).toMatch(message);
       expect(r.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../test-utils/run-cli.js';
+import { runCliInProcess } from '../test-utils/cli.js';
 
 /** The one JSON object a `--json` run printed on stdout (and nothing on stderr). */
 function oneJsonObject(r: { stdout: string; stderr: string }): Record<string, unknown> {
@@ -24,7 +24,7 @@ describe('parser errors (commander) are reported like every other error', () => 
   it.each(cases)(
     '--json %j: one JSON error object on stdout, exit 1',
     async (args, message, parser) => {
-      const r = await runCli(['--json', ...args]);
+      const r = await runCliInProcess(['--json', ...args]);
       expect(r.code).toBe(1);
       const o = oneJsonObject(r);
       expect(o).toMatchObject({ error: 'UsageError', code: 'USAGE', parser });
@@ -33,7 +33,7 @@ describe('parser errors (commander) are reported like every other error', () => 
   );
 
   it.each(cases)('without --json %j: one line on stderr, exit 1', async (args, message) => {
-    const r = await runCli(args);
+    const r = await runCliInProcess(args);
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
     const lines = r.stderr.split('\n').filter((l) => l.length > 0);
@@ -43,17 +43,17 @@ describe('parser errors (commander) are reported like every other error', () => 
   });
 
   it('a misspelt command gets the suggestion on the same line', async () => {
-    const r = await runCli(['fodl']);
+    const r = await runCliInProcess(['fodl']);
     expect(r.stderr).toBe(
       "contextfold: UsageError: unknown command 'fodl' (Did you mean fold?) (see contextfold --help)\n",
     );
   });
 
   it('no command: help on stderr, exit 1; with --json one error object', async () => {
-    const plain = await runCli([]);
+    const plain = await runCliInProcess([]);
     expect(plain.code).toBe(1);
     expect(plain.stderr).toContain('Usage: contextfold');
-    const json = await runCli(['--json']);
+    const json = await runCliInProcess(['--json']);
     expect(json.code).toBe(1);
     expect(oneJsonObject(json)).toMatchObject({
       code: 'USAGE',
@@ -62,7 +62,7 @@ describe('parser errors (commander) are reported like every other error', () => 
   });
 
   it('--help and --version still exit 0 on stdout, and the help documents stdin, stores and errors', async () => {
-    const help = await runCli(['--help']);
+    const help = await runCliInProcess(['--help']);
     expect(help.code).toBe(0);
     for (const text of [
       "'-' to read standard",
@@ -71,9 +71,9 @@ describe('parser errors (commander) are reported like every other error', () => 
       'With --json, stdout carries exactly one JSON object',
     ])
       expect(help.stdout).toContain(text);
-    const version = await runCli(['--version']);
+    const version = await runCliInProcess(['--version']);
     expect(version).toMatchObject({ code: 0, stdout: expect.stringMatching(/^\d+\.\d+\.\d+\n$/) });
-    const sub = await runCli(['--json', 'scan', '--help']);
+    const sub = await runCliInProcess(['--json', 'scan', '--help']);
     expect(sub.code).toBe(0);
     expect(sub.stdout).toContain('--prompt-file');
   });

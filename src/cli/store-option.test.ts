@@ -8,7 +8,7 @@ import { ContextFold } from '../engine/context-fold.js';
 import { Session } from '../harness/session.js';
 import { CLI } from '../test-utils/cli.js';
 import { describePg, pgStoreUrl } from '../test-utils/pg.js';
-import { runCli } from '../test-utils/run-cli.js';
+import { runCliInProcess } from '../test-utils/cli.js';
 import { tempDir } from '../test-utils/temp-dir.js';
 
 describePg(
@@ -16,18 +16,18 @@ describePg(
   () => {
     it('--store on the CLI, and CONTEXTFOLD_STORE when no --dir or --store is given', async () => {
       const url = pgStoreUrl('cli');
-      const f = await runCli(['--store', url, '--json', 'fold', '37', 'PostgreSQL on port 5433']);
+      const f = await runCliInProcess(['--store', url, '--json', 'fold', '37', 'PostgreSQL on port 5433']);
       expect(f.code, f.stdout + f.stderr).toBe(0);
       const before = process.env.CONTEXTFOLD_STORE;
       process.env.CONTEXTFOLD_STORE = url;
       try {
-        const s = await runCli(['--json', 'status']);
+        const s = await runCliInProcess(['--json', 'status']);
         expect(JSON.parse(s.stdout)).toMatchObject({ nodes: 1 });
-        const h = await runCli(['--json', 'hydrate', '37']);
+        const h = await runCliInProcess(['--json', 'hydrate', '37']);
         expect(JSON.parse(h.stdout)).toMatchObject({ step_id: 37, verified: true });
         // An explicit --dir wins over the environment.
-        const dir = join(tempDir(), '.contextfold');
-        const d = await runCli(['--dir', dir, '--json', 'status']);
+        const dir = join(tempDir().dir, '.contextfold');
+        const d = await runCliInProcess(['--dir', dir, '--json', 'status']);
         expect(JSON.parse(d.stdout)).toMatchObject({ code: 'STORE_NOT_FOUND', path: dir });
       } finally {
         if (before === undefined) delete process.env.CONTEXTFOLD_STORE;
@@ -36,14 +36,14 @@ describePg(
     });
 
     it('bad store URLs and missing stores are one line and exit 1', async () => {
-      const bad = await runCli(['--store', 'postgres://h/db?store_id=../x', 'status']);
+      const bad = await runCliInProcess(['--store', 'postgres://h/db?store_id=../x', 'status']);
       expect(bad.code).toBe(1);
       expect(bad.stderr.trim().split('\n')).toHaveLength(1);
       expect(bad.stderr).toContain('store_id');
-      const missing = await runCli(['--store', pgStoreUrl('none'), '--json', 'validate']);
+      const missing = await runCliInProcess(['--store', pgStoreUrl('none'), '--json', 'validate']);
       expect(missing.code).toBe(1);
       expect(JSON.parse(missing.stdout)).toMatchObject({ code: 'STORE_NOT_FOUND' });
-      const down = await runCli(['--store', 'postgres://x@127.0.0.1:1/db', 'status']);
+      const down = await runCliInProcess(['--store', 'postgres://x@127.0.0.1:1/db', 'status']);
       expect(down.code).toBe(1);
       expect(down.stderr).toMatch(/^contextfold: StoreUnavailableError: .*127\.0\.0\.1:1/);
     });

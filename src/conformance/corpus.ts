@@ -9,6 +9,17 @@ import { type CaseDoc, type Manifest, REQUIREMENT_IDS } from './types.js';
 /** The corpus shipped with this package (`conformance/` at the package root). */
 export const DEFAULT_CORPUS_DIR = fileURLToPath(new URL('../../conformance/', import.meta.url));
 
+/** Verdict counts of a run (or a class of cases): the four verdicts and their total. */
+export const verdictCountsSchema = z
+  .object({
+    pass: z.number().int().nonnegative(),
+    fail: z.number().int().nonnegative(),
+    not_applicable: z.number().int().nonnegative(),
+    error: z.number().int().nonnegative(),
+    total: z.number().int().nonnegative(),
+  })
+  .strict();
+
 const requirement = z.enum(REQUIREMENT_IDS);
 const caseId = z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*(?:--[a-z0-9]+(?:-[a-z0-9]+)*)?$/);
 const fileName = z
@@ -108,18 +119,7 @@ const manifestSchema = z
           .object({
             runtime: z.string().min(1),
             corpus_version: z.string().regex(/^\d+\.\d+\.\d+$/),
-            profiles: z.record(
-              z.string(),
-              z
-                .object({
-                  pass: z.number().int().nonnegative(),
-                  fail: z.number().int().nonnegative(),
-                  not_applicable: z.number().int().nonnegative(),
-                  error: z.number().int().nonnegative(),
-                  total: z.number().int().nonnegative(),
-                })
-                .strict(),
-            ),
+            profiles: z.record(z.string(), verdictCountsSchema),
             note: z.string().min(1),
           })
           .strict(),

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ContextFold } from '../engine/context-fold.js';
 import { canonicalJson, sha256Hex } from '../protocol/canonical-json.js';
-import { tempDir } from '../test-utils/shared.js';
+import { tempDir } from '../test-utils/temp-dir.js';
 import { applyFsAction, FsActionError } from './fs-actions.js';
 
 let tmp: { dir: string; cleanup: () => void };

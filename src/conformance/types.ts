@@ -18,6 +18,7 @@ export const REQUIREMENT_IDS = [
   'CONF-13',
 ] as const;
 
+/** One IPCF-1.1 requirement id (`CONF-01` … `CONF-13`). */
 export type RequirementId = (typeof REQUIREMENT_IDS)[number];
 
 /** A case's class (conformance/PROTOCOL.md §5): zero deviation, or stricter-only-if-declared. */

@@ -9,7 +9,7 @@ import {
   secretFragments,
   secretTurn,
 } from '../test-utils/fake-secrets.js';
-import { tempDir } from '../test-utils/shared.js';
+import { tempDir } from '../test-utils/temp-dir.js';
 import { everyWrittenByte, sqliteRowBytes } from '../test-utils/written-bytes.js';
 import { ContextFold } from './context-fold.js';
 

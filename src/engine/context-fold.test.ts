@@ -15,7 +15,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../protocol/canonical-json.js';
 import { DEFAULT_POLICY } from '../protocol/policy.js';
-import { tempDir } from '../test-utils/shared.js';
+import { tempDir } from '../test-utils/temp-dir.js';
 import { ContextFold } from './context-fold.js';
 
 const tmp = tempDir();

@@ -1,11 +1,13 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, renameSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { project } from '../extract/projection.js';
 import { resolveTokenizer, type Tokenizer } from '../extract/tokenizer.js';
-import { isTempFileName } from '../fs/durable-fs.js';
+import { fsyncDir, isTempFileName } from '../fs/durable-fs.js';
 import { defaultRedactor, type Redactor } from '../guard/redactor.js';
 import { scanPage } from '../guard/scan-page.js';
 import {
+  type ContextFoldError,
+  IntegrityCheckError,
   isContextFoldError,
   NodeNotFoundError,
   OrphanedNodeError,
@@ -21,6 +23,7 @@ import {
   policyHash,
 } from '../protocol/policy.js';
 import { pageFailure } from '../protocol/results.js';
+import { checkIndexEntry } from '../protocol/schemas.js';
 import { isoSeconds } from '../protocol/time.js';
 import {
   type ColdNode,
@@ -30,7 +33,12 @@ import {
   PROJECTION_VERSION,
   type RedactionRecord,
 } from '../protocol/types.js';
-import { analysisKey, analyzeNode, RANKED_ANALYZER_VERSION } from '../retrieval/node-analysis.js';
+import {
+  analysisKey,
+  analyzeNode,
+  RANKED_ANALYZER_VERSION,
+  storedAnalysis,
+} from '../retrieval/node-analysis.js';
 import { focusedText } from '../retrieval/ranked-focus.js';
 import { recall as recallIndex } from '../retrieval/recall.js';
 import { referenceScan } from '../retrieval/reference-scan.js';
@@ -42,14 +50,20 @@ import {
   NodeNotLoadedError,
   type WriteSession,
 } from '../store/index-backend.js';
-import { type StoreLayout, storeExists, storeLayout } from '../store/layout.js';
+import {
+  canonicalNodePath,
+  indexFilePath,
+  type StoreLayout,
+  storeExists,
+  storeLayout,
+} from '../store/layout.js';
 import { IndexBrokenError, LocalStore } from '../store/local-store.js';
 import { PgStore } from '../store/pg/pg-store.js';
 import { isPgUrl } from '../store/pg/pg-url.js';
-import type { VerifiedNode } from '../store/verify.js';
+import { type VerifiedNode, verifyNode } from '../store/verify.js';
 import { chunkText } from './chunk.js';
 import { checkNode } from './node-check.js';
-import { RankedRetrieval } from './ranked-retrieval.js';
+import { type RankedCaps, RankedRetrieval } from './ranked-retrieval.js';
 import type {
   ContextFoldEngine,
   EntriesPage,
@@ -65,6 +79,7 @@ import type {
   PageInResult,
   RecallResult,
   RetrievalMode,
+  ScanOptions,
   ScanResult,
   StatusResult,
   ValidateResult,
@@ -164,6 +179,7 @@ export class ContextFold implements ContextFoldEngine {
           poolSize: options.poolSize,
           clock: this.clock,
           analyzer,
+          onWarning: options.onWarning,
           readOnly: options.readOnly,
         });
     this.dir = this.store.location;
@@ -420,7 +436,9 @@ export class ContextFold implements ContextFoldEngine {
 
   /** What the index keeps of a fold's content, computed from the text in hand. */
   private derived(p: Prepared): CommitRow {
-    const analysis = { akey: analysisKey(p.entry), ...analyzeNode(p.entry.summary, p.text) };
+    // Tokens are not part of a stored analysis: they are kept per tokenizer (below).
+    const a = analyzeNode({ summary: p.entry.summary, text: p.text, tokens: 0 });
+    const analysis = { akey: analysisKey(p.entry), ...storedAnalysis(a) };
     if (this.tokenizer.name === 'reference') return { entry: p.entry, analysis };
     const count = this.tokenizer.count(p.text);
     this.rememberTokens(p.entry.payload_sha256, count);
@@ -502,16 +520,23 @@ export class ContextFold implements ContextFoldEngine {
     }
   }
 
-  /** Caps of a ranked page-in (issue 6). */
-  private rankedCaps(): { perCall: number; perTurn: number } {
+  /** Caps and live boundary of a ranked page-in. */
+  private rankedCaps(options: ScanOptions): RankedCaps {
+    const perTurn = perTurnCap(this.policy);
+    const max = options.maxTokens;
+    if (max !== undefined && (!Number.isSafeInteger(max) || max < 1)) {
+      throw new UsageError(`maxTokens must be a positive integer, got ${String(max)}`);
+    }
     return {
       perCall: this.policy.max_rehydration_tokens_per_call,
-      perTurn: perTurnCap(this.policy),
+      perTurn: max === undefined ? perTurn : Math.min(perTurn, max),
+      ...(options.liveFrom !== undefined ? { liveFrom: options.liveFrom } : {}),
+      ...(options.lossy ? { lossy: options.lossy } : {}),
     };
   }
 
   /** The software MMU's selection for a prompt (CONF-13), without hydrating anything. */
-  async scan(prompt: string, options: { mode?: RetrievalMode } = {}): Promise<ScanResult> {
+  async scan(prompt: string, options: ScanOptions = {}): Promise<ScanResult> {
     if (typeof prompt !== 'string') throw new UsageError('scan needs a prompt string');
     const mode = options.mode ?? this.retrieval;
     if (mode !== 'reference' && mode !== 'ranked') {
@@ -523,7 +548,7 @@ export class ContextFold implements ContextFoldEngine {
       this.store.assertConsistent();
       if (mode === 'ranked') {
         await this.ranked.prepare();
-        return this.ranked.scan(prompt, this.rankedCaps());
+        return this.ranked.scan(prompt, this.rankedCaps(options));
       }
       return referenceScan(this.termView(), prompt, {
         perCall: this.policy.max_rehydration_tokens_per_call,
@@ -650,16 +675,16 @@ export class ContextFold implements ContextFoldEngine {
    * cost, verified. A node that fails verification is not paged in and is reported in
    * `failures` (never replaced by an older node).
    */
-  async pageIn(prompt: string, options: { mode?: RetrievalMode } = {}): Promise<PageInResult> {
+  async pageIn(prompt: string, options: ScanOptions = {}): Promise<PageInResult> {
     if ((options.mode ?? this.retrieval) === 'ranked') {
       if (typeof prompt !== 'string') throw new UsageError('pageIn needs a prompt string');
       return this.read(async () => {
         this.store.assertConsistent();
         await this.ranked.prepare();
         // The picks' nodes fetched together (a database store), then paged in verified.
-        const picks = this.ranked.scan(prompt, this.rankedCaps()).selected;
+        const picks = this.ranked.scan(prompt, this.rankedCaps(options)).selected;
         await this.store.load(picks.map((p) => p.step_id));
-        return this.ranked.pageIn(prompt, this.rankedCaps());
+        return this.ranked.pageIn(prompt, this.rankedCaps(options));
       });
     }
     const scan = await this.scan(prompt, options);
@@ -700,6 +725,121 @@ export class ContextFold implements ContextFoldEngine {
       const evicted_at = isoSeconds(this.clock());
       await tx.evict(stepId, evicted_at);
       return { step_id: stepId, evicted_at };
+    });
+  }
+
+  /**
+   * Checks a step's canonical cold node file on its own, as if it had no index entry: contained
+   * (no symlink), valid JSON, the step id it names, and every hash verified. Returns the index
+   * entry it would get, or the error that refuses it. Reads only.
+   */
+  async checkOrphan(stepId: number): Promise<{ entry: IndexEntry } | { error: ContextFoldError }> {
+    this.assertOpen();
+    try {
+      return { entry: this.orphanEntry(stepId) };
+    } catch (e) {
+      if (isContextFoldError(e)) return { error: e };
+      throw e;
+    }
+  }
+
+  /** The store's directory; repair's file operations refuse a database store. */
+  private localLayout(doing: string): StoreLayout {
+    if (this.layout) return this.layout;
+    throw new UsageError(`${doing} works on a store directory, not a database: ${this.dir}`);
+  }
+
+  private orphanEntry(stepId: number): IndexEntry {
+    const layout = this.localLayout('re-indexing an orphaned node');
+    const path = canonicalNodePath(layout, stepId);
+    const bad = (why: string): never => {
+      throw new IntegrityCheckError(`step ${stepId}: ${why}: ${path}`, { stepId, path });
+    };
+    let node: unknown;
+    try {
+      node = JSON.parse(readFileSync(path, 'utf8'));
+    } catch {
+      return bad('cold node file is unreadable or not valid JSON');
+    }
+    if (typeof node !== 'object' || node === null || (node as ColdNode).step_id !== stepId) {
+      return bad('cold node file does not hold this step');
+    }
+    const entry = indexEntryFor(node as ColdNode, indexFilePath(layout, stepId));
+    if (checkIndexEntry(entry)) return bad('cold node file lacks index fields');
+    verifyNode(layout, entry);
+    return entry;
+  }
+
+  /**
+   * Gives a verified orphan (a node written by a fold whose journal append never happened) its
+   * index entry back, under the write lock. Anything but a fully verified orphan is refused.
+   */
+  async reindexOrphan(stepId: number): Promise<FoldResult> {
+    this.assertOpen();
+    return this.store.write(async (tx) => {
+      this.store.assertConsistent();
+      if (tx.get(stepId)) {
+        throw new UsageError(`step ${stepId} is indexed; only an orphaned node can be re-indexed`);
+      }
+      const entry = this.orphanEntry(stepId);
+      // No analysis here: the node is analysed from its verified bytes on the next ranked scan.
+      await tx.commit([{ entry }]);
+      return this.result(entry, false);
+    });
+  }
+
+  /**
+   * Removes a step's index entry (the node is gone or untrustworthy), journaled with the reason.
+   * The node's bytes, if any, are not touched.
+   */
+  async dropEntry(
+    stepId: number,
+    reason: string,
+  ): Promise<{ step_id: number; dropped_at: string }> {
+    this.assertOpen();
+    return this.store.write(async (tx) => {
+      this.store.assertConsistent();
+      this.entryOrThrow(stepId);
+      const dropped_at = isoSeconds(this.clock());
+      await tx.drop(stepId, dropped_at, reason);
+      return { step_id: stepId, dropped_at };
+    });
+  }
+
+  /**
+   * Moves a file (or a symlink itself, never its target) from inside the store into
+   * `quarantine/` under the store, keeping its relative path; an existing name gets a `.N`
+   * suffix. Never deletes or rewrites bytes. Returns the new path.
+   */
+  async quarantine(path: string): Promise<string> {
+    this.assertOpen();
+    const layout = this.localLayout('quarantine');
+    const abs = resolve(layout.root, path);
+    const rel = relative(layout.dir, abs);
+    if (
+      rel === '' ||
+      rel.startsWith('..') ||
+      isAbsolute(rel) ||
+      rel.split(sep)[0] === 'quarantine'
+    ) {
+      throw new UsageError(`only a file inside the store can be quarantined, not ${abs}`);
+    }
+    const realParent = realpathSync(dirname(abs));
+    const realStore = realpathSync(layout.dir);
+    if (realParent !== realStore && !realParent.startsWith(realStore + sep)) {
+      throw new UsageError(
+        `${abs} lies under a symlink leading out of the store; quarantine the link instead`,
+      );
+    }
+    return this.store.write(() => {
+      let to = join(layout.dir, 'quarantine', rel);
+      for (let n = 1; existsSync(to) || isSymlink(to); n++)
+        to = join(layout.dir, 'quarantine', `${rel}.${n}`);
+      mkdirSync(dirname(to), { recursive: true });
+      renameSync(abs, to);
+      fsyncDir(dirname(to));
+      fsyncDir(dirname(abs));
+      return to;
     });
   }
 
@@ -995,6 +1135,14 @@ export class ContextFold implements ContextFoldEngine {
 /** The step to load before a read, if it is a valid step id (else the read reports it). */
 function stepList(stepId: number): number[] {
   return Number.isSafeInteger(stepId) && stepId >= 0 ? [stepId] : [];
+}
+
+function isSymlink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
 }
 
 const lossy = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });

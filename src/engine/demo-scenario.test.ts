@@ -8,7 +8,7 @@ const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').diges
 
 describe('runDemo (default retrieval)', () => {
   it('measures the raw history against each prompt with folding, with verified pages', async () => {
-    const r = await runDemo({ dir: join(tempDir(), '.contextfold') });
+    const r = await runDemo({ dir: join(tempDir().dir, '.contextfold') });
     expect(r.retrieval).toBe('ranked');
     expect(r.folded).toBe(500);
     expect(r.raw_history_tokens).toBeGreaterThan(15_000);
@@ -38,7 +38,7 @@ describe('runDemo (default retrieval)', () => {
   });
 
   it('runs the reference RGSC when asked', async () => {
-    const r = await runDemo({ dir: join(tempDir(), '.contextfold'), retrieval: 'reference' });
+    const r = await runDemo({ dir: join(tempDir().dir, '.contextfold'), retrieval: 'reference' });
     expect(r.retrieval).toBe('reference');
     expect(r.questions[0]!.pages.map((p) => p.step_id)).toEqual([342, 137]);
     expect(r.questions[0]!.pages.every((p) => p.status === null)).toBe(true);

@@ -91,7 +91,7 @@ const indexDb = (dir: string) => join(dir, indexFiles(dir).find((n) => n.endsWit
 
 /** A store holding TURNS, with (`journal`) or without an uncompacted journal. */
 async function seeded(journal: boolean): Promise<string> {
-  const dir = join(tempDir(), '.contextfold');
+  const dir = join(tempDir().dir, '.contextfold');
   const cf = await open(dir);
   await cf.foldMany(TURNS);
   await cf.close({ compact: !journal });
@@ -105,7 +105,7 @@ function collect(): { warnings: IndexWarning[]; onWarning: (w: IndexWarning) => 
 
 describe('the derived index is rebuildable, never the truth', () => {
   it('after close, the files the reference engine reads (nodes, recall_index.json, eviction log) alone validate and hydrate', async () => {
-    const dir = join(tempDir(), '.contextfold');
+    const dir = join(tempDir().dir, '.contextfold');
     const cf = await open(dir);
     await cf.foldMany(TURNS);
     await cf.evict(2);
@@ -117,7 +117,7 @@ describe('the derived index is rebuildable, never the truth', () => {
         .filter((n) => !/^index-|^write\.lock$/.test(n))
         .sort(),
     ).toEqual(['cold_nodes', 'eviction_log.json', 'recall_index.json']);
-    const only = join(tempDir(), '.contextfold');
+    const only = join(tempDir().dir, '.contextfold');
     mkdirSync(only, { recursive: true });
     for (const n of ['cold_nodes', 'eviction_log.json', 'recall_index.json'])
       cpSync(join(dir, n), join(only, n), { recursive: true });
@@ -140,7 +140,7 @@ describe('the derived index is rebuildable, never the truth', () => {
   });
 
   it('deleting it mid-session loses no entry a fold reported done, and changes no answer', async () => {
-    const dir = join(tempDir(), '.contextfold');
+    const dir = join(tempDir().dir, '.contextfold');
     const { warnings, onWarning } = collect();
     const a = await open(dir, { onWarning });
     await a.foldMany(TURNS.slice(0, 20));
@@ -155,7 +155,7 @@ describe('the derived index is rebuildable, never the truth', () => {
     expect((await b.entries()).map((e) => e.step_id)).toEqual(
       TURNS.slice(0, 31).map((t) => t.stepId),
     );
-    const ref = await open(join(tempDir(), '.contextfold'));
+    const ref = await open(join(tempDir().dir, '.contextfold'));
     await ref.foldMany(TURNS.slice(0, 31));
     const expected = await answers(ref);
     expect(await answers(a)).toEqual(expected);
@@ -272,7 +272,7 @@ describe('the derived index is rebuildable, never the truth', () => {
 
   it('an interrupted fold (node written, never committed) stays an orphan, also after a rebuild', async () => {
     const dir = await seeded(true);
-    const other = await open(join(tempDir(), '.contextfold'));
+    const other = await open(join(tempDir().dir, '.contextfold'));
     await other.fold({ stepId: 99, summary: 'never committed', content: 'orphan bytes' });
     cpSync(
       join(other.dir, 'cold_nodes', 'step_000099.json'),
@@ -301,9 +301,30 @@ describe('the derived index is rebuildable, never the truth', () => {
   });
 });
 
+describe('stored analyses are derived, never trusted', () => {
+  it('one that does not decode is never ranked with: the index is rebuilt and re-analysed', async () => {
+    const dir = await seeded(false);
+    const first = await open(dir);
+    const before = await answers(first);
+    await first.close({ compact: false });
+    const db = new Database(indexDb(dir));
+    // Both the applied documents and the kept analyses (a rebuild must not carry them over).
+    const bad = deflateRawSync('{"version":1,"keys":["port"]}');
+    db.prepare('UPDATE docs SET features = ?').run(bad);
+    db.prepare('UPDATE analyses SET features = ?').run(bad);
+    db.close();
+    const { warnings, onWarning } = collect();
+    const cf = await open(dir, { onWarning });
+    expect(await answers(cf)).toEqual(before);
+    expect(warnings.map((w) => w.code)).toEqual(['INDEX_REBUILT']);
+    expect(warnings[0]!.message).toContain('does not decode');
+    await cf.close({ compact: false });
+  });
+});
+
 describe('a long-lived engine follows other writers', () => {
   it('its cached reads stay in step with every fold, eviction and rebuild of another engine', async () => {
-    const dir = join(tempDir(), '.contextfold');
+    const dir = join(tempDir().dir, '.contextfold');
     const a = await open(dir);
     const b = await open(dir);
     const fresh = async () => {
@@ -329,7 +350,7 @@ describe('a long-lived engine follows other writers', () => {
   });
 
   it("a read racing another process's commit is never counted twice", async () => {
-    const dir = join(tempDir(), '.contextfold');
+    const dir = join(tempDir().dir, '.contextfold');
     const b = await open(dir);
     await b.foldMany(TURNS.slice(0, 10));
     const a = await open(dir);
@@ -348,6 +369,52 @@ describe('a long-lived engine follows other writers', () => {
     );
     expect(before.df).toBe(c.backend.df('ranked', 'remark'));
     for (const cf of [a, b, c]) await cf.close({ compact: false });
+  });
+});
+
+describe('a dropped entry (contextfold repair)', () => {
+  it('leaves the index, other engines, a rebuild and recall_index.json as if never folded', async () => {
+    const dir = join(tempDir().dir, '.contextfold');
+    const a = await open(dir);
+    const b = await open(dir);
+    await b.foldMany(TURNS);
+    await b.evict(6);
+    await answers(a); // a's read caches are warm
+    const gone = [2, 4, 6]; // 4 spans several blocks; 6 was evicted
+    for (const step of gone) await b.dropEntry(step, `test: drop ${step}`);
+    const ref = await open(join(tempDir().dir, '.contextfold'));
+    await ref.foldMany(TURNS.filter((t) => !gone.includes(t.stepId)));
+    const expected = await answers(ref);
+    expect(await answers(b)).toEqual(expected);
+    expect(await answers(a)).toEqual(expected);
+    for (const field of ['ranked', 'reference'] as const) {
+      expect(b.backend.fieldStats(field)).toEqual(ref.backend.fieldStats(field));
+      expect(a.backend.fieldStats(field)).toEqual(ref.backend.fieldStats(field));
+    }
+    expect(b.backend.df('ranked', 'postgresql')).toBe(0);
+    expect(b.backend.termsWithPrefix('ranked', 'postgres')).toEqual([]);
+    expect((await b.status()).evicted).toBe(0);
+    // Rebuilt from recall_index.json + the journal's drop records: the same index.
+    for (const f of indexFiles(dir)) rmSync(join(dir, f));
+    const c = await open(dir);
+    expect(await answers(c)).toEqual(expected);
+    expect(c.backend.fieldStats('ranked')).toEqual(ref.backend.fieldStats('ranked'));
+    await c.close({ compact: false });
+    await a.close({ compact: false });
+    await b.close(); // compacts: the reference index file is written without the dropped steps
+    const keys = Object.keys(
+      (JSON.parse(readFileSync(join(dir, 'recall_index.json'), 'utf8')) as { nodes: object }).nodes,
+    );
+    expect(keys.map(Number).sort((x, y) => x - y)).toEqual(
+      TURNS.map((t) => t.stepId).filter((s) => !gone.includes(s)),
+    );
+    expect(existsSync(join(dir, 'eviction_log.json'))).toBe(false);
+    // The dropped steps' node files are untouched (repair quarantines them): orphans now.
+    const d = await open(dir);
+    expect(await answers(d)).toEqual(expected);
+    const v = await d.validate();
+    expect(v.problems.map((p) => p.step_id).sort()).toEqual(gone);
+    for (const cf of [d, ref]) await cf.close({ compact: false });
   });
 });
 
@@ -374,7 +441,7 @@ describe('the derived index serves scans without reading nodes', () => {
   });
 
   it('a fresh process costs its picks without loading the o200k vocabulary', async () => {
-    const dir = join(tempDir(), '.contextfold');
+    const dir = join(tempDir().dir, '.contextfold');
     const cf = await ContextFold.open({ dir, clock: CLOCK });
     await cf.foldMany(TURNS);
     await cf.close();
@@ -425,8 +492,8 @@ describe('the derived index serves scans without reading nodes', () => {
   });
 
   it('writes nothing outside the store (no ~/.cache, no machine-wide state)', async () => {
-    const home = join(tempDir(), 'home');
-    const dir = join(tempDir(), '.contextfold');
+    const home = join(tempDir().dir, 'home');
+    const dir = join(tempDir().dir, '.contextfold');
     const env = {
       ...process.env,
       HOME: home,
@@ -530,7 +597,7 @@ describe('a store directory that is not writable', () => {
         code: 'USAGE',
         message: expect.stringMatching(/store directory is not writable/),
       });
-      const payload = join(tempDir(), 'p.txt');
+      const payload = join(tempDir().dir, 'p.txt');
       writeFileSync(payload, 'bytes');
       const r = spawnSync(
         process.execPath,
@@ -553,7 +620,7 @@ describe('a store directory that is not writable', () => {
   });
 
   it('a --dir that cannot be created (under a regular file): one clear line, exit 1, nothing written', () => {
-    const root = tempDir();
+    const root = tempDir().dir;
     writeFileSync(join(root, 'file'), 'not a directory');
     const dir = join(root, 'file', '.contextfold');
     const payload = join(root, 'p.txt');

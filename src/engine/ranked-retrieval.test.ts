@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { tempDir } from '../test-utils/shared.js';
+import { tempDir } from '../test-utils/temp-dir.js';
 import { ContextFold } from './context-fold.js';
 import type { FoldInput } from './types.js';
 

@@ -6,8 +6,9 @@ import type { IndexEntry } from '../protocol/types.js';
 import {
   analysisKey,
   analyzeNode,
-  decodeFeatures,
+  decodeStoredAnalysis,
   type NodeAnalysis,
+  storedAnalysis,
 } from '../retrieval/node-analysis.js';
 import { focusWindow } from '../retrieval/ranked-focus.js';
 import type { RankedDoc } from '../retrieval/ranked-index.js';
@@ -38,17 +39,18 @@ export interface RankedRetrievalDeps {
   knownTokens(entry: IndexEntry): number | undefined;
 }
 
-/** Caps of one page-in. */
+/** Caps of one page-in, and the live boundary (see `RankedScanOptions.liveFrom`). */
 export interface RankedCaps {
   perCall: number;
   perTurn: number;
+  liveFrom?: number;
+  lossy?: readonly number[];
 }
 
 /** A node that failed verification, ranked on its entry's terms for this process only. */
 interface Unverified {
   artifact: string;
   analysis: NodeAnalysis;
-  tokens: number;
 }
 
 /** The analysis of an entry's recorded terms (for a node whose content cannot be trusted). */
@@ -120,15 +122,17 @@ export class RankedRetrieval {
           const terms = entryTermsText(entry);
           this.#unverified.set(p.step, {
             artifact: entry.artifact_sha256,
-            analysis: analyzeNode(entry.summary, terms),
-            tokens: tokenizer.count(terms),
+            analysis: analyzeNode({
+              summary: entry.summary,
+              text: terms,
+              tokens: tokenizer.count(terms),
+            }),
           });
           continue;
         }
-        attach.push({
-          ...p,
-          analysis: { akey: analysisKey(entry), ...analyzeNode(entry.summary, text) },
-        });
+        // Tokens are not part of a stored analysis (they are kept per tokenizer, below).
+        const analysis = analyzeNode({ summary: entry.summary, text, tokens: 0 });
+        attach.push({ ...p, analysis: { akey: analysisKey(entry), ...storedAnalysis(analysis) } });
         if (tokenizer.name !== 'reference' && this.#deps.knownTokens(entry) === undefined) {
           tokens.push({
             payload_sha256: entry.payload_sha256,
@@ -164,13 +168,17 @@ export class RankedRetrieval {
     const extra = [...this.#unverified].map(([step, u]) => ({ step, ...u }));
     return {
       size: stats.docs + extra.length,
-      totalLength: stats.totalLength + extra.reduce((n, x) => n + x.analysis.length, 0),
+      blocks: stats.parts + extra.reduce((n, x) => n + x.analysis.blocks.length, 0),
+      blockLength:
+        stats.partLength +
+        extra.reduce((n, x) => n + x.analysis.blocks.reduce((m, b) => m + b.length, 0), 0),
+      lastStep: extra.reduce((m, x) => Math.max(m, x.step), stats.lastStep),
       docFrequency: (key) =>
-        backend.df('ranked', key) + extra.filter((x) => x.analysis.terms.includes(key)).length,
+        backend.df('ranked', key) + extra.filter((x) => x.analysis.keys.includes(key)).length,
       keysWithPrefix: (prefix) => {
         const keys = new Set(backend.termsWithPrefix('ranked', prefix));
         for (const x of extra) {
-          for (const k of x.analysis.terms) {
+          for (const k of x.analysis.keys) {
             if (k.length > prefix.length && k.startsWith(prefix)) keys.add(k);
           }
         }
@@ -178,10 +186,12 @@ export class RankedRetrieval {
       },
       recentPostings: (key, limit) => {
         const list = backend.postings('ranked', key, limit);
-        const more = extra.filter((x) => x.analysis.terms.includes(key));
+        const more = extra.filter((x) => x.analysis.keys.includes(key));
         if (more.length === 0) return list;
         const merged = list.steps.map((s, i) => [s, list.tfs[i]!] as const);
-        for (const x of more) merged.push([x.step, x.analysis.tfs[x.analysis.terms.indexOf(key)]!]);
+        for (const x of more) {
+          merged.push([x.step, x.analysis.counts[x.analysis.keys.indexOf(key)]!]);
+        }
         merged.sort((a, b) => a[0] - b[0]);
         const tail = merged.slice(Math.max(0, merged.length - limit));
         return { steps: tail.map((m) => m[0]), tfs: tail.map((m) => m[1]) };
@@ -213,15 +223,7 @@ export class RankedRetrieval {
           for (const x of extra) {
             const i = at.get(x.step);
             if (i === undefined) continue;
-            const f = decodeFeatures(x.analysis.features);
-            out[i] = {
-              stepId: x.step,
-              length: x.analysis.length,
-              tokens: x.tokens,
-              error: f.error,
-              prose: f.prose,
-              shapes: f.shapes,
-            };
+            out[i] = docOf(x.step, x.analysis);
           }
         }
         return out;
@@ -230,20 +232,49 @@ export class RankedRetrieval {
   }
 
   #decode(d: DocStats): RankedDoc {
-    const f = decodeFeatures(d.features);
+    const backend = this.#deps.backend;
     const tokensOf = this.#deps.tokensOf;
+    let a: NodeAnalysis | undefined;
     let n: number | undefined;
+    // Decoded on first use: a scan numbers every turn that holds a prompt key (and the next),
+    // but reads the analyses of its best candidates only.
+    const analysis = (): NodeAnalysis => {
+      if (a) return a;
+      const decoded = decodeStoredAnalysis(d.features, 0);
+      // A stored analysis that does not decode is a damaged index, never ranked with: the
+      // index is rebuilt (its analyses recomputed from verified nodes) and the read runs again.
+      if (!decoded) {
+        return backend.reportBroken(`the ranked analysis of step ${d.step} does not decode`);
+      }
+      a = decoded;
+      return decoded;
+    };
     return {
       stepId: d.step,
       length: d.length,
-      // Counted only if the doc is picked (a fresh process rarely needs the vocabulary).
+      // Stored per tokenizer beside the index; counted only if missing there.
       get tokens() {
         n ??= tokensOf(d.step);
         return n;
       },
-      error: f.error,
-      prose: f.prose,
-      shapes: f.shapes,
+      get error() {
+        return analysis().error;
+      },
+      get prose() {
+        return analysis().prose;
+      },
+      get shapes() {
+        return analysis().shapes;
+      },
+      get keys() {
+        return analysis().keys;
+      },
+      get head() {
+        return analysis().head;
+      },
+      get blocks() {
+        return analysis().blocks;
+      },
     };
   }
 
@@ -253,6 +284,8 @@ export class RankedRetrieval {
       perCallCap: caps.perCall,
       perTurnCap: caps.perTurn,
       tuning: this.#tuning,
+      ...(caps.liveFrom !== undefined ? { liveFrom: caps.liveFrom } : {}),
+      ...(caps.lossy ? { lossy: caps.lossy } : {}),
     });
   }
 
@@ -295,6 +328,21 @@ export class RankedRetrieval {
     }
     return { scan, pages, failures, tokens };
   }
+}
+
+/** The ranked document of an analysed step (the analysis kept by reference). */
+function docOf(stepId: number, a: NodeAnalysis): RankedDoc {
+  return {
+    stepId,
+    length: a.length,
+    tokens: a.tokens,
+    error: a.error,
+    prose: a.prose,
+    shapes: a.shapes,
+    keys: a.keys,
+    head: a.head,
+    blocks: a.blocks,
+  };
 }
 
 function pageOf(

@@ -2,7 +2,7 @@ import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { describePg, pgStoreUrl } from '../test-utils/pg.js';
-import { runCli } from '../test-utils/run-cli.js';
+import { runCliInProcess } from '../test-utils/cli.js';
 import { HAS_SHARED, itShared, sharedPath } from '../test-utils/shared.js';
 import { tempDir } from '../test-utils/temp-dir.js';
 import { ContextFold } from './context-fold.js';
@@ -14,11 +14,11 @@ describePg('export and import-store between a directory and PostgreSQL', () => {
   itShared(
     "the reference engine's own store goes into PostgreSQL and comes back byte for byte",
     async () => {
-      const work = tempDir();
+      const work = tempDir().dir;
       cpSync(sharedPath('vectors', 'reference-store'), join(work, 'ref'), { recursive: true });
       const original = join(work, 'ref', '.contextfold');
       const url = pgStoreUrl('refstore');
-      const imp = await runCli(['--store', url, '--json', 'import-store', original]);
+      const imp = await runCliInProcess(['--store', url, '--json', 'import-store', original]);
       expect(imp.code, imp.stdout + imp.stderr).toBe(0);
       const nodes = readdirSync(join(original, 'cold_nodes')).length;
       expect(json(imp.stdout)).toMatchObject({ nodes, evictions: 1 });
@@ -29,7 +29,7 @@ describePg('export and import-store between a directory and PostgreSQL', () => {
       expect((await db.validate()).ok).toBe(true);
       await db.close();
       const out = join(work, 'out', '.contextfold');
-      const exp = await runCli(['--store', url, '--json', 'export', '--to', out]);
+      const exp = await runCliInProcess(['--store', url, '--json', 'export', '--to', out]);
       expect(exp.code, exp.stdout + exp.stderr).toBe(0);
       for (const name of readdirSync(join(original, 'cold_nodes'))) {
         const a = readFileSync(join(original, 'cold_nodes', name));
@@ -54,7 +54,7 @@ describePg('export and import-store between a directory and PostgreSQL', () => {
   );
 
   it('import-store verifies every node first: a tampered node loads nothing', async () => {
-    const dir = join(tempDir(), '.contextfold');
+    const dir = join(tempDir().dir, '.contextfold');
     const cf = await ContextFold.open({ dir, tokenizer: 'reference' });
     await cf.foldMany([
       { stepId: 1, summary: 'one', content: 'first payload' },
@@ -64,7 +64,7 @@ describePg('export and import-store between a directory and PostgreSQL', () => {
     const path = join(dir, 'cold_nodes', 'step_000002.json');
     writeFileSync(path, readFileSync(path, 'utf8').replace('second payload', 'second pAyload'));
     const url = pgStoreUrl('tampered');
-    const r = await runCli(['--store', url, 'import-store', dir]);
+    const r = await runCliInProcess(['--store', url, 'import-store', dir]);
     expect(r.code).toBe(3);
     expect(r.stderr).toContain('step_000002.json');
     await expect(
@@ -73,7 +73,7 @@ describePg('export and import-store between a directory and PostgreSQL', () => {
   });
 
   it('refuses a target that already holds nodes; export refuses an existing directory', async () => {
-    const work = tempDir();
+    const work = tempDir().dir;
     const dir = join(work, 'a', '.contextfold');
     const cf = await ContextFold.open({ dir, tokenizer: 'reference' });
     await cf.fold({ stepId: 1, summary: 'one', content: 'x' });
@@ -84,7 +84,7 @@ describePg('export and import-store between a directory and PostgreSQL', () => {
       code: 'USAGE',
       message: expect.stringContaining('already holds nodes'),
     });
-    const r = await runCli(['--store', url, 'export', '--to', dir]);
+    const r = await runCliInProcess(['--store', url, 'export', '--to', dir]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('already holds a store');
     expect(existsSync(join(work, 'a', '.contextfold', 'recall_index.json'))).toBe(true);

@@ -106,6 +106,21 @@ export interface FoldResult extends Omit<IndexEntry, 'projection_version' | 'sum
   already_folded: boolean;
 }
 
+/** Options of `scan` and `pageIn`. */
+export interface ScanOptions {
+  /** Page-in algorithm for this call (default: the engine's `retrieval`). */
+  mode?: RetrievalMode;
+  /**
+   * Ranked mode: turns from this step on are still in the live context (after a compaction):
+   * they are scored but never paged, and keep an intent only when they hold what is asked.
+   */
+  liveFrom?: number;
+  /** Ranked mode: steps that only summarise others (compaction summaries): never paged or owners. */
+  lossy?: readonly number[];
+  /** A tighter per-turn budget than the policy's, in tokens (e.g. a byte-bounded hook context). */
+  maxTokens?: number;
+}
+
 export interface HydrateOptions {
   /** Serve this window of lines (a ranked page) instead of a chunk. */
   window?: PageWindow;
@@ -131,11 +146,13 @@ export interface HydrateResult {
   findings: PageFinding[];
 }
 
+/** What `evict` recorded: the step left the resident set at `evicted_at`. */
 export interface EvictResult {
   step_id: number;
   evicted_at: string;
 }
 
+/** The kinds of inconsistency `validate` reports. */
 export type ProblemKind =
   | 'orphaned_node'
   | 'broken_reference'
@@ -144,6 +161,7 @@ export type ProblemKind =
   | 'journal'
   | 'index';
 
+/** One problem `validate` found, with the exact path it concerns. */
 export interface ValidationProblem {
   kind: ProblemKind;
   step_id: number | null;
@@ -151,6 +169,7 @@ export interface ValidationProblem {
   message: string;
 }
 
+/** What `validate` checked; `ok` only when `problems` is empty. */
 export interface ValidateResult {
   ok: boolean;
   checked: number;
@@ -207,6 +226,7 @@ export interface EntriesPage {
   entries: IndexEntry[];
 }
 
+/** What `status` reports about a store: counts, policy, tokenizer and retrieval in effect. */
 export interface StatusResult {
   dir: string;
   session_id: string;
@@ -268,10 +288,10 @@ export interface ContextFoldEngine {
     onProgress?: (done: number, total: number) => void,
   ): Promise<FoldResult[]>;
   recall(query: string, options?: { limit?: number }): Promise<RecallResult>;
-  scan(prompt: string, options?: { mode?: RetrievalMode }): Promise<ScanResult>;
+  scan(prompt: string, options?: ScanOptions): Promise<ScanResult>;
   hydrate(stepId: number, options?: HydrateOptions): Promise<HydrateResult>;
   hydrateBytes(stepId: number): Promise<Uint8Array>;
-  pageIn(prompt: string, options?: { mode?: RetrievalMode }): Promise<PageInResult>;
+  pageIn(prompt: string, options?: ScanOptions): Promise<PageInResult>;
   evict(stepId: number): Promise<EvictResult>;
   status(): Promise<StatusResult>;
   validate(): Promise<ValidateResult>;

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import type { HydrationPolicy } from '../protocol/policy.js';
 import { BACKENDS, PG_MISSING, PG_URL, storeFor } from '../test-utils/pg.js';
-import { describeShared, HAS_SHARED, sharedPath, tempDir } from '../test-utils/shared.js';
+import { describeShared, HAS_SHARED, sharedPath } from '../test-utils/shared.js';
+import { tempDir } from '../test-utils/temp-dir.js';
 import { ContextFold } from './context-fold.js';
 
 interface Turn {

@@ -1,12 +1,8 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { readTurnsJsonl } from '../import/turns-jsonl.js';
 import { UsageError } from '../protocol/errors.js';
-import {
-  type EvalQuestion,
-  questionsFileSchema,
-  type TrajectoryTurn,
-  trajectoryTurnSchema,
-} from './types.js';
+import { type EvalQuestion, questionsFileSchema, type TrajectoryTurn } from './types.js';
 
 function readText(path: string, what: string): string {
   try {
@@ -63,30 +59,11 @@ export function loadQuestions(path: string): EvalQuestion[] {
  */
 export function loadTrajectory(dir: string, name: string): TrajectoryTurn[] {
   const path = join(dir, `${name}.jsonl`);
-  const lines = readText(path, 'trajectory').split('\n');
-  const turns: TrajectoryTurn[] = [];
-  lines.forEach((line, i) => {
-    if (line.trim() === '') return;
-    let json: unknown;
-    try {
-      json = JSON.parse(line);
-    } catch {
-      throw new UsageError(`${path}:${i + 1}: not a JSON line`, { path });
-    }
-    const r = trajectoryTurnSchema.safeParse(json);
-    if (!r.success) {
-      const issue = r.error.issues[0];
-      throw new UsageError(`${path}:${i + 1}: ${issue?.path.join('.')}: ${issue?.message}`, {
-        path,
-      });
-    }
-    if (r.data.step_id !== turns.length) {
-      throw new UsageError(
-        `${path}:${i + 1}: step_id ${r.data.step_id} out of order (expected ${turns.length})`,
-        { path },
-      );
-    }
-    turns.push(r.data);
-  });
-  return turns;
+  if (!existsSync(path)) {
+    throw new UsageError(
+      `cannot read trajectory ${name}: ${path} does not exist (check --trajectories and the question's "trajectory")`,
+      { path },
+    );
+  }
+  return readTurnsJsonl(path, { stepIds: 'positional' });
 }

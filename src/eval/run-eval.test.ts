@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isUsageError } from '../protocol/errors.js';
-import { tempDir } from '../test-utils/shared.js';
+import { tempDir } from '../test-utils/temp-dir.js';
 import { loadQuestions, loadTrajectory } from './load.js';
 import { runEval } from './run-eval.js';
 import type { EvalQuestion } from './types.js';
@@ -92,7 +92,10 @@ describe('runEval (reference mode, hand-computed)', () => {
       workDir: tmp.dir,
     });
     expect(r.mode).toBe('reference');
-    const rows = r.rows.map(({ scan_ms: _ms, ...rest }) => rest);
+    const rows = r.rows.map(({ scan_ms: _ms, family, ...rest }) => {
+      expect(family).toBe('other'); // no manifest beside these trajectories
+      return rest;
+    });
     expect(rows).toEqual([
       {
         id: 'evolving-now',
@@ -150,7 +153,9 @@ describe('runEval (reference mode, hand-computed)', () => {
         paged_steps: [3, 2],
       },
     ]);
-    const { scan_latency_ms, ...summary } = r.summary;
+    const { scan_latency_ms, by_family, by_session, ...summary } = r.summary;
+    expect(Object.keys(by_family)).toEqual(['other']);
+    expect(by_session.tiny).toMatchObject({ questions: 5, hit_rate: 0.8 });
     expect(summary).toEqual({
       questions: 5,
       hit_rate: 0.8,
@@ -196,6 +201,13 @@ describe('bad input', () => {
     expect(String((err as Error).message)).toContain('past the end of trajectory tiny');
   });
 
+  it('a gold step out of range is a usage error, before anything is measured', async () => {
+    const bad = [{ ...QUESTIONS[0]!, asked_after_step: 5, gold_steps: [4, 9], latest_step: 9 }];
+    await expect(
+      runEval({ questions: bad, trajectoriesDir: trajDir, mode: 'reference' }),
+    ).rejects.toThrow(/question evolving-now: gold step 9 is out of range for trajectory tiny/);
+  });
+
   it('a missing trajectory file names the path', () => {
     try {
       loadTrajectory(trajDir, 'nope');
@@ -210,7 +222,9 @@ describe('bad input', () => {
     const dir = join(tmp.dir, 'disorder');
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'x.jsonl'), '{"step_id":1,"role":"user","content":"a"}\n');
-    expect(() => loadTrajectory(dir, 'x')).toThrow(/x\.jsonl:1: step_id 1 out of order/);
+    expect(() => loadTrajectory(dir, 'x')).toThrow(
+      /x\.jsonl:1: "step_id" 1 is out of order: expected 0/,
+    );
   });
 
   it('questions files are validated at the boundary', () => {

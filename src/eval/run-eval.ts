@@ -1,14 +1,19 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
-import { ContextFold } from '../engine/context-fold.js';
-import type { RetrievalMode } from '../engine/types.js';
 import { resolveTokenizer } from '../extract/tokenizer.js';
-import { summarizeTurn } from '../harness/summarize.js';
 import { compareCodePoints } from '../protocol/canonical-json.js';
 import { UsageError } from '../protocol/errors.js';
+import type { RetrievalMode } from '../protocol/results.js';
+import type { NodeAnalysis } from '../retrieval/node-analysis.js';
+import { familiesOf, familyOf } from './families.js';
 import { loadTrajectory } from './load.js';
+import {
+  defaultEvalSummary,
+  type EvalRetriever,
+  openRetriever,
+  retrieverName,
+} from './retrievers.js';
 import { scoreQuestion, summarizeRows } from './score.js';
 import type { EvalQuestion, EvalResult, EvalRow, TrajectoryTurn } from './types.js';
 
@@ -17,81 +22,113 @@ export interface RunEvalOptions {
   questions: readonly EvalQuestion[];
   /** Directory of `<trajectory>.jsonl` files. */
   trajectoriesDir: string;
-  /** Retrieval mode under test. */
-  mode: RetrievalMode;
+  /** Retrieval mode under test, through the engine. Ignored when `retriever` is given. */
+  mode?: RetrievalMode;
+  /** The retriever under test (default: the engine in `mode`, default `ranked`). */
+  retriever?: EvalRetriever;
   /** The engine's summariser for folded turns. Default: the harness's `summarizeTurn`. */
   summarize?: (turn: TrajectoryTurn) => string;
   /** Parent of the temporary stores. Default: the OS temp directory. */
   workDir?: string;
   /** Called after each question. */
   onProgress?: (done: number, total: number) => void;
+  /** Analyses shared across runs of the memory retriever (see `RetrieverContext.analyses`). */
+  analyses?: Map<string, NodeAnalysis>;
+}
+
+function byTrajectory(questions: readonly EvalQuestion[]): Map<string, EvalQuestion[]> {
+  const out = new Map<string, EvalQuestion[]>();
+  for (const q of questions) {
+    const list = out.get(q.trajectory);
+    if (list) list.push(q);
+    else out.set(q.trajectory, [q]);
+  }
+  return out;
+}
+
+/**
+ * Checks every question against its trajectory before anything is measured: the trajectory
+ * exists and parses, `asked_after_step` and every gold step are inside it. Throws a
+ * {@link UsageError} naming the question on the first problem.
+ *
+ * @example
+ * validateQuestions(questions, '../shared/data/trajectories'); // throws on a bad gold step
+ */
+export function validateQuestions(questions: readonly EvalQuestion[], trajectoriesDir: string) {
+  for (const [name, qs] of byTrajectory(questions)) {
+    const n = loadTrajectory(trajectoriesDir, name).length;
+    for (const q of qs) {
+      if (q.asked_after_step >= n) {
+        throw new UsageError(
+          `question ${q.id}: asked_after_step ${q.asked_after_step} is past the end of trajectory ${name} (${n} turns)`,
+        );
+      }
+      const bad = q.gold_steps.find((s) => s >= n);
+      if (bad !== undefined) {
+        throw new UsageError(
+          `question ${q.id}: gold step ${bad} is out of range for trajectory ${name} (${n} turns)`,
+        );
+      }
+    }
+  }
 }
 
 /**
  * Runs the retrieval eval (eval/README.md): per trajectory, turns are folded in order into a
- * fresh store; when a question's `asked_after_step` is reached, every turn up to it is folded and
- * the question is paged in as the incoming prompt under the default policy (o200k tokens,
- * 3500 per turn, 3000 per call). Scores are computed from the verified pages; the scan is timed
- * on its own. Temporary stores are removed afterwards.
+ * fresh retriever (a temporary store for the engine); when a question's `asked_after_step` is
+ * reached, every turn up to it is folded and the question is paged in as the incoming prompt
+ * under the default policy (o200k tokens, 3500 per turn, 3000 per call). Questions are checked
+ * against their trajectories first; temporary stores are removed afterwards.
  *
  * @example
- * const { summary } = await runEval({ questions, trajectoriesDir: 'data/trajectories', mode: 'ranked' });
+ * const { summary } = await runEval({ questions, trajectoriesDir: 'data/trajectories' });
  * summary.hit_rate; // share of questions whose answer was paged in
  */
 export async function runEval(options: RunEvalOptions): Promise<EvalResult> {
-  const summarize = options.summarize ?? ((t: TrajectoryTurn) => summarizeTurn(t));
+  validateQuestions(options.questions, options.trajectoriesDir);
+  const retriever: EvalRetriever = options.retriever ?? {
+    kind: 'engine',
+    mode: options.mode ?? 'ranked',
+  };
+  const summarize = options.summarize ?? defaultEvalSummary;
   const tokenizer = resolveTokenizer('o200k');
   const count = (text: string) => tokenizer.count(text);
-  const byTrajectory = new Map<string, EvalQuestion[]>();
-  for (const q of options.questions) {
-    const list = byTrajectory.get(q.trajectory);
-    if (list) list.push(q);
-    else byTrajectory.set(q.trajectory, [q]);
-  }
+  const families = familiesOf(options.trajectoriesDir);
+  const groups = byTrajectory(options.questions);
   const rowsById = new Map<string, EvalRow>();
   const total = options.questions.length;
-  const names = [...byTrajectory.keys()].sort(compareCodePoints);
   const work = mkdtempSync(join(options.workDir ?? tmpdir(), 'cf-eval-'));
   try {
-    for (const [i, name] of names.entries()) {
+    for (const [i, name] of [...groups.keys()].sort(compareCodePoints).entries()) {
       const turns = loadTrajectory(options.trajectoriesDir, name);
-      const questions = [...byTrajectory.get(name)!].sort(
+      const questions = [...groups.get(name)!].sort(
         (a, b) => a.asked_after_step - b.asked_after_step || compareCodePoints(a.id, b.id),
       );
-      const engine = await ContextFold.open({
-        dir: join(work, String(i), '.contextfold'),
-        tokenizer: 'o200k',
-        retrieval: options.mode,
+      const r = await openRetriever(retriever, {
+        dir: join(work, String(i)),
+        tokenizer,
+        summarize,
+        name,
+        ...(options.analyses ? { analyses: options.analyses } : {}),
       });
       try {
         let folded = 0;
         for (const q of questions) {
-          if (q.asked_after_step >= turns.length) {
-            throw new UsageError(
-              `question ${q.id}: asked_after_step ${q.asked_after_step} is past the end of trajectory ${name} (${turns.length} turns)`,
-            );
-          }
-          const batch = turns.slice(folded, q.asked_after_step + 1);
-          if (batch.length > 0) {
-            await engine.foldMany(
-              batch.map((t) => ({ stepId: t.step_id, summary: summarize(t), content: t.content })),
-            );
-            folded = q.asked_after_step + 1;
-          }
-          const t0 = performance.now();
-          await engine.scan(q.question, { mode: options.mode });
-          const scanMs = performance.now() - t0;
-          const result = await engine.pageIn(q.question, { mode: options.mode });
-          rowsById.set(q.id, scoreQuestion({ question: q, pages: result.pages, count, scanMs }));
+          await r.fold(turns.slice(folded, q.asked_after_step + 1));
+          folded = Math.max(folded, q.asked_after_step + 1);
+          const { pages, scanMs } = await r.ask(q.question);
+          const row = scoreQuestion({ question: q, pages, count, scanMs });
+          row.family = familyOf(families, name);
+          rowsById.set(q.id, row);
           options.onProgress?.(rowsById.size, total);
         }
       } finally {
-        await engine.close({ compact: false });
+        await r.close();
       }
     }
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
   const rows = options.questions.map((q) => rowsById.get(q.id)!);
-  return { mode: options.mode, summary: summarizeRows(rows), rows };
+  return { mode: retrieverName(retriever), summary: summarizeRows(rows), rows };
 }

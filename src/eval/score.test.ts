@@ -95,6 +95,8 @@ describe('summarizeRows', () => {
         tokens: 100,
         gold_tokens: 40,
         scan_ms: 4,
+        family: 'cline',
+        trajectory: 'a',
       }),
       row({
         kind: 'evolving-value',
@@ -104,9 +106,11 @@ describe('summarizeRows', () => {
         tokens: 50,
         gold_tokens: 50,
         scan_ms: 1,
+        family: 'cline',
+        trajectory: 'b',
       }),
       row({ kind: 'error-lookup', hit: false, pages: 3, tokens: 250, gold_tokens: 0, scan_ms: 3 }),
-      row({ kind: 'error-lookup', hit: true, pages: 0, tokens: 0, scan_ms: 2 }),
+      row({ kind: 'error-lookup', hit: true, pages: 0, tokens: 0, scan_ms: 2, trajectory: 'b' }),
     ]);
     expect(s).toEqual({
       questions: 4,
@@ -118,6 +122,45 @@ describe('summarizeRows', () => {
       no_page_rate: 0.25,
       by_kind: { 'error-lookup': 0.5, 'evolving-value': 1 },
       scan_latency_ms: { p50: 2, p99: 4 },
+      by_family: {
+        cline: {
+          questions: 2,
+          hit_rate: 1,
+          latest_hit_rate_evolving: 0.5,
+          token_precision: 90 / 150,
+          mean_tokens: 75,
+        },
+        other: {
+          questions: 2,
+          hit_rate: 0.5,
+          latest_hit_rate_evolving: null,
+          token_precision: 0,
+          mean_tokens: 125,
+        },
+      },
+      by_session: {
+        a: {
+          questions: 1,
+          hit_rate: 1,
+          latest_hit_rate_evolving: 1,
+          token_precision: 0.4,
+          mean_tokens: 100,
+        },
+        b: {
+          questions: 2,
+          hit_rate: 1,
+          latest_hit_rate_evolving: 0,
+          token_precision: 1,
+          mean_tokens: 25,
+        },
+        t: {
+          questions: 1,
+          hit_rate: 0,
+          latest_hit_rate_evolving: null,
+          token_precision: 0,
+          mean_tokens: 250,
+        },
+      },
     });
   });
 

@@ -1,5 +1,12 @@
 import { compareCodePoints } from '../protocol/canonical-json.js';
-import type { EvalQuestion, EvalRow, EvalSummary, LatencySummary, ScoredPage } from './types.js';
+import type {
+  EvalQuestion,
+  EvalRow,
+  EvalSummary,
+  GroupSummary,
+  LatencySummary,
+  ScoredPage,
+} from './types.js';
 
 /** Options of {@link scoreQuestion}. */
 export interface ScoreOptions {
@@ -73,6 +80,30 @@ function round(x: number, digits: number): number {
   return Math.round(x * f) / f;
 }
 
+const share = (xs: readonly EvalRow[], f: (r: EvalRow) => boolean): number =>
+  xs.length === 0 ? 0 : xs.filter(f).length / xs.length;
+
+/** Headline figures of a group of rows. */
+export function groupSummary(rows: readonly EvalRow[]): GroupSummary {
+  const evolving = rows.filter((r) => r.kind === 'evolving-value');
+  const tokens = rows.reduce((s, r) => s + r.tokens, 0);
+  const gold = rows.reduce((s, r) => s + r.gold_tokens, 0);
+  return {
+    questions: rows.length,
+    hit_rate: share(rows, (r) => r.hit),
+    latest_hit_rate_evolving: evolving.length === 0 ? null : share(evolving, (r) => r.latest_hit),
+    token_precision: tokens === 0 ? null : gold / tokens,
+    mean_tokens: rows.length === 0 ? 0 : tokens / rows.length,
+  };
+}
+
+function groupsBy(rows: readonly EvalRow[], key: (r: EvalRow) => string) {
+  const names = [...new Set(rows.map(key))].sort(compareCodePoints);
+  const out: Record<string, GroupSummary> = {};
+  for (const n of names) out[n] = groupSummary(rows.filter((r) => key(r) === n));
+  return out;
+}
+
 /**
  * The eval summary (eval/README.md §Protocol 4) over per-question rows.
  *
@@ -81,8 +112,6 @@ function round(x: number, digits: number): number {
  */
 export function summarizeRows(rows: readonly EvalRow[]): EvalSummary {
   const n = rows.length;
-  const share = (xs: readonly EvalRow[], f: (r: EvalRow) => boolean): number =>
-    xs.length === 0 ? 0 : xs.filter(f).length / xs.length;
   const evolving = rows.filter((r) => r.kind === 'evolving-value');
   const tokens = rows.reduce((s, r) => s + r.tokens, 0);
   const gold = rows.reduce((s, r) => s + r.gold_tokens, 0);
@@ -104,5 +133,7 @@ export function summarizeRows(rows: readonly EvalRow[]): EvalSummary {
     no_page_rate: share(rows, (r) => r.pages === 0),
     by_kind: byKind,
     scan_latency_ms: latency(rows),
+    by_family: groupsBy(rows, (r) => r.family ?? 'other'),
+    by_session: groupsBy(rows, (r) => r.trajectory),
   };
 }

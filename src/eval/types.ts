@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ImportedTurn } from '../import/turn.js';
 
 /** Question kinds of the retrieval eval (eval/README.md). */
 export const QUESTION_KINDS = [
@@ -40,17 +41,8 @@ export const questionsFileSchema = z
   )
   .transform((f) => f.questions);
 
-/** One turn of a trajectory file (`<name>.jsonl`, one turn a line). */
-export const trajectoryTurnSchema = z
-  .object({
-    step_id: stepId,
-    role: z.string(),
-    content: z.string(),
-  })
-  .loose();
-
-/** A turn of a trajectory. */
-export type TrajectoryTurn = z.infer<typeof trajectoryTurnSchema>;
+/** A turn of a trajectory (`<name>.jsonl`, one turn a line, `step_id` = its position). */
+export type TrajectoryTurn = ImportedTurn;
 
 /** One page as the eval scores it: where it came from and its text. */
 export interface ScoredPage {
@@ -76,6 +68,8 @@ export interface EvalRow {
   paged_steps: number[];
   /** Wall time of the engine's scan for this prompt, in milliseconds (not deterministic). */
   scan_ms: number;
+  /** Session family (agent) of the trajectory, from the data manifest (`other` if unlisted). */
+  family?: string;
 }
 
 /** Scan latency percentiles in milliseconds (nearest rank). */
@@ -84,7 +78,16 @@ export interface LatencySummary {
   p99: number;
 }
 
-/** The eval summary; names as eval/README.md §Protocol 4, plus scan latency. */
+/** The headline figures of a group of questions (a session family, a session). */
+export interface GroupSummary {
+  questions: number;
+  hit_rate: number;
+  latest_hit_rate_evolving: number | null;
+  token_precision: number | null;
+  mean_tokens: number;
+}
+
+/** The eval summary; names as eval/README.md §Protocol 4, plus scan latency and groups. */
 export interface EvalSummary {
   questions: number;
   hit_rate: number;
@@ -98,6 +101,10 @@ export interface EvalSummary {
   /** Hit rate per kind, keys sorted. Only kinds that occur. */
   by_kind: Record<string, number>;
   scan_latency_ms: LatencySummary;
+  /** Headline figures per session family (keys sorted). */
+  by_family: Record<string, GroupSummary>;
+  /** Headline figures per trajectory (keys sorted). */
+  by_session: Record<string, GroupSummary>;
 }
 
 /** Result of an eval run. */

@@ -1,10 +1,15 @@
-// The guard: secrets removed before anything is written, injection and active-content findings
-// on every page, and the guard corpus (002 form) with its declaration.
+/**
+ * `contextfold/guard`: secrets removed before anything is written, injection and active-content
+ * findings on every page, and the guard corpus (002 form) with its declaration. The root
+ * re-exports `Redactor`, `scanPage` and `runGuardConformance`.
+ *
+ * @example
+ * import { loadGuardTables, scanText } from 'contextfold/guard';
+ */
 
 export {
   buildGuardDeclaration,
   checkGuardDeclaration,
-  DECLARED_TABLES_SOURCE,
   GUARD_DECLARATION_SCHEMA,
   type GuardCaseResult,
   type GuardConformanceOptions,
@@ -14,7 +19,6 @@ export {
   runGuardConformance,
   validateGuardDeclaration,
 } from './conformance.js';
-export { caseIdOf, IMPLEMENTED_MATCH, NEGATIVE_FAMILY, patternIdOfCase } from './corpus.js';
 export { SecretDetector, type SecretDetectorOptions, type SecretHit } from './detect-secrets.js';
 export { type RedactedText, redactionMarker, type TextRedaction } from './redact-text.js';
 export {
@@ -32,11 +36,8 @@ export {
   type CompiledPattern,
   DECLARED_TABLES,
   DEFAULT_GUARD_DIR,
-  GUARD_TABLE_FILES,
   type GuardTables,
   loadGuardTables,
-  tableOf,
-  withoutPatterns,
 } from './tables.js';
 export type {
   FindingSummary,

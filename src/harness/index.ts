@@ -1,5 +1,11 @@
-// The harness: sessions, auto-fold policy, folded-step records, layered context packs,
-// lifecycle events and replay. No vendor SDK is imported here.
+/**
+ * `contextfold/harness`: sessions, auto-fold policy, folded-step records, layered context packs,
+ * lifecycle events, per-call reports and replay. No vendor SDK is imported here. The root
+ * re-exports the main entry points (`Session`, `replaySession`, `readEvents`).
+ *
+ * @example
+ * import { assemblePack, renderPackText } from 'contextfold/harness';
+ */
 
 export {
   type ArchivedBlockInfo,
@@ -7,14 +13,17 @@ export {
   type StrippedBlock,
   stripArchivedBlocks,
 } from './archived-block.js';
-export {
-  type CompressionNote,
-  type CompressionStrategy,
-  compressRecent,
-  sourceOf,
-} from './compress.js';
+export { type CompressionNote, type CompressionStrategy, compressRecent } from './compress.js';
 export { buildFoldedStep, type FoldRef, renderFoldedStep } from './folded-step.js';
 export { inspectColdNode, renderPackForHuman } from './inspect.js';
+export {
+  type ExcerptLiveInput,
+  excerptLive,
+  excerptMarker,
+  type LiveExcerpt,
+  type LiveExcerptNote,
+  type LiveOverflow,
+} from './live-excerpt.js';
 export {
   type AssistantMessage,
   type HistoryMessage,
@@ -47,17 +56,8 @@ export {
   renderPackText,
   type TruncationNote,
 } from './pack.js';
-export {
-  beginCall,
-  type CallReport,
-  callReport,
-  divergence,
-  endCall,
-  modelCalls,
-  type PerCallTotals,
-  runPerCall,
-} from './per-call.js';
-export { renderMessage, renderMessages, stableJson } from './render.js';
+export { type CallReport, type PerCallTotals, runPerCall } from './per-call.js';
+export { renderMessage, renderMessages } from './render.js';
 export {
   type ReplayMismatch,
   type ReplayOptions,
@@ -73,7 +73,6 @@ export {
   type SummarizerInput,
 } from './session.js';
 export {
-  comparableEvent,
   EVENTS_FILE,
   type FoldReason,
   loadEvents,
@@ -91,7 +90,6 @@ export {
   summarizeTurn,
   type TurnFacts,
 } from './summarize.js';
-export { type SyntheticOptions, type SyntheticTurn, syntheticSession } from './synthetic.js';
 export { TokenMeter } from './token-meter.js';
-export { groupTurns, type Turn, turnPayload, unansweredCalls } from './turns.js';
-export { parseTurnsJsonl, readTurnsFile, runTurns, type TurnReport } from './turns-file.js';
+export { groupTurns, type Turn, turnPayload } from './turns.js';
+export { runTurns, type TurnReport } from './turns-file.js';

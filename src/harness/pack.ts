@@ -4,10 +4,17 @@ import { sha256Hex } from '../protocol/canonical-json.js';
 import type { PageInFailure } from '../protocol/results.js';
 import type { FoldedStep } from '../protocol/types.js';
 import { type ArchivedBlockInfo, formatArchivedBlock } from './archived-block.js';
-import { type CompressionNote, compressRecent } from './compress.js';
+import { type CompressionNote, compressRecent, type PackTurn } from './compress.js';
 import { renderFoldedStep } from './folded-step.js';
+import {
+  excerptLive,
+  type LiveExcerpt,
+  type LiveExcerptNote,
+  type LiveOverflow,
+} from './live-excerpt.js';
 import type { HistoryMessage, Message } from './messages.js';
 import { toPlainMessage } from './messages.js';
+import { dropOldest } from './pack-trim.js';
 import { renderMessages } from './render.js';
 import type { TokenMeter } from './token-meter.js';
 import type { Turn } from './turns.js';
@@ -98,6 +105,8 @@ export interface PackMetadata {
   l2_steps: number[];
   /** Turns in L1, by first step. */
   l1_steps: number[];
+  /** Live messages sent as head-and-tail excerpts because L0 alone did not fit (the history keeps them whole). */
+  live_excerpts: LiveExcerptNote[];
   warnings: string[];
   over_budget: boolean;
 }
@@ -146,6 +155,8 @@ export interface AssembleInput {
   /** Decisions taken before assembly (persistent L2 drops, keep-last-N), reported as given. */
   priorCompressed?: readonly CompressionNote[];
   priorTruncated?: readonly TruncationNote[];
+  /** A live turn that does not fit beside L3 and the pages: excerpted (default) or sent whole. */
+  liveOverflow?: LiveOverflow;
 }
 
 const lines = new WeakMap<FoldedStep, string>();
@@ -219,211 +230,288 @@ function latestPinned(pinned: readonly PinnedItem[]): {
   return { kept, notes };
 }
 
-/**
- * Assembles a pack. Pure: the same input gives the same bytes. Order: L3, L2 (one system
- * message framing the records), L1, L0 (the prompt or pending tool output, with the paged-in
- * blocks at the end of its last message).
- * Over budget, records are dropped oldest first, then L1 turns oldest first (whole turns, so a
- * call and its result go together), for this pack only; L0 and L3 are never dropped. Then the
- * L1 compression strategies run on what is left. Every decision lands in `metadata`.
- *
- * @example
- * const pack = assemblePack({ turn: 0, stepId: 4, budget: 8000, meter, pinned: [], records: [], recent, current, currentIsPrompt: true, pages: [], pageFailures: [], folded: [] });
- */
-export function assemblePack(input: AssembleInput): ContextPack {
-  const { meter, budget } = input;
-  const warnings: string[] = [];
-  const truncated: TruncationNote[] = [...(input.priorTruncated ?? [])];
+/** Every part of a pack, measured once (tokens of immutable objects are memoised by the meter). */
+interface Measured {
+  l3: { kept: PinnedItem[]; notes: CompressionNote[]; tokens: number[]; total: number };
+  lineTokens: number[];
+  frame: number;
+  recentTokens: number[];
+  currentTokens: number;
+  pages: (PackPage & { findings: PageFinding[] })[];
+  blockTokens: number[];
+  pageTotal: number;
+}
 
+const sum = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0);
+
+function measureLayers(input: AssembleInput): Measured {
+  const { meter } = input;
   const l3 = latestPinned(input.pinned);
   const l3Tokens = l3.kept.map((p) => meter.message(p.message));
-  const l3Total = l3Tokens.reduce((a, b) => a + b, 0);
-
-  let records = [...input.records];
-  const lineTokens = records.map((r) => recordTokens(meter, r));
-  const frame = frameTokens(meter);
-  const l2Total = (): number =>
-    records.length === 0 ? 0 : frame + lineTokens.reduce((a, b) => a + b, 0);
-
-  let recent = [...input.recent];
-  const recentTokens = recent.map((t) => turnTokens(t, meter));
-
-  const current = input.current;
-  const currentTokens = current ? turnTokens(current, meter) : 0;
-  const pageFindings = input.pages.map((p) => p.findings ?? scanPage(p.content));
-  const pages = input.pages.map((p, i) => ({ ...p, findings: pageFindings[i]! }));
-  const pageBlocks = pages.map((p) => formatArchivedBlock(p));
+  const pages = input.pages.map((p) => ({ ...p, findings: p.findings ?? scanPage(p.content) }));
   const blockTokens = pages.map((p) => pageTokens(meter, p));
-  const pageTotal = blockTokens.reduce((a, b) => a + b, 0);
+  return {
+    l3: { ...l3, tokens: l3Tokens, total: sum(l3Tokens) },
+    lineTokens: input.records.map((r) => recordTokens(meter, r)),
+    frame: frameTokens(meter),
+    recentTokens: input.recent.map((t) => turnTokens(t, meter)),
+    currentTokens: input.current ? turnTokens(input.current, meter) : 0,
+    pages,
+    blockTokens,
+    pageTotal: sum(blockTokens),
+  };
+}
 
-  const total = (): number =>
-    l3Total + l2Total() + recentTokens.reduce((a, b) => a + b, 0) + currentTokens + pageTotal;
+/** What is left of L2 and L1 once the oldest items that do not fit are left out. */
+interface Trimmed {
+  records: readonly FoldedStep[];
+  lineTokens: readonly number[];
+  recent: readonly Turn[];
+  truncated: TruncationNote[];
+}
 
-  // Transient drops: this pack only (the session's persistent window is already applied).
-  const droppedRecords: number[] = [];
-  while (total() > budget && records.length > 0) {
-    droppedRecords.push(records[0]!.step_id);
-    records = records.slice(1);
-    lineTokens.shift();
-  }
-  if (droppedRecords.length > 0) {
+/**
+ * Transient drops, for this pack only (the session's persistent window is already applied):
+ * oldest records first (the frame goes with the last one), then oldest recent turns (whole
+ * turns, so a call and its result go together). One pass over each layer.
+ */
+function trimToBudget(input: AssembleInput, m: Measured): Trimmed {
+  const truncated: TruncationNote[] = [...(input.priorTruncated ?? [])];
+  const l2 = m.lineTokens.length === 0 ? 0 : m.frame + sum(m.lineTokens);
+  let total = m.l3.total + l2 + sum(m.recentTokens) + m.currentTokens + m.pageTotal;
+  const r = dropOldest({ costs: m.lineTokens, total, budget: input.budget, lastExtra: m.frame });
+  total = r.total;
+  const t = dropOldest({ costs: m.recentTokens, total, budget: input.budget, lastExtra: 0 });
+  const records = input.records.slice(r.count);
+  const recent = input.recent.slice(t.count);
+  if (r.count > 0) {
     truncated.push({
       layer: 'L2',
-      steps: droppedRecords,
+      steps: input.records.slice(0, r.count).map((x) => x.step_id),
       reason: 'over budget with this turn’s pages: oldest records left out of this pack only',
       persistent: false,
     });
   }
-  const droppedTurns: number[] = [];
-  while (total() > budget && recent.length > 0) {
-    droppedTurns.push(...recent[0]!.steps);
-    recent = recent.slice(1);
-    recentTokens.shift();
-  }
-  if (droppedTurns.length > 0) {
+  if (t.count > 0) {
     truncated.push({
       layer: 'L1',
-      steps: droppedTurns,
+      steps: input.recent.slice(0, t.count).flatMap((x) => x.steps),
       reason: 'over budget with L2 empty: oldest recent turns left out of this pack only',
       persistent: false,
     });
   }
+  return { records, lineTokens: m.lineTokens.slice(r.count), recent, truncated };
+}
 
-  const compressed = compressRecent(recent, current, meter);
-  const compressedNotes: CompressionNote[] = [
-    ...(input.priorCompressed ?? []),
-    ...l3.notes,
-    ...compressed.notes,
-  ];
+/** The pack's messages and entries as they are appended, layer by layer. */
+interface Parts {
+  messages: Message[];
+  entries: PackEntry[];
+  /** Rendered text of L3 and L2: the prefix that stays stable between folds. */
+  prefix: string;
+  pagedIn: PagedInNote[];
+}
 
-  const messages: Message[] = [];
-  const entries: PackEntry[] = [];
-  let prefix = '';
-  l3.kept.forEach((p, i) => {
-    messages.push(p.message);
-    entries.push({
+function addPinned(parts: Parts, m: Measured): void {
+  m.l3.kept.forEach((p, i) => {
+    parts.messages.push(p.message);
+    parts.entries.push({
       layer: 'L3',
       kind: p.kind,
       step_id: p.kind === 'system' ? p.id : null,
       steps: p.kind === 'system' ? [p.id] : [],
-      tokens: l3Tokens[i]!,
+      tokens: m.l3.tokens[i]!,
     });
   });
-  prefix += renderMessages(l3.kept.map((p) => p.message));
+  parts.prefix += renderMessages(m.l3.kept.map((p) => p.message));
+}
 
-  if (records.length > 0) {
-    const lines = records.map(recordLine);
-    messages.push({
-      role: 'system',
-      content: `${FOLDED_STEPS_HEADER}\n${lines.join('')}${FOLDED_STEPS_FOOTER}`,
-    });
-    entries.push({
+function addFoldedSteps(parts: Parts, t: Trimmed, frame: number): void {
+  if (t.records.length === 0) return;
+  const text = t.records.map(recordLine).join('');
+  parts.messages.push({
+    role: 'system',
+    content: `${FOLDED_STEPS_HEADER}\n${text}${FOLDED_STEPS_FOOTER}`,
+  });
+  parts.entries.push({
+    layer: 'L2',
+    kind: 'folded_steps_frame',
+    step_id: null,
+    steps: [],
+    tokens: frame,
+  });
+  t.records.forEach((r, i) => {
+    parts.entries.push({
       layer: 'L2',
-      kind: 'folded_steps_frame',
-      step_id: null,
-      steps: [],
-      tokens: frame,
+      kind: 'folded_step',
+      step_id: r.step_id,
+      steps: [r.step_id],
+      tokens: t.lineTokens[i]!,
     });
-    records.forEach((r, i) => {
-      entries.push({
-        layer: 'L2',
-        kind: 'folded_step',
-        step_id: r.step_id,
-        steps: [r.step_id],
-        tokens: lineTokens[i]!,
-      });
-    });
-    prefix += FRAME_HEAD + lines.join('');
-  }
+  });
+  parts.prefix += FRAME_HEAD + text;
+}
 
-  for (const pt of compressed.turns) {
-    messages.push(...pt.messages);
-    entries.push({
+function addRecent(parts: Parts, turns: readonly PackTurn[]): void {
+  for (const pt of turns) {
+    parts.messages.push(...pt.messages);
+    parts.entries.push({
       layer: 'L1',
       kind: 'turn',
       step_id: pt.turn.stepId,
       steps: [...pt.turn.steps],
-      tokens: pt.tokens.reduce((a, b) => a + b, 0),
+      tokens: sum(pt.tokens),
     });
   }
+}
 
-  const pagedIn: PagedInNote[] = [];
-  if (current) {
-    const plain = current.messages.map((m) => toPlainMessage(m as HistoryMessage));
-    if (pageBlocks.length > 0) {
-      // At the end of L0: the prompt, or the last pending tool output of a tool loop.
-      const at = plain.length - 1;
-      const last = plain[at]!;
-      plain[at] = {
-        ...last,
-        content: `${last.content}\n\n${pageBlocks.join('\n\n')}`,
-      } as Message;
-    }
-    messages.push(...plain);
-    entries.push({
+/** L0: the live turn, with the paged-in blocks at the end of its last message. */
+function addLive(
+  parts: Parts,
+  input: AssembleInput,
+  m: Measured,
+  excerpt: LiveExcerpt | null,
+): void {
+  const current = input.current;
+  if (!current) return;
+  const plain = excerpt
+    ? [...excerpt.messages]
+    : current.messages.map((x) => toPlainMessage(x as HistoryMessage));
+  if (m.pages.length > 0) {
+    // At the end of L0: the prompt, or the last pending tool output of a tool loop.
+    const at = plain.length - 1;
+    const last = plain[at]!;
+    const blocks = m.pages.map((p) => formatArchivedBlock(p));
+    plain[at] = { ...last, content: `${last.content}\n\n${blocks.join('\n\n')}` } as Message;
+  }
+  parts.messages.push(...plain);
+  parts.entries.push({
+    layer: 'L0',
+    kind: input.currentIsPrompt ? 'prompt' : 'pending_tool_output',
+    step_id: current.stepId,
+    steps: [...current.steps],
+    tokens: excerpt ? sum(excerpt.tokens) : m.currentTokens,
+  });
+  input.pages.forEach((p, i) => {
+    const tokens = m.blockTokens[i]!;
+    parts.entries.push({
       layer: 'L0',
-      kind: input.currentIsPrompt ? 'prompt' : 'pending_tool_output',
-      step_id: current.stepId,
-      steps: [...current.steps],
-      tokens: currentTokens,
+      kind: 'page',
+      step_id: p.step_id,
+      steps: [p.step_id],
+      tokens,
     });
-    input.pages.forEach((p, i) => {
-      entries.push({
-        layer: 'L0',
-        kind: 'page',
-        step_id: p.step_id,
-        steps: [p.step_id],
-        tokens: blockTokens[i]!,
-      });
-      pagedIn.push({
-        step_id: p.step_id,
-        payload_sha256: p.payload_sha256,
-        chunk: p.chunk,
-        chunks: p.chunks,
-        truncated: p.truncated,
-        tokens: blockTokens[i]!,
-        matched_terms: [...p.matched_terms],
-        findings: summarizeFindings(pageFindings[i]!),
-      });
+    parts.pagedIn.push({
+      step_id: p.step_id,
+      payload_sha256: p.payload_sha256,
+      chunk: p.chunk,
+      chunks: p.chunks,
+      truncated: p.truncated,
+      tokens,
+      matched_terms: [...p.matched_terms],
+      findings: summarizeFindings(m.pages[i]!.findings),
     });
-  }
+  });
+}
 
-  for (const f of input.pageFailures) {
-    warnings.push(
+/**
+ * The live turn cut to what the budget leaves beside L3 and the pages, when it does not fit
+ * (L1 and L2 are empty by then: they were left out first). Null when it fits or is sent whole.
+ */
+function liveExcerpt(input: AssembleInput, m: Measured): LiveExcerpt | null {
+  const current = input.current;
+  if (!current || (input.liveOverflow ?? 'excerpt') !== 'excerpt') return null;
+  const room = input.budget - m.l3.total - m.pageTotal;
+  if (m.currentTokens <= room) return null;
+  return excerptLive({
+    messages: current.messages.map((x) => toPlainMessage(x as HistoryMessage)),
+    steps: current.messages.map((x) => (x as HistoryMessage).stepId),
+    tokens: current.messages.map((x) => input.meter.message(x)),
+    room,
+    budget: input.budget,
+    meter: input.meter,
+  });
+}
+
+function excerptWarning(notes: readonly LiveExcerptNote[], live: number, budget: number): string {
+  const steps = notes.map((n) => n.step_id).join(', ');
+  const left = notes.reduce((a, n) => a + n.left_out_tokens, 0);
+  return `live turn of ${live} tokens does not fit the ${budget}-token budget beside the pinned layer: step${notes.length > 1 ? 's' : ''} ${steps} sent as head and tail (${left} tokens left out of this call; the session keeps every byte)`;
+}
+
+/** Warnings and totals, from what the pack holds. */
+function finishPack(
+  input: AssembleInput,
+  m: Measured,
+  t: Trimmed,
+  compressed: { turns: PackTurn[]; notes: CompressionNote[] },
+  parts: Parts,
+  excerpt: LiveExcerpt | null,
+): ContextPack {
+  const { budget } = input;
+  const warnings = input.pageFailures.map(
+    (f) =>
       `page-in of step ${f.step_id} refused (${f.error}: ${f.message}); the turn proceeds without it`,
-    );
-  }
-  const tokens = entries.reduce((a, e) => a + e.tokens, 0);
+  );
+  const notes = excerpt?.notes ?? [];
+  if (notes.length > 0) warnings.push(excerptWarning(notes, m.currentTokens, budget));
+  const tokens = sum(parts.entries.map((e) => e.tokens));
   const overBudget = tokens > budget;
   if (overBudget) {
     warnings.push(
       `pack is ${tokens} tokens, over the ${budget}-token budget: L0 and L3 alone do not fit and are never dropped`,
     );
   }
-
   return {
     turn: input.turn,
     step_id: input.stepId,
     budget,
-    tokenizer: meter.tokenizer.name,
+    tokenizer: input.meter.tokenizer.name,
     tokens,
-    messages,
-    entries,
+    messages: parts.messages,
+    entries: parts.entries,
     metadata: {
-      baseline_tokens: tokens - pageTotal,
-      page_tokens: pageTotal,
-      stable_prefix_bytes: Buffer.byteLength(prefix, 'utf8'),
+      baseline_tokens: tokens - m.pageTotal,
+      page_tokens: m.pageTotal,
+      stable_prefix_bytes: Buffer.byteLength(parts.prefix, 'utf8'),
       folded: input.folded.map((f) => ({ ...f })),
-      paged_in: pagedIn,
+      paged_in: parts.pagedIn,
       page_failures: input.pageFailures.map((f) => ({ ...f })),
-      compressed: compressedNotes,
-      truncated,
-      l2_steps: records.map((r) => r.step_id),
-      l1_steps: compressed.turns.map((t) => t.turn.stepId),
+      compressed: [...(input.priorCompressed ?? []), ...m.l3.notes, ...compressed.notes],
+      truncated: t.truncated,
+      l2_steps: t.records.map((r) => r.step_id),
+      l1_steps: compressed.turns.map((x) => x.turn.stepId),
+      live_excerpts: notes.map((n) => ({ ...n })),
       warnings,
       over_budget: overBudget,
     },
   };
+}
+
+/**
+ * Assembles a pack. Pure: the same input gives the same bytes. Order: L3, L2 (one system
+ * message framing the records), L1, L0 (the prompt or pending tool output, with the paged-in
+ * blocks at the end of its last message).
+ * Over budget, records are dropped oldest first, then L1 turns oldest first (whole turns, so a
+ * call and its result go together), for this pack only; L0 and L3 are never dropped. A live
+ * turn that still does not fit is sent as head-and-tail excerpts of its oversized tool outputs
+ * (then of the prompt) with a marker line, unless `liveOverflow: 'send-whole'`. Then the L1
+ * compression strategies run on what is left. Every decision lands in `metadata`.
+ *
+ * @example
+ * const pack = assemblePack({ turn: 0, stepId: 4, budget: 8000, meter, pinned: [], records: [], recent, current, currentIsPrompt: true, pages: [], pageFailures: [], folded: [] });
+ */
+export function assemblePack(input: AssembleInput): ContextPack {
+  const m = measureLayers(input);
+  const trimmed = trimToBudget(input, m);
+  const compressed = compressRecent(trimmed.recent, input.current, input.meter);
+  const parts: Parts = { messages: [], entries: [], prefix: '', pagedIn: [] };
+  addPinned(parts, m);
+  addFoldedSteps(parts, trimmed, m.frame);
+  addRecent(parts, compressed.turns);
+  const excerpt = liveExcerpt(input, m);
+  addLive(parts, input, m, excerpt);
+  return finishPack(input, m, trimmed, compressed, parts, excerpt);
 }
 
 /**

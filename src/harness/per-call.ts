@@ -32,6 +32,11 @@ export interface CallReport {
   folded: number[];
   /** Steps paged in for this call only. */
   paged_in: number[];
+  /**
+   * Live messages sent as head-and-tail excerpts because the live turn alone exceeded the
+   * budget (the session keeps them whole).
+   */
+  excerpted: number[];
   /** Steps evicted once the call ended (this call's pages). */
   evicted: number[];
   warnings: string[];
@@ -125,6 +130,7 @@ export function callReport(session: Session, pack: ContextPack): CallReport {
     budget: pack.budget,
     folded: pack.metadata.folded.map((f) => f.step_id),
     paged_in: pack.metadata.paged_in.map((p) => p.step_id),
+    excerpted: pack.metadata.live_excerpts.map((e) => e.step_id),
     evicted: [],
     warnings: [...pack.metadata.warnings],
   };
@@ -161,6 +167,8 @@ export interface PerCallTotals {
   over_budget_calls: number;
   /** Calls over budget whose live turn and pinned layer alone exceed it (nothing else was sent). */
   over_budget_live_calls: number;
+  /** Calls whose live turn was sent as head-and-tail excerpts to fit the budget. */
+  excerpted_calls: number;
 }
 
 /**
@@ -170,7 +178,7 @@ export interface PerCallTotals {
  * must be a whole history (from step 0) and the session must be new.
  *
  * @example
- * const totals = await runPerCall(session, readTurnsFile('turns.jsonl'), (r) => console.log(r));
+ * const totals = await runPerCall(session, readHistoryRecords('turns.jsonl'), (r) => console.log(r));
  */
 export async function runPerCall(
   session: Session,
@@ -199,6 +207,7 @@ export async function runPerCall(
     largest_pack: 0,
     over_budget_calls: 0,
     over_budget_live_calls: 0,
+    excerpted_calls: 0,
   };
   for (const at of modelCalls(messages)) {
     const pack = await beginCall(session, messages.slice(0, at));
@@ -213,6 +222,7 @@ export async function runPerCall(
     if (pack.metadata.over_budget && report.live_tokens > report.budget) {
       totals.over_budget_live_calls++;
     }
+    if (report.excerpted.length > 0) totals.excerpted_calls++;
     onCall(report);
   }
   totals.sent_ratio =

@@ -305,12 +305,16 @@ export class SessionCore {
       pageFailures: failures,
       folded,
       priorTruncated: truncated,
+      liveOverflow: cfg.live_overflow ?? 'send-whole',
     });
     if (pack.metadata.compressed.length > 0) {
       this.record({ type: 'compress', turn, notes: pack.metadata.compressed });
     }
     const transient = pack.metadata.truncated.filter((t) => !t.persistent);
     if (transient.length > 0) this.record({ type: 'truncate', turn, notes: transient });
+    if (pack.metadata.live_excerpts.length > 0) {
+      this.record({ type: 'live_excerpt', turn, notes: pack.metadata.live_excerpts });
+    }
     this.record({
       type: 'pack_built',
       turn,

@@ -1,9 +1,14 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isIntegrityCheckError } from '../protocol/errors.js';
+import { isIntegrityCheckError, LockTimeoutError } from '../protocol/errors.js';
+import { withWriteLock } from '../store/write-lock.js';
 import {
   appendEvents,
   comparableEvent,
+  eventsLockPath,
   eventsPath,
   readEvents,
   type SessionEvent,
@@ -23,11 +28,11 @@ const ev = (turn: number, at: string): SessionEvent => ({
 });
 
 describe('events.jsonl', () => {
-  it('appends and reads events back in order', () => {
+  it('appends and reads events back in order', async () => {
     const s = scratch();
     cleanups.push(s.cleanup);
-    appendEvents(s.dir, [ev(0, '2025-01-01T00:00:00Z')]);
-    appendEvents(s.dir, [ev(1, '2025-01-01T00:00:01Z'), ev(2, '2025-01-01T00:00:02Z')]);
+    await appendEvents(s.dir, [ev(0, '2025-01-01T00:00:00Z')]);
+    await appendEvents(s.dir, [ev(1, '2025-01-01T00:00:01Z'), ev(2, '2025-01-01T00:00:02Z')]);
     expect(readEvents(s.dir).map((e) => (e as { turn: number }).turn)).toEqual([0, 1, 2]);
     expect(readEvents(`${s.dir}-absent`)).toEqual([]);
   });
@@ -71,5 +76,73 @@ describe('events.jsonl', () => {
       comparableEvent(ev(3, '2031-01-01T00:00:00Z')),
     );
     expect(comparableEvent(ev(3, 'a'))).not.toBe(comparableEvent(ev(4, 'a')));
+  });
+});
+
+const eventsModule = fileURLToPath(
+  new URL('../../dist/harness/session-events.js', import.meta.url),
+);
+
+/** A child process that appends `count` large pin events (one per call) as `writer`. */
+function appender(dir: string, writer: string, count: number, lockTimeoutMs = 30_000) {
+  const script = `import { appendEvents } from ${JSON.stringify(eventsModule)};
+const [dir, writer, count, timeout] = process.argv.slice(1);
+for (let i = 0; i < Number(count); i++) {
+  const text = writer + ':' + i + ':' + writer.repeat(48 * 1024);
+  await appendEvents(dir, [{ type: 'pin', note_id: i, source: writer, text, recorded_at: 'x' }], { lockTimeoutMs: Number(timeout) });
+}`;
+  return new Promise<{ code: number; stderr: string }>((resolve, reject) => {
+    const p = spawn(
+      process.execPath,
+      ['--input-type=module', '-e', script, dir, writer, String(count), String(lockTimeoutMs)],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    let stderr = '';
+    p.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    p.on('error', reject);
+    p.on('exit', (code) => resolve({ code: code ?? -1, stderr }));
+  });
+}
+
+describe('events.jsonl across processes', () => {
+  it('two processes appending to one session: every event present, none interleaved', async () => {
+    const s = scratch();
+    cleanups.push(s.cleanup);
+    const results = await Promise.all([appender(s.dir, 'a', 60), appender(s.dir, 'b', 60)]);
+    expect(results.map((r) => r.code)).toEqual([0, 0]);
+    // readEvents refuses any torn or merged line, so parsing at all proves no interleaving.
+    const events = readEvents(s.dir) as Extract<SessionEvent, { type: 'pin' }>[];
+    expect(events).toHaveLength(120);
+    for (const w of ['a', 'b']) {
+      const mine = events.filter((e) => e.source === w);
+      expect(mine.map((e) => e.note_id)).toEqual(Array.from({ length: 60 }, (_, i) => i));
+      for (const e of mine) expect(e.text).toBe(`${w}:${e.note_id}:${w.repeat(48 * 1024)}`);
+    }
+    expect(readFileSync(eventsPath(s.dir), 'utf8').split('\n')).toHaveLength(121);
+  });
+
+  it('an append waits for the events lock another process holds (and times out clearly)', async () => {
+    const s = scratch();
+    cleanups.push(s.cleanup);
+    mkdirSync(s.dir, { recursive: true });
+    const blocked = await withWriteLock(s.dir, eventsLockPath(s.dir), 1000, () =>
+      appender(s.dir, 'c', 1, 300),
+    );
+    expect(blocked.code).not.toBe(0);
+    expect(blocked.stderr).toContain(
+      `store is locked by another writer for more than 300 ms: ${join(s.dir, 'events.jsonl.lock')}`,
+    );
+    expect(readEvents(s.dir)).toEqual([]);
+    expect((await appender(s.dir, 'c', 1, 300)).code).toBe(0);
+    expect(readEvents(s.dir)).toHaveLength(1);
+    // In process, the same lock is refused with the typed error.
+    await withWriteLock(s.dir, eventsLockPath(s.dir), 1000, async () => {
+      const e = await appendEvents(s.dir, [ev(0, 'x')], { lockTimeoutMs: 50 }).catch(
+        (x: unknown) => x,
+      );
+      expect(e).toBeInstanceOf(LockTimeoutError);
+    });
   });
 });

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { ContextFoldEngine } from '../engine/types.js';
@@ -6,7 +6,9 @@ import { appendDurable } from '../fs/durable-fs.js';
 import type { FindingSummary } from '../guard/types.js';
 import { IntegrityCheckError } from '../protocol/errors.js';
 import type { FoldedStep } from '../protocol/types.js';
+import { withWriteLock } from '../store/write-lock.js';
 import type { CompressionNote } from './compress.js';
+import type { LiveExcerptNote, LiveOverflow } from './live-excerpt.js';
 import type { HistoryRecord } from './messages.js';
 import { parseHistoryRecord } from './messages.js';
 import type { TruncationNote } from './pack.js';
@@ -22,6 +24,11 @@ export interface SessionConfig {
   page_reserve: number;
   tokenizer: string;
   summarizer: 'default' | 'custom';
+  /**
+   * What a pack does with a live turn larger than the budget (see `LiveOverflow`). Absent in
+   * logs written before the option existed: those sessions sent it whole, and replay does too.
+   */
+  live_overflow?: LiveOverflow;
 }
 
 /** Archived blocks removed from one incoming message. */
@@ -108,6 +115,8 @@ export type SessionEvent =
     }
   | { type: 'compress'; turn: number; notes: CompressionNote[]; recorded_at: string }
   | { type: 'truncate'; turn: number; notes: TruncationNote[]; recorded_at: string }
+  /** Live messages sent as head-and-tail excerpts in this turn's pack (the history keeps them whole). */
+  | { type: 'live_excerpt'; turn: number; notes: LiveExcerptNote[]; recorded_at: string }
   | {
       type: 'pack_built';
       turn: number;
@@ -144,6 +153,7 @@ const EVENT_TYPES = [
   'page_failed',
   'compress',
   'truncate',
+  'live_excerpt',
   'pack_built',
   'evict',
   'turn_completed',
@@ -248,16 +258,28 @@ export function parseEvents(text: string, path: string): SessionEvent[] {
   return events;
 }
 
+/** The lock file that serialises appends to a session's `events.jsonl` across processes. */
+export function eventsLockPath(dir: string): string {
+  return join(dir, `${EVENTS_FILE}.lock`);
+}
+
 /**
- * Appends events to the log in one durable write (one fsync per hook, not per event).
+ * Appends events to the log in one durable write (one fsync per hook, not per event), holding
+ * the session's inter-process events lock so that two processes on one session directory never
+ * interleave their lines.
  *
  * @example
- * appendEvents('/repo/.contextfold', [event]);
+ * await appendEvents('/repo/.contextfold', [event]);
  */
-export function appendEvents(dir: string, events: readonly SessionEvent[]): void {
+export async function appendEvents(
+  dir: string,
+  events: readonly SessionEvent[],
+  options: { lockTimeoutMs?: number } = {},
+): Promise<void> {
   if (events.length === 0) return;
-  mkdirSync(dir, { recursive: true });
   let text = '';
   for (const e of events) text += `${JSON.stringify(e)}\n`;
-  appendDurable(eventsPath(dir), text);
+  await withWriteLock(dir, eventsLockPath(dir), options.lockTimeoutMs ?? 10_000, () =>
+    appendDurable(eventsPath(dir), text),
+  );
 }

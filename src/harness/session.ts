@@ -8,6 +8,7 @@ import type { PageInFailure } from '../protocol/results.js';
 import { isoSeconds } from '../protocol/time.js';
 import { type ArchivedBlockInfo, stripArchivedBlocks } from './archived-block.js';
 import type { FoldRef } from './folded-step.js';
+import type { LiveOverflow } from './live-excerpt.js';
 import {
   type HistoryMessage,
   type HistoryRecord,
@@ -72,6 +73,14 @@ export interface SessionOptions {
    * an agent are tool-loop continuations).
    */
   pageInToolOutput?: boolean;
+  /**
+   * A live turn (the prompt or pending tool output) that does not fit the budget beside the
+   * pinned layer: `'excerpt'` (default) sends the head and the tail of its oversized tool
+   * outputs, then of the prompt, with a marker line saying how much was left out, so the pack
+   * fits; `'send-whole'` sends it whole, over budget. The history and the store keep every
+   * byte either way; the turn folds normally later.
+   */
+  liveOverflow?: LiveOverflow;
   /** Custom summariser; default: the deterministic offline {@link summarizeTurn}. */
   summarize?: Summarizer;
   /** Use this engine instead of opening one on `dir` (the session does not close it). */
@@ -157,7 +166,14 @@ export function sessionConfig(options: SessionOptions, engine: ContextFoldEngine
     page_reserve: pageReserve,
     tokenizer: engine.tokenizer.name,
     summarizer: options.summarize ? 'custom' : 'default',
+    live_overflow: liveOverflow(options.liveOverflow),
   };
+}
+
+function liveOverflow(value: unknown): LiveOverflow {
+  if (value === undefined) return 'excerpt';
+  if (value === 'excerpt' || value === 'send-whole') return value;
+  throw new UsageError(`liveOverflow must be 'excerpt' or 'send-whole', got ${String(value)}`);
 }
 
 /** The deterministic default summary of a turn, as the session folds it. */

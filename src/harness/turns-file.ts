@@ -1,67 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { UsageError } from '../protocol/errors.js';
-import {
-  type HistoryRecord,
-  type Message,
-  parseHistoryRecord,
-  recordToMessage,
-} from './messages.js';
+import { type HistoryRecord, type Message, recordToMessage } from './messages.js';
 import type { Session } from './session.js';
-
-/**
- * Parses a turns JSONL file (the `../shared/data` format: one `{step_id, role, content}` a
- * line). Step ids must be consecutive positions. Every problem is one line naming the file
- * line; nothing is returned unless the whole file is valid.
- *
- * @example
- * const records = parseTurnsJsonl(readFileSync('turns.jsonl', 'utf8'), 'turns.jsonl');
- */
-export function parseTurnsJsonl(text: string, file: string): HistoryRecord[] {
-  const records: HistoryRecord[] = [];
-  const lines = text.split('\n');
-  lines.forEach((raw, i) => {
-    const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
-    if (line.trim() === '') return;
-    const where = `${file} line ${i + 1}`;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch {
-      throw new UsageError(
-        `${where}: not valid JSON (expected one {"step_id", "role", "content"} object per line)`,
-      );
-    }
-    const r = parseHistoryRecord(value, where);
-    const expected = records.length === 0 ? r.step_id : records[records.length - 1]!.step_id + 1;
-    if (r.step_id !== expected) {
-      throw new UsageError(
-        `${where}: step_id ${r.step_id} is out of order: expected ${expected} (step ids are consecutive positions in the history)`,
-      );
-    }
-    records.push(r);
-  });
-  if (records.length === 0) throw new UsageError(`${file}: no turns (the file is empty)`);
-  return records;
-}
-
-/**
- * Reads and parses a turns file; a missing file is a one-line usage error.
- *
- * @example
- * const records = readTurnsFile('turns.jsonl');
- */
-export function readTurnsFile(file: string): HistoryRecord[] {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    throw new UsageError(
-      `cannot read ${file}: ${code === 'ENOENT' ? 'no such file' : (code ?? String(e))}`,
-    );
-  }
-  return parseTurnsJsonl(text, file);
-}
 
 /** One line of `contextfold session --json`: what happened around one incoming prompt. */
 export interface TurnReport {

@@ -2,10 +2,11 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ContextFold } from '../engine/context-fold.js';
+import { summarizeTurn } from '../harness/summarize.js';
 import { isContextFoldError } from '../protocol/errors.js';
 import { tempDir } from '../test-utils/temp-dir.js';
 import { importFile, loadHistoryFile } from './import-file.js';
-import { defaultSummary, importTurns } from './import-turns.js';
+import { importTurns } from './import-turns.js';
 import type { ImportFormat } from './turn.js';
 
 const fixture = (name: string) => new URL(`./fixtures/${name}`, import.meta.url).pathname;
@@ -21,7 +22,7 @@ describe('importFile', () => {
   it.each(cases)(
     '%s %s: folds every turn at its history position; the store validates',
     async (format, name) => {
-      const dir = join(tempDir(), '.contextfold');
+      const dir = join(tempDir().dir, '.contextfold');
       const cf = await ContextFold.open({ dir });
       const r = await importFile(cf, { file: fixture(name), format });
       expect(r.folded).toBe(r.history.turns.length);
@@ -31,15 +32,15 @@ describe('importFile', () => {
       // Bytes in = bytes out: the verified hydration is the rendered turn, exactly.
       for (const t of r.history.turns) {
         const h = await cf.hydrate(t.step_id, { maxTokens: 1_000_000 });
-        expect(h.content).toBe(t.content === '' ? defaultSummary(t) : t.content);
-        expect(entries.find((e) => e.step_id === t.step_id)!.summary).toBe(defaultSummary(t));
+        expect(h.content).toBe(t.content === '' ? summarizeTurn(t) : t.content);
+        expect(entries.find((e) => e.step_id === t.step_id)!.summary).toBe(summarizeTurn(t));
       }
       await cf.close();
     },
   );
 
   it('re-importing the same history is a no-op with the same hashes (deterministic)', async () => {
-    const dir = join(tempDir(), '.contextfold');
+    const dir = join(tempDir().dir, '.contextfold');
     const cf = await ContextFold.open({ dir });
     const first = await importFile(cf, {
       file: fixture('claude-code-session.jsonl'),
@@ -51,7 +52,7 @@ describe('importFile', () => {
     });
     expect(again.folded).toBe(0);
     expect(again.already_folded).toBe(first.turns);
-    const other = await ContextFold.open({ dir: join(tempDir(), '.contextfold') });
+    const other = await ContextFold.open({ dir: join(tempDir().dir, '.contextfold') });
     const fresh = await importFile(other, {
       file: fixture('claude-code-session.jsonl'),
       format: 'claude-code',
@@ -64,7 +65,7 @@ describe('importFile', () => {
   });
 
   it('refuses a different history over the same steps and writes nothing', async () => {
-    const dir = join(tempDir(), '.contextfold');
+    const dir = join(tempDir().dir, '.contextfold');
     const cf = await ContextFold.open({ dir });
     await importFile(cf, { file: fixture('turns.jsonl'), format: 'turns' });
     const before = readdirSync(join(dir, 'cold_nodes')).sort();
@@ -84,7 +85,7 @@ describe('importFile', () => {
   });
 
   it('writes nothing at all when the input is malformed', async () => {
-    const root = tempDir();
+    const root = tempDir().dir;
     const dir = join(root, '.contextfold');
     const cf = await ContextFold.open({ dir });
     const bad = join(root, 'bad.jsonl');

@@ -22,11 +22,6 @@ export interface ImportTurnsResult {
   results: FoldResult[];
 }
 
-/** The harness's summary of a rendered turn (the same summaries the eval and the harness use). */
-export function defaultSummary(turn: ImportedTurn): string {
-  return summarizeTurn({ role: turn.role, content: turn.content });
-}
-
 /**
  * The fold inputs for a parsed history: step id from the history, the rendered turn as the
  * payload, a deterministic summary.
@@ -36,7 +31,7 @@ export function defaultSummary(turn: ImportedTurn): string {
  */
 export function foldInputsFor(
   turns: readonly ImportedTurn[],
-  summarise: (turn: ImportedTurn) => string = defaultSummary,
+  summarise: (turn: ImportedTurn) => string = summarizeTurn,
 ): FoldInput[] {
   return turns.map((t) => ({ stepId: t.step_id, summary: summarise(t), content: t.content }));
 }

@@ -23,7 +23,6 @@ export {
 } from './conversation-builder.js';
 export { importFile, type LoadedHistory, loadHistoryFile } from './import-file.js';
 export {
-  defaultSummary,
   foldInputsFor,
   type ImportTurnsOptions,
   type ImportTurnsResult,
@@ -33,4 +32,12 @@ export { parseOpenAiMessages } from './openai-chat.js';
 export { type ParsedHistory, parseHistory } from './parse-history.js';
 export { readSourceText } from './read-source.js';
 export { IMPORT_FORMATS, type ImportedTurn, type ImportFormat, type TurnRole } from './turn.js';
-export { parseTurnsJsonl } from './turns-jsonl.js';
+export {
+  historyRecordRow,
+  type ParseTurnsOptions,
+  parseTurnsJsonl,
+  readHistoryRecords,
+  readTurnsJsonl,
+  type StepIdRule,
+  type TurnsRow,
+} from './turns-jsonl.js';

@@ -34,6 +34,10 @@ export function parseHistory(options: {
     case 'anthropic':
       return { format, turns: parseAnthropicMessages(text, source), sessionId: null };
     case 'turns':
-      return { format, turns: parseTurnsJsonl(text, source), sessionId: null };
+      return {
+        format,
+        turns: parseTurnsJsonl(text, { source, stepIds: 'increasing' }),
+        sessionId: null,
+      };
   }
 }

@@ -7,7 +7,7 @@ import { readSourceText } from './read-source.js';
 
 describe('readSourceText', () => {
   it('reads gzip directly (by magic bytes, whatever the name) and drops a BOM', () => {
-    const dir = tempDir();
+    const dir = tempDir().dir;
     const text = '{"a":"ü\\r\\n"}\n';
     writeFileSync(join(dir, 'a.jsonl.gz'), gzipSync(Buffer.from(`\uFEFF${text}`)));
     writeFileSync(join(dir, 'b.jsonl'), gzipSync(Buffer.from(text)));
@@ -16,7 +16,7 @@ describe('readSourceText', () => {
   });
 
   it('refuses a .gz that is not gzip, broken gzip, invalid UTF-8 and missing files', () => {
-    const dir = tempDir();
+    const dir = tempDir().dir;
     writeFileSync(join(dir, 'x.gz'), 'plain');
     writeFileSync(join(dir, 'y.gz'), gzipSync(Buffer.from('hello')).subarray(0, 12));
     writeFileSync(join(dir, 'z.json'), Buffer.from([0x5b, 0xff, 0x5d]));

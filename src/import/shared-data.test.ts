@@ -31,7 +31,7 @@ describeShared('import of the real sessions in ../shared/data', () => {
   });
 
   it.each(cases)('%s %s imports and the store validates', async (format, file) => {
-    const dir = join(tempDir(), '.contextfold');
+    const dir = join(tempDir().dir, '.contextfold');
     const cf = await ContextFold.open({ dir });
     const r = await importFile(cf, { file, format });
     expect(r.turns).toBeGreaterThan(0);

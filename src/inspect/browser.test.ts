@@ -9,8 +9,10 @@ import { replaySession } from '../harness/replay.js';
 import { Session } from '../harness/session.js';
 import { readEvents, type SessionEvent } from '../harness/session-events.js';
 import { stepClock } from '../harness/test-utils/session-helpers.js';
-import { readTurnsFile, runTurns } from '../harness/turns-file.js';
-import { describeShared, sharedPath, tempDir } from '../test-utils/shared.js';
+import { runTurns } from '../harness/turns-file.js';
+import { readHistoryRecords } from '../import/turns-jsonl.js';
+import { describeShared, sharedPath } from '../test-utils/shared.js';
+import { tempDir } from '../test-utils/temp-dir.js';
 import { type Inspector, startInspector } from './server.js';
 import { buildOddStore, treeSnapshot, XSS } from './test-utils/fixtures.js';
 
@@ -54,7 +56,7 @@ suite('the inspector in a real browser', () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     const session = await Session.open({ dir, budget: 4000, keepRecent: 4, clock: stepClock() });
     await session.pin(`Pinned by the browser test: ${XSS}`, { source: 'test' });
-    await runTurns(session, readTurnsFile(sharedPath(TRAJECTORY)), () => {});
+    await runTurns(session, readHistoryRecords(sharedPath(TRAJECTORY)), () => {});
     await session.close();
     await buildOddStore(join(dir, 'sessions', 'odd'));
     events = readEvents(dir);

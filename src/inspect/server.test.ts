@@ -8,7 +8,7 @@ import { replaySession } from '../harness/replay.js';
 import { Session } from '../harness/session.js';
 import { eventsPath, readEvents } from '../harness/session-events.js';
 import { stepClock } from '../harness/test-utils/session-helpers.js';
-import { tempDir } from '../test-utils/shared.js';
+import { tempDir } from '../test-utils/temp-dir.js';
 import type {
   NodeResponse,
   NodesResponse,

@@ -8,6 +8,7 @@ export type RetrievalMode = 'reference' | 'ranked';
 /** Recall labels (CONF-04). */
 export type RecallStatus = 'latest_chronological' | 'superseded' | 'historical' | 'related';
 
+/** One archived turn recall returns, with its CONF-04 label and why it ranked where it did. */
 export interface RecallCandidate {
   step_id: number;
   status: RecallStatus;
@@ -17,11 +18,13 @@ export interface RecallCandidate {
   folded_at: string;
 }
 
+/** What `recall` found for a query, best candidate first. */
 export interface RecallResult {
   query: string;
   candidates: RecallCandidate[];
 }
 
+/** One archived turn the prompt scan chose to page in, and what it costs. */
 export interface ScanPick {
   step_id: number;
   /** Query terms this pick took from the residual, sorted by code point. */
@@ -30,9 +33,20 @@ export interface ScanPick {
   cost: number;
 }
 
+/** Why a word of the prompt is not searched for (ranked scan). */
+export type DropReason = 'stopword' | 'time-cue' | 'not-in-store' | 'too-long';
+
+/** A prompt word the scan does not search for, and why. */
+export interface DroppedTerm {
+  term: string;
+  reason: DropReason;
+}
+
 /** The software MMU's selection for a prompt (CONF-13), in pick order. */
 export interface ScanResult {
   query_terms: string[];
+  /** Ranked mode: every prompt word that is not searched for, with the reason, in prompt order. */
+  dropped_terms?: DroppedTerm[];
   selected: ScanPick[];
   /** Picks whose intent was owned but that did not fit the per-turn budget (never replaced by older nodes). */
   budget_dropped: ScanPick[];
@@ -88,6 +102,10 @@ export interface Page {
   findings: PageFinding[];
 }
 
+/**
+ * A page that was selected but refused (failed verification, missing, …): it is reported with
+ * its error, never paged in and never silently replaced.
+ */
 export interface PageInFailure {
   step_id: number;
   code: string;

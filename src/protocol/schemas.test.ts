@@ -4,7 +4,8 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import ajvFormats from 'ajv-formats';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ContextFold } from '../engine/context-fold.js';
-import { itShared, sharedPath, tempDir } from '../test-utils/shared.js';
+import { itShared, sharedPath } from '../test-utils/shared.js';
+import { tempDir } from '../test-utils/temp-dir.js';
 import { DEFAULT_POLICY } from './policy.js';
 import { checkEvictionLog, checkIndexEntry, checkPolicy, checkRecallIndex } from './schemas.js';
 

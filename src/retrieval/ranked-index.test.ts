@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { RankedIndex } from './ranked-index.js';
+import { blockCount, localKey, RankedIndex } from './ranked-index.js';
+import { ANSWER_SHAPES } from './ranked-intent.js';
 
 const doc = (stepId: number, content: string, summary = '') => ({
   stepId,
@@ -16,7 +17,7 @@ describe('RankedIndex', () => {
     expect(ix.size).toBe(2);
     expect(ix.docFrequency('port')).toBe(2);
     expect(ix.docFrequency('5433')).toBe(1);
-    expect(ix.postings('port')).toEqual({ docs: [0, 1], tfs: [2, 1] });
+    expect(ix.postings('port')).toMatchObject({ docs: [0, 1], tfs: [2, 1] });
     expect(ix.doc(ix.docOf(9)!)).toMatchObject({ stepId: 9, length: 2, tokens: 9 });
     expect(ix.docOf(4)).toBeUndefined();
   });
@@ -48,6 +49,21 @@ describe('RankedIndex', () => {
     ix.add(doc(2, '[main 0925f8d] feat: x'));
     expect(ix.doc(0).error).toBe(true);
     expect(ix.doc(1).error).toBe(false);
-    expect(ix.doc(1).shapes).toContain('hash');
+    const hash = 1 << ANSWER_SHAPES.findIndex((s) => s.name === 'hash');
+    expect(ix.doc(1).shapes & hash).toBe(hash);
+  });
+
+  it('keeps each turn’s analysis: blocks and header over its sorted keys', () => {
+    const ix = new RankedIndex();
+    ix.add(doc(1, 'alpha beta'));
+    ix.add(doc(2, 'beta gamma gamma', 'tool: run'));
+    const d = ix.doc(ix.docOf(2)!);
+    expect(d.keys).toEqual(['beta', 'gamma', 'run', 'tool']);
+    expect(d.blocks).toHaveLength(1);
+    expect(blockCount(d.blocks[0]!, localKey(d.keys, 'gamma'))).toBe(2);
+    expect(localKey(d.keys, 'alpha')).toBe(-1);
+    expect(d.head.map((i) => d.keys[i])).toEqual(['beta', 'gamma', 'run', 'tool']);
+    expect(ix.lastStep).toBe(2);
+    expect(ix.averageBlockLength).toBeCloseTo((2 + 3) / 2);
   });
 });

@@ -1,11 +1,10 @@
 import { compareCodePoints } from '../protocol/canonical-json.js';
-import { hasErrorSignal, heldShapes } from './ranked-intent.js';
-import { proseRatio, rankedTerms } from './ranked-terms.js';
+import { analyzeNode, type BlockAnalysis, type NodeAnalysis } from './node-analysis.js';
 
-/** One folded turn as the ranked index sees it. */
+/** One folded turn as the ranked index sees it (text in hand). */
 export interface RankedDocInput {
   stepId: number;
-  /** The turn's summary (indexed like content). */
+  /** The turn's summary (indexed with the payload). */
   summary: string;
   /** The payload text (for non-UTF-8 payloads, its lossy decoding). */
   content: string;
@@ -13,193 +12,153 @@ export interface RankedDocInput {
   tokens: number;
 }
 
-/**
- * Everything the ranked index derives from one turn's text, before it is inserted: a pure
- * function of `{summary, content, tokens}`, so it can be cached by content (see
- * `src/engine/ranked-cache.ts`) and inserted later without the text.
- */
-export interface RankedAnalysis {
-  /** Distinct retrieval keys, sorted by code point (parallel to `counts`). */
-  keys: readonly string[];
-  /** Term frequency of each key (≥ 1). */
-  counts: readonly number[];
-  /** Number of keys with repeats (the sum of the counts; document length for BM25). */
-  length: number;
-  /** Tokens of the whole payload, in the engine's tokenizer. */
-  tokens: number;
-  /** The turn reports a failure (see `hasErrorSignal`). */
-  error: boolean;
-  /** Share of function words (see `proseRatio`). */
-  prose: number;
-  /** Answer shapes the payload holds (see `heldShapes`). */
-  shapes: readonly string[];
-}
-
-/**
- * Analyses one turn for the ranked index (pure; no index state). Keys are ordered by code point,
- * never by first occurrence, so an analysis read back from a cache inserts exactly as a fresh one.
- * (Parallel `keys`/`counts` arrays rather than `[key, count]` pairs: a cold open decodes one
- * analysis per turn, and the flat form parses about three times faster.)
- *
- * @example
- * const a = analyseRankedDoc({ summary: '', content: 'port 5433 port', tokens: 4 });
- * a.keys; // ['5433', 'port']
- * a.counts; // [1, 2]
- */
-export function analyseRankedDoc(input: Omit<RankedDocInput, 'stepId'>): RankedAnalysis {
-  const all = rankedTerms(`${input.summary}\n${input.content}`);
-  const tf = new Map<string, number>();
-  for (const k of all) tf.set(k, (tf.get(k) ?? 0) + 1);
-  const keys = [...tf.keys()].sort(compareCodePoints);
-  return {
-    keys,
-    counts: keys.map((k) => tf.get(k)!),
-    length: all.length,
-    tokens: input.tokens,
-    error: hasErrorSignal(input.content),
-    prose: proseRatio(input.content),
-    shapes: heldShapes(input.content),
-  };
-}
-
-/** Per-document statistics kept for scoring. */
+/** Per-turn statistics and its analysis (kept by reference: inserting a turn copies nothing). */
 export interface RankedDoc {
   stepId: number;
-  /** Number of keys (document length for BM25). */
+  /** Number of keys with repeats. */
   length: number;
   tokens: number;
-  /** The turn reports a failure (see `hasErrorSignal`). */
   error: boolean;
-  /** Share of function words (see `proseRatio`). */
   prose: number;
-  /** Answer shapes the payload holds (see `heldShapes`). */
-  shapes: readonly string[];
+  /** Answer-shape bit mask of the whole payload. */
+  shapes: number;
+  /** The turn's distinct keys, sorted by code point (local key ids index this list). */
+  keys: readonly string[];
+  /** Local ids of the header keys, increasing. */
+  head: readonly number[];
+  blocks: readonly BlockAnalysis[];
 }
 
-/** Postings of one key: parallel arrays of document numbers and term frequencies. */
+/** Postings of one key: parallel arrays of document numbers and term frequencies (fold order). */
 export interface Postings {
   docs: number[];
   tfs: number[];
-}
-
-/**
- * What the ranked scan reads from an index: collection statistics, postings of the prompt's
- * keys, prefix expansions, and per-document statistics by document number. {@link RankedIndex}
- * holds everything in memory; a view over a persistent index (`ranked-view.ts`) holds only what
- * one prompt touches.
- */
-export interface RankedIndexReader {
-  /** Number of indexed turns. */
-  readonly size: number;
-  /** Mean document length in keys (1 when empty). */
-  readonly averageLength: number;
-  docFrequency(key: string): number;
-  /** Indexed keys that start with `prefix` and are longer than it (unordered). */
-  extensions(prefix: string): string[];
-  /** Postings of a key in step order (at least its most recent `maxPostings`). */
-  postings(key: string): Postings | undefined;
-  /** Document lengths by document number. */
-  lengths(): readonly number[];
-  doc(docNo: number): RankedDoc;
-  docOf(stepId: number): number | undefined;
-  /** A zeroed array with one slot per document number (callers re-zero what they set). */
-  scratchSlots(): Int32Array;
 }
 
 /** Keys are bucketed by their first few characters for prefix expansion without a vocab scan. */
 export const PREFIX_BUCKET = 4;
 
 /**
- * The in-memory index of the ranked page-in: postings per retrieval key, document lengths and
- * a prefix table. Adding a turn costs O(its keys); a scan touches only the postings of the
- * prompt's keys (and their prefix expansions), never every node.
+ * The read side a ranked scan needs from an index: collection statistics, the postings of the
+ * prompt's keys, and the per-turn analyses of the candidates. {@link RankedIndex} implements it
+ * in memory; a persistent index can implement the same interface.
+ */
+export interface RankedIndexView {
+  /** Number of indexed turns. */
+  readonly size: number;
+  /** Mean block length in keys (1 when empty). */
+  readonly averageBlockLength: number;
+  /** Largest indexed step id (-1 when empty). */
+  readonly lastStep: number;
+  docFrequency(key: string): number;
+  postings(key: string): Postings | undefined;
+  doc(docNo: number): RankedDoc;
+  docOf(stepId: number): number | undefined;
+  /** Indexed keys that start with `prefix` and are longer than it (unordered). */
+  extensions(prefix: string): string[];
+  /** A zeroed per-document scratch array (callers zero what they set before returning). */
+  scratchSlots(): Int32Array;
+}
+
+/**
+ * The in-memory index of the ranked page-in: postings per retrieval key, each turn's analysis
+ * (by reference), and a prefix table. Adding a turn costs O(its keys); a scan touches only the
+ * postings of the prompt's keys and the analyses of their candidate turns.
  *
  * @example
  * const index = new RankedIndex();
  * index.add({ stepId: 37, summary: 'tool: psql', content: 'port 5433', tokens: 3 });
  * index.docFrequency('5433'); // 1
  */
-export class RankedIndex implements RankedIndexReader {
+export class RankedIndex implements RankedIndexView {
   readonly #docs: RankedDoc[] = [];
-  readonly #lengths: number[] = [];
   readonly #byStep = new Map<number, number>();
-  readonly #postings = new Map<string, Postings>();
+  readonly #postings = new Map<string, Postings & { key: string }>();
   readonly #buckets = new Map<string, string[]>();
-  #totalLength = 0;
+  #blockLength = 0;
+  #blocks = 0;
+  #lastStep = -1;
   #scratch = new Int32Array(0);
 
-  /** Number of indexed turns. */
   get size(): number {
     return this.#docs.length;
   }
 
-  /** Mean document length in keys (1 when empty, to keep BM25 finite). */
-  get averageLength(): number {
-    return this.#docs.length === 0 ? 1 : Math.max(1, this.#totalLength / this.#docs.length);
+  get averageBlockLength(): number {
+    return this.#blocks === 0 ? 1 : Math.max(1, this.#blockLength / this.#blocks);
+  }
+
+  get lastStep(): number {
+    return this.#lastStep;
   }
 
   has(stepId: number): boolean {
     return this.#byStep.has(stepId);
   }
 
-  /** Adds a turn. Adding a step that is already indexed is a no-op (folds are immutable). */
+  /** Analyses and adds a turn. Adding a step that is already indexed is a no-op. */
   add(input: RankedDocInput): void {
     if (this.#byStep.has(input.stepId)) return;
-    this.addAnalysis(input.stepId, analyseRankedDoc(input));
+    this.addAnalysis(
+      input.stepId,
+      analyzeNode({ summary: input.summary, text: input.content, tokens: input.tokens }),
+    );
+  }
+
+  #postingsFor(key: string): [string, Postings] {
+    const known = this.#postings.get(key);
+    if (known) return [known.key, known];
+    const p = { key, docs: [], tfs: [] };
+    this.#postings.set(key, p);
+    if (key.length >= PREFIX_BUCKET) {
+      const b = key.slice(0, PREFIX_BUCKET);
+      const bucket = this.#buckets.get(b);
+      if (bucket) bucket.push(key);
+      else this.#buckets.set(b, [key]);
+    }
+    return [key, p];
   }
 
   /**
-   * Inserts an analysed turn (see {@link analyseRankedDoc}); a no-op for a step already indexed.
+   * Inserts an analysed turn (see `analyzeNode`); a no-op for a step already indexed.
    *
    * @example
-   * index.addAnalysis(37, analyseRankedDoc({ summary: 'tool: psql', content: 'port 5433', tokens: 3 }));
+   * index.addAnalysis(37, analyzeNode({ summary: 'tool: psql', text: 'port 5433', tokens: 3 }));
    */
-  addAnalysis(stepId: number, analysis: RankedAnalysis): void {
+  addAnalysis(stepId: number, a: NodeAnalysis): void {
     if (this.#byStep.has(stepId)) return;
     const docNo = this.#docs.length;
-    const { keys, counts } = analysis;
-    for (let i = 0; i < keys.length; i++) {
-      const key = keys[i]!;
-      let p = this.#postings.get(key);
-      if (!p) {
-        p = { docs: [], tfs: [] };
-        this.#postings.set(key, p);
-        if (key.length >= PREFIX_BUCKET) {
-          const b = key.slice(0, PREFIX_BUCKET);
-          const bucket = this.#buckets.get(b);
-          if (bucket) bucket.push(key);
-          else this.#buckets.set(b, [key]);
-        }
-      }
+    // Keys are kept as the index's own string instances: one copy of each key in memory.
+    const keys = new Array<string>(a.keys.length);
+    for (let i = 0; i < a.keys.length; i++) {
+      const [key, p] = this.#postingsFor(a.keys[i]!);
+      keys[i] = key;
       p.docs.push(docNo);
-      p.tfs.push(counts[i]!);
+      p.tfs.push(a.counts[i]!);
     }
+    for (const b of a.blocks) this.#blockLength += b.length;
+    this.#blocks += a.blocks.length;
     this.#docs.push({
       stepId,
-      length: analysis.length,
-      tokens: analysis.tokens,
-      error: analysis.error,
-      prose: analysis.prose,
-      shapes: analysis.shapes,
+      length: a.length,
+      tokens: a.tokens,
+      error: a.error,
+      prose: a.prose,
+      shapes: a.shapes,
+      keys,
+      head: a.head,
+      blocks: a.blocks,
     });
-    this.#lengths.push(analysis.length);
     this.#byStep.set(stepId, docNo);
-    this.#totalLength += analysis.length;
+    if (stepId > this.#lastStep) this.#lastStep = stepId;
   }
 
-  /** Statistics of document number `docNo`. */
   doc(docNo: number): RankedDoc {
     const d = this.#docs[docNo];
     if (!d) throw new RangeError(`no ranked document ${docNo}`);
     return d;
   }
 
-  /** Document lengths by document number (read-only view for scoring loops). */
-  lengths(): readonly number[] {
-    return this.#lengths;
-  }
-
-  /** Document number of a step, if indexed. */
   docOf(stepId: number): number | undefined {
     return this.#byStep.get(stepId);
   }
@@ -209,13 +168,9 @@ export class RankedIndex implements RankedIndexReader {
   }
 
   docFrequency(key: string): number {
-    return this.#postings.get(key)?.docs.length ?? 0;
+    return this.postings(key)?.docs.length ?? 0;
   }
 
-  /**
-   * A zeroed array with one slot per turn, for per-scan bookkeeping without a Map. Callers must
-   * zero the slots they set before returning (keeps a scan proportional to the postings read).
-   */
   scratchSlots(): Int32Array {
     if (this.#scratch.length < this.#docs.length) {
       this.#scratch = new Int32Array(Math.max(1024, this.#docs.length * 2));
@@ -223,10 +178,51 @@ export class RankedIndex implements RankedIndexReader {
     return this.#scratch;
   }
 
-  /** Indexed keys that start with `prefix` and are longer than it (unordered). */
   extensions(prefix: string): string[] {
     if (prefix.length < PREFIX_BUCKET) return [];
     const bucket = this.#buckets.get(prefix.slice(0, PREFIX_BUCKET)) ?? [];
     return bucket.filter((k) => k.length > prefix.length && k.startsWith(prefix));
   }
+}
+
+/** The local id of `key` in a turn's sorted key list, or -1 (binary search, code-point order). */
+export function localKey(keys: readonly string[], key: string): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    const c = compareCodePoints(keys[mid]!, key);
+    if (c === 0) return mid;
+    if (c < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return -1;
+}
+
+/** True when an increasing id list holds `id` (binary search). */
+export function hasId(ids: readonly number[], id: number): boolean {
+  let lo = 0;
+  let hi = ids.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    const v = ids[mid]!;
+    if (v === id) return true;
+    if (v < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return false;
+}
+
+/** Term frequency of local key `id` in a block (0 when absent). */
+export function blockCount(block: BlockAnalysis, id: number): number {
+  let lo = 0;
+  let hi = block.keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    const v = block.keys[mid]!;
+    if (v === id) return block.counts[mid]!;
+    if (v < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return 0;
 }

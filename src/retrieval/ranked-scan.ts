@@ -1,106 +1,90 @@
 import { compareCodePoints } from '../protocol/canonical-json.js';
 import type { RecallStatus } from '../protocol/results.js';
-import type { RankedIndexReader } from './ranked-index.js';
 import {
-  askedShapes,
-  EARLIEST_CUES,
-  LATEST_CUES,
-  type PromptIntent,
-  promptIntent,
-} from './ranked-intent.js';
-import { distinctRankedTerms, stemWord } from './ranked-terms.js';
+  type Candidate,
+  type CandidateSet,
+  candidateFeatures,
+  FEATURE_NAMES,
+  type FeatureTuning,
+  type FeatureWeights,
+  hasShape,
+  linearScore,
+} from './ranked-features.js';
+import { blockCount, localKey, type RankedIndexView } from './ranked-index.js';
+import { askedShapes, type PromptIntent, promptIntent } from './ranked-intent.js';
+import {
+  type DroppedTerm,
+  type KeyMatch,
+  type ParsedQuery,
+  parseQuery,
+  type QueryTuning,
+} from './ranked-query.js';
+import { RANKED_WEIGHTS } from './ranked-weights.js';
 
-/** Tuning of the ranked scan. Every field has a measured default ({@link RANKED_DEFAULTS}). */
-export interface RankedTuning {
-  /** BM25 term-frequency saturation. */
-  k1: number;
-  /** BM25 length normalisation (0 = none, 1 = full). */
-  b: number;
-  /** Weight of an indexed key that extends a prompt key (`postgres` → `postgresql`). */
-  extendWeight: number;
-  /** Weight of an indexed key that is a prefix of a prompt key (`configuration` → `config`). */
-  stemWeight: number;
-  /** Shortest prompt key that is expanded by prefix. */
-  minPrefix: number;
-  /** An extension may add at most this many characters (`config` → `configuration`: 7). */
-  maxExtensionGrowth: number;
-  /** At most this many extensions per prompt key (most frequent first). */
-  maxExtensions: number;
-  /** Keys in more than this share of turns are ignored: they cannot tell turns apart. */
-  maxDocShare: number;
-  /** At most this many candidates (the best by total) enter the greedy selection. */
-  maxCandidates: number;
-  /**
-   * A key's postings are read from the most recent this many turns only, so a scan costs at most
-   * (prompt keys × this) however large the store (recent turns are preferred anyway).
-   */
-  maxPostings: number;
-  /**
-   * Share of a turn's per-key score the next turn inherits: a tool result is about what its call
-   * asked for. Only turns with a key of their own, or that look like the answer (a failure on an
-   * error prompt, an asked answer shape), inherit.
-   */
-  nextWeight: number;
-  /** Gain multiplier for turns that report a failure, on prompts that ask about one. */
-  errorBoost: number;
-  /** Gain multiplier for turns holding the answer shape the prompt asks for (hash, version…). */
-  shapeBoost: number;
-  /** Gain penalty per unit of prose ratio: data turns hold answers, narration restates them. */
-  prosePenalty: number;
-  /** A pick needs at least this gain: a lone common word never selects a turn. */
-  minGain: number;
-  /** Later picks need at least this share of the first pick's gain. */
-  relativeGain: number;
-  /** Turns within this share of the best gain are equally good; the latest of them wins. */
-  recencyBand: number;
-  /** The band when the prompt says "now" / "latest" / "last time". */
-  latestBand: number;
-  /** The band when the prompt says "first" / "initially": the earliest of the band wins. */
-  earliestBand: number;
-  /** On "now" / "latest" prompts, the latest candidate's gain is multiplied by 1 + this. */
-  latestBoost: number;
-  /** At most this many picks (intents) per prompt. */
-  maxPicks: number;
-  /** Page the neighbour a pick inherited its keys from (the call of a result) with it. */
-  companions: boolean;
-  /** Tokens an owner page may take at most (the window size for large turns). */
+export type { DroppedTerm, KeyMatch } from './ranked-query.js';
+
+/** Tuning of the ranked scan. Every field has a default ({@link RANKED_DEFAULTS}). */
+export interface RankedTuning extends QueryTuning, FeatureTuning {
+  /** Weights of the linear scorer (learned: see `ranked-weights.ts`). */
+  weights: FeatureWeights;
+  /** Softmax temperature that turns scores into the probability each turn is the answer. */
+  temperature: number;
+  /** A page other than an intent owner needs at least this probability. */
+  minProbability: number;
+  /** Smallest window a page gets, in tokens (enough for an answer line and its context). */
+  minWindow: number;
+  /** Smallest window the first intent owner gets, in tokens (its answer may sit far from its keys). */
+  minOwnerWindow: number;
+  /** Largest page, in tokens. */
   pageTokens: number;
-  /** Per owned intent, at most this many other candidates, with leftover budget only. */
-  maxAlternatives: number;
-  /** An alternative needs this share of the owner's gain on the owner's keys. */
-  alternativeBand: number;
-  /** Tokens an alternative page may take at most. */
-  alternativeTokens: number;
+  /** At most this many pages per prompt (companions included). */
+  maxPages: number;
+  /**
+   * A turn is paged only if the keys it holds (with its call) sum to this much rarity (IDF over
+   * the IDF of a key found in one turn): a lone common word never selects a turn, while on a
+   * store of a few turns, where every key is common, the prompt's own words still do.
+   */
+  minEvidence: number;
+  /** At most this many intent owners (residual cover of the prompt's keys). */
+  maxOwners: number;
+  /** Another owner is sought while at least this share of the matched IDF mass is uncovered. */
+  residualShare: number;
+  /** Tokens of the companion page (the call turn of a result whose keys came from it). */
+  companionTokens: number;
+  /**
+   * On a "now" / "first" prompt the first owner is the latest / earliest candidate that holds the
+   * best one's keys and scores within this many logits of it (0: the best, always).
+   */
+  timeBand: number;
 }
 
-/** The measured defaults (docs/retrieval.md has the measurements behind each). */
+/**
+ * The defaults (docs/retrieval.md has the measurements behind them). `weights`, `temperature`,
+ * `minProbability` and `maxPages` are what `contextfold eval --fit` chose on the public set
+ * (their leave-one-session-out figure is in the docs); the rest are fixed by design.
+ */
 export const RANKED_DEFAULTS: Readonly<RankedTuning> = Object.freeze({
-  k1: 2,
-  b: 0.75,
   extendWeight: 0.7,
   stemWeight: 0.6,
   minPrefix: 4,
   maxExtensionGrowth: 7,
   maxExtensions: 8,
-  maxDocShare: 0.5,
+  k1: 1.2,
+  b: 0.75,
   maxPostings: 256,
   maxCandidates: 256,
-  nextWeight: 1,
-  errorBoost: 0.5,
-  shapeBoost: 1,
-  prosePenalty: 1,
-  minGain: 2,
-  relativeGain: 0.4,
-  recencyBand: 0.95,
-  latestBand: 0.7,
-  earliestBand: 0.85,
-  latestBoost: 1,
-  maxPicks: 4,
-  companions: true,
+  weights: RANKED_WEIGHTS,
+  temperature: 1,
+  minProbability: 0.01,
+  minWindow: 150,
+  minOwnerWindow: 150,
   pageTokens: 3000,
-  maxAlternatives: 2,
-  alternativeBand: 0.6,
-  alternativeTokens: 200,
+  maxPages: 10,
+  minEvidence: 0.5,
+  maxOwners: 4,
+  residualShare: 0.25,
+  companionTokens: 300,
+  timeBand: 1,
 });
 
 /** Options of {@link rankedScan}. */
@@ -110,436 +94,383 @@ export interface RankedScanOptions {
   /** The per-call cap, in tokens. */
   perCallCap: number;
   tuning?: Partial<RankedTuning>;
+  /**
+   * Turns from this step on are still in the live context (e.g. after a compaction): they are
+   * scored with the others but never paged, and a live turn keeps an intent from older turns
+   * only when it holds what they hold (see {@link liveOwner}).
+   */
+  liveFrom?: number;
+  /**
+   * Steps that only summarise other turns (a compaction summary): never paged, never owners of
+   * an intent — a summary is lossy by construction, it is why the archive is paged in.
+   */
+  lossy?: readonly number[];
 }
 
-/** One indexed key a prompt key matched, with its weight (1 exact, less for prefix matches). */
-export interface KeyMatch {
-  key: string;
-  weight: number;
-}
-
-/** A ranked pick (the engine's `ScanPick` plus score, focus keys and companion link). */
+/** A ranked pick (the engine's `ScanPick` plus score, probability and window focus). */
 export interface RankedPick {
   step_id: number;
-  /** Prompt keys this pick took from the residual, sorted by code point (empty for companions). */
+  /** Prompt keys this pick owns (removed from the residual), sorted; empty for other pages. */
   matched_terms: string[];
-  /** Tokens it costs: min(tokens, page size, per-call cap, per-turn cap). */
+  /** Tokens this page may take at most (its window size). */
   cost: number;
-  /** Gain when picked (BM25 units; 0 for companions). */
+  /** The linear score (0 for companions). */
   score: number;
-  /** Indexed keys to focus a page window on, heaviest first. */
+  /** Probability this turn holds the answer, among the best candidates (0 for companions). */
+  probability: number;
+  /** Indexed keys to focus the page window on, heaviest first. */
   focus: KeyMatch[];
-  /** For a neighbour paged with a pick: that pick's step. */
+  /** Lines of the best-scoring block, `[start, end)`. */
+  block: { start_line: number; end_line: number };
+  /** For the call turn paged with a result: the result's step. */
   companion_of?: number;
-  /** For another candidate of an owned intent: the owner's step. */
+  /** For a page that is not an intent owner: the owner it is grouped with. */
   alternative_of?: number;
-  /**
-   * Chronological label (CONF-04) within its intent (owner and alternatives, by step
-   * descending: latest_chronological, superseded…, historical); `related` for companions.
-   */
+  /** CONF-04 label within its group (owner and alternatives by step); `related` for companions. */
   status: RecallStatus;
 }
 
-/** The ranked selection for a prompt, in pick order (companions right after their pick). */
+/** The ranked selection for a prompt, in page order. */
 export interface RankedScanResult {
   query_terms: string[];
+  /** Prompt words the scan did not search for, and why. */
+  dropped_terms: DroppedTerm[];
   intent: PromptIntent;
   selected: RankedPick[];
-  /** Picks whose intent was owned but that did not fit the per-turn budget (never replaced). */
+  /** Intent owners that did not fit the per-turn budget (never replaced by another turn). */
   budget_dropped: RankedPick[];
+  /** With `liveFrom`: live turns that hold what an older candidate holds (it is not paged). */
+  live_owners?: number[];
 }
 
-/** A prompt key and the indexed keys it matches. */
-export interface QueryKey {
-  term: string;
-  matches: KeyMatch[];
+interface Scored {
+  c: Candidate;
+  s: number;
+  p: number;
+  evidence: number;
 }
 
-const WORD_KEY = /^[\p{L}\p{N}]+$/u;
-const CUE_STEMS = new Set([...LATEST_CUES, ...EARLIEST_CUES].map(stemWord));
+const round = (x: number): number => Math.round(x * 1000) / 1000;
+
+function held(c: Candidate, q: number): boolean {
+  return c.own[q]! > 0 || c.fromPrev[q]! > 0;
+}
+
+const ERR = FEATURE_NAMES.indexOf('err');
 
 /**
- * Prompt keys with their matches in the index. A key in more than `maxDocShare` of the turns is
- * dropped with its expansions (it cannot tell turns apart); time cue words are not keys.
+ * Candidates that pass the evidence floor, best first (probabilities not set yet). A turn that
+ * holds no prompt key itself (only its call does) is a candidate only when it looks like the
+ * answer: the asked answer shape, or a failure on a prompt about one.
  */
-export function expandQuery(
-  index: RankedIndexReader,
-  prompt: string,
-  tuning: Partial<RankedTuning> = {},
-): QueryKey[] {
-  const t = { ...RANKED_DEFAULTS, ...tuning };
-  const maxDf = index.size < 4 ? index.size : Math.max(1, Math.floor(index.size * t.maxDocShare));
-  const usable = (key: string): boolean => {
-    const df = index.docFrequency(key);
-    return df > 0 && df <= maxDf;
-  };
-  const out: QueryKey[] = [];
-  for (const term of distinctRankedTerms(prompt)) {
-    if (CUE_STEMS.has(term)) continue;
-    if (index.docFrequency(term) > maxDf) continue;
-    const matches: KeyMatch[] = [];
-    if (usable(term)) matches.push({ key: term, weight: 1 });
-    if (term.length >= t.minPrefix && WORD_KEY.test(term) && /\p{L}/u.test(term)) {
-      const ext = index
-        .extensions(term)
-        .filter(
-          (k) => k.length <= term.length + t.maxExtensionGrowth && WORD_KEY.test(k) && usable(k),
-        )
-        .sort((a, b) => index.docFrequency(b) - index.docFrequency(a) || compareCodePoints(a, b))
-        .slice(0, t.maxExtensions);
-      for (const key of ext) matches.push({ key, weight: t.extendWeight });
-      // The longest shorter indexed key the prompt key extends: `configuration` meets `config`.
-      for (let n = term.length - 1; n >= t.minPrefix; n--) {
-        const key = term.slice(0, n);
-        if (usable(key)) {
-          matches.push({ key, weight: t.stemWeight });
-          break;
-        }
-      }
+function scoreAll(set: CandidateSet, t: RankedTuning): Scored[] {
+  const out: Scored[] = [];
+  for (const c of set.candidates) {
+    let evidence = 0;
+    let own = false;
+    set.rarity.forEach((r, q) => {
+      if (held(c, q)) evidence += r;
+      if (c.own[q]! > 0) own = true;
+    });
+    const answerLike = c.features[SHAPE]! > 0 || c.features[ERR]! > 0;
+    if (evidence < t.minEvidence || (!own && !answerLike)) continue;
+    out.push({ c, s: linearScore(c.features, t.weights), p: 0, evidence });
+  }
+  return out.sort((a, b) => b.s - a.s || b.c.stepId - a.c.stepId);
+}
+
+/** Softmax over the `maxPages` best (the rest keep probability 0). */
+function setProbabilities(pool: readonly Scored[], t: RankedTuning): void {
+  const top = pool.slice(0, t.maxPages);
+  if (top.length === 0) return;
+  const z = top.reduce((sum, x) => sum + Math.exp((x.s - top[0]!.s) / t.temperature), 0);
+  for (const x of top) x.p = Math.exp((x.s - top[0]!.s) / t.temperature) / z;
+}
+
+/** A page is a version of an owner's fact when it holds this share of the owner's key weight. */
+const SAME_FACT_SHARE = 0.75;
+
+/** A key is specific when its rarity is at least this: it names the thing, not the topic. */
+const SPECIFIC_RARITY = 0.5;
+
+/** Whether one block of a live turn holds the given prompt keys (and an asked answer shape). */
+export type BlockTest = (live: Candidate, keys: readonly number[], shape: boolean) => boolean;
+
+/**
+ * The live turn that owns an archived candidate's intent, if any: one that holds, in a single
+ * block (the lines that would answer), every specific key the candidate holds (or, if the
+ * candidate holds no specific key, every key it holds) and the asked answer shape when the
+ * candidate has one, and scores within `margin` of it (a factor e in probability at temperature
+ * 1). Sharing a frequent word, or naming the keys far apart, is never enough.
+ */
+export function liveOwner(
+  a: { c: Candidate; s: number },
+  live: readonly { c: Candidate; s: number }[],
+  set: CandidateSet,
+  margin: number,
+  inOneBlock: BlockTest,
+): Candidate | undefined {
+  const nq = set.rarity.length;
+  const keys: number[] = [];
+  for (let q = 0; q < nq; q++) if (held(a.c, q) && set.rarity[q]! >= SPECIFIC_RARITY) keys.push(q);
+  if (keys.length === 0) for (let q = 0; q < nq; q++) if (held(a.c, q)) keys.push(q);
+  const shape = a.c.features[SHAPE]! > 0;
+  return live.find(
+    (l) => l.s >= a.s - margin && keys.every((q) => held(l.c, q)) && inOneBlock(l.c, keys, shape),
+  )?.c;
+}
+
+const SHAPE = FEATURE_NAMES.indexOf('shape');
+
+/** An intent owner and the prompt keys it took from the residual. */
+interface Owner {
+  x: Scored;
+  keys: number[];
+}
+
+/**
+ * The first owner: the best candidate, or, when the prompt points at one end of the history
+ * ("now" / "first"), the latest (earliest) candidate that holds every key the best one holds and
+ * scores within `timeBand` logits of it: among equally good answers the time cue decides.
+ */
+function firstOwner(pool: readonly Scored[], intent: PromptIntent, t: RankedTuning): Scored {
+  const top = pool[0]!;
+  if (intent.time === 'none' || t.timeBand <= 0) return top;
+  const nq = top.c.own.length;
+  const same = pool.filter(
+    (x) =>
+      x.s >= top.s - t.timeBand &&
+      Array.from({ length: nq }, (_, q) => q).every((q) => !held(top.c, q) || held(x.c, q)),
+  );
+  const later = (a: Scored, b: Scored) =>
+    intent.time === 'latest' ? b.c.stepId > a.c.stepId : b.c.stepId < a.c.stepId;
+  return same.reduce((a, b) => (later(a, b) ? b : a), top);
+}
+
+/** Intent owners by residual cover: each next owner holds most of what is still uncovered. */
+function owners(
+  pool: readonly Scored[],
+  set: CandidateSet,
+  t: RankedTuning,
+  intent: PromptIntent,
+): Owner[] {
+  const nq = set.keyWeights.length;
+  const present = new Array<boolean>(nq).fill(false);
+  for (const x of pool) for (let q = 0; q < nq; q++) if (held(x.c, q)) present[q] = true;
+  const total = set.keyWeights.reduce((s, w, q) => s + (present[q] ? w : 0), 0);
+  const covered = new Array<boolean>(nq).fill(false);
+  const out: Owner[] = [];
+  const take = (x: Scored) => {
+    const keys: number[] = [];
+    for (let q = 0; q < nq; q++) {
+      if (!held(x.c, q) || covered[q]) continue;
+      covered[q] = true;
+      keys.push(q);
     }
-    if (matches.length > 0) out.push({ term, matches });
+    out.push({ x, keys });
+  };
+  if (pool[0]) take(firstOwner(pool, intent, t));
+  while (out.length > 0 && out.length < t.maxOwners) {
+    let residual = 0;
+    for (let q = 0; q < nq; q++) if (present[q] && !covered[q]) residual += set.keyWeights[q]!;
+    if (residual <= 0 || residual < t.residualShare * total) break;
+    const next = pool.find((x) => {
+      if (out.some((o) => o.x === x)) return false;
+      let gain = 0;
+      let rare = 0;
+      for (let q = 0; q < nq; q++) {
+        if (covered[q] || !held(x.c, q)) continue;
+        gain += set.keyWeights[q]!;
+        rare += set.rarity[q]!;
+      }
+      return gain >= 0.5 * residual && rare >= t.minEvidence;
+    });
+    if (!next) break;
+    take(next);
   }
   return out;
 }
 
-/** Store size from which the absolute gain floor applies unscaled. */
-const SMALL_STORE = 32;
-
-function idf(n: number, df: number): number {
-  return Math.log(1 + (n - df + 0.5) / (df + 0.5));
-}
-
-/** A turn that shares a key with the prompt (or neighbours one that does). */
-export interface Candidate {
-  docNo: number;
-  stepId: number;
-  /** Best weighted score per query key (0 = no match), own or inherited from a neighbour. */
-  perKey: Float64Array;
-  /** The indexed key that gave each query key its score. */
-  bestKey: (KeyMatch | undefined)[];
-  /** Gain multiplier (error turns on error prompts). */
-  boost: number;
-  /** Per query key: the step whose text gave the score (this turn or a neighbour). */
-  source: Int32Array;
+function focusOf(c: Candidate, query: ParsedQuery): KeyMatch[] {
+  const focus: KeyMatch[] = [];
+  query.keys.forEach((_, q) => {
+    const key = c.matched[q];
+    const w = Math.max(c.own[q]!, c.fromPrev[q]!);
+    if (key !== undefined && w > 0) focus.push({ key, weight: round(w) });
+  });
+  return focus.sort((a, b) => b.weight - a.weight || compareCodePoints(a.key, b.key));
 }
 
 /**
- * Scores every turn that shares a key with the prompt (BM25 per prompt key, best expansion),
- * lets the next turn of each inherit a share of its scores, applies the boosts, and keeps the
- * `maxCandidates` best (time-weighted on "latest" prompts). Step-descending. Work is bounded by
- * the postings read (prompt keys × `maxPostings`), never by the number of turns.
- */
-export function scoreCandidates(
-  index: RankedIndexReader,
-  query: readonly QueryKey[],
-  tuning: Partial<RankedTuning> = {},
-  intent: PromptIntent = { time: 'none', error: false },
-  shapes: readonly string[] = [],
-): Candidate[] {
-  const t = { ...RANKED_DEFAULTS, ...tuning };
-  const n = index.size;
-  const nq = query.length;
-  const avgLen = index.averageLength;
-  const matches = query.map((q) => q.matches);
-  // Hot loops read locals, not the (large, spread) tuning object.
-  const { k1, b: bm25b, maxPostings, nextWeight } = t;
-  const slotOf = index.scratchSlots(); // docNo → slot + 1 (0: none); reset before returning
-  const docs: number[] = [];
-  const steps: number[] = [];
-  let scores = new Float64Array(64 * Math.max(1, nq));
-  let best = new Int32Array(64 * Math.max(1, nq)).fill(-1); // match index per (slot, key)
-  let source = new Int32Array(64 * Math.max(1, nq)); // step that gave the score
-  const slot = (docNo: number): number => {
-    let k = slotOf[docNo]! - 1;
-    if (k >= 0) return k;
-    k = docs.length;
-    docs.push(docNo);
-    slotOf[docNo] = k + 1;
-    if ((k + 1) * nq > scores.length) {
-      const grow = <T extends Float64Array | Int32Array>(a: T, fill: number): T => {
-        const b = new (a.constructor as new (len: number) => T)(a.length * 2);
-        b.set(a);
-        b.fill(fill as never, a.length);
-        return b;
-      };
-      scores = grow(scores, 0);
-      best = grow(best, -1);
-      source = grow(source, 0);
-    }
-    const step = index.doc(docNo).stepId;
-    steps.push(step);
-    for (let q = 0; q < nq; q++) source[k * nq + q] = step;
-    return k;
-  };
-  query.forEach((q, qi) => {
-    q.matches.forEach((m, mi) => {
-      const p = index.postings(m.key);
-      if (!p) return;
-      // A view may hold only the most recent postings: the frequency comes from the index.
-      const w = m.weight * idf(n, index.docFrequency(m.key));
-      // Postings are in fold order: the tail holds the most recent turns.
-      const lengths = index.lengths();
-      for (let i = Math.max(0, p.docs.length - maxPostings); i < p.docs.length; i++) {
-        const docNo = p.docs[i]!;
-        const tf = p.tfs[i]!;
-        const norm = tf + k1 * (1 - bm25b + (bm25b * lengths[docNo]!) / avgLen);
-        const sc = (w * (tf * (k1 + 1))) / norm;
-        const at = slot(docNo) * nq + qi;
-        if (sc > scores[at]!) {
-          scores[at] = sc;
-          best[at] = mi;
-        }
-      }
-    });
-  });
-  // The next turn inherits from own scores only (a frozen count), so shares never chain.
-  const owned = docs.length;
-  const looksLikeAnswer = (docNo: number): boolean => {
-    const doc = index.doc(docNo);
-    return (intent.error && doc.error) || shapes.some((x) => doc.shapes.includes(x));
-  };
-  if (nextWeight > 0) {
-    const ownScores = scores.slice(0, owned * nq);
-    const ownBest = best.slice(0, owned * nq);
-    for (let k = 0; k < owned; k++) {
-      const fromStep = steps[k]!;
-      const nextDoc = index.docOf(fromStep + 1);
-      if (nextDoc === undefined) continue;
-      // A turn without a key of its own inherits only if it looks like the answer asked for.
-      if (slotOf[nextDoc] === 0 && !looksLikeAnswer(nextDoc)) continue;
-      const to = slot(nextDoc);
-      for (let q = 0; q < nq; q++) {
-        const sc = ownScores[k * nq + q]! * nextWeight;
-        if (sc <= scores[to * nq + q]!) continue;
-        scores[to * nq + q] = sc;
-        best[to * nq + q] = ownBest[k * nq + q]!;
-        source[to * nq + q] = fromStep;
-      }
-    }
-  }
-  for (const d of docs) slotOf[d] = 0;
-
-  // Boosts, then the best `maxCandidates` by (time-weighted) total.
-  let lo = Number.POSITIVE_INFINITY;
-  let hi = Number.NEGATIVE_INFINITY;
-  for (const step of steps) {
-    if (step < lo) lo = step;
-    if (step > hi) hi = step;
-  }
-  const span = Math.max(1, hi - lo);
-  const boosts = new Float64Array(docs.length);
-  const totals = new Float64Array(docs.length);
-  docs.forEach((d, k) => {
-    const doc = index.doc(d);
-    let b = 1;
-    if (intent.error && doc.error) b *= 1 + t.errorBoost;
-    if (shapes.some((x) => doc.shapes.includes(x))) b *= 1 + t.shapeBoost;
-    b *= Math.max(0, 1 - t.prosePenalty * doc.prose);
-    boosts[k] = b;
-    let sum = 0;
-    for (let q = 0; q < nq; q++) sum += scores[k * nq + q]!;
-    const time = intent.time === 'latest' ? 1 + (t.latestBoost * (doc.stepId - lo)) / span : 1;
-    totals[k] = sum * b * time;
-  });
-  let keep = docs.map((_, k) => k);
-  if (keep.length > t.maxCandidates) {
-    // The k-th best total by a native numeric sort; ties at the cut go to later steps.
-    const cut = Float64Array.from(totals).sort()[totals.length - t.maxCandidates]!;
-    keep = keep
-      .filter((k) => totals[k]! >= cut)
-      .sort((a, b) => totals[b]! - totals[a]! || steps[b]! - steps[a]!)
-      .slice(0, t.maxCandidates);
-  }
-  const out = keep.map((k): Candidate => {
-    const docNo = docs[k]!;
-    const c: Candidate = {
-      docNo,
-      stepId: steps[k]!,
-      perKey: scores.slice(k * nq, (k + 1) * nq),
-      bestKey: new Array(nq),
-      boost: boosts[k]!,
-      source: source.slice(k * nq, (k + 1) * nq),
-    };
-    for (let q = 0; q < nq; q++) {
-      const mi = best[k * nq + q]!;
-      if (mi >= 0) c.bestKey[q] = matches[q]![mi];
-    }
-    return c;
-  });
-  return out.sort((a, b) => b.stepId - a.stepId);
-}
-
-/**
- * Ranked scan: BM25 over retrieval keys with prefix expansion, neighbour inheritance, then a
- * residual greedy cover with intent ownership (as CONF-13's RGSC): each pick removes the prompt
- * keys it matched from the residual, admitted or not, so a budget cap may drop an intent but
- * never hands it to an older turn. Among turns whose gain is within the band of the best, the
- * latest wins (the earliest when the prompt says "first"). Cost per scan: the postings of the
- * prompt's keys, not the number of nodes.
+ * Ranked scan: every turn that holds a prompt key (or follows one) is scored by a learned linear
+ * model over generic features (`ranked-features.ts`); scores become probabilities (softmax).
+ * Intent owners are chosen by residual cover as in CONF-13 (the best turn, then the turn that
+ * holds most of what is still uncovered, …); a dropped owner's intent is never handed to another
+ * turn. With the budget left, the other likely turns are paged too, each with a window sized by
+ * its probability (at least `minWindow`), so a confident answer gets a large page and an
+ * uncertain one several small ones. Cost: the postings of the prompt's keys and the analyses of
+ * at most `maxCandidates` turns, never the whole store.
  *
  * @example
  * const r = rankedScan(index, 'which postgres port?', { perTurnCap: 3500, perCallCap: 3000 });
- * r.selected[0]?.step_id; // the latest turn that states the port
+ * r.selected[0]?.step_id; // the turn that states the port
+ * r.dropped_terms; // [{ term: 'which', reason: 'stopword' }]
  */
 export function rankedScan(
-  index: RankedIndexReader,
+  index: RankedIndexView,
   prompt: string,
   options: RankedScanOptions,
 ): RankedScanResult {
-  const t = { ...RANKED_DEFAULTS, ...options.tuning };
+  const t: RankedTuning = { ...RANKED_DEFAULTS, ...options.tuning };
   const intent = promptIntent(prompt);
-  const query = expandQuery(index, prompt, t);
-  const queryTerms = query.map((q) => q.term).sort(compareCodePoints);
-  const shapes = askedShapes(prompt);
-  const pool = scoreCandidates(index, query, t, intent, shapes);
-  const residual = new Array<boolean>(query.length).fill(true);
-  const taken = new Set<number>();
-  const selected: RankedPick[] = [];
-  const dropped: RankedPick[] = [];
+  const query = parseQuery(index, prompt, t);
+  const result: RankedScanResult = {
+    query_terms: query.keys.map((k) => k.term).sort(compareCodePoints),
+    dropped_terms: query.dropped,
+    intent,
+    selected: [],
+    budget_dropped: [],
+  };
+  if (query.keys.length === 0) return result;
+  const set = candidateFeatures(index, query.keys, intent, askedShapes(prompt), t);
+  let pool = scoreAll(set, t);
+  if (options.lossy && options.lossy.length > 0) {
+    const lossy = new Set(options.lossy);
+    pool = pool.filter((x) => !lossy.has(x.c.stepId));
+  }
+  if (options.liveFrom !== undefined) {
+    const from = options.liveFrom;
+    const asked = askedShapes(prompt);
+    const inOneBlock: BlockTest = (c, keys, shape) =>
+      index.doc(c.docNo).blocks.some((b) => {
+        if (shape && !hasShape(b.shapes, asked)) return false;
+        const doc = index.doc(c.docNo);
+        return keys.every((q) =>
+          query.keys[q]!.matches.some((m) => blockCount(b, localKey(doc.keys, m.key)) > 0),
+        );
+      });
+    const live = pool.filter((x) => x.c.stepId >= from);
+    const owners = new Set<number>();
+    pool = pool.filter((x) => {
+      if (x.c.stepId >= from) return false;
+      const o = liveOwner(x, live, set, t.temperature, inOneBlock);
+      if (o) owners.add(o.stepId);
+      return o === undefined;
+    });
+    result.live_owners = [...owners].sort((a, b) => a - b);
+  }
+  setProbabilities(pool, t);
+  if (pool.length === 0) return result;
+  const own = owners(pool, set, t, intent);
   const turnCap = options.perTurnCap;
   const pageCap = Math.min(t.pageTokens, options.perCallCap, turnCap);
-  const altCap = Math.min(t.alternativeTokens, pageCap);
-  const band = Math.min(
-    1,
-    intent.time === 'latest'
-      ? t.latestBand
-      : intent.time === 'earliest'
-        ? t.earliestBand
-        : t.recencyBand,
-  );
-  // "now" / "latest": later turns weigh more, linearly over the candidates' span of steps.
-  const lo = pool.length > 0 ? pool[pool.length - 1]!.stepId : 0;
-  const span = pool.length > 0 ? Math.max(1, pool[0]!.stepId - lo) : 1;
-  const recency = (c: Candidate): number =>
-    intent.time === 'latest' ? 1 + (t.latestBoost * (c.stepId - lo)) / span : 1;
-  // In a small store every key is common by construction (IDF is low for all of them), so the
-  // absolute floor scales with the best IDF a key can have until the store has SMALL_STORE turns.
-  const minGain = t.minGain * Math.max(0, Math.min(1, idf(index.size, 1) / idf(SMALL_STORE, 1)));
+  const taken = new Set<number>();
   let consumed = 0;
-  let firstGain = 0;
-  const owners: { c: Candidate; keys: number[]; gain: number; pick: RankedPick }[] = [];
-
-  const focusOf = (c: Candidate): KeyMatch[] => {
-    const focus: KeyMatch[] = [];
-    for (let q = 0; q < query.length; q++) {
-      const m = c.bestKey[q];
-      if (c.perKey[q]! > 0 && m) focus.push({ key: m.key, weight: c.perKey[q]! });
-    }
-    return focus.sort((a, b) => b.weight - a.weight || compareCodePoints(a.key, b.key));
-  };
-  const admit = (pick: RankedPick): boolean => {
-    if (consumed + pick.cost > turnCap) return false;
-    selected.push(pick);
-    consumed += pick.cost;
-    return true;
-  };
-  /** Pages the neighbours whose text gave `c` its score on `keys` (the call of a result). */
-  const addSources = (c: Candidate, keys: readonly number[], focus: KeyMatch[]): void => {
-    if (!t.companions) return;
-    const steps = [...new Set(keys.map((q) => c.source[q]!))].filter((s) => s !== c.stepId);
-    for (const step of steps.sort((a, b) => b - a)) {
-      const docNo = index.docOf(step);
-      if (docNo === undefined || taken.has(docNo)) continue;
-      const cost = Math.min(index.doc(docNo).tokens, pageCap);
-      const pick: RankedPick = {
-        step_id: step,
-        matched_terms: [],
-        cost,
-        score: 0,
-        focus,
-        companion_of: c.stepId,
-        status: 'related',
-      };
-      if (admit(pick)) taken.add(docNo);
-    }
-  };
-
-  // 1. Intent owners: residual greedy cover; the latest (or earliest) turn of the band wins.
-  const gains = new Float64Array(pool.length);
-  while (owners.length + dropped.length < t.maxPicks) {
-    let best = 0;
-    for (let i = 0; i < pool.length; i++) {
-      const c = pool[i]!;
-      let g = 0;
-      if (!taken.has(c.docNo)) {
-        for (let q = 0; q < query.length; q++) if (residual[q]) g += c.perKey[q]!;
-        g *= c.boost * recency(c);
-      }
-      gains[i] = g;
-      if (g > best) best = g;
-    }
-    if (best <= 0 || best < minGain || best < firstGain * t.relativeGain) break;
-    // The pool is step-descending: the first turn in the band is the latest, the last the earliest.
-    let pi = -1;
-    for (let i = 0; i < pool.length; i++) {
-      if (gains[i]! < best * band) continue;
-      pi = i;
-      if (intent.time !== 'earliest') break;
-    }
-    const c = pool[pi]!;
-    taken.add(c.docNo);
-    if (firstGain === 0) firstGain = gains[pi]!;
-    const keys: number[] = [];
-    for (let q = 0; q < query.length; q++) {
-      if (!residual[q] || c.perKey[q]! <= 0) continue;
-      residual[q] = false;
-      keys.push(q);
-    }
-    const focus = focusOf(c);
-    const pick: RankedPick = {
-      step_id: c.stepId,
-      matched_terms: keys.map((q) => query[q]!.term).sort(compareCodePoints),
-      cost: Math.min(index.doc(c.docNo).tokens, pageCap),
-      score: round(gains[pi]!),
-      focus,
+  const pick = (x: Scored, owner: Scored | undefined, keys: readonly number[] = []): RankedPick => {
+    const doc = index.doc(x.c.docNo);
+    const blk = doc.blocks[x.c.block]!;
+    const floor = x === own[0]?.x ? t.minOwnerWindow : t.minWindow;
+    const want = Math.max(floor, Math.round(turnCap * x.p));
+    const base: RankedPick = {
+      step_id: x.c.stepId,
+      matched_terms: [],
+      cost: Math.min(doc.tokens, pageCap, want),
+      score: round(x.s),
+      probability: round(x.p),
+      focus: focusOf(x.c, query),
+      block: { start_line: blk.start, end_line: blk.end },
       status: 'latest_chronological',
     };
-    // The first pick is always admitted (as the reference); a dropped pick keeps its intent.
-    if (selected.length > 0 && consumed + pick.cost > turnCap) {
-      dropped.push(pick);
+    if (owner) base.alternative_of = owner.c.stepId;
+    else base.matched_terms = keys.map((q) => query.keys[q]!.term).sort(compareCodePoints);
+    return base;
+  };
+  const admit = (p: RankedPick, first: boolean): boolean => {
+    const room = turnCap - consumed;
+    if (!first && room < Math.min(p.cost, t.minWindow)) return false;
+    p.cost = first ? p.cost : Math.min(p.cost, room);
+    if (result.selected.length >= t.maxPages) return false;
+    result.selected.push(p);
+    consumed += p.cost;
+    return true;
+  };
+  const groups = new Map<number, RankedPick[]>();
+  // A turn that owns an intent is paged as its owner, never also as another owner's companion.
+  const ownerSteps = new Set(own.map((o) => o.x.c.stepId));
+  for (const { x: o, keys } of own) {
+    const p = pick(o, undefined, keys);
+    taken.add(o.c.stepId);
+    if (!admit(p, result.selected.length === 0)) {
+      result.budget_dropped.push(p);
       continue;
     }
-    admit(pick);
-    // Alternatives compare on the plain gain (no time weighting).
-    owners.push({ c, keys, gain: gains[pi]! / recency(c), pick });
-    addSources(c, keys, focus);
+    groups.set(o.c.stepId, [p]);
+    addCompanion(o, p);
   }
-
-  // 2. Alternatives: other turns nearly as good on an admitted owner's keys, with what budget
-  // is left (never for a dropped intent, never displacing an owner).
-  for (const o of owners) {
-    if (t.maxAlternatives <= 0) break;
-    const alts: { c: Candidate; g: number }[] = [];
-    for (const c of pool) {
-      if (taken.has(c.docNo)) continue;
-      let g = 0;
-      for (const q of o.keys) g += c.perKey[q]!;
-      g *= c.boost;
-      if (g >= o.gain * t.alternativeBand && g >= minGain) alts.push({ c, g });
-    }
-    // On "now" / "latest" prompts the latest candidates are the useful alternatives.
-    alts.sort((a, b) =>
-      intent.time === 'latest' ? b.c.stepId - a.c.stepId : b.g - a.g || b.c.stepId - a.c.stepId,
+  function addCompanion(o: Scored, p: RankedPick): void {
+    const prev = o.c.stepId - 1;
+    const docNo = index.docOf(prev);
+    if (docNo === undefined || taken.has(prev) || ownerSteps.has(prev)) return;
+    const fromCall = set.keyWeights.reduce(
+      (s, w, q) => s + (o.c.own[q] === 0 && o.c.fromPrev[q]! > 0 ? w : 0),
+      0,
     );
-    const group: RankedPick[] = [o.pick];
-    for (const a of alts.slice(0, t.maxAlternatives)) {
-      const focus = focusOf(a.c);
-      const pick: RankedPick = {
-        step_id: a.c.stepId,
-        matched_terms: [],
-        cost: Math.min(index.doc(a.c.docNo).tokens, altCap),
-        score: round(a.g),
-        focus,
-        alternative_of: o.c.stepId,
-        status: 'historical',
-      };
-      if (!admit(pick)) continue;
-      taken.add(a.c.docNo);
-      group.push(pick);
-    }
-    labelChronologically(group);
+    const mine = set.keyWeights.reduce((s, w, q) => s + (o.c.own[q]! > 0 ? w : 0), 0);
+    if (fromCall <= 0 || fromCall < 0.5 * mine) return;
+    const prevDoc = index.doc(docNo);
+    const blk = prevDoc.blocks[prevDoc.blocks.length - 1]!;
+    const c: RankedPick = {
+      step_id: prev,
+      matched_terms: [],
+      cost: Math.min(prevDoc.tokens, t.companionTokens, pageCap),
+      score: 0,
+      probability: 0,
+      focus: p.focus,
+      block: { start_line: blk.start, end_line: blk.end },
+      companion_of: o.c.stepId,
+      status: 'related',
+    };
+    if (admit(c, false)) taken.add(prev);
   }
-  return { query_terms: queryTerms, intent, selected, budget_dropped: dropped };
+  const ownerList = own.map((o) => o.x);
+  const first = ownerList[0]!;
+  for (const x of pool) {
+    if (x.p < t.minProbability || taken.has(x.c.stepId)) continue;
+    // An alternative joins the owner it shares most keys with; a dropped owner's intent stays
+    // dropped (never handed to another turn).
+    const owner = closestOwner(x, ownerList, set) ?? first;
+    if (!groups.has(owner.c.stepId)) continue;
+    const p = pick(x, owner);
+    if (!admit(p, false)) continue;
+    taken.add(x.c.stepId);
+    // A version of the same fact (it holds most of the key weight its owner took) is labelled
+    // in the owner's chronology; any other page is only related to it.
+    const took = own.find((o) => o.x === owner)!.keys;
+    const mass = took.reduce((sum, q) => sum + set.keyWeights[q]!, 0);
+    const shared = took.reduce((sum, q) => sum + (held(x.c, q) ? set.keyWeights[q]! : 0), 0);
+    const sameFact = shared >= SAME_FACT_SHARE * mass;
+    if (sameFact) groups.get(owner.c.stepId)!.push(p);
+    else p.status = 'related';
+  }
+  for (const g of groups.values()) labelChronologically(g);
+  return result;
+}
+
+/** The owner an alternative shares the most prompt keys with (ties: the earlier owner). */
+function closestOwner(x: Scored, own: readonly Scored[], set: CandidateSet): Scored | undefined {
+  let best: Scored | undefined;
+  let bestShare = 0;
+  for (const o of own) {
+    let share = 0;
+    set.keyWeights.forEach((w, q) => {
+      if (held(x.c, q) && held(o.c, q)) share += w;
+    });
+    if (share > bestShare) {
+      best = o;
+      bestShare = share;
+    }
+  }
+  return best;
 }
 
 /** CONF-04 labels by step descending: latest_chronological, superseded…, historical. */
@@ -549,8 +480,4 @@ function labelChronologically(group: RankedPick[]): void {
     p.status =
       i === 0 ? 'latest_chronological' : i === byStep.length - 1 ? 'historical' : 'superseded';
   });
-}
-
-function round(x: number): number {
-  return Math.round(x * 1000) / 1000;
 }

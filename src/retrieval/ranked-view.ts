@@ -2,16 +2,20 @@ import {
   type Postings,
   PREFIX_BUCKET,
   type RankedDoc,
-  type RankedIndexReader,
+  type RankedIndexView,
 } from './ranked-index.js';
-import { expandQuery, RANKED_DEFAULTS, type RankedTuning } from './ranked-scan.js';
+import { parseQuery } from './ranked-query.js';
+import { RANKED_DEFAULTS, type RankedTuning } from './ranked-scan.js';
 
 /** Where a ranked view reads from: a persistent index's ranked postings and statistics. */
 export interface RankedSource {
   /** Analysed documents. */
   readonly size: number;
-  /** Sum of their lengths (keys with repeats). */
-  readonly totalLength: number;
+  /** Blocks of the analysed documents, and the sum of their lengths (keys with repeats). */
+  readonly blocks: number;
+  readonly blockLength: number;
+  /** Largest analysed step (-1 when none). */
+  readonly lastStep: number;
   docFrequency(key: string): number;
   /** Indexed keys longer than `prefix` that start with it. */
   keysWithPrefix(prefix: string): string[];
@@ -22,7 +26,7 @@ export interface RankedSource {
 }
 
 /**
- * The part of a persistent ranked index one prompt touches, as a {@link RankedIndexReader}:
+ * The part of a persistent ranked index one prompt touches, as a {@link RankedIndexView}:
  * the prompt's keys and their expansions are looked up first, then the most recent
  * `maxPostings` postings of each matched key and the statistics of those documents and of their
  * successors (a result inherits from its call) are read, numbered densely. A scan over it is
@@ -35,12 +39,14 @@ export function rankedView(
   source: RankedSource,
   prompt: string,
   tuning: Partial<RankedTuning> = {},
-): RankedIndexReader {
+): RankedIndexView {
   const t = { ...RANKED_DEFAULTS, ...tuning };
   const dfs = new Map<string, number>();
   const exts = new Map<string, string[]>();
   const size = source.size;
-  const averageLength = size === 0 ? 1 : Math.max(1, source.totalLength / size);
+  const averageBlockLength =
+    source.blocks === 0 ? 1 : Math.max(1, source.blockLength / source.blocks);
+  const lastStep = source.lastStep;
   const docFrequency = (key: string): number => {
     let df = dfs.get(key);
     if (df === undefined) {
@@ -61,19 +67,19 @@ export function rankedView(
   const notYet = (): never => {
     throw new Error('rankedView: postings are read after the query is expanded');
   };
-  const probe: RankedIndexReader = {
+  const probe: RankedIndexView = {
     size,
-    averageLength,
+    averageBlockLength,
+    lastStep,
     docFrequency,
     extensions,
     postings: notYet,
-    lengths: notYet,
     doc: notYet,
     docOf: notYet,
     scratchSlots: notYet,
   };
   const keys = new Set<string>();
-  for (const q of expandQuery(probe, prompt, t)) for (const m of q.matches) keys.add(m.key);
+  for (const q of parseQuery(probe, prompt, t).keys) for (const m of q.matches) keys.add(m.key);
 
   const lists = new Map<string, { steps: readonly number[]; tfs: readonly number[] }>();
   const wanted = new Set<number>();
@@ -89,14 +95,12 @@ export function rankedView(
   const steps = [...wanted];
   const stats = source.docs(steps);
   const docs: RankedDoc[] = [];
-  const lengths: number[] = [];
   const byStep = new Map<number, number>();
   for (let i = 0; i < steps.length; i++) {
     const doc = stats[i];
     if (!doc) continue;
     byStep.set(steps[i]!, docs.length);
     docs.push(doc);
-    lengths.push(doc.length);
   }
   const postings = new Map<string, Postings>();
   for (const [key, list] of lists) {
@@ -111,11 +115,11 @@ export function rankedView(
   }
   return {
     size,
-    averageLength,
+    averageBlockLength,
+    lastStep,
     docFrequency,
     extensions,
     postings: (key) => postings.get(key),
-    lengths: () => lengths,
     doc: (docNo) => {
       const d = docs[docNo];
       if (!d) throw new RangeError(`no ranked document ${docNo}`);

@@ -51,9 +51,19 @@ const prompt = fc
 /** A RankedSource over an in-memory index (as the store's tables would answer). */
 function sourceOf(index: RankedIndex): RankedSource {
   const stepOf = (docNo: number) => index.doc(docNo).stepId;
+  let blocks = 0;
+  let blockLength = 0;
+  for (let d = 0; d < index.size; d++) {
+    for (const b of index.doc(d).blocks) {
+      blocks++;
+      blockLength += b.length;
+    }
+  }
   return {
     size: index.size,
-    totalLength: index.lengths().reduce((a, b) => a + b, 0),
+    blocks,
+    blockLength,
+    lastStep: index.lastStep,
     docFrequency: (k) => index.docFrequency(k),
     keysWithPrefix: (p) => index.extensions(p),
     recentPostings: (k, limit) => {
@@ -83,6 +93,35 @@ describe('rankedView', () => {
         expect(view).toEqual(whole);
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it('so is a scan of turns of several blocks, with a live boundary and lossy turns', () => {
+    // Lines of ~300 characters: a turn of several lines spans several blocks (BLOCK_CHARS).
+    const line = (w: readonly string[], i: number) =>
+      `${w.join(' ')} ${'filler '.repeat(40)}${i}\n`;
+    fc.assert(
+      fc.property(
+        turns,
+        prompt,
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 0, max: 60 }),
+        (ts, p, lines, liveFrom) => {
+          const index = new RankedIndex();
+          for (const t of ts) {
+            const text = Array.from({ length: lines }, (_, i) =>
+              line(t.text.split(' ').slice(i % 3), i),
+            ).join('');
+            index.add({ stepId: t.step, summary: 'tool: x', content: text, tokens: t.tokens });
+          }
+          const lossy = ts.filter((_, i) => i % 7 === 3).map((t) => t.step);
+          const options = { perTurnCap: 3500, perCallCap: 3000, liveFrom, lossy };
+          const whole = rankedScan(index, p, options);
+          const view = rankedScan(rankedView(sourceOf(index), p), p, options);
+          expect(view).toEqual(whole);
+        },
+      ),
+      { numRuns: 100 },
     );
   });
 });

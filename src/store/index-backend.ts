@@ -30,18 +30,26 @@ export interface IndexStats {
 export interface FieldStats {
   docs: number;
   totalLength: number;
+  /** Ranked field: scoring parts (blocks) of the documents and their summed length (else 0). */
+  parts: number;
+  partLength: number;
+  /** Ranked field: the largest analysed step (-1 when none, and for the reference field). */
+  lastStep: number;
 }
 
 /**
  * A node's content analysis as a backend keeps it: generic postings (`terms` with their term
- * frequencies), the document length and an opaque `features` string, content-addressed by
- * `akey` (analyzer version + payload + summary). The backend never interprets `features`.
+ * frequencies), the document length, its scoring parts (blocks) with their summed length, and an
+ * opaque `features` string, content-addressed by `akey` (analyzer version + payload + summary).
+ * The backend never interprets `features`.
  */
 export interface NodeAnalysisRecord {
   akey: string;
   terms: readonly string[];
   tfs: readonly number[];
   length: number;
+  parts: number;
+  partLength: number;
   features: string;
 }
 
@@ -78,6 +86,8 @@ export interface WriteSession {
   commit(rows: readonly CommitRow[]): Promise<void>;
   /** Records an eviction. */
   evict(step: number, evictedAt: string): Promise<void>;
+  /** Removes an indexed entry (repair: its node is gone or untrustworthy), with the reason. */
+  drop(step: number, droppedAt: string, reason: string): Promise<void>;
 }
 
 /** How the derived index relates to the durable state (for status and validate). */
@@ -202,5 +212,11 @@ export interface IndexBackend {
   appendRecords(kind: string, text: string): Promise<void>;
   /** Every line of a kind in append order as one text, and where it lives (for messages). */
   readRecords(kind: string): Promise<{ path: string; text: string }>;
+  /**
+   * Reports derived content the caller found damaged (e.g. an analysis that does not decode):
+   * the index is rebuilt from the durable state on the next sync, nothing carried over. Throws
+   * the error a read retries on.
+   */
+  reportBroken(reason: string): never;
   close(): void | Promise<void>;
 }

@@ -7,7 +7,7 @@ import type { FileIdentity } from './file-identity.js';
 /** `PRAGMA application_id` of a contextfold index ("CFx1"): anything else is a foreign file. */
 export const APPLICATION_ID = 0x43467831;
 /** `PRAGMA user_version`: the schema below. A different version is rebuilt, never migrated. */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 /** Posting fields. `reference`: the terms RGSC and recall match; `ranked`: retrieval keys. */
 export const FIELD_REFERENCE = 0;
@@ -48,6 +48,9 @@ export interface IndexState {
   tokenEstimate: number;
   rankedDocs: number;
   rankedLength: number;
+  /** Scoring parts (blocks) of the analysed documents and the sum of their lengths. */
+  rankedParts: number;
+  rankedPartLength: number;
   /** Next term id to assign. */
   nextTermId: number;
   /** Why the durable state cannot be served (as of the identities above), or null. */
@@ -75,6 +78,8 @@ export function emptyState(analyzer: string | null): IndexState {
     tokenEstimate: 0,
     rankedDocs: 0,
     rankedLength: 0,
+    rankedParts: 0,
+    rankedPartLength: 0,
     nextTermId: 1,
     problem: null,
   };
@@ -82,14 +87,17 @@ export function emptyState(analyzer: string | null): IndexState {
 
 /**
  * A content-derived analysis of one node, opaque to the store except for its generic parts:
- * postings (`terms` with term frequencies), the document length, and a `features` string that
- * only the analyzer that wrote it reads. Keyed by `akey` (analyzer version, payload, summary).
+ * postings (`terms` with term frequencies), the document length, its scoring parts (e.g.
+ * blocks) and their summed length, and a `features` string that only the analyzer that wrote it
+ * reads. Keyed by `akey` (analyzer version, payload, summary).
  */
 export interface StoredAnalysis {
   akey: string;
   terms: readonly string[];
   tfs: readonly number[];
   length: number;
+  parts: number;
+  partLength: number;
   features: string;
 }
 
@@ -107,7 +115,10 @@ export interface DocRow {
   features: string;
 }
 
-/** One change other processes' caches must follow (`op`: 1 fold, 2 evict, 3 analysed). */
+/**
+ * One change other processes' caches must follow (`op`: 1 fold, 2 evict, 3 analysed). A drop
+ * (rare: repair) bumps the epoch instead, so every cache starts over.
+ */
 export interface ChangeRow {
   seq: number;
   step: number;
@@ -153,7 +164,13 @@ CREATE TABLE entries (
 );
 CREATE INDEX entries_by_key ON entries (CAST(step AS TEXT));
 CREATE INDEX entries_pending ON entries (step) WHERE analysed = 0;
-CREATE TABLE docs (step INTEGER PRIMARY KEY, length INTEGER NOT NULL, features TEXT NOT NULL);
+CREATE TABLE docs (
+  step INTEGER PRIMARY KEY,
+  length INTEGER NOT NULL,
+  parts INTEGER NOT NULL,
+  part_length INTEGER NOT NULL,
+  features BLOB NOT NULL
+);
 CREATE TABLE terms (
   field INTEGER NOT NULL,
   term TEXT NOT NULL,
@@ -171,7 +188,9 @@ CREATE TABLE analyses (
   id INTEGER PRIMARY KEY,
   akey TEXT NOT NULL UNIQUE,
   length INTEGER NOT NULL,
-  features TEXT NOT NULL,
+  parts INTEGER NOT NULL,
+  part_length INTEGER NOT NULL,
+  features BLOB NOT NULL,
   body BLOB NOT NULL
 );
 CREATE TABLE tokens (
@@ -485,11 +504,10 @@ export class IndexDb {
 
   /** A document's ranked statistics, and its postings queued in `groups`. */
   #doc(step: number, a: StoredAnalysis, groups: Groups, state: IndexState): void {
-    this.#stmt('doc', 'INSERT INTO docs (step, length, features) VALUES (?, ?, ?)').run(
-      step,
-      a.length,
-      a.features,
-    );
+    this.#stmt(
+      'doc',
+      'INSERT INTO docs (step, length, parts, part_length, features) VALUES (?, ?, ?, ?, ?)',
+    ).run(step, a.length, a.parts, a.partLength, pack(a.features));
     for (let i = 0; i < a.terms.length; i++) {
       const g = group(groups, FIELD_RANKED, a.terms[i]!);
       g.steps.push(step);
@@ -497,6 +515,8 @@ export class IndexDb {
     }
     state.rankedDocs++;
     state.rankedLength += a.length;
+    state.rankedParts += a.parts;
+    state.rankedPartLength += a.partLength;
   }
 
   #change(step: number, op: number): void {
@@ -507,11 +527,12 @@ export class IndexDb {
   putAnalyses(list: readonly StoredAnalysis[]): void {
     const ins = this.#stmt(
       'putAnalysis',
-      'INSERT OR IGNORE INTO analyses (akey, length, features, body) VALUES (?, ?, ?, ?)',
+      'INSERT OR IGNORE INTO analyses (akey, length, parts, part_length, features, body) VALUES (?, ?, ?, ?, ?, ?)',
     );
     for (const a of list) {
       // Compressed: the keys of the nodes are most of the index's bytes.
-      ins.run(a.akey, a.length, a.features, pack(JSON.stringify([a.terms, a.tfs])));
+      const body = pack(JSON.stringify([a.terms, a.tfs]));
+      ins.run(a.akey, a.length, a.parts, a.partLength, pack(a.features), body);
     }
   }
 
@@ -520,13 +541,23 @@ export class IndexDb {
     const out = new Map<string, StoredAnalysis>();
     const get = this.#stmt(
       'getAnalysis',
-      'SELECT length, features, body FROM analyses WHERE akey = ?',
+      'SELECT length, parts, part_length, features, body FROM analyses WHERE akey = ?',
     );
     for (const akey of akeys) {
-      const r = get.get(akey) as { length: number; features: string; body: Buffer } | undefined;
+      const r = get.get(akey) as
+        | { length: number; parts: number; part_length: number; features: Buffer; body: Buffer }
+        | undefined;
       if (!r) continue;
       const [terms, tfs] = JSON.parse(unpack(r.body)) as [string[], number[]];
-      out.set(akey, { akey, length: r.length, features: r.features, terms, tfs });
+      out.set(akey, {
+        akey,
+        length: r.length,
+        parts: r.parts,
+        partLength: r.part_length,
+        features: unpack(r.features),
+        terms,
+        tfs,
+      });
     }
     return out;
   }
@@ -684,9 +715,87 @@ export class IndexDb {
 
   /** Ranked statistics of the given steps (entries without an analysis are absent). */
   docs(steps: readonly number[]): DocRow[] {
-    return this.#stmt(
+    const rows = this.#stmt(
       'docs',
       'SELECT d.step AS step, d.length AS length, d.features AS features FROM json_each(?) j JOIN docs d ON d.step = j.value',
-    ).all(JSON.stringify(steps)) as DocRow[];
+    ).all(JSON.stringify(steps)) as { step: number; length: number; features: Buffer }[];
+    // Inflated on first read: a scan reads the features of its best candidates only.
+    return rows.map((r) => {
+      const packed = r.features;
+      return {
+        step: r.step,
+        length: r.length,
+        get features() {
+          return unpack(packed);
+        },
+      };
+    });
+  }
+
+  /** Largest analysed step (-1 when none). */
+  lastDocStep(): number {
+    return this.#stmt('lastDoc', 'SELECT coalesce(max(step), -1) FROM docs')
+      .pluck()
+      .get() as number;
+  }
+
+  /**
+   * Removes an indexed entry entirely (a journaled `drop`): its row, its reference and ranked
+   * postings (frequencies follow; a term left without postings is removed), its ranked document
+   * and its eviction log rows. `rankedTerms` are the terms of its analysis when it has one.
+   */
+  drop(step: number, rankedTerms: readonly string[] | undefined, state: IndexState): void {
+    const json = this.entryJson(step);
+    if (json === undefined) throw new Error(`step ${step} is not indexed`);
+    const entry = JSON.parse(json) as IndexEntry;
+    const unpost = (field: number, term: string) => {
+      const row = this.#stmt('termGet', 'SELECT id, df FROM terms WHERE field = ? AND term = ?')
+        .raw()
+        .get(field, term) as [number, number] | undefined;
+      if (!row) return;
+      const gone = this.#stmt('unpost', 'DELETE FROM postings WHERE term = ? AND step = ?').run(
+        row[0],
+        step,
+      ).changes;
+      if (gone === 0) return;
+      if (row[1] <= 1) {
+        this.#stmt('termDel', 'DELETE FROM terms WHERE field = ? AND term = ?').run(field, term);
+      } else {
+        this.#stmt('termDf', 'UPDATE terms SET df = ? WHERE field = ? AND term = ?').run(
+          row[1] - 1,
+          field,
+          term,
+        );
+      }
+    };
+    for (const t of referenceTerms(entry)) unpost(FIELD_REFERENCE, t);
+    const doc = this.#stmt('docGet', 'SELECT length, parts, part_length FROM docs WHERE step = ?')
+      .raw()
+      .get(step) as [number, number, number] | undefined;
+    if (doc) {
+      if (rankedTerms) for (const t of rankedTerms) unpost(FIELD_RANKED, t);
+      else {
+        // The analysis is not at hand: find the document's ranked postings the slow way.
+        const ids = this.#stmt(
+          'stepTerms',
+          `SELECT t.term FROM postings p JOIN terms t ON t.id = p.term WHERE p.step = ? AND t.field = ${FIELD_RANKED}`,
+        )
+          .pluck()
+          .all(step) as string[];
+        for (const t of ids) unpost(FIELD_RANKED, t);
+      }
+      this.#stmt('docDel', 'DELETE FROM docs WHERE step = ?').run(step);
+      state.rankedDocs--;
+      state.rankedLength -= doc[0];
+      state.rankedParts -= doc[1];
+      state.rankedPartLength -= doc[2];
+    }
+    this.#stmt('entryDel', 'DELETE FROM entries WHERE step = ?').run(step);
+    this.#stmt('evictDel', 'DELETE FROM evictions WHERE step = ?').run(step);
+    state.entries--;
+    if (entry.evicted) state.evicted--;
+    state.tokenEstimate -= entry.token_estimate;
+    // Other processes' caches cannot follow a removal: they start over.
+    state.epoch++;
   }
 }

@@ -32,9 +32,28 @@ export function insertEntries(
 }
 
 /**
- * Applies journal records (folds and evictions, in order) to the index. Returns why the journal
- * cannot be applied (a fold of an indexed step with other content, an eviction of an unknown
- * step, a malformed entry), or null. Records before the offending one are applied.
+ * Removes a dropped step from the index (its ranked postings found through its analysis when
+ * the index holds one). Returns false when the step is not indexed.
+ */
+export function dropRow(
+  db: IndexDb,
+  state: IndexState,
+  step: number,
+  akeyOf: AnalysisKeyOf | undefined,
+): boolean {
+  const json = db.entryJson(step);
+  if (json === undefined) return false;
+  const entry = JSON.parse(json) as IndexEntry;
+  const akey = akeyOf?.(entry);
+  const analysis = akey === undefined ? undefined : db.analyses([akey]).get(akey);
+  db.drop(step, analysis?.terms, state);
+  return true;
+}
+
+/**
+ * Applies journal records (folds, evictions and drops, in order) to the index. Returns why the
+ * journal cannot be applied (a fold of an indexed step with other content, an eviction or drop
+ * of an unknown step, a malformed entry), or null. Records before the offending one are applied.
  */
 export function applyRecords(
   db: IndexDb,
@@ -68,6 +87,11 @@ export function applyRecords(
       const entry = JSON.parse(json) as IndexEntry;
       const evicted = canonicalJson({ ...entry, evicted: true });
       db.evict(rec.step_id, evicted, rec.evicted_at, entry.evicted, state);
+    } else if (rec.op === 'drop') {
+      flush();
+      if (!dropRow(db, state, rec.step_id, akeyOf)) {
+        return `journal drops step ${rec.step_id}, which is not indexed`;
+      }
     } else {
       return 'journal has a second base record';
     }

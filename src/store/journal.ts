@@ -10,7 +10,9 @@ import type { IndexEntry } from '../protocol/types.js';
 export type JournalRecord =
   | { op: 'base'; snapshot_sha256: string | null; created_at: string }
   | { op: 'fold'; entry: IndexEntry }
-  | { op: 'evict'; step_id: number; evicted_at: string };
+  | { op: 'evict'; step_id: number; evicted_at: string }
+  /** `contextfold repair` removed an entry whose node is gone or untrustworthy. */
+  | { op: 'drop'; step_id: number; dropped_at: string; reason: string };
 
 /** One line of the journal for a record: `{"record":…,"sha256":…}\n`. */
 export function journalLine(record: JournalRecord): string {
@@ -67,7 +69,7 @@ export function parseJournal(text: string, firstLine = 1): ParsedJournal {
       return fail('not valid JSON');
     }
     if (typeof rec !== 'object' || rec === null) return fail('not a journal record');
-    if (rec.op !== 'base' && rec.op !== 'fold' && rec.op !== 'evict') {
+    if (rec.op !== 'base' && rec.op !== 'fold' && rec.op !== 'evict' && rec.op !== 'drop') {
       return {
         records,
         consumed: Buffer.byteLength(text.slice(0, pos)),

@@ -46,6 +46,7 @@ import { indexFileName, listIndexFiles, removeOldIndexFiles } from './index-file
 import {
   type AnalysisKeyOf,
   catchUpJournal,
+  dropRow,
   type LoadProblem,
   loadEvictionLog,
   loadSnapshot,
@@ -63,7 +64,7 @@ import { ReadCache } from './read-cache.js';
 import { readSnapshot } from './snapshot-reader.js';
 import { type SnapshotNode, writeSnapshot } from './snapshot-writer.js';
 import { type VerifiedNode, verifyNode } from './verify.js';
-import { WriteLock } from './write-lock.js';
+import { WriteLock, withWriteLock } from './write-lock.js';
 
 /** Options of {@link LocalStore}. */
 export interface LocalStoreOptions {
@@ -500,6 +501,8 @@ export class LocalStore implements IndexBackend {
       st.analyzer = this.#opts.analyzer?.version ?? null;
       st.rankedDocs = 0;
       st.rankedLength = 0;
+      st.rankedParts = 0;
+      st.rankedPartLength = 0;
       st.epoch++;
       db.setState(st);
     });
@@ -680,10 +683,17 @@ export class LocalStore implements IndexBackend {
   }
 
   fieldStats(field: PostingField): FieldStats {
+    const st = this.#state;
     if (field === 'ranked') {
-      return { docs: this.#state.rankedDocs, totalLength: this.#state.rankedLength };
+      return {
+        docs: st.rankedDocs,
+        totalLength: st.rankedLength,
+        parts: st.rankedParts,
+        partLength: st.rankedPartLength,
+        lastStep: st.rankedDocs === 0 ? -1 : this.#read(-1, (db) => db.lastDocStep()),
+      };
     }
-    return { docs: this.#state.entries, totalLength: 0 };
+    return { docs: st.entries, totalLength: 0, parts: 0, partLength: 0, lastStep: -1 };
   }
 
   docStats(steps: readonly number[]): DocStats[] {
@@ -782,8 +792,12 @@ export class LocalStore implements IndexBackend {
 
   async appendRecords(kind: string, text: string): Promise<void> {
     if (text.length === 0) return;
-    mkdirSync(this.layout.dir, { recursive: true });
-    appendDurable(join(this.layout.dir, `${kind}.jsonl`), text);
+    const dir = this.layout.dir;
+    const path = join(dir, `${kind}.jsonl`);
+    // The same lock as the harness's appendEvents: two processes never interleave lines.
+    await withWriteLock(dir, `${path}.lock`, this.#opts.lockTimeoutMs, () =>
+      appendDurable(path, text),
+    );
   }
 
   async readRecords(kind: string): Promise<{ path: string; text: string }> {
@@ -865,6 +879,7 @@ export class LocalStore implements IndexBackend {
       writeNodes: (nodes) => this.#writeNodes(nodes),
       commit: (rows) => this.#commit(rows),
       evict: (step, at) => this.#evict(step, at),
+      drop: (step, at, reason) => this.#drop(step, at, reason),
     };
   }
 
@@ -968,6 +983,19 @@ export class LocalStore implements IndexBackend {
     });
   }
 
+  async #drop(step: number, droppedAt: string, reason: string): Promise<void> {
+    await this.#append([{ op: 'drop', step_id: step, dropped_at: droppedAt, reason }], (db, st) => {
+      if (!dropRow(db, st, step, this.#opts.analyzer?.keyOf)) {
+        throw new Error(`step ${step} is not indexed`);
+      }
+    });
+  }
+
+  reportBroken(reason: string): never {
+    this.#broken = `${this.#dbName ?? 'the index'} is damaged (${reason})`;
+    throw new IndexBrokenError(this.#broken);
+  }
+
   async compact(): Promise<number> {
     this.#assertOpen();
     if (!existsSync(this.layout.dir)) return 0;
@@ -1056,7 +1084,8 @@ export class LocalStore implements IndexBackend {
     const L = this.layout;
     if (this.loadProblem) return null;
     // The journal's records (bounded by compaction to about the snapshot's size).
-    const journalFolds = new Map<number, IndexEntry>();
+    // Step → its entry as of the journal's end (null: dropped).
+    const journalFolds = new Map<number, IndexEntry | null>();
     const journalEvicted = new Set<number>();
     if (existsSync(L.journalPath) && !this.#state.journalStale) {
       const text = await readFile(L.journalPath, 'utf8');
@@ -1068,6 +1097,10 @@ export class LocalStore implements IndexBackend {
         for (const r of parseJournal(slice).records) {
           if (r.op === 'fold') journalFolds.set(r.entry.step_id, r.entry);
           else if (r.op === 'evict') journalEvicted.add(r.step_id);
+          else if (r.op === 'drop') {
+            journalFolds.set(r.step_id, null);
+            journalEvicted.delete(r.step_id);
+          }
         }
         await turn();
       }
@@ -1095,13 +1128,16 @@ export class LocalStore implements IndexBackend {
       const r = await readSnapshot(L.indexPath, (members) => {
         for (const m of members) {
           if (m.kind !== 'node') continue;
-          journalFolds.delete(Number(m.key));
-          check(m.value);
+          const step = Number(m.key);
+          const j = journalFolds.get(step);
+          journalFolds.delete(step);
+          // Dropped by the journal (skipped), folded again after a drop, or as in the snapshot.
+          if (j !== null) check(j ?? m.value);
         }
       });
       if (!r.ok) return `recall_index.json does not parse (${r.reason})`;
     }
-    for (const e of journalFolds.values()) check(e);
+    for (const e of journalFolds.values()) if (e !== null) check(e);
     if (problem) return problem;
     const count = this.#state.entries;
     if (seen !== count) return `the index holds ${count} entries, the durable state ${seen}`;
@@ -1116,6 +1152,13 @@ export class LocalStore implements IndexBackend {
   }
 }
 
-function pickRanked(st: IndexState): Pick<IndexState, 'rankedDocs' | 'rankedLength'> {
-  return { rankedDocs: st.rankedDocs, rankedLength: st.rankedLength };
+type RankedCounters = 'rankedDocs' | 'rankedLength' | 'rankedParts' | 'rankedPartLength';
+
+function pickRanked(st: IndexState): Pick<IndexState, RankedCounters> {
+  return {
+    rankedDocs: st.rankedDocs,
+    rankedLength: st.rankedLength,
+    rankedParts: st.rankedParts,
+    rankedPartLength: st.rankedPartLength,
+  };
 }

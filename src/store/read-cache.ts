@@ -13,7 +13,7 @@ interface CachedList {
 /** Entries kept parsed at most (a cache, never the index). */
 const MAX_ENTRIES = 4096;
 /** Ranked document statistics kept at most. */
-const MAX_DOCS = 250_000;
+const MAX_DOCS = 16_384;
 /** Postings kept at most, over all cached lists. */
 const MAX_POSTINGS = 2_000_000;
 

@@ -42,7 +42,7 @@ const entry = (step: number, extra: Record<string, unknown> = {}) => ({
 
 describe('readSnapshot', () => {
   it('reads compact, pretty and indent-4 files as JSON.parse does, with their SHA-256', async () => {
-    const dir = tempDir();
+    const dir = tempDir().dir;
     const index = {
       created_at: '2026-01-01T00:00:00Z',
       ipcf_version: IPCF_VERSION,
@@ -61,7 +61,7 @@ describe('readSnapshot', () => {
   });
 
   it('reads a file larger than its chunk, members cut at any byte', async () => {
-    const dir = tempDir();
+    const dir = tempDir().dir;
     const nodes: Record<string, unknown> = {};
     // Over three chunks: the parser must not keep views into a buffer that is reused.
     for (let s = 0; s < 9000; s++) nodes[String(s)] = entry(s, { pad: 'x'.repeat(400 + (s % 7)) });
@@ -75,7 +75,7 @@ describe('readSnapshot', () => {
   });
 
   it('agrees with JSON.parse on arbitrary JSON objects', async () => {
-    const dir = tempDir();
+    const dir = tempDir().dir;
     let n = 0;
     await fc.assert(
       fc.asyncProperty(
@@ -108,7 +108,7 @@ describe('readSnapshot', () => {
   ];
   for (const [name, text] of bad) {
     it(`refuses ${name}`, async () => {
-      const p = join(tempDir(), 'bad.json');
+      const p = join(tempDir().dir, 'bad.json');
       writeFileSync(p, text);
       expect((await members(p)).read).toMatchObject({ ok: false });
     });
@@ -117,7 +117,7 @@ describe('readSnapshot', () => {
 
 describe('writeSnapshot', () => {
   it('writes exactly canonicalJson of the reference index, streaming pages in key order', async () => {
-    const dir = tempDir();
+    const dir = tempDir().dir;
     const steps = [0, 1, 2, 9, 10, 11, 100, 999999, 1000000];
     const entries = steps.map((s) => entry(s));
     const byKey = entries

@@ -9,7 +9,7 @@ const lockModule = fileURLToPath(new URL('../../dist/store/write-lock.js', impor
 
 describe('WriteLock', () => {
   it('two handles exclude each other, in one process', async () => {
-    const path = join(tempDir(), 'write.lock');
+    const path = join(tempDir().dir, 'write.lock');
     const a = new WriteLock(path);
     const b = new WriteLock(path);
     expect(a.tryAcquire()).toBe(true);
@@ -27,7 +27,7 @@ describe('WriteLock', () => {
   });
 
   it('is released by the kernel when its holder is killed (no staleness timer)', async () => {
-    const path = join(tempDir(), 'write.lock');
+    const path = join(tempDir().dir, 'write.lock');
     const child = spawn(
       process.execPath,
       [

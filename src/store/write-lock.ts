@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { LockTimeoutError } from '../protocol/errors.js';
 
@@ -97,5 +98,28 @@ export class WriteLock {
     this.release();
     this.#db?.close();
     this.#db = undefined;
+  }
+}
+
+/**
+ * Runs `fn` holding the lock at `lockPath` (a {@link WriteLock} file, created in `dir` if need
+ * be), released when `fn` settles or its process dies.
+ *
+ * @example
+ * await withWriteLock(dir, join(dir, 'events.jsonl.lock'), 10_000, () => appendDurable(path, text));
+ */
+export async function withWriteLock<T>(
+  dir: string,
+  lockPath: string,
+  timeoutMs: number,
+  fn: () => Promise<T> | T,
+): Promise<T> {
+  mkdirSync(dir, { recursive: true });
+  const lock = new WriteLock(lockPath);
+  try {
+    await lock.acquire(timeoutMs);
+    return await fn();
+  } finally {
+    lock.close();
   }
 }

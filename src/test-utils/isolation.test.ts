@@ -39,7 +39,7 @@ describe('test run isolation (global setup)', () => {
     const cache = process.env.XDG_CACHE_HOME!;
     const count = () => (existsSync(cache) ? readdirSync(cache, { recursive: true }).length : 0);
     const before = count();
-    const dir = join(tempDir(), '.contextfold');
+    const dir = join(tempDir().dir, '.contextfold');
     const r = spawnSync(
       process.execPath,
       [CLI, '--dir', dir, 'fold', '1', 'PostgreSQL on port 5433'],
@@ -56,8 +56,8 @@ describe('test run isolation (global setup)', () => {
 
 describe('the leak check of the teardown', () => {
   it('reports what appeared in a watched directory, except the run dir, and handles missing ones', () => {
-    const home = tempDir();
-    const tmp = tempDir();
+    const home = tempDir().dir;
+    const tmp = tempDir().dir;
     mkdirSync(join(home, '.cache'));
     writeFileSync(join(home, '.bashrc'), '');
     const before = snapshotDirs(watchedDirs(home, tmp));

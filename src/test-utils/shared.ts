@@ -1,5 +1,3 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'vitest';
 import { HAS_SHARED, NEEDS_SHARED, SHARED_DIR } from './shared-location.js';
@@ -28,10 +26,4 @@ export function itShared(title: string, fn: () => unknown, timeout?: number): vo
 /** Path inside the shared data. */
 export function sharedPath(...parts: string[]): string {
   return join(SHARED_DIR, ...parts);
-}
-
-/** A fresh temporary directory; returns it and a cleanup function. */
-export function tempDir(prefix = 'cf-'): { dir: string; cleanup: () => void } {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }

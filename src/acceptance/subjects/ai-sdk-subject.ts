@@ -16,6 +16,7 @@ import type {
   SubjectCaseOptions,
 } from '../subject.js';
 import { MODEL_REPLY, WARMUP_PROMPT } from '../subject.js';
+import { optionalPeer } from './optional-peer.js';
 import { HARNESS_SETTINGS } from './session-subject.js';
 
 type AiModule = typeof import('ai');
@@ -160,27 +161,21 @@ export class AiSdkSubject implements AdapterSubject {
     'wrapLanguageModel({ model, middleware: contextFoldMiddleware(…) }) + generateText';
   readonly requirements = AI_SDK_ACCEPTANCE.requirements;
   readonly requirementsSource = AI_SDK_ACCEPTANCE.source;
-  private modules: Promise<[AiModule, AiTestModule] | string> | null = null;
-
-  private load(): Promise<[AiModule, AiTestModule] | string> {
-    this.modules ??= Promise.all([import('ai'), import('ai/test')]).catch(
-      () => 'the AI SDK (ai, @ai-sdk/provider), an optional peer, is not installed: npm install ai',
-    );
-    return this.modules;
-  }
+  private readonly peer = optionalPeer<[AiModule, AiTestModule]>(
+    () => Promise.all([import('ai'), import('ai/test')]),
+    'the AI SDK (ai, @ai-sdk/provider), an optional peer, is not installed: npm install ai',
+  );
 
   declare(): string[] {
     return [];
   }
 
-  async unavailable(): Promise<string | null> {
-    const m = await this.load();
-    return typeof m === 'string' ? m : null;
+  unavailable(): Promise<string | null> {
+    return this.peer.unavailable();
   }
 
   async open(o: SubjectCaseOptions): Promise<SubjectCase> {
-    const m = await this.load();
-    if (typeof m === 'string') throw new Error(m);
-    return new AiSdkCase(o, m[0], m[1]);
+    const [ai, test] = await this.peer.modules();
+    return new AiSdkCase(o, ai, test);
   }
 }

@@ -10,6 +10,7 @@ import type {
 } from '../subject.js';
 import { WARMUP_PROMPT } from '../subject.js';
 import { BIN_PATH, childEnv, type ProcessSubjectOptions } from './cli-process.js';
+import { optionalPeer } from './optional-peer.js';
 
 type McpModules = [
   typeof import('@modelcontextprotocol/sdk/client/index.js'),
@@ -119,33 +120,27 @@ export class McpSubject implements AdapterSubject {
     'node dist/cli/bin.js mcp over stdio (MCP SDK Client + StdioClientTransport)';
   readonly requirements = MCP_ACCEPTANCE.requirements;
   readonly requirementsSource = MCP_ACCEPTANCE.source;
-  private modules: Promise<McpModules | string> | null = null;
+  private readonly peer = optionalPeer<McpModules>(
+    () =>
+      Promise.all([
+        import('@modelcontextprotocol/sdk/client/index.js'),
+        import('@modelcontextprotocol/sdk/client/stdio.js'),
+      ]),
+    'the MCP SDK, an optional peer, is not installed: npm install @modelcontextprotocol/sdk',
+  );
 
   constructor(private readonly options: ProcessSubjectOptions = {}) {}
-
-  private load(): Promise<McpModules | string> {
-    this.modules ??= Promise.all([
-      import('@modelcontextprotocol/sdk/client/index.js'),
-      import('@modelcontextprotocol/sdk/client/stdio.js'),
-    ]).catch(
-      () =>
-        'the MCP SDK, an optional peer, is not installed: npm install @modelcontextprotocol/sdk',
-    );
-    return this.modules;
-  }
 
   declare(): string[] {
     return [];
   }
 
-  async unavailable(): Promise<string | null> {
-    const m = await this.load();
-    return typeof m === 'string' ? m : null;
+  unavailable(): Promise<string | null> {
+    return this.peer.unavailable();
   }
 
   async open(o: SubjectCaseOptions): Promise<SubjectCase> {
-    const m = await this.load();
-    if (typeof m === 'string') throw new Error(m);
+    const m = await this.peer.modules();
     return new McpCase(o, m, childEnv(o.workDir, this.options.env));
   }
 }

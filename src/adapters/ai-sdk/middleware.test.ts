@@ -123,7 +123,7 @@ function history(): ModelMessage[] {
 
 function setup(extra: Partial<Parameters<typeof contextFoldMiddleware>[0]> = {}) {
   const middleware = contextFoldMiddleware({
-    dir: tempDir(),
+    dir: tempDir().dir,
     budget: 4000,
     keepRecent: 2,
     foldThreshold: 64,
@@ -378,7 +378,7 @@ describe('contextFoldMiddleware with streamText', () => {
 describe('contextFoldMiddleware and secrets', () => {
   it('nothing it writes holds a secret from the conversation; the model gets the markers', async () => {
     const secrets = fakeSecrets('middleware');
-    const dir = tempDir();
+    const dir = tempDir().dir;
     const mw = setup({ dir });
     const mock = new MockLanguageModelV3({ doGenerate: [text('Noted.')] });
     const model = wrapLanguageModel({ model: mock, middleware: mw });

@@ -73,6 +73,108 @@ function withoutOwnOptions(params: LanguageModelV3CallOptions): LanguageModelV3C
   return { ...params, providerOptions: rest };
 }
 
+/** Runs `fn` after every earlier call of the session, whether those failed or not. */
+async function serial<T>(l: Live, fn: () => Promise<T>): Promise<T> {
+  const run = l.queue.then(fn, fn);
+  l.queue = run.catch(() => undefined);
+  return run;
+}
+
+/** Closes the open turn after the model answered: its pages leave (CONF-07). */
+async function finish(l: Live): Promise<void> {
+  await serial(l, async () => {
+    if (l.session.status().open_turn !== null) await l.session.afterTurn();
+    l.pending = null;
+  });
+}
+
+/** The sessions of one middleware, opened lazily (one per id) and shared by concurrent calls. */
+function sessionPool(dir: string, sessionOptions: Omit<SessionOptions, 'dir' | 'sessionId'>) {
+  const live = new Map<string, Promise<Live>>();
+  const resolved = new Map<string, Live>();
+  const key = (id: string | undefined) => id ?? '';
+  const open = (id: string | undefined): Promise<Live> => {
+    let l = live.get(key(id));
+    if (!l) {
+      l = Session.open({
+        ...sessionOptions,
+        dir: id === undefined ? dir : subStore(dir, ['sessions', id]),
+        ...(id === undefined ? {} : { sessionId: id }),
+      }).then((session) => {
+        const x: Live = { session, queue: Promise.resolve(), pending: null, lastPack: null };
+        resolved.set(key(id), x);
+        return x;
+      });
+      l.catch(() => live.delete(key(id)));
+      live.set(key(id), l);
+    }
+    return l;
+  };
+  const close = async (): Promise<void> => {
+    const all = [...live.values()];
+    live.clear();
+    resolved.clear();
+    for (const l of all) {
+      const x = await l.catch(() => null);
+      if (x) await x.session.close();
+    }
+  };
+  return { open, close, resolved: (id: string | undefined) => resolved.get(key(id)) };
+}
+
+/**
+ * Refuses a prompt that does not extend the session's history (compared in recorded form);
+ * returns the history's length, where the new messages start.
+ */
+async function checkContinues(
+  session: Session,
+  incoming: readonly Message[],
+  id: string | undefined,
+): Promise<number> {
+  const history = session.history();
+  // The session records messages redacted: compare the caller's copy in that form.
+  const seen = await session.recordedForm(incoming.slice(0, history.length));
+  for (let i = 0; i < history.length; i++) {
+    const m = seen[i];
+    if (!m || messageKey(m) !== messageKey(history[i]!)) {
+      throw new UsageError(
+        `the prompt does not continue session ${id ?? '(default)'}: message ${i} differs from its history; start a new session id for a new conversation`,
+      );
+    }
+  }
+  return history.length;
+}
+
+/**
+ * The prompt to send for one call: the new messages are appended, the open turn (if any) is
+ * closed, and the pack is built. A retry of the same call gets the same prompt back.
+ */
+async function promptFor(
+  l: Live,
+  params: LanguageModelV3CallOptions,
+  id: string | undefined,
+): Promise<LanguageModelV3Prompt> {
+  const { session } = l;
+  const incoming = toNeutral(params.prompt);
+  const known = await checkContinues(session, incoming.messages, id);
+  const fresh = incoming.messages.slice(known);
+  const callKey = JSON.stringify(incoming.messages.map(messageKey));
+  if (fresh.length === 0 && l.pending && l.pending.key === callKey) return l.pending.prompt;
+  if (session.status().open_turn !== null) await session.afterTurn();
+  const last = fresh.at(-1);
+  const before: Message[] = last?.role === 'user' ? fresh.slice(0, -1) : fresh;
+  if (before.length > 0) await session.append(before);
+  const pack = await session.beforeTurn(last?.role === 'user' ? last : undefined);
+  const out = packToPrompt(pack, {
+    original: params.prompt,
+    history: incoming.messages,
+    origin: incoming.origin,
+  });
+  l.pending = { key: callKey, prompt: out };
+  l.lastPack = pack;
+  return out;
+}
+
 /**
  * AI SDK middleware (`LanguageModelV3Middleware`, `ai@6` / `@ai-sdk/provider@3`) that runs every
  * model call through a contextfold {@link Session}: the incoming prompt's new messages are
@@ -93,47 +195,7 @@ export function contextFoldMiddleware(
   const dir = store ?? dirOption;
   if (typeof dir !== 'string' || dir === '')
     throw new UsageError('contextFoldMiddleware needs { dir, budget } (or { store, budget })');
-  const live = new Map<string, Promise<Live>>();
-  const resolved = new Map<string, Live>();
-  const key = (id: string | undefined) => id ?? '';
-
-  const open = (id: string | undefined): Promise<Live> => {
-    let l = live.get(key(id));
-    if (!l) {
-      l = Session.open({
-        ...sessionOptions,
-        dir: id === undefined ? dir : subStore(dir, ['sessions', id]),
-        ...(id === undefined ? {} : { sessionId: id }),
-      }).then((session) => {
-        const x: Live = {
-          session,
-          queue: Promise.resolve(),
-          pending: null,
-          lastPack: null,
-        };
-        resolved.set(key(id), x);
-        return x;
-      });
-      l.catch(() => live.delete(key(id)));
-      live.set(key(id), l);
-    }
-    return l;
-  };
-
-  const serial = async <T>(l: Live, fn: () => Promise<T>): Promise<T> => {
-    const run = l.queue.then(fn, fn);
-    l.queue = run.catch(() => undefined);
-    return run;
-  };
-
-  /** Closes the open turn after the model answered: its pages leave (CONF-07). */
-  const finish = async (l: Live) => {
-    await serial(l, async () => {
-      if (l.session.status().open_turn !== null) await l.session.afterTurn();
-      l.pending = null;
-    });
-  };
-
+  const pool = sessionPool(dir, sessionOptions);
   const ids = new WeakMap<LanguageModelV3CallOptions, Live>();
 
   return {
@@ -141,38 +203,8 @@ export function contextFoldMiddleware(
 
     async transformParams({ params }) {
       const id = sessionIdOf(params, defaultId);
-      const l = await open(id);
-      const prompt = await serial(l, async () => {
-        const { session } = l;
-        const incoming = toNeutral(params.prompt);
-        const history = session.history();
-        // The session records messages redacted: compare the caller's copy in that form.
-        const seen = await session.recordedForm(incoming.messages.slice(0, history.length));
-        for (let i = 0; i < history.length; i++) {
-          const m = seen[i];
-          if (!m || messageKey(m) !== messageKey(history[i]!)) {
-            throw new UsageError(
-              `the prompt does not continue session ${id ?? '(default)'}: message ${i} differs from its history; start a new session id for a new conversation`,
-            );
-          }
-        }
-        const fresh = incoming.messages.slice(history.length);
-        const callKey = JSON.stringify(incoming.messages.map(messageKey));
-        if (fresh.length === 0 && l.pending && l.pending.key === callKey) return l.pending.prompt;
-        if (session.status().open_turn !== null) await session.afterTurn();
-        const last = fresh.at(-1);
-        const before: Message[] = last?.role === 'user' ? fresh.slice(0, -1) : fresh;
-        if (before.length > 0) await session.append(before);
-        const pack = await session.beforeTurn(last?.role === 'user' ? last : undefined);
-        const out = packToPrompt(pack, {
-          original: params.prompt,
-          history: incoming.messages,
-          origin: incoming.origin,
-        });
-        l.pending = { key: callKey, prompt: out };
-        l.lastPack = pack;
-        return out;
-      });
+      const l = await pool.open(id);
+      const prompt = await serial(l, () => promptFor(l, params, id));
       const next = { ...withoutOwnOptions(params), prompt };
       ids.set(next, l);
       return next;
@@ -200,21 +232,13 @@ export function contextFoldMiddleware(
     },
 
     async session(sessionId) {
-      return (await open(sessionId ?? defaultId)).session;
+      return (await pool.open(sessionId ?? defaultId)).session;
     },
 
     lastPack(sessionId) {
-      return resolved.get(key(sessionId ?? defaultId))?.lastPack ?? null;
+      return pool.resolved(sessionId ?? defaultId)?.lastPack ?? null;
     },
 
-    async close() {
-      const all = [...live.values()];
-      live.clear();
-      resolved.clear();
-      for (const l of all) {
-        const x = await l.catch(() => null);
-        if (x) await x.session.close();
-      }
-    },
+    close: pool.close,
   };
 }

@@ -1,4 +1,4 @@
-import type { ContextFoldEngine } from '../../engine/types.js';
+import type { ContextFoldEngine, Page, RetrievalMode } from '../../engine/types.js';
 import { summarizeFindings } from '../../guard/scan-page.js';
 import type { FindingSummary } from '../../guard/types.js';
 import { formatArchivedBlock } from '../../harness/archived-block.js';
@@ -75,24 +75,128 @@ async function largestFittingBlock(
   return best;
 }
 
+/** Options of {@link archivedContext}. */
+export interface ArchivedContextOptions {
+  prompt: string;
+  /** Steps before this one are archived (gone from the live context). */
+  archivedBefore: number;
+  maxBytes?: number;
+  /** The engine's page-in algorithm (default `ranked`). */
+  mode?: RetrievalMode;
+  /** Steps of compaction summaries: live, but lossy, so they never keep an intent. */
+  summaries?: readonly number[];
+}
+
+/** Bytes a block's labels take besides its content (tags, hash, the provenance line). */
+const BLOCK_OVERHEAD = 360;
+
+/**
+ * A ranked page as a labelled block that fits `room` bytes: the page itself, or the same window
+ * re-derived (hash-verified again) at the largest token cap that fits.
+ */
+async function fittingRankedBlock(
+  engine: ContextFoldEngine,
+  page: Page,
+  room: number,
+): Promise<{ text: string; bytes: number; page: Omit<HookPage, 'bytes'> } | null> {
+  const info = { step_id: page.step_id, chunk: 0, chunks: 1, truncated: page.truncated };
+  const first = formatArchivedBlock({ ...page, ...info });
+  if (bytes(first) <= room) {
+    return {
+      text: first,
+      bytes: bytes(first),
+      page: { ...info, findings: summarizeFindings(page.findings) },
+    };
+  }
+  const w = page.window;
+  if (!w) return null;
+  let lo = 1;
+  let hi = w.max_tokens - 1;
+  let best: { text: string; bytes: number; page: Omit<HookPage, 'bytes'> } | null = null;
+  for (let attempt = 0; attempt < 12 && lo <= hi; attempt++) {
+    const cap = Math.floor((lo + hi) / 2);
+    const h = await engine.hydrate(page.step_id, { window: { ...w, max_tokens: cap } });
+    const text = formatArchivedBlock({ ...h, chunk: 0, chunks: 1, truncated: true });
+    if (bytes(text) <= room) {
+      const findings = summarizeFindings(h.findings);
+      best = { text, bytes: bytes(text), page: { ...info, truncated: true, findings } };
+      lo = cap + 1;
+    } else hi = cap - 1;
+  }
+  return best;
+}
+
+/**
+ * The ranked path: one page-in over every folded turn with the live boundary, so a live turn
+ * keeps an intent only when it holds what the prompt asks for; pages are the focused windows.
+ */
+async function rankedBlocks(
+  engine: ContextFoldEngine,
+  options: ArchivedContextOptions,
+  max: number,
+  result: ArchivedContext,
+): Promise<string[]> {
+  const maxTokens = Math.max(1, Math.floor((max - bytes(CONTEXT_HEADER) - 2 * BLOCK_OVERHEAD) / 4));
+  const r = await engine.pageIn(options.prompt, {
+    mode: 'ranked',
+    liveFrom: options.archivedBefore,
+    lossy: options.summaries ?? [],
+    maxTokens,
+  });
+  result.live = [...((r.scan as { live_owners?: number[] }).live_owners ?? [])];
+  result.failures.push(...r.failures);
+  const blocks: string[] = [];
+  let used = bytes(CONTEXT_HEADER);
+  for (const page of r.pages) {
+    const room = max - used - 2;
+    if (room < 512) break;
+    try {
+      const block = await fittingRankedBlock(engine, page, room);
+      if (!block) continue;
+      blocks.push(block.text);
+      used += block.bytes + 2;
+      result.pages.push({ ...block.page, bytes: block.bytes });
+    } catch (e) {
+      if (!isContextFoldError(e)) throw e;
+      result.failures.push(pageFailure(page.step_id, e));
+    }
+  }
+  return blocks;
+}
+
 /**
  * Pages in what a prompt needs from the archived part of a session, bounded in bytes. The scan
- * runs over every folded turn, so a turn still in the live context keeps ownership of its
- * intent (intent ownership, CONF-13): it is skipped rather than replaced by an older record.
- * Pages are cut at line boundaries (a later chunk stays readable through the MCP server) and
- * each carries its step id and payload hash.
+ * runs over every folded turn. In ranked mode (the default) a turn still in the live context
+ * keeps an intent only when it holds what the prompt asks for (the same specific keys, the
+ * asked answer shape); otherwise the archived turn is paged, as a focused window. In reference
+ * mode a live turn keeps ownership of its intent (CONF-13) whatever it shares. Every page is
+ * hash-verified and carries its step id and payload hash.
  *
  * @example
  * const ctx = await archivedContext(engine, { prompt, archivedBefore: 120 });
  */
 export async function archivedContext(
   engine: ContextFoldEngine,
-  options: { prompt: string; archivedBefore: number; maxBytes?: number },
+  options: ArchivedContextOptions,
 ): Promise<ArchivedContext> {
   const max = options.maxBytes ?? MAX_CONTEXT_BYTES;
   const result: ArchivedContext = { text: null, pages: [], failures: [], live: [] };
   if (options.archivedBefore <= 0 || options.prompt.trim() === '') return result;
-  const scan = await engine.scan(options.prompt);
+  const blocks =
+    (options.mode ?? 'ranked') === 'ranked'
+      ? await rankedBlocks(engine, options, max, result)
+      : await referenceBlocks(engine, options, max, result);
+  return withNotes(blocks, result, max);
+}
+
+/** The reference path: RGSC over every turn; a selected live turn keeps its intent. */
+async function referenceBlocks(
+  engine: ContextFoldEngine,
+  options: ArchivedContextOptions,
+  max: number,
+  result: ArchivedContext,
+): Promise<string[]> {
+  const scan = await engine.scan(options.prompt, { mode: 'reference' });
   const blocks: string[] = [];
   let used = bytes(CONTEXT_HEADER);
   for (const pick of scan.selected) {
@@ -119,6 +223,10 @@ export async function archivedContext(
       result.failures.push(pageFailure(pick.step_id, e));
     }
   }
+  return blocks;
+}
+
+function withNotes(blocks: string[], result: ArchivedContext, max: number): ArchivedContext {
   const notes = result.failures.map(
     (f) =>
       `contextfold: archived step ${f.step_id} was selected but not paged in: ${f.error} (it failed verification or is missing).`,

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CLI } from '../../test-utils/cli.js';
 import { type InstalledCopy, installedCopy } from '../../test-utils/installed-copy.js';
-import { tempDir } from '../../test-utils/shared.js';
+import { tempDir } from '../../test-utils/temp-dir.js';
 import { findOnPath, resolveHookCommand, runtimeKind } from './hook-runtime.js';
 
 const tmp = tempDir('cf-runtime-');

@@ -25,12 +25,10 @@ export {
   parseHookInput,
 } from './hook-input.js';
 export {
-  findOnPath,
   type HookRuntime,
   type HookRuntimeOptions,
   type RuntimeKind,
   resolveHookCommand,
-  runtimeKind,
 } from './hook-runtime.js';
 export {
   INGEST_STATE_VERSION,
@@ -43,13 +41,10 @@ export {
   HOOK_TIMEOUTS,
   type HookChange,
   hookCommand,
-  hookCommandBase,
   type InstallResult,
   type InstallScope,
   installClaudeCode,
-  mergeHooks,
   settingsPath,
-  shellQuote,
 } from './install.js';
 export {
   DEFAULT_MAX_TURNS_PER_RUN,

@@ -14,7 +14,7 @@ const base = 'node /opt/contextfold/dist/cli/bin.js';
 
 describe('installClaudeCode', () => {
   it('creates .claude/settings.json with the three hooks', () => {
-    const project = tempDir();
+    const project = tempDir().dir;
     const r = installClaudeCode({
       scope: 'project',
       projectDir: project,
@@ -44,7 +44,7 @@ describe('installClaudeCode', () => {
   });
 
   it('is idempotent and keeps every other setting and hook, with a backup of the old file', () => {
-    const user = tempDir();
+    const user = tempDir().dir;
     const path = join(user, 'settings.json');
     const original = {
       model: 'opus',
@@ -87,7 +87,7 @@ describe('installClaudeCode', () => {
   });
 
   it('updates an existing contextfold hook in place when the command changes (never duplicates)', () => {
-    const project = tempDir();
+    const project = tempDir().dir;
     installClaudeCode({
       scope: 'project',
       projectDir: project,
@@ -117,7 +117,7 @@ describe('installClaudeCode', () => {
   });
 
   it('refuses a settings file that is not JSON and leaves it untouched', () => {
-    const project = tempDir();
+    const project = tempDir().dir;
     mkdirSync(join(project, '.claude'));
     const path = join(project, '.claude', 'settings.json');
     writeFileSync(path, '{ "hooks": ');

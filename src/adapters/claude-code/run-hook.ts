@@ -70,12 +70,12 @@ function missingTranscript(event: HookEvent, ingest: IngestResult, path: string)
 export async function runHook(options: RunHookOptions): Promise<HookOutcome> {
   const { event, input } = options;
   const paths = sessionPaths(options.baseDir, input.session_id);
-  // Hook mode runs once per prompt in a fresh process: the reference MMU needs only the index
-  // (no node reads, no vocabulary load) and its picks are what the live-context intent
-  // ownership below is built on. `options.engine` can still choose `retrieval: 'ranked'`.
+  // The best retrieval (ranked) pages in from archived turns; `options.engine` can choose
+  // `retrieval: 'reference'` (the IPCF RGSC). The reference token counter needs no vocabulary
+  // load in this fresh process.
   const engine = await ContextFold.open({
     tokenizer: 'reference',
-    retrieval: 'reference',
+    retrieval: 'ranked',
     // One process per prompt: keep the journal short (it is re-read on every open), compacting
     // geometrically into the snapshot (one JSON.parse instead of a checksum per line).
     journalCompactThreshold: 256,
@@ -108,6 +108,8 @@ export async function runHook(options: RunHookOptions): Promise<HookOutcome> {
       outcome.context = await archivedContext(engine, {
         prompt: input.prompt ?? '',
         archivedBefore,
+        mode: engine.retrieval,
+        summaries: ingest.compactions,
       });
       if (outcome.context.text !== null) outcome.output = say(outcome.context.text);
     } else if (event === 'session-start' && archivedBefore > 0) {

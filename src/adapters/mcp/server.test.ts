@@ -211,8 +211,19 @@ describe('contextfold mcp stdout', () => {
         },
       );
       let out = '';
-      child.stdout.on('data', (b: Buffer) => {
-        out += b.toString('utf8');
+      const exited = new Promise<number | null>((r) => child.on('exit', r));
+      // Resolves once the answer to request 3 (the last one) is out; a server that exits first,
+      // or never answers, fails the test (by the exit, or by the test timeout), never passes.
+      const answered = new Promise<void>((resolve, reject) => {
+        child.stdout.on('data', (b: Buffer) => {
+          out += b.toString('utf8');
+          const complete = out.split('\n').slice(0, -1); // the last piece may be a partial line
+          const ids = complete.map((l) => (JSON.parse(l) as { id?: number }).id);
+          if (ids.includes(3)) resolve();
+        });
+        child.on('exit', (code) =>
+          reject(new Error(`server exited (${code}) before answering: ${out}`)),
+        );
       });
       const send = (m: object) => child.stdin.write(`${JSON.stringify(m)}\n`);
       send({
@@ -238,14 +249,12 @@ describe('contextfold mcp stdout', () => {
         method: 'tools/call',
         params: { name: 'hydrate_archived_node', arguments: { step_id: 1 } },
       });
-      // Wait for the three responses (a request without an id gets none), then close stdin.
-      for (let i = 0; i < 200 && out.split('\n').length <= 3; i++)
-        await new Promise((r) => setTimeout(r, 50));
+      // The answer to the last request arrives (a notification gets none), then stdin closes.
+      await answered;
       child.stdin.end();
-      const code = await new Promise<number | null>((r) => child.on('exit', r));
-      expect(code).toBe(0);
+      expect(await exited).toBe(0);
       const lines = out.split('\n').filter((l) => l !== '');
-      expect(lines.length).toBe(3);
+      expect(lines.map((l) => JSON.parse(l).id)).toEqual([1, 2, 3]);
       for (const l of lines) expect(JSON.parse(l).jsonrpc).toBe('2.0');
       // Responses may come in any order (JSON-RPC matches them by id).
       const hydrate = lines.map((l) => JSON.parse(l)).find((m) => m.id === 3);

@@ -58,29 +58,12 @@ const stepId = z
   .nonnegative()
   .describe('step id: the turn position in the conversation history');
 
-/**
- * Registers the contextfold tools on an MCP server. `engine` is called per request (the store
- * is opened lazily and shared). Every failure comes back as an `isError` result; nothing throws
- * out of a tool.
- *
- * @example
- * const server = new McpServer({ name: 'contextfold', version: '0.1.0' });
- * registerContextFoldTools(server, () => enginePromise);
- */
-export function registerContextFoldTools(
-  server: McpServer,
-  engine: () => Promise<ContextFoldEngine>,
-): void {
-  const run =
-    <A>(fn: (cf: ContextFoldEngine, args: A) => Promise<CallToolResult>) =>
-    async (args: A): Promise<CallToolResult> => {
-      try {
-        return await fn(await engine(), args);
-      } catch (e) {
-        return toolError(e);
-      }
-    };
+/** Wraps a tool body: the engine is opened on first use, and every failure is an `isError` result. */
+type Runner = <A>(
+  fn: (cf: ContextFoldEngine, args: A) => Promise<CallToolResult>,
+) => (args: A) => Promise<CallToolResult>;
 
+function registerRecall(server: McpServer, run: Runner): void {
   server.registerTool(
     'recall_archived_nodes',
     {
@@ -103,7 +86,38 @@ export function registerContextFoldTools(
       json(await cf.recall(query, limit === undefined ? {} : { limit })),
     ),
   );
+}
 
+/** The verified page as a labelled block, then its metadata (with the next chunk to ask for). */
+async function hydrateTool(
+  cf: ContextFoldEngine,
+  a: { step_id: number; chunk?: number; max_tokens?: number },
+): Promise<CallToolResult> {
+  const h = await cf.hydrate(a.step_id, {
+    ...(a.chunk === undefined ? {} : { chunk: a.chunk }),
+    ...(a.max_tokens === undefined ? {} : { maxTokens: a.max_tokens }),
+  });
+  const meta = {
+    step_id: h.step_id,
+    chunk: h.chunk,
+    chunks: h.chunks,
+    truncated: h.truncated,
+    tokens: h.tokens,
+    payload_sha256: h.payload_sha256,
+    verified: h.verified,
+    encoding: h.encoding,
+    next_chunk: h.chunk + 1 < h.chunks ? h.chunk + 1 : null,
+    findings: summarizeFindings(h.findings),
+  };
+  return {
+    content: [
+      { type: 'text', text: pageBlock(h) },
+      { type: 'text', text: JSON.stringify(meta) },
+    ],
+  };
+}
+
+function registerHydrate(server: McpServer, run: Runner): void {
   server.registerTool(
     'hydrate_archived_node',
     {
@@ -127,32 +141,40 @@ export function registerContextFoldTools(
       },
       annotations: { readOnlyHint: true },
     },
-    run(async (cf, a: { step_id: number; chunk?: number; max_tokens?: number }) => {
-      const h = await cf.hydrate(a.step_id, {
-        ...(a.chunk === undefined ? {} : { chunk: a.chunk }),
-        ...(a.max_tokens === undefined ? {} : { maxTokens: a.max_tokens }),
-      });
-      const meta = {
-        step_id: h.step_id,
-        chunk: h.chunk,
-        chunks: h.chunks,
-        truncated: h.truncated,
-        tokens: h.tokens,
-        payload_sha256: h.payload_sha256,
-        verified: h.verified,
-        encoding: h.encoding,
-        next_chunk: h.chunk + 1 < h.chunks ? h.chunk + 1 : null,
-        findings: summarizeFindings(h.findings),
-      };
-      return {
-        content: [
-          { type: 'text', text: pageBlock(h) },
-          { type: 'text', text: JSON.stringify(meta) },
-        ],
-      };
-    }),
+    run(hydrateTool),
   );
+}
 
+/** The scan alone, or (with `page_in`) a summary first and then each verified page as a block. */
+async function scanTool(
+  cf: ContextFoldEngine,
+  a: { prompt: string; page_in?: boolean },
+): Promise<CallToolResult> {
+  if (!a.page_in) return json(await cf.scan(a.prompt));
+  const r = await cf.pageIn(a.prompt);
+  const summary = {
+    scan: r.scan,
+    tokens: r.tokens,
+    pages: r.pages.map((p) => ({
+      step_id: p.step_id,
+      tokens: p.tokens,
+      truncated: p.truncated,
+      findings: summarizeFindings(p.findings),
+    })),
+    failures: r.failures,
+  };
+  return {
+    content: [
+      { type: 'text', text: JSON.stringify(summary) },
+      ...r.pages.map((p) => ({
+        type: 'text' as const,
+        text: pageBlock({ ...p, verified: true, encoding: 'utf8' }),
+      })),
+    ],
+  };
+}
+
+function registerScan(server: McpServer, run: Runner): void {
   server.registerTool(
     'scan_prompt',
     {
@@ -165,34 +187,20 @@ export function registerContextFoldTools(
       },
       annotations: { readOnlyHint: true },
     },
-    run(async (cf, a: { prompt: string; page_in?: boolean }) => {
-      if (!a.page_in) return json(await cf.scan(a.prompt));
-      const r = await cf.pageIn(a.prompt);
-      return {
-        content: [
-          {
-            type: 'text',
-            text: JSON.stringify({
-              scan: r.scan,
-              tokens: r.tokens,
-              pages: r.pages.map((p) => ({
-                step_id: p.step_id,
-                tokens: p.tokens,
-                truncated: p.truncated,
-                findings: summarizeFindings(p.findings),
-              })),
-              failures: r.failures,
-            }),
-          },
-          ...r.pages.map((p) => ({
-            type: 'text' as const,
-            text: pageBlock({ ...p, verified: true, encoding: 'utf8' }),
-          })),
-        ],
-      };
-    }),
+    run(scanTool),
   );
+}
 
+interface FoldArgs {
+  step_id: number;
+  summary: string;
+  content: string;
+  files?: string[];
+  commands?: string[];
+  errors?: string[];
+}
+
+function registerFold(server: McpServer, run: Runner): void {
   server.registerTool(
     'fold_turn',
     {
@@ -209,31 +217,22 @@ export function registerContextFoldTools(
       },
       annotations: { idempotentHint: true, destructiveHint: false },
     },
-    run(
-      async (
-        cf,
-        a: {
-          step_id: number;
-          summary: string;
-          content: string;
-          files?: string[];
-          commands?: string[];
-          errors?: string[];
-        },
-      ) =>
-        json(
-          await cf.fold({
-            stepId: a.step_id,
-            summary: a.summary,
-            content: a.content,
-            ...(a.files ? { files: a.files } : {}),
-            ...(a.commands ? { commands: a.commands } : {}),
-            ...(a.errors ? { errors: a.errors } : {}),
-          }),
-        ),
+    run(async (cf, a: FoldArgs) =>
+      json(
+        await cf.fold({
+          stepId: a.step_id,
+          summary: a.summary,
+          content: a.content,
+          ...(a.files ? { files: a.files } : {}),
+          ...(a.commands ? { commands: a.commands } : {}),
+          ...(a.errors ? { errors: a.errors } : {}),
+        }),
+      ),
     ),
   );
+}
 
+function registerStoreChecks(server: McpServer, run: Runner): void {
   server.registerTool(
     'fold_status',
     {
@@ -243,7 +242,6 @@ export function registerContextFoldTools(
     },
     run(async (cf) => json(await cf.status())),
   );
-
   server.registerTool(
     'validate_store',
     {
@@ -254,4 +252,31 @@ export function registerContextFoldTools(
     },
     run(async (cf) => json(await cf.validate())),
   );
+}
+
+/**
+ * Registers the contextfold tools on an MCP server, in {@link MCP_TOOL_NAMES} order. `engine`
+ * is called per request (the store is opened lazily and shared). Every failure comes back as an
+ * `isError` result; nothing throws out of a tool.
+ *
+ * @example
+ * const server = new McpServer({ name: 'contextfold', version: '0.1.0' });
+ * registerContextFoldTools(server, () => enginePromise);
+ */
+export function registerContextFoldTools(
+  server: McpServer,
+  engine: () => Promise<ContextFoldEngine>,
+): void {
+  const run: Runner = (fn) => async (args) => {
+    try {
+      return await fn(await engine(), args);
+    } catch (e) {
+      return toolError(e);
+    }
+  };
+  registerRecall(server, run);
+  registerHydrate(server, run);
+  registerScan(server, run);
+  registerFold(server, run);
+  registerStoreChecks(server, run);
 }

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { ContextPack } from '../../harness/pack.js';
 import { beginCall, endCall } from '../../harness/per-call.js';
 import { Session } from '../../harness/session.js';
-import { tempDir } from '../../test-utils/shared.js';
+import { tempDir } from '../../test-utils/temp-dir.js';
 import { type AnthropicBody, anthropicHistory } from './anthropic-history.js';
 import { anthropicUpstream } from './anthropic-request.js';
 import { FOLDED_START_NOTE } from './upstream-body.js';

@@ -34,6 +34,14 @@ function piece(
     blocks === null || typeof all === 'string'
       ? (all as string | Block[])
       : blocks.map((b) => (all as unknown as Block[])[b]!);
+  if (item.excerpt) {
+    // A live message cut to fit the budget: its tool result (ids kept) or its text.
+    const only = Array.isArray(content) && content.length === 1 ? content[0]! : null;
+    const text = item.message.content;
+    if (only?.type === 'tool_result') content = [{ ...only, content: text }];
+    else content = typeof content === 'string' ? text : [{ type: 'text', text }];
+    return { message: o.message, blocks, content, changed: true, pages: null };
+  }
   const change = stepChange(item.message, history.messages[item.step]!);
   if (change.kind === 'pages') {
     return { message: o.message, blocks, content, changed: false, pages: change.text };
@@ -55,6 +63,8 @@ function piece(
 function assemble(pieces: Piece[], original: Anthropic.MessageParam): Anthropic.MessageParam {
   const pages = pieces.map((p) => p.pages).filter((p): p is string => p !== null);
   if (typeof original.content === 'string') {
+    const cut = pieces.find((p) => p.changed && typeof p.content === 'string');
+    if (cut) return { ...original, content: cut.content as string };
     if (pages.length === 0) return original;
     return { ...original, content: `${original.content}\n\n${pages.join('\n\n')}` };
   }

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FOLDED_STEPS_HEADER } from '../../harness/pack.js';
-import { tempDir } from '../../test-utils/shared.js';
+import { tempDir } from '../../test-utils/temp-dir.js';
 import { MAX_CACHE_BREAKPOINTS } from './anthropic-request.js';
 import type { ProxyLogLine } from './call-log.js';
 import { type RunningProxy, startProxy } from './server.js';

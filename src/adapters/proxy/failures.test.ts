@@ -4,7 +4,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, describe, expect, it } from 'vitest';
 import { replaySession } from '../../harness/replay.js';
-import { tempDir } from '../../test-utils/shared.js';
+import { tempDir } from '../../test-utils/temp-dir.js';
 import type { ProxyLogLine } from './call-log.js';
 import { type RunningProxy, startProxy } from './server.js';
 import { sessionStoreDir } from './session-pool.js';

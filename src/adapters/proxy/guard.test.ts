@@ -6,7 +6,7 @@ import {
   secretFragments,
   secretTurn,
 } from '../../test-utils/fake-secrets.js';
-import { tempDir } from '../../test-utils/shared.js';
+import { tempDir } from '../../test-utils/temp-dir.js';
 import { writtenFiles } from '../../test-utils/written-bytes.js';
 import { type RunningProxy, startProxy } from './server.js';
 import { cannedReply, type FakeUpstream, startFakeUpstream } from './test-utils/fake-upstream.js';

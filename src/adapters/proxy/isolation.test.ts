@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replaySession } from '../../harness/replay.js';
 import { readEvents } from '../../harness/session-events.js';
-import { tempDir } from '../../test-utils/shared.js';
+import { tempDir } from '../../test-utils/temp-dir.js';
 import type { ProxyLogLine } from './call-log.js';
 import { type RunningProxy, startProxy } from './server.js';
 import { sessionStoreDir } from './session-pool.js';

@@ -46,6 +46,11 @@ export function openAiUpstream(
       messages.push(original);
       continue;
     }
+    if (item.excerpt) {
+      // A live message cut to fit the budget: its ids and role kept, its text as the pack has it.
+      messages.push({ ...original, content: item.message.content } as ChatMessage);
+      continue;
+    }
     const change = stepChange(item.message, history.messages[item.step]!);
     if (change.kind === 'same') messages.push(original);
     else if (change.kind === 'pages') messages.push(withPages(original, change.text));

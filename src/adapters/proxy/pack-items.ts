@@ -7,8 +7,11 @@ export type PackItem =
   | { kind: 'pinned'; step: number | null; message: Message }
   /** L2: the folded-step records block. */
   | { kind: 'folded'; message: Message }
-  /** L1 / L0: a history message as the pack has it (possibly compressed, or with pages). */
-  | { kind: 'step'; step: number; message: Message };
+  /**
+   * L1 / L0: a history message as the pack has it (possibly compressed, or with pages).
+   * `excerpt`: a live message cut to its head and tail to fit the budget (send it as it is).
+   */
+  | { kind: 'step'; step: number; message: Message; excerpt: boolean };
 
 type Tag =
   | { kind: 'pinned'; step: number | null }
@@ -46,7 +49,13 @@ export function packItems(pack: ContextPack): PackItem[] {
       `pack of turn ${pack.turn}: ${all.length} entries for ${pack.messages.length} messages`,
     );
   }
-  return pack.messages.map((message, i) => ({ ...all[i]!, message }) as PackItem);
+  const cut = new Set(pack.metadata.live_excerpts.map((e) => e.step_id));
+  return pack.messages.map((message, i) => {
+    const tag = all[i]!;
+    return (
+      tag.kind === 'step' ? { ...tag, message, excerpt: cut.has(tag.step) } : { ...tag, message }
+    ) as PackItem;
+  });
 }
 
 /** How the pack changed a history message it sends. */

@@ -3,9 +3,10 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { HistoryRecord } from '../../harness/messages.js';
 import { readEvents } from '../../harness/session-events.js';
-import { readTurnsFile } from '../../harness/turns-file.js';
-import { runCli } from '../../test-utils/cli.js';
-import { HAS_SHARED, sharedPath, tempDir } from '../../test-utils/shared.js';
+import { readHistoryRecords } from '../../import/turns-jsonl.js';
+import { runCliProcess } from '../../test-utils/cli.js';
+import { HAS_SHARED, sharedPath } from '../../test-utils/shared.js';
+import { tempDir } from '../../test-utils/temp-dir.js';
 import type { ProxyLogLine } from './call-log.js';
 import { anthropicRequests, openAiRequests } from './recorded-requests.js';
 import { startProxy } from './server.js';
@@ -27,6 +28,7 @@ const DECISIONS = [
   'budget',
   'folded',
   'paged_in',
+  'excerpted',
   'evicted',
   'warnings',
 ] as const;
@@ -38,7 +40,7 @@ describe.skipIf(!RUN)(
   () => {
     for (const api of ['anthropic', 'openai'] as const) {
       it(`${api}: call for call, on a real session`, async () => {
-        const records = readTurnsFile(
+        const records = readHistoryRecords(
           sharedPath('data', 'trajectories', 'marot_spotter_6c2214d7_subagent_agent-afc096d.jsonl'),
         );
         const up = await startFakeUpstream(cannedReply());
@@ -79,7 +81,7 @@ describe.skipIf(!RUN)(
         history.push({ step_id: history.length, role: 'assistant', content: 'done' });
         const file = join(tmp.dir, `${api}.jsonl`);
         writeFileSync(file, history.map((r) => JSON.stringify(r)).join('\n'));
-        const r = runCli([
+        const r = runCliProcess([
           '--dir',
           join(tmp.dir, `${api}-replay`, '.contextfold'),
           '--json',

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tempDir } from '../../test-utils/shared.js';
+import { tempDir } from '../../test-utils/temp-dir.js';
 import type { ProxyLogLine } from './call-log.js';
 import { type RunningProxy, startProxy } from './server.js';
 import {

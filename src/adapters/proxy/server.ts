@@ -5,6 +5,7 @@ import { resolve } from 'node:path';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import type { RetrievalMode, Tokenizer } from '../../engine/types.js';
+import type { LiveOverflow } from '../../harness/live-excerpt.js';
 import { UsageError } from '../../protocol/errors.js';
 import { isPgUrl } from '../../store/store-location.js';
 import type { Endpoint, ProxyLogLine } from './call-log.js';
@@ -37,6 +38,12 @@ export interface ProxyOptions {
   foldThreshold?: number;
   tokenizer?: Tokenizer | 'o200k' | 'reference';
   retrieval?: RetrievalMode;
+  /**
+   * A live turn (the newest prompt or pending tool output) larger than the budget: `'excerpt'`
+   * (default) sends the head and the tail of it with a marker line, so the prompt fits;
+   * `'send-whole'` sends it whole, over budget. The session keeps every byte either way.
+   */
+  liveOverflow?: LiveOverflow;
   /**
    * @deprecated Ignored: ranked analyses live in each session store's derived index, and
    * nothing is written outside the stores.
@@ -174,6 +181,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       ...(options.tokenizer ? { tokenizer: options.tokenizer } : {}),
       ...(options.retrieval ? { retrieval: options.retrieval } : {}),
       ...(options.cacheDir !== undefined ? { cacheDir: options.cacheDir } : {}),
+      ...(options.liveOverflow !== undefined ? { liveOverflow: options.liveOverflow } : {}),
     },
   });
   const agents = {

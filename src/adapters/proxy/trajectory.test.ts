@@ -5,9 +5,10 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { o200kTokenizer } from '../../extract/tokenizer.js';
 import { FOLDED_STEPS_HEADER } from '../../harness/pack.js';
-import { readTurnsFile } from '../../harness/turns-file.js';
+import { readHistoryRecords } from '../../import/turns-jsonl.js';
 import { sha256Hex } from '../../protocol/canonical-json.js';
-import { HAS_SHARED, sharedPath, tempDir } from '../../test-utils/shared.js';
+import { HAS_SHARED, sharedPath } from '../../test-utils/shared.js';
+import { tempDir } from '../../test-utils/temp-dir.js';
 import type { ProxyLogLine } from './call-log.js';
 import { anthropicRequests, openAiRequests } from './recorded-requests.js';
 import { type RunningProxy, startProxy } from './server.js';
@@ -62,14 +63,20 @@ afterAll(async () => {
 interface Block {
   step: number;
   hash: string;
+  truncated: boolean;
   content: string;
 }
 
 /** The archived blocks in a text (as the pack formats them). */
 function blocksIn(text: string): Block[] {
   const re =
-    /<archived_record step_id="(\d+)" payload_sha256="([0-9a-f]{64})" chunk="1\/1" truncated="false">\n[^\n]*\n([\s\S]*?)\n<\/archived_record ([0-9a-f]{16})>/g;
-  return [...text.matchAll(re)].map((m) => ({ step: Number(m[1]), hash: m[2]!, content: m[3]! }));
+    /<archived_record step_id="(\d+)" payload_sha256="([0-9a-f]{64})" chunk="1\/1" truncated="(true|false)">\n[^\n]*\n([\s\S]*?)\n<\/archived_record ([0-9a-f]{16})>/g;
+  return [...text.matchAll(re)].map((m) => ({
+    step: Number(m[1]),
+    hash: m[2]!,
+    truncated: m[3] === 'true',
+    content: m[4]!,
+  }));
 }
 
 /** Every text of a body (system and message texts), as the model reads it. */
@@ -99,14 +106,14 @@ function textsOf(body: Record<string, unknown>): string {
 }
 
 /** The cold node of a step in the session store the proxy wrote. */
-function coldNode(session: string, step: number): { payload_sha256: string } {
+function coldNode(session: string, step: number): { payload_sha256: string; raw_content: string } {
   const file = join(
     sessionStoreDir(join(tmp.dir, '.contextfold'), session),
     'cold_nodes',
     `step_${String(step).padStart(6, '0')}.json`,
   );
   expect(existsSync(file)).toBe(true);
-  return JSON.parse(readFileSync(file, 'utf8')) as { payload_sha256: string };
+  return JSON.parse(readFileSync(file, 'utf8')) as { payload_sha256: string; raw_content: string };
 }
 
 function lastCall(): Extract<ProxyLogLine, { kind: 'call' }> {
@@ -116,7 +123,7 @@ function lastCall(): Extract<ProxyLogLine, { kind: 'call' }> {
 }
 
 describe.skipIf(!RUN)('a 300-turn real session through the proxy', () => {
-  const records = RUN ? readTurnsFile(FILE) : [];
+  const records = RUN ? readHistoryRecords(FILE) : [];
 
   const check = (got: Recorded, session: string, raw: number) => {
     const body = got.json();
@@ -134,11 +141,16 @@ describe.skipIf(!RUN)('a 300-turn real session through the proxy', () => {
     const pages = blocksIn(text);
     const page = pages.find((b) => b.step === 4);
     expect(page, `pages: ${pages.map((b) => b.step)}`).toBeDefined();
-    expect(sha256Hex(page!.content)).toBe(page!.hash);
-    expect(coldNode(session, 4).payload_sha256).toBe(page!.hash);
-    // The tool output of that turn, exactly (the recorded row carries its label on line 1).
-    const output = records[5]!.content;
-    expect(page!.content).toContain(output.slice(output.indexOf('\n') + 1));
+    const node = coldNode(session, 4);
+    expect(node.payload_sha256).toBe(page!.hash);
+    // The ranked page-in sends a window of whole lines (the lines that hold the prompt's keys)
+    // or the whole turn: either way verbatim bytes of the verified payload.
+    if (page!.truncated) expect(node.raw_content).toContain(page!.content);
+    else expect(sha256Hex(page!.content)).toBe(page!.hash);
+    // The tool output of that turn (the recorded row carries its label on line 1): its first
+    // line, the task's title, is in the page.
+    const output = records[5]!.content.split('\n')[1]!;
+    expect(page!.content).toContain(output);
     expect(call.paged_in).toContain(4);
     expect(call.evicted).toEqual(call.paged_in);
     return body;

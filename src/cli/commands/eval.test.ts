@@ -1,8 +1,8 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../test-utils/cli.js';
-import { tempDir } from '../../test-utils/shared.js';
+import { runCliProcess } from '../../test-utils/cli.js';
+import { tempDir } from '../../test-utils/temp-dir.js';
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
@@ -40,13 +40,26 @@ writeFileSync(
 );
 
 describe('contextfold eval', () => {
-  it('--json prints { mode, summary, rows } with the protocol field names', () => {
-    const r = runCli(['--json', 'eval', '--questions', questions, '--trajectories', trajectories]);
+  it('--json prints the sets, each with ranked and the BM25 chunk baseline', () => {
+    const r = runCliProcess([
+      '--json',
+      'eval',
+      '--questions',
+      questions,
+      '--trajectories',
+      trajectories,
+    ]);
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout);
-    expect(out.mode).toBe('ranked');
-    expect(Object.keys(out.summary).sort()).toEqual([
+    expect(out.sets).toHaveLength(1);
+    const set = out.sets[0];
+    expect(set.questions).toBe(questions);
+    expect(set.results.map((x: { mode: string }) => x.mode)).toEqual(['ranked', 'bm25-chunks']);
+    const ranked = set.results[0];
+    expect(Object.keys(ranked.summary).sort()).toEqual([
+      'by_family',
       'by_kind',
+      'by_session',
       'hit_rate',
       'latest_hit_rate_evolving',
       'mean_pages',
@@ -56,15 +69,20 @@ describe('contextfold eval', () => {
       'scan_latency_ms',
       'token_precision',
     ]);
-    expect(out.summary).toMatchObject({ questions: 1, hit_rate: 1, latest_hit_rate_evolving: 1 });
-    expect(out.rows).toEqual([
+    expect(ranked.summary).toMatchObject({
+      questions: 1,
+      hit_rate: 1,
+      latest_hit_rate_evolving: 1,
+    });
+    expect(ranked.rows).toEqual([
       expect.objectContaining({ id: 'port', hit: true, latest_hit: true, paged_steps: [1] }),
     ]);
+    expect(set.results[1].summary.hit_rate).toBe(1);
   });
 
-  it('--compare measures both modes; --retrieval picks one', () => {
+  it('--compare measures both modes, --no-baseline drops the baseline; text is aggregates only', () => {
     const both = JSON.parse(
-      runCli([
+      runCliProcess([
         '--json',
         'eval',
         '--questions',
@@ -72,10 +90,14 @@ describe('contextfold eval', () => {
         '--trajectories',
         trajectories,
         '--compare',
+        '--no-baseline',
       ]).stdout,
     );
-    expect(both.results.map((x: { mode: string }) => x.mode)).toEqual(['reference', 'ranked']);
-    const ref = runCli([
+    expect(both.sets[0].results.map((x: { mode: string }) => x.mode)).toEqual([
+      'ranked',
+      'reference',
+    ]);
+    const ref = runCliProcess([
       '--retrieval',
       'reference',
       'eval',
@@ -85,12 +107,15 @@ describe('contextfold eval', () => {
       trajectories,
     ]);
     expect(ref.code).toBe(0);
-    expect(ref.stdout).toContain('retrieval reference: 1 questions');
-    expect(ref.stdout).toContain('hit_rate                  100.0%');
+    expect(ref.stdout).toContain(`${questions} (1 questions)`);
+    expect(ref.stdout).toMatch(/hit_rate\s+100\.0%\s+100\.0%/);
+    expect(ref.stdout).toMatch(/reference\s+bm25-chunks/);
+    expect(ref.stdout).toContain('by family (hit / latest / precision)');
+    expect(ref.stdout).not.toContain('Which port'); // never a question
   });
 
   it('bad input: one line, non-zero exit, no stack trace', () => {
-    const missing = runCli([
+    const missing = runCliProcess([
       'eval',
       '--questions',
       join(tmp.dir, 'nope.json'),
@@ -101,8 +126,35 @@ describe('contextfold eval', () => {
     expect(missing.stderr.trim().split('\n')).toHaveLength(1);
     expect(missing.stderr).toContain('cannot read questions file');
     expect(missing.stderr).not.toContain('    at ');
-    const noArgs = runCli(['eval']);
-    expect(noArgs.code).not.toBe(0);
+    const noArgs = runCliProcess(['eval']);
+    expect(noArgs.code).toBe(1);
     expect(noArgs.stderr).toContain('--questions');
+    const noTraj = runCliProcess(['eval', '--questions', questions]);
+    expect(noTraj.code).toBe(1);
+    expect(noTraj.stderr).toContain('--trajectories');
+    // A gold step past the end of its trajectory: refused before anything is measured.
+    const bad = join(tmp.dir, 'bad.json');
+    const q = JSON.parse(readFileSync(questions, 'utf8'));
+    q.questions[0].gold_steps = [1, 7];
+    q.questions[0].latest_step = 7;
+    q.questions[0].asked_after_step = 2;
+    writeFileSync(bad, JSON.stringify(q));
+    const range = runCliProcess([
+      '--json',
+      'eval',
+      '--questions',
+      bad,
+      '--trajectories',
+      trajectories,
+    ]);
+    expect(range.code).toBe(1);
+    expect(JSON.parse(range.stdout).message).toMatch(/gold step|after asked_after_step/);
+    const missingTraj = join(tmp.dir, 'missing-traj.json');
+    q.questions[0] = { ...q.questions[0], trajectory: 'absent', gold_steps: [1], latest_step: 1 };
+    writeFileSync(missingTraj, JSON.stringify(q));
+    const mt = runCliProcess(['eval', '--questions', missingTraj, '--trajectories', trajectories]);
+    expect(mt.code).toBe(1);
+    expect(mt.stderr).toContain('cannot read trajectory');
+    expect(mt.stderr.trim().split('\n')).toHaveLength(1);
   });
 });

@@ -1,39 +1,33 @@
 import type { Command } from 'commander';
+import { loadHookProbes, runHookEval } from '../../adapters/claude-code/hook-eval.js';
 import type { RetrievalMode } from '../../engine/types.js';
+import { runAblations } from '../../eval/ablations.js';
 import { loadQuestions } from '../../eval/load.js';
-import { runEval } from '../../eval/run-eval.js';
-import type { EvalResult, EvalSummary } from '../../eval/types.js';
+import { fitRanked, leaveOneSessionOut } from '../../eval/loso.js';
+import type { EvalRetriever } from '../../eval/retrievers.js';
+import { runEval, validateQuestions } from '../../eval/run-eval.js';
+import type { EvalQuestion, EvalResult } from '../../eval/types.js';
 import { UsageError } from '../../protocol/errors.js';
+import type { NodeAnalysis } from '../../retrieval/node-analysis.js';
 import { emit, globals } from '../context.js';
 import { progressBar } from '../progress.js';
+import { type EvalReport, renderEvalReport } from './eval-render.js';
 
 /** The mode `eval` measures when `--retrieval` is not given: the better page-in. */
 export const DEFAULT_EVAL_MODE: RetrievalMode = 'ranked';
 
-const pct = (x: number | null): string => (x === null ? 'n/a' : `${(x * 100).toFixed(1)}%`);
-
-function summaryLines(mode: string, s: EvalSummary): string[] {
-  const lines = [
-    `retrieval ${mode}: ${s.questions} questions`,
-    `  hit_rate                  ${pct(s.hit_rate)}`,
-    `  latest_hit_rate_evolving  ${pct(s.latest_hit_rate_evolving)}`,
-    `  token_precision           ${pct(s.token_precision)}`,
-    `  mean_pages                ${s.mean_pages.toFixed(2)}`,
-    `  mean_tokens               ${s.mean_tokens.toFixed(0)}`,
-    `  no_page_rate              ${pct(s.no_page_rate)}`,
-    `  scan latency              p50 ${s.scan_latency_ms.p50} ms, p99 ${s.scan_latency_ms.p99} ms`,
-    '  by kind (hit rate):',
-  ];
-  for (const [kind, rate] of Object.entries(s.by_kind)) {
-    lines.push(`    ${kind.padEnd(18)} ${pct(rate)}`);
-  }
-  return lines;
+interface EvalOpts {
+  questions?: string[];
+  trajectories?: string;
+  compare?: boolean;
+  baseline: boolean;
+  loso?: boolean;
+  fit?: boolean;
+  hook?: boolean;
+  ablations?: boolean;
+  probes: string;
+  transcripts: string;
 }
-
-const human = (r: EvalResult | { results: EvalResult[] }): string => {
-  const results = 'results' in r ? r.results : [r];
-  return results.map((x) => summaryLines(x.mode, x.summary).join('\n')).join('\n\n');
-};
 
 function modeOf(cmd: Command): RetrievalMode {
   const o = cmd.optsWithGlobals() as { retrieval?: string };
@@ -44,6 +38,46 @@ function modeOf(cmd: Command): RetrievalMode {
   return o.retrieval;
 }
 
+function retrieversOf(opts: EvalOpts, cmd: Command): EvalRetriever[] {
+  const modes: RetrievalMode[] = opts.compare ? ['ranked', 'reference'] : [modeOf(cmd)];
+  const out: EvalRetriever[] = modes.map((mode) => ({ kind: 'engine', mode }));
+  if (opts.baseline) out.push({ kind: 'bm25-chunks' });
+  return out;
+}
+
+async function measure(
+  file: string,
+  questions: EvalQuestion[],
+  opts: EvalOpts,
+  retrievers: EvalRetriever[],
+  analyses: Map<string, NodeAnalysis>,
+): Promise<EvalReport['sets'][number]> {
+  const trajectoriesDir = opts.trajectories!;
+  const results: EvalResult[] = [];
+  for (const retriever of retrievers) {
+    const bar = progressBar(
+      `eval ${retriever.kind === 'engine' ? retriever.mode : retriever.kind}`,
+    );
+    try {
+      results.push(
+        await runEval({
+          questions,
+          trajectoriesDir,
+          retriever,
+          onProgress: (d, t) => bar.update(d, t),
+        }),
+      );
+    } finally {
+      bar.done();
+    }
+  }
+  const set: EvalReport['sets'][number] = { questions: file, results };
+  if (opts.loso) {
+    set.loso = await leaveOneSessionOut({ questions, trajectoriesDir, analyses });
+  }
+  return set;
+}
+
 /** `contextfold eval`. */
 export function register(program: Command): void {
   program
@@ -51,46 +85,77 @@ export function register(program: Command): void {
     .description(
       'retrieval eval (eval/README.md): fold real sessions, ask the questions, score what is paged in',
     )
-    .requiredOption('--questions <FILE>', 'questions JSON ({ questions: [...] } or an array)')
-    .requiredOption('--trajectories <DIR>', 'directory of <trajectory>.jsonl turn files')
-    .option('--compare', "measure both 'reference' and 'ranked' (ignores --retrieval)")
+    .option(
+      '--questions <FILE...>',
+      'questions JSON ({ questions: [...] } or an array); several allowed',
+    )
+    .option('--trajectories <DIR>', 'directory of <trajectory>.jsonl turn files')
+    .option('--compare', "measure both 'ranked' and 'reference' (ignores --retrieval)")
+    .option('--no-baseline', 'skip the BM25 chunk baseline (measured beside by default)')
+    .option('--loso', 'leave-one-session-out figures of the learned ranked scorer')
+    .option('--fit', 'fit weights and selection on all the questions (to regenerate the defaults)')
+    .option('--hook', 'replay Claude Code transcripts through the hook and score the probes')
+    .option(
+      '--ablations',
+      'retrain without each component (trained on the first questions file) and measure every file',
+    )
+    .option('--probes <FILE>', 'hook probes JSON', 'eval/hook-probes.json')
+    .option(
+      '--transcripts <DIR>',
+      'directory of the probes’ transcripts',
+      '../shared/data/raw/claude-code',
+    )
     .addHelpText(
       'after',
       [
         '',
-        'Measures the mode given by --retrieval (default: ranked). Temporary stores are removed.',
-        '--json prints { mode, summary, rows } (with --compare: { results: [...] }).',
+        'Measures the mode given by --retrieval (default: ranked) and the BM25 chunk baseline',
+        '(400-token chunks filling the budget) on each questions file. Output is aggregates only',
+        '(by kind, by session family); --json adds per-question rows (ids and paged steps).',
+        'Temporary stores are removed. Bad input (a questions file that does not validate, a',
+        'missing trajectory, a step out of range): one line, exit 1.',
         '',
         'Example:',
         '  contextfold eval --questions ../shared/eval/questions.public.json \\',
-        '    --trajectories ../shared/data/trajectories --compare',
+        '    --trajectories ../shared/data/trajectories --loso --hook',
       ].join('\n'),
     )
-    .action(
-      async (
-        opts: { questions: string; trajectories: string; compare?: boolean },
-        cmd: Command,
-      ) => {
-        const g = globals(cmd);
-        const questions = loadQuestions(opts.questions);
-        const modes: RetrievalMode[] = opts.compare ? ['reference', 'ranked'] : [modeOf(cmd)];
-        const results: EvalResult[] = [];
-        for (const mode of modes) {
-          const bar = progressBar(`eval ${mode}`);
-          try {
-            results.push(
-              await runEval({
-                questions,
-                trajectoriesDir: opts.trajectories,
-                mode,
-                onProgress: (d, t) => bar.update(d, t),
-              }),
-            );
-          } finally {
-            bar.done();
-          }
-        }
-        emit(g, opts.compare ? { results } : results[0], human);
-      },
-    );
+    .action(async (opts: EvalOpts, cmd: Command) => {
+      const g = globals(cmd);
+      const files = opts.questions ?? [];
+      if (files.length === 0 && !opts.hook) {
+        throw new UsageError('eval needs --questions FILE (and --trajectories DIR), or --hook');
+      }
+      if (files.length > 0 && opts.trajectories === undefined) {
+        throw new UsageError('eval --questions needs --trajectories DIR (the <name>.jsonl turns)');
+      }
+      // Validate everything first: bad input fails before anything is measured or printed.
+      const sets = files.map((f) => ({ file: f, questions: loadQuestions(f) }));
+      for (const s of sets) validateQuestions(s.questions, opts.trajectories!);
+      const probes = opts.hook ? loadHookProbes(opts.probes, opts.transcripts) : undefined;
+      const retrievers = retrieversOf(opts, cmd);
+      const analyses = new Map<string, NodeAnalysis>();
+      const report: EvalReport = { sets: [] };
+      for (const s of sets) {
+        report.sets.push(await measure(s.file, s.questions, opts, retrievers, analyses));
+      }
+      if (opts.fit) {
+        report.fit = await fitRanked({
+          questions: sets.flatMap((s) => s.questions),
+          trajectoriesDir: opts.trajectories!,
+          analyses,
+        });
+      }
+      if (opts.ablations && sets.length > 0) {
+        report.ablations = await runAblations({
+          train: sets[0]!.questions,
+          sets: sets.map((s) => ({ name: s.file, questions: s.questions })),
+          trajectoriesDir: opts.trajectories!,
+        });
+      }
+      if (probes) {
+        report.hook = await runHookEval({ probes, transcriptsDir: opts.transcripts });
+      }
+      emit(g, report, renderEvalReport);
+    });
 }

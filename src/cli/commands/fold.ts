@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { FoldInput, FoldResult } from '../../engine/types.js';
+import { parseTurnsJsonl, type TurnsRow } from '../../import/turns-jsonl.js';
 import { UsageError } from '../../protocol/errors.js';
 import { emit, globals, parseIntArg, parseList } from '../context.js';
 import { NO_REDACT_FLAG, NO_REDACT_HELP, withEngine } from '../engine-options.js';
@@ -13,50 +14,35 @@ function firstLine(text: string): string {
   return t.length > 200 ? `${t.slice(0, 199)}…` : t;
 }
 
+/** One batch line as a fold input; the shared turns reader has checked the JSON and `step_id`. */
+function foldRow({ row: o, step_id, where }: TurnsRow): FoldInput {
+  const content = o.content ?? o.raw_content;
+  if (content !== undefined && typeof content !== 'string')
+    throw new UsageError(`${where}: content must be a string`);
+  if (o.summary !== undefined && typeof o.summary !== 'string')
+    throw new UsageError(`${where}: summary must be a string`);
+  for (const k of ['files', 'commands', 'errors']) {
+    const v = o[k];
+    if (v !== undefined && (!Array.isArray(v) || v.some((x) => typeof x !== 'string'))) {
+      throw new UsageError(`${where}: ${k} must be an array of strings`);
+    }
+  }
+  return {
+    stepId: step_id,
+    summary: (o.summary as string | undefined) ?? firstLine((content as string | undefined) ?? ''),
+    content: content as string | undefined,
+    files: o.files as string[] | undefined,
+    commands: o.commands as string[] | undefined,
+    errors: o.errors as string[] | undefined,
+  };
+}
+
 /**
  * Parses a batch JSONL file: `{step_id, summary?, content | raw_content, files?, commands?,
- * errors?}` per line. Everything is validated before anything is folded.
+ * errors?}` per line, in any step order. Everything is validated before anything is folded.
  */
 export function parseFoldJsonl(text: string, source: string): FoldInput[] {
-  const inputs: FoldInput[] = [];
-  const lines = text.split('\n');
-  lines.forEach((raw, i) => {
-    if (raw.trim() === '') return;
-    const where = `${source}:${i + 1}`;
-    let o: Record<string, unknown>;
-    try {
-      o = JSON.parse(raw);
-    } catch {
-      throw new UsageError(`${where}: not valid JSON`);
-    }
-    if (typeof o !== 'object' || o === null || Array.isArray(o))
-      throw new UsageError(`${where}: expected a JSON object`);
-    const step = o.step_id;
-    if (typeof step !== 'number' || !Number.isSafeInteger(step) || step < 0) {
-      throw new UsageError(`${where}: step_id must be a non-negative integer`);
-    }
-    const content = o.content ?? o.raw_content;
-    if (content !== undefined && typeof content !== 'string')
-      throw new UsageError(`${where}: content must be a string`);
-    if (o.summary !== undefined && typeof o.summary !== 'string')
-      throw new UsageError(`${where}: summary must be a string`);
-    for (const k of ['files', 'commands', 'errors']) {
-      const v = o[k];
-      if (v !== undefined && (!Array.isArray(v) || v.some((x) => typeof x !== 'string'))) {
-        throw new UsageError(`${where}: ${k} must be an array of strings`);
-      }
-    }
-    inputs.push({
-      stepId: step,
-      summary:
-        (o.summary as string | undefined) ?? firstLine((content as string | undefined) ?? ''),
-      content: content as string | undefined,
-      files: o.files as string[] | undefined,
-      commands: o.commands as string[] | undefined,
-      errors: o.errors as string[] | undefined,
-    });
-  });
-  return inputs;
+  return parseTurnsJsonl(text, { source, stepIds: 'any', parseRow: foldRow });
 }
 
 const human = (

@@ -5,7 +5,6 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { TranscriptWriter } from '../../test-utils/claude-transcript.js';
 import { CLI } from '../../test-utils/cli.js';
 import { type InstalledCopy, installedCopy } from '../../test-utils/installed-copy.js';
-import { tempDir as tempDirShared } from '../../test-utils/shared.js';
 import { tempDir } from '../../test-utils/temp-dir.js';
 
 // The real hook process, as Claude Code runs it: JSON on stdin, JSON (or nothing) on stdout.
@@ -19,7 +18,7 @@ function hook(args: string[], input: unknown, cwd: string) {
 }
 
 function project() {
-  const root = tempDir();
+  const root = tempDir().dir;
   const transcript = join(root, 'abc.jsonl');
   const w = new TranscriptWriter('abc');
   w.user('Set PostgreSQL to port 5433');
@@ -63,7 +62,7 @@ describe('contextfold hook (spawned as Claude Code does)', () => {
 
   it('resolves the default store relative to the session cwd, one store per session', () => {
     const p = project();
-    const elsewhere = tempDir();
+    const elsewhere = tempDir().dir;
     const input = {
       session_id: 'abc',
       transcript_path: p.transcript,
@@ -174,7 +173,7 @@ describe('contextfold hook (spawned as Claude Code does)', () => {
 });
 
 describe('contextfold install claude-code', () => {
-  const tmp = tempDirShared('cf-install-');
+  const tmp = tempDir('cf-install-');
   let copy: InstalledCopy;
   beforeAll(() => {
     copy = installedCopy(join(tmp.dir, 'prefix'));
@@ -189,7 +188,7 @@ describe('contextfold install claude-code', () => {
     });
 
   it('from this checkout, writes hooks that run the installed contextfold on PATH, idempotently (--json)', () => {
-    const root = tempDir();
+    const root = tempDir().dir;
     const pathEnv = `${copy.binDir}:${nodeDir}`;
     const first = install(CLI, ['--project', '--json'], root, pathEnv);
     expect(first.stderr).toBe('');
@@ -236,7 +235,7 @@ describe('contextfold install claude-code', () => {
   });
 
   it('refuses, in one line and writing nothing, a checkout without an installed copy', () => {
-    const root = tempDir();
+    const root = tempDir().dir;
     const r = install(CLI, ['--project'], root, nodeDir);
     expect(r.status).toBe(1);
     expect(r.stdout).toBe('');

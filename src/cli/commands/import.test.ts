@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { ContextFold } from '../../engine/context-fold.js';
-import { runCli } from '../../test-utils/run-cli.js';
+import { runCliInProcess } from '../../test-utils/cli.js';
 import { tempDir } from '../../test-utils/temp-dir.js';
 
 const fixture = (name: string) =>
@@ -11,11 +11,19 @@ const fixture = (name: string) =>
 
 describe('contextfold import', () => {
   it('imports a gzipped Claude Code transcript under its own session id (--json)', async () => {
-    const root = tempDir();
+    const root = tempDir().dir;
     const gz = join(root, 'session.jsonl.gz');
     writeFileSync(gz, gzipSync(readFileSync(fixture('claude-code-session.jsonl'))));
     const dir = join(root, '.contextfold');
-    const r = await runCli(['--dir', dir, 'import', gz, '--format', 'claude-code', '--json']);
+    const r = await runCliInProcess([
+      '--dir',
+      dir,
+      'import',
+      gz,
+      '--format',
+      'claude-code',
+      '--json',
+    ]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({
@@ -31,15 +39,15 @@ describe('contextfold import', () => {
     });
     const node = JSON.parse(readFileSync(join(dir, 'cold_nodes', 'step_000001.json'), 'utf8'));
     expect(node.session_id).toBe('5e551011-aaaa-4bbb-8ccc-000000000001');
-    const again = await runCli(['--dir', dir, 'import', gz, '--format', 'claude-code']);
+    const again = await runCliInProcess(['--dir', dir, 'import', gz, '--format', 'claude-code']);
     expect(again.stdout).toMatch(
       /^imported 6 turn\(s\) from .*: 0 folded, 6 already folded; steps 0–5;/,
     );
   });
 
   it('--session overrides the session id', async () => {
-    const dir = join(tempDir(), '.contextfold');
-    const r = await runCli([
+    const dir = join(tempDir().dir, '.contextfold');
+    const r = await runCliInProcess([
       '--dir',
       dir,
       '--session',
@@ -57,11 +65,11 @@ describe('contextfold import', () => {
   });
 
   it('malformed input: one line naming file and line, exit 1, nothing written', async () => {
-    const root = tempDir();
+    const root = tempDir().dir;
     const bad = join(root, 'bad.jsonl');
     writeFileSync(bad, '{"step_id":0,"role":"user","content":"a"}\n{"step_id":1,"role":"user"\n');
     const dir = join(root, '.contextfold');
-    const r = await runCli(['--dir', dir, 'import', bad, '--format', 'turns']);
+    const r = await runCliInProcess(['--dir', dir, 'import', bad, '--format', 'turns']);
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
     expect(r.stderr).toBe(
@@ -71,7 +79,13 @@ describe('contextfold import', () => {
   });
 
   it('requires a known --format', async () => {
-    const r = await runCli(['import', fixture('turns.jsonl'), '--format', 'csv', '--json']);
+    const r = await runCliInProcess([
+      'import',
+      fixture('turns.jsonl'),
+      '--format',
+      'csv',
+      '--json',
+    ]);
     expect(r.code).toBe(1);
     expect(JSON.parse(r.stdout)).toMatchObject({
       error: 'UsageError',

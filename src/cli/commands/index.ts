@@ -23,6 +23,7 @@ export const commandTable: { name: string; load: () => Promise<CommandModule> }[
   { name: 'validate', load: () => import('./validate.js') },
   { name: 'compact', load: () => import('./compact.js') },
   { name: 'reindex', load: () => import('./reindex.js') },
+  { name: 'repair', load: () => import('./repair.js') },
   { name: 'export', load: () => import('./export.js') },
   { name: 'import-store', load: () => import('./import-store.js') },
   { name: 'demo', load: () => import('./demo.js') },

@@ -2,8 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOddStore } from '../../inspect/test-utils/fixtures.js';
-import { CLI, runCli } from '../../test-utils/cli.js';
-import { tempDir } from '../../test-utils/shared.js';
+import { CLI, runCliProcess } from '../../test-utils/cli.js';
+import { tempDir } from '../../test-utils/temp-dir.js';
 
 const tmp = tempDir('cf-inspect-cli-');
 const dir = join(tmp.dir, '.contextfold');
@@ -67,11 +67,11 @@ describe('contextfold inspect', () => {
   });
 
   it('refuses a non-loopback host without --allow-remote (one line, exit 1)', () => {
-    const r = runCli(['--dir', dir, 'inspect', '--no-open', '--host', '0.0.0.0']);
+    const r = runCliProcess(['--dir', dir, 'inspect', '--no-open', '--host', '0.0.0.0']);
     expect(r.code).toBe(1);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(/refusing to bind 0\.0\.0\.0.*--allow-remote/);
-    const j = runCli(['--dir', dir, '--json', 'inspect', '--no-open', '--host', '0.0.0.0']);
+    const j = runCliProcess(['--dir', dir, '--json', 'inspect', '--no-open', '--host', '0.0.0.0']);
     expect(JSON.parse(j.stdout)).toMatchObject({ code: 'USAGE' });
   });
 
@@ -90,10 +90,10 @@ describe('contextfold inspect', () => {
   });
 
   it('bad input is one line: a bad port, a directory without a store', () => {
-    const p = runCli(['--dir', dir, 'inspect', '--no-open', '--port', 'x']);
+    const p = runCliProcess(['--dir', dir, 'inspect', '--no-open', '--port', 'x']);
     expect(p.code).toBe(1);
     expect(p.stderr).toMatch(/--port must be a non-negative integer/);
-    const d = runCli(['--dir', join(tmp.dir, 'missing'), 'inspect', '--no-open']);
+    const d = runCliProcess(['--dir', join(tmp.dir, 'missing'), 'inspect', '--no-open']);
     expect(d.code).toBe(1);
     expect(d.stderr.trim()).toMatch(/^contextfold: UsageError: no store at .*--dir$/);
   });

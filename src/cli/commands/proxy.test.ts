@@ -6,8 +6,8 @@ import {
   cannedReply,
   startFakeUpstream,
 } from '../../adapters/proxy/test-utils/fake-upstream.js';
-import { CLI, runCli } from '../../test-utils/cli.js';
-import { tempDir } from '../../test-utils/shared.js';
+import { CLI, runCliProcess } from '../../test-utils/cli.js';
+import { tempDir } from '../../test-utils/temp-dir.js';
 
 const tmp = tempDir('cf-proxy-cli-');
 afterAll(() => tmp.cleanup());
@@ -98,18 +98,18 @@ describe('contextfold proxy', () => {
   });
 
   it('refuses bad options with one line, before listening', () => {
-    const r = runCli(['proxy']);
+    const r = runCliProcess(['proxy']);
     expect(r.code).toBe(1);
     expect(r.stderr).toBe(
       'contextfold: UsageError: proxy needs --upstream URL (e.g. https://api.anthropic.com or https://api.openai.com)\n',
     );
-    const j = runCli(['--json', 'proxy', '--upstream', 'ftp://x']);
+    const j = runCliProcess(['--json', 'proxy', '--upstream', 'ftp://x']);
     expect(j.code).toBe(1);
     expect(JSON.parse(j.stdout)).toMatchObject({
       code: 'USAGE',
       message: "upstream 'ftp://x' must be an http:// or https:// URL",
     });
-    expect(runCli(['proxy', '--upstream', 'http://x', '--port', 'eighty']).stderr).toMatch(
+    expect(runCliProcess(['proxy', '--upstream', 'http://x', '--port', 'eighty']).stderr).toMatch(
       /--port must be a non-negative integer/,
     );
   });

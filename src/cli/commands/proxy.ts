@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { UsageError } from '../../protocol/errors.js';
 import { globals, parseIntArg } from '../context.js';
-import { engineOptions } from '../engine-options.js';
+import { engineOptions, parseLiveOverflow } from '../engine-options.js';
 
 interface ProxyFlags {
   upstream?: string;
@@ -12,6 +12,7 @@ interface ProxyFlags {
   foldThreshold: string;
   maxBody: string;
   timeout: string;
+  liveOverflow: string;
   modelCheck?: boolean;
 }
 
@@ -38,6 +39,11 @@ export function register(program: Command): void {
     .option('--fold-threshold <N>', 'older turns above this many tokens are folded', '256')
     .option('--max-body <BYTES>', 'largest request body accepted (413 above)', String(32 << 20))
     .option('--timeout <MS>', 'upstream idle timeout in milliseconds', '600000')
+    .option(
+      '--live-overflow <mode>',
+      'a live turn larger than the budget: excerpt (head and tail, marked) or send-whole',
+      'excerpt',
+    )
     .option(
       '--no-model-check',
       'do not ask the upstream (GET /v1/models/<id>, once per model) whether it serves a model before a session is touched',
@@ -85,6 +91,7 @@ export function register(program: Command): void {
         foldThreshold: parseIntArg(opts.foldThreshold, '--fold-threshold'),
         maxBodyBytes: parseIntArg(opts.maxBody, '--max-body'),
         timeoutMs: parseIntArg(opts.timeout, '--timeout'),
+        liveOverflow: parseLiveOverflow(opts.liveOverflow),
         checkModels: opts.modelCheck !== false,
         ...(e.tokenizer ? { tokenizer: e.tokenizer } : {}),
         ...(e.retrieval ? { retrieval: e.retrieval } : {}),

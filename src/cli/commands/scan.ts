@@ -4,8 +4,19 @@ import { emit, globals } from '../context.js';
 import { withEngine } from '../engine-options.js';
 import { textArg } from '../input.js';
 
+const REASONS: Record<string, string> = {
+  stopword: 'stopwords',
+  'time-cue': 'time cues (they order the results)',
+  'not-in-store': 'in no folded turn',
+  'too-long': 'too long to be a key',
+};
+
 const human = (r: ScanResult): string => {
   const lines = [`query terms: ${r.query_terms.join(', ') || '(none)'}`];
+  for (const [reason, label] of Object.entries(REASONS)) {
+    const terms = (r.dropped_terms ?? []).filter((d) => d.reason === reason).map((d) => d.term);
+    if (terms.length > 0) lines.push(`not searched, ${label}: ${terms.join(', ')}`);
+  }
   if (r.selected.length === 0) lines.push('nothing to page in');
   for (const p of r.selected) {
     // Ranked picks carry a chronological label; an alternative or companion owns no terms.

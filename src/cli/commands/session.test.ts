@@ -4,8 +4,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { o200kTokenizer } from '../../extract/tokenizer.js';
 import { modelCalls } from '../../harness/per-call.js';
 import { syntheticSession } from '../../harness/synthetic.js';
-import { runCli } from '../../test-utils/cli.js';
-import { describeShared, sharedPath, tempDir } from '../../test-utils/shared.js';
+import { runCliProcess } from '../../test-utils/cli.js';
+import { describeShared, sharedPath } from '../../test-utils/shared.js';
+import { tempDir } from '../../test-utils/temp-dir.js';
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
@@ -34,7 +35,7 @@ function turnsFile(turns: number): { file: string; userSteps: number[] } {
 describe('contextfold session', () => {
   const { file, userSteps } = turnsFile(30);
   const dir = fresh();
-  const r = runCli([
+  const r = runCliProcess([
     '--dir',
     dir,
     '--json',
@@ -77,27 +78,27 @@ describe('contextfold session', () => {
 
   it('pack --at STEP prints that pack as it would be sent, identical in tokens', () => {
     const line = lines.find((l) => l.paged_in.length > 0)!;
-    const p = runCli(['--dir', dir, 'pack', '--at', String(line.step_id)]);
+    const p = runCliProcess(['--dir', dir, 'pack', '--at', String(line.step_id)]);
     expect(p.code).toBe(0);
     expect(o200kTokenizer().count(p.stdout.slice(0, -1))).toBe(line.pack_tokens);
     expect(p.stdout).toContain(`<archived_record step_id="${line.paged_in[0]}"`);
     const j = JSON.parse(
-      runCli(['--dir', dir, '--json', 'pack', '--at', String(line.step_id)]).stdout,
+      runCliProcess(['--dir', dir, '--json', 'pack', '--at', String(line.step_id)]).stdout,
     );
     expect(j).toMatchObject({ step_id: line.step_id, tokens: line.pack_tokens });
     expect(j.metadata.paged_in.map((x: { step_id: number }) => x.step_id)).toEqual(line.paged_in);
-    const e = runCli(['--dir', dir, 'pack', '--at', String(line.step_id), '--explain']);
+    const e = runCliProcess(['--dir', dir, 'pack', '--at', String(line.step_id), '--explain']);
     expect(e.stdout).toContain(
       `turn ${line.turn} · prompt at step ${line.step_id} · ${line.pack_tokens}/3000 tokens`,
     );
     // Reading packs wrote nothing.
     const events = readFileSync(join(dir, 'events.jsonl'), 'utf8');
-    runCli(['--dir', dir, 'pack']);
+    runCliProcess(['--dir', dir, 'pack']);
     expect(readFileSync(join(dir, 'events.jsonl'), 'utf8')).toBe(events);
   });
 
   it('pack --at a step that is no prompt fails with one line', () => {
-    const p = runCli(['--dir', dir, 'pack', '--at', '2']);
+    const p = runCliProcess(['--dir', dir, 'pack', '--at', '2']);
     expect(p.code).toBe(1);
     expect(p.stderr).toMatch(
       /^contextfold: UsageError: no turn of this session has its prompt at step 2; prompts are at steps 1, 5, /,
@@ -106,7 +107,7 @@ describe('contextfold session', () => {
   });
 
   it('refuses to run the same turns again into the same store', () => {
-    const again = runCli(['--dir', dir, 'session', file]);
+    const again = runCliProcess(['--dir', dir, 'session', file]);
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(
       /the turns start at step 0 but the session in .* has \d+ message\(s\)/,
@@ -122,25 +123,25 @@ describe('contextfold session: bad input', () => {
   };
   const good = JSON.stringify({ step_id: 0, role: 'user', content: 'hi' });
   const cases: [string, RegExp][] = [
-    [`${good}\n{"step_id": 1, "role": "assistant", "content": "ok"\n`, /line 2: not valid JSON/],
+    [`${good}\n{"step_id": 1, "role": "assistant", "content": "ok"\n`, /\.jsonl:2: not valid JSON/],
     [
       `${good}\n{"step_id": 1, "role": "robot", "content": "x"}\n`,
-      /line 2: expected \{step_id, role, content\}: role/,
+      /\.jsonl:2: expected \{step_id, role, content\}: role/,
     ],
     [
       `${good}\n{"step_id": 1, "role": "user"}\n`,
-      /line 2: expected \{step_id, role, content\}: content/,
+      /\.jsonl:2: expected \{step_id, role, content\}: content/,
     ],
     [
       `${good}\n{"step_id": 5, "role": "user", "content": "x"}\n`,
-      /line 2: step_id 5 is out of order: expected 1/,
+      /\.jsonl:2: "step_id" 5 is out of order: expected 1/,
     ],
     ['\n\n', /no turns/],
   ];
   for (const [text, re] of cases) {
     it(`names the problem: ${re.source}`, () => {
       const dir = fresh();
-      const r = runCli(['--dir', dir, 'session', write(text)]);
+      const r = runCliProcess(['--dir', dir, 'session', write(text)]);
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(re);
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
@@ -151,11 +152,11 @@ describe('contextfold session: bad input', () => {
 
   it('rejects a missing file and a bad --budget before touching the store', () => {
     const dir = fresh();
-    expect(runCli(['--dir', dir, 'session', join(tmp.dir, 'nope.jsonl')]).stderr).toMatch(
-      /cannot read .*nope\.jsonl: no such file/,
+    expect(runCliProcess(['--dir', dir, 'session', join(tmp.dir, 'nope.jsonl')]).stderr).toMatch(
+      /nope\.jsonl: no such file/,
     );
     expect(
-      runCli(['--dir', dir, 'session', write(`${good}\n`), '--budget', 'lots']).stderr,
+      runCliProcess(['--dir', dir, 'session', write(`${good}\n`), '--budget', 'lots']).stderr,
     ).toMatch(/--budget must be a non-negative integer, got 'lots'/);
     expect(existsSync(dir)).toBe(false);
   });
@@ -168,7 +169,7 @@ describeShared('contextfold session on a real transcript (../shared/data)', () =
       .trim()
       .split('\n')
       .filter((l) => JSON.parse(l).role === 'user').length;
-    const r = runCli(['--dir', fresh(), '--json', 'session', file, '--budget', '6000']);
+    const r = runCliProcess(['--dir', fresh(), '--json', 'session', file, '--budget', '6000']);
     expect(r.code).toBe(0);
     const lines = r.stdout
       .trim()
@@ -187,7 +188,16 @@ describe('contextfold session --per-call', () => {
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l) as { role: string });
-    const r = runCli(['--dir', dir, '--json', 'session', file, '--per-call', '--budget', '3000']);
+    const r = runCliProcess([
+      '--dir',
+      dir,
+      '--json',
+      'session',
+      file,
+      '--per-call',
+      '--budget',
+      '3000',
+    ]);
     expect(r.code).toBe(0);
     expect(r.stderr).toBe('');
     const lines = r.stdout
@@ -213,7 +223,15 @@ describe('contextfold session --per-call', () => {
       over_budget_calls: 0,
     });
     expect(total.sent_ratio).toBeLessThan(0.6);
-    const human = runCli(['--dir', fresh(), 'session', file, '--per-call', '--budget', '3000']);
+    const human = runCliProcess([
+      '--dir',
+      fresh(),
+      'session',
+      file,
+      '--per-call',
+      '--budget',
+      '3000',
+    ]);
     expect(human.stdout.trim().split('\n').at(-1)).toMatch(
       new RegExp(
         `^${lines.length} model call\\(s\\) over ${rows.length} message\\(s\\): sent \\d+ of \\d+ history tokens \\(\\d+\\.\\d%\\), largest pack \\d+/3000, 0 over budget`,

@@ -1,9 +1,15 @@
 import type { Command } from 'commander';
 import { type CallReport, type PerCallTotals, runPerCall } from '../../harness/per-call.js';
 import { Session } from '../../harness/session.js';
-import { readTurnsFile, runTurns, type TurnReport } from '../../harness/turns-file.js';
+import { runTurns, type TurnReport } from '../../harness/turns-file.js';
+import { readHistoryRecords } from '../../import/turns-jsonl.js';
 import { globals, parseIntArg } from '../context.js';
-import { engineOptions, NO_REDACT_FLAG, NO_REDACT_HELP } from '../engine-options.js';
+import {
+  engineOptions,
+  NO_REDACT_FLAG,
+  NO_REDACT_HELP,
+  parseLiveOverflow,
+} from '../engine-options.js';
 
 function humanLine(r: TurnReport): string {
   const parts = [`turn ${r.turn}`, `prompt step ${r.step_id}`, `${r.pack_tokens} tokens`];
@@ -24,6 +30,7 @@ function perCallLine(r: CallReport): string {
   ];
   if (r.folded.length > 0) parts.push(`folded ${r.folded.length}`);
   if (r.paged_in.length > 0) parts.push(`paged in ${r.paged_in.join(', ')}`);
+  if (r.excerpted.length > 0) parts.push(`excerpted ${r.excerpted.join(', ')}`);
   const line = parts.join(' · ');
   return r.warnings.length > 0
     ? `${line}\n${r.warnings.map((w) => `  warning: ${w}`).join('\n')}`
@@ -36,7 +43,8 @@ function perCallTotal(t: PerCallTotals, budget: number, dir: string): string {
     t.over_budget_calls === 0
       ? '0 over budget'
       : `${t.over_budget_calls} over budget (${t.over_budget_live_calls} with a live turn alone over it)`;
-  return `${t.calls} model call(s) over ${t.messages} message(s): sent ${t.sent_tokens} of ${t.history_tokens} history tokens (${pct}%), largest pack ${t.largest_pack}/${budget}, ${over} → ${dir}\n`;
+  const cut = t.excerpted_calls > 0 ? `, ${t.excerpted_calls} with the live turn excerpted` : '';
+  return `${t.calls} model call(s) over ${t.messages} message(s): sent ${t.sent_tokens} of ${t.history_tokens} history tokens (${pct}%), largest pack ${t.largest_pack}/${budget}, ${over}${cut} → ${dir}\n`;
 }
 
 /** `contextfold session`. */
@@ -54,6 +62,11 @@ export function register(program: Command): void {
     .option('--keep-recent <K>', 'turns before the prompt always kept verbatim', '10')
     .option('--fold-threshold <N>', 'older turns above this many tokens are folded', '256')
     .option(NO_REDACT_FLAG, NO_REDACT_HELP)
+    .option(
+      '--live-overflow <mode>',
+      'a live turn larger than the budget: excerpt (head and tail, marked) or send-whole',
+      'excerpt',
+    )
     .option(
       '--per-call',
       'build a pack before every model call (each run of assistant lines, tool loops included), as `contextfold proxy` does',
@@ -75,7 +88,8 @@ export function register(program: Command): void {
         'assistant lines, from the history up to it: the same code path as `contextfold proxy`), and',
         'each line also has "history_messages", "history_tokens" (the whole history: what an',
         'unmodified client sends), "live_tokens" (live turn and pinned layer, never dropped) and',
-        '"budget"; a last line {"total": {...}} sums the run.',
+        '"budget" and "excerpted" (live messages sent as head and tail to fit the budget); a last',
+        'line {"total": {...}} sums the run.',
         '',
         'Examples:',
         '  contextfold --dir /tmp/s/.contextfold session turns.jsonl --budget 8000 --json',
@@ -85,21 +99,29 @@ export function register(program: Command): void {
     .action(
       async (
         file: string,
-        opts: { budget: string; keepRecent: string; foldThreshold: string; perCall?: boolean },
+        opts: {
+          budget: string;
+          keepRecent: string;
+          foldThreshold: string;
+          liveOverflow: string;
+          perCall?: boolean;
+        },
         cmd: Command,
       ) => {
         const g = globals(cmd);
         const budget = parseIntArg(opts.budget, '--budget');
         const keepRecent = parseIntArg(opts.keepRecent, '--keep-recent');
         const foldThreshold = parseIntArg(opts.foldThreshold, '--fold-threshold');
+        const liveOverflow = parseLiveOverflow(opts.liveOverflow);
         // The whole file is validated before the store is touched.
-        const records = readTurnsFile(file);
+        const records = readHistoryRecords(file);
         const e = engineOptions(cmd);
         const session = await Session.open({
           dir: g.dir,
           budget,
           keepRecent,
           foldThreshold,
+          liveOverflow,
           ...(e.tokenizer ? { tokenizer: e.tokenizer } : {}),
           ...(e.sessionId ? { sessionId: e.sessionId } : {}),
           ...(e.retrieval ? { retrieval: e.retrieval } : {}),

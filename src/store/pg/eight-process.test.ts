@@ -128,7 +128,7 @@ async function entriesOf(store: string): Promise<number> {
 
 describePg('eight processes on one database: two proxies and six CLI writers', () => {
   it(`${WRITERS} CLI writers × ${PER_PROCESS} folds and two proxies × ${PER_PROCESS} folds: all present, valid, shared`, async () => {
-    const work = tempDir();
+    const work = tempDir().dir;
     const store = pgStoreUrl('team');
     upstream = await startFakeUpstream(() => ({ kind: 'json', body: ANTHROPIC_JSON }));
     const [p1, p2] = await Promise.all([

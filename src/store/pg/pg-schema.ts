@@ -81,6 +81,25 @@ CREATE TABLE cf_records (
 );
 `,
   },
+  {
+    version: 2,
+    sql: `
+-- Ranked analyses' scoring parts (blocks) and their summed length (ranked v2). Rows of older
+-- analyzers keep 0: their keys name another analyzer version, so they are never read as v2.
+ALTER TABLE cf_analyses ADD COLUMN parts integer NOT NULL DEFAULT 0;
+ALTER TABLE cf_analyses ADD COLUMN part_length integer NOT NULL DEFAULT 0;
+-- Entries removed by repair (their node gone or untrustworthy), with the reason: the journal's
+-- drop records. A drop deletes the entry's row and its feed rows and bumps the epoch.
+CREATE TABLE cf_drops (
+  store_id text NOT NULL REFERENCES cf_stores ON DELETE CASCADE,
+  id bigserial,
+  step bigint NOT NULL,
+  dropped_at text NOT NULL,
+  reason text NOT NULL,
+  PRIMARY KEY (store_id, id)
+);
+`,
+  },
 ];
 
 /** The newest schema version this code knows. */

@@ -36,7 +36,7 @@ async function sql(text: string, params: unknown[] = []): Promise<pg.QueryResult
 
 describePg('PgStore', () => {
   it('folds to the same canonical node and the same three hashes as a local store', async () => {
-    const dir = join(tempDir(), '.contextfold');
+    const dir = join(tempDir().dir, '.contextfold');
     const local = await ContextFold.open({ dir, tokenizer: 'reference', clock });
     const url = pgStoreUrl('same');
     const db = await ContextFold.open({ store: url, tokenizer: 'reference', clock });

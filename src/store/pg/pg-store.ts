@@ -16,6 +16,7 @@ import {
   type IndexBackend,
   type IndexCheck,
   type IndexStats,
+  type IndexWarning,
   type NodeAnalysisRecord,
   NodeNotLoadedError,
   type PendingNode,
@@ -32,8 +33,9 @@ import {
   type IndexState,
   type StoredAnalysis,
 } from '../index-db.js';
-import type { AnalysisKeyOf, LoadProblem } from '../index-loader.js';
+import { type AnalysisKeyOf, dropRow, type LoadProblem } from '../index-loader.js';
 import { nodeFileName } from '../layout.js';
+import { IndexBrokenError } from '../local-store.js';
 import { ReadCache } from '../read-cache.js';
 import { type VerifiedNode, verifyNodeText } from '../verify.js';
 import { isConnectionError, storeError } from './pg-errors.js';
@@ -53,6 +55,8 @@ export interface PgStoreOptions {
   clock: () => Date;
   analyzer?: { version: string; keyOf: AnalysisKeyOf };
   readOnly?: boolean;
+  /** Called when the mirror is rebuilt (a damaged analysis was reported). */
+  onWarning?: (warning: IndexWarning) => void;
 }
 
 const FIELDS: Record<PostingField, number> = { reference: FIELD_REFERENCE, ranked: FIELD_RANKED };
@@ -83,9 +87,37 @@ interface FeedRow {
   body: string | null;
   akey: string | null;
   length: number | null;
+  parts: number | null;
+  part_length: number | null;
   features: string | null;
   abody: string | null;
 }
+
+/** An analysis row of `cf_analyses`. */
+interface AnalysisRow {
+  akey: string;
+  length: number;
+  parts: number;
+  part_length: number;
+  features: string;
+  body: string;
+}
+
+/** A stored analysis from its row (postings in forward form: JSON [terms, tfs]). */
+function analysisFromRow(a: AnalysisRow): StoredAnalysis {
+  const [terms, tfs] = JSON.parse(a.body) as [string[], number[]];
+  return {
+    akey: a.akey,
+    terms,
+    tfs,
+    length: a.length,
+    parts: a.parts,
+    partLength: a.part_length,
+    features: a.features,
+  };
+}
+
+const ANALYSIS_COLUMNS = 'akey, length, parts, part_length, features, body';
 
 /** The in-memory index a process answers reads from, and how far it follows the feed. */
 interface Mirror {
@@ -127,6 +159,10 @@ export class PgStore implements IndexBackend {
   readonly #cache = new ReadCache();
   /** Bumped by every change of the mirror: the cache belongs to one version. */
   #version = 0;
+  /** Why derived content was reported damaged: the next sync rebuilds it (see reportBroken). */
+  #broken: string | null = null;
+  /** Read-only after a damaged analysis: the mirror ignores stored analyses (recomputed). */
+  #ignoreAnalyses = false;
 
   constructor(options: PgStoreOptions) {
     this.#opts = options;
@@ -281,8 +317,54 @@ export class PgStore implements IndexBackend {
     this.#assertOpen();
     await this.#exclusive(async () => {
       await this.#background;
+      if (this.#broken !== null) await this.#rebuildDerived(this.#broken);
       await this.#withClient('reading the store', (c) => this.#follow(c));
     });
+  }
+
+  /**
+   * Derived content was found damaged: the stored analyses are discarded (every node is
+   * analysed again from its verified bytes), the epoch bumped so every process's mirror starts
+   * over, and this mirror re-read. Read-only: only this mirror ignores the stored analyses.
+   */
+  async #rebuildDerived(reason: string): Promise<void> {
+    this.#broken = null;
+    if (this.#opts.readOnly) this.#ignoreAnalyses = true;
+    else {
+      const id = this.where.storeId;
+      await this.#withClient('rebuilding the index', async (c) => {
+        await c.query('BEGIN');
+        try {
+          await c.query('SELECT pg_advisory_xact_lock($1)', [this.#lockKey]);
+          await c.query('DELETE FROM cf_analyses WHERE store_id = $1', [id]);
+          await c.query(
+            'UPDATE cf_entries SET akey = NULL WHERE store_id = $1 AND akey IS NOT NULL',
+            [id],
+          );
+          await c.query('DELETE FROM cf_changes WHERE store_id = $1 AND op = 3', [id]);
+          await c.query('UPDATE cf_stores SET epoch = epoch + 1 WHERE store_id = $1', [id]);
+          await c.query('COMMIT');
+        } catch (e) {
+          await c.query('ROLLBACK').catch(() => {});
+          throw e;
+        }
+      });
+    }
+    this.#resetMirror(-1);
+    this.#opts.onWarning?.({
+      code: 'INDEX_REBUILT',
+      message: `${this.location}: the index was rebuilt (${reason})`,
+      path: this.location,
+    });
+  }
+
+  /**
+   * Derived content the caller found damaged: rebuilt from the database's entries and node
+   * bytes on the next sync, stored analyses not carried over. Throws the error a read retries on.
+   */
+  reportBroken(reason: string): never {
+    this.#broken = reason;
+    throw new IndexBrokenError(`${this.location}: the index is damaged (${reason})`);
   }
 
   /** Catches the mirror up on `c` (inside a write transaction: under the store's lock). */
@@ -321,7 +403,12 @@ export class PgStore implements IndexBackend {
     }
     while (this.#mirror.seq < seq) {
       const feed = { rows: await this.#feedPage(c) };
-      if (feed.rows.length === 0) break;
+      if (feed.rows.length === 0) {
+        // The rest of the feed was removed with dropped entries (seq was read first, and a
+        // commit writes its feed rows and seq together): nothing is missing up to `seq`.
+        this.#mirror.seq = Math.max(this.#mirror.seq, seq);
+        break;
+      }
       // Token counts of the folded payloads (stored beside the feed, not in it): without them
       // a scan would read and count every candidate's payload.
       const payloads = [
@@ -395,15 +482,14 @@ export class PgStore implements IndexBackend {
       m.db.transaction(() => m.db.insertFolds(rows, m.state));
       after = Number(page.rows[page.rows.length - 1]!.step);
     }
-    for (let after = ''; ; ) {
-      const page = await c.query<{ akey: string; length: number; features: string; body: string }>(
-        'SELECT akey, length, features, body FROM cf_analyses WHERE store_id = $1 AND akey > $2 ORDER BY akey LIMIT $3',
+    for (let after = ''; !this.#ignoreAnalyses; ) {
+      const page = await c.query<AnalysisRow>(
+        `SELECT ${ANALYSIS_COLUMNS} FROM cf_analyses WHERE store_id = $1 AND akey > $2 ORDER BY akey LIMIT $3`,
         [id, after, FEED_PAGE],
       );
       if (page.rows.length === 0) break;
       const attach = page.rows.flatMap((a) => {
-        const [terms, tfs] = JSON.parse(a.body) as [string[], number[]];
-        const analysis = { akey: a.akey, terms, tfs, length: a.length, features: a.features };
+        const analysis = analysisFromRow(a);
         return (byKey.get(a.akey) ?? []).map((p) => ({ ...p, analysis }));
       });
       m.db.transaction(() => m.db.attachAnalyses(attach, m.state));
@@ -470,8 +556,8 @@ export class PgStore implements IndexBackend {
       akeys.length === 0
         ? []
         : (
-            await c.query<{ akey: string; length: number; features: string; body: string }>(
-              'SELECT akey, length, features, body FROM cf_analyses WHERE store_id = $1 AND akey = ANY($2::text[])',
+            await c.query<AnalysisRow>(
+              `SELECT ${ANALYSIS_COLUMNS} FROM cf_analyses WHERE store_id = $1 AND akey = ANY($2::text[])`,
               [id, akeys],
             )
           ).rows;
@@ -484,6 +570,8 @@ export class PgStore implements IndexBackend {
         body: e?.body ?? null,
         akey: e?.akey ?? null,
         length: a?.length ?? null,
+        parts: a?.parts ?? null,
+        part_length: a?.part_length ?? null,
         features: a?.features ?? null,
         abody: a?.body ?? null,
       };
@@ -501,9 +589,16 @@ export class PgStore implements IndexBackend {
   /** The analysis a feed row carries, if it is the current analyzer's for the entry. */
   #analysisOf(entry: IndexEntry, r: FeedRow): StoredAnalysis | undefined {
     const keyOf = this.#opts.analyzer?.keyOf;
-    if (!keyOf || r.akey === null || r.abody === null || r.akey !== keyOf(entry)) return undefined;
-    const [terms, tfs] = JSON.parse(r.abody) as [string[], number[]];
-    return { akey: r.akey, terms, tfs, length: r.length!, features: r.features! };
+    if (this.#ignoreAnalyses || !keyOf || r.akey === null || r.abody === null) return undefined;
+    if (r.akey !== keyOf(entry)) return undefined;
+    return analysisFromRow({
+      akey: r.akey,
+      length: r.length!,
+      parts: r.parts!,
+      part_length: r.part_length!,
+      features: r.features!,
+      body: r.abody,
+    });
   }
 
   /** Applies feed rows, in order, to the mirror. */
@@ -616,8 +711,16 @@ export class PgStore implements IndexBackend {
 
   fieldStats(field: PostingField): FieldStats {
     const s = this.#mirror.state;
-    if (field === 'ranked') return { docs: s.rankedDocs, totalLength: s.rankedLength };
-    return { docs: s.entries, totalLength: 0 };
+    if (field === 'ranked') {
+      return {
+        docs: s.rankedDocs,
+        totalLength: s.rankedLength,
+        parts: s.rankedParts,
+        partLength: s.rankedPartLength,
+        lastStep: s.rankedDocs === 0 ? -1 : this.#mirror.db.lastDocStep(),
+      };
+    }
+    return { docs: s.entries, totalLength: 0, parts: 0, partLength: 0, lastStep: -1 };
   }
 
   docStats(steps: readonly number[]): DocStats[] {
@@ -862,6 +965,12 @@ export class PgStore implements IndexBackend {
         await this.#evict(c, entry, at, applied);
         written.set(step, { ...entry, evicted: true });
       },
+      drop: async (step, at, reason) => {
+        const entry = written.get(step) ?? this.get(step);
+        if (!entry) throw new Error(`step ${step} is not indexed`);
+        await this.#drop(c, entry, at, reason, applied);
+        written.delete(step);
+      },
     };
   }
 
@@ -925,13 +1034,15 @@ export class PgStore implements IndexBackend {
   async #insertAnalyses(c: pg.ClientBase, list: readonly NodeAnalysisRecord[]): Promise<void> {
     if (list.length === 0) return;
     await c.query(
-      `INSERT INTO cf_analyses (store_id, akey, length, features, body)
-       SELECT $1, * FROM unnest($2::text[], $3::int[], $4::text[], $5::text[])
+      `INSERT INTO cf_analyses (store_id, akey, length, parts, part_length, features, body)
+       SELECT $1, * FROM unnest($2::text[], $3::int[], $4::int[], $5::int[], $6::text[], $7::text[])
        ON CONFLICT DO NOTHING`,
       [
         this.where.storeId,
         list.map((a) => a.akey),
         list.map((a) => a.length),
+        list.map((a) => a.parts),
+        list.map((a) => a.partLength),
         list.map((a) => a.features),
         list.map((a) => JSON.stringify([a.terms, a.tfs])),
       ],
@@ -1033,6 +1144,68 @@ export class PgStore implements IndexBackend {
       this.#version++;
       m.db.transaction(() => m.db.evict(step, json, evictedAt, entry.evicted, m.state));
       m.seq = base + 1;
+    });
+  }
+
+  /**
+   * Removes an entry (repair: its node is gone or untrustworthy): its row and its feed rows go,
+   * the drop is recorded with its reason in `cf_drops`, the counters follow, and the epoch is
+   * bumped so other processes' mirrors start over (a removal cannot be followed). The node's
+   * bytes are not touched.
+   */
+  async #drop(
+    c: pg.PoolClient,
+    entry: IndexEntry,
+    droppedAt: string,
+    reason: string,
+    applied: (() => void)[],
+  ) {
+    const id = this.where.storeId;
+    const step = entry.step_id;
+    const del = await c.query<{ evicted: boolean }>(
+      'DELETE FROM cf_entries WHERE store_id = $1 AND step = $2 RETURNING evicted',
+      [id, step],
+    );
+    const row = del.rows[0];
+    if (!row) throw new Error(`step ${step} is not indexed`);
+    await c.query('DELETE FROM cf_changes WHERE store_id = $1 AND step = $2', [id, step]);
+    await c.query(
+      'INSERT INTO cf_drops (store_id, step, dropped_at, reason) VALUES ($1, $2, $3, $4)',
+      [id, step, droppedAt, reason],
+    );
+    const r = await c.query<{ seq: string; epoch: number }>(
+      `UPDATE cf_stores SET epoch = epoch + 1, entries = entries - 1, evicted = evicted - $2,
+              token_estimate = token_estimate - $3
+        WHERE store_id = $1 RETURNING seq, epoch`,
+      [id, row.evicted ? 1 : 0, entry.token_estimate],
+    );
+    const seq = Number(r.rows[0]!.seq);
+    const epoch = r.rows[0]!.epoch;
+    applied.push(() => {
+      const m = this.#mirror;
+      if (m.seq !== seq) {
+        this.#resetMirror(epoch);
+        return;
+      }
+      this.#version++;
+      m.db.transaction(() => {
+        if (!dropRow(m.db, m.state, step, this.#opts.analyzer?.keyOf)) {
+          throw new Error(`step ${step} is not in the mirror`);
+        }
+      });
+      m.epoch = epoch;
+    });
+  }
+
+  /** The drops recorded by repair, in order (what the journal's drop records say). */
+  async drops(): Promise<{ step_id: number; dropped_at: string; reason: string }[]> {
+    this.#assertOpen();
+    return this.#withClient('reading drops', async (c) => {
+      const r = await c.query<{ step: string; dropped_at: string; reason: string }>(
+        'SELECT step, dropped_at, reason FROM cf_drops WHERE store_id = $1 ORDER BY id',
+        [this.where.storeId],
+      );
+      return r.rows.map((x) => ({ step_id: Number(x.step), dropped_at: x.dropped_at, reason: x.reason }));
     });
   }
 

@@ -1,0 +1,41 @@
+import type { Command } from 'commander';
+import { type RepairResult, repairStore } from '../../engine/repair.js';
+import { emit, globals, setExitCode } from '../context.js';
+import { withEngine } from '../engine-options.js';
+
+const human = (r: RepairResult): string => {
+  if (r.items.length === 0) return 'ok: validate found no problems, nothing to repair';
+  const lines = r.items.map((i) => {
+    const what = i.actions
+      .map((a) => (a.action === 'quarantine' && a.to ? `quarantine → ${a.to}` : a.action))
+      .join(', ');
+    return `  ${i.problem.kind.padEnd(17)} ${i.problem.step_id === null ? '-' : `step ${i.problem.step_id}`}  ${i.problem.path}\n    ${r.applied ? 'did' : 'would'}: ${what || 'nothing'}`;
+  });
+  const tail = r.applied
+    ? r.remaining.length === 0
+      ? `validate is clean; actions logged to ${r.log}`
+      : `${r.remaining.length} problem(s) remain (run contextfold validate)`
+    : 'dry run: nothing changed; run with --apply to do it';
+  return [`${r.items.length} problem(s):`, ...lines, tail].join('\n');
+};
+
+/** `contextfold repair`. */
+export function register(program: Command): void {
+  program
+    .command('repair')
+    .description(
+      'plan (or with --apply do) the repair of what validate reports: re-index verified orphans, quarantine tampered files, drop dangling entries',
+    )
+    .option('--apply', 'do it (appends every action to .contextfold/repair_log.jsonl)')
+    .addHelpText(
+      'after',
+      '\nNever deletes bytes: a tampered or foreign file moves to .contextfold/quarantine/.\n\nExamples:\n  contextfold repair\n  contextfold repair --apply --json',
+    )
+    .action(async (opts: { apply?: boolean }, cmd: Command) => {
+      const r = await withEngine(cmd, (cf) => repairStore(cf, { apply: opts.apply === true }), {
+        write: opts.apply === true,
+      });
+      emit(globals(cmd), r, human);
+      if (r.remaining.length > 0 && opts.apply) setExitCode(1);
+    });
+}

@@ -1,0 +1,596 @@
+// The public surface, pinned: every entry point of package.json `exports`, its sorted names
+// (values and types) stated here by hand. Adding, removing or renaming a public name fails this
+// test until the list below is edited in the same change: the surface never drifts silently.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const ROOT_LIMIT = 60;
+
+const EXPECTED: Record<string, string[]> = {
+  '.': [
+    'AfterTurnResult',
+    'BrokenReferenceError',
+    'ContextFold',
+    'ContextFoldEngine',
+    'ContextFoldError',
+    'ContextPack',
+    'DEFAULT_POLICY',
+    'ErrorCode',
+    'FoldInput',
+    'FoldResult',
+    'GuardRunReport',
+    'GuardTableError',
+    'HydrateResult',
+    'HydrationPolicy',
+    'IPCF_VERSION',
+    'IntegrityCheckError',
+    'LockTimeoutError',
+    'Message',
+    'NodeNotFoundError',
+    'OpenOptions',
+    'OrphanedNodeError',
+    'Page',
+    'PageFinding',
+    'PageInFailure',
+    'PageInResult',
+    'PathContainmentError',
+    'RecallResult',
+    'Redactor',
+    'RepairOptions',
+    'RepairResult',
+    'ReplayResult',
+    'Session',
+    'SessionEvent',
+    'SessionOptions',
+    'StatusResult',
+    'StepConflictError',
+    'StoreNotFoundError',
+    'Summarizer',
+    'SummarizerInput',
+    'Tokenizer',
+    'ToolCall',
+    'UsageError',
+    'ValidateResult',
+    'ValidationProblem',
+    'isBrokenReferenceError',
+    'isContextFoldError',
+    'isGuardTableError',
+    'isIntegrityCheckError',
+    'isNodeNotFoundError',
+    'isOrphanedNodeError',
+    'isPathContainmentError',
+    'isStoreNotFoundError',
+    'isUsageError',
+    'readEvents',
+    'repairStore',
+    'replaySession',
+    'runGuardConformance',
+    'scanPage',
+  ],
+  './harness': [
+    'AfterTurnResult',
+    'ArchivedBlockInfo',
+    'AssembleInput',
+    'AssistantMessage',
+    'CallReport',
+    'CompressionNote',
+    'CompressionStrategy',
+    'ContextPack',
+    'EVENTS_FILE',
+    'FOLDED_STEPS_FOOTER',
+    'FOLDED_STEPS_HEADER',
+    'FoldReason',
+    'FoldRef',
+    'FoldedNote',
+    'HistoryMessage',
+    'HistoryRecord',
+    'Layer',
+    'MAX_SUMMARY_CHARS',
+    'Message',
+    'PackEntry',
+    'PackMetadata',
+    'PackPage',
+    'PagedInNote',
+    'PerCallTotals',
+    'PinnedItem',
+    'ReplayMismatch',
+    'ReplayOptions',
+    'ReplayResult',
+    'Role',
+    'Session',
+    'SessionConfig',
+    'SessionEvent',
+    'SessionEventType',
+    'SessionOptions',
+    'StrippedBlock',
+    'Summarizer',
+    'SummarizerInput',
+    'SummaryMessage',
+    'SystemMessage',
+    'TokenMeter',
+    'ToolCall',
+    'ToolMessage',
+    'TruncationNote',
+    'Turn',
+    'TurnFacts',
+    'TurnReport',
+    'UserMessage',
+    'assemblePack',
+    'buildFoldedStep',
+    'compressRecent',
+    'defaultSummary',
+    'describeTurn',
+    'formatArchivedBlock',
+    'groupTurns',
+    'inspectColdNode',
+    'messageToRecord',
+    'packSha256',
+    'parseHistoryRecord',
+    'parseMessage',
+    'readEvents',
+    'recordToMessage',
+    'renderFoldedStep',
+    'renderMessage',
+    'renderMessages',
+    'renderPackForHuman',
+    'renderPackText',
+    'replaySession',
+    'runPerCall',
+    'runTurns',
+    'stripArchivedBlocks',
+    'summarizeTurn',
+    'turnPayload',
+  ],
+  './guard': [
+    'CompiledPattern',
+    'DECLARED_TABLES',
+    'DEFAULT_GUARD_DIR',
+    'FindingSummary',
+    'FoldFields',
+    'GUARD_DECLARATION_SCHEMA',
+    'GUARD_TABLE_VERSION',
+    'GuardCaseResult',
+    'GuardConformanceOptions',
+    'GuardDeclaration',
+    'GuardFamily',
+    'GuardFinding',
+    'GuardPattern',
+    'GuardRunReport',
+    'GuardScanResult',
+    'GuardTable',
+    'GuardTables',
+    'GuardVerdict',
+    'Matcher',
+    'PAGE_TABLE_KINDS',
+    'PageFinding',
+    'RedactedBytes',
+    'RedactedText',
+    'Redactor',
+    'RedactorOptions',
+    'RegexSpec',
+    'ScanFinding',
+    'SecretDetector',
+    'SecretDetectorOptions',
+    'SecretHit',
+    'Severity',
+    'TableKind',
+    'TextRedaction',
+    'buildGuardDeclaration',
+    'checkGuardDeclaration',
+    'defaultRedactor',
+    'loadGuardTables',
+    'pageWarning',
+    'redactionMarker',
+    'renderPageContent',
+    'runGuardConformance',
+    'scanInput',
+    'scanPage',
+    'scanText',
+    'summarizeFindings',
+    'validateGuardDeclaration',
+  ],
+  './protocol': [
+    'BrokenReferenceError',
+    'ColdNode',
+    'ContextFoldError',
+    'DEFAULT_POLICY',
+    'DEFAULT_SESSION_ID',
+    'ErrorCode',
+    'ErrorDetails',
+    'EvictionLogFile',
+    'FindingSummary',
+    'FoldedStep',
+    'GuardTableError',
+    'HydrationPolicy',
+    'IPCF_VERSION',
+    'IndexEntry',
+    'IntegrityCheckError',
+    'JsonValue',
+    'LockTimeoutError',
+    'NodeNotFoundError',
+    'OrphanedNodeError',
+    'PROJECTION_VERSION',
+    'Page',
+    'PageFinding',
+    'PageInFailure',
+    'PathContainmentError',
+    'RecallCandidate',
+    'RecallIndexFile',
+    'RecallResult',
+    'RedactionRecord',
+    'RetrievalMode',
+    'ScanPick',
+    'ScanResult',
+    'Severity',
+    'StepConflictError',
+    'StoreNotFoundError',
+    'UsageError',
+    'canonicalJson',
+    'canonicalSha256',
+    'compareCodePoints',
+    'exitCodeFor',
+    'ipcfErrorName',
+    'isBrokenReferenceError',
+    'isContextFoldError',
+    'isGuardTableError',
+    'isIntegrityCheckError',
+    'isNodeNotFoundError',
+    'isOrphanedNodeError',
+    'isPathContainmentError',
+    'isStoreNotFoundError',
+    'isUsageError',
+    'parsePolicy',
+    'policyHash',
+    'prettyJson',
+    'sha256Hex',
+    'sortedUnique',
+  ],
+  './extract': [
+    'Projection',
+    'ProjectionInput',
+    'Tokenizer',
+    'extractTerms',
+    'foldToken',
+    'identifiersOf',
+    'nodeTerms',
+    'o200kTokenizer',
+    'project',
+    'queryTerms',
+    'referenceTokenizer',
+    'resolveTokenizer',
+  ],
+  './ai-sdk': [
+    'ContextFoldMiddleware',
+    'ContextFoldMiddlewareOptions',
+    'ConvertedPrompt',
+    'PROVIDER_OPTIONS_KEY',
+    'contextFoldMiddleware',
+    'fromNeutral',
+    'messageKey',
+    'outputText',
+    'packToPrompt',
+    'toNeutral',
+  ],
+  './mcp': [
+    'ContextFoldMcpServer',
+    'MCP_TOOL_NAMES',
+    'McpServerOptions',
+    'createContextFoldMcpServer',
+    'registerContextFoldTools',
+    'runStdioServer',
+    'toolError',
+  ],
+  './claude-code': [
+    'ArchivedContext',
+    'CLAUDE_EVENT_NAMES',
+    'CONTEXT_HEADER',
+    'DEFAULT_MAX_TURNS_PER_RUN',
+    'HOOK_EVENTS',
+    'HOOK_TIMEOUTS',
+    'HookChange',
+    'HookEvent',
+    'HookInput',
+    'HookOutcome',
+    'HookOutput',
+    'HookPage',
+    'HookRuntime',
+    'HookRuntimeOptions',
+    'INGEST_STATE_VERSION',
+    'IngestOptions',
+    'IngestResult',
+    'IngestState',
+    'InstallResult',
+    'InstallScope',
+    'MAX_CONTEXT_BYTES',
+    'RunHookOptions',
+    'RuntimeKind',
+    'SessionPaths',
+    'archivedContext',
+    'hookCommand',
+    'ingestTranscript',
+    'installClaudeCode',
+    'parseHookInput',
+    'resolveHookCommand',
+    'runHook',
+    'sessionPaths',
+    'settingsPath',
+  ],
+  './proxy': [
+    'ApiKind',
+    'CallOutcome',
+    'CallTimes',
+    'Endpoint',
+    'ProxyLogLine',
+    'ProxyOptions',
+    'RunningProxy',
+    'SESSION_HEADER',
+    'errorBody',
+    'humanLogLine',
+    'isLoopback',
+    'sessionStoreDir',
+    'startProxy',
+  ],
+  './import': [
+    'BuilderMessage',
+    'COMPACT_SUMMARY_LABEL',
+    'ConversationBuilder',
+    'ConversationState',
+    'IMPORT_FORMATS',
+    'ImportFormat',
+    'ImportTurnsOptions',
+    'ImportTurnsResult',
+    'ImportedTurn',
+    'LoadedHistory',
+    'MessagePart',
+    'ParseTurnsOptions',
+    'ParsedHistory',
+    'ParsedTranscript',
+    'StepIdRule',
+    'TranscriptReader',
+    'TranscriptState',
+    'TurnRole',
+    'TurnsRow',
+    'foldInputsFor',
+    'historyRecordRow',
+    'importFile',
+    'importTurns',
+    'loadHistoryFile',
+    'parseAnthropicMessages',
+    'parseClaudeCodeTranscript',
+    'parseHistory',
+    'parseOpenAiMessages',
+    'parseTurnsJsonl',
+    'readHistoryRecords',
+    'readSourceText',
+    'readTurnsJsonl',
+  ],
+  './inspect': [
+    'DiskResponse',
+    'ErrorResponse',
+    'HashView',
+    'Inspector',
+    'InspectorOptions',
+    'LayerTokens',
+    'NodeResponse',
+    'NodeRow',
+    'NodesResponse',
+    'OverviewResponse',
+    'PackLayerView',
+    'PackMessageView',
+    'PackResponse',
+    'PackSegment',
+    'PayloadResponse',
+    'PayloadSegment',
+    'ProblemView',
+    'RecallResponse',
+    'ScanPickView',
+    'ScanResponse',
+    'StoreInfo',
+    'StoresResponse',
+    'TimelineResponse',
+    'TimelineRow',
+    'ValidateResponse',
+    'browserCommand',
+    'discoverStores',
+    'openBrowser',
+    'startInspector',
+  ],
+  './conformance': [
+    'CaseClass',
+    'CaseDoc',
+    'CaseInput',
+    'CaseOutcome',
+    'DEFAULT_CASE_CLOCK',
+    'DEFAULT_CORPUS_DIR',
+    'Declaration',
+    'LIBRARY_REQUIREMENTS',
+    'LIBRARY_STRICTNESSES',
+    'LibrarySubject',
+    'Manifest',
+    'ObservedVerdict',
+    'REQUIREMENT_IDS',
+    'RequirementId',
+    'RunOptions',
+    'RunReport',
+    'SUBJECT_PROTOCOL',
+    'ScriptStep',
+    'SpawnSubjectOptions',
+    'StepExpectation',
+    'StrictnessAllowance',
+    'Subject',
+    'SubjectHello',
+    'SubjectProtocolError',
+    'SubjectRequest',
+    'SubjectResponse',
+    'Verdict',
+    'buildDeclaration',
+    'corpusContentHash',
+    'formatReport',
+    'loadCaseDoc',
+    'loadCaseInputs',
+    'loadManifest',
+    'runConformance',
+    'serveSubject',
+    'spawnSubject',
+    'validateDeclaration',
+  ],
+  './acceptance': [
+    'AcceptanceCase',
+    'AcceptanceOptions',
+    'AcceptanceReport',
+    'AdapterDeclaration',
+    'AdapterRun',
+    'AdapterSubject',
+    'AnchorContext',
+    'AnchorState',
+    'CallExpect',
+    'CallObservation',
+    'CallResult',
+    'CaseFile',
+    'CaseInputDoc',
+    'DEFAULT_CASE_FILE',
+    'Deviation',
+    'HistoryTurn',
+    'LoadedCaseFile',
+    'MODEL_REPLY',
+    'ParsedPage',
+    'ScoredCase',
+    'SourceAnchor',
+    'StoreAction',
+    'StoreExpect',
+    'StrictnessAllowance',
+    'SubjectCase',
+    'SubjectCaseOptions',
+    'WARMUP_PROMPT',
+    'adapterDeclarationJsonSchema',
+    'adapterDeclarationSchema',
+    'buildAdapterDeclaration',
+    'caseFileJsonSchema',
+    'caseFileSchema',
+    'checkAnchor',
+    'defaultSubjects',
+    'deriveCall',
+    'formatAdapterTable',
+    'loadCaseFile',
+    'parsePages',
+    'runAdapterAcceptance',
+    'scoreRun',
+    'validateAdapterDeclaration',
+  ],
+};
+
+/** package.json `exports` → the source barrel each built entry point comes from. */
+function entryPoints(): Record<string, string> {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    exports: Record<string, string | { import: string }>;
+  };
+  const out: Record<string, string> = {};
+  for (const [key, target] of Object.entries(pkg.exports)) {
+    if (typeof target === 'string') continue; // ./package.json
+    const m = /^\.\/dist\/(.+)\.js$/.exec(target.import);
+    if (!m) throw new Error(`unexpected export target ${target.import}`);
+    out[key] = join(ROOT, 'src', `${m[1]}.ts`);
+  }
+  return out;
+}
+
+interface Surface {
+  names: string[];
+  values: string[];
+  undocumented: string[];
+  withoutExample: (name: string) => boolean;
+}
+
+const surfaces = new Map<string, Surface>();
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function docOf(checker: ts.TypeChecker, sym: ts.Symbol): { doc: string; example: boolean } {
+  const target = sym.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(sym) : sym;
+  const doc = ts.displayPartsToString(target.getDocumentationComment(checker)).trim();
+  const example = target.getJsDocTags(checker).some((t) => t.name === 'example');
+  return { doc, example };
+}
+
+beforeAll(() => {
+  const entries = entryPoints();
+  const config = ts.readConfigFile(join(ROOT, 'tsconfig.json'), ts.sys.readFile);
+  const parsed = ts.parseJsonConfigFileContent(config.config, ts.sys, ROOT);
+  const program = ts.createProgram(Object.values(entries), { ...parsed.options, noEmit: true });
+  const checker = program.getTypeChecker();
+  for (const [key, file] of Object.entries(entries)) {
+    const source = program.getSourceFile(file);
+    if (!source) throw new Error(`${key}: no source barrel ${file}`);
+    const mod = checker.getSymbolAtLocation(source);
+    if (!mod) throw new Error(`${key}: ${file} is not a module`);
+    const exports = checker.getExportsOfModule(mod);
+    const docs = new Map(exports.map((s) => [s.name, docOf(checker, s)]));
+    surfaces.set(key, {
+      names: exports.map((s) => s.name).sort(compare),
+      values: exports
+        .filter((s) => {
+          const t = s.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(s) : s;
+          return (t.flags & ts.SymbolFlags.Value) !== 0;
+        })
+        .map((s) => s.name)
+        .sort(compare),
+      undocumented: [...docs].filter(([, d]) => d.doc === '').map(([n]) => n),
+      withoutExample: (name) => !docs.get(name)?.example,
+    });
+  }
+}, 60_000);
+
+describe('the export surface', () => {
+  it('every entry point of package.json is pinned here, and nothing else', () => {
+    expect(Object.keys(entryPoints()).sort(compare)).toEqual(Object.keys(EXPECTED).sort(compare));
+  });
+
+  it.each(Object.keys(EXPECTED))('%s exports exactly the pinned names', (key) => {
+    expect(surfaces.get(key)?.names).toEqual(EXPECTED[key]);
+  });
+
+  it.each(Object.keys(EXPECTED))('%s lists its names: no `export *`', (key) => {
+    const text = readFileSync(entryPoints()[key]!, 'utf8');
+    expect(text).not.toMatch(/export\s+(type\s+)?\*/);
+  });
+
+  it.each(Object.keys(EXPECTED))('the built %s exports exactly its value names', async (key) => {
+    const dist = entryPoints()[key]!.replace(`${join(ROOT, 'src')}`, join(ROOT, 'dist'));
+    const mod = (await import(dist.replace(/\.ts$/, '.js'))) as Record<string, unknown>;
+    expect(Object.keys(mod).sort(compare)).toEqual(surfaces.get(key)?.values);
+  });
+
+  it(`the root stays small (≤ ${ROOT_LIMIT} names) and every root name is documented`, () => {
+    const root = surfaces.get('.')!;
+    expect(root.names.length).toBeLessThanOrEqual(ROOT_LIMIT);
+    expect(root.undocumented).toEqual([]);
+  });
+
+  it('the main entry points carry an example', () => {
+    const root = surfaces.get('.')!;
+    for (const name of ['ContextFold', 'Session', 'repairStore', 'replaySession']) {
+      expect(root.withoutExample(name), name).toBe(false);
+    }
+  });
+
+  it('the demo, synthetic sessions and installer internals are not public', () => {
+    const all = [...surfaces.values()].flatMap((s) => s.names);
+    for (const name of [
+      'runDemo',
+      'demoHistory',
+      'DEMO_QUESTIONS',
+      'syntheticSession',
+      'stableJson',
+      'shellQuote',
+      'mergeHooks',
+    ]) {
+      expect(all, name).not.toContain(name);
+    }
+  });
+});

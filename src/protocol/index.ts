@@ -1,0 +1,67 @@
+/**
+ * `contextfold/protocol`: the IPCF-1.1 building blocks every layer shares: canonical JSON and
+ * hashes (byte-compatible with the reference engine), the hydration policy, the persisted store
+ * formats, result shapes and the error model. The root re-exports the errors and the policy.
+ *
+ * @example
+ * import { canonicalSha256, type ColdNode } from 'contextfold/protocol';
+ */
+export {
+  canonicalJson,
+  canonicalSha256,
+  compareCodePoints,
+  type JsonValue,
+  prettyJson,
+  sha256Hex,
+  sortedUnique,
+} from './canonical-json.js';
+export {
+  BrokenReferenceError,
+  ContextFoldError,
+  type ErrorCode,
+  type ErrorDetails,
+  exitCodeFor,
+  GuardTableError,
+  IntegrityCheckError,
+  ipcfErrorName,
+  isBrokenReferenceError,
+  isContextFoldError,
+  isGuardTableError,
+  isIntegrityCheckError,
+  isNodeNotFoundError,
+  isOrphanedNodeError,
+  isPathContainmentError,
+  isStoreNotFoundError,
+  isUsageError,
+  LockTimeoutError,
+  NodeNotFoundError,
+  OrphanedNodeError,
+  PathContainmentError,
+  StepConflictError,
+  StoreNotFoundError,
+  UsageError,
+} from './errors.js';
+export { DEFAULT_POLICY, type HydrationPolicy, parsePolicy, policyHash } from './policy.js';
+export type {
+  FindingSummary,
+  Page,
+  PageFinding,
+  PageInFailure,
+  RecallCandidate,
+  RecallResult,
+  RetrievalMode,
+  ScanPick,
+  ScanResult,
+  Severity,
+} from './results.js';
+export {
+  type ColdNode,
+  DEFAULT_SESSION_ID,
+  type EvictionLogFile,
+  type FoldedStep,
+  type IndexEntry,
+  IPCF_VERSION,
+  PROJECTION_VERSION,
+  type RecallIndexFile,
+  type RedactionRecord,
+} from './types.js';

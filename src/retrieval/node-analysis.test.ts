@@ -1,0 +1,151 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  analysisKey,
+  analyzeNode,
+  BLOCK_CHARS,
+  decodeStoredAnalysis,
+  NODE_ANALYSIS_VERSION,
+  type NodeAnalysis,
+  parseNodeAnalysis,
+  payloadLines,
+  RANKED_ANALYZER_VERSION,
+  storedAnalysis,
+} from './node-analysis.js';
+import { ANSWER_SHAPES } from './ranked-intent.js';
+
+const a = (text: string, summary = '') => analyzeNode({ summary, text, tokens: text.length });
+const bit = (name: string) => 1 << ANSWER_SHAPES.findIndex((s) => s.name === name);
+
+describe('analyzeNode', () => {
+  it('keys of summary and payload, sorted, with term frequencies', () => {
+    const x = a('port 5433\nport 5434\n', 'tool: psql');
+    expect(x.version).toBe(NODE_ANALYSIS_VERSION);
+    expect(x.keys).toEqual(['5433', '5434', 'port', 'psql', 'tool']);
+    expect(x.counts).toEqual([1, 1, 2, 1, 1]);
+    expect(x.length).toBe(6);
+    // Header: the summary and the first payload line.
+    expect(x.head.map((i) => x.keys[i])).toEqual(['5433', 'port', 'psql', 'tool']);
+  });
+
+  it('cuts the payload into blocks of whole lines, each with its own keys and signals', () => {
+    const filler = `${'lorem ipsum dolor sit amet '.repeat(10)}\n`;
+    const text = `${filler.repeat(4)}Error: x-api-key header is required\n${filler.repeat(4)}[main 0925f8d] done\n`;
+    const x = a(text);
+    expect(x.blocks.length).toBeGreaterThan(2);
+    const lines = payloadLines(text);
+    let next = 0;
+    for (const b of x.blocks) {
+      expect(b.start).toBe(next); // contiguous, in order, whole lines
+      next = b.end;
+      const chars = lines.slice(b.start, b.end).join('').length;
+      expect(chars <= BLOCK_CHARS || b.end - b.start === 1).toBe(true);
+      expect(b.counts.reduce((s, n) => s + n, 0)).toBe(b.length);
+    }
+    expect(next).toBe(lines.length);
+    const errorBlock = x.blocks.find((b) => b.error)!;
+    expect(errorBlock.keys.map((i) => x.keys[i])).toContain('header');
+    expect(x.blocks.at(-1)!.shapes & bit('hash')).not.toBe(0);
+    expect(x.error).toBe(true);
+  });
+
+  it('an empty payload is one empty block', () => {
+    expect(a('').blocks).toEqual([
+      { start: 0, end: 1, keys: [], counts: [], length: 0, shapes: 0, error: false, prose: 0 },
+    ]);
+  });
+});
+
+describe('parseNodeAnalysis', () => {
+  it('round-trips any analysis through JSON (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.string({ unit: 'grapheme', maxLength: 2500 }),
+        fc.string(),
+        (text, summary) => {
+          const x = analyzeNode({ summary, text, tokens: 7 });
+          const back = parseNodeAnalysis(JSON.parse(JSON.stringify(x)));
+          expect(back).toEqual(x);
+          expect(JSON.stringify(back)).toBe(JSON.stringify(x)); // same bytes: field order too
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  it('refuses anything a fresh analysis could not be', () => {
+    const ok = a('alpha beta\ngamma beta\n', 'tool: x');
+    const block = ok.blocks[0]!;
+    const bad: unknown[] = [
+      null,
+      [],
+      { ...ok, version: 1 },
+      { ...ok, keys: [...ok.keys].reverse() }, // unsorted
+      { ...ok, keys: [ok.keys[0], ...ok.keys.slice(0, -1)] }, // repeated
+      { ...ok, keys: ['', ...ok.keys.slice(1)] }, // empty key
+      { ...ok, counts: ok.counts.slice(1) }, // fewer counts than keys
+      { ...ok, counts: ok.counts.map(() => 0) }, // a zero count
+      { ...ok, counts: ok.counts.map((n) => n + 0.5) }, // not a count
+      { ...ok, length: ok.length + 1 }, // counts do not sum to the length
+      { ...ok, tokens: -1 },
+      { ...ok, head: [ok.keys.length] }, // out of range
+      { ...ok, head: [1, 0] }, // not increasing
+      { ...ok, blocks: [] },
+      { ...ok, blocks: [{ ...block, keys: [99] }] },
+      { ...ok, blocks: [{ ...block, length: block.length + 1 }] },
+      { ...ok, blocks: [{ ...block, start: 2, end: 1 }] },
+      { ...ok, blocks: [block, block] }, // overlapping lines
+      { ...ok, blocks: [{ ...block, prose: 2 }] },
+      { ...ok, prose: 'x' },
+      { ...ok, shapes: -1 },
+      { ...ok, error: 'no' },
+    ];
+    for (const v of bad) expect(parseNodeAnalysis(v)).toBeUndefined();
+    // Code-point order, not UTF-16 order: U+FF01 sorts before an astral character.
+    const astral: NodeAnalysis = { ...ok, keys: ['\uFF01', '\u{1F600}', ...ok.keys.slice(2)] };
+    expect(
+      parseNodeAnalysis({ ...astral, keys: ['\u{1F600}', '\uFF01', ...ok.keys.slice(2)] }),
+    ).toBeUndefined();
+  });
+});
+
+describe('stored analyses', () => {
+  const a = analyzeNode({
+    summary: 'tool: psql',
+    text: `port 5433\n${'progress line\n'.repeat(120)}error: connection refused\n`,
+    tokens: 0,
+  });
+
+  it('round-trip through the stored form, with the token count of the reader', () => {
+    const s = storedAnalysis(a);
+    expect(s.terms).toEqual(a.keys);
+    expect(s.tfs).toEqual(a.counts);
+    expect(s.parts).toBe(a.blocks.length);
+    expect(s.parts).toBeGreaterThan(1);
+    expect(s.partLength).toBe(a.blocks.reduce((n, b) => n + b.length, 0));
+    expect(decodeStoredAnalysis(s.features, 77)).toEqual({ ...a, tokens: 77 });
+  });
+
+  it('a damaged or foreign stored analysis decodes to nothing', () => {
+    const f = JSON.parse(storedAnalysis(a).features) as Record<string, unknown>;
+    for (const bad of [
+      '',
+      '{',
+      JSON.stringify({ ...f, version: 1 }),
+      JSON.stringify({ ...f, blocks: [] }),
+      JSON.stringify({ ...f, length: (f.length as number) + 1 }),
+      // The single-document form of analyzer r1 (features were `error|prose|shapes`).
+      '0|0.1|',
+    ]) {
+      expect(decodeStoredAnalysis(bad, 1)).toBeUndefined();
+    }
+  });
+
+  it('keys name the analyzer version, the payload and the summary', () => {
+    expect(RANKED_ANALYZER_VERSION).toBe(`ranked-analysis-r${NODE_ANALYSIS_VERSION}`);
+    const k = analysisKey({ payload_sha256: 'ab', summary: 's' });
+    expect(k).toMatch(/^[0-9a-f]{64}$/);
+    expect(analysisKey({ payload_sha256: 'ab', summary: 't' })).not.toBe(k);
+    expect(analysisKey({ payload_sha256: 'ac', summary: 's' })).not.toBe(k);
+  });
+});

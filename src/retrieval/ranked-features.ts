@@ -1,0 +1,374 @@
+import {
+  blockCount,
+  hasId,
+  localKey,
+  type RankedDoc,
+  type RankedIndexView,
+} from './ranked-index.js';
+import { ANSWER_SHAPES, type PromptIntent } from './ranked-intent.js';
+import type { QueryKey } from './ranked-query.js';
+
+/**
+ * The features a ranked scan scores a candidate turn on. All are generic (no cue word, file
+ * name or format of any one session): coverage of the prompt's IDF mass by the turn, its header,
+ * its neighbours (a tool result's call, the narration around it), the best block's BM25, answer
+ * shape and failure signals, prose, length, and position in time read through the prompt's time
+ * cue. `…N` features are the same coverage divided by its maximum over the candidates, so the
+ * learned weights compare turns within one prompt rather than across stores.
+ */
+export const FEATURE_NAMES = [
+  'block',
+  'turn',
+  'head',
+  'prev',
+  'union',
+  'next',
+  'ctx',
+  'blockN',
+  'turnN',
+  'headN',
+  'prevN',
+  'unionN',
+  'nextN',
+  'ctxN',
+  'shape',
+  'shapeTurn',
+  'err',
+  'prose',
+  'proseTurn',
+  'len',
+  'recLatest',
+  'recEarliest',
+  'recNone',
+] as const;
+
+/** One of {@link FEATURE_NAMES}. */
+export type FeatureName = (typeof FEATURE_NAMES)[number];
+
+/** Weights of a linear scorer over {@link FEATURE_NAMES} (missing names weigh 0). */
+export type FeatureWeights = Readonly<Partial<Record<FeatureName, number>>>;
+
+/** What the feature computation reads besides the index and the query. */
+export interface FeatureTuning {
+  /** BM25 term-frequency saturation of the block score. */
+  k1: number;
+  /** BM25 length normalisation of the block score. */
+  b: number;
+  /** A key's postings are read from the most recent this many turns only (bounded work). */
+  maxPostings: number;
+  /** At most this many candidates (best coverage of turn and call first) get full features. */
+  maxCandidates: number;
+}
+
+/** A candidate turn with its features. */
+export interface Candidate {
+  docNo: number;
+  stepId: number;
+  /** Feature values, parallel to {@link FEATURE_NAMES}. */
+  features: Float64Array;
+  /** Index of the best-scoring block of the turn. */
+  block: number;
+  /** Per query key: the prompt-key credit (weight × IDF) the turn holds itself (0: none). */
+  own: Float64Array;
+  /** Per query key: the credit its previous turn (the call of a result) holds. */
+  fromPrev: Float64Array;
+  /** Per query key: the indexed key that gave the credit, own or from the previous turn. */
+  matched: (string | undefined)[];
+}
+
+/** The candidate set of a prompt. */
+export interface CandidateSet {
+  candidates: Candidate[];
+  /** Per query key: its best attainable credit (weight × IDF of its best match). */
+  keyWeights: Float64Array;
+  /** Per query key: its rarity, IDF over the IDF of a key in one turn (0..1]. */
+  rarity: Float64Array;
+}
+
+/** BM25's IDF (always positive). */
+export function idf(n: number, df: number): number {
+  return Math.log(1 + (n - df + 0.5) / (df + 0.5));
+}
+
+const F = Object.fromEntries(FEATURE_NAMES.map((n, i) => [n, i])) as Record<FeatureName, number>;
+
+/** Credit per (document slot, query key) and the match index that gave it. */
+interface Credits {
+  docs: number[];
+  slotOf: Int32Array;
+  credit: Float64Array;
+  match: Int32Array;
+}
+
+function gatherCredits(
+  index: RankedIndexView,
+  query: readonly QueryKey[],
+  maxPostings: number,
+): Credits {
+  const nq = query.length;
+  const slotOf = index.scratchSlots();
+  const docs: number[] = [];
+  let credit = new Float64Array(64 * Math.max(1, nq));
+  let match = new Int32Array(64 * Math.max(1, nq)).fill(-1);
+  const slot = (docNo: number): number => {
+    const k = slotOf[docNo]! - 1;
+    if (k >= 0) return k;
+    docs.push(docNo);
+    slotOf[docNo] = docs.length;
+    if (docs.length * nq > credit.length) {
+      const c = new Float64Array(credit.length * 2);
+      c.set(credit);
+      credit = c;
+      const m = new Int32Array(match.length * 2).fill(-1);
+      m.set(match);
+      match = m;
+    }
+    return docs.length - 1;
+  };
+  const n = index.size;
+  query.forEach((q, qi) => {
+    q.matches.forEach((m, mi) => {
+      const p = index.postings(m.key);
+      if (!p) return;
+      // A view may hold only the most recent postings: the frequency comes from the index.
+      const w = m.weight * idf(n, index.docFrequency(m.key));
+      // Postings are in fold order: the tail holds the most recent turns.
+      for (let i = Math.max(0, p.docs.length - maxPostings); i < p.docs.length; i++) {
+        const at = slot(p.docs[i]!) * nq + qi;
+        if (w > credit[at]!) {
+          credit[at] = w;
+          match[at] = mi;
+        }
+      }
+    });
+  });
+  return { docs, slotOf, credit, match };
+}
+
+/** A scorer of one candidate, closed over the prompt's credits. */
+class FeatureContext {
+  readonly nq: number;
+  readonly total: number;
+  constructor(
+    readonly index: RankedIndexView,
+    readonly query: readonly QueryKey[],
+    readonly cr: Credits,
+    readonly keyWeights: Float64Array,
+    readonly t: FeatureTuning,
+  ) {
+    this.nq = query.length;
+    this.total = keyWeights.reduce((s, w) => s + w, 0) || 1;
+    const n = index.size;
+    cr.docs.forEach((d, k) => {
+      this.slotByStep.set(index.doc(d).stepId, k);
+    });
+    this.matchCredit = query.map((q) =>
+      Float64Array.from(q.matches, (m) => m.weight * idf(n, index.docFrequency(m.key))),
+    );
+  }
+
+  /** Slot of each turn that holds a prompt key, by step. */
+  readonly slotByStep = new Map<number, number>();
+
+  /** Credit of query key `q` held by the turn at `step` (0 if not indexed or absent). */
+  creditAt(step: number, q: number): number {
+    const k = this.slotByStep.get(step);
+    return k === undefined ? 0 : this.cr.credit[k * this.nq + q]!;
+  }
+
+  coverage(steps: readonly number[]): number {
+    const slots: number[] = [];
+    for (const st of steps) {
+      const k = this.slotByStep.get(st);
+      if (k !== undefined) slots.push(k * this.nq);
+    }
+    if (slots.length === 0) return 0;
+    let s = 0;
+    for (let q = 0; q < this.nq; q++) {
+      let best = 0;
+      for (const base of slots) {
+        const c = this.cr.credit[base + q]!;
+        if (c > best) best = c;
+      }
+      s += best;
+    }
+    return s / this.total;
+  }
+
+  /** Credit (weight × IDF) of each match of each query key, computed once per prompt. */
+  readonly matchCredit: Float64Array[];
+
+  /**
+   * The matches the turn holds, one per query key (the match that gave the key its credit in the
+   * postings): query key, local key id, credit. One key lookup per prompt key, not per match.
+   */
+  present(docNo: number, doc: RankedDoc): { q: number; id: number; w: number }[] {
+    const out: { q: number; id: number; w: number }[] = [];
+    const k = this.cr.slotOf[docNo]! - 1;
+    if (k < 0) return out;
+    for (let q = 0; q < this.nq; q++) {
+      const mi = this.cr.match[k * this.nq + q]!;
+      if (mi < 0) continue;
+      const id = localKey(doc.keys, this.query[q]!.matches[mi]!.key);
+      if (id >= 0) out.push({ q, id, w: this.matchCredit[q]![mi]! });
+    }
+    return out;
+  }
+
+  /** Credit of the turn's header: the best match of each key that the header holds. */
+  headCoverage(doc: RankedDoc, present: readonly { q: number; id: number; w: number }[]): number {
+    const best = new Float64Array(this.nq);
+    for (const p of present) if (p.w > best[p.q]! && hasId(doc.head, p.id)) best[p.q] = p.w;
+    return best.reduce((s, x) => s + x, 0) / this.total;
+  }
+
+  /** The best block by BM25 over the prompt's keys: its index and score. */
+  bestBlock(
+    doc: RankedDoc,
+    present: readonly { q: number; id: number; w: number }[],
+  ): { block: number; score: number } {
+    const { k1, b } = this.t;
+    const avg = this.index.averageBlockLength;
+    let best = { block: 0, score: 0 };
+    if (present.length === 0) return best;
+    const perKey = new Float64Array(this.nq);
+    doc.blocks.forEach((blk, bi) => {
+      perKey.fill(0);
+      const norm = k1 * (1 - b + (b * blk.length) / avg);
+      for (const p of present) {
+        const tf = blockCount(blk, p.id);
+        if (tf === 0) continue;
+        const sc = (p.w * tf * (k1 + 1)) / (tf + norm);
+        if (sc > perKey[p.q]!) perKey[p.q] = sc;
+      }
+      const s = perKey.reduce((x, y) => x + y, 0);
+      if (s > best.score) best = { block: bi, score: s };
+    });
+    return { block: best.block, score: best.score / this.total };
+  }
+}
+
+/** True when a shape bit mask holds one of the asked answer shapes. */
+export const hasShape = (mask: number, asked: readonly string[]): boolean =>
+  ANSWER_SHAPES.some((s, i) => (mask & (1 << i)) !== 0 && asked.includes(s.name));
+
+/**
+ * The candidate turns of a prompt with their features: every turn that holds a prompt key (from
+ * the most recent `maxPostings` of each key) and the turn after each (a tool result is about
+ * what its call asked for). Only the `maxCandidates` best by coverage of turn and call get full
+ * features, so a scan's work is bounded by the postings it reads, not by the store.
+ *
+ * @example
+ * const set = candidateFeatures(index, query, intent, ['port'], tuning);
+ * set.candidates[0]?.features[FEATURE_NAMES.indexOf('turn')]; // share of the prompt's IDF mass
+ */
+export function candidateFeatures(
+  index: RankedIndexView,
+  query: readonly QueryKey[],
+  intent: PromptIntent,
+  askedShapes: readonly string[],
+  t: FeatureTuning,
+): CandidateSet {
+  const nq = query.length;
+  const n = index.size;
+  const keyWeights = new Float64Array(nq);
+  const rarity = new Float64Array(nq);
+  const top = idf(n, 1);
+  query.forEach((q, qi) => {
+    for (const m of q.matches) {
+      const w = m.weight * idf(n, index.docFrequency(m.key));
+      if (w > keyWeights[qi]!) keyWeights[qi] = w;
+    }
+    rarity[qi] = top > 0 ? Math.min(1, keyWeights[qi]! / top) : 0;
+  });
+  const cr = gatherCredits(index, query, t.maxPostings);
+  try {
+    const ctx = new FeatureContext(index, query, cr, keyWeights, t);
+    // Candidates: turns with a key, and the turn after each.
+    const steps = new Set<number>();
+    for (const d of cr.docs) {
+      const step = index.doc(d).stepId;
+      steps.add(step);
+      if (index.docOf(step + 1) !== undefined) steps.add(step + 1);
+    }
+    let pool = [...steps].map((step) => ({ step, pre: ctx.coverage([step, step - 1]) }));
+    pool.sort((a, b) => b.pre - a.pre || b.step - a.step);
+    pool = pool.slice(0, t.maxCandidates);
+    const lo = pool.reduce((m, c) => Math.min(m, c.step), Number.POSITIVE_INFINITY);
+    const span = Math.max(1, index.lastStep - lo);
+    const candidates = pool.map(({ step }) => {
+      const docNo = index.docOf(step)!;
+      const doc = index.doc(docNo);
+      const f = new Float64Array(FEATURE_NAMES.length);
+      const present = ctx.present(docNo, doc);
+      const best = ctx.bestBlock(doc, present);
+      const blk = doc.blocks[best.block]!;
+      f[F.block] = best.score;
+      f[F.turn] = ctx.coverage([step]);
+      f[F.head] = ctx.headCoverage(doc, present);
+      f[F.prev] = ctx.coverage([step - 1]);
+      f[F.union] = ctx.coverage([step, step - 1]);
+      f[F.next] = ctx.coverage([step + 1]);
+      f[F.ctx] = ctx.coverage([step - 3, step - 2, step - 1, step, step + 1, step + 2]);
+      f[F.shape] = askedShapes.length > 0 && hasShape(blk.shapes, askedShapes) ? 1 : 0;
+      f[F.shapeTurn] = askedShapes.length > 0 && hasShape(doc.shapes, askedShapes) ? 1 : 0;
+      f[F.err] = intent.error && blk.error ? 1 : 0;
+      f[F.prose] = blk.prose;
+      f[F.proseTurn] = doc.prose;
+      f[F.len] = Math.log(1 + doc.tokens) / 10;
+      const rec = (step - lo) / span;
+      f[F.recLatest] = intent.time === 'latest' ? rec : 0;
+      f[F.recEarliest] = intent.time === 'earliest' ? 1 - rec : 0;
+      f[F.recNone] = intent.time === 'none' ? rec : 0;
+      const own = new Float64Array(nq);
+      const fromPrev = new Float64Array(nq);
+      const matched: (string | undefined)[] = new Array(nq);
+      for (let q = 0; q < nq; q++) {
+        own[q] = ctx.creditAt(step, q);
+        fromPrev[q] = ctx.creditAt(step - 1, q);
+        const at = own[q]! > 0 ? step : fromPrev[q]! > 0 ? step - 1 : undefined;
+        if (at === undefined) continue;
+        const mi = cr.match[(cr.slotOf[index.docOf(at)!]! - 1) * nq + q]!;
+        matched[q] = query[q]!.matches[mi]?.key;
+      }
+      return { docNo, stepId: step, features: f, block: best.block, own, fromPrev, matched };
+    });
+    normalise(candidates);
+    return { candidates, keyWeights, rarity };
+  } finally {
+    for (const d of cr.docs) cr.slotOf[d] = 0;
+  }
+}
+
+const NORMALISED: readonly [FeatureName, FeatureName][] = [
+  ['block', 'blockN'],
+  ['turn', 'turnN'],
+  ['head', 'headN'],
+  ['prev', 'prevN'],
+  ['union', 'unionN'],
+  ['next', 'nextN'],
+  ['ctx', 'ctxN'],
+];
+
+function normalise(candidates: readonly Candidate[]): void {
+  for (const [from, to] of NORMALISED) {
+    let max = 0;
+    for (const c of candidates) max = Math.max(max, c.features[F[from]]!);
+    for (const c of candidates) c.features[F[to]] = max > 0 ? c.features[F[from]]! / max : 0;
+  }
+}
+
+/**
+ * The linear score of a candidate under `weights`.
+ *
+ * @example
+ * linearScore(candidate.features, RANKED_WEIGHTS);
+ */
+export function linearScore(features: Float64Array, weights: FeatureWeights): number {
+  let s = 0;
+  FEATURE_NAMES.forEach((name, i) => {
+    const w = weights[name];
+    if (w !== undefined) s += w * features[i]!;
+  });
+  return s;
+}

@@ -1,0 +1,105 @@
+import { foldToken } from '../extract/fold-token.js';
+import { compareCodePoints } from '../protocol/canonical-json.js';
+import type { DroppedTerm, DropReason } from '../protocol/results.js';
+import type { RankedIndexView } from './ranked-index.js';
+import { EARLIEST_CUES, LATEST_CUES } from './ranked-intent.js';
+import { distinctRankedTerms, MAX_KEY_LENGTH, RANKED_STOPWORDS, stemWord } from './ranked-terms.js';
+
+/** How prompt words are matched to indexed keys. */
+export interface QueryTuning {
+  /** Weight of an indexed key that extends a prompt key (`postgres` → `postgresql`). */
+  extendWeight: number;
+  /** Weight of an indexed key that is a prefix of a prompt key (`configuration` → `config`). */
+  stemWeight: number;
+  /** Shortest prompt key that is expanded by prefix. */
+  minPrefix: number;
+  /** An extension may add at most this many characters. */
+  maxExtensionGrowth: number;
+  /** At most this many extensions per prompt key (most frequent first). */
+  maxExtensions: number;
+}
+
+/** One indexed key a prompt key matched, with its weight (1 exact, less for prefix matches). */
+export interface KeyMatch {
+  key: string;
+  weight: number;
+}
+
+/** A prompt key and the indexed keys it matches (never empty). */
+export interface QueryKey {
+  term: string;
+  matches: KeyMatch[];
+}
+
+export type { DroppedTerm, DropReason } from '../protocol/results.js';
+
+/** The prompt as the scan reads it. */
+export interface ParsedQuery {
+  keys: QueryKey[];
+  /** Every prompt word that is not searched for, with the reason, in prompt order. */
+  dropped: DroppedTerm[];
+}
+
+const WORD_KEY = /^[\p{L}\p{N}]+$/u;
+const WORD = /[\p{L}\p{N}_]+/gu;
+const CUES = new Set([...LATEST_CUES, ...EARLIEST_CUES]);
+const CUE_STEMS = new Set([...CUES].map(stemWord));
+
+function expansions(index: RankedIndexView, term: string, t: QueryTuning): KeyMatch[] {
+  const out: KeyMatch[] = [];
+  if (term.length < t.minPrefix || !WORD_KEY.test(term) || !/\p{L}/u.test(term)) return out;
+  const ext = index
+    .extensions(term)
+    .filter((k) => k.length <= term.length + t.maxExtensionGrowth && WORD_KEY.test(k))
+    .sort((a, b) => index.docFrequency(b) - index.docFrequency(a) || compareCodePoints(a, b))
+    .slice(0, t.maxExtensions);
+  for (const key of ext) out.push({ key, weight: t.extendWeight });
+  // The longest shorter indexed key the prompt key extends: `configuration` meets `config`.
+  for (let n = term.length - 1; n >= t.minPrefix; n--) {
+    const key = term.slice(0, n);
+    if (index.docFrequency(key) > 0) {
+      out.push({ key, weight: t.stemWeight });
+      break;
+    }
+  }
+  return out;
+}
+
+/**
+ * Reads a prompt: its retrieval keys with their matches in the index (the key itself, longer
+ * keys it is a prefix of, the longest indexed prefix of it), and every word that is not searched
+ * for with the reason. No key is dropped for being common: a common key simply weighs little
+ * (its IDF), so even a one-turn store answers every word it holds.
+ *
+ * @example
+ * parseQuery(index, 'What port is PostgreSQL on now?', tuning);
+ * // keys: port, postgresql; dropped: what/is/on (stopword), now (time-cue)
+ */
+export function parseQuery(index: RankedIndexView, prompt: string, t: QueryTuning): ParsedQuery {
+  const dropped: DroppedTerm[] = [];
+  const seen = new Set<string>();
+  const drop = (term: string, reason: DropReason) => {
+    if (seen.has(term)) return;
+    seen.add(term);
+    dropped.push({ term, reason });
+  };
+  for (const m of prompt.matchAll(WORD)) {
+    const w = foldToken(m[0]);
+    if (CUES.has(w)) drop(w, 'time-cue');
+    else if (RANKED_STOPWORDS.has(w)) drop(w, 'stopword');
+    else if (w.length > MAX_KEY_LENGTH) drop(`${w.slice(0, 24)}…`, 'too-long');
+  }
+  const keys: QueryKey[] = [];
+  for (const term of distinctRankedTerms(prompt)) {
+    if (CUE_STEMS.has(term)) {
+      drop(term, 'time-cue');
+      continue;
+    }
+    const matches: KeyMatch[] = [];
+    if (index.docFrequency(term) > 0) matches.push({ key: term, weight: 1 });
+    matches.push(...expansions(index, term, t));
+    if (matches.length > 0) keys.push({ term, matches });
+    else drop(term, 'not-in-store');
+  }
+  return { keys, dropped };
+}
