@@ -16,13 +16,10 @@ export {
 export { type CompressionNote, type CompressionStrategy, compressRecent } from './compress.js';
 export { buildFoldedStep, type FoldRef, renderFoldedStep } from './folded-step.js';
 export { inspectColdNode, renderPackForHuman } from './inspect.js';
-export {
-  type ExcerptLiveInput,
-  excerptLive,
-  excerptMarker,
-  type LiveExcerpt,
-  type LiveExcerptNote,
-  type LiveOverflow,
+export type {
+  LiveExcerpt,
+  LiveExcerptNote,
+  LiveOverflow,
 } from './live-excerpt.js';
 export {
   type AssistantMessage,

@@ -254,7 +254,7 @@ describe('contextfold mcp stdout', () => {
       child.stdin.end();
       expect(await exited).toBe(0);
       const lines = out.split('\n').filter((l) => l !== '');
-      expect(lines.map((l) => JSON.parse(l).id)).toEqual([1, 2, 3]);
+      expect(lines.map((l) => JSON.parse(l).id).sort()).toEqual([1, 2, 3]);
       for (const l of lines) expect(JSON.parse(l).jsonrpc).toBe('2.0');
       // Responses may come in any order (JSON-RPC matches them by id).
       const hydrate = lines.map((l) => JSON.parse(l)).find((m) => m.id === 3);
