@@ -53,6 +53,7 @@ export {
   isOrphanedNodeError,
   isPathContainmentError,
   isStoreNotFoundError,
+  isStoreUnavailableError,
   isUsageError,
   LockTimeoutError,
   NodeNotFoundError,
@@ -60,6 +61,7 @@ export {
   PathContainmentError,
   StepConflictError,
   StoreNotFoundError,
+  StoreUnavailableError,
   UsageError,
 } from './protocol/errors.js';
 export { DEFAULT_POLICY, type HydrationPolicy } from './protocol/policy.js';

@@ -15,7 +15,8 @@ import { log, type SynthTurn, synthesize, toInput } from './synth.js';
  * 1k, 10k, 100k; `--sizes 1000,10000`), and the guard's figures (redaction cost per 2 KB, the
  * false-positive report over ../shared/data/trajectories).
  * `npm run bench -- --proxy[=sequential,concurrency,per_call]` prints the proxy's figures
- * instead (see ./proxy.ts). `--parts sizes,hook,pack,guard` runs only some parts (default all);
+ * instead (see ./proxy.ts); `--postgres=URL` the PostgreSQL store's beside the local one
+ * (see ./postgres.ts). `--parts sizes,hook,pack,guard` runs only some parts (default all);
  * `--skip-unredacted` skips the A/B store without redaction (halves a 100k run's fold time).
  * Turns come from ../shared/bench/synth.py (the generator the reference was measured with).
  * Progress goes to stderr. Timings are measurements, never assertions.
@@ -294,6 +295,7 @@ async function main(): Promise<void> {
     process.stdout.write(`${JSON.stringify(figures, null, 2)}\n`);
     return;
   }
+  const pgArg = process.argv.find((a) => a.startsWith('--postgres='));
   const opts: BenchOptions = { skipUnredacted: process.argv.includes('--skip-unredacted') };
   // `--parts sizes,hook,pack,guard` (default all): run only some of the figures.
   const partsArg = process.argv.indexOf('--parts');
@@ -301,6 +303,15 @@ async function main(): Promise<void> {
     (partsArg > 0 ? process.argv[partsArg + 1]! : 'sizes,hook,pack,guard').split(','),
   );
   const arg = process.argv.indexOf('--sizes');
+  if (pgArg) {
+    // `npm run bench -- --postgres=URL [--sizes 10000,100000]`: PostgreSQL beside local.
+    const { benchPostgres } = await import('./postgres.js');
+    const pgSizes = (arg > 0 ? process.argv[arg + 1]! : '10000,100000').split(',').map(Number);
+    const figures = await benchPostgres({ url: pgArg.slice('--postgres='.length), sizes: pgSizes });
+    process.stdout.write(`${JSON.stringify(figures, null, 2)}
+`);
+    return;
+  }
   const sizes = (arg > 0 ? process.argv[arg + 1]! : '1000,10000,100000')
     .split(',')
     .map((s) => Number(s))

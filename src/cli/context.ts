@@ -9,17 +9,38 @@ import {
   UsageError,
 } from '../protocol/errors.js';
 import { storeExists } from '../store/layout.js';
+import { isPgUrl } from '../store/pg/pg-url.js';
 
 /** Global options every command sees. */
 export interface GlobalOptions {
+  /** The store: an absolute directory, or a `postgres://` URL (from `--store`). */
   dir: string;
   json: boolean;
 }
 
-/** Reads the global `--dir` / `--json` options from any (sub)command. */
+/**
+ * Reads the global options from any (sub)command. The store is `--store`, else
+ * `$CONTEXTFOLD_STORE`, else `--dir` (default `.contextfold`).
+ */
 export function globals(cmd: Command): GlobalOptions {
-  const o = cmd.optsWithGlobals() as { dir?: string; json?: boolean };
-  return { dir: resolve(o.dir ?? '.contextfold'), json: Boolean(o.json) };
+  const o = cmd.optsWithGlobals() as { dir?: string; store?: string; json?: boolean };
+  const env = process.env.CONTEXTFOLD_STORE;
+  const explicitDir = cmd.optsWithGlobals() && cmdSource(cmd, 'dir') === 'cli';
+  const store = o.store ?? (explicitDir || !env ? undefined : env);
+  if (store !== undefined && store.length === 0) {
+    throw new UsageError('--store needs a directory or a postgres:// URL');
+  }
+  const dir = store ?? o.dir ?? '.contextfold';
+  return { dir: isPgUrl(dir) ? dir : resolve(dir), json: Boolean(o.json) };
+}
+
+/** Where an option's value came from (`cli`, `env`, `default`…), looking up the parents. */
+function cmdSource(cmd: Command, name: string): string | undefined {
+  for (let c: Command | null = cmd; c; c = c.parent) {
+    const src = c.getOptionValueSource(name);
+    if (src !== undefined && c.options.some((opt) => opt.attributeName() === name)) return src;
+  }
+  return undefined;
 }
 
 /** Writes a result: one JSON object with `--json`, else the human rendering. */
@@ -74,6 +95,8 @@ export function reportError(e: unknown, json: boolean): number {
  * hook create the store; every other store command calls this (through `withEngine`).
  */
 export function requireStore(dir: string): void {
+  // A database store is checked when it is opened (mustExist): that needs a connection.
+  if (isPgUrl(dir)) return;
   if (!storeExists(dir)) {
     throw new StoreNotFoundError(
       `no store at ${dir}: run contextfold fold … or contextfold import … to create one, or pass --dir DIR`,

@@ -56,8 +56,8 @@ export async function withEngine<T>(
   options: { write?: boolean; create?: boolean } = {},
 ): Promise<T> {
   const opts = engineOptions(cmd);
-  if (!options.create) requireStore(opts.dir);
-  const cf = await ContextFold.open(opts);
+  if (!options.create) requireStore(opts.dir!);
+  const cf = await ContextFold.open({ ...opts, mustExist: !options.create });
   try {
     return await fn(cf);
   } finally {

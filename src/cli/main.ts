@@ -30,6 +30,10 @@ export async function buildProgram(argv?: string[]): Promise<Command> {
     )
     .version(version())
     .option('--dir <DIR>', 'store directory', '.contextfold')
+    .option(
+      '--store <URL|DIR>',
+      'where the store lives: a directory, or postgres://user@host:port/db?store_id=NAME (default: $CONTEXTFOLD_STORE, else --dir)',
+    )
     .option('--json', 'print one JSON object per result')
     .option(
       '--tokenizer <NAME>',
@@ -65,6 +69,7 @@ Examples:
   contextfold fold 37 "PostgreSQL configured on port 5433" --file turn37.log
   echo "postgres port?" | contextfold scan - --json
   contextfold --dir path/to/.contextfold status
+  contextfold --store 'postgres://cf@db:5432/contextfold?store_id=web' status   (docs/team.md)
 
 Docs: docs/cli.md (in the repository and the package).`;
 

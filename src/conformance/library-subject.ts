@@ -203,7 +203,7 @@ export class LibrarySubject implements Subject {
     if (at && Number.isNaN(at.getTime()))
       throw new UsageError(`clock is not a timestamp: ${clock}`);
     const engine = await ContextFold.open({
-      dir,
+      store: await this.storeOf(dir, at),
       // The corpus pins the IPCF reference software MMU (RGSC), not our ranked default.
       retrieval: 'reference',
       policy:
@@ -215,15 +215,32 @@ export class LibrarySubject implements Subject {
         p.session_id === undefined || p.session_id === null ? undefined : str(p, 'session_id'),
       clock: at ? () => new Date(at.getTime()) : undefined,
     });
-    this.state = { dir: engine.dir, engine };
+    this.state = { dir, engine };
     // The prompt belongs to the session, not to one open: reopening the same store keeps it.
-    if (this.residentDir !== engine.dir) this.resident.clear();
-    this.residentDir = engine.dir;
+    if (this.residentDir !== dir) this.resident.clear();
+    this.residentDir = dir;
     return {};
   }
 
+  /**
+   * Where the engine finds the store of directory `dir`: the directory itself; a subject on
+   * another backend loads the directory there (see `PgMirrorSubject`).
+   */
+  protected async storeOf(dir: string, _clock?: Date): Promise<string> {
+    return dir;
+  }
+
+  /** Before the engine closes: a subject on another backend writes its state back to `dir`. */
+  protected async beforeClose(_dir: string, _engine: ContextFold): Promise<void> {}
+
   protected async closeStore(): Promise<Result> {
-    if (this.state) await this.state.engine.close();
+    if (this.state) {
+      try {
+        await this.beforeClose(this.state.dir, this.state.engine);
+      } finally {
+        await this.state.engine.close();
+      }
+    }
     this.state = null;
     return {};
   }

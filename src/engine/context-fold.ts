@@ -44,8 +44,12 @@ import { recall as recallIndex } from '../retrieval/recall.js';
 import { referenceScan } from '../retrieval/reference-scan.js';
 import { TermView } from '../retrieval/term-view.js';
 import { artifactHash, indexEntryFor } from '../store/cold-node.js';
-import { checkContainment } from '../store/containment.js';
-import type { CommitRow, IndexBackend, WriteSession } from '../store/index-backend.js';
+import {
+  type CommitRow,
+  type IndexBackend,
+  NodeNotLoadedError,
+  type WriteSession,
+} from '../store/index-backend.js';
 import {
   canonicalNodePath,
   indexFilePath,
@@ -54,6 +58,8 @@ import {
   storeLayout,
 } from '../store/layout.js';
 import { IndexBrokenError, LocalStore } from '../store/local-store.js';
+import { PgStore } from '../store/pg/pg-store.js';
+import { isPgUrl } from '../store/pg/pg-url.js';
 import { type VerifiedNode, verifyNode } from '../store/verify.js';
 import { chunkText } from './chunk.js';
 import { checkNode } from './node-check.js';
@@ -119,8 +125,9 @@ export class ContextFold implements ContextFoldEngine {
   private readonly redactor: Redactor | null;
   /** `sanitized` flag of nodes by artifact hash (a node never changes under its hash). */
   private readonly sanitizedByArtifact = new Map<string, boolean>();
-  private readonly layout: StoreLayout;
-  private readonly store: LocalStore;
+  /** The directory's paths (a local store; a database store has no directory). */
+  private readonly layout: StoreLayout | null;
+  private readonly store: LocalStore | PgStore;
   private readonly ranked: RankedRetrieval;
   private readonly clock: () => Date;
   private readonly tokenCache = new Map<string, number>();
@@ -129,22 +136,25 @@ export class ContextFold implements ContextFoldEngine {
   private closed = false;
 
   private constructor(options: OpenOptions) {
-    if (!options || typeof options.dir !== 'string' || options.dir.length === 0) {
+    const where = options?.store ?? options?.dir;
+    if (!options || typeof where !== 'string' || where.length === 0) {
       throw new UsageError(
-        'ContextFold.open needs { dir }: the store directory, e.g. ".contextfold"',
+        'ContextFold.open needs { dir } (the store directory, e.g. ".contextfold") or { store } (a directory or postgres:// URL)',
       );
     }
-    this.dir = resolve(options.dir);
-    this.layout = storeLayout(this.dir);
-    if (options.mustExist && !storeExists(this.dir)) {
+    const pg = isPgUrl(where);
+    this.layout = pg ? null : storeLayout(resolve(where));
+    if (this.layout && options.mustExist && !storeExists(this.layout.dir)) {
       throw new StoreNotFoundError(
-        `no store at ${this.dir}: nothing has been folded or imported there`,
-        { path: this.dir },
+        `no store at ${this.layout.dir}: nothing has been folded or imported there`,
+        { path: this.layout.dir },
       );
     }
     this.policy = options.policy
       ? parsePolicy(options.policy)
-      : ContextFold.readPolicy(this.layout);
+      : this.layout
+        ? ContextFold.readPolicy(this.layout)
+        : { ...DEFAULT_POLICY };
     this.tokenizer = resolveTokenizer(options.tokenizer);
     this.sessionId = options.sessionId ?? DEFAULT_SESSION_ID;
     this.retrieval = options.retrieval ?? 'ranked';
@@ -152,14 +162,27 @@ export class ContextFold implements ContextFoldEngine {
     this.readOnly = options.readOnly === true;
     this.redact = options.redact ?? true;
     this.redactor = this.redact ? defaultRedactor() : null;
-    this.store = new LocalStore(this.layout, {
-      lockTimeoutMs: options.lockTimeoutMs ?? 30_000,
-      compactThreshold: options.journalCompactThreshold ?? 4096,
-      clock: this.clock,
-      analyzer: { version: RANKED_ANALYZER_VERSION, keyOf: analysisKey },
-      onWarning: options.onWarning,
-      readOnly: options.readOnly,
-    });
+    const analyzer = { version: RANKED_ANALYZER_VERSION, keyOf: analysisKey };
+    this.store = this.layout
+      ? new LocalStore(this.layout, {
+          lockTimeoutMs: options.lockTimeoutMs ?? 30_000,
+          compactThreshold: options.journalCompactThreshold ?? 4096,
+          clock: this.clock,
+          analyzer,
+          onWarning: options.onWarning,
+          readOnly: options.readOnly,
+        })
+      : new PgStore({
+          url: where,
+          lockTimeoutMs: options.lockTimeoutMs ?? 30_000,
+          statementTimeoutMs: options.statementTimeoutMs,
+          poolSize: options.poolSize,
+          clock: this.clock,
+          analyzer,
+          onWarning: options.onWarning,
+          readOnly: options.readOnly,
+        });
+    this.dir = this.store.location;
     this.ranked = new RankedRetrieval({
       tokenizer: this.tokenizer,
       backend: this.store,
@@ -176,7 +199,17 @@ export class ContextFold implements ContextFoldEngine {
    * if missing or unusable; see `onWarning`).
    */
   static async open(options: OpenOptions): Promise<ContextFold> {
-    return new ContextFold(options);
+    const cf = new ContextFold(options);
+    if (cf.store instanceof PgStore) {
+      try {
+        if (options.mustExist) await cf.store.assertExists();
+        else await cf.store.sync();
+      } catch (e) {
+        await cf.store.close();
+        throw e;
+      }
+    }
+    return cf;
   }
 
   /** The derived index backend (entries, postings, statistics; see `IndexBackend`). */
@@ -267,7 +300,7 @@ export class ContextFold implements ContextFoldEngine {
     };
     node.artifact_sha256 = artifactHash(node);
     this.sanitizedByArtifact.set(node.artifact_sha256, node.sanitized);
-    const entry = indexEntryFor(node, indexFilePath(this.layout, input.stepId));
+    const entry = indexEntryFor(node, this.store.entryFilePath(input.stepId));
     return { node, entry, text: p.payloadText };
   }
 
@@ -369,7 +402,7 @@ export class ContextFold implements ContextFoldEngine {
     }
     if (planned.has(step)) return { kind: 'planned' };
     if (tx.nodeExists(step)) {
-      const path = canonicalNodePath(this.layout, step);
+      const path = this.store.nodePath(step);
       throw new OrphanedNodeError(
         `step ${step} has a cold node file but no index entry (an interrupted fold?); refusing to overwrite it: ${path}`,
         { stepId: step, path },
@@ -416,15 +449,24 @@ export class ContextFold implements ContextFoldEngine {
    * Runs a read against the synced index; if the index file turns out corrupt on the way, it
    * is rebuilt from the store's files and the read runs once more.
    */
-  private async read<T>(fn: () => T | Promise<T>): Promise<T> {
+  private async read<T>(fn: () => T | Promise<T>, load: readonly number[] = []): Promise<T> {
     this.assertOpen();
     await this.store.sync();
-    try {
-      return await fn();
-    } catch (e) {
-      if (!(e instanceof IndexBrokenError)) throw e;
-      await this.store.sync();
-      return await fn();
+    await this.store.load(load);
+    let rebuilt = false;
+    for (let loads = 0; ; ) {
+      try {
+        return await fn();
+      } catch (e) {
+        if (e instanceof NodeNotLoadedError && loads++ < 1024) {
+          // A database store fetches nodes asynchronously: fetch this one and run again.
+          await this.store.load([e.step]);
+          continue;
+        }
+        if (!(e instanceof IndexBrokenError) || rebuilt) throw e;
+        rebuilt = true;
+        await this.store.sync();
+      }
     }
   }
 
@@ -471,7 +513,8 @@ export class ContextFold implements ContextFoldEngine {
         { payload_sha256: entry.payload_sha256, tokenizer: this.tokenizer.name, count: n },
       ]);
       return n;
-    } catch {
+    } catch (e) {
+      if (e instanceof NodeNotLoadedError) throw e;
       // Unverifiable: cost it at the cap; pageIn will refuse it and report why.
       return Number.MAX_SAFE_INTEGER;
     }
@@ -521,8 +564,8 @@ export class ContextFold implements ContextFoldEngine {
     }
     const entry = this.store.get(stepId);
     if (entry) return entry;
-    const path = canonicalNodePath(this.layout, stepId);
-    if (existsSync(path)) {
+    const path = this.store.orphanPath(stepId);
+    if (path !== null) {
       throw new OrphanedNodeError(
         `step ${stepId} has a cold node file but no index entry: ${path}`,
         {
@@ -561,7 +604,7 @@ export class ContextFold implements ContextFoldEngine {
    * chunks cut at line boundaries; `chunk` selects one.
    */
   async hydrate(stepId: number, options: HydrateOptions = {}): Promise<HydrateResult> {
-    return this.read(() => this.hydrateNow(stepId, options));
+    return this.read(() => this.hydrateNow(stepId, options), stepList(stepId));
   }
 
   private hydrateNow(stepId: number, options: HydrateOptions): HydrateResult {
@@ -624,7 +667,7 @@ export class ContextFold implements ContextFoldEngine {
     return this.read(() => {
       this.store.assertConsistent();
       return this.store.verifyNode(this.entryOrThrow(stepId)).bytes;
-    });
+    }, stepList(stepId));
   }
 
   /**
@@ -638,6 +681,9 @@ export class ContextFold implements ContextFoldEngine {
       return this.read(async () => {
         this.store.assertConsistent();
         await this.ranked.prepare();
+        // The picks' nodes fetched together (a database store), then paged in verified.
+        const picks = this.ranked.scan(prompt, this.rankedCaps(options)).selected;
+        await this.store.load(picks.map((p) => p.step_id));
         return this.ranked.pageIn(prompt, this.rankedCaps(options));
       });
     }
@@ -671,6 +717,8 @@ export class ContextFold implements ContextFoldEngine {
   /** Records that a step's page left the prompt (CONF-07): index `evicted`, eviction log. */
   async evict(stepId: number): Promise<EvictResult> {
     this.assertOpen();
+    // A database store tells an orphan from an unknown step by the node's row.
+    await this.store.load(stepList(stepId));
     return this.store.write(async (tx) => {
       this.store.assertConsistent();
       this.entryOrThrow(stepId);
@@ -695,8 +743,15 @@ export class ContextFold implements ContextFoldEngine {
     }
   }
 
+  /** The store's directory; repair's file operations refuse a database store. */
+  private localLayout(doing: string): StoreLayout {
+    if (this.layout) return this.layout;
+    throw new UsageError(`${doing} works on a store directory, not a database: ${this.dir}`);
+  }
+
   private orphanEntry(stepId: number): IndexEntry {
-    const path = canonicalNodePath(this.layout, stepId);
+    const layout = this.localLayout('re-indexing an orphaned node');
+    const path = canonicalNodePath(layout, stepId);
     const bad = (why: string): never => {
       throw new IntegrityCheckError(`step ${stepId}: ${why}: ${path}`, { stepId, path });
     };
@@ -709,9 +764,9 @@ export class ContextFold implements ContextFoldEngine {
     if (typeof node !== 'object' || node === null || (node as ColdNode).step_id !== stepId) {
       return bad('cold node file does not hold this step');
     }
-    const entry = indexEntryFor(node as ColdNode, indexFilePath(this.layout, stepId));
+    const entry = indexEntryFor(node as ColdNode, indexFilePath(layout, stepId));
     if (checkIndexEntry(entry)) return bad('cold node file lacks index fields');
-    verifyNode(this.layout, entry);
+    verifyNode(layout, entry);
     return entry;
   }
 
@@ -758,8 +813,9 @@ export class ContextFold implements ContextFoldEngine {
    */
   async quarantine(path: string): Promise<string> {
     this.assertOpen();
-    const abs = resolve(this.layout.root, path);
-    const rel = relative(this.layout.dir, abs);
+    const layout = this.localLayout('quarantine');
+    const abs = resolve(layout.root, path);
+    const rel = relative(layout.dir, abs);
     if (
       rel === '' ||
       rel.startsWith('..') ||
@@ -769,16 +825,16 @@ export class ContextFold implements ContextFoldEngine {
       throw new UsageError(`only a file inside the store can be quarantined, not ${abs}`);
     }
     const realParent = realpathSync(dirname(abs));
-    const realStore = realpathSync(this.layout.dir);
+    const realStore = realpathSync(layout.dir);
     if (realParent !== realStore && !realParent.startsWith(realStore + sep)) {
       throw new UsageError(
         `${abs} lies under a symlink leading out of the store; quarantine the link instead`,
       );
     }
     return this.store.write(() => {
-      let to = join(this.layout.dir, 'quarantine', rel);
+      let to = join(layout.dir, 'quarantine', rel);
       for (let n = 1; existsSync(to) || isSymlink(to); n++)
-        to = join(this.layout.dir, 'quarantine', `${rel}.${n}`);
+        to = join(layout.dir, 'quarantine', `${rel}.${n}`);
       mkdirSync(dirname(to), { recursive: true });
       renameSync(abs, to);
       fsyncDir(dirname(to));
@@ -804,6 +860,9 @@ export class ContextFold implements ContextFoldEngine {
     // The sanitized flag is in the node files only (the reference index has no such field).
     const flags = { sanitized_nodes: 0, unsanitized_nodes: 0, unreadable_nodes: 0 };
     for await (const page of this.entryPages({ pageSize: 1024 })) {
+      await this.store.load(
+        page.filter((e) => !this.sanitizedByArtifact.has(e.artifact_sha256)).map((e) => e.step_id),
+      );
       for (const e of page) {
         const f = this.sanitizedFlag(e);
         if (f === null) flags.unreadable_nodes++;
@@ -839,8 +898,9 @@ export class ContextFold implements ContextFoldEngine {
     const known = this.sanitizedByArtifact.get(entry.artifact_sha256);
     if (known !== undefined) return known;
     try {
-      const path = checkContainment(this.layout, entry.step_id, entry.file_path);
-      const node = JSON.parse(readFileSync(path, 'utf8'));
+      const text = this.store.readNodeText(entry);
+      if (text === null) return null;
+      const node = JSON.parse(text);
       if (node?.artifact_sha256 !== entry.artifact_sha256) return null;
       const flag = node.sanitized === true;
       this.sanitizedByArtifact.set(entry.artifact_sha256, flag);
@@ -868,6 +928,7 @@ export class ContextFold implements ContextFoldEngine {
     const indexed = new Set<number>();
     let since = performance.now();
     for await (const page of this.entryPages({ pageSize: 64 })) {
+      await this.store.load(page.map((e) => e.step_id));
       for (const entry of page) {
         checked++;
         indexed.add(entry.step_id);
@@ -882,24 +943,26 @@ export class ContextFold implements ContextFoldEngine {
       }
     }
     const { steps, stray } = await this.store.listNodes();
-    for (const [step, name] of steps) {
+    for (const [step] of steps) {
       if (!indexed.has(step)) {
+        const path = this.store.nodePath(step);
         problems.push({
           kind: 'orphaned_node',
           step_id: step,
-          path: `${this.layout.coldDir}/${name}`,
-          message: `cold node file has no index entry (OrphanedNodeError): ${this.layout.coldDir}/${name}`,
+          path,
+          message: `cold node file has no index entry (OrphanedNodeError): ${path}`,
         });
       }
     }
     for (const name of stray) {
+      const path = `${this.layout?.coldDir ?? this.dir}/${name}`;
       problems.push({
         kind: 'integrity',
         step_id: null,
-        path: `${this.layout.coldDir}/${name}`,
+        path,
         message: isTempFileName(name)
-          ? `leftover temp file of an interrupted write: ${this.layout.coldDir}/${name}`
-          : `unexpected entry in cold_nodes: ${this.layout.coldDir}/${name}`,
+          ? `leftover temp file of an interrupted write: ${path}`
+          : `unexpected entry in cold_nodes: ${path}`,
       });
     }
     const index = await this.store.checkIndex();
@@ -1035,7 +1098,7 @@ export class ContextFold implements ContextFoldEngine {
    * Throws {@link NodeNotFoundError} for a step that is not indexed.
    */
   async checkNode(stepId: number): Promise<NodeCheck> {
-    return this.read(() => checkNode(this.layout, this.entryOrThrow(stepId)));
+    return this.read(() => checkNode(this.store, this.entryOrThrow(stepId)), stepList(stepId));
   }
 
   /**
@@ -1052,9 +1115,26 @@ export class ContextFold implements ContextFoldEngine {
       }
     } finally {
       this.closed = true;
-      this.store.close();
+      await this.store.close();
     }
   }
+
+  /** Appends newline-terminated lines of a kind (`events`: a session's log) to the store. */
+  async appendRecords(kind: string, text: string): Promise<void> {
+    this.assertOpen();
+    await this.store.appendRecords(kind, text);
+  }
+
+  /** Every line of a kind, in append order, and where it lives (for messages). */
+  async readRecords(kind: string): Promise<{ path: string; text: string }> {
+    this.assertOpen();
+    return this.store.readRecords(kind);
+  }
+}
+
+/** The step to load before a read, if it is a valid step id (else the read reports it). */
+function stepList(stepId: number): number[] {
+  return Number.isSafeInteger(stepId) && stepId >= 0 ? [stepId] : [];
 }
 
 function isSymlink(path: string): boolean {

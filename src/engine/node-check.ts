@@ -1,12 +1,9 @@
-import { readFileSync } from 'node:fs';
 import { sha256Hex } from '../protocol/canonical-json.js';
 import { isContextFoldError } from '../protocol/errors.js';
 import { pageFailure } from '../protocol/results.js';
 import type { ColdNode, IndexEntry } from '../protocol/types.js';
 import { artifactHash, payloadBytes } from '../store/cold-node.js';
-import { checkContainment } from '../store/containment.js';
-import { canonicalNodePath, type StoreLayout } from '../store/layout.js';
-import { verifyNode } from '../store/verify.js';
+import type { IndexBackend } from '../store/index-backend.js';
 import type { HashCheck, NodeCheck, NodeFields } from './types.js';
 
 /** Fields of a cold node the check reports as such; anything else lands in `extra`. */
@@ -88,14 +85,17 @@ function hashChecks(entry: IndexEntry, node: Record<string, unknown> | null): Ha
  * node is reported, never repaired.
  *
  * @example
- * const c = checkNode(layout, entry); // { verified: false, problem: { code: 'INTEGRITY_CHECK', … }, hashes: [...] }
+ * const c = checkNode(store, entry); // { verified: false, problem: { code: 'INTEGRITY_CHECK', … }, hashes: [...] }
  */
-export function checkNode(layout: StoreLayout, entry: IndexEntry): NodeCheck {
+export function checkNode(
+  store: Pick<IndexBackend, 'verifyNode' | 'readNodeText' | 'nodePath'>,
+  entry: IndexEntry,
+): NodeCheck {
   const step = entry.step_id;
   let problem: NodeCheck['problem'] = null;
-  let path = canonicalNodePath(layout, step);
+  const path = store.nodePath(step);
   try {
-    verifyNode(layout, entry);
+    store.verifyNode(entry);
   } catch (e) {
     if (!isContextFoldError(e)) throw e;
     const f = pageFailure(step, e);
@@ -107,15 +107,10 @@ export function checkNode(layout: StoreLayout, entry: IndexEntry): NodeCheck {
     };
   }
   let node: Record<string, unknown> | null = null;
-  let contained = true;
-  try {
-    path = checkContainment(layout, step, entry.file_path);
-  } catch {
-    contained = false;
-  }
-  if (contained) {
+  const text = store.readNodeText(entry);
+  if (text !== null) {
     try {
-      const parsed = JSON.parse(readFileSync(path, 'utf8')) as unknown;
+      const parsed = JSON.parse(text) as unknown;
       if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) {
         node = parsed as Record<string, unknown>;
       }

@@ -108,6 +108,7 @@ export class RankedRetrieval {
       if (batch.length === 0) break;
       after = batch[batch.length - 1]!.step;
       for (const p of batch) stillPending.add(p.step);
+      await backend.load(batch.map((p) => p.step));
       const attach = [];
       const tokens = [];
       for (const p of batch) {

@@ -1,8 +1,10 @@
 import { existsSync, lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { appendDurable } from '../fs/durable-fs.js';
+import { UsageError } from '../protocol/errors.js';
 import { isoSeconds } from '../protocol/time.js';
 import { canonicalNodePath, storeLayout } from '../store/layout.js';
+import { isPgUrl } from '../store/pg/pg-url.js';
 import type { ContextFold } from './context-fold.js';
 import type { ValidationProblem } from './types.js';
 
@@ -138,6 +140,12 @@ export async function repairStore(
   engine: ContextFold,
   options: RepairOptions = {},
 ): Promise<RepairResult> {
+  if (isPgUrl(engine.dir)) {
+    // Orphans, strays and quarantine are files; a database store's fold is one transaction.
+    throw new UsageError(
+      `repair works on a store directory, not a database (${engine.dir}): run validate, and restore a damaged PostgreSQL store from its pg_dump backup`,
+    );
+  }
   const items: RepairItem[] = [];
   let v = await engine.validate();
   if (!options.apply) {

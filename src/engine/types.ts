@@ -29,7 +29,16 @@ export type { IndexCheck, IndexWarning } from '../store/index-backend.js';
 /** Options of {@link ContextFold.open}. */
 export interface OpenOptions {
   /** The store directory, e.g. `.contextfold`. Created on first write. */
-  dir: string;
+  dir?: string;
+  /**
+   * Where the store lives, overriding `dir`: a directory, or a PostgreSQL URL
+   * `postgres://user@host:port/db?store_id=NAME` (a shared archive; see docs/team.md).
+   */
+  store?: string;
+  /** PostgreSQL: connections in this process's pool. Default 4. */
+  poolSize?: number;
+  /** PostgreSQL: the longest a statement may run before it is cancelled. Default 60 s. */
+  statementTimeoutMs?: number;
   /**
    * Refuse a directory that holds no store yet (`StoreNotFoundError`) instead of opening it
    * empty. Readers set it so a mistyped directory is reported, not read as an empty store.
@@ -252,7 +261,12 @@ export interface PageInResult {
 
 /** The engine's public surface. Every result is plain JSON. */
 export interface ContextFoldEngine {
+  /** The store's directory, or its database URL (with `store_id`, no password). */
   readonly dir: string;
+  /** Appends newline-terminated lines of a kind (`events`: a session's log) to the store. */
+  appendRecords(kind: string, text: string): Promise<void>;
+  /** Every line of a kind, in append order, and where it lives. */
+  readRecords(kind: string): Promise<{ path: string; text: string }>;
   readonly policy: HydrationPolicy;
   readonly tokenizer: Tokenizer;
   /** Whether folds are redacted (see {@link OpenOptions.redact}). */

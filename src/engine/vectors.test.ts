@@ -2,6 +2,7 @@ import { cpSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import type { HydrationPolicy } from '../protocol/policy.js';
+import { BACKENDS, PG_MISSING, PG_URL, storeFor } from '../test-utils/pg.js';
 import { describeShared, HAS_SHARED, sharedPath } from '../test-utils/shared.js';
 import { tempDir } from '../test-utils/temp-dir.js';
 import { ContextFold } from './context-fold.js';
@@ -34,65 +35,72 @@ const suites: [string, string, string][] = [
   ['synth200', 'synth200.jsonl', 'scan_synth200.json'],
 ];
 
-describeShared('reference scan and recall vectors', () => {
-  for (const [name, historyFile, vectorFile] of suites) {
-    const history = HAS_SHARED ? readJsonl(sharedPath('vectors', historyFile)) : [];
-    const vectors: ScanVectors = HAS_SHARED
-      ? JSON.parse(readFileSync(sharedPath('vectors', vectorFile), 'utf8'))
-      : { variants: {} };
-    for (const [variant, { policy, queries }] of Object.entries(vectors.variants)) {
-      it(`${name} / ${variant}: ${queries.length} queries, selections and candidates exact`, async () => {
-        const cf = await ContextFold.open({
-          dir: join(tmp.dir, `${name}-${variant}`, '.contextfold'),
-          policy,
-          tokenizer: 'reference',
-          retrieval: 'reference',
+// The interop vectors pin retrieval exactly: they run on every backend (a matrix).
+for (const backend of BACKENDS) {
+  describeShared(`reference scan and recall vectors (${backend} store)`, () => {
+    const storeOf = (dir: string) => {
+      if (backend === 'postgres' && !PG_URL) throw new Error(`CI=true: ${PG_MISSING}`);
+      return storeFor(backend, dir, 'vectors');
+    };
+    for (const [name, historyFile, vectorFile] of suites) {
+      const history = HAS_SHARED ? readJsonl(sharedPath('vectors', historyFile)) : [];
+      const vectors: ScanVectors = HAS_SHARED
+        ? JSON.parse(readFileSync(sharedPath('vectors', vectorFile), 'utf8'))
+        : { variants: {} };
+      for (const [variant, { policy, queries }] of Object.entries(vectors.variants)) {
+        it(`${name} / ${variant}: ${queries.length} queries, selections and candidates exact`, async () => {
+          const cf = await ContextFold.open({
+            store: storeOf(join(tmp.dir, `${backend}-${name}-${variant}`, '.contextfold')),
+            policy,
+            tokenizer: 'reference',
+            retrieval: 'reference',
+          });
+          await cf.foldMany(
+            history.map((t) => ({ stepId: t.step_id, summary: t.summary, content: t.raw_content })),
+          );
+          for (const q of queries) {
+            const scan = await cf.scan(q.query);
+            expect(
+              scan.selected.map((p) => [p.step_id, p.matched_terms]),
+              q.query,
+            ).toEqual(q.scan_selected);
+            const rec = await cf.recall(q.query);
+            expect(
+              rec.candidates.map(({ step_id, status, coverage, score }) => ({
+                step_id,
+                status,
+                coverage,
+                score,
+              })),
+              q.query,
+            ).toEqual(q.recall);
+          }
+          await cf.close();
         });
-        await cf.foldMany(
-          history.map((t) => ({ stepId: t.step_id, summary: t.summary, content: t.raw_content })),
-        );
-        for (const q of queries) {
-          const scan = await cf.scan(q.query);
-          expect(
-            scan.selected.map((p) => [p.step_id, p.matched_terms]),
-            q.query,
-          ).toEqual(q.scan_selected);
-          const rec = await cf.recall(q.query);
-          expect(
-            rec.candidates.map(({ step_id, status, coverage, score }) => ({
-              step_id,
-              status,
-              coverage,
-              score,
-            })),
-            q.query,
-          ).toEqual(q.recall);
-        }
-        await cf.close();
-      });
+      }
     }
-  }
 
-  it('demo: the multi-intent scan selects 342, 137, 447 in that order', async () => {
-    const cf = await ContextFold.open({
-      retrieval: 'reference',
-      dir: join(tmp.dir, 'multi', '.contextfold'),
-      tokenizer: 'reference',
+    it('demo: the multi-intent scan selects 342, 137, 447 in that order', async () => {
+      const cf = await ContextFold.open({
+        retrieval: 'reference',
+        store: storeOf(join(tmp.dir, `${backend}-multi`, '.contextfold')),
+        tokenizer: 'reference',
+      });
+      await cf.foldMany(
+        readJsonl(sharedPath('vectors', 'demo_history.jsonl')).map((t) => ({
+          stepId: t.step_id,
+          summary: t.summary,
+          content: t.raw_content,
+        })),
+      );
+      const scan = await cf.scan(
+        'What port are we using for PostgreSQL, and which migration applied the billing table?',
+      );
+      expect(scan.selected.map((p) => p.step_id)).toEqual([342, 137, 447]);
+      await cf.close();
     });
-    await cf.foldMany(
-      readJsonl(sharedPath('vectors', 'demo_history.jsonl')).map((t) => ({
-        stepId: t.step_id,
-        summary: t.summary,
-        content: t.raw_content,
-      })),
-    );
-    const scan = await cf.scan(
-      'What port are we using for PostgreSQL, and which migration applied the billing table?',
-    );
-    expect(scan.selected.map((p) => p.step_id)).toEqual([342, 137, 447]);
-    await cf.close();
   });
-});
+}
 
 describeShared('the reference-written store', () => {
   it('validates and hydrates every node verbatim', async () => {

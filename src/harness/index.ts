@@ -72,10 +72,13 @@ export {
 export {
   EVENTS_FILE,
   type FoldReason,
+  loadEvents,
+  parseEvents,
   readEvents,
   type SessionConfig,
   type SessionEvent,
   type SessionEventType,
+  storeEvents,
 } from './session-events.js';
 export {
   describeTurn,

@@ -4,11 +4,12 @@ import { sha256Hex } from '../protocol/canonical-json.js';
 import { IntegrityCheckError, NodeNotFoundError, UsageError } from '../protocol/errors.js';
 import type { PageInFailure } from '../protocol/results.js';
 import type { IndexEntry } from '../protocol/types.js';
+import { isPgUrl } from '../store/pg/pg-url.js';
 import type { FoldRef } from './folded-step.js';
 import type { ContextPack } from './pack.js';
 import { defaultSummary } from './session.js';
 import { type FoldRequest, type PagedIn, SessionCore, type SessionIO } from './session-core.js';
-import { comparableEvent, readEvents, type SessionEvent } from './session-events.js';
+import { comparableEvent, loadEvents, readEvents, type SessionEvent } from './session-events.js';
 import { TokenMeter } from './token-meter.js';
 import type { Turn } from './turns.js';
 
@@ -158,12 +159,24 @@ function group<E extends { turn: number }>(events: E[]): Map<number, E[]> {
  * const r = await replaySession({ dir: '.contextfold' });
  * if (!r.matches) console.error(r.mismatch);
  */
+/** The recorded events: through the engine, from the database, or from `events.jsonl`. */
+async function recordedEvents(dir: string, engine?: ContextFoldEngine): Promise<SessionEvent[]> {
+  if (engine) return loadEvents(engine);
+  if (!isPgUrl(dir)) return readEvents(dir);
+  const reader = await ContextFold.open({ store: dir, tokenizer: 'reference', readOnly: true });
+  try {
+    return await loadEvents(reader);
+  } finally {
+    await reader.close();
+  }
+}
+
 export async function replaySession(options: ReplayOptions): Promise<ReplayResult> {
   const dir = options.engine?.dir ?? options.dir;
   if (typeof dir !== 'string' || dir === '') {
     throw new UsageError('replaySession needs { dir } (the store directory) or { engine }');
   }
-  const recorded = readEvents(dir);
+  const recorded = await recordedEvents(dir, options.engine);
   const opened = recorded.find(
     (e): e is Extract<SessionEvent, { type: 'session_opened' }> => e.type === 'session_opened',
   );

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
+import type { ContextFoldEngine } from '../engine/types.js';
 import { appendDurable } from '../fs/durable-fs.js';
 import type { FindingSummary } from '../guard/types.js';
 import { IntegrityCheckError } from '../protocol/errors.js';
@@ -160,8 +161,10 @@ const EVENT_TYPES = [
 
 const baseSchema = z.object({ type: z.enum(EVENT_TYPES), recorded_at: z.string() }).loose();
 
+/** The record kind of the event log (a store's `events.jsonl`, or its rows in a database). */
+export const EVENTS_KIND = 'events';
 /** File name of the event log inside the store directory. */
-export const EVENTS_FILE = 'events.jsonl';
+export const EVENTS_FILE = `${EVENTS_KIND}.jsonl`;
 
 /** Path of a store's event log. */
 export function eventsPath(dir: string): string {
@@ -189,7 +192,34 @@ export function comparableEvent(e: SessionEvent | PendingEvent): string {
 export function readEvents(dir: string): SessionEvent[] {
   const path = eventsPath(dir);
   if (!existsSync(path)) return [];
-  const text = readFileSync(path, 'utf8');
+  return parseEvents(readFileSync(path, 'utf8'), path);
+}
+
+/**
+ * A store's event log (any backend: a file, or rows of a database), checked as
+ * {@link readEvents} checks the file.
+ *
+ * @example
+ * const events = await loadEvents(engine);
+ */
+export async function loadEvents(engine: ContextFoldEngine): Promise<SessionEvent[]> {
+  const { path, text } = await engine.readRecords(EVENTS_KIND);
+  return parseEvents(text, path);
+}
+
+/** Appends events to a store's log (any backend) in one durable write. */
+export async function storeEvents(
+  engine: ContextFoldEngine,
+  events: readonly SessionEvent[],
+): Promise<void> {
+  if (events.length === 0) return;
+  let text = '';
+  for (const e of events) text += `${JSON.stringify(e)}\n`;
+  await engine.appendRecords(EVENTS_KIND, text);
+}
+
+/** Parses and checks an event log's text; `path` names it in errors. */
+export function parseEvents(text: string, path: string): SessionEvent[] {
   const events: SessionEvent[] = [];
   if (text.length > 0 && !text.endsWith('\n')) {
     const line = text.split('\n').length;

@@ -23,10 +23,10 @@ import { redactMessages } from './redact-message.js';
 import { stableJson } from './render.js';
 import { type FoldRequest, type PagedIn, SessionCore, type SessionIO } from './session-core.js';
 import {
-  appendEvents,
-  readEvents,
+  loadEvents,
   type SessionConfig,
   type StrippedRecord,
+  storeEvents,
 } from './session-events.js';
 import { describeTurn, summarizeTurn, type TurnFacts } from './summarize.js';
 import { TokenMeter } from './token-meter.js';
@@ -357,7 +357,7 @@ export class Session {
         clock,
         options.pageInToolOutput === true,
       );
-      for (const e of readEvents(engine.dir)) core.state.apply(e);
+      for (const e of await loadEvents(engine)) core.state.apply(e);
       const prior = core.state.config;
       if (prior && prior.tokenizer !== config.tokenizer) {
         throw new UsageError(
@@ -368,7 +368,7 @@ export class Session {
       if (!prior || JSON.stringify(prior) !== JSON.stringify(config)) {
         core.record({ type: 'session_opened', config });
       }
-      await appendEvents(engine.dir, core.drain());
+      await storeEvents(engine, core.drain());
       return new Session(engine, !options.engine, core, config, clock);
     } catch (e) {
       if (!options.engine) await engine.close();
@@ -412,7 +412,7 @@ export class Session {
     this.assertUsable();
     try {
       const out = await fn();
-      await appendEvents(this.engine.dir, this.core.drain());
+      await storeEvents(this.engine, this.core.drain());
       return out;
     } catch (e) {
       // Bad input is refused before `change` runs; a failure in here leaves the in-memory

@@ -12,6 +12,7 @@ export type ErrorCode =
   | 'STEP_CONFLICT'
   | 'LOCK_TIMEOUT'
   | 'STORE_NOT_FOUND'
+  | 'STORE_UNAVAILABLE'
   | 'GUARD_TABLE';
 
 /** Structured context carried by every contextfold error. */
@@ -126,6 +127,19 @@ export class StoreNotFoundError extends ContextFoldError {
 }
 
 /**
+ * A database store could not be reached, or its connection broke mid-operation (the server
+ * stopped, the connection was terminated, a statement timed out). Nothing was half-written: a
+ * write either committed whole or not at all; `committed: 'unknown'` says the connection broke
+ * while the commit itself was in flight (run the fold again: a fold is idempotent).
+ */
+export class StoreUnavailableError extends ContextFoldError {
+  constructor(message: string, details: ErrorDetails = {}, options?: ErrorOptions) {
+    super('STORE_UNAVAILABLE', message, details, options);
+    this.name = 'StoreUnavailableError';
+  }
+}
+
+/**
  * A guard data file (`guard/**.json`: a pattern table, the corpus manifest or a case) is
  * missing, is not valid JSON, or does not match its published shape. `path` names the file.
  */
@@ -163,6 +177,8 @@ export const isBrokenReferenceError = codeGuard<BrokenReferenceError>('BROKEN_RE
 export const isGuardTableError = codeGuard<GuardTableError>('GUARD_TABLE');
 /** True for {@link UsageError}. */
 export const isUsageError = codeGuard<UsageError>('USAGE');
+/** True for {@link StoreUnavailableError}. */
+export const isStoreUnavailableError = codeGuard<StoreUnavailableError>('STORE_UNAVAILABLE');
 /** True for {@link StoreNotFoundError}. */
 export const isStoreNotFoundError = codeGuard<StoreNotFoundError>('STORE_NOT_FOUND');
 
@@ -185,6 +201,8 @@ export function ipcfErrorName(code: ErrorCode): string {
       return 'LockTimeoutError';
     case 'STORE_NOT_FOUND':
       return 'StoreNotFoundError';
+    case 'STORE_UNAVAILABLE':
+      return 'StoreUnavailableError';
     case 'GUARD_TABLE':
       return 'GuardTableError';
     default:

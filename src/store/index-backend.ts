@@ -111,6 +111,20 @@ export interface IndexWarning {
 }
 
 /**
+ * Thrown by a synchronous node read of a backend that fetches nodes asynchronously (a database)
+ * when the node was not {@link IndexBackend.load}ed first. Not a contextfold error: the engine
+ * catches it, loads the node and runs the operation again.
+ */
+export class NodeNotLoadedError extends Error {
+  readonly step: number;
+  constructor(step: number) {
+    super(`step ${step} was read before it was loaded`);
+    this.name = 'NodeNotLoadedError';
+    this.step = step;
+  }
+}
+
+/**
  * What the engine needs from a store: entries, postings, statistics, analyses and token counts
  * (all derived, rebuildable), node storage, and serialised writes. Verification, hashing and
  * error codes stay above it: a backend returns bytes and rows, the engine checks them.
@@ -148,6 +162,8 @@ export interface IndexBackend {
   /** Ranked statistics of analysed nodes among `steps` (others are absent). */
   docStats(steps: readonly number[]): DocStats[];
 
+  /** The eviction log in order (what `eviction_log.json` holds). */
+  evictions(): { step_id: number; evicted_at: string }[];
   /** Nodes without an analysis, step > `after`, in step order. */
   pending(after: number, limit: number): PendingNode[];
   pendingCount(): number;
@@ -158,8 +174,26 @@ export interface IndexBackend {
   /** Stores token counts computed from verified content (best effort). */
   putTokens(list: readonly { payload_sha256: string; tokenizer: string; count: number }[]): void;
 
+  /** Where the store lives, for messages: its directory, or its database URL with `store_id`. */
+  readonly location: string;
+  /** True when the store holds anything (folded, imported or recorded). */
+  exists(): Promise<boolean>;
+  /** The `file_path` an index entry records for a step. */
+  entryFilePath(step: number): string;
+  /** Where a step's node lives, for messages (a file path, or a database address). */
+  nodePath(step: number): string;
+  /** The path of a node stored without an index entry (an interrupted fold), or null. */
+  orphanPath(step: number): string | null;
+  /**
+   * Fetches the nodes of `steps` so that {@link verifyNode} and {@link readNodeText} can read
+   * them synchronously (a database backend: fresh from the database, verified on every use; the
+   * local store reads files directly and does nothing here).
+   */
+  load(steps: readonly number[]): Promise<void>;
   /** Reads a node and verifies it against its entry (throws the IPCF error of a failure). */
   verifyNode(entry: IndexEntry): VerifiedNode;
+  /** A node's stored text, unverified (for a person's check of which hash broke), or null. */
+  readNodeText(entry: IndexEntry): string | null;
   /** Nodes present in storage by step, and anything else found there. */
   listNodes(): Promise<{ steps: Map<number, string>; stray: string[] }>;
 
@@ -172,10 +206,17 @@ export interface IndexBackend {
   /** Compares the derived index with the durable state, fully (for validate). */
   checkIndex(): Promise<IndexCheck>;
   /**
+   * Appends newline-terminated lines (a session's events: `kind` 'events') durably, in one
+   * write. The local store appends to `<kind>.jsonl` in its directory.
+   */
+  appendRecords(kind: string, text: string): Promise<void>;
+  /** Every line of a kind in append order as one text, and where it lives (for messages). */
+  readRecords(kind: string): Promise<{ path: string; text: string }>;
+  /**
    * Reports derived content the caller found damaged (e.g. an analysis that does not decode):
    * the index is rebuilt from the durable state on the next sync, nothing carried over. Throws
    * the error a read retries on.
    */
   reportBroken(reason: string): never;
-  close(): void;
+  close(): void | Promise<void>;
 }

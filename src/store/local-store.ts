@@ -16,6 +16,7 @@ import { canonicalJson, prettyJson } from '../protocol/canonical-json.js';
 import { IntegrityCheckError, LockTimeoutError, UsageError } from '../protocol/errors.js';
 import { isoSeconds } from '../protocol/time.js';
 import type { ColdNode, IndexEntry } from '../protocol/types.js';
+import { checkContainment } from './containment.js';
 import { fileIdentity, isRacy, sameIdentity } from './file-identity.js';
 import type {
   CommitRow,
@@ -51,13 +52,19 @@ import {
   loadSnapshot,
 } from './index-loader.js';
 import { type JournalRecord, journalLine, parseJournal } from './journal.js';
-import { canonicalNodePath, NODE_FILE_RE, type StoreLayout } from './layout.js';
+import {
+  canonicalNodePath,
+  indexFilePath,
+  NODE_FILE_RE,
+  type StoreLayout,
+  storeExists,
+} from './layout.js';
 import { quickCheck } from './quick-check.js';
 import { ReadCache } from './read-cache.js';
 import { readSnapshot } from './snapshot-reader.js';
 import { type SnapshotNode, writeSnapshot } from './snapshot-writer.js';
 import { type VerifiedNode, verifyNode } from './verify.js';
-import { WriteLock } from './write-lock.js';
+import { WriteLock, withWriteLock } from './write-lock.js';
 
 /** Options of {@link LocalStore}. */
 export interface LocalStoreOptions {
@@ -706,6 +713,10 @@ export class LocalStore implements IndexBackend {
     return out;
   }
 
+  evictions(): { step_id: number; evicted_at: string }[] {
+    return this.#read([], (db) => db.evictions());
+  }
+
   pending(after: number, limit: number): PendingNode[] {
     return this.#read([], (db) => db.pending(after, limit));
   }
@@ -743,8 +754,60 @@ export class LocalStore implements IndexBackend {
     }
   }
 
+  get location(): string {
+    return this.layout.dir;
+  }
+
+  async exists(): Promise<boolean> {
+    return storeExists(this.layout.dir);
+  }
+
+  entryFilePath(step: number): string {
+    return indexFilePath(this.layout, step);
+  }
+
+  nodePath(step: number): string {
+    return canonicalNodePath(this.layout, step);
+  }
+
+  orphanPath(step: number): string | null {
+    const path = canonicalNodePath(this.layout, step);
+    return existsSync(path) ? path : null;
+  }
+
+  /** Files are read where they are used: nothing to fetch. */
+  async load(): Promise<void> {}
+
   verifyNode(entry: IndexEntry): VerifiedNode {
     return verifyNode(this.layout, entry);
+  }
+
+  readNodeText(entry: IndexEntry): string | null {
+    try {
+      return readFileSync(checkContainment(this.layout, entry.step_id, entry.file_path), 'utf8');
+    } catch {
+      return null;
+    }
+  }
+
+  async appendRecords(kind: string, text: string): Promise<void> {
+    if (text.length === 0) return;
+    const dir = this.layout.dir;
+    const path = join(dir, `${kind}.jsonl`);
+    // The same lock as the harness's appendEvents: two processes never interleave lines.
+    await withWriteLock(dir, `${path}.lock`, this.#opts.lockTimeoutMs, () =>
+      appendDurable(path, text),
+    );
+  }
+
+  async readRecords(kind: string): Promise<{ path: string; text: string }> {
+    const path = join(this.layout.dir, `${kind}.jsonl`);
+    try {
+      return { path, text: await readFile(path, 'utf8') };
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      return { path, text: '' };
+    }
   }
 
   async listNodes(): Promise<{ steps: Map<number, string>; stray: string[] }> {

@@ -1,7 +1,10 @@
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
 import { endIsolatedRun, isolateRun } from './isolation.js';
+import { type PgCluster, startPgCluster } from './pg-cluster.js';
 import { HAS_SHARED, isCi, SHARED_DIR } from './shared-location.js';
 
 /** The leak check fails the run under CI, unless `CONTEXTFOLD_TEST_FS_CHECK` says `warn`. */
@@ -36,7 +39,34 @@ function build(): void {
  * (a machine of its own) that fails the run; elsewhere other processes may write there too, so
  * it is a warning listing what appeared (`CONTEXTFOLD_TEST_FS_CHECK=fail|warn` overrides).
  */
-export default function setup(project: TestProject): () => void {
+/**
+ * Starts the run's PostgreSQL cluster (unless `CONTEXTFOLD_TEST_PG_URL` names a server already)
+ * and tells the workers through the environment: `CONTEXTFOLD_TEST_PG_URL`, or why there is
+ * none in `CONTEXTFOLD_TEST_PG_SKIP` (the PostgreSQL suites fail on it under CI, skip otherwise).
+ * `CONTEXTFOLD_TEST_PG=off` starts none (to see those suites skip, or fail under CI).
+ */
+async function startPg(realTmp: string): Promise<PgCluster | null> {
+  if (process.env.CONTEXTFOLD_TEST_PG_URL) return null;
+  if (process.env.CONTEXTFOLD_TEST_PG === 'off') {
+    process.env.CONTEXTFOLD_TEST_PG_SKIP = 'no PostgreSQL server: CONTEXTFOLD_TEST_PG=off';
+    return null;
+  }
+  // Directly in the system temp dir: a server running as another user (as root, `postgres`)
+  // must be able to reach it. Removed at the end of the run.
+  const dir = mkdtempSync(join(realTmp, 'contextfold-test-run-pg-'));
+  try {
+    const cluster = await startPgCluster(dir);
+    process.env.CONTEXTFOLD_TEST_PG_URL = cluster.url;
+    return cluster;
+  } catch (e) {
+    rmSync(dir, { recursive: true, force: true });
+    const why = (e as Error).message.split('\n')[0];
+    process.env.CONTEXTFOLD_TEST_PG_SKIP = `the throwaway PostgreSQL cluster did not start: ${why}`;
+    return null;
+  }
+}
+
+export default async function setup(project: TestProject): Promise<() => void> {
   if (isCi() && !HAS_SHARED) {
     throw new Error(
       `CI=true but the shared data is absent at ${SHARED_DIR}: CI runs every suite; lay ../shared beside the repository or set CONTEXTFOLD_SHARED=path`,
@@ -44,7 +74,9 @@ export default function setup(project: TestProject): () => void {
   }
   const run = isolateRun();
   if (process.env.CONTEXTFOLD_SKIP_BUILD !== '1') build();
+  const cluster = await startPg(run.realTmp);
   return () => {
+    cluster?.stop();
     // vitest's own temp dir (made before this setup ran; vitest removes it after this teardown).
     const leaked = endIsolatedRun(run, [project.tmpDir]);
     if (leaked.length === 0) return;

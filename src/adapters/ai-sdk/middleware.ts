@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import type {
   LanguageModelV3CallOptions,
   LanguageModelV3Middleware,
@@ -9,6 +8,7 @@ import type { Message } from '../../harness/messages.js';
 import type { ContextPack } from '../../harness/pack.js';
 import { Session, type SessionOptions } from '../../harness/session.js';
 import { UsageError } from '../../protocol/errors.js';
+import { subStore } from '../../store/store-location.js';
 import { packToPrompt } from './pack-prompt.js';
 import { messageKey, toNeutral } from './prompt-messages.js';
 
@@ -19,7 +19,12 @@ export const PROVIDER_OPTIONS_KEY = 'contextfold';
 export interface ContextFoldMiddlewareOptions
   extends Omit<SessionOptions, 'dir' | 'engine' | 'sessionId'> {
   /** Base store directory. A session with an id lives in `<dir>/sessions/<id>/`, without one in `dir`. */
-  dir: string;
+  dir?: string;
+  /**
+   * Base store overriding `dir`: a directory, or `postgres://…?store_id=NAME` (sessions with an
+   * id are the stores `NAME/sessions/<id>`). See docs/team.md.
+   */
+  store?: string;
   /** Session id when a call's `providerOptions.contextfold.sessionId` does not give one. */
   sessionId?: string;
 }
@@ -93,7 +98,7 @@ function sessionPool(dir: string, sessionOptions: Omit<SessionOptions, 'dir' | '
     if (!l) {
       l = Session.open({
         ...sessionOptions,
-        dir: id === undefined ? dir : join(dir, 'sessions', id),
+        dir: id === undefined ? dir : subStore(dir, ['sessions', id]),
         ...(id === undefined ? {} : { sessionId: id }),
       }).then((session) => {
         const x: Live = { session, queue: Promise.resolve(), pending: null, lastPack: null };
@@ -186,9 +191,10 @@ async function promptFor(
 export function contextFoldMiddleware(
   options: ContextFoldMiddlewareOptions,
 ): ContextFoldMiddleware {
-  const { dir, sessionId: defaultId, ...sessionOptions } = options;
+  const { dir: dirOption, store, sessionId: defaultId, ...sessionOptions } = options;
+  const dir = store ?? dirOption;
   if (typeof dir !== 'string' || dir === '')
-    throw new UsageError('contextFoldMiddleware needs { dir, budget }');
+    throw new UsageError('contextFoldMiddleware needs { dir, budget } (or { store, budget })');
   const pool = sessionPool(dir, sessionOptions);
   const ids = new WeakMap<LanguageModelV3CallOptions, Live>();
 

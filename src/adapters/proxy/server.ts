@@ -7,6 +7,7 @@ import { Hono } from 'hono';
 import type { RetrievalMode, Tokenizer } from '../../engine/types.js';
 import type { LiveOverflow } from '../../harness/live-excerpt.js';
 import { UsageError } from '../../protocol/errors.js';
+import { isPgUrl } from '../../store/store-location.js';
 import type { Endpoint, ProxyLogLine } from './call-log.js';
 import { ENDPOINT_API, modelCall } from './model-call.js';
 import { ModelChecks } from './model-check.js';
@@ -24,6 +25,11 @@ export interface ProxyOptions {
   port?: number;
   /** Store root: each conversation is a session store in `<dir>/sessions/<id>/.contextfold`. Default `.contextfold`. */
   dir?: string;
+  /**
+   * Store root overriding `dir`: a directory, or `postgres://…?store_id=NAME` (every replica of
+   * the proxy on one database; a conversation's store is `NAME/sessions/<id>`). See docs/team.md.
+   */
+  store?: string;
   /** Token budget of every prompt sent upstream. Default 32000. */
   budget?: number;
   /** Turns before the live one always kept verbatim. Default 10. */
@@ -162,7 +168,8 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   const host = options.host ?? '127.0.0.1';
   const port = positiveInt(options.port, 8787, 'port', 0);
   if (port > 65535) throw new UsageError(`port must be at most 65535, got ${port}`);
-  const dir = resolve(options.dir ?? '.contextfold');
+  const where = options.store ?? options.dir ?? '.contextfold';
+  const dir = isPgUrl(where) ? where : resolve(where);
   const pool = new SessionPool({
     root: dir,
     maxOpen: positiveInt(options.maxOpenSessions, 64, 'maxOpenSessions'),

@@ -1,11 +1,10 @@
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Message } from '../../harness/messages.js';
 import { divergence } from '../../harness/per-call.js';
 import { stableJson } from '../../harness/render.js';
 import { Session, type SessionOptions } from '../../harness/session.js';
 import { sha256Hex } from '../../protocol/canonical-json.js';
 import { UsageError } from '../../protocol/errors.js';
+import { listSubStores, subStore } from '../../store/store-location.js';
 
 /** Session options the proxy passes to every session it opens. */
 export type PoolSessionOptions = Omit<SessionOptions, 'dir' | 'engine' | 'sessionId'>;
@@ -20,12 +19,12 @@ export type PoolSessionOptions = Omit<SessionOptions, 'dir' | 'engine' | 'sessio
  * sessionStoreDir('.contextfold', 'chat-42'); // '.contextfold/sessions/chat-42/.contextfold'
  */
 export function sessionStoreDir(dir: string, id: string): string {
-  return join(dir, 'sessions', id, '.contextfold');
+  return subStore(dir, ['sessions', id, '.contextfold']);
 }
 
 /** Options of a {@link SessionPool}. */
 export interface SessionPoolOptions {
-  /** The proxy's store root: sessions live in {@link sessionStoreDir}. */
+  /** The proxy's store root (a directory or a postgres:// URL): sessions live in {@link sessionStoreDir}. */
   root: string;
   session: PoolSessionOptions;
   /** Sessions kept open at most; idle ones beyond it are closed, least recently used first. */
@@ -132,7 +131,7 @@ export class SessionPool {
     const main = await this.get(base);
     const at = await continues(main, incoming);
     if (at === null) return { id: base, session: main };
-    const forks = this.forksOf(base);
+    const forks = await this.forksOf(base);
     const recent = (id: string): number => this.open.get(id)?.used ?? 0;
     for (const id of [...forks].sort((a, b) => recent(b) - recent(a))) {
       const session = await this.get(id);
@@ -148,15 +147,10 @@ export class SessionPool {
   }
 
   /** The forks of a base id: listed from the store once, then kept up to date in memory. */
-  private forksOf(base: string): Set<string> {
+  private async forksOf(base: string): Promise<Set<string>> {
     let forks = this.forks.get(base);
     if (!forks) {
-      let names: string[] = [];
-      try {
-        names = readdirSync(join(this.options.root, 'sessions'));
-      } catch {
-        // no session yet
-      }
+      const names = await listSubStores(this.options.root, 'sessions');
       forks = new Set(names.filter((n) => n.startsWith(`${base}~`)));
       this.forks.set(base, forks);
     }

@@ -24,6 +24,8 @@ export const commandTable: { name: string; load: () => Promise<CommandModule> }[
   { name: 'compact', load: () => import('./compact.js') },
   { name: 'reindex', load: () => import('./reindex.js') },
   { name: 'repair', load: () => import('./repair.js') },
+  { name: 'export', load: () => import('./export.js') },
+  { name: 'import-store', load: () => import('./import-store.js') },
   { name: 'demo', load: () => import('./demo.js') },
   // harness
   { name: 'session', load: () => import('./session.js') },
@@ -43,7 +45,7 @@ export const commandTable: { name: string; load: () => Promise<CommandModule> }[
 ];
 
 /** Global options that take a value (so their value is not mistaken for a command name). */
-const VALUE_OPTIONS = new Set(['--dir', '--tokenizer', '--retrieval', '--session']);
+const VALUE_OPTIONS = new Set(['--dir', '--store', '--tokenizer', '--retrieval', '--session']);
 
 /** The command name in argv, if any (the first argument that is not a global option or its value). */
 export function commandName(argv: string[]): string | undefined {

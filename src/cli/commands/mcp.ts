@@ -48,11 +48,12 @@ export function register(program: Command): void {
     .option('--create', 'serve a store that does not exist yet (created by the first fold_turn)')
     .action(async (opts: { create?: boolean }, cmd: Command) => {
       const options = engineOptions(cmd);
-      if (!opts.create) requireStore(options.dir);
+      if (!opts.create) requireStore(options.dir!);
       // Loaded here so the MCP SDK costs nothing to every other command; it is an optional peer.
       const { runStdioServer } = await loadMcpServer();
       await runStdioServer({
         ...options,
+        mustExist: !opts.create,
         name: 'contextfold',
         version: packageVersion(),
       });

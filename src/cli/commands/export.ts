@@ -1,0 +1,40 @@
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { transferStore } from '../../engine/store-transfer.js';
+import { UsageError } from '../../protocol/errors.js';
+import { storeExists } from '../../store/layout.js';
+import { emit, globals } from '../context.js';
+
+/** `contextfold export --to DIR`: the store (any backend) as a reference-layout directory. */
+export function register(program: Command): void {
+  program
+    .command('export')
+    .description(
+      'write the store (e.g. a postgres:// one) to a directory in the reference layout, every node verified',
+    )
+    .requiredOption('--to <DIR>', 'the new store directory (must not hold a store yet)')
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Example:',
+        "  contextfold --store 'postgres://cf@db:5432/contextfold?store_id=web' export --to ./web/.contextfold",
+      ].join('\n'),
+    )
+    .action(async (opts: { to: string }, cmd: Command) => {
+      const g = globals(cmd);
+      const to = resolve(opts.to);
+      if (storeExists(to)) {
+        throw new UsageError(`--to ${to} already holds a store: choose a new directory`, {
+          path: to,
+        });
+      }
+      const r = await transferStore({ from: g.dir, to });
+      emit(
+        g,
+        r,
+        (x: typeof r) =>
+          `exported ${x.nodes} node(s), ${x.evictions} eviction(s), ${x.events} event line(s) → ${x.to}`,
+      );
+    });
+}

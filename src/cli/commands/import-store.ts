@@ -1,0 +1,37 @@
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { transferStore } from '../../engine/store-transfer.js';
+import { emit, globals, requireStore } from '../context.js';
+
+/** `contextfold import-store DIR`: a reference-layout store loaded into `--store`, verified. */
+export function register(program: Command): void {
+  program
+    .command('import-store')
+    .description(
+      'load a store directory (reference layout) into --store (e.g. postgres://…), verifying every node',
+    )
+    .argument('<DIR>', 'the store directory to load (e.g. ./.contextfold)')
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Every node is verified (all three hashes) before anything is written; into a database the',
+        'load is one transaction. The target store must hold no node yet.',
+        '',
+        'Example:',
+        "  contextfold --store 'postgres://cf@db:5432/contextfold?store_id=web' import-store ./.contextfold",
+      ].join('\n'),
+    )
+    .action(async (dir: string, _opts: unknown, cmd: Command) => {
+      const g = globals(cmd);
+      const from = resolve(dir);
+      requireStore(from);
+      const r = await transferStore({ from, to: g.dir });
+      emit(
+        g,
+        r,
+        (x: typeof r) =>
+          `imported ${x.nodes} node(s), ${x.evictions} eviction(s), ${x.events} event line(s) → ${x.to}`,
+      );
+    });
+}

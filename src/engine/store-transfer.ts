@@ -1,0 +1,105 @@
+import { UsageError } from '../protocol/errors.js';
+import type { ColdNode, IndexEntry } from '../protocol/types.js';
+import type { IndexBackend } from '../store/index-backend.js';
+import { ContextFold } from './context-fold.js';
+
+/** Options of {@link transferStore}. */
+export interface TransferOptions {
+  /** The store to copy: a directory or a `postgres://` URL. It must exist; it is only read. */
+  from: string;
+  /** The store to fill: a directory or a `postgres://` URL. It must hold no node yet. */
+  to: string;
+  /** Told after each page of nodes written. */
+  onProgress?: (done: number, total: number) => void;
+}
+
+/** What {@link transferStore} copied. */
+export interface TransferResult {
+  from: string;
+  to: string;
+  nodes: number;
+  evictions: number;
+  /** Session event lines copied (`events`). */
+  events: number;
+}
+
+const PAGE = 500;
+
+/**
+ * Copies a store to another backend node for node: every node is read and verified (all three
+ * hashes) before anything is written, then written again verified, with the same bytes and the
+ * same hashes; entries get the target's `file_path`; the eviction log and session events follow
+ * in order. Into a database the whole copy is one transaction; into a directory the result is
+ * compacted to the exact reference layout (`recall_index.json`, `eviction_log.json`), which the
+ * reference engine reads.
+ *
+ * @example
+ * await transferStore({ from: 'postgres://cf@db/cf?store_id=web', to: './export/.contextfold' });
+ */
+export async function transferStore(options: TransferOptions): Promise<TransferResult> {
+  const source = await ContextFold.open({
+    store: options.from,
+    mustExist: true,
+    readOnly: true,
+    tokenizer: 'reference',
+    retrieval: 'reference',
+  });
+  try {
+    const src = source.backend;
+    const total = (await source.entriesPage({ limit: 0 })).total;
+    // First pass: every node verified, nothing written yet (a bad node stops the copy here).
+    for await (const page of source.entryPages({ pageSize: PAGE })) {
+      await src.load(page.map((e) => e.step_id));
+      for (const e of page) src.verifyNode(e);
+    }
+    const target = await ContextFold.open({
+      store: options.to,
+      tokenizer: 'reference',
+      retrieval: 'reference',
+    });
+    try {
+      const tgt = target.backend;
+      if ((await target.entriesAfter({ limit: 1 })).length > 0) {
+        throw new UsageError(
+          `the target store already holds nodes: ${tgt.location} (export or import into an empty one)`,
+          { path: tgt.location },
+        );
+      }
+      const evictions = src.evictions();
+      await tgt.write(async (tx) => {
+        let done = 0;
+        for await (const page of source.entryPages({ pageSize: PAGE })) {
+          const nodes = await verifiedNodes(src, page);
+          await tx.writeNodes(nodes);
+          await tx.commit(
+            page.map((e) => ({
+              entry: { ...e, file_path: tgt.entryFilePath(e.step_id), evicted: false },
+            })),
+          );
+          done += page.length;
+          options.onProgress?.(done, total);
+        }
+        for (const ev of evictions) await tx.evict(ev.step_id, ev.evicted_at);
+      });
+      const events = await source.readRecords('events');
+      if (events.text.length > 0) await target.appendRecords('events', events.text);
+      return {
+        from: src.location,
+        to: tgt.location,
+        nodes: total,
+        evictions: evictions.length,
+        events: events.text.split('\n').length - 1,
+      };
+    } finally {
+      await target.close();
+    }
+  } finally {
+    await source.close();
+  }
+}
+
+/** The page's nodes, read again and verified (the bytes written are the bytes verified). */
+async function verifiedNodes(src: IndexBackend, page: readonly IndexEntry[]): Promise<ColdNode[]> {
+  await src.load(page.map((e) => e.step_id));
+  return page.map((e) => src.verifyNode(e).node);
+}

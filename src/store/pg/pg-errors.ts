@@ -1,0 +1,77 @@
+import {
+  isContextFoldError,
+  LockTimeoutError,
+  StoreUnavailableError,
+} from '../../protocol/errors.js';
+
+/** SQLSTATEs and driver errors that mean the connection or server went away (or timed out). */
+const CONNECTION_STATES = new Set([
+  '57P01', // admin_shutdown (pg_terminate_backend, server stop)
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now (starting up / shutting down)
+  '08000',
+  '08003',
+  '08006',
+  '08001',
+  '08004',
+  '53300', // too_many_connections
+]);
+
+const NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND']);
+
+/** True when `e` says the connection broke or could not be made (not a statement's own error). */
+export function isConnectionError(e: unknown): boolean {
+  if (typeof e !== 'object' || e === null) return false;
+  const code = (e as { code?: unknown }).code;
+  if (typeof code === 'string' && (CONNECTION_STATES.has(code) || NODE_CODES.has(code))) {
+    return true;
+  }
+  const msg = String((e as { message?: unknown }).message ?? '');
+  return /Connection terminated|connection timeout|Client has encountered a connection error|not queryable|Connection closed/i.test(
+    msg,
+  );
+}
+
+/**
+ * The error the engine reports for a database failure: connection problems and timeouts become
+ * {@link StoreUnavailableError} (a lock wait past its limit a {@link LockTimeoutError}), naming
+ * the store; contextfold's own errors pass unchanged; anything else is rethrown as is (a bug or
+ * a schema problem, which must not look like an outage).
+ */
+export function storeError(
+  e: unknown,
+  where: string,
+  doing: string,
+  committed?: 'no' | 'unknown',
+): unknown {
+  if (isContextFoldError(e)) return e;
+  const code = (e as { code?: unknown } | null)?.code;
+  const why = String((e as { message?: unknown } | null)?.message ?? e);
+  if (code === '55P03') {
+    return new LockTimeoutError(
+      `${doing}: the store stayed locked by another writer past the lock timeout: ${where}`,
+      { path: where },
+    );
+  }
+  if (code === '57014') {
+    return new StoreUnavailableError(
+      `${doing}: a statement ran past the statement timeout (${why}): ${where}`,
+      { path: where, ...(committed ? { committed } : {}) },
+      { cause: e },
+    );
+  }
+  if (isConnectionError(e)) {
+    const tail =
+      committed === 'unknown'
+        ? ' (the connection broke during the commit: run it again, a fold is idempotent)'
+        : committed === 'no'
+          ? ' (nothing was committed)'
+          : '';
+    return new StoreUnavailableError(
+      `${doing}: the PostgreSQL store is unavailable (${why})${tail}: ${where}`,
+      { path: where, ...(committed ? { committed } : {}) },
+      { cause: e },
+    );
+  }
+  return e;
+}
