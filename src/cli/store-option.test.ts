@@ -6,9 +6,8 @@ import { expect, it } from 'vitest';
 import { contextFoldMiddleware } from '../adapters/ai-sdk/middleware.js';
 import { ContextFold } from '../engine/context-fold.js';
 import { Session } from '../harness/session.js';
-import { CLI } from '../test-utils/cli.js';
+import { CLI, runCliInProcess } from '../test-utils/cli.js';
 import { describePg, pgStoreUrl } from '../test-utils/pg.js';
-import { runCliInProcess } from '../test-utils/cli.js';
 import { tempDir } from '../test-utils/temp-dir.js';
 
 describePg(
@@ -16,7 +15,14 @@ describePg(
   () => {
     it('--store on the CLI, and CONTEXTFOLD_STORE when no --dir or --store is given', async () => {
       const url = pgStoreUrl('cli');
-      const f = await runCliInProcess(['--store', url, '--json', 'fold', '37', 'PostgreSQL on port 5433']);
+      const f = await runCliInProcess([
+        '--store',
+        url,
+        '--json',
+        'fold',
+        '37',
+        'PostgreSQL on port 5433',
+      ]);
       expect(f.code, f.stdout + f.stderr).toBe(0);
       const before = process.env.CONTEXTFOLD_STORE;
       process.env.CONTEXTFOLD_STORE = url;

@@ -1,8 +1,8 @@
 import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { describePg, pgStoreUrl } from '../test-utils/pg.js';
 import { runCliInProcess } from '../test-utils/cli.js';
+import { describePg, pgStoreUrl } from '../test-utils/pg.js';
 import { HAS_SHARED, itShared, sharedPath } from '../test-utils/shared.js';
 import { tempDir } from '../test-utils/temp-dir.js';
 import { ContextFold } from './context-fold.js';

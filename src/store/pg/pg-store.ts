@@ -1205,7 +1205,11 @@ export class PgStore implements IndexBackend {
         'SELECT step, dropped_at, reason FROM cf_drops WHERE store_id = $1 ORDER BY id',
         [this.where.storeId],
       );
-      return r.rows.map((x) => ({ step_id: Number(x.step), dropped_at: x.dropped_at, reason: x.reason }));
+      return r.rows.map((x) => ({
+        step_id: Number(x.step),
+        dropped_at: x.dropped_at,
+        reason: x.reason,
+      }));
     });
   }
 
