@@ -149,16 +149,6 @@ function group<E extends { turn: number }>(events: E[]): Map<number, E[]> {
   return out;
 }
 
-/**
- * Rebuilds a session from its store: the history, the recorded inputs (pins, page-in picks,
- * custom summaries) and the policy, re-running every decision with another clock and
- * re-verifying every page against the store. Read-only. `matches` says whether every
- * decision and every pack hash came out identical.
- *
- * @example
- * const r = await replaySession({ dir: '.contextfold' });
- * if (!r.matches) console.error(r.mismatch);
- */
 /** The recorded events: through the engine, from the database, or from `events.jsonl`. */
 async function recordedEvents(dir: string, engine?: ContextFoldEngine): Promise<SessionEvent[]> {
   if (engine) return loadEvents(engine);
@@ -171,6 +161,16 @@ async function recordedEvents(dir: string, engine?: ContextFoldEngine): Promise<
   }
 }
 
+/**
+ * Rebuilds a session from its store: the history, the recorded inputs (pins, page-in picks,
+ * custom summaries) and the policy, re-running every decision with another clock and
+ * re-verifying every page against the store. Read-only. `matches` says whether every
+ * decision and every pack hash came out identical.
+ *
+ * @example
+ * const r = await replaySession({ dir: '.contextfold' });
+ * if (!r.matches) console.error(r.mismatch);
+ */
 export async function replaySession(options: ReplayOptions): Promise<ReplayResult> {
   const dir = options.engine?.dir ?? options.dir;
   if (typeof dir !== 'string' || dir === '') {
