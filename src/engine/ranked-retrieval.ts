@@ -11,7 +11,7 @@ import {
   storedAnalysis,
 } from '../retrieval/node-analysis.js';
 import { focusWindow } from '../retrieval/ranked-focus.js';
-import type { RankedDoc } from '../retrieval/ranked-index.js';
+import { type RankedDoc, rankedDoc } from '../retrieval/ranked-index.js';
 import {
   type RankedPick,
   type RankedScanResult,
@@ -223,7 +223,7 @@ export class RankedRetrieval {
           for (const x of extra) {
             const i = at.get(x.step);
             if (i === undefined) continue;
-            out[i] = docOf(x.step, x.analysis);
+            out[i] = rankedDoc(x.step, x.analysis);
           }
         }
         return out;
@@ -328,21 +328,6 @@ export class RankedRetrieval {
     }
     return { scan, pages, failures, tokens };
   }
-}
-
-/** The ranked document of an analysed step (the analysis kept by reference). */
-function docOf(stepId: number, a: NodeAnalysis): RankedDoc {
-  return {
-    stepId,
-    length: a.length,
-    tokens: a.tokens,
-    error: a.error,
-    prose: a.prose,
-    shapes: a.shapes,
-    keys: a.keys,
-    head: a.head,
-    blocks: a.blocks,
-  };
 }
 
 function pageOf(

@@ -138,17 +138,7 @@ export class RankedIndex implements RankedIndexView {
     }
     for (const b of a.blocks) this.#blockLength += b.length;
     this.#blocks += a.blocks.length;
-    this.#docs.push({
-      stepId,
-      length: a.length,
-      tokens: a.tokens,
-      error: a.error,
-      prose: a.prose,
-      shapes: a.shapes,
-      keys,
-      head: a.head,
-      blocks: a.blocks,
-    });
+    this.#docs.push(rankedDoc(stepId, a, keys));
     this.#byStep.set(stepId, docNo);
     if (stepId > this.#lastStep) this.#lastStep = stepId;
   }
@@ -225,4 +215,29 @@ export function blockCount(block: BlockAnalysis, id: number): number {
     else hi = mid;
   }
   return 0;
+}
+
+/**
+ * The ranked document of an analysed step: the analysis kept by reference, with `keys` given
+ * when the caller holds its own (interned) copies of them.
+ *
+ * @example
+ * rankedDoc(37, analyzeNode({ summary: 'tool: psql', text: 'port 5433', tokens: 3 })).stepId; // 37
+ */
+export function rankedDoc(
+  stepId: number,
+  a: NodeAnalysis,
+  keys: readonly string[] = a.keys,
+): RankedDoc {
+  return {
+    stepId,
+    length: a.length,
+    tokens: a.tokens,
+    error: a.error,
+    prose: a.prose,
+    shapes: a.shapes,
+    keys,
+    head: a.head,
+    blocks: a.blocks,
+  };
 }

@@ -1,4 +1,5 @@
 import type { ColdNode, IndexEntry } from '../protocol/types.js';
+import type { NodeAnalysisRecord } from './analysis-record.js';
 import type { LoadProblem } from './index-loader.js';
 import type { VerifiedNode } from './verify.js';
 
@@ -37,21 +38,7 @@ export interface FieldStats {
   lastStep: number;
 }
 
-/**
- * A node's content analysis as a backend keeps it: generic postings (`terms` with their term
- * frequencies), the document length, its scoring parts (blocks) with their summed length, and an
- * opaque `features` string, content-addressed by `akey` (analyzer version + payload + summary).
- * The backend never interprets `features`.
- */
-export interface NodeAnalysisRecord {
-  akey: string;
-  terms: readonly string[];
-  tfs: readonly number[];
-  length: number;
-  parts: number;
-  partLength: number;
-  features: string;
-}
+export type { NodeAnalysisRecord } from './analysis-record.js';
 
 /** Ranked statistics of one analysed node: its length and the analyzer's opaque features. */
 export interface DocStats {

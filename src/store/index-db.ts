@@ -2,6 +2,7 @@ import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { foldToken } from '../extract/fold-token.js';
 import type { IndexEntry } from '../protocol/types.js';
+import type { NodeAnalysisRecord } from './analysis-record.js';
 import type { FileIdentity } from './file-identity.js';
 
 /** `PRAGMA application_id` of a contextfold index ("CFx1"): anything else is a foreign file. */
@@ -85,21 +86,8 @@ export function emptyState(analyzer: string | null): IndexState {
   };
 }
 
-/**
- * A content-derived analysis of one node, opaque to the store except for its generic parts:
- * postings (`terms` with term frequencies), the document length, its scoring parts (e.g.
- * blocks) and their summed length, and a `features` string that only the analyzer that wrote it
- * reads. Keyed by `akey` (analyzer version, payload, summary).
- */
-export interface StoredAnalysis {
-  akey: string;
-  terms: readonly string[];
-  tfs: readonly number[];
-  length: number;
-  parts: number;
-  partLength: number;
-  features: string;
-}
+/** A node's stored analysis, as the backend defines it (see {@link NodeAnalysisRecord}). */
+export type StoredAnalysis = NodeAnalysisRecord;
 
 /** One fold to apply: the entry, its canonical JSON, and its analysis when known. */
 export interface FoldRow {

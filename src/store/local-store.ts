@@ -61,6 +61,7 @@ import {
 } from './layout.js';
 import { quickCheck } from './quick-check.js';
 import { ReadCache } from './read-cache.js';
+import { SerialQueue } from './serial-queue.js';
 import { readSnapshot } from './snapshot-reader.js';
 import { type SnapshotNode, writeSnapshot } from './snapshot-writer.js';
 import { type VerifiedNode, verifyNode } from './verify.js';
@@ -159,7 +160,7 @@ export class LocalStore implements IndexBackend {
   /** The private index is a copy of the index file not yet found current (read-only stores). */
   #copied = false;
   #lock: WriteLock | null = null;
-  #queue: Promise<unknown> = Promise.resolve();
+  readonly #queue = new SerialQueue();
   #broken: string | null = null;
   #closed = false;
   readonly #cache = new ReadCache();
@@ -405,12 +406,7 @@ export class LocalStore implements IndexBackend {
   }
 
   #exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.#queue.then(fn, fn);
-    this.#queue = run.then(
-      () => {},
-      () => {},
-    );
-    return run;
+    return this.#queue.run(fn);
   }
 
   #lockHandle(): WriteLock {

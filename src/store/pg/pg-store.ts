@@ -37,6 +37,7 @@ import { type AnalysisKeyOf, dropRow, type LoadProblem } from '../index-loader.j
 import { nodeFileName } from '../layout.js';
 import { IndexBrokenError } from '../local-store.js';
 import { ReadCache } from '../read-cache.js';
+import { SerialQueue } from '../serial-queue.js';
 import { type VerifiedNode, verifyNodeText } from '../verify.js';
 import { isConnectionError, storeError } from './pg-errors.js';
 import { migrate } from './pg-schema.js';
@@ -150,7 +151,7 @@ export class PgStore implements IndexBackend {
   readonly #lockKey: string;
   #mirror: Mirror;
   #migrated: Promise<void> | null = null;
-  #queue: Promise<unknown> = Promise.resolve();
+  readonly #queue = new SerialQueue();
   #background: Promise<void> = Promise.resolve();
   #exists = false;
   #closed = false;
@@ -234,12 +235,7 @@ export class PgStore implements IndexBackend {
   }
 
   #exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.#queue.then(fn, fn);
-    this.#queue = run.then(
-      () => {},
-      () => {},
-    );
-    return run;
+    return this.#queue.run(fn);
   }
 
   /** A pooled connection (schema migrated), with a listener so a dropped backend cannot crash us. */
@@ -1436,7 +1432,7 @@ export class PgStore implements IndexBackend {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await this.#queue.catch(() => {});
+    await this.#queue.idle();
     await this.#background;
     try {
       this.#mirror.db.close();
