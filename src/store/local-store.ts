@@ -59,6 +59,7 @@ import {
   type StoreLayout,
   storeExists,
 } from './layout.js';
+import { commitFlags, type FlagCounts, type NodeFlag } from './node-flag.js';
 import { quickCheck } from './quick-check.js';
 import { ReadCache } from './read-cache.js';
 import { SerialQueue } from './serial-queue.js';
@@ -603,7 +604,7 @@ export class LocalStore implements IndexBackend {
       db.db.prepare('ATTACH DATABASE ? AS old').run(previous);
       try {
         db.db.exec(
-          'INSERT OR IGNORE INTO analyses SELECT * FROM old.analyses; INSERT OR IGNORE INTO tokens SELECT * FROM old.tokens;',
+          'INSERT OR IGNORE INTO analyses SELECT * FROM old.analyses; INSERT OR IGNORE INTO tokens SELECT * FROM old.tokens; INSERT OR IGNORE INTO flags SELECT * FROM old.flags;',
         );
       } finally {
         db.db.exec('DETACH DATABASE old');
@@ -747,6 +748,27 @@ export class LocalStore implements IndexBackend {
       this.#db.transaction(() => this.#db!.putTokens(list));
     } catch {
       // Best effort, as attachAnalyses.
+    }
+  }
+
+  flagCounts(): FlagCounts {
+    return this.#read({ sanitized: 0, unsanitized: 0, unknown: this.#state.entries }, (db) =>
+      db.flagCounts(),
+    );
+  }
+
+  unflagged(after: number, limit: number): IndexEntry[] {
+    return this.#read([], (db) => db.unflaggedAfter(after, limit)).map(
+      (j) => JSON.parse(j) as IndexEntry,
+    );
+  }
+
+  putFlags(list: readonly NodeFlag[]): void {
+    if (!this.#db || list.length === 0) return;
+    try {
+      this.#db.transaction(() => this.#db!.putFlags(list));
+    } catch {
+      // Best effort, as putTokens: the flags are read from the nodes again next time.
     }
   }
 
@@ -962,6 +984,7 @@ export class LocalStore implements IndexBackend {
               : [],
           ),
         );
+        db.putFlags(commitFlags(rows));
         db.insertFolds(
           rows.map((r) => ({ entry: r.entry, json: canonicalJson(r.entry), analysis: r.analysis })),
           st,
