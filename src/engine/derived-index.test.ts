@@ -578,8 +578,50 @@ describe('readOnly: true', () => {
 });
 
 describe('readOnly: true, on a closed store', () => {
-  it('reads a private in-memory copy of the WAL-mode index file, not a rebuild from the JSON', async () => {
+  it('reads the index file in place (a writer leaves it in rollback mode): nothing created, same answers', async () => {
+    const dir = await seeded(true);
+    const first = await open(dir);
+    const expected = await answers(first);
+    await first.close({ compact: false });
+    const file = indexDb(dir);
+    expect(readFileSync(file).subarray(18, 20)).toEqual(Buffer.from([1, 1])); // rollback mode
+    const before = tree(dir);
+    const cf = await open(dir, { readOnly: true });
+    expect(await answers(cf)).toEqual(expected);
+    const st = await cf.status();
+    expect(st.index).toMatchObject({ path: file, state: 'fresh' });
+    expect(tree(dir)).toEqual(before); // no -wal, no -shm, no byte changed
+    // A writer opens it meanwhile (back to WAL) and folds: the reader follows, still writing
+    // nothing of its own.
+    const writer = await open(dir);
+    await writer.fold({ stepId: 90, summary: 'late', content: 'port 7777 for the late service' });
+    expect((await cf.status()).nodes).toBe(TURNS.length + 1);
+    expect((await cf.scan('port 7777 late service')).selected.map((p) => p.step_id)).toContain(90);
+    await writer.close();
+    await cf.close();
+    expect(readFileSync(indexDb(dir)).subarray(18, 20)).toEqual(Buffer.from([2, 2])); // reader open
+  });
+
+  it('a store a writer holds open (WAL beside the file): a private index, nothing created', async () => {
     const dir = await seeded(false);
+    const writer = await open(dir);
+    await writer.fold({ stepId: 90, summary: 'late', content: 'port 7777 for the late service' });
+    expect(existsSync(`${indexDb(dir)}-wal`)).toBe(true);
+    const before = tree(dir);
+    const cf = await open(dir, { readOnly: true });
+    const st = await cf.status();
+    expect([st.nodes, st.index?.state]).toEqual([TURNS.length + 1, 'in-memory']);
+    await cf.close();
+    expect(tree(dir)).toEqual(before);
+    await writer.close({ compact: false });
+  });
+
+  it('reads a private in-memory copy of a WAL-mode index file, not a rebuild from the JSON', async () => {
+    const dir = await seeded(false);
+    // As a writer that could not switch it back (another connection was open) leaves it.
+    const db = new Database(indexDb(dir));
+    db.pragma('journal_mode = WAL');
+    db.close();
     expect(readFileSync(indexDb(dir)).subarray(18, 20)).toEqual(Buffer.from([2, 2])); // WAL
     // Only the derived index knows the nodes' sanitized flags once their files are gone: a
     // rebuild from recall_index.json would count every node unreadable.

@@ -287,13 +287,17 @@ export class IndexDb {
    * copy of an index file is opened instead (`path` names it in messages): nothing is written
    * to the file system, not even SQLite's WAL files.
    */
-  constructor(path: string, options: { create: boolean; bytes?: Buffer }) {
+  constructor(path: string, options: { create: boolean; bytes?: Buffer; readonly?: boolean }) {
     this.path = path;
     let db: Database.Database;
     try {
       db = options.bytes
         ? new Database(asRollbackImage(options.bytes))
-        : new Database(path, { fileMustExist: !options.create, timeout: 10_000 });
+        : new Database(path, {
+            fileMustExist: !options.create,
+            timeout: 10_000,
+            readonly: options.readonly === true,
+          });
     } catch (e) {
       throw new IndexUnusable(`cannot open ${path}: ${(e as Error).message}`, { cause: e });
     }
@@ -341,7 +345,9 @@ export class IndexDb {
       if (tables.join(',') !== TABLES.join(',')) {
         throw new IndexUnusable(`${this.path} does not have the tables of an index`);
       }
-      if (db.pragma('journal_mode', { simple: true }) !== 'wal') db.pragma('journal_mode = WAL');
+      if (!db.readonly && db.pragma('journal_mode', { simple: true }) !== 'wal') {
+        db.pragma('journal_mode = WAL');
+      }
       db.pragma('synchronous = NORMAL');
     }
     db.pragma('cache_size = -32000');
@@ -364,6 +370,23 @@ export class IndexDb {
 
   close(): void {
     if (this.db.open) this.db.close();
+  }
+
+  /**
+   * Closes, leaving the file in rollback-journal mode when this is its last connection (then a
+   * read-only process can open it without creating `-wal`/`-shm` files beside it). With another
+   * connection open anywhere the switch fails at once and the file stays in WAL mode; the next
+   * writer to open it switches back to WAL.
+   */
+  closeAsRollback(): void {
+    if (!this.db.open) return;
+    try {
+      this.db.pragma('busy_timeout = 0');
+      this.db.pragma('journal_mode = DELETE');
+    } catch {
+      // Busy (another connection) or read-only: left as it is.
+    }
+    this.db.close();
   }
 
   // --- state ---
