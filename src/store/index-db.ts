@@ -154,6 +154,7 @@ CREATE TABLE entries (
 );
 CREATE INDEX entries_by_key ON entries (CAST(step AS TEXT));
 CREATE INDEX entries_pending ON entries (step) WHERE analysed = 0;
+CREATE INDEX entries_by_artifact ON entries (artifact_sha256);
 CREATE TABLE docs (
   step INTEGER PRIMARY KEY,
   length INTEGER NOT NULL,
