@@ -19,6 +19,11 @@ let n = 0;
 const freshDir = () => join(tmp.dir, `g${n++}`, '.contextfold');
 const s = fakeSecrets();
 
+/** Removes the derived SQLite index (rebuilt from the files on the next open, without flags). */
+function dropDerivedIndex(dir: string): void {
+  for (const f of readdirSync(dir)) if (f.startsWith('index-')) unlinkSync(join(dir, f));
+}
+
 /** Every byte of every file under a directory (the derived index's rows decoded). */
 const everyByte = everyWrittenByte;
 
@@ -171,7 +176,48 @@ describe('redact: false', () => {
 });
 
 describe('status', () => {
-  it('counts a node whose file is missing or not the indexed artifact as unreadable', async () => {
+  it('counts flags recorded at fold time without reading a node; reads only nodes never seen', async () => {
+    const dir = freshDir();
+    const cf = await ContextFold.open({ dir, tokenizer: 'reference' });
+    await cf.foldMany([
+      { stepId: 1, summary: 'a', content: 'one' },
+      { stepId: 2, summary: 'b', content: 'two' },
+    ]);
+    await cf.close();
+    const raw = await ContextFold.open({ dir, tokenizer: 'reference', redact: false });
+    await raw.fold({ stepId: 3, summary: 'c', content: 'three' });
+    await raw.close();
+    // The files are gone, but the flags of what was folded are known by artifact hash: status
+    // counts without reading any node (whether the files are there is validate's report).
+    for (const f of readdirSync(join(dir, 'cold_nodes'))) unlinkSync(join(dir, 'cold_nodes', f));
+    const fresh = await ContextFold.open({ dir, tokenizer: 'reference' });
+    const st = await fresh.status();
+    expect([st.sanitized_nodes, st.unsanitized_nodes, st.unreadable_nodes]).toEqual([2, 1, 0]);
+    expect((await fresh.validate()).ok).toBe(false);
+    await fresh.close({ compact: false });
+  });
+
+  it('reads the nodes of an index without recorded flags once, and records them', async () => {
+    const dir = freshDir();
+    const cf = await ContextFold.open({ dir, tokenizer: 'reference' });
+    await cf.foldMany([
+      { stepId: 1, summary: 'a', content: 'one' },
+      { stepId: 2, summary: 'b', content: 'two' },
+    ]);
+    await cf.close();
+    dropDerivedIndex(dir);
+    const reopened = await ContextFold.open({ dir, tokenizer: 'reference' });
+    expect((await reopened.status()).sanitized_nodes).toBe(2);
+    await reopened.close();
+    // Recorded by that status: counted now even with the files gone.
+    for (const f of readdirSync(join(dir, 'cold_nodes'))) unlinkSync(join(dir, 'cold_nodes', f));
+    const third = await ContextFold.open({ dir, tokenizer: 'reference' });
+    const st = await third.status();
+    expect([st.sanitized_nodes, st.unsanitized_nodes, st.unreadable_nodes]).toEqual([2, 0, 0]);
+    await third.close({ compact: false });
+  });
+
+  it('counts a node whose file is missing or not the indexed artifact as unreadable (flags unknown)', async () => {
     const dir = freshDir();
     const cf = await ContextFold.open({ dir, tokenizer: 'reference' });
     await cf.foldMany([
@@ -188,6 +234,7 @@ describe('status', () => {
         .replace('"two"', '"TWO"')
         .replace(/"artifact_sha256": "[0-9a-f]+"/, `"artifact_sha256": "${'0'.repeat(64)}"`),
     );
+    dropDerivedIndex(dir); // forgets the flags recorded at fold time: status reads the files
     const fresh = await ContextFold.open({ dir, tokenizer: 'reference' });
     const st = await fresh.status();
     expect([st.sanitized_nodes, st.unsanitized_nodes, st.unreadable_nodes]).toEqual([1, 0, 2]);

@@ -47,6 +47,7 @@ import { artifactHash, indexEntryFor } from '../store/cold-node.js';
 import {
   type CommitRow,
   type IndexBackend,
+  type NodeFlag,
   NodeNotLoadedError,
   type WriteSession,
 } from '../store/index-backend.js';
@@ -439,10 +440,12 @@ export class ContextFold implements ContextFoldEngine {
     // Tokens are not part of a stored analysis: they are kept per tokenizer (below).
     const a = analyzeNode({ summary: p.entry.summary, text: p.text, tokens: 0 });
     const analysis = { akey: analysisKey(p.entry), ...storedAnalysis(a) };
-    if (this.tokenizer.name === 'reference') return { entry: p.entry, analysis };
+    const sanitized = p.node.sanitized;
+    if (this.tokenizer.name === 'reference') return { entry: p.entry, analysis, sanitized };
     const count = this.tokenizer.count(p.text);
     this.rememberTokens(p.entry.payload_sha256, count);
-    return { entry: p.entry, analysis, tokens: { tokenizer: this.tokenizer.name, count } };
+    const tokens = { tokenizer: this.tokenizer.name, count };
+    return { entry: p.entry, analysis, tokens, sanitized };
   }
 
   /**
@@ -857,19 +860,7 @@ export class ContextFold implements ContextFoldEngine {
         },
       };
     });
-    // The sanitized flag is in the node files only (the reference index has no such field).
-    const flags = { sanitized_nodes: 0, unsanitized_nodes: 0, unreadable_nodes: 0 };
-    for await (const page of this.entryPages({ pageSize: 1024 })) {
-      await this.store.load(
-        page.filter((e) => !this.sanitizedByArtifact.has(e.artifact_sha256)).map((e) => e.step_id),
-      );
-      for (const e of page) {
-        const f = this.sanitizedFlag(e);
-        if (f === null) flags.unreadable_nodes++;
-        else if (f) flags.sanitized_nodes++;
-        else flags.unsanitized_nodes++;
-      }
-    }
+    const flags = await this.flagCounts();
     return {
       dir: this.dir,
       session_id: this.sessionId,
@@ -886,6 +877,46 @@ export class ContextFold implements ContextFoldEngine {
       redact: this.redact,
       ...flags,
     };
+  }
+
+  /**
+   * Nodes by their `sanitized` flag. The flag is in the node files only (the reference index has
+   * no such field): the derived index records it by artifact hash when a node is folded or first
+   * read here, so only nodes it has never seen (a reference-written store, a rebuilt index) are
+   * read, and each once.
+   */
+  private async flagCounts(): Promise<{
+    sanitized_nodes: number;
+    unsanitized_nodes: number;
+    unreadable_nodes: number;
+  }> {
+    const known = await this.read(() => this.store.flagCounts());
+    const flags = {
+      sanitized_nodes: known.sanitized,
+      unsanitized_nodes: known.unsanitized,
+      unreadable_nodes: 0,
+    };
+    if (known.unknown === 0) return flags;
+    for (let after = -1; ; ) {
+      const page = await this.read(() => this.store.unflagged(after, 1024));
+      if (page.length === 0) break;
+      after = page[page.length - 1]!.step_id;
+      await this.store.load(
+        page.filter((e) => !this.sanitizedByArtifact.has(e.artifact_sha256)).map((e) => e.step_id),
+      );
+      const found: NodeFlag[] = [];
+      for (const e of page) {
+        const f = this.sanitizedFlag(e);
+        if (f === null) flags.unreadable_nodes++;
+        else {
+          found.push({ artifact_sha256: e.artifact_sha256, sanitized: f });
+          if (f) flags.sanitized_nodes++;
+          else flags.unsanitized_nodes++;
+        }
+      }
+      this.store.putFlags(found);
+    }
+    return flags;
   }
 
   /**

@@ -72,8 +72,9 @@ export async function transferStore(options: TransferOptions): Promise<TransferR
           const nodes = await verifiedNodes(src, page);
           await tx.writeNodes(nodes);
           await tx.commit(
-            page.map((e) => ({
+            page.map((e, i) => ({
               entry: { ...e, file_path: tgt.entryFilePath(e.step_id), evicted: false },
+              sanitized: nodes[i]!.sanitized === true,
             })),
           );
           done += page.length;

@@ -69,8 +69,9 @@ export interface OpenOptions {
   onWarning?: (warning: IndexWarning) => void;
   /**
    * Write nothing into the store, not even the derived index (an inspector, a checker): the
-   * index is a private in-memory copy of the current index file, or is built in memory from the
-   * store's files when there is none or it is not current; folds and evictions are refused.
+   * index file a writer closed is read in place (read-only, nothing created beside it), else a
+   * private in-memory copy of it is used, or an index is built in memory from the store's files
+   * when there is none or it is not current; folds and evictions are refused.
    */
   readOnly?: boolean;
   /**

@@ -1,6 +1,7 @@
 import type { ColdNode, IndexEntry } from '../protocol/types.js';
 import type { NodeAnalysisRecord } from './analysis-record.js';
 import type { LoadProblem } from './index-loader.js';
+import type { FlagCounts, NodeFlag } from './node-flag.js';
 import type { VerifiedNode } from './verify.js';
 
 export type { LoadProblem } from './index-loader.js';
@@ -39,6 +40,7 @@ export interface FieldStats {
 }
 
 export type { NodeAnalysisRecord } from './analysis-record.js';
+export type { FlagCounts, NodeFlag } from './node-flag.js';
 
 /** Ranked statistics of one analysed node: its length and the analyzer's opaque features. */
 export interface DocStats {
@@ -59,6 +61,8 @@ export interface CommitRow {
   entry: IndexEntry;
   analysis?: NodeAnalysisRecord;
   tokens?: { tokenizer: string; count: number };
+  /** The node's `sanitized` flag, as written (kept by artifact hash for status counts). */
+  sanitized?: boolean;
 }
 
 /** Operations available while holding the write lock (see {@link IndexBackend.write}). */
@@ -160,6 +164,13 @@ export interface IndexBackend {
   tokens(payloadSha256: string, tokenizer: string): number | undefined;
   /** Stores token counts computed from verified content (best effort). */
   putTokens(list: readonly { payload_sha256: string; tokenizer: string; count: number }[]): void;
+
+  /** Entries by their node's recorded `sanitized` flag, counted without reading any node. */
+  flagCounts(): FlagCounts;
+  /** Up to `limit` entries with step > `after` whose node's flag is not recorded, in step order. */
+  unflagged(after: number, limit: number): IndexEntry[];
+  /** Records flags read from nodes (best effort; a read-only store keeps them in memory only). */
+  putFlags(list: readonly NodeFlag[]): void;
 
   /** Where the store lives, for messages: its directory, or its database URL with `store_id`. */
   readonly location: string;

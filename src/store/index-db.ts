@@ -4,11 +4,12 @@ import { foldToken } from '../extract/fold-token.js';
 import type { IndexEntry } from '../protocol/types.js';
 import type { NodeAnalysisRecord } from './analysis-record.js';
 import type { FileIdentity } from './file-identity.js';
+import type { FlagCounts, NodeFlag } from './node-flag.js';
 
 /** `PRAGMA application_id` of a contextfold index ("CFx1"): anything else is a foreign file. */
 export const APPLICATION_ID = 0x43467831;
 /** `PRAGMA user_version`: the schema below. A different version is rebuilt, never migrated. */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 /** Posting fields. `reference`: the terms RGSC and recall match; `ranked`: retrieval keys. */
 export const FIELD_REFERENCE = 0;
@@ -147,11 +148,13 @@ CREATE TABLE entries (
   evicted INTEGER NOT NULL,
   token_estimate INTEGER NOT NULL,
   payload_sha256 TEXT NOT NULL,
+  artifact_sha256 TEXT NOT NULL,
   summary TEXT NOT NULL,
   body BLOB NOT NULL
 );
 CREATE INDEX entries_by_key ON entries (CAST(step AS TEXT));
 CREATE INDEX entries_pending ON entries (step) WHERE analysed = 0;
+CREATE INDEX entries_by_artifact ON entries (artifact_sha256);
 CREATE TABLE docs (
   step INTEGER PRIMARY KEY,
   length INTEGER NOT NULL,
@@ -187,6 +190,10 @@ CREATE TABLE tokens (
   count INTEGER NOT NULL,
   PRIMARY KEY (payload_sha256, tokenizer)
 ) WITHOUT ROWID;
+CREATE TABLE flags (
+  artifact_sha256 TEXT PRIMARY KEY,
+  sanitized INTEGER NOT NULL
+) WITHOUT ROWID;
 CREATE TABLE evictions (seq INTEGER PRIMARY KEY, step INTEGER NOT NULL, evicted_at TEXT NOT NULL);
 CREATE TABLE changes (seq INTEGER PRIMARY KEY, step INTEGER NOT NULL, op INTEGER NOT NULL);
 `;
@@ -197,6 +204,7 @@ const TABLES = [
   'docs',
   'entries',
   'evictions',
+  'flags',
   'postings',
   'state',
   'terms',
@@ -252,6 +260,19 @@ function group(groups: Groups, field: number, term: string): Group {
 }
 
 /**
+ * The image of a WAL-mode database file as a rollback-journal one, for opening in memory: a
+ * deserialised WAL database cannot be read at all (SQLite needs its -shm file), so the file
+ * format bytes (offsets 18 and 19: 2 = WAL) are set to 1 = legacy. Nothing else differs.
+ */
+function asRollbackImage(bytes: Buffer): Buffer {
+  if (bytes.length >= 100 && bytes[18] === 2 && bytes[19] === 2) {
+    bytes[18] = 1;
+    bytes[19] = 1;
+  }
+  return bytes;
+}
+
+/**
  * The SQLite file of the derived index (schema, statements, row-level operations). It knows
  * nothing of journals or locks: {@link LocalStore} decides what to apply and when. Opening checks
  * that the file is ours (application id, schema version, tables) and throws
@@ -267,13 +288,17 @@ export class IndexDb {
    * copy of an index file is opened instead (`path` names it in messages): nothing is written
    * to the file system, not even SQLite's WAL files.
    */
-  constructor(path: string, options: { create: boolean; bytes?: Buffer }) {
+  constructor(path: string, options: { create: boolean; bytes?: Buffer; readonly?: boolean }) {
     this.path = path;
     let db: Database.Database;
     try {
       db = options.bytes
-        ? new Database(options.bytes)
-        : new Database(path, { fileMustExist: !options.create, timeout: 10_000 });
+        ? new Database(asRollbackImage(options.bytes))
+        : new Database(path, {
+            fileMustExist: !options.create,
+            timeout: 10_000,
+            readonly: options.readonly === true,
+          });
     } catch (e) {
       throw new IndexUnusable(`cannot open ${path}: ${(e as Error).message}`, { cause: e });
     }
@@ -321,7 +346,9 @@ export class IndexDb {
       if (tables.join(',') !== TABLES.join(',')) {
         throw new IndexUnusable(`${this.path} does not have the tables of an index`);
       }
-      if (db.pragma('journal_mode', { simple: true }) !== 'wal') db.pragma('journal_mode = WAL');
+      if (!db.readonly && db.pragma('journal_mode', { simple: true }) !== 'wal') {
+        db.pragma('journal_mode = WAL');
+      }
       db.pragma('synchronous = NORMAL');
     }
     db.pragma('cache_size = -32000');
@@ -344,6 +371,23 @@ export class IndexDb {
 
   close(): void {
     if (this.db.open) this.db.close();
+  }
+
+  /**
+   * Closes, leaving the file in rollback-journal mode when this is its last connection (then a
+   * read-only process can open it without creating `-wal`/`-shm` files beside it). With another
+   * connection open anywhere the switch fails at once and the file stays in WAL mode; the next
+   * writer to open it switches back to WAL.
+   */
+  closeAsRollback(): void {
+    if (!this.db.open) return;
+    try {
+      this.db.pragma('busy_timeout = 0');
+      this.db.pragma('journal_mode = DELETE');
+    } catch {
+      // Busy (another connection) or read-only: left as it is.
+    }
+    this.db.close();
   }
 
   // --- state ---
@@ -558,7 +602,7 @@ export class IndexDb {
     const groups = newGroups();
     const ins = this.#stmt(
       'insertEntry',
-      'INSERT INTO entries (step, analysed, evicted, token_estimate, payload_sha256, summary, body) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO entries (step, analysed, evicted, token_estimate, payload_sha256, artifact_sha256, summary, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     );
     for (const r of rows) {
       const e = r.entry;
@@ -568,6 +612,7 @@ export class IndexDb {
         e.evicted ? 1 : 0,
         e.token_estimate,
         e.payload_sha256,
+        e.artifact_sha256,
         e.summary,
         pack(r.json),
       );
@@ -650,6 +695,44 @@ export class IndexDb {
     )
       .pluck()
       .get(payloadSha256, tokenizer) as number | undefined;
+  }
+
+  /** Records nodes' `sanitized` flags (first write wins: a flag never changes under its hash). */
+  putFlags(list: readonly NodeFlag[]): void {
+    const ins = this.#stmt(
+      'putFlags',
+      'INSERT OR IGNORE INTO flags (artifact_sha256, sanitized) VALUES (?, ?)',
+    );
+    for (const f of list) ins.run(f.artifact_sha256, f.sanitized ? 1 : 0);
+  }
+
+  /** Entries by the recorded `sanitized` flag of their node: one pass in SQL, no row decoded. */
+  flagCounts(): FlagCounts {
+    const row = this.#stmt(
+      'flagCounts',
+      `SELECT count(*) AS entries, coalesce(sum(f.sanitized = 1), 0) AS sanitized,
+              coalesce(sum(f.sanitized = 0), 0) AS unsanitized
+         FROM entries e LEFT JOIN flags f ON f.artifact_sha256 = e.artifact_sha256`,
+    ).get() as { entries: number; sanitized: number; unsanitized: number };
+    return {
+      sanitized: row.sanitized,
+      unsanitized: row.unsanitized,
+      unknown: row.entries - row.sanitized - row.unsanitized,
+    };
+  }
+
+  /** Up to `limit` entries' JSON with step > `after` whose node has no recorded flag. */
+  unflaggedAfter(after: number, limit: number): string[] {
+    return (
+      this.#stmt(
+        'unflagged',
+        `SELECT e.body FROM entries e
+          WHERE e.step > ? AND NOT EXISTS (SELECT 1 FROM flags f WHERE f.artifact_sha256 = e.artifact_sha256)
+          ORDER BY e.step LIMIT ?`,
+      )
+        .pluck()
+        .all(after, limit) as Buffer[]
+    ).map(unpack);
   }
 
   // --- postings ---

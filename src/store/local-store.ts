@@ -1,10 +1,13 @@
 import { createHash } from 'node:crypto';
 import {
   accessSync,
+  closeSync,
   constants,
   existsSync,
   mkdirSync,
+  openSync,
   readFileSync,
+  readSync,
   renameSync,
   rmSync,
   unlinkSync,
@@ -59,6 +62,7 @@ import {
   type StoreLayout,
   storeExists,
 } from './layout.js';
+import { commitFlags, type FlagCounts, type NodeFlag } from './node-flag.js';
 import { quickCheck } from './quick-check.js';
 import { ReadCache } from './read-cache.js';
 import { SerialQueue } from './serial-queue.js';
@@ -159,6 +163,10 @@ export class LocalStore implements IndexBackend {
   #memory: boolean;
   /** The private index is a copy of the index file not yet found current (read-only stores). */
   #copied = false;
+  /** The private index is the index file itself, opened read-only (it cannot catch up). */
+  #direct = false;
+  /** A read-only open of the index file needed changes once: private copies from then on. */
+  #noDirect = false;
   #lock: WriteLock | null = null;
   readonly #queue = new SerialQueue();
   #broken: string | null = null;
@@ -462,10 +470,14 @@ export class LocalStore implements IndexBackend {
         case 'absent':
           return;
         case 'catch-up':
-          this.#catchUp();
-          break;
         case 'reanalyze':
-          this.#reanalyze();
+          if (this.#direct) {
+            // Read-only on the file itself: the changes go into a private copy instead.
+            this.#noDirect = true;
+            this.#copied = false;
+            await this.#rebuild(`${v.kind} of a read-only index`, false, true);
+          } else if (v.kind === 'catch-up') this.#catchUp();
+          else this.#reanalyze();
           break;
         case 'rebuild':
           await this.#rebuild(v.reason, v.warn, true);
@@ -530,8 +542,17 @@ export class LocalStore implements IndexBackend {
     const st = emptyState(analyzer);
     if (this.#memory) {
       this.#dropDb();
-      const copy =
-        this.#opts.readOnly && !this.#broken && !this.#copied ? this.#readOnlyCopy() : null;
+      this.#direct = false;
+      const usable = this.#opts.readOnly && !this.#broken && !this.#copied;
+      const direct = usable && !this.#noDirect ? this.#readOnlyDirect() : null;
+      if (direct) {
+        this.#db = direct; // #dbName names it: status shows the file it reads
+        this.#direct = true;
+        this.#copied = true;
+        this.#broken = null;
+        return; // the verdict decides whether it is current
+      }
+      const copy = usable ? this.#readOnlyCopy() : null;
       this.#copied = copy !== null;
       if (copy) {
         this.#db = copy;
@@ -580,6 +601,31 @@ export class LocalStore implements IndexBackend {
     }
   }
 
+  /**
+   * The current index file opened read-only, when that creates nothing beside it: a file a
+   * writer closed in rollback-journal mode, no `-wal`, `-shm` or `-journal` file next to it.
+   * Open in no time whatever the store's size; a writer that opens it meanwhile switches it to
+   * WAL, which this connection then reads through.
+   */
+  #readOnlyDirect(): IndexDb | null {
+    const { current } = listIndexFiles(this.layout.dir);
+    if (current === null) return null;
+    const path = join(this.layout.dir, current);
+    for (const side of ['-wal', '-shm', '-journal']) if (existsSync(`${path}${side}`)) return null;
+    if (!isRollbackFile(path)) return null;
+    try {
+      const db = new IndexDb(path, { create: false, readonly: true });
+      if (db.state().complete) {
+        this.#dbName = current;
+        return db;
+      }
+      db.close();
+      return null;
+    } catch {
+      return null;
+    }
+  }
+
   /** A private copy of the current index file, if there is a clean one (no WAL beside it). */
   #readOnlyCopy(): IndexDb | null {
     const { current } = listIndexFiles(this.layout.dir);
@@ -603,7 +649,7 @@ export class LocalStore implements IndexBackend {
       db.db.prepare('ATTACH DATABASE ? AS old').run(previous);
       try {
         db.db.exec(
-          'INSERT OR IGNORE INTO analyses SELECT * FROM old.analyses; INSERT OR IGNORE INTO tokens SELECT * FROM old.tokens;',
+          'INSERT OR IGNORE INTO analyses SELECT * FROM old.analyses; INSERT OR IGNORE INTO tokens SELECT * FROM old.tokens; INSERT OR IGNORE INTO flags SELECT * FROM old.flags;',
         );
       } finally {
         db.db.exec('DETACH DATABASE old');
@@ -747,6 +793,27 @@ export class LocalStore implements IndexBackend {
       this.#db.transaction(() => this.#db!.putTokens(list));
     } catch {
       // Best effort, as attachAnalyses.
+    }
+  }
+
+  flagCounts(): FlagCounts {
+    return this.#read({ sanitized: 0, unsanitized: 0, unknown: this.#state.entries }, (db) =>
+      db.flagCounts(),
+    );
+  }
+
+  unflagged(after: number, limit: number): IndexEntry[] {
+    return this.#read([], (db) => db.unflaggedAfter(after, limit)).map(
+      (j) => JSON.parse(j) as IndexEntry,
+    );
+  }
+
+  putFlags(list: readonly NodeFlag[]): void {
+    if (!this.#db || list.length === 0) return;
+    try {
+      this.#db.transaction(() => this.#db!.putFlags(list));
+    } catch {
+      // Best effort, as putTokens: the flags are read from the nodes again next time.
     }
   }
 
@@ -962,6 +1029,7 @@ export class LocalStore implements IndexBackend {
               : [],
           ),
         );
+        db.putFlags(commitFlags(rows));
         db.insertFolds(
           rows.map((r) => ({ entry: r.entry, json: canonicalJson(r.entry), analysis: r.analysis })),
           st,
@@ -1144,7 +1212,23 @@ export class LocalStore implements IndexBackend {
     if (this.#closed) return;
     this.#closed = true;
     this.#lock?.close();
+    if (!this.#memory && this.#db) this.#db.closeAsRollback();
     this.#dropDb();
+  }
+}
+
+/** True when a SQLite file's header says rollback-journal mode (file format bytes 1, not 2). */
+function isRollbackFile(path: string): boolean {
+  try {
+    const fd = openSync(path, 'r');
+    try {
+      const head = Buffer.alloc(20);
+      return readSync(fd, head, 0, 20, 0) === 20 && head[18] === 1 && head[19] === 1;
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return false;
   }
 }
 

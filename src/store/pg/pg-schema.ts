@@ -100,6 +100,19 @@ CREATE TABLE cf_drops (
 );
 `,
   },
+  {
+    version: 3,
+    sql: `
+-- Nodes' sanitized flags by artifact hash (which names the node's exact content, flag
+-- included): status counts redacted nodes without reading every node. Derived, best effort.
+CREATE TABLE cf_flags (
+  store_id text NOT NULL REFERENCES cf_stores ON DELETE CASCADE,
+  artifact_sha256 text NOT NULL,
+  sanitized boolean NOT NULL,
+  PRIMARY KEY (store_id, artifact_sha256)
+);
+`,
+  },
 ];
 
 /** The newest schema version this code knows. */

@@ -36,6 +36,7 @@ import {
 import { type AnalysisKeyOf, dropRow, type LoadProblem } from '../index-loader.js';
 import { nodeFileName } from '../layout.js';
 import { IndexBrokenError } from '../local-store.js';
+import { commitFlags, type FlagCounts, type NodeFlag } from '../node-flag.js';
 import { ReadCache } from '../read-cache.js';
 import { SerialQueue } from '../serial-queue.js';
 import { type VerifiedNode, verifyNodeText } from '../verify.js';
@@ -425,8 +426,21 @@ export class PgStore implements IndexBackend {
                 [this.where.storeId, payloads],
               )
             ).rows;
+      const artifacts = feed.rows.flatMap((r) =>
+        r.op === 1 && r.body !== null ? [(JSON.parse(r.body) as IndexEntry).artifact_sha256] : [],
+      );
+      const flags =
+        artifacts.length === 0
+          ? []
+          : (
+              await c.query<NodeFlag>(
+                'SELECT artifact_sha256, sanitized FROM cf_flags WHERE store_id = $1 AND artifact_sha256 = ANY($2::text[])',
+                [this.where.storeId, artifacts],
+              )
+            ).rows;
       this.#apply(feed.rows);
       this.#mirror.db.putTokens(tokens);
+      this.#mirror.db.putFlags(flags);
     }
   }
 
@@ -502,6 +516,16 @@ export class PgStore implements IndexBackend {
       m.db.putTokens(page.rows);
       const last = page.rows[page.rows.length - 1]!;
       after = [last.payload_sha256, last.tokenizer];
+    }
+    for (let after = ''; ; ) {
+      const page = await c.query<NodeFlag>(
+        `SELECT artifact_sha256, sanitized FROM cf_flags
+          WHERE store_id = $1 AND artifact_sha256 > $2 ORDER BY artifact_sha256 LIMIT $3`,
+        [id, after, FEED_PAGE],
+      );
+      if (page.rows.length === 0) break;
+      m.db.putFlags(page.rows);
+      after = page.rows[page.rows.length - 1]!.artifact_sha256;
     }
     if (evicted.size > 0) {
       const log = await c.query<{ step: string; evicted_at: string | null }>(
@@ -752,6 +776,14 @@ export class PgStore implements IndexBackend {
     return this.#mirror.db.tokens(payloadSha256, tokenizer);
   }
 
+  flagCounts(): FlagCounts {
+    return this.#mirror.db.flagCounts();
+  }
+
+  unflagged(after: number, limit: number): IndexEntry[] {
+    return this.#mirror.db.unflaggedAfter(after, limit).map((j) => JSON.parse(j) as IndexEntry);
+  }
+
   // --- derived writes (best effort, in the background) ---
 
   attachAnalyses(list: readonly (PendingNode & { analysis: NodeAnalysisRecord })[]): void {
@@ -789,6 +821,15 @@ export class PgStore implements IndexBackend {
     if (this.#opts.readOnly) return;
     this.#later('storing token counts', async (c) => {
       await this.#insertTokens(c, list);
+    });
+  }
+
+  putFlags(list: readonly NodeFlag[]): void {
+    if (list.length === 0) return;
+    this.#mirror.db.putFlags(list);
+    if (this.#opts.readOnly) return;
+    this.#later('storing node flags', async (c) => {
+      await this.#insertFlags(c, list);
     });
   }
 
@@ -1062,6 +1103,15 @@ export class PgStore implements IndexBackend {
     );
   }
 
+  async #insertFlags(c: pg.ClientBase, list: readonly NodeFlag[]): Promise<void> {
+    if (list.length === 0) return;
+    await c.query(
+      `INSERT INTO cf_flags (store_id, artifact_sha256, sanitized)
+       SELECT $1, * FROM unnest($2::text[], $3::boolean[]) ON CONFLICT DO NOTHING`,
+      [this.where.storeId, list.map((f) => f.artifact_sha256), list.map((f) => f.sanitized)],
+    );
+  }
+
   async #commit(c: pg.PoolClient, rows: readonly CommitRow[], applied: (() => void)[]) {
     if (rows.length === 0) return;
     const entries = rows.map((r) => r.entry);
@@ -1082,6 +1132,8 @@ export class PgStore implements IndexBackend {
         : [],
     );
     await this.#insertTokens(c, tokens);
+    const flags = commitFlags(rows);
+    await this.#insertFlags(c, flags);
     const jsons = entries.map((e) => canonicalJson(e));
     await c.query(
       `INSERT INTO cf_entries (store_id, step, body, akey)
@@ -1111,6 +1163,7 @@ export class PgStore implements IndexBackend {
       m.db.transaction(() => {
         m.db.putAnalyses(rows.flatMap((r) => (r.analysis ? [r.analysis] : [])));
         m.db.putTokens(tokens);
+        m.db.putFlags(flags);
         m.db.insertFolds(
           rows.map((r, i) => ({ entry: r.entry, json: jsons[i]!, analysis: r.analysis })),
           m.state,
