@@ -12,6 +12,7 @@ import pg from 'pg';
 import { canonicalJson } from '../protocol/canonical-json.js';
 import { parsePgUrl } from '../store/pg/pg-url.js';
 import { type BackendName, PG_URL, pgStoreUrl } from './pg.js';
+import { everyWrittenByte } from './written-bytes.js';
 import { tempDir } from './temp-dir.js';
 
 /**
@@ -59,6 +60,11 @@ export interface TestStore {
   writeEventsText(text: string): Promise<void>;
   /** A fingerprint of everything stored (to show an operation wrote nothing). */
   fingerprint(): Promise<string>;
+  /**
+   * Every byte stored, as a leak check must see it: every file under the test's directory
+   * (the derived index's rows decoded), or every row of the store's tables with node bytes raw.
+   */
+  everyByte(): Promise<Buffer>;
 }
 
 let pool: pg.Pool | null = null;
@@ -78,6 +84,18 @@ function admin(): pg.Pool {
 async function sql(text: string, params: unknown[]): Promise<pg.QueryResult> {
   return admin().query(text, params);
 }
+
+/** The store's tables (all keyed by store_id). */
+const TABLES = [
+  'cf_stores',
+  'cf_nodes',
+  'cf_entries',
+  'cf_analyses',
+  'cf_tokens',
+  'cf_changes',
+  'cf_records',
+  'cf_drops',
+] as const;
 
 const nodeFile = (step: number) => `step_${String(step).padStart(6, '0')}.json`;
 
@@ -148,6 +166,9 @@ function localStore(root: string): TestStore {
       };
       walk(root, '');
       return out.join('\n');
+    },
+    async everyByte() {
+      return everyWrittenByte(root);
     },
   };
 }
@@ -233,16 +254,7 @@ function pgStore(root: string, url: string): TestStore {
     },
     async fingerprint() {
       const parts: string[] = [];
-      for (const table of [
-        'cf_stores',
-        'cf_nodes',
-        'cf_entries',
-        'cf_analyses',
-        'cf_tokens',
-        'cf_changes',
-        'cf_records',
-        'cf_drops',
-      ]) {
+      for (const table of TABLES) {
         const r = await sql(
           `SELECT t::text AS row FROM ${table} t WHERE store_id = $1 ORDER BY 1`,
           [id],
@@ -250,6 +262,17 @@ function pgStore(root: string, url: string): TestStore {
         parts.push(`${table}: ${r.rows.map((x) => x.row).join('\n')}`);
       }
       return parts.join('\n');
+    },
+    async everyByte() {
+      const parts: Buffer[] = [];
+      for (const table of TABLES) {
+        const r = await sql(`SELECT t::text AS row FROM ${table} t WHERE store_id = $1`, [id]);
+        for (const x of r.rows) parts.push(Buffer.from(`${x.row}\n`));
+      }
+      // The node bytes as stored (a row's text shows a bytea as hex).
+      const nodes = await sql('SELECT body FROM cf_nodes WHERE store_id = $1', [id]);
+      for (const x of nodes.rows) parts.push(x.body as Buffer);
+      return Buffer.concat(parts);
     },
   };
 }
