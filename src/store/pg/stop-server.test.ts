@@ -101,6 +101,13 @@ describePg('folds in flight while the PostgreSQL server is stopped', () => {
     let interrupted = 0;
     let unknownCommit = 0;
     let completed = 0;
+    // How long ENGINES folds take together here, without a stop: the stop moments are spread
+    // over that window (and a little past it, so some stops find every fold committed).
+    const t0 = performance.now();
+    await Promise.all(engines.map((cf, e) => cf.foldMany(batch(CYCLES, e))));
+    const span = performance.now() - t0;
+    for (const e of engines.keys()) for (const i of batch(CYCLES, e)) reported.add(i.stepId);
+    const delays: number[] = [];
     for (let k = 0; k < CYCLES; k++) {
       const mode = k % 2 === 0 ? 'fast' : 'immediate';
       const inputs = engines.map((_, e) => batch(k, e));
@@ -110,7 +117,8 @@ describePg('folds in flight while the PostgreSQL server is stopped', () => {
           (err: unknown) => ({ ok: false as const, err }),
         ),
       );
-      await sleep(next() * 300);
+      delays.push(Math.round(next() * span * 1.2));
+      await sleep(delays.at(-1)!);
       cluster!.stopServer(mode);
       const outs = await Promise.all(folds);
       for (const out of outs) {
@@ -156,7 +164,7 @@ describePg('folds in flight while the PostgreSQL server is stopped', () => {
     // Enough of the stops landed inside a fold for the test to mean something.
     expect(interrupted).toBeGreaterThanOrEqual((CYCLES * ENGINES) / 4);
     for (const cf of engines) await cf.close();
-    const total = CYCLES * ENGINES * BATCH + 1;
+    const total = (CYCLES + 1) * ENGINES * BATCH + 1;
     expect(await counts()).toEqual({ nodes: total, entries: total, changes: total, seq: total });
     const fresh = await ContextFold.open({ ...opts, mustExist: true });
     expect((await fresh.entries()).length).toBe(total);
@@ -165,7 +173,7 @@ describePg('folds in flight while the PostgreSQL server is stopped', () => {
     expect(v.checked).toBe(total);
     await fresh.close();
     console.log(
-      `[stop-server] ${CYCLES} stops (fast and immediate) × ${ENGINES} folds in flight = ${CYCLES * ENGINES} stop points: ${interrupted} interrupted a fold (${unknownCommit} during its commit), ${completed} had committed before the stop`,
+      `[stop-server] ${CYCLES} stops (fast and immediate) × ${ENGINES} folds in flight = ${CYCLES * ENGINES} stop points: ${interrupted} interrupted a fold (${unknownCommit} during its commit), ${completed} had committed before the stop; folds took ${Math.round(span)} ms, stops after ${delays.join(', ')} ms`,
     );
   }, 300_000);
 });
