@@ -3,13 +3,13 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { canonicalSha256, sha256Hex } from '../protocol/canonical-json.js';
 import type { ColdNode } from '../protocol/types.js';
+import { type TestStore, testStore } from '../test-utils/backend-store.js';
 import {
   fakeSecrets,
   leakedFragments,
   secretFragments,
   secretTurn,
 } from '../test-utils/fake-secrets.js';
-import { type TestStore, testStore } from '../test-utils/backend-store.js';
 import { BACKENDS, type BackendName } from '../test-utils/pg.js';
 import { sqliteRowBytes } from '../test-utils/written-bytes.js';
 import { ContextFold } from './context-fold.js';

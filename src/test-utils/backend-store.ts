@@ -12,8 +12,8 @@ import pg from 'pg';
 import { canonicalJson } from '../protocol/canonical-json.js';
 import { parsePgUrl } from '../store/pg/pg-url.js';
 import { type BackendName, PG_URL, pgStoreUrl } from './pg.js';
-import { everyWrittenByte } from './written-bytes.js';
 import { tempDir } from './temp-dir.js';
+import { everyWrittenByte } from './written-bytes.js';
 
 /**
  * One store of a parameterised suite, on either backend, with the edits a test makes "behind

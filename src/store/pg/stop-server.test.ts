@@ -6,8 +6,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ContextFold } from '../../engine/context-fold.js';
 import type { FoldInput } from '../../engine/types.js';
 import { isContextFoldError } from '../../protocol/errors.js';
-import { type PgCluster, startPgCluster } from '../../test-utils/pg-cluster.js';
 import { describePg } from '../../test-utils/pg.js';
+import { type PgCluster, startPgCluster } from '../../test-utils/pg-cluster.js';
 
 // The server stopped under folds in flight (kill-connection.test.ts terminates connections
 // instead). A cluster of its own: stopping the run's shared server would fail other files.
