@@ -1,14 +1,8 @@
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { tempDir } from '../test-utils/temp-dir.js';
+import { describe, expect, it } from 'vitest';
+import { type TestStore, testStore } from '../test-utils/backend-store.js';
+import { BACKENDS, type BackendName } from '../test-utils/pg.js';
 import { ContextFold } from './context-fold.js';
 import type { FoldInput } from './types.js';
-
-const tmp = tempDir();
-afterAll(() => tmp.cleanup());
-let n = 0;
-const freshDir = () => join(tmp.dir, `r${n++}`, '.contextfold');
 
 const filler = (k: number) =>
   Array.from({ length: k }, (_, i) => `progress line ${i}: compiling module m${i}`).join('\n');
@@ -44,13 +38,19 @@ const TURNS: FoldInput[] = [
   })),
 ];
 
-async function seeded(dir = freshDir()) {
-  const cf = await ContextFold.open({ dir, retrieval: 'ranked' });
-  await cf.foldMany(TURNS);
-  return cf;
-}
+// On each backend: ranking is computed in the engine from the same stored analyses.
+describe.each(BACKENDS)('ranked retrieval in the engine on %s', (backend: BackendName) => {
+  let last: TestStore;
+  const freshDir = () => {
+    last = testStore(backend, 'ranked');
+    return last.where;
+  };
+  async function seeded(dir = freshDir()) {
+    const cf = await ContextFold.open({ dir, retrieval: 'ranked' });
+    await cf.foldMany(TURNS);
+    return cf;
+  }
 
-describe('ranked retrieval in the engine', () => {
   it('pages the window of a large turn that holds the answer, within the caps', async () => {
     const cf = await seeded();
     const r = await cf.pageIn('How many billing tests failed in the last run?');
@@ -73,8 +73,7 @@ describe('ranked retrieval in the engine', () => {
 
   it('every page is verified: a tampered turn is refused and reported, never paged', async () => {
     const cf = await seeded();
-    const p = join(cf.dir, 'cold_nodes', 'step_000002.json');
-    writeFileSync(p, readFileSync(p, 'utf8').replace('port 5433', 'port 6666'));
+    await last.editNode(2, (t) => t.replace('port 5433', 'port 6666'));
     const r = await cf.pageIn('Which port is postgresql listening on?');
     expect(r.pages.map((x) => x.step_id)).not.toContain(2);
     expect(r.pages.some((x) => x.content.includes('6666'))).toBe(false);

@@ -1,19 +1,20 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { type TestStore, testStore } from '../test-utils/backend-store.js';
+import { BACKENDS, type BackendName } from '../test-utils/pg.js';
 import type { Message } from './messages.js';
 import { renderPackText } from './pack.js';
 import { beginCall, endCall } from './per-call.js';
 import { replaySession } from './replay.js';
 import { Session } from './session.js';
-import { readEvents } from './session-events.js';
-import { scratch, stepClock } from './test-utils/session-helpers.js';
+import { parseEvents } from './session-events.js';
+import { stepClock } from './test-utils/session-helpers.js';
 
 const BUDGET = 1500;
-const stores: ReturnType<typeof scratch>[] = [];
-afterAll(() => {
-  for (const s of stores) s.cleanup();
-});
+
+/** The event log as stored (the file, or the store's rows), checked like the file. */
+async function readEvents(st: TestStore) {
+  return parseEvents(await st.readEventsText(), st.eventsPath());
+}
 
 /** A test log about 3× the budget, with distinct first, middle and last lines. */
 function bigOutput(): string {
@@ -40,11 +41,10 @@ const history: Message[] = [
   { role: 'user', content: 'Now update the changelog' },
 ];
 
-async function run(liveOverflow?: 'excerpt' | 'send-whole') {
-  const store = scratch();
-  stores.push(store);
+async function run(backend: BackendName, liveOverflow?: 'excerpt' | 'send-whole') {
+  const store = testStore(backend, 'overflow');
   const session = await Session.open({
-    dir: store.dir,
+    dir: store.where,
     budget: BUDGET,
     keepRecent: 1,
     pageInToolOutput: true,
@@ -61,9 +61,9 @@ async function run(liveOverflow?: 'excerpt' | 'send-whole') {
   return { store, packs, kept };
 }
 
-describe('a session with a live tool output 3× the budget', () => {
+describe.each(BACKENDS)('on %s: a session with a live tool output 3× the budget', (backend) => {
   it('sends a bounded pack, records the decision, keeps every byte, and replays identically', async () => {
-    const { store, packs, kept } = await run();
+    const { store, packs, kept } = await run(backend);
     const live = packs[1]!;
     expect(live.tokens).toBeLessThanOrEqual(BUDGET);
     expect(live.metadata.over_budget).toBe(false);
@@ -78,13 +78,13 @@ describe('a session with a live tool output 3× the budget', () => {
 
     // The session's history keeps the whole output; so does its cold node once it folds.
     expect(kept).toBe(log);
-    const folded = readEvents(store.dir).find((e) => e.type === 'fold' && e.step_id === 1);
+    const folded = (await readEvents(store)).find((e) => e.type === 'fold' && e.step_id === 1);
     expect(folded).toBeDefined();
-    const node = readFileSync(join(store.dir, 'cold_nodes', 'step_000001.json'), 'utf8');
+    const node = (await store.readNode(1))!.toString('utf8');
     expect(node).toContain('MIDDLE-ONLY-IN-STORE pass 300');
     expect(node).toContain('TAIL-LAST-LINE');
 
-    const events = readEvents(store.dir);
+    const events = await readEvents(store);
     const opened = events.find((e) => e.type === 'session_opened');
     expect(opened?.type === 'session_opened' && opened.config.live_overflow).toBe('excerpt');
     const cut = events.filter((e) => e.type === 'live_excerpt');
@@ -92,25 +92,24 @@ describe('a session with a live tool output 3× the budget', () => {
     expect(cut[0]).toMatchObject({ turn: 1, notes: [{ step_id: 2, role: 'tool' }] });
     expect(cut[0]!.type === 'live_excerpt' && cut[0]!.notes).toEqual(live.metadata.live_excerpts);
 
-    const replay = await replaySession({ dir: store.dir });
+    const replay = await replaySession({ dir: store.where });
     expect(replay.mismatch).toBeNull();
     expect(replay.matches).toBe(true);
     expect(replay.packs.map(renderPackText)).toEqual(packs.map(renderPackText));
   });
 
   it("'send-whole' sends it whole, over budget, and replays that too", async () => {
-    const { store, packs } = await run('send-whole');
+    const { store, packs } = await run(backend, 'send-whole');
     expect(packs[1]!.metadata.over_budget).toBe(true);
     expect(renderPackText(packs[1]!)).toContain('MIDDLE-ONLY-IN-STORE');
-    expect(readEvents(store.dir).some((e) => e.type === 'live_excerpt')).toBe(false);
-    expect((await replaySession({ dir: store.dir })).matches).toBe(true);
+    expect((await readEvents(store)).some((e) => e.type === 'live_excerpt')).toBe(false);
+    expect((await replaySession({ dir: store.where })).matches).toBe(true);
   });
 
   it('rejects an unknown mode in one line', async () => {
-    const store = scratch();
-    stores.push(store);
+    const store = testStore(backend, 'overflow');
     await expect(
-      Session.open({ dir: store.dir, budget: BUDGET, liveOverflow: 'truncate' as never }),
+      Session.open({ dir: store.where, budget: BUDGET, liveOverflow: 'truncate' as never }),
     ).rejects.toThrow("liveOverflow must be 'excerpt' or 'send-whole', got truncate");
   });
 });

@@ -73,6 +73,9 @@ export default async function setup(project: TestProject): Promise<() => void> {
     );
   }
   const run = isolateRun();
+  // The real temp dir, for a test's own throwaway server (one running as another user cannot
+  // reach the run's private temp dir); such a test removes its directory before the end.
+  process.env.CONTEXTFOLD_TEST_REAL_TMP = run.realTmp;
   if (process.env.CONTEXTFOLD_SKIP_BUILD !== '1') build();
   const cluster = await startPg(run.realTmp);
   return () => {

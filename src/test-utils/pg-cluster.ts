@@ -11,7 +11,22 @@ export interface PgCluster {
   dataDir: string;
   /** `pg_ctl` as the cluster's owner (stop, restart). */
   ctl(args: string[]): void;
+  /** Stops the server, keeping the cluster (`fast`: a clean shutdown; `immediate`: a crash). */
+  stopServer(mode: 'fast' | 'immediate'): void;
+  /** Starts the stopped server again, with the options, port and socket of the first start. */
+  startServer(): void;
+  /** Stops the server and removes the cluster. */
   stop(): void;
+}
+
+/** Options of {@link startPgCluster}. */
+export interface PgClusterOptions {
+  /**
+   * Commits acknowledged only once their WAL reached the OS (`synchronous_commit=on`): needed
+   * when a test crashes the server (an immediate stop) and counts every reported commit. The
+   * default is off, for speed; fsync stays off either way (the OS itself does not crash).
+   */
+  durableCommits?: boolean;
 }
 
 /** Where PostgreSQL's server binaries are: $PG_BIN, the PATH, or Debian's versioned directory. */
@@ -60,7 +75,10 @@ function serverUser(): { name: string; uid: number; gid: number } | null {
  * `contextfold` superuser, a free port on 127.0.0.1, the unix socket inside `dir`, fsync off
  * (a test server). As root it runs as `postgres` (or `nobody`) through `runuser`.
  */
-export async function startPgCluster(dir: string): Promise<PgCluster> {
+export async function startPgCluster(
+  dir: string,
+  options: PgClusterOptions = {},
+): Promise<PgCluster> {
   const bin = findPgBin();
   if (!bin) throw new Error('PostgreSQL server binaries (initdb, pg_ctl) not found');
   const user = serverUser();
@@ -90,22 +108,26 @@ export async function startPgCluster(dir: string): Promise<PgCluster> {
     '--no-sync',
   ]);
   let port = 0;
+  let opts = '';
+  const start = () =>
+    run('pg_ctl', [
+      '-D',
+      dataDir,
+      '-o',
+      opts,
+      '-l',
+      join(dir, 'server.log'),
+      '-w',
+      '-t',
+      '60',
+      'start',
+    ]);
   for (let attempt = 0; ; attempt++) {
     port = await freePort();
-    const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
+    const sync = options.durableCommits ? 'on' : 'off';
+    opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=${sync} -c full_page_writes=off -c max_connections=200`;
     try {
-      run('pg_ctl', [
-        '-D',
-        dataDir,
-        '-o',
-        opts,
-        '-l',
-        join(dir, 'server.log'),
-        '-w',
-        '-t',
-        '30',
-        'start',
-      ]);
+      start();
       break;
     } catch (e) {
       if (attempt >= 2) throw e;
@@ -128,5 +150,6 @@ export async function startPgCluster(dir: string): Promise<PgCluster> {
     stop();
     throw e;
   }
-  return { url: `${base}/contextfold`, port, dataDir, ctl, stop };
+  const stopServer = (mode: 'fast' | 'immediate') => ctl(['-m', mode, '-w', '-t', '60', 'stop']);
+  return { url: `${base}/contextfold`, port, dataDir, ctl, stopServer, startServer: start, stop };
 }
