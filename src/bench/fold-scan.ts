@@ -1,0 +1,81 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ContextFold } from '../engine/context-fold.js';
+import { log, synthesize, toInput } from './synth.js';
+
+/**
+ * A narrow bench for iterating on the two hot paths: `foldMany` of N synthetic turns into a
+ * fresh store (5,000-turn batches, as `run.js` folds them; wall and CPU per turn), then the
+ * in-process ranked scan over the synth queries after a reopen (first pass and warm passes).
+ * `node dist/bench/fold-scan.js [--n 10000] [--skip-scan]`; run it under `node --cpu-prof` for a
+ * profile. Progress on stderr, one JSON object on stdout. Timings are measurements only.
+ */
+async function main(): Promise<void> {
+  const nArg = process.argv.indexOf('--n');
+  const n = nArg > 0 ? Number(process.argv[nArg + 1]) : 10_000;
+  if (!Number.isSafeInteger(n) || n < 1) throw new Error('--n takes a positive integer');
+  const work = mkdtempSync(join(tmpdir(), 'contextfold-foldscan-'));
+  try {
+    const { turns, queries } = synthesize(n, work);
+    const dir = join(work, '.contextfold');
+    let cf = await ContextFold.open({ dir });
+    let wall = 0;
+    let cpu = 0;
+    log(`foldMany of ${n} turns …`);
+    for (let i = 0; i < n; i += 5000) {
+      const batch = turns.slice(i, Math.min(n, i + 5000)).map(toInput);
+      const c0 = process.cpuUsage();
+      const t0 = performance.now();
+      await cf.foldMany(batch);
+      wall += performance.now() - t0;
+      const c = process.cpuUsage(c0);
+      cpu += (c.user + c.system) / 1000;
+    }
+    const t0 = performance.now();
+    await cf.close();
+    const closeMs = performance.now() - t0;
+    const out: Record<string, unknown> = {
+      n,
+      fold_many_per_turn_ms: { wall: +(wall / n).toFixed(3), cpu: +(cpu / n).toFixed(3) },
+      close_ms: Math.round(closeMs),
+    };
+    if (!process.argv.includes('--skip-scan')) {
+      log('ranked scans …');
+      cf = await ContextFold.open({ dir });
+      await cf.entriesPage({ limit: 0 });
+      const cold: number[] = [];
+      const warm: number[] = [];
+      const c0 = process.cpuUsage();
+      for (let rep = 0; rep < 10; rep++) {
+        for (const q of queries) {
+          const s = performance.now();
+          await cf.scan(q, { mode: 'ranked' });
+          (rep === 0 ? cold : warm).push(performance.now() - s);
+        }
+      }
+      const c = process.cpuUsage(c0);
+      await cf.close({ compact: false });
+      const q = (xs: number[], p: number) => {
+        const s = [...xs].sort((a, b) => a - b);
+        return +s[Math.min(s.length - 1, Math.floor(p * s.length))]!.toFixed(3);
+      };
+      out.scan_ranked_ms = {
+        first_pass_p50: q(cold, 0.5),
+        first_pass_total: +cold.reduce((a, b) => a + b, 0).toFixed(1),
+        warm_p50: q(warm, 0.5),
+        warm_p99: q(warm, 0.99),
+        cpu_per_scan: +((c.user + c.system) / 1000 / (cold.length + warm.length)).toFixed(3),
+      };
+    }
+    out.load_average_1m = +loadavg()[0]!.toFixed(2);
+    process.stdout.write(`${JSON.stringify(out)}\n`);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+main().catch((e) => {
+  process.stderr.write(`fold-scan: ${e instanceof Error ? (e.stack ?? e.message) : e}\n`);
+  process.exitCode = 1;
+});
