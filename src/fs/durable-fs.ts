@@ -13,8 +13,31 @@ export function fsyncDir(dir: string): void {
   }
 }
 
+/**
+ * Opens a new temp file beside `path` (`.<name>.tmp-<pid>-<n>`, which validate recognises):
+ * write it, then {@link commitTemp} or {@link discardTemp}.
+ */
+export function openTemp(path: string): { tmp: string; fd: number } {
+  const tmp = join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${tmpCounter++}`);
+  return { tmp, fd: openSync(tmp, 'wx', 0o644) };
+}
+
+/** After a failed write: closes the temp file and removes it (best effort). */
+export function discardTemp(temp: { tmp: string; fd: number }): void {
+  closeSync(temp.fd);
+  try {
+    unlinkSync(temp.tmp);
+  } catch {}
+}
+
+/** After a complete, fsynced write: closes the temp file and renames it over `path`. */
+export function commitTemp(temp: { tmp: string; fd: number }, path: string): void {
+  closeSync(temp.fd);
+  renameSync(temp.tmp, path);
+}
+
 /** Writes all of `data` to an open file descriptor. */
-function writeAll(fd: number, data: Uint8Array): void {
+export function writeAll(fd: number, data: Uint8Array): void {
   let off = 0;
   while (off < data.length) off += writeSync(fd, data, off, data.length - off);
 }
@@ -26,24 +49,20 @@ function writeAll(fd: number, data: Uint8Array): void {
  */
 export function writeFileAtomic(path: string, data: string | Uint8Array, syncDir = true): void {
   const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-  const tmp = join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${tmpCounter++}`);
-  const fd = openSync(tmp, 'wx', 0o644);
+  const temp = openTemp(path);
   try {
-    writeAll(fd, bytes);
-    fsyncSync(fd);
+    writeAll(temp.fd, bytes);
+    fsyncSync(temp.fd);
   } catch (e) {
-    closeSync(fd);
-    try {
-      unlinkSync(tmp);
-    } catch {}
+    discardTemp(temp);
     throw e;
   }
-  closeSync(fd);
-  renameSync(tmp, path);
+  commitTemp(temp, path);
   if (syncDir) fsyncDir(dirname(path));
 }
 
-const fsyncAsync = (fd: number) =>
+/** fsync off the event loop. */
+export const fsyncAsync = (fd: number): Promise<void> =>
   new Promise<void>((resolve, reject) => fsync(fd, (e) => (e ? reject(e) : resolve())));
 
 /**
@@ -60,10 +79,9 @@ export async function writeFilesDurable(
   try {
     for (const f of files) {
       const bytes = typeof f.data === 'string' ? Buffer.from(f.data, 'utf8') : f.data;
-      const tmp = join(dirname(f.path), `.${basename(f.path)}.tmp-${process.pid}-${tmpCounter++}`);
-      const fd = openSync(tmp, 'wx', 0o644);
-      written.push({ tmp, path: f.path, fd });
-      writeAll(fd, bytes);
+      const temp = openTemp(f.path);
+      written.push({ ...temp, path: f.path });
+      writeAll(temp.fd, bytes);
     }
     await Promise.all(written.map((w) => fsyncAsync(w.fd)));
   } catch (e) {

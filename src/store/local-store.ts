@@ -17,6 +17,7 @@ import { IntegrityCheckError, LockTimeoutError, UsageError } from '../protocol/e
 import { isoSeconds } from '../protocol/time.js';
 import type { ColdNode, IndexEntry } from '../protocol/types.js';
 import { checkContainment } from './containment.js';
+import { fieldStatsOf } from './field-stats.js';
 import { fileIdentity, isRacy, sameIdentity } from './file-identity.js';
 import type {
   CommitRow,
@@ -679,17 +680,7 @@ export class LocalStore implements IndexBackend {
   }
 
   fieldStats(field: PostingField): FieldStats {
-    const st = this.#state;
-    if (field === 'ranked') {
-      return {
-        docs: st.rankedDocs,
-        totalLength: st.rankedLength,
-        parts: st.rankedParts,
-        partLength: st.rankedPartLength,
-        lastStep: st.rankedDocs === 0 ? -1 : this.#read(-1, (db) => db.lastDocStep()),
-      };
-    }
-    return { docs: st.entries, totalLength: 0, parts: 0, partLength: 0, lastStep: -1 };
+    return fieldStatsOf(field, this.#state, () => this.#read(-1, (db) => db.lastDocStep()));
   }
 
   docStats(steps: readonly number[]): DocStats[] {
