@@ -5,13 +5,14 @@ export function quantile(xs: number[], q: number): number {
 }
 
 /**
- * Runs `fn` measuring how late a 2 ms timer fires meanwhile (p99 and max, in ms): the delay a
- * server's other requests would see. The wait from the last tick to the end counts too (a loop
- * blocked until the very end would otherwise record nothing). Also returns `fn`'s wall time.
+ * Runs `fn` measuring how late a 2 ms timer fires meanwhile (p99 and max, in ms, over `samples`
+ * ticks): the delay a server's other requests would see. The wait from the last tick to the end
+ * counts too (a loop blocked until the very end would otherwise record nothing). Also returns
+ * `fn`'s wall time.
  */
 export async function withLoopDelay<T>(
   fn: () => Promise<T>,
-): Promise<[T, number, { p99: number; max: number }]> {
+): Promise<[T, number, { p99: number; max: number; samples: number }]> {
   const TICK = 2;
   const delays: number[] = [];
   let last = performance.now();
@@ -28,6 +29,7 @@ export async function withLoopDelay<T>(
   const delay = {
     p99: Number(quantile(delays, 0.99).toFixed(1)),
     max: Number(Math.max(...delays).toFixed(1)),
+    samples: delays.length,
   };
   return [r, ms, delay];
 }
