@@ -116,16 +116,6 @@ export class SessionCore {
     return c;
   }
 
-  /**
-   * The step id a pack is for: the prompt's turn, else the next step (the next turn under the
-   * `turns` rule; the next history position under `positions`).
-   */
-  private packStep(current: Turn | null, promptStep: number | null): number {
-    const s = this.state;
-    if (s.stepIds === 'positions') return promptStep ?? s.history.length;
-    return promptStep !== null && current ? current.stepId : s.turns.length;
-  }
-
   /** Non-system turns, oldest first. */
   private conversation(): Turn[] {
     return this.state.turns.filter((t) => t.kind !== 'system');
@@ -308,7 +298,7 @@ export class SessionCore {
     const s = this.state;
     const pack = assemblePack({
       turn,
-      stepId: this.packStep(current, promptStep),
+      stepId: promptStep ?? s.history.length,
       budget: cfg.budget,
       meter: this.meter,
       pinned: s.pinned,

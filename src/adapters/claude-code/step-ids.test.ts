@@ -156,7 +156,8 @@ describe('one step-id rule across import, the Claude Code hook and a Session (is
     expect(folds.map((e) => (e.type === 'fold' ? [e.step_id, e.payload_sha256] : null))).toEqual(
       afterImport.ids.slice(0, 6),
     );
-    expect(pack.step_id).toBe(6);
+    // A pack names its prompt by history position (message 9), not by step id.
+    expect(pack.step_id).toBe(9);
     const after = await storeEntries(store);
     expect(after.ids).toEqual(afterImport.ids);
     expect(after.ok).toBe(true);
