@@ -1,4 +1,13 @@
-import { closeSync, fsync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  fsync,
+  fsyncSync,
+  openSync,
+  renameSync,
+  unlinkSync,
+  write,
+  writeSync,
+} from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
 let tmpCounter = 0;
@@ -37,7 +46,7 @@ export function commitTemp(temp: { tmp: string; fd: number }, path: string): voi
 }
 
 /** Writes all of `data` to an open file descriptor. */
-export function writeAll(fd: number, data: Uint8Array): void {
+function writeAll(fd: number, data: Uint8Array): void {
   let off = 0;
   while (off < data.length) off += writeSync(fd, data, off, data.length - off);
 }
@@ -59,6 +68,19 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, syncDir
   }
   commitTemp(temp, path);
   if (syncDir) fsyncDir(dirname(path));
+}
+
+/**
+ * Writes all of `data` off the event loop (the thread pool): a write that the kernel throttles
+ * (dirty pages on a busy disk) then delays nothing else.
+ */
+export async function writeAllAsync(fd: number, data: Uint8Array): Promise<void> {
+  let off = 0;
+  while (off < data.length) {
+    off += await new Promise<number>((resolve, reject) =>
+      write(fd, data, off, data.length - off, null, (e, n) => (e ? reject(e) : resolve(n))),
+    );
+  }
 }
 
 /** fsync off the event loop. */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { commitTemp, discardTemp, fsyncAsync, openTemp, writeAll } from '../fs/durable-fs.js';
+import { commitTemp, discardTemp, fsyncAsync, openTemp, writeAllAsync } from '../fs/durable-fs.js';
 import { canonicalJson } from '../protocol/canonical-json.js';
 import { IPCF_VERSION, PROJECTION_VERSION } from '../protocol/types.js';
 
@@ -28,12 +28,12 @@ export async function writeSnapshot(
   const temp = openTemp(path);
   const hash = createHash('sha256');
   let pending = '';
-  const flush = () => {
+  const flush = async () => {
     if (pending.length === 0) return;
     const bytes = Buffer.from(pending, 'utf8');
     pending = '';
     hash.update(bytes);
-    writeAll(temp.fd, bytes);
+    await writeAllAsync(temp.fd, bytes);
   };
   try {
     pending += `{"created_at":${canonicalJson(options.createdAt)},"ipcf_version":${canonicalJson(IPCF_VERSION)},"nodes":{`;
@@ -42,11 +42,11 @@ export async function writeSnapshot(
       for (const node of page) {
         pending += `${first ? '' : ','}${canonicalJson(node.key)}:${node.json}`;
         first = false;
-        if (pending.length >= FLUSH_AT) flush();
+        if (pending.length >= FLUSH_AT) await flush();
       }
     }
     pending += `},"projection_version":${canonicalJson(PROJECTION_VERSION)}}`;
-    flush();
+    await flush();
     // Off the event loop: a large snapshot takes a while to reach the disk.
     await fsyncAsync(temp.fd);
   } catch (e) {
