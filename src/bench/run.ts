@@ -7,6 +7,7 @@ import { ContextFold } from '../engine/context-fold.js';
 import { benchGuard } from './guard.js';
 import { benchHook } from './hook-bench.js';
 import { benchInspectOverview } from './inspect-overview.js';
+import { quantile, withLoopDelay } from './loop-delay-probe.js';
 import { log, type SynthTurn, synthesize, toInput } from './synth.js';
 
 /**
@@ -25,43 +26,12 @@ import { log, type SynthTurn, synthesize, toInput } from './synth.js';
 /** The reference engine's fresh-process scan at 10k, as quoted by issue 10 (not runnable here). */
 const REFERENCE_CLI_SCAN_10K_MS = 1200;
 
-function quantile(xs: number[], q: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return Number(s[Math.min(s.length - 1, Math.floor(q * s.length))]!.toFixed(3));
-}
-
 const p50 = (xs: number[]) => quantile(xs, 0.5);
 
 async function timeAsync<T>(fn: () => Promise<T>): Promise<[T, number]> {
   const t = performance.now();
   const r = await fn();
   return [r, performance.now() - t];
-}
-
-/**
- * Runs `fn` measuring how late a 2 ms timer fires meanwhile (p99 and max, in ms): the delay a
- * server's other requests would see. The wait from the last tick to the end counts too (a loop
- * blocked until the very end would otherwise record nothing).
- */
-async function withLoopDelay<T>(
-  fn: () => Promise<T>,
-): Promise<[T, number, { p99: number; max: number }]> {
-  const TICK = 2;
-  const delays: number[] = [];
-  let last = performance.now();
-  const timer = setInterval(() => {
-    const now = performance.now();
-    delays.push(Math.max(0, now - last - TICK));
-    last = now;
-  }, TICK);
-  const [r, ms] = await timeAsync(fn);
-  clearInterval(timer);
-  delays.push(Math.max(0, performance.now() - last - TICK));
-  const delay = {
-    p99: Number(quantile(delays, 0.99).toFixed(1)),
-    max: Number(Math.max(...delays).toFixed(1)),
-  };
-  return [r, ms, delay];
 }
 
 function duBytes(dir: string, filter: (name: string) => boolean = () => true): number {

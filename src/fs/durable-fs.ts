@@ -1,4 +1,13 @@
-import { closeSync, fsync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  fsync,
+  fsyncSync,
+  openSync,
+  renameSync,
+  unlinkSync,
+  write,
+  writeSync,
+} from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
 let tmpCounter = 0;
@@ -11,6 +20,29 @@ export function fsyncDir(dir: string): void {
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * Opens a new temp file beside `path` (`.<name>.tmp-<pid>-<n>`, which validate recognises):
+ * write it, then {@link commitTemp} or {@link discardTemp}.
+ */
+export function openTemp(path: string): { tmp: string; fd: number } {
+  const tmp = join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${tmpCounter++}`);
+  return { tmp, fd: openSync(tmp, 'wx', 0o644) };
+}
+
+/** After a failed write: closes the temp file and removes it (best effort). */
+export function discardTemp(temp: { tmp: string; fd: number }): void {
+  closeSync(temp.fd);
+  try {
+    unlinkSync(temp.tmp);
+  } catch {}
+}
+
+/** After a complete, fsynced write: closes the temp file and renames it over `path`. */
+export function commitTemp(temp: { tmp: string; fd: number }, path: string): void {
+  closeSync(temp.fd);
+  renameSync(temp.tmp, path);
 }
 
 /** Writes all of `data` to an open file descriptor. */
@@ -26,24 +58,33 @@ function writeAll(fd: number, data: Uint8Array): void {
  */
 export function writeFileAtomic(path: string, data: string | Uint8Array, syncDir = true): void {
   const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-  const tmp = join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${tmpCounter++}`);
-  const fd = openSync(tmp, 'wx', 0o644);
+  const temp = openTemp(path);
   try {
-    writeAll(fd, bytes);
-    fsyncSync(fd);
+    writeAll(temp.fd, bytes);
+    fsyncSync(temp.fd);
   } catch (e) {
-    closeSync(fd);
-    try {
-      unlinkSync(tmp);
-    } catch {}
+    discardTemp(temp);
     throw e;
   }
-  closeSync(fd);
-  renameSync(tmp, path);
+  commitTemp(temp, path);
   if (syncDir) fsyncDir(dirname(path));
 }
 
-const fsyncAsync = (fd: number) =>
+/**
+ * Writes all of `data` off the event loop (the thread pool): a write that the kernel throttles
+ * (dirty pages on a busy disk) then delays nothing else.
+ */
+export async function writeAllAsync(fd: number, data: Uint8Array): Promise<void> {
+  let off = 0;
+  while (off < data.length) {
+    off += await new Promise<number>((resolve, reject) =>
+      write(fd, data, off, data.length - off, null, (e, n) => (e ? reject(e) : resolve(n))),
+    );
+  }
+}
+
+/** fsync off the event loop. */
+export const fsyncAsync = (fd: number): Promise<void> =>
   new Promise<void>((resolve, reject) => fsync(fd, (e) => (e ? reject(e) : resolve())));
 
 /**
@@ -60,10 +101,9 @@ export async function writeFilesDurable(
   try {
     for (const f of files) {
       const bytes = typeof f.data === 'string' ? Buffer.from(f.data, 'utf8') : f.data;
-      const tmp = join(dirname(f.path), `.${basename(f.path)}.tmp-${process.pid}-${tmpCounter++}`);
-      const fd = openSync(tmp, 'wx', 0o644);
-      written.push({ tmp, path: f.path, fd });
-      writeAll(fd, bytes);
+      const temp = openTemp(f.path);
+      written.push({ ...temp, path: f.path });
+      writeAll(temp.fd, bytes);
     }
     await Promise.all(written.map((w) => fsyncAsync(w.fd)));
   } catch (e) {

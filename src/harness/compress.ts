@@ -112,47 +112,44 @@ export function compressRecent(
         tokens.push(own);
         continue;
       }
+      // A marker replaces the output only when it costs fewer tokens than the output.
+      const useMarker = (text: string, note: CompressionNote): boolean => {
+        const marker = replaced(plain, text);
+        const n = meter.message(marker);
+        if (n >= own) return false;
+        messages.push(marker);
+        tokens.push(n);
+        notes.push(note);
+        return true;
+      };
       const src = sourceOf(t, m);
       const newer = src !== undefined ? latestBySource.get(src) : undefined;
-      if (src !== undefined && newer !== undefined && newer > m.stepId) {
-        const marker = replaced(
-          plain,
-          `[superseded: a newer output of ${src} is at step ${newer}]`,
-        );
-        const n = meter.message(marker);
-        if (n < own) {
-          messages.push(marker);
-          tokens.push(n);
-          notes.push({
-            strategy: 'latest_artifact_per_source',
-            layer: 'L1',
-            step_id: m.stepId,
-            kept_step_id: newer,
-            source: src,
-            reason: 'a newer output of the same source is in the pack',
-          });
-          continue;
-        }
+      if (
+        src !== undefined &&
+        newer !== undefined &&
+        newer > m.stepId &&
+        useMarker(`[superseded: a newer output of ${src} is at step ${newer}]`, {
+          strategy: 'latest_artifact_per_source',
+          layer: 'L1',
+          step_id: m.stepId,
+          kept_step_id: newer,
+          source: src,
+          reason: 'a newer output of the same source is in the pack',
+        })
+      ) {
+        continue;
       }
       const earlier = firstByContent.get(m.content);
       if (earlier !== undefined) {
-        const marker = replaced(
-          plain,
-          `[duplicate tool output: identical to the result at step ${earlier}]`,
-        );
-        const n = meter.message(marker);
-        if (n < own) {
-          messages.push(marker);
-          tokens.push(n);
-          notes.push({
-            strategy: 'duplicate_tool_log',
-            layer: 'L1',
-            step_id: m.stepId,
-            kept_step_id: earlier,
-            reason: 'identical to an earlier tool output in the pack',
-          });
+        const note: CompressionNote = {
+          strategy: 'duplicate_tool_log',
+          layer: 'L1',
+          step_id: m.stepId,
+          kept_step_id: earlier,
+          reason: 'identical to an earlier tool output in the pack',
+        };
+        if (useMarker(`[duplicate tool output: identical to the result at step ${earlier}]`, note))
           continue;
-        }
       } else {
         firstByContent.set(m.content, m.stepId);
       }

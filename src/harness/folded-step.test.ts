@@ -24,6 +24,7 @@ const turnOf = (msgs: Message[], from = 4) =>
     msgs.map(
       (m, i) => ({ ...m, stepId: from + i, timestamp: '2025-03-01T10:00:00Z' }) as HistoryMessage,
     ),
+    'positions',
   )[0]!;
 
 describe('folded-step records', () => {
@@ -36,7 +37,7 @@ describe('folded-step records', () => {
       },
       { role: 'tool', toolCallId: 'c', content: 'ok', exitCode: 0 },
     ]);
-    const r = buildFoldedStep(turn, 'assistant edited src/db/pool.ts', ref);
+    const r = buildFoldedStep(turn, 'assistant edited src/db/pool.ts', ref, 'positions');
     expect(validate(r)).toBe(true);
     expect(r).toEqual({
       step_id: 4,
@@ -47,6 +48,17 @@ describe('folded-step records', () => {
       artifacts: { cold_node_ref: ref.file_path, last_step_id: 5 },
       target_files: ['src/db/pool.ts'],
     });
+    // Under the `turns` rule a step id numbers a turn, never a message: no `last_step_id`.
+    const [first, second] = groupTurns(
+      [{ role: 'user', content: 'edit it' } as Message, ...turn.messages].map(
+        (m, i) => ({ ...m, stepId: i, timestamp: '2025-03-01T10:00:00Z' }) as HistoryMessage,
+      ),
+    );
+    expect(first!.stepId).toBe(0);
+    const t = buildFoldedStep(second!, 'assistant edited src/db/pool.ts', ref);
+    expect(validate(t)).toBe(true);
+    expect(t.step_id).toBe(1);
+    expect(t.artifacts).toEqual({ cold_node_ref: ref.file_path });
   });
 
   it('validate for any turn content and any summary (cut to 280 code points)', () => {

@@ -2,7 +2,7 @@ import { canonicalJson } from '../protocol/canonical-json.js';
 import type { FoldedStep } from '../protocol/types.js';
 import { toPlainMessage } from './messages.js';
 import { describeTurn, MAX_SUMMARY_CHARS, wellFormed } from './summarize.js';
-import type { Turn } from './turns.js';
+import type { Turn, TurnStepIds } from './turns.js';
 
 /** What a fold produced for one turn: where its cold node is and which payload it holds. */
 export interface FoldRef {
@@ -19,12 +19,20 @@ function cutCodePoints(text: string, max: number): string {
 /**
  * Builds the folded-step record (the hot projection) that replaces a folded turn in the prompt.
  * Everything in it comes from the history and the fold, never from a clock: `timestamp` is the
- * time of the turn's first message, so the record is identical on replay.
+ * time of the turn's first message, so the record is identical on replay. Under the
+ * `positions` rule (sessions recorded before the rule was unified) a turn of several messages
+ * also names its last message's position (`artifacts.last_step_id`); under `turns` step ids
+ * number turns, not messages, and there is no such field.
  *
  * @example
  * buildFoldedStep(turn, 'assistant: ran the tests | exit 1', { step_id: 12, file_path: '.contextfold/cold_nodes/step_000012.json', payload_sha256: '…' });
  */
-export function buildFoldedStep(turn: Turn, summary: string, ref: FoldRef): FoldedStep {
+export function buildFoldedStep(
+  turn: Turn,
+  summary: string,
+  ref: FoldRef,
+  stepIds: TurnStepIds = 'turns',
+): FoldedStep {
   const facts = describeTurn(turn.messages.map(toPlainMessage));
   const first = turn.messages[0];
   const record: FoldedStep = {
@@ -35,7 +43,9 @@ export function buildFoldedStep(turn: Turn, summary: string, ref: FoldRef): Fold
     action_type: facts.action_type,
     artifacts: {
       cold_node_ref: ref.file_path,
-      ...(turn.steps.length > 1 ? { last_step_id: turn.steps[turn.steps.length - 1] } : {}),
+      ...(stepIds === 'positions' && turn.steps.length > 1
+        ? { last_step_id: turn.steps[turn.steps.length - 1] }
+        : {}),
     },
   };
   if (facts.target_files.length > 0) record.target_files = facts.target_files.slice(0, 12);

@@ -124,7 +124,8 @@ describe('assemblePack', () => {
       'L0',
     ]);
     expect(pack.metadata.l2_steps).toEqual([0, 1, 2, 3]);
-    expect(pack.metadata.l1_steps).toEqual([4, 5, 7, 8]);
+    // Step ids number turns: the call at position 5 and its result at 6 are turn 5.
+    expect(pack.metadata.l1_steps).toEqual([4, 5, 6, 7]);
     expect(pack.metadata.paged_in.map((p) => p.step_id)).toEqual([318]);
   });
 
@@ -180,12 +181,12 @@ describe('assemblePack', () => {
     const firstTurn = full.entries.find((e) => e.layer === 'L1')!.tokens;
     const noL2 = assemblePack(input({ budget: full.tokens - l2 - firstTurn }));
     expect(noL2.metadata.l2_steps).toEqual([]);
-    expect(noL2.metadata.l1_steps).toEqual([5, 7, 8]);
+    expect(noL2.metadata.l1_steps).toEqual([5, 6, 7]);
     expect(noL2.metadata.truncated.map((t) => [t.layer, t.steps])).toEqual([
       ['L2', [0, 1, 2, 3]],
       ['L1', [4]],
     ]);
-    // The call at step 5 and its result at step 6 stay together.
+    // The call at position 5 and its result at position 6 (turn 5) stay together.
     expect(noL2.messages.some((m) => m.role === 'tool' && m.toolCallId === 'c1')).toBe(true);
     expect(noL2.tokens).toBeLessThanOrEqual(noL2.budget);
   });

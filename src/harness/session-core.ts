@@ -54,7 +54,11 @@ function toolOutputText(turn: Turn): string {
  * replay answers from the recorded events and re-verifies against the store, read-only.
  */
 export interface SessionIO {
-  summarize(turn: Turn): Promise<{ summary: string; source: 'default' | 'custom' }>;
+  /** `payload` is the turn's fold payload (what a custom summariser is shown). */
+  summarize(
+    turn: Turn,
+    payload: string,
+  ): Promise<{ summary: string; source: 'default' | 'custom' }>;
   fold(requests: FoldRequest[]): Promise<FoldRef[]>;
   /**
    * Pages for a scanned text. `room` is what the budget leaves once L3 and L0 (never dropped)
@@ -159,15 +163,16 @@ export class SessionCore {
     out: FoldedNote[],
   ): Promise<void> {
     if (turns.length === 0) return;
-    const summaries = await Promise.all(turns.map((t) => this.io.summarize(t)));
+    const payloads = turns.map((t) => turnPayload(t, this.state.stepIds));
+    const summaries = await Promise.all(turns.map((t, i) => this.io.summarize(t, payloads[i]!)));
     const requests = turns.map((t, i) => ({
       turn: t,
       summary: summaries[i]!.summary,
-      payload: turnPayload(t),
+      payload: payloads[i]!,
     }));
     const refs = await this.io.fold(requests);
     turns.forEach((t, i) => {
-      const record = buildFoldedStep(t, summaries[i]!.summary, refs[i]!);
+      const record = buildFoldedStep(t, summaries[i]!.summary, refs[i]!, this.state.stepIds);
       this.record({
         type: 'fold',
         turn,

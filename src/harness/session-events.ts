@@ -29,6 +29,13 @@ export interface SessionConfig {
    * logs written before the option existed: those sessions sent it whole, and replay does too.
    */
   live_overflow?: LiveOverflow;
+  /**
+   * How turns get their step ids: `turns` (the turn's position among the turns, the rule of
+   * the importers and the Claude Code hook too). Absent in logs written before the rule was
+   * unified: those sessions number a turn by its first message's history position and fold the
+   * rendered messages, and keep doing so when reopened or replayed (`TurnStepIds`).
+   */
+  step_ids?: 'turns';
 }
 
 /** Archived blocks removed from one incoming message. */

@@ -121,7 +121,9 @@ describe('a 300-turn synthetic session', () => {
       if (b.metadata.stable_prefix_bytes > a.metadata.stable_prefix_bytes) grew++;
       checked++;
     }
-    expect(checked).toBeGreaterThan(200);
+    // 188 of the 299 pairs since step ids number turns (the records lost `last_step_id`, so the
+    // L2 window moves at other turns); 200+ before.
+    expect(checked).toBeGreaterThan(150);
     expect(grew).toBeGreaterThan(50);
   });
 

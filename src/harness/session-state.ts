@@ -3,7 +3,7 @@ import type { FoldedStep } from '../protocol/types.js';
 import { type HistoryMessage, recordToMessage } from './messages.js';
 import type { PinnedItem } from './pack.js';
 import type { PendingEvent, SessionConfig, SessionEvent } from './session-events.js';
-import { addToTurns, type Turn } from './turns.js';
+import { addToTurns, type Turn, type TurnStepIds } from './turns.js';
 
 /** The turn between `beforeTurn` and `afterTurn`. */
 export interface OpenTurn {
@@ -23,9 +23,11 @@ export interface OpenTurn {
  */
 export class SessionState {
   config: SessionConfig | null = null;
+  /** The step-id rule, fixed by the first `session_opened` (see {@link TurnStepIds}). */
+  stepIds: TurnStepIds = 'turns';
   readonly history: HistoryMessage[] = [];
   readonly turns: Turn[] = [];
-  /** Turn start step → index in `turns`. */
+  /** History position of a turn's first message → index in `turns`. */
   readonly turnIndex = new Map<number, number>();
   /** Folded-step records in fold order (the L2 order; it only ever grows at the end). */
   readonly foldOrder: FoldedStep[] = [];
@@ -44,9 +46,17 @@ export class SessionState {
   /** Applies one event. Throws if the event does not fit the state (a corrupted log). */
   apply(e: SessionEvent | PendingEvent): void {
     switch (e.type) {
-      case 'session_opened':
+      case 'session_opened': {
+        const rule: TurnStepIds = e.config.step_ids === 'turns' ? 'turns' : 'positions';
+        if (this.config !== null && rule !== this.stepIds) {
+          throw new IntegrityCheckError(
+            `session log changes its step-id rule from '${this.stepIds}' to '${rule}' in a later session_opened`,
+          );
+        }
+        this.stepIds = rule;
         this.config = { ...e.config };
         return;
+      }
       case 'append': {
         if (e.from !== this.history.length) {
           throw new IntegrityCheckError(
@@ -66,7 +76,7 @@ export class SessionState {
           } as HistoryMessage;
           this.history.push(m);
           const before = this.turns.length;
-          addToTurns(this.turns, m);
+          addToTurns(this.turns, m, this.stepIds);
           if (this.turns.length > before) this.turnIndex.set(m.stepId, this.turns.length - 1);
           if (m.role === 'system') {
             this.pinned.push({
@@ -117,9 +127,9 @@ export class SessionState {
     return this.pinned.filter((p) => p.kind === 'note').length;
   }
 
-  /** The turn starting at a step, if any. */
-  turnAt(stepId: number): Turn | undefined {
-    const i = this.turnIndex.get(stepId);
+  /** The turn whose first message is at this history position, if any. */
+  turnAt(position: number): Turn | undefined {
+    const i = this.turnIndex.get(position);
     return i === undefined ? undefined : this.turns[i];
   }
 }

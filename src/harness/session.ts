@@ -30,7 +30,7 @@ import {
 } from './session-events.js';
 import { describeTurn, summarizeTurn, type TurnFacts } from './summarize.js';
 import { TokenMeter } from './token-meter.js';
-import { addToTurns, type Turn, turnPayload } from './turns.js';
+import { addToTurns, type Turn } from './turns.js';
 
 /** What a custom summariser receives for one turn. */
 export interface SummarizerInput {
@@ -167,6 +167,7 @@ export function sessionConfig(options: SessionOptions, engine: ContextFoldEngine
     tokenizer: engine.tokenizer.name,
     summarizer: options.summarize ? 'custom' : 'default',
     live_overflow: liveOverflow(options.liveOverflow),
+    step_ids: 'turns',
   };
 }
 
@@ -219,14 +220,17 @@ class LiveIO implements SessionIO {
     private readonly meter: TokenMeter,
   ) {}
 
-  async summarize(turn: Turn): Promise<{ summary: string; source: 'default' | 'custom' }> {
+  async summarize(
+    turn: Turn,
+    payload: string,
+  ): Promise<{ summary: string; source: 'default' | 'custom' }> {
     if (!this.summarizer) return { summary: defaultSummary(turn), source: 'default' };
     const messages = turn.messages.map(toPlainMessage);
     const out = await this.summarizer({
       stepId: turn.stepId,
       steps: [...turn.steps],
       messages,
-      payload: turnPayload(turn),
+      payload,
       facts: describeTurn(messages),
     });
     if (typeof out !== 'string') {
@@ -239,15 +243,40 @@ class LiveIO implements SessionIO {
     return { summary, source: 'custom' };
   }
 
+  /**
+   * Folds the turns. A turn the store already holds with exactly these payload bytes (archived
+   * by an import or the Claude Code hook, whose summary may differ) is adopted as it is: a
+   * refold never overwrites. Another payload under the same step is refused by the engine
+   * (`StepConflictError`).
+   */
   async fold(requests: FoldRequest[]): Promise<FoldRef[]> {
-    const results = await this.engine.foldMany(
-      requests.map((r) => ({ stepId: r.turn.stepId, summary: r.summary, content: r.payload })),
-    );
-    return results.map((r) => ({
-      step_id: r.step_id,
-      file_path: r.file_path,
-      payload_sha256: r.payload_sha256,
-    }));
+    const archived = await Promise.all(requests.map((r) => this.archived(r)));
+    const todo = requests.filter((_, i) => archived[i] === null);
+    const results =
+      todo.length === 0
+        ? []
+        : await this.engine.foldMany(
+            todo.map((r) => ({ stepId: r.turn.stepId, summary: r.summary, content: r.payload })),
+          );
+    let k = 0;
+    return archived.map((a) => {
+      if (a !== null) return a;
+      const r = results[k++]!;
+      return { step_id: r.step_id, file_path: r.file_path, payload_sha256: r.payload_sha256 };
+    });
+  }
+
+  /** The store's node of this turn when it holds the same payload bytes, else null. */
+  private async archived(r: FoldRequest): Promise<FoldRef | null> {
+    const entry = await this.engine.entry(r.turn.stepId);
+    if (!entry) return null;
+    const text = this.engine.redact ? await this.engine.redactText(r.payload) : r.payload;
+    if (sha256Hex(text) !== entry.payload_sha256) return null;
+    return {
+      step_id: entry.step_id,
+      file_path: entry.file_path,
+      payload_sha256: entry.payload_sha256,
+    };
   }
 
   async pageIn(
@@ -349,7 +378,7 @@ export class Session {
         clock,
       }));
     try {
-      const config = sessionConfig(options, engine);
+      const fresh = sessionConfig(options, engine);
       const meter = new TokenMeter(engine.tokenizer);
       const core = new SessionCore(
         new LiveIO(engine, options.summarize, meter),
@@ -359,6 +388,10 @@ export class Session {
       );
       for (const e of await loadEvents(engine)) core.state.apply(e);
       const prior = core.state.config;
+      // The step-id rule is the session's for good: one recorded before it was unified keeps
+      // numbering (and rendering) its turns as it did.
+      const { step_ids: _rule, ...legacy } = fresh;
+      const config = prior && prior.step_ids === undefined ? legacy : fresh;
       if (prior && prior.tokenizer !== config.tokenizer) {
         throw new UsageError(
           `this session was recorded with the '${prior.tokenizer}' tokenizer; reopen it with that tokenizer (got '${config.tokenizer}')`,
@@ -589,11 +622,13 @@ export class Session {
     });
   }
 
-  /** The last history message when it is a user message still in the prompt (not folded). */
+  /** The last history message's position when it is a user prompt whose turn is not folded. */
   private trailingPrompt(): number | null {
     const s = this.core.state;
     const last = s.history[s.history.length - 1];
-    if (last?.role !== 'user' || s.folded.has(last.stepId)) return null;
+    if (last?.role !== 'user') return null;
+    const turn = s.turnAt(last.stepId);
+    if (!turn || s.folded.has(turn.stepId)) return null;
     return last.stepId;
   }
 

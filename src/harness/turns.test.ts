@@ -8,32 +8,42 @@ const h = (msgs: Message[]): HistoryMessage[] =>
   msgs.map((m, i) => ({ ...m, stepId: i, timestamp: T }) as HistoryMessage);
 
 describe('groupTurns', () => {
-  it('keeps an assistant message and its tool results together; step id = first position', () => {
-    const turns = groupTurns(
-      h([
-        { role: 'system', content: 'rules' },
-        { role: 'user', content: 'run it' },
-        {
-          role: 'assistant',
-          content: '',
-          toolCalls: [
-            { id: 'a', name: 'bash', input: {} },
-            { id: 'b', name: 'bash', input: {} },
-          ],
-        },
-        { role: 'tool', toolCallId: 'a', content: '1' },
-        { role: 'tool', toolCallId: 'b', content: '2' },
-        { role: 'assistant', content: 'done' },
-        { role: 'tool', content: 'untagged log' },
-        { role: 'user', content: 'next' },
-      ]),
-    );
-    expect(turns.map((t) => [t.stepId, t.kind, t.steps])).toEqual([
+  const history = (): HistoryMessage[] =>
+    h([
+      { role: 'system', content: 'rules' },
+      { role: 'user', content: 'run it' },
+      {
+        role: 'assistant',
+        content: '',
+        toolCalls: [
+          { id: 'a', name: 'bash', input: {} },
+          { id: 'b', name: 'bash', input: {} },
+        ],
+      },
+      { role: 'tool', toolCallId: 'a', content: '1' },
+      { role: 'tool', toolCallId: 'b', content: '2' },
+      { role: 'assistant', content: 'done' },
+      { role: 'tool', content: 'untagged log' },
+      { role: 'user', content: 'next' },
+    ]);
+
+  it('keeps an assistant message and its tool results together; step id = turn count', () => {
+    expect(groupTurns(history()).map((t) => [t.stepId, t.kind, t.steps])).toEqual([
       [0, 'system', [0]],
       [1, 'user', [1]],
       [2, 'assistant', [2, 3, 4]],
-      [5, 'assistant', [5, 6]],
-      [7, 'user', [7]],
+      [3, 'assistant', [5, 6]],
+      [4, 'user', [7]],
+    ]);
+  });
+
+  it("numbers by the first message's position under the 'positions' rule (older sessions)", () => {
+    expect(groupTurns(history(), 'positions').map((t) => [t.stepId, t.steps])).toEqual([
+      [0, [0]],
+      [1, [1]],
+      [2, [2, 3, 4]],
+      [5, [5, 6]],
+      [7, [7]],
     ]);
   });
 
@@ -100,7 +110,37 @@ describe('turnPayload', () => {
     expect(turnPayload(t!)).toBe('a\r\nb  \n');
   });
 
-  it('renders a call with its results, so the archived bytes show what the model saw', () => {
+  const callTurn = () =>
+    groupTurns(
+      h([
+        {
+          role: 'assistant',
+          content: 'go',
+          toolCalls: [
+            { id: 'a', name: 'bash', input: { command: 'ls', cwd: '/' } },
+            { id: 'b', name: 'read', input: { path: 'x.ts' } },
+          ],
+        },
+        { role: 'tool', toolCallId: 'b', toolName: 'read', isError: true, content: 'no such file' },
+        { role: 'tool', toolCallId: 'a', toolName: 'bash', exitCode: 0, content: 'x.ts' },
+        { role: 'tool', content: 'untagged log' },
+      ]),
+    )[0]!;
+
+  it('renders a turn as the importers do: each call followed by its result, parts joined by a newline', () => {
+    expect(turnPayload(callTurn())).toBe(
+      [
+        'go',
+        '[tool_use: bash id=a]\n{\n "command": "ls",\n "cwd": "/"\n}',
+        '[tool_result: bash id=a exit=0]\nx.ts',
+        '[tool_use: read id=b]\n{\n "path": "x.ts"\n}',
+        '[tool_result: read id=b error]\nno such file',
+        '[tool_result]\nuntagged log',
+      ].join('\n'),
+    );
+  });
+
+  it("renders the messages as the model saw them under the 'positions' rule (older sessions)", () => {
     const [t] = groupTurns(
       h([
         {
@@ -110,8 +150,9 @@ describe('turnPayload', () => {
         },
         { role: 'tool', toolCallId: 'a', toolName: 'bash', exitCode: 0, content: 'x.ts' },
       ]),
+      'positions',
     );
-    expect(turnPayload(t!)).toBe(
+    expect(turnPayload(t!, 'positions')).toBe(
       '[assistant]\ngo\n[tool_call bash id=a]\n{"command":"ls"}\n\n[tool_result bash id=a exit=0]\nx.ts\n\n',
     );
   });

@@ -1,13 +1,9 @@
+import { renderToolInput } from '../harness/turn-text.js';
 import type { MessagePart } from './conversation-builder.js';
 import { isRecord } from './source-error.js';
 
 /** Reports a structural problem of one message (the caller adds file and line). */
 export type Fail = (problem: string) => never;
-
-/** Tool input as the turn shows it: the JSON object, one space per level (as the shared data). */
-export function renderToolInput(input: unknown): string {
-  return JSON.stringify(input ?? {}, null, 1);
-}
 
 function str(block: Record<string, unknown>, key: string, where: string, fail: Fail): string {
   const v = block[key];

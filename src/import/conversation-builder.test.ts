@@ -1,5 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import type { HistoryMessage, Message } from '../harness/messages.js';
+import { renderToolInput } from '../harness/turn-text.js';
+import { groupTurns, turnPayload } from '../harness/turns.js';
 import { type BuilderMessage, ConversationBuilder } from './conversation-builder.js';
 import type { ImportedTurn } from './turn.js';
 
@@ -139,6 +142,58 @@ describe('ConversationBuilder', () => {
           expect(expected.map((t) => t.step_id)).toEqual(expected.map((_, i) => i));
         },
       ),
+    );
+  });
+});
+
+describe('the same turn, imported or recorded by a Session (one rendering, issue 15)', () => {
+  it('ConversationBuilder and turnPayload give the same step ids and the same bytes', () => {
+    const input = { command: 'mix test', timeout: 60 };
+    const built = run([
+      user('run the tests'),
+      {
+        role: 'assistant',
+        parts: [
+          { kind: 'text', text: 'Running them.' },
+          { kind: 'tool_use', id: 't1', name: 'Bash', input: renderToolInput(input) },
+          { kind: 'tool_use', id: 't2', name: 'Read', input: renderToolInput({ path: 'a.ex' }) },
+        ],
+      },
+      {
+        role: 'user',
+        parts: [
+          { kind: 'tool_result', toolUseId: 't2', content: 'defmodule A', isError: false },
+          { kind: 'tool_result', toolUseId: 't1', content: '1 failure', isError: true },
+        ],
+      },
+      { role: 'assistant', parts: [{ kind: 'text', text: 'One test fails.' }] },
+      {
+        role: 'assistant',
+        parts: [{ kind: 'tool_use', id: 't3', name: 'Bash', input: renderToolInput({}) }],
+      },
+    ]);
+    const T = '2025-01-01T00:00:00Z';
+    const messages: Message[] = [
+      { role: 'user', content: 'run the tests' },
+      {
+        role: 'assistant',
+        content: 'Running them.',
+        toolCalls: [
+          { id: 't1', name: 'Bash', input },
+          { id: 't2', name: 'Read', input: { path: 'a.ex' } },
+        ],
+      },
+      { role: 'tool', toolCallId: 't2', toolName: 'Read', content: 'defmodule A' },
+      { role: 'tool', toolCallId: 't1', toolName: 'Bash', content: '1 failure', isError: true },
+      { role: 'assistant', content: 'One test fails.' },
+      // A call that never got its result (interrupted): rendered without one on both paths.
+      { role: 'assistant', content: '', toolCalls: [{ id: 't3', name: 'Bash', input: {} }] },
+    ];
+    const turns = groupTurns(
+      messages.map((m, i) => ({ ...m, stepId: i, timestamp: T }) as HistoryMessage),
+    );
+    expect(turns.map((t) => [t.stepId, turnPayload(t)])).toEqual(
+      built.map((t) => [t.step_id, t.content]),
     );
   });
 });

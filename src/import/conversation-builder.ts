@@ -1,5 +1,8 @@
 import { stripArchivedBlocks } from '../harness/archived-block.js';
+import { toolResultLabel, toolUseLabel } from '../harness/turn-text.js';
 import type { ImportedTurn, TurnRole } from './turn.js';
+
+export { toolResultLabel, toolUseLabel };
 
 /** One content part of a message, already reduced to text. */
 export type MessagePart =
@@ -43,16 +46,6 @@ export interface OpenTurn {
 export interface ConversationState {
   next_step: number;
   open: OpenTurn[];
-}
-
-/** `[tool_use: Bash id=toolu_1]` — the label the shared trajectories use too. */
-export function toolUseLabel(name: string, id: string): string {
-  return `[tool_use: ${name} id=${id}]`;
-}
-
-/** `[tool_result: Bash id=toolu_1]`, with ` error` when the tool reported a failure. */
-export function toolResultLabel(name: string | null, id: string, isError: boolean): string {
-  return `[tool_result: ${name === null ? '' : `${name} `}id=${id}${isError ? ' error' : ''}]`;
 }
 
 function renderSegment(s: Segment): string {

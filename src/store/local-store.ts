@@ -20,6 +20,7 @@ import { IntegrityCheckError, LockTimeoutError, UsageError } from '../protocol/e
 import { isoSeconds } from '../protocol/time.js';
 import type { ColdNode, IndexEntry } from '../protocol/types.js';
 import { checkContainment } from './containment.js';
+import { fieldStatsOf } from './field-stats.js';
 import { fileIdentity, isRacy, sameIdentity } from './file-identity.js';
 import type {
   CommitRow,
@@ -105,7 +106,12 @@ const FIELDS: Record<PostingField, number> = {
   ranked: FIELD_RANKED,
 };
 
-const PAGE = 2000;
+/**
+ * Entries per page of a compaction's snapshot stream, with a turn of the event loop between
+ * pages: one page (read, inflate, write) stays well under 50 ms even on a loaded machine, so a
+ * long-lived process keeps answering while a 100k store compacts (docs/benchmarks.md).
+ */
+const PAGE = 200;
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const turn = () => new Promise<void>((r) => setImmediate(r));
 
@@ -725,17 +731,7 @@ export class LocalStore implements IndexBackend {
   }
 
   fieldStats(field: PostingField): FieldStats {
-    const st = this.#state;
-    if (field === 'ranked') {
-      return {
-        docs: st.rankedDocs,
-        totalLength: st.rankedLength,
-        parts: st.rankedParts,
-        partLength: st.rankedPartLength,
-        lastStep: st.rankedDocs === 0 ? -1 : this.#read(-1, (db) => db.lastDocStep()),
-      };
-    }
-    return { docs: st.entries, totalLength: 0, parts: 0, partLength: 0, lastStep: -1 };
+    return fieldStatsOf(field, this.#state, () => this.#read(-1, (db) => db.lastDocStep()));
   }
 
   docStats(steps: readonly number[]): DocStats[] {

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { closeSync, fsync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { commitTemp, discardTemp, fsyncAsync, openTemp, writeAllAsync } from '../fs/durable-fs.js';
 import { canonicalJson } from '../protocol/canonical-json.js';
 import { IPCF_VERSION, PROJECTION_VERSION } from '../protocol/types.js';
 
@@ -11,7 +10,6 @@ export interface SnapshotNode {
 }
 
 const FLUSH_AT = 1 << 20;
-let tmpCounter = 0;
 
 /**
  * Writes `recall_index.json` exactly as `canonicalJson({created_at, ipcf_version, nodes,
@@ -27,17 +25,15 @@ export async function writeSnapshot(
   path: string,
   options: { createdAt: string; pages: AsyncIterable<SnapshotNode[]> },
 ): Promise<string> {
-  const tmp = join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${tmpCounter++}`);
-  const fd = openSync(tmp, 'wx', 0o644);
+  const temp = openTemp(path);
   const hash = createHash('sha256');
   let pending = '';
-  const flush = () => {
+  const flush = async () => {
     if (pending.length === 0) return;
     const bytes = Buffer.from(pending, 'utf8');
     pending = '';
     hash.update(bytes);
-    let off = 0;
-    while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+    await writeAllAsync(temp.fd, bytes);
   };
   try {
     pending += `{"created_at":${canonicalJson(options.createdAt)},"ipcf_version":${canonicalJson(IPCF_VERSION)},"nodes":{`;
@@ -46,21 +42,17 @@ export async function writeSnapshot(
       for (const node of page) {
         pending += `${first ? '' : ','}${canonicalJson(node.key)}:${node.json}`;
         first = false;
-        if (pending.length >= FLUSH_AT) flush();
+        if (pending.length >= FLUSH_AT) await flush();
       }
     }
     pending += `},"projection_version":${canonicalJson(PROJECTION_VERSION)}}`;
-    flush();
+    await flush();
     // Off the event loop: a large snapshot takes a while to reach the disk.
-    await new Promise<void>((resolve, reject) => fsync(fd, (e) => (e ? reject(e) : resolve())));
+    await fsyncAsync(temp.fd);
   } catch (e) {
-    closeSync(fd);
-    try {
-      unlinkSync(tmp);
-    } catch {}
+    discardTemp(temp);
     throw e;
   }
-  closeSync(fd);
-  renameSync(tmp, path);
+  commitTemp(temp, path);
   return hash.digest('hex');
 }

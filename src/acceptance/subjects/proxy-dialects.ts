@@ -22,34 +22,42 @@ export interface DialectClient {
   reply(answer: Json): Json;
 }
 
+/**
+ * A case history as a dialect's messages: each turn's user text, its tool call and result (as
+ * `call` writes them, with the turn's call id), then its assistant text.
+ */
+function historyOf(
+  turns: readonly HistoryTurn[],
+  call: (id: string, tool: NonNullable<HistoryTurn['tool']>) => Json[],
+): Json[] {
+  return turns.flatMap((t, i) => {
+    const out: Json[] = [];
+    if (t.user !== undefined) out.push({ role: 'user', content: t.user });
+    if (t.tool) out.push(...call(callId(i), t.tool));
+    if (t.assistant !== undefined) out.push({ role: 'assistant', content: t.assistant });
+    return out;
+  });
+}
+
 /** Anthropic Messages: tool calls are `tool_use` blocks, their results `tool_result` blocks. */
 const anthropic: DialectClient = {
   path: '/v1/messages',
   headers: { 'x-api-key': 'acceptance-key', 'anthropic-version': '2023-06-01' },
-  history(turns) {
-    return turns.flatMap((t, i) => {
-      const out: Json[] = [];
-      if (t.user !== undefined) out.push({ role: 'user', content: t.user });
-      if (t.tool) {
-        const id = callId(i);
-        const { name, input, output } = t.tool;
-        out.push({ role: 'assistant', content: [{ type: 'tool_use', id, name, input }] });
-        out.push({
-          role: 'user',
-          content: [
-            {
-              type: 'tool_result',
-              tool_use_id: id,
-              content: output,
-              ...(t.tool.is_error ? { is_error: true } : {}),
-            },
-          ],
-        });
-      }
-      if (t.assistant !== undefined) out.push({ role: 'assistant', content: t.assistant });
-      return out;
-    });
-  },
+  history: (turns) =>
+    historyOf(turns, (id, { name, input, output, is_error }) => [
+      { role: 'assistant', content: [{ type: 'tool_use', id, name, input }] },
+      {
+        role: 'user',
+        content: [
+          {
+            type: 'tool_result',
+            tool_use_id: id,
+            content: output,
+            ...(is_error ? { is_error: true } : {}),
+          },
+        ],
+      },
+    ]),
   prompt: (text) => ({ role: 'user', content: text }),
   body: (messages) => ({ model: 'acceptance-model', max_tokens: 64, messages }),
   reply: (answer) => ({ role: 'assistant', content: answer.content }),
@@ -59,24 +67,17 @@ const anthropic: DialectClient = {
 const openai: DialectClient = {
   path: '/v1/chat/completions',
   headers: { authorization: 'Bearer acceptance-key' },
-  history(turns) {
-    return turns.flatMap((t, i) => {
-      const out: Json[] = [];
-      if (t.user !== undefined) out.push({ role: 'user', content: t.user });
-      if (t.tool) {
-        const id = callId(i);
-        const fn = { name: t.tool.name, arguments: JSON.stringify(t.tool.input) };
-        out.push({
-          role: 'assistant',
-          content: null,
-          tool_calls: [{ id, type: 'function', function: fn }],
-        });
-        out.push({ role: 'tool', tool_call_id: id, content: t.tool.output });
-      }
-      if (t.assistant !== undefined) out.push({ role: 'assistant', content: t.assistant });
-      return out;
-    });
-  },
+  history: (turns) =>
+    historyOf(turns, (id, { name, input, output }) => [
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id, type: 'function', function: { name, arguments: JSON.stringify(input) } },
+        ],
+      },
+      { role: 'tool', tool_call_id: id, content: output },
+    ]),
   prompt: (text) => ({ role: 'user', content: text }),
   body: (messages) => ({ model: 'acceptance-model', messages }),
   reply(answer) {

@@ -1,3 +1,5 @@
+import { NON_EVICTING_REQUIREMENTS } from '../../harness/acceptance.js';
+
 /**
  * What the Claude Code hook declares to the adapter acceptance suite (conformance/adapters).
  *
@@ -12,16 +14,7 @@
  *   store and rendered pages.
  */
 export const CLAUDE_CODE_ACCEPTANCE = {
-  requirements: [
-    'CONF-04',
-    'CONF-05',
-    'CONF-06',
-    'CONF-09',
-    'CONF-10',
-    'CONF-12',
-    'CONF-13',
-    'SEC-SCRUB',
-  ],
+  requirements: NON_EVICTING_REQUIREMENTS,
   source: 'CLAUDE_CODE_ACCEPTANCE in src/adapters/claude-code/acceptance.ts',
   /** Stricter behaviours, each applied when its condition is on the input. */
   strictnesses: {

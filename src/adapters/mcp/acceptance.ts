@@ -1,3 +1,5 @@
+import { NON_EVICTING_REQUIREMENTS } from '../../harness/acceptance.js';
+
 /**
  * What the MCP server declares to the adapter acceptance suite (conformance/adapters). Tool
  * results stay in the host's context, which the server does not own: it cannot evict, so
@@ -6,15 +8,6 @@
  * requires it; the engine redacts through the guard.
  */
 export const MCP_ACCEPTANCE = {
-  requirements: [
-    'CONF-04',
-    'CONF-05',
-    'CONF-06',
-    'CONF-09',
-    'CONF-10',
-    'CONF-12',
-    'CONF-13',
-    'SEC-SCRUB',
-  ],
+  requirements: NON_EVICTING_REQUIREMENTS,
   source: 'MCP_ACCEPTANCE in src/adapters/mcp/acceptance.ts',
 } as const;

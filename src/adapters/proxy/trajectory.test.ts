@@ -32,6 +32,11 @@ const RUN = HAS_SHARED || process.env.CI === 'true';
 if (!RUN) console.warn('[proxy trajectory tests] ../shared is absent: skipped');
 
 const BUDGET = 24_000;
+/**
+ * The step of the early turn the question is about: records 4–5 (the `bd show` call and its
+ * output) are the third turn (0: the user's task, 1: records 1–3), and step ids count turns.
+ */
+const EARLY = 2;
 const KEY = 'sk-ant-trajectory-Lm3Nq8Rv2Tx6Wz9Yb4';
 const QUESTION =
   'What did the task spotter-dov.1 "Extract shared transcript presentation with AshComputer attachment" say, exactly?';
@@ -139,9 +144,9 @@ describe.skipIf(!RUN)('a 300-turn real session through the proxy', () => {
     expect(call.folded.length).toBeGreaterThan(100);
     // The early turn the question is about, paged in, verified against the store on disk.
     const pages = blocksIn(text);
-    const page = pages.find((b) => b.step === 4);
+    const page = pages.find((b) => b.step === EARLY);
     expect(page, `pages: ${pages.map((b) => b.step)}`).toBeDefined();
-    const node = coldNode(session, 4);
+    const node = coldNode(session, EARLY);
     expect(node.payload_sha256).toBe(page!.hash);
     // The ranked page-in sends a window of whole lines (the lines that hold the prompt's keys)
     // or the whole turn: either way verbatim bytes of the verified payload.
@@ -151,7 +156,7 @@ describe.skipIf(!RUN)('a 300-turn real session through the proxy', () => {
     // line, the task's title, is in the page.
     const output = records[5]!.content.split('\n')[1]!;
     expect(page!.content).toContain(output);
-    expect(call.paged_in).toContain(4);
+    expect(call.paged_in).toContain(EARLY);
     expect(call.evicted).toEqual(call.paged_in);
     return body;
   };
@@ -169,7 +174,7 @@ describe.skipIf(!RUN)('a 300-turn real session through the proxy', () => {
     const answer = await client.messages.create({ ...base, messages }).asResponse();
     expect(answer.status).toBe(200);
     const session = answer.headers.get('x-contextfold-session')!;
-    expect(answer.headers.get('x-contextfold-paged-steps')).toContain('4');
+    expect(answer.headers.get('x-contextfold-paged-steps')?.split(',')).toContain(String(EARLY));
     expect(Number(answer.headers.get('x-contextfold-saved-tokens'))).toBeGreaterThan(100_000);
     check(up.requests.at(-1)!, session, raw);
 
@@ -184,7 +189,7 @@ describe.skipIf(!RUN)('a 300-turn real session through the proxy', () => {
       .asResponse();
     expect(await streamed.text()).toBe(ANTHROPIC_SSE.join(''));
     const second = textsOf(up.requests.at(-1)!.json());
-    expect(blocksIn(second).map((b) => b.step)).not.toContain(4);
+    expect(blocksIn(second).map((b) => b.step)).not.toContain(EARLY);
     expect(lastCall().pack_tokens).toBeLessThanOrEqual(BUDGET);
 
     // count_tokens counts the folded prompt: what the upstream received, not the raw history.
@@ -221,6 +226,6 @@ describe.skipIf(!RUN)('a 300-turn real session through the proxy', () => {
         { role: 'user', content: 'Thanks. Commit and push the branch now.' },
       ],
     });
-    expect(blocksIn(textsOf(up.requests.at(-1)!.json())).map((b) => b.step)).not.toContain(4);
+    expect(blocksIn(textsOf(up.requests.at(-1)!.json())).map((b) => b.step)).not.toContain(EARLY);
   }, 120_000);
 });

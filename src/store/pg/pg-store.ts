@@ -9,6 +9,7 @@ import {
 } from '../../protocol/errors.js';
 import { isoSeconds } from '../../protocol/time.js';
 import type { ColdNode, IndexEntry } from '../../protocol/types.js';
+import { fieldStatsOf } from '../field-stats.js';
 import {
   type CommitRow,
   type DocStats,
@@ -730,17 +731,7 @@ export class PgStore implements IndexBackend {
   }
 
   fieldStats(field: PostingField): FieldStats {
-    const s = this.#mirror.state;
-    if (field === 'ranked') {
-      return {
-        docs: s.rankedDocs,
-        totalLength: s.rankedLength,
-        parts: s.rankedParts,
-        partLength: s.rankedPartLength,
-        lastStep: s.rankedDocs === 0 ? -1 : this.#mirror.db.lastDocStep(),
-      };
-    }
-    return { docs: s.entries, totalLength: 0, parts: 0, partLength: 0, lastStep: -1 };
+    return fieldStatsOf(field, this.#mirror.state, () => this.#mirror.db.lastDocStep());
   }
 
   docStats(steps: readonly number[]): DocStats[] {
