@@ -21,7 +21,7 @@ import { isoSeconds } from '../protocol/time.js';
 import type { ColdNode, IndexEntry } from '../protocol/types.js';
 import { checkContainment } from './containment.js';
 import { fieldStatsOf } from './field-stats.js';
-import { fileIdentity, isRacy, sameIdentity } from './file-identity.js';
+import { type FileIdentity, fileIdentity, isRacy, sameIdentity } from './file-identity.js';
 import type {
   CommitRow,
   DocStats,
@@ -173,6 +173,8 @@ export class LocalStore implements IndexBackend {
   #direct = false;
   /** A read-only open of the index file needed changes once: private copies from then on. */
   #noDirect = false;
+  /** The snapshot's identity when this process last found it hashing as the index recorded. */
+  #snapshotVerified: FileIdentity | null = null;
   #lock: WriteLock | null = null;
   readonly #queue = new SerialQueue();
   #broken: string | null = null;
@@ -318,12 +320,15 @@ export class LocalStore implements IndexBackend {
     const snap = fileIdentity(L.indexPath);
     if (!sameIdentity(st.snapshot, snap))
       return { kind: 'rebuild', reason: 'recall_index.json changed', warn: false };
-    if (snap && !st.snapshotVerified) {
+    if (snap && !st.snapshotVerified && !sameIdentity(this.#snapshotVerified, snap)) {
       // Identity alone cannot rule out a same-size rewrite within the recorded clock tick.
       const sha = await hashFile(L.indexPath);
       if (sha !== st.snapshotSha256)
         return { kind: 'rebuild', reason: 'recall_index.json changed', warn: false };
-      if (!isRacy(snap)) this.#markVerified();
+      if (!isRacy(snap)) {
+        this.#markVerified();
+        this.#snapshotVerified = snap; // a read-only process cannot mark it: it remembers
+      }
     }
     if (!sameIdentity(st.evictionLog, fileIdentity(L.evictionLogPath))) {
       return { kind: 'rebuild', reason: 'eviction_log.json changed', warn: false };
