@@ -1,3 +1,4 @@
+import { closeSync, openSync, readSync } from 'node:fs';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { foldToken } from '../extract/fold-token.js';
@@ -259,17 +260,37 @@ function group(groups: Groups, field: number, term: string): Group {
   return g;
 }
 
+/** SQLite header offsets of the file format bytes: 2 and 2 in WAL mode, 1 and 1 in rollback. */
+const FORMAT_WRITE = 18;
+const FORMAT_READ = 19;
+
 /**
  * The image of a WAL-mode database file as a rollback-journal one, for opening in memory: a
  * deserialised WAL database cannot be read at all (SQLite needs its -shm file), so the file
- * format bytes (offsets 18 and 19: 2 = WAL) are set to 1 = legacy. Nothing else differs.
+ * format bytes are set to 1 = legacy. Nothing else differs.
  */
 function asRollbackImage(bytes: Buffer): Buffer {
-  if (bytes.length >= 100 && bytes[18] === 2 && bytes[19] === 2) {
-    bytes[18] = 1;
-    bytes[19] = 1;
+  if (bytes.length >= 100 && bytes[FORMAT_WRITE] === 2 && bytes[FORMAT_READ] === 2) {
+    bytes[FORMAT_WRITE] = 1;
+    bytes[FORMAT_READ] = 1;
   }
   return bytes;
+}
+
+/** True when an index file's header says rollback-journal mode (a read-only open creates nothing). */
+export function isRollbackFile(path: string): boolean {
+  try {
+    const fd = openSync(path, 'r');
+    try {
+      const head = Buffer.alloc(FORMAT_READ + 1);
+      const n = readSync(fd, head, 0, head.length, 0);
+      return n === head.length && head[FORMAT_WRITE] === 1 && head[FORMAT_READ] === 1;
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -1,13 +1,10 @@
 import { createHash } from 'node:crypto';
 import {
   accessSync,
-  closeSync,
   constants,
   existsSync,
   mkdirSync,
-  openSync,
   readFileSync,
-  readSync,
   renameSync,
   rmSync,
   unlinkSync,
@@ -42,6 +39,7 @@ import {
   FIELD_REFERENCE,
   IndexDb,
   type IndexState,
+  isRollbackFile,
   isUnusable,
   referenceTerms,
 } from './index-db.js';
@@ -1215,21 +1213,6 @@ export class LocalStore implements IndexBackend {
     this.#lock?.close();
     if (!this.#memory && this.#db) this.#db.closeAsRollback();
     this.#dropDb();
-  }
-}
-
-/** True when a SQLite file's header says rollback-journal mode (file format bytes 1, not 2). */
-function isRollbackFile(path: string): boolean {
-  try {
-    const fd = openSync(path, 'r');
-    try {
-      const head = Buffer.alloc(20);
-      return readSync(fd, head, 0, 20, 0) === 20 && head[18] === 1 && head[19] === 1;
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    return false;
   }
 }
 
