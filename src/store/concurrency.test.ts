@@ -27,7 +27,8 @@ function writerScript(dir: string): string {
   mkdirSync(join(dir, '..'), { recursive: true });
   writeFileSync(
     script,
-    `import { ContextFold } from ${JSON.stringify(engineModule)};
+    `import { existsSync } from 'node:fs';
+import { ContextFold } from ${JSON.stringify(engineModule)};
 const [dir, mode, from, count] = process.argv.slice(2);
 const content = (s) => 'worker turn ' + s + '\\nport ' + (5000 + (s % 997)) + '\\n$ make test\\n' + 'x'.repeat(s % 300);
 const cf = await ContextFold.open({ dir, tokenizer: 'reference', journalCompactThreshold: 64 });
@@ -35,7 +36,19 @@ process.stdout.write('open\\n');
 const start = Number(from);
 if (mode === 'batch') {
   const turns = Array.from({ length: Number(count) }, (_, i) => ({ stepId: start + i, summary: 'batch turn', content: content(start + i) }));
-  await cf.foldMany(turns, (done, total) => process.stdout.write('progress ' + done + '/' + total + '\\n'));
+  // With a gate file: after the round that reaches GATE_AT turns (the lock is released between
+  // rounds), wait until the gate exists, so another writer folds while this batch is mid-way.
+  const gate = process.env.GATE_FILE;
+  const gateAt = Number(process.env.GATE_AT ?? 0);
+  await cf.foldMany(turns, (done, total) => {
+    process.stdout.write('progress ' + done + '/' + total + '\\n');
+    if (!gate || done !== gateAt) return;
+    const until = Date.now() + 120000;
+    while (!existsSync(gate)) {
+      if (Date.now() > until) { process.stdout.write('gate timeout\\n'); return; }
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+    }
+  });
   process.stdout.write('batch done\\n');
 } else {
   for (let s = start; s < start + Number(count); s++) {
@@ -60,8 +73,11 @@ interface Run {
   when(re: RegExp): Promise<void>;
 }
 
-function run(script: string, args: string[]): Run {
-  const child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+function run(script: string, args: string[], env: Record<string, string> = {}): Run {
+  const child = spawn(process.execPath, [script, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  });
   const lines: string[] = [];
   const waiters: { re: RegExp; resolve: () => void }[] = [];
   let buf = '';
@@ -117,13 +133,18 @@ describe('inter-process writers', () => {
   it('A folds a long batch while B folds one step: B is not held up by the whole batch, both end indexed', async () => {
     const dir = join(tmp.dir, 'ab', '.contextfold');
     const script = writerScript(dir);
-    const a = run(script, [dir, 'batch', '0', '3000']);
-    await a.when(/^progress 1024\//); // A holds the lock round after round
+    const gate = join(tmp.dir, 'ab', 'gate');
+    // A pauses after its first round until B is done: were the lock held across rounds, B would
+    // wait for the whole batch, A's gate would time out and the test would fail.
+    const a = run(script, [dir, 'batch', '0', '3000'], { GATE_FILE: gate, GATE_AT: '1024' });
+    await a.when(/^progress 1024\//);
     const b = run(script, [dir, 'single', '999999', '1']);
     expect(await b.exit).toBe(0);
     // B's fold returned while A's batch was still going (A releases the lock between rounds).
     expect(a.lines).not.toContain('batch done');
+    writeFileSync(gate, '');
     expect(await a.exit).toBe(0);
+    expect(a.lines).not.toContain('gate timeout');
     expect(b.lines).toContain('999999');
     const cf = await expectAllIndexed(dir, [...Array.from({ length: 3000 }, (_, i) => i), 999999]);
     expect(await cf.validate()).toEqual({ ok: true, checked: 3001, sanitized: 3001, problems: [] });
