@@ -176,6 +176,21 @@ class FeatureContext {
     return k === undefined ? 0 : this.cr.credit[k * this.nq + q]!;
   }
 
+  /** {@link coverage} of a turn and its call, without allocating (run for every candidate). */
+  callCoverage(step: number): number {
+    const a = this.slotByStep.get(step);
+    const b = this.slotByStep.get(step - 1);
+    const { credit } = this.cr;
+    const nq = this.nq;
+    let s = 0;
+    for (let q = 0; q < nq; q++) {
+      const x = a === undefined ? 0 : credit[a * nq + q]!;
+      const y = b === undefined ? 0 : credit[b * nq + q]!;
+      s += x > y ? x : y;
+    }
+    return s / this.total;
+  }
+
   coverage(steps: readonly number[]): number {
     const slots: number[] = [];
     for (const st of steps) {
@@ -291,7 +306,7 @@ export function candidateFeatures(
       steps.add(step);
       if (index.docOf(step + 1) !== undefined) steps.add(step + 1);
     }
-    let pool = [...steps].map((step) => ({ step, pre: ctx.coverage([step, step - 1]) }));
+    let pool = [...steps].map((step) => ({ step, pre: ctx.callCoverage(step) }));
     pool.sort((a, b) => b.pre - a.pre || b.step - a.step);
     pool = pool.slice(0, t.maxCandidates);
     const lo = pool.reduce((m, c) => Math.min(m, c.step), Number.POSITIVE_INFINITY);
