@@ -7,14 +7,16 @@ import { defaultRedactor, type Redactor } from '../guard/redactor.js';
 import { scanPage } from '../guard/scan-page.js';
 import {
   type ContextFoldError,
-  IntegrityCheckError,
   isContextFoldError,
-  NodeNotFoundError,
-  OrphanedNodeError,
   StepConflictError,
   StoreNotFoundError,
   UsageError,
 } from '../protocol/errors.js';
+import {
+  IntegrityCheckError,
+  NodeNotFoundError,
+  OrphanedNodeError,
+} from '../protocol/ipcf-errors.js';
 import {
   DEFAULT_POLICY,
   type HydrationPolicy,

@@ -1,7 +1,8 @@
 import { ContextFold } from '../engine/context-fold.js';
 import type { ContextFoldEngine, Tokenizer } from '../engine/types.js';
 import { sha256Hex } from '../protocol/canonical-json.js';
-import { IntegrityCheckError, NodeNotFoundError, UsageError } from '../protocol/errors.js';
+import { UsageError } from '../protocol/errors.js';
+import { IntegrityCheckError, NodeNotFoundError } from '../protocol/ipcf-errors.js';
 import type { PageInFailure } from '../protocol/results.js';
 import type { IndexEntry } from '../protocol/types.js';
 import { isPgUrl } from '../store/pg/pg-url.js';
