@@ -159,8 +159,7 @@ export class AiSdkSubject implements AdapterSubject {
   readonly name = 'ai-sdk-middleware';
   readonly entryPoint =
     'wrapLanguageModel({ model, middleware: contextFoldMiddleware(…) }) + generateText';
-  readonly requirements = AI_SDK_ACCEPTANCE.requirements;
-  readonly requirementsSource = AI_SDK_ACCEPTANCE.source;
+  readonly acceptance = AI_SDK_ACCEPTANCE;
   private readonly peer = optionalPeer<[AiModule, AiTestModule]>(
     () => Promise.all([import('ai'), import('ai/test')]),
     'the AI SDK (ai, @ai-sdk/provider), an optional peer, is not installed: npm install ai',
