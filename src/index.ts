@@ -39,12 +39,17 @@ export {
   type SummarizerInput,
 } from './harness/session.js';
 export { readEvents, type SessionEvent } from './harness/session-events.js';
+// The protocol's errors (every class and its guard), the policy and the IPCF version, reached
+// through the protocol's own entry point.
 export {
   BrokenReferenceError,
   ContextFoldError,
+  DEFAULT_POLICY,
   type ErrorCode,
   GuardTableError,
+  type HydrationPolicy,
   IntegrityCheckError,
+  IPCF_VERSION,
   isBrokenReferenceError,
   isContextFoldError,
   isGuardTableError,
@@ -58,12 +63,10 @@ export {
   LockTimeoutError,
   NodeNotFoundError,
   OrphanedNodeError,
+  type PageFinding,
   PathContainmentError,
   StepConflictError,
   StoreNotFoundError,
   StoreUnavailableError,
   UsageError,
-} from './protocol/errors.js';
-export { DEFAULT_POLICY, type HydrationPolicy } from './protocol/policy.js';
-export type { PageFinding } from './protocol/results.js';
-export { IPCF_VERSION } from './protocol/types.js';
+} from './protocol/index.js';

@@ -164,7 +164,7 @@ async function runSubject(
   options: AcceptanceOptions,
 ): Promise<AdapterRun> {
   const unavailable = await subject.unavailable();
-  const declared = new Set(subject.requirements);
+  const declared = new Set(subject.acceptance.requirements);
   const outcomes: FloorOutcome[] = new Array(cases.length);
   const results = new Map<string, CallResult[]>();
   const one = async (i: number): Promise<FloorOutcome> => {
@@ -202,7 +202,7 @@ async function runSubject(
     adapter: subject.name,
     entry_point: subject.entryPoint,
     declared_requirements: [...declared].sort(),
-    requirements_source: subject.requirementsSource,
+    requirements_source: subject.acceptance.source,
     cases: scoreRun(outcomes),
     results,
   };

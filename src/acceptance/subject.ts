@@ -58,10 +58,12 @@ export interface AdapterSubject {
   readonly name: string;
   /** What is driven, in one line (the entry point a user runs). */
   readonly entryPoint: string;
-  /** The requirement ids the integration implements; a case needing another is not-applicable. */
-  readonly requirements: readonly string[];
-  /** Where {@link requirements} comes from (ideally a constant next to the integration's code). */
-  readonly requirementsSource: string;
+  /**
+   * What the integration declares: `requirements`, the requirement ids it implements (a case
+   * needing another is not-applicable), and `source`, where that list is defined (ideally a
+   * constant next to the integration's code, e.g. `MCP_ACCEPTANCE`).
+   */
+  readonly acceptance: { readonly requirements: readonly string[]; readonly source: string };
   /**
    * The stricter behaviours the integration applies to this input, as conjunct names (contract
    * 003: declarations are part of the result). Empty for an integration that is the floor.

@@ -9,6 +9,7 @@ import {
   loadCaseDoc,
   loadCaseInputs,
   loadManifest,
+  openCorpus,
 } from './corpus.js';
 import { subsetCorpus } from './test-utils/fixtures.js';
 import { type CaseDoc, REQUIREMENT_IDS } from './types.js';
@@ -163,6 +164,16 @@ describe('input integrity and the content hash', () => {
     } finally {
       c.cleanup();
     }
+  });
+
+  it('opens a corpus as one handle that reads the same directory as the free functions', () => {
+    const corpus = openCorpus();
+    const id = manifest.cases[0]!.id;
+    expect(corpus.dir).toBe(DEFAULT_CORPUS_DIR);
+    expect(corpus.manifest).toEqual(manifest);
+    expect(corpus.caseDoc(id)).toEqual(loadCaseDoc(DEFAULT_CORPUS_DIR, id));
+    expect(corpus.caseInputs(docs[0]!)).toEqual(loadCaseInputs(DEFAULT_CORPUS_DIR, docs[0]!));
+    expect(corpus.contentHash()).toBe(corpusContentHash(DEFAULT_CORPUS_DIR));
   });
 
   it('changes the corpus content hash when any case byte changes', () => {

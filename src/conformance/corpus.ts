@@ -295,3 +295,31 @@ export function corpusContentHash(corpusDir: string): string {
     .join('');
   return sha256Hex(listing);
 }
+
+/** A corpus directory opened once: its checked manifest, and its cases and hash read from it. */
+export interface Corpus {
+  readonly dir: string;
+  readonly manifest: Manifest;
+  /** {@link loadCaseDoc} in this corpus. */
+  caseDoc(id: string): CaseDoc;
+  /** {@link loadCaseInputs} in this corpus. */
+  caseInputs(doc: CaseDoc): Map<string, Buffer>;
+  /** {@link corpusContentHash} of this corpus. */
+  contentHash(): string;
+}
+
+/**
+ * Opens a corpus: reads and checks its manifest now ({@link loadManifest}), the cases on demand.
+ *
+ * @example
+ * const corpus = openCorpus(); corpus.caseDoc(corpus.manifest.cases[0].id).case_id;
+ */
+export function openCorpus(dir: string = DEFAULT_CORPUS_DIR): Corpus {
+  return {
+    dir,
+    manifest: loadManifest(dir),
+    caseDoc: (id) => loadCaseDoc(dir, id),
+    caseInputs: (doc) => loadCaseInputs(dir, doc),
+    contentHash: () => corpusContentHash(dir),
+  };
+}

@@ -142,39 +142,27 @@ export class LibrarySubject implements Subject {
     return this.state.engine;
   }
 
+  /** Each operation of the subject protocol, and the method that answers it. */
+  readonly #operations: Readonly<Record<string, (p: Params) => Promise<Result>>> = {
+    hello: () => this.hello(),
+    open: (p) => this.open(p),
+    close: () => this.closeStore(),
+    fold: (p) => this.fold(p),
+    fold_batch: (p) => this.foldBatch(p),
+    recall: (p) => this.recall(p),
+    scan: (p) => this.scan(p),
+    hydrate: (p) => this.hydrate(p),
+    evict: (p) => this.evict(p),
+    page_in: (p) => this.pageIn(p),
+    end_turn: () => this.endTurn(),
+    context_tokens: () => this.contextTokens(),
+    validate: () => this.validate(),
+    compact: () => this.compact(),
+  };
+
   protected dispatch(op: string, p: Params): Promise<Result> {
-    switch (op) {
-      case 'hello':
-        return this.hello();
-      case 'open':
-        return this.open(p);
-      case 'close':
-        return this.closeStore();
-      case 'fold':
-        return this.fold(p);
-      case 'fold_batch':
-        return this.foldBatch(p);
-      case 'recall':
-        return this.recall(p);
-      case 'scan':
-        return this.scan(p);
-      case 'hydrate':
-        return this.hydrate(p);
-      case 'evict':
-        return this.evict(p);
-      case 'page_in':
-        return this.pageIn(p);
-      case 'end_turn':
-        return this.endTurn();
-      case 'context_tokens':
-        return this.contextTokens();
-      case 'validate':
-        return this.validate();
-      case 'compact':
-        return this.compact();
-      default:
-        throw new UnsupportedOperation(op);
-    }
+    if (!Object.hasOwn(this.#operations, op)) throw new UnsupportedOperation(op);
+    return this.#operations[op]!(p);
   }
 
   protected async hello(): Promise<Result> {

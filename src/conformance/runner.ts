@@ -4,20 +4,13 @@ import { join } from 'node:path';
 import { referenceTokenizer } from '../extract/tokenizer.js';
 import { sha256Hex } from '../protocol/canonical-json.js';
 import { UsageError } from '../protocol/errors.js';
-import {
-  corpusContentHash,
-  DEFAULT_CORPUS_DIR,
-  loadCaseDoc,
-  loadCaseInputs,
-  loadManifest,
-} from './corpus.js';
+import { openCorpus } from './corpus.js';
 import { applyFsAction, FsActionError } from './fs-actions.js';
 import { match, pluck } from './matcher.js';
 import { SubjectProtocolError } from './process-subject.js';
 import {
   type CaseDoc,
   type CaseOutcome,
-  type Manifest,
   type RunReport,
   type ScriptStep,
   SUBJECT_PROTOCOL,
@@ -444,8 +437,8 @@ async function hello(subject: Subject): Promise<SubjectHello> {
  * buildDeclaration(report).counts; // { pass: …, fail: 0, not_applicable: 0, error: 0, total: … }
  */
 export async function runConformance(options: RunOptions): Promise<RunReport> {
-  const corpusDir = options.corpusDir ?? DEFAULT_CORPUS_DIR;
-  const manifest: Manifest = loadManifest(corpusDir);
+  const corpus = openCorpus(options.corpusDir);
+  const { manifest } = corpus;
   const profileName = options.profile ?? 'full';
   const profile = manifest.profiles[profileName];
   if (!profile) {
@@ -475,7 +468,7 @@ export async function runConformance(options: RunOptions): Promise<RunReport> {
     let refused: Pending['refused'] = null;
     const root = mkdtempSync(join(options.tmpDir ?? tmpdir(), 'cf-conf-'));
     try {
-      doc = loadCaseDoc(corpusDir, id);
+      doc = corpus.caseDoc(id);
       if (
         JSON.stringify(doc.requirements) !== JSON.stringify(entry.requirements) ||
         doc.class !== entry.class
@@ -487,7 +480,7 @@ export async function runConformance(options: RunOptions): Promise<RunReport> {
         outcome.verdict = 'not-applicable';
         outcome.reason = `requires ${outside.join(', ')}, outside the declared set`;
       } else {
-        const inputs = loadCaseInputs(corpusDir, doc);
+        const inputs = corpus.caseInputs(doc);
         await new CaseRun(doc, inputs, root, send).run();
       }
     } catch (e) {
@@ -519,7 +512,7 @@ export async function runConformance(options: RunOptions): Promise<RunReport> {
     corpus: {
       name: manifest.corpus,
       version: manifest.version,
-      content_sha256: corpusContentHash(corpusDir),
+      content_sha256: corpus.contentHash(),
       case_count: manifest.case_count,
     },
     profile: profileName,

@@ -7,14 +7,16 @@ import { defaultRedactor, type Redactor } from '../guard/redactor.js';
 import { scanPage } from '../guard/scan-page.js';
 import {
   type ContextFoldError,
-  IntegrityCheckError,
   isContextFoldError,
-  NodeNotFoundError,
-  OrphanedNodeError,
   StepConflictError,
   StoreNotFoundError,
   UsageError,
 } from '../protocol/errors.js';
+import {
+  IntegrityCheckError,
+  NodeNotFoundError,
+  OrphanedNodeError,
+} from '../protocol/ipcf-errors.js';
 import {
   DEFAULT_POLICY,
   type HydrationPolicy,
@@ -63,6 +65,7 @@ import { PgStore } from '../store/pg/pg-store.js';
 import { isPgUrl } from '../store/pg/pg-url.js';
 import { type VerifiedNode, verifyNode } from '../store/verify.js';
 import { chunkText } from './chunk.js';
+import { hydratedPage } from './hydrated-page.js';
 import { checkNode } from './node-check.js';
 import { type RankedCaps, RankedRetrieval } from './ranked-retrieval.js';
 import type {
@@ -697,17 +700,7 @@ export class ContextFold implements ContextFoldEngine {
     for (const pick of scan.selected) {
       try {
         const h = await this.hydrate(pick.step_id, { maxTokens: pick.cost });
-        pages.push({
-          step_id: h.step_id,
-          content: h.content,
-          tokens: h.tokens,
-          payload_sha256: h.payload_sha256,
-          chunk: h.chunk,
-          chunks: h.chunks,
-          truncated: h.truncated,
-          matched_terms: pick.matched_terms,
-          findings: h.findings,
-        });
+        pages.push(hydratedPage(h, pick.matched_terms));
         tokens += h.tokens;
       } catch (e) {
         if (!isContextFoldError(e)) throw e;

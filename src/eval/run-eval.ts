@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { resolveTokenizer } from '../extract/tokenizer.js';
 import { compareCodePoints } from '../protocol/canonical-json.js';
 import { UsageError } from '../protocol/errors.js';
+import { groupBy } from '../protocol/group-by.js';
 import type { RetrievalMode } from '../protocol/results.js';
 import type { NodeAnalysis } from '../retrieval/node-analysis.js';
 import { familiesOf, familyOf } from './families.js';
@@ -36,15 +37,8 @@ export interface RunEvalOptions {
   analyses?: Map<string, NodeAnalysis>;
 }
 
-function byTrajectory(questions: readonly EvalQuestion[]): Map<string, EvalQuestion[]> {
-  const out = new Map<string, EvalQuestion[]>();
-  for (const q of questions) {
-    const list = out.get(q.trajectory);
-    if (list) list.push(q);
-    else out.set(q.trajectory, [q]);
-  }
-  return out;
-}
+const byTrajectory = (questions: readonly EvalQuestion[]) =>
+  groupBy(questions, (q) => q.trajectory);
 
 /**
  * Checks every question against its trajectory before anything is measured: the trajectory

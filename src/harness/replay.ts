@@ -1,7 +1,9 @@
 import { ContextFold } from '../engine/context-fold.js';
 import type { ContextFoldEngine, Tokenizer } from '../engine/types.js';
 import { sha256Hex } from '../protocol/canonical-json.js';
-import { IntegrityCheckError, NodeNotFoundError, UsageError } from '../protocol/errors.js';
+import { UsageError } from '../protocol/errors.js';
+import { groupBy } from '../protocol/group-by.js';
+import { IntegrityCheckError, NodeNotFoundError } from '../protocol/ipcf-errors.js';
 import type { PageInFailure } from '../protocol/results.js';
 import type { IndexEntry } from '../protocol/types.js';
 import { isPgUrl } from '../store/pg/pg-url.js';
@@ -139,15 +141,7 @@ class ReplayIO implements SessionIO {
   }
 }
 
-function group<E extends { turn: number }>(events: E[]): Map<number, E[]> {
-  const out = new Map<number, E[]>();
-  for (const e of events) {
-    const list = out.get(e.turn);
-    if (list) list.push(e);
-    else out.set(e.turn, [e]);
-  }
-  return out;
-}
+const group = <E extends { turn: number }>(events: E[]) => groupBy(events, (e) => e.turn);
 
 /** The recorded events: through the engine, from the database, or from `events.jsonl`. */
 async function recordedEvents(dir: string, engine?: ContextFoldEngine): Promise<SessionEvent[]> {

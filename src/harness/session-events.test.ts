@@ -3,7 +3,8 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isIntegrityCheckError, LockTimeoutError } from '../protocol/errors.js';
+import { LockTimeoutError } from '../protocol/errors.js';
+import { isIntegrityCheckError } from '../protocol/ipcf-errors.js';
 import { withWriteLock } from '../store/write-lock.js';
 import {
   appendEvents,

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { ContextFoldEngine } from '../engine/types.js';
 import { appendDurable } from '../fs/durable-fs.js';
 import type { FindingSummary } from '../guard/types.js';
-import { IntegrityCheckError } from '../protocol/errors.js';
+import { IntegrityCheckError } from '../protocol/ipcf-errors.js';
 import type { FoldedStep } from '../protocol/types.js';
 import { withWriteLock } from '../store/write-lock.js';
 import type { CompressionNote } from './compress.js';

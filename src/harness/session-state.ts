@@ -1,4 +1,4 @@
-import { IntegrityCheckError } from '../protocol/errors.js';
+import { IntegrityCheckError } from '../protocol/ipcf-errors.js';
 import type { FoldedStep } from '../protocol/types.js';
 import { type HistoryMessage, recordToMessage } from './messages.js';
 import type { PinnedItem } from './pack.js';

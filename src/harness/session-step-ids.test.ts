@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ContextFold } from '../engine/context-fold.js';
-import { isIntegrityCheckError } from '../protocol/errors.js';
+import { isIntegrityCheckError } from '../protocol/ipcf-errors.js';
 import type { Message } from './messages.js';
 import { Session } from './session.js';
 import { eventsPath, readEvents, type SessionEvent } from './session-events.js';

@@ -1,7 +1,8 @@
 import { ContextFold } from '../engine/context-fold.js';
 import type { ContextFoldEngine, RetrievalMode, Tokenizer } from '../engine/types.js';
 import { sha256Hex } from '../protocol/canonical-json.js';
-import { BrokenReferenceError, UsageError } from '../protocol/errors.js';
+import { UsageError } from '../protocol/errors.js';
+import { BrokenReferenceError } from '../protocol/ipcf-errors.js';
 import type { HydrationPolicy } from '../protocol/policy.js';
 import { perTurnCap } from '../protocol/policy.js';
 import type { PageInFailure } from '../protocol/results.js';

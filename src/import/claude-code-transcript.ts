@@ -4,8 +4,7 @@ import {
   type ConversationState,
   type MessagePart,
 } from './conversation-builder.js';
-import { describeJsonError } from './json-syntax.js';
-import { isRecord, sourceError } from './source-error.js';
+import { isRecord, parseJsonLine, sourceError } from './source-error.js';
 import type { ImportedTurn } from './turn.js';
 
 /** Serialisable progress of a {@link TranscriptReader}, so ingestion can resume across processes. */
@@ -80,16 +79,12 @@ export class TranscriptReader {
   /** Reads one line; returns the turns that became final. */
   pushLine(line: string, lineNo: number, source: string): ImportedTurn[] {
     if (line.trim() === '') return [];
-    let row: unknown;
-    try {
-      row = JSON.parse(line);
-    } catch {
-      throw sourceError(
-        source,
-        lineNo,
-        `not valid JSON (${describeJsonError(line)}); a Claude Code transcript has one JSON object per line`,
-      );
-    }
+    const row = parseJsonLine(
+      line,
+      source,
+      lineNo,
+      'a Claude Code transcript has one JSON object per line',
+    );
     const fail: Fail = (problem) => {
       throw sourceError(source, lineNo, problem);
     };

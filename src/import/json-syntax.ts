@@ -55,50 +55,39 @@ export function jsonSyntaxError(text: string): JsonSyntaxProblem | null {
     if (!m) fail('a value');
     i += m![0].length;
   };
+  /** An object or array from its opening bracket: `member`s between commas, then `close`. */
+  const container = (close: '}' | ']', member: () => void) => {
+    i++;
+    ws();
+    if (text[i] === close) {
+      i++;
+      return;
+    }
+    for (;;) {
+      member();
+      ws();
+      if (text[i] === ',') i++;
+      else if (text[i] === close) {
+        i++;
+        return;
+      } else fail(`',' or '${close}'`);
+    }
+  };
+  const property = () => {
+    ws();
+    if (text[i] !== '"') fail('a property name');
+    string();
+    ws();
+    if (text[i] !== ':') fail("':'");
+    i++;
+    value();
+  };
   const value = (): void => {
     ws();
     const c = text[i];
-    if (c === '{') {
-      i++;
-      ws();
-      if (text[i] === '}') {
-        i++;
-        return;
-      }
-      for (;;) {
-        ws();
-        if (text[i] !== '"') fail('a property name');
-        string();
-        ws();
-        if (text[i] !== ':') fail("':'");
-        i++;
-        value();
-        ws();
-        if (text[i] === ',') i++;
-        else if (text[i] === '}') {
-          i++;
-          return;
-        } else fail("',' or '}'");
-      }
-    }
-    if (c === '[') {
-      i++;
-      ws();
-      if (text[i] === ']') {
-        i++;
-        return;
-      }
-      for (;;) {
-        value();
-        ws();
-        if (text[i] === ',') i++;
-        else if (text[i] === ']') {
-          i++;
-          return;
-        } else fail("',' or ']'");
-      }
-    }
-    if (c === '"') string();
+    if (c === '{') container('}', property);
+    else if (c === '[') container(']', value);
+    else if (c === '"') string();
     else if (c === 't') literal('true');
     else if (c === 'f') literal('false');
     else if (c === 'n') literal('null');

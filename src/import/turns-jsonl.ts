@@ -1,7 +1,6 @@
 import { type HistoryRecord, parseHistoryRecord } from '../harness/messages.js';
-import { describeJsonError } from './json-syntax.js';
 import { readSourceText } from './read-source.js';
-import { isRecord, sourceError } from './source-error.js';
+import { isRecord, parseJsonLine, sourceError } from './source-error.js';
 import type { ImportedTurn, TurnRole } from './turn.js';
 
 const ROLES: readonly string[] = ['system', 'user', 'assistant', 'tool'];
@@ -86,16 +85,12 @@ function orderProblem(
 
 /** Parses one line into an object with a valid `step_id`, or throws naming the line. */
 function rowOf(raw: string, source: string, line: number): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = JSON.parse(raw);
-  } catch {
-    throw sourceError(
-      source,
-      line,
-      `not valid JSON (${describeJsonError(raw)}); the turns format has one {"step_id","role","content"} object per line`,
-    );
-  }
+  const value = parseJsonLine(
+    raw,
+    source,
+    line,
+    'the turns format has one {"step_id","role","content"} object per line',
+  );
   if (!isRecord(value))
     throw sourceError(source, line, 'expected a JSON object {"step_id","role","content"}');
   const id = value.step_id;

@@ -1,3 +1,5 @@
+// The error model: the codes, the base class every contextfold error extends, and contextfold's
+// own errors with their guards. The five errors IPCF-1.1 names are in ipcf-errors.ts.
 /**
  * Stable error codes. The five IPCF codes mirror the specification's error names; the CLI maps
  * each to the reference engine's exit code.
@@ -51,46 +53,6 @@ export class ContextFoldError extends Error {
   /** JSON form: `{ error, code, message, ...details }`. */
   toJSON(): Record<string, unknown> {
     return { error: this.name, code: this.code, message: this.message, ...this.details };
-  }
-}
-
-/** The requested step is not in the recall index and no cold node file exists for it (CONF-10). */
-export class NodeNotFoundError extends ContextFoldError {
-  constructor(message: string, details: ErrorDetails = {}) {
-    super('NODE_NOT_FOUND', message, details);
-    this.name = 'NodeNotFoundError';
-  }
-}
-
-/** A cold node or index failed verification: hash mismatch, unparsable or truncated JSON (CONF-09). */
-export class IntegrityCheckError extends ContextFoldError {
-  constructor(message: string, details: ErrorDetails = {}, code: ErrorCode = 'INTEGRITY_CHECK') {
-    super(code, message, details);
-    this.name = 'IntegrityCheckError';
-  }
-}
-
-/** A stored `file_path` points outside the canonical location (a kind of integrity failure). */
-export class PathContainmentError extends IntegrityCheckError {
-  constructor(message: string, details: ErrorDetails = {}) {
-    super(message, details, 'PATH_CONTAINMENT');
-    this.name = 'PathContainmentError';
-  }
-}
-
-/** A cold node file exists with no index entry (CONF-12 scenario A). */
-export class OrphanedNodeError extends ContextFoldError {
-  constructor(message: string, details: ErrorDetails = {}) {
-    super('ORPHANED_NODE', message, details);
-    this.name = 'OrphanedNodeError';
-  }
-}
-
-/** An index entry references a cold node file that does not exist (CONF-12 scenario B). */
-export class BrokenReferenceError extends ContextFoldError {
-  constructor(message: string, details: ErrorDetails = {}) {
-    super('BROKEN_REFERENCE', message, details);
-    this.name = 'BrokenReferenceError';
   }
 }
 
@@ -155,24 +117,15 @@ export function isContextFoldError(e: unknown): e is ContextFoldError {
   return typeof e === 'object' && e !== null && (e as Record<symbol, unknown>)[BRAND] === true;
 }
 
-const codeGuard =
+/**
+ * A type guard for the errors with one of `codes`: it matches on `code`, so it works across
+ * package copies where `instanceof` does not.
+ */
+export const codeGuard =
   <T extends ContextFoldError>(...codes: ErrorCode[]) =>
   (e: unknown): e is T =>
     isContextFoldError(e) && codes.includes(e.code);
 
-/** True for {@link NodeNotFoundError}. */
-export const isNodeNotFoundError = codeGuard<NodeNotFoundError>('NODE_NOT_FOUND');
-/** True for {@link IntegrityCheckError}, including {@link PathContainmentError}. */
-export const isIntegrityCheckError = codeGuard<IntegrityCheckError>(
-  'INTEGRITY_CHECK',
-  'PATH_CONTAINMENT',
-);
-/** True for {@link PathContainmentError}. */
-export const isPathContainmentError = codeGuard<PathContainmentError>('PATH_CONTAINMENT');
-/** True for {@link OrphanedNodeError}. */
-export const isOrphanedNodeError = codeGuard<OrphanedNodeError>('ORPHANED_NODE');
-/** True for {@link BrokenReferenceError}. */
-export const isBrokenReferenceError = codeGuard<BrokenReferenceError>('BROKEN_REFERENCE');
 /** True for {@link GuardTableError}. */
 export const isGuardTableError = codeGuard<GuardTableError>('GUARD_TABLE');
 /** True for {@link UsageError}. */
@@ -182,47 +135,27 @@ export const isStoreUnavailableError = codeGuard<StoreUnavailableError>('STORE_U
 /** True for {@link StoreNotFoundError}. */
 export const isStoreNotFoundError = codeGuard<StoreNotFoundError>('STORE_NOT_FOUND');
 
+/** Each code's IPCF error name, as the specification spells it, and the reference CLI's exit code. */
+const CODE_TABLE: Record<ErrorCode, { name: string; exit: number }> = {
+  NODE_NOT_FOUND: { name: 'NodeNotFoundError', exit: 2 },
+  INTEGRITY_CHECK: { name: 'IntegrityCheckError', exit: 3 },
+  PATH_CONTAINMENT: { name: 'PathContainmentError', exit: 3 },
+  ORPHANED_NODE: { name: 'OrphanedNodeError', exit: 4 },
+  BROKEN_REFERENCE: { name: 'BrokenReferenceError', exit: 5 },
+  USAGE: { name: 'UsageError', exit: 1 },
+  STEP_CONFLICT: { name: 'StepConflictError', exit: 1 },
+  LOCK_TIMEOUT: { name: 'LockTimeoutError', exit: 1 },
+  STORE_NOT_FOUND: { name: 'StoreNotFoundError', exit: 1 },
+  STORE_UNAVAILABLE: { name: 'StoreUnavailableError', exit: 1 },
+  GUARD_TABLE: { name: 'GuardTableError', exit: 1 },
+};
+
 /** The IPCF error name for a code, as the specification spells it. */
 export function ipcfErrorName(code: ErrorCode): string {
-  switch (code) {
-    case 'NODE_NOT_FOUND':
-      return 'NodeNotFoundError';
-    case 'INTEGRITY_CHECK':
-      return 'IntegrityCheckError';
-    case 'PATH_CONTAINMENT':
-      return 'PathContainmentError';
-    case 'ORPHANED_NODE':
-      return 'OrphanedNodeError';
-    case 'BROKEN_REFERENCE':
-      return 'BrokenReferenceError';
-    case 'STEP_CONFLICT':
-      return 'StepConflictError';
-    case 'LOCK_TIMEOUT':
-      return 'LockTimeoutError';
-    case 'STORE_NOT_FOUND':
-      return 'StoreNotFoundError';
-    case 'STORE_UNAVAILABLE':
-      return 'StoreUnavailableError';
-    case 'GUARD_TABLE':
-      return 'GuardTableError';
-    default:
-      return 'UsageError';
-  }
+  return CODE_TABLE[code]?.name ?? 'UsageError';
 }
 
 /** The reference CLI's exit code for an error code: 1 usage, 2 not found, 3 integrity, 4 orphan, 5 broken. */
 export function exitCodeFor(code: ErrorCode): number {
-  switch (code) {
-    case 'NODE_NOT_FOUND':
-      return 2;
-    case 'INTEGRITY_CHECK':
-    case 'PATH_CONTAINMENT':
-      return 3;
-    case 'ORPHANED_NODE':
-      return 4;
-    case 'BROKEN_REFERENCE':
-      return 5;
-    default:
-      return 1;
-  }
+  return CODE_TABLE[code]?.exit ?? 1;
 }

@@ -1,7 +1,7 @@
 /**
  * `contextfold/protocol`: the IPCF-1.1 building blocks every layer shares: canonical JSON and
  * hashes (byte-compatible with the reference engine), the hydration policy, the persisted store
- * formats, result shapes and the error model. The root re-exports the errors and the policy.
+ * formats, result shapes and the error model. The root re-exports the errors and the policy from here.
  *
  * @example
  * import { canonicalSha256, type ColdNode } from 'contextfold/protocol';
@@ -16,31 +16,35 @@ export {
   sortedUnique,
 } from './canonical-json.js';
 export {
-  BrokenReferenceError,
   ContextFoldError,
   type ErrorCode,
   type ErrorDetails,
   exitCodeFor,
   GuardTableError,
-  IntegrityCheckError,
   ipcfErrorName,
-  isBrokenReferenceError,
   isContextFoldError,
   isGuardTableError,
+  isStoreNotFoundError,
+  isStoreUnavailableError,
+  isUsageError,
+  LockTimeoutError,
+  StepConflictError,
+  StoreNotFoundError,
+  StoreUnavailableError,
+  UsageError,
+} from './errors.js';
+export {
+  BrokenReferenceError,
+  IntegrityCheckError,
+  isBrokenReferenceError,
   isIntegrityCheckError,
   isNodeNotFoundError,
   isOrphanedNodeError,
   isPathContainmentError,
-  isStoreNotFoundError,
-  isUsageError,
-  LockTimeoutError,
   NodeNotFoundError,
   OrphanedNodeError,
   PathContainmentError,
-  StepConflictError,
-  StoreNotFoundError,
-  UsageError,
-} from './errors.js';
+} from './ipcf-errors.js';
 export { DEFAULT_POLICY, type HydrationPolicy, parsePolicy, policyHash } from './policy.js';
 export type {
   FindingSummary,

@@ -1,6 +1,6 @@
 import { existsSync, lstatSync, realpathSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
-import { PathContainmentError } from '../protocol/errors.js';
+import { PathContainmentError } from '../protocol/ipcf-errors.js';
 import { canonicalNodePath, indexFilePath, type StoreLayout } from './layout.js';
 
 /**

@@ -30,6 +30,17 @@ type Where =
   | 'after-value'
   | 'done';
 
+/** The states between tokens, where white space is skipped. */
+const BETWEEN_TOKENS = new Set<Where>([
+  'start',
+  'key-or-close',
+  'key',
+  'colon',
+  'value',
+  'after-value',
+  'done',
+]);
+
 /**
  * An incremental parser of the recall index's two outer levels: the top-level object and its
  * `nodes` object. Every other value (a field, one node entry) is cut out as raw bytes and handed
@@ -66,15 +77,17 @@ class OuterLevels {
     const n = buf.length;
     while (i < n) {
       const c = buf[i]!;
+      if (WS.has(c) && BETWEEN_TOKENS.has(this.#where)) {
+        i++;
+        continue;
+      }
       switch (this.#where) {
         case 'start':
-          if (WS.has(c)) break;
           if (c !== OPEN_OBJ) throw 'does not start with an object';
           this.#where = 'key-or-close';
           break;
         case 'key-or-close':
         case 'key':
-          if (WS.has(c)) break;
           if (c === CLOSE_OBJ && this.#where === 'key-or-close') {
             this.#close();
             break;
@@ -87,26 +100,20 @@ class OuterLevels {
           break;
         case 'in-key': {
           const end = this.#stringEnd(buf, i);
-          if (end < 0) {
-            // Copied: the caller reuses its buffer for the next chunk.
-            this.#key.push(Buffer.from(buf.subarray(this.#valueStart, n)));
-            this.#valueStart = 0;
+          if (!this.#capture(this.#key, buf, end < 0 ? -1 : end + 1)) {
             i = n;
             continue;
           }
-          this.#key.push(buf.subarray(this.#valueStart, end + 1));
           this.#keyText = JSON.parse(Buffer.concat(this.#key).toString('utf8')) as string;
           this.#where = 'colon';
           i = end + 1;
           continue;
         }
         case 'colon':
-          if (WS.has(c)) break;
           if (c !== COLON) throw 'expected a colon';
           this.#where = 'value';
           break;
         case 'value':
-          if (WS.has(c)) break;
           if (this.#level === 1 && this.#keyText === 'nodes' && c === OPEN_OBJ) {
             this.#note(this.#seenFields, 'field');
             // Its members follow one by one; the field itself is known to be an object.
@@ -125,30 +132,40 @@ class OuterLevels {
           continue; // re-read this byte in 'in-value'
         case 'in-value': {
           const end = this.#valueEnd(buf, i);
-          if (end < 0) {
-            this.#value.push(Buffer.from(buf.subarray(this.#valueStart, n)));
-            this.#valueStart = 0;
+          if (!this.#capture(this.#value, buf, end)) {
             i = n;
             continue;
           }
-          this.#value.push(buf.subarray(this.#valueStart, end));
           this.#finishValue();
           this.#where = 'after-value';
           i = end;
           continue;
         }
         case 'after-value':
-          if (WS.has(c)) break;
           if (c === COMMA) this.#where = 'key';
           else if (c === CLOSE_OBJ) this.#close();
           else throw 'expected a comma or a closing brace';
           break;
         case 'done':
-          if (!WS.has(c)) throw 'data after the end of the object';
-          break;
+          throw 'data after the end of the object';
       }
       i++;
     }
+  }
+
+  /**
+   * Adds the bytes of the key or value being read, from where it started in this chunk up to
+   * `end`, to `parts`. When it runs past the chunk (`end` -1) the rest is copied (the caller
+   * reuses its buffer for the next chunk) and false says to read on in the next one.
+   */
+  #capture(parts: Buffer[], buf: Buffer, end: number): boolean {
+    if (end >= 0) {
+      parts.push(buf.subarray(this.#valueStart, end));
+      return true;
+    }
+    parts.push(Buffer.from(buf.subarray(this.#valueStart)));
+    this.#valueStart = 0;
+    return false;
   }
 
   /** Index of the closing quote of the key being read (it opened before `from`), or -1. */
@@ -204,13 +221,9 @@ class OuterLevels {
     } catch {
       throw `the value of ${JSON.stringify(this.#keyText)} is not valid JSON`;
     }
-    if (this.#level === 2) {
-      this.#note(this.#seenNodes, 'node');
-      this.#emit({ kind: 'node', key: this.#keyText, value });
-    } else {
-      this.#note(this.#seenFields, 'field');
-      this.#emit({ kind: 'field', key: this.#keyText, value });
-    }
+    const kind = this.#level === 2 ? 'node' : 'field';
+    this.#note(kind === 'node' ? this.#seenNodes : this.#seenFields, kind);
+    this.#emit({ kind, key: this.#keyText, value });
   }
 
   #close(): void {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { sha256Hex } from '../protocol/canonical-json.js';
-import { BrokenReferenceError, IntegrityCheckError } from '../protocol/errors.js';
+import { BrokenReferenceError, IntegrityCheckError } from '../protocol/ipcf-errors.js';
 import type { ColdNode, IndexEntry } from '../protocol/types.js';
 import { artifactHash, payloadBytes } from './cold-node.js';
 import { checkContainment } from './containment.js';

@@ -7,8 +7,9 @@ import {
   contextFoldMiddleware,
 } from '../../adapters/ai-sdk/middleware.js';
 import { outputText } from '../../adapters/ai-sdk/prompt-messages.js';
+import type { Message } from '../../harness/messages.js';
 import type { HistoryTurn } from '../case-schema.js';
-import { callId } from '../history.js';
+import { toMessages } from '../history.js';
 import type {
   AdapterSubject,
   CallObservation,
@@ -22,35 +23,36 @@ import { HARNESS_SETTINGS } from './session-subject.js';
 type AiModule = typeof import('ai');
 type AiTestModule = typeof import('ai/test');
 
-/** A case history as the AI SDK messages an application passes to `generateText`. */
+/** One harness message as the AI SDK message an application writes for it. */
+function modelMessage(m: Message): ModelMessage {
+  if (m.role === 'tool') {
+    const value = m.content;
+    const output = m.isError
+      ? { type: 'error-text' as const, value }
+      : { type: 'text' as const, value };
+    return {
+      role: 'tool',
+      content: [{ type: 'tool-result', toolCallId: m.toolCallId!, toolName: m.toolName!, output }],
+    };
+  }
+  if (m.role === 'assistant' && m.toolCalls) {
+    const content = m.toolCalls.map((c) => ({
+      type: 'tool-call' as const,
+      toolCallId: c.id,
+      toolName: c.name,
+      input: c.input,
+    }));
+    return { role: 'assistant', content };
+  }
+  return { role: m.role, content: m.content };
+}
+
+/**
+ * A case history as the AI SDK messages an application passes to `generateText`: the same
+ * messages as {@link toMessages}, in the AI SDK's shape.
+ */
 export function toModelMessages(history: readonly HistoryTurn[]): ModelMessage[] {
-  const out: ModelMessage[] = [];
-  history.forEach((t, i) => {
-    if (t.user !== undefined) out.push({ role: 'user', content: t.user });
-    if (t.tool) {
-      out.push({
-        role: 'assistant',
-        content: [
-          { type: 'tool-call', toolCallId: callId(i), toolName: t.tool.name, input: t.tool.input },
-        ],
-      });
-      out.push({
-        role: 'tool',
-        content: [
-          {
-            type: 'tool-result',
-            toolCallId: callId(i),
-            toolName: t.tool.name,
-            output: t.tool.is_error
-              ? { type: 'error-text', value: t.tool.output }
-              : { type: 'text', value: t.tool.output },
-          },
-        ],
-      });
-    }
-    if (t.assistant !== undefined) out.push({ role: 'assistant', content: t.assistant });
-  });
-  return out;
+  return toMessages(history).map(modelMessage);
 }
 
 /** Everything a prompt holds as text: system text, text parts, tool inputs and outputs. */
@@ -159,8 +161,7 @@ export class AiSdkSubject implements AdapterSubject {
   readonly name = 'ai-sdk-middleware';
   readonly entryPoint =
     'wrapLanguageModel({ model, middleware: contextFoldMiddleware(…) }) + generateText';
-  readonly requirements = AI_SDK_ACCEPTANCE.requirements;
-  readonly requirementsSource = AI_SDK_ACCEPTANCE.source;
+  readonly acceptance = AI_SDK_ACCEPTANCE;
   private readonly peer = optionalPeer<[AiModule, AiTestModule]>(
     () => Promise.all([import('ai'), import('ai/test')]),
     'the AI SDK (ai, @ai-sdk/provider), an optional peer, is not installed: npm install ai',

@@ -105,8 +105,7 @@ class HookCase implements SubjectCase {
 export class HookSubject implements AdapterSubject {
   readonly name = 'claude-code-hook';
   readonly entryPoint = 'node dist/cli/bin.js hook user-prompt-submit (stdin JSON → stdout JSON)';
-  readonly requirements = CLAUDE_CODE_ACCEPTANCE.requirements;
-  readonly requirementsSource = CLAUDE_CODE_ACCEPTANCE.source;
+  readonly acceptance = CLAUDE_CODE_ACCEPTANCE;
 
   constructor(private readonly options: ProcessSubjectOptions = {}) {}
 

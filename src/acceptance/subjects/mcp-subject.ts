@@ -118,8 +118,7 @@ export class McpSubject implements AdapterSubject {
   readonly name = 'mcp-server';
   readonly entryPoint =
     'node dist/cli/bin.js mcp over stdio (MCP SDK Client + StdioClientTransport)';
-  readonly requirements = MCP_ACCEPTANCE.requirements;
-  readonly requirementsSource = MCP_ACCEPTANCE.source;
+  readonly acceptance = MCP_ACCEPTANCE;
   private readonly peer = optionalPeer<McpModules>(
     () =>
       Promise.all([

@@ -122,8 +122,7 @@ class ProxyCase implements SubjectCase {
 export class ProxySubject implements AdapterSubject {
   readonly name: string;
   readonly entryPoint: string;
-  readonly requirements = PROXY_ACCEPTANCE.requirements;
-  readonly requirementsSource = PROXY_ACCEPTANCE.source;
+  readonly acceptance = PROXY_ACCEPTANCE;
 
   constructor(private readonly dialect: Dialect = 'anthropic') {
     this.name = `proxy-${dialect}`;

@@ -83,8 +83,7 @@ class SessionCase implements SubjectCase {
 export class SessionSubject implements AdapterSubject {
   readonly name = 'session';
   readonly entryPoint = 'Session.open / beforeTurn(prompt) → pack / afterTurn(reply)';
-  readonly requirements = SESSION_ACCEPTANCE.requirements;
-  readonly requirementsSource = SESSION_ACCEPTANCE.source;
+  readonly acceptance = SESSION_ACCEPTANCE;
 
   declare(): string[] {
     return [];

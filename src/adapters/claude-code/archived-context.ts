@@ -35,6 +35,36 @@ export interface ArchivedContext {
 
 const bytes = (s: string) => Buffer.byteLength(s, 'utf8');
 
+/** A labelled block ready to place, its size, and the page it reports. */
+type Block = { text: string; bytes: number; page: Omit<HookPage, 'bytes'> };
+
+/**
+ * The context being filled, block after block, each fitted to the room left. `add` is false
+ * once the context is full (under 512 bytes left); a page that fails verification becomes a
+ * failure of the result and stops nothing.
+ */
+function contextFill(max: number, result: ArchivedContext) {
+  const blocks: string[] = [];
+  let used = bytes(CONTEXT_HEADER);
+  const add = async (stepId: number, blockFor: (room: number) => Promise<Block | null>) => {
+    const room = max - used - 2;
+    if (room < 512) return false;
+    try {
+      const block = await blockFor(room);
+      if (block) {
+        blocks.push(block.text);
+        used += block.bytes + 2;
+        result.pages.push({ ...block.page, bytes: block.bytes });
+      }
+    } catch (e) {
+      if (!isContextFoldError(e)) throw e;
+      result.failures.push(pageFailure(stepId, e));
+    }
+    return true;
+  };
+  return { blocks, add };
+}
+
 /**
  * The first chunk of a step at the largest token cap whose labelled block fits in `room` bytes
  * (a binary search: tokens only estimate bytes, and chunks are cut at line boundaries).
@@ -44,11 +74,11 @@ async function largestFittingBlock(
   stepId: number,
   maxCap: number,
   room: number,
-): Promise<{ text: string; bytes: number; page: Omit<HookPage, 'bytes'> } | null> {
+): Promise<Block | null> {
   let lo = 1;
   let hi = Math.max(1, maxCap);
   let cap = Math.max(1, Math.min(hi, Math.floor(room / 4)));
-  let best: { text: string; bytes: number; page: Omit<HookPage, 'bytes'> } | null = null;
+  let best: Block | null = null;
   for (let attempt = 0; attempt < 12 && lo <= hi; attempt++) {
     const h = await engine.hydrate(stepId, { maxTokens: cap });
     const text = formatArchivedBlock(h);
@@ -98,7 +128,7 @@ async function fittingRankedBlock(
   engine: ContextFoldEngine,
   page: Page,
   room: number,
-): Promise<{ text: string; bytes: number; page: Omit<HookPage, 'bytes'> } | null> {
+): Promise<Block | null> {
   const info = { step_id: page.step_id, chunk: 0, chunks: 1, truncated: page.truncated };
   const first = formatArchivedBlock({ ...page, ...info });
   if (bytes(first) <= room) {
@@ -112,7 +142,7 @@ async function fittingRankedBlock(
   if (!w) return null;
   let lo = 1;
   let hi = w.max_tokens - 1;
-  let best: { text: string; bytes: number; page: Omit<HookPage, 'bytes'> } | null = null;
+  let best: Block | null = null;
   for (let attempt = 0; attempt < 12 && lo <= hi; attempt++) {
     const cap = Math.floor((lo + hi) / 2);
     const h = await engine.hydrate(page.step_id, { window: { ...w, max_tokens: cap } });
@@ -145,23 +175,11 @@ async function rankedBlocks(
   });
   result.live = [...((r.scan as { live_owners?: number[] }).live_owners ?? [])];
   result.failures.push(...r.failures);
-  const blocks: string[] = [];
-  let used = bytes(CONTEXT_HEADER);
+  const fill = contextFill(max, result);
   for (const page of r.pages) {
-    const room = max - used - 2;
-    if (room < 512) break;
-    try {
-      const block = await fittingRankedBlock(engine, page, room);
-      if (!block) continue;
-      blocks.push(block.text);
-      used += block.bytes + 2;
-      result.pages.push({ ...block.page, bytes: block.bytes });
-    } catch (e) {
-      if (!isContextFoldError(e)) throw e;
-      result.failures.push(pageFailure(page.step_id, e));
-    }
+    if (!(await fill.add(page.step_id, (room) => fittingRankedBlock(engine, page, room)))) break;
   }
-  return blocks;
+  return fill.blocks;
 }
 
 /**
@@ -197,33 +215,17 @@ async function referenceBlocks(
   result: ArchivedContext,
 ): Promise<string[]> {
   const scan = await engine.scan(options.prompt, { mode: 'reference' });
-  const blocks: string[] = [];
-  let used = bytes(CONTEXT_HEADER);
+  const fill = contextFill(max, result);
   for (const pick of scan.selected) {
     if (pick.step_id >= options.archivedBefore) {
       result.live.push(pick.step_id);
       continue;
     }
-    const room = max - used - 2;
-    if (room < 512) break;
-    try {
-      const block = await largestFittingBlock(
-        engine,
-        pick.step_id,
-        Math.min(pick.cost, room),
-        room,
-      );
-      if (block) {
-        blocks.push(block.text);
-        used += block.bytes + 2;
-        result.pages.push({ ...block.page, bytes: block.bytes });
-      }
-    } catch (e) {
-      if (!isContextFoldError(e)) throw e;
-      result.failures.push(pageFailure(pick.step_id, e));
-    }
+    const blockFor = (room: number) =>
+      largestFittingBlock(engine, pick.step_id, Math.min(pick.cost, room), room);
+    if (!(await fill.add(pick.step_id, blockFor))) break;
   }
-  return blocks;
+  return fill.blocks;
 }
 
 function withNotes(blocks: string[], result: ArchivedContext, max: number): ArchivedContext {

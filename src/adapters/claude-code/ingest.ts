@@ -14,7 +14,8 @@ import { TranscriptReader, type TranscriptState } from '../../import/claude-code
 import type { OpenTurn, Segment } from '../../import/conversation-builder.js';
 import { foldInputsFor } from '../../import/import-turns.js';
 import type { ImportedTurn } from '../../import/turn.js';
-import { IntegrityCheckError, UsageError } from '../../protocol/errors.js';
+import { UsageError } from '../../protocol/errors.js';
+import { IntegrityCheckError } from '../../protocol/ipcf-errors.js';
 
 /** Version of the ingestion state file. */
 export const INGEST_STATE_VERSION = 1;

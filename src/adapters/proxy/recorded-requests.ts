@@ -94,43 +94,83 @@ function answer(
   return { id: m[2]!, content: record.content.slice(m[0].length), isError: m[3] !== undefined };
 }
 
-function anthropicConversation(records: readonly HistoryRecord[]): Conversation {
+type Answer = NonNullable<ReturnType<typeof answer>>;
+
+/** How one API writes the rows of a recorded history as messages. */
+interface Dialect {
+  /** Writes a tool row that answers an open call; false to write it as a plain message. */
+  toolResult(a: Answer, messages: ApiMessage[]): boolean;
+  /** The message of an assistant row; the calls it writes as tool calls go into `open`. */
+  assistant(text: string, open: Map<string, string>): ApiMessage;
+}
+
+function conversation(records: readonly HistoryRecord[], dialect: Dialect): Conversation {
   const messages: ApiMessage[] = [];
   const through: number[] = [];
   let open = new Map<string, string>();
-  let results: Record<string, unknown>[] | null = null;
   for (const r of records) {
     const a = answer(r, open);
-    if (a) {
-      const block = {
-        type: 'tool_result',
-        tool_use_id: a.id,
-        content: a.content,
-        ...(a.isError ? { is_error: true } : {}),
-      };
-      if (results) results.push(block);
-      else {
-        results = [block];
-        messages.push({ role: 'user', content: results });
-      }
-    } else if (r.role === 'assistant') {
-      results = null;
+    const written = a !== null && dialect.toolResult(a, messages);
+    if (!written && r.role === 'assistant') {
       open = new Map();
-      const segments = splitAssistant(r.content);
-      const content = (segments ?? [{ kind: 'text', text: r.content }]).map((s) => {
-        if (s.kind === 'text') return { type: 'text', text: s.text };
-        open.set(s.id, s.name);
-        return { type: 'tool_use', id: s.id, name: s.name, input: JSON.parse(s.input) as unknown };
-      });
-      messages.push({ role: 'assistant', content });
-    } else {
-      results = null;
+      messages.push(dialect.assistant(r.content, open));
+    } else if (!written) {
       messages.push({ role: r.role === 'system' ? 'system' : 'user', content: r.content });
     }
     through.push(messages.length);
   }
   return { messages, through };
 }
+
+/** Anthropic: `tool_result` blocks, consecutive ones in one user message; calls `tool_use` blocks. */
+const ANTHROPIC: Dialect = {
+  toolResult(a, messages) {
+    const block = {
+      type: 'tool_result',
+      tool_use_id: a.id,
+      content: a.content,
+      ...(a.isError ? { is_error: true } : {}),
+    };
+    const last = messages.at(-1);
+    if (last?.role === 'user' && Array.isArray(last.content)) last.content.push(block);
+    else messages.push({ role: 'user', content: [block] });
+    return true;
+  },
+  assistant(text, open) {
+    const content = (splitAssistant(text) ?? [{ kind: 'text', text }]).map((s) => {
+      if (s.kind === 'text') return { type: 'text', text: s.text };
+      open.set(s.id, s.name);
+      return { type: 'tool_use', id: s.id, name: s.name, input: JSON.parse(s.input) as unknown };
+    });
+    return { role: 'assistant', content };
+  },
+};
+
+/** OpenAI Chat Completions: `tool` messages (no error flag: a failed one stays text), `tool_calls`. */
+const OPENAI: Dialect = {
+  toolResult(a, messages) {
+    if (a.isError) return false;
+    messages.push({ role: 'tool', tool_call_id: a.id, content: a.content });
+    return true;
+  },
+  assistant(text, open) {
+    const segments = splitAssistant(text);
+    const callsAt = segments?.findIndex((s) => s.kind === 'call') ?? -1;
+    const tail = callsAt === -1 ? [] : segments!.slice(callsAt);
+    if (!segments || callsAt === -1 || !tail.every((s) => s.kind === 'call') || callsAt > 1) {
+      return { role: 'assistant', content: text };
+    }
+    return {
+      role: 'assistant',
+      content: callsAt === 1 ? (segments[0] as { text: string }).text : null,
+      tool_calls: tail.map((s) => {
+        const c = s as Extract<Segment, { kind: 'call' }>;
+        open.set(c.id, c.name);
+        return { id: c.id, type: 'function', function: { name: c.name, arguments: c.input } };
+      }),
+    };
+  },
+};
 
 /**
  * The Anthropic Messages requests a client sends for a recorded history (the `../shared/data`
@@ -147,42 +187,7 @@ export function anthropicRequests(
   records: readonly HistoryRecord[],
   base: Record<string, unknown>,
 ): RecordedCall[] {
-  return calls(records, anthropicConversation(records), base);
-}
-
-function openAiConversation(records: readonly HistoryRecord[]): Conversation {
-  const messages: ApiMessage[] = [];
-  const through: number[] = [];
-  let open = new Map<string, string>();
-  for (const r of records) {
-    const a = answer(r, open);
-    if (a && !a.isError) {
-      messages.push({ role: 'tool', tool_call_id: a.id, content: a.content });
-    } else if (r.role === 'assistant') {
-      open = new Map();
-      const segments = splitAssistant(r.content);
-      const callsAt = segments?.findIndex((s) => s.kind === 'call') ?? -1;
-      const tail = callsAt === -1 ? [] : segments!.slice(callsAt);
-      if (segments && callsAt !== -1 && tail.every((s) => s.kind === 'call') && callsAt <= 1) {
-        const text = callsAt === 1 ? (segments[0] as { text: string }).text : null;
-        messages.push({
-          role: 'assistant',
-          content: text,
-          tool_calls: tail.map((s) => {
-            const c = s as Extract<Segment, { kind: 'call' }>;
-            open.set(c.id, c.name);
-            return { id: c.id, type: 'function', function: { name: c.name, arguments: c.input } };
-          }),
-        });
-      } else {
-        messages.push({ role: 'assistant', content: r.content });
-      }
-    } else {
-      messages.push({ role: r.role === 'system' ? 'system' : 'user', content: r.content });
-    }
-    through.push(messages.length);
-  }
-  return { messages, through };
+  return calls(records, conversation(records, ANTHROPIC), base);
 }
 
 /**
@@ -198,5 +203,5 @@ export function openAiRequests(
   records: readonly HistoryRecord[],
   base: Record<string, unknown>,
 ): RecordedCall[] {
-  return calls(records, openAiConversation(records), base);
+  return calls(records, conversation(records, OPENAI), base);
 }

@@ -31,6 +31,18 @@ function table(head: string[], rows: string[][]): string[] {
 const group = (g: GroupSummary | undefined): string =>
   g ? `${pct(g.hit_rate)} / ${pct(g.latest_hit_rate_evolving)} / ${pct(g.token_precision)}` : '-';
 
+/** A breakdown of the results (by kind, by family): a row per key any mode has, a column per mode. */
+function breakdown<T>(
+  rs: EvalResult[],
+  title: string,
+  of: (r: EvalResult) => Record<string, T>,
+  cell: (value: T | undefined) => string,
+): string[] {
+  const keys = [...new Set(rs.flatMap((r) => Object.keys(of(r))))].sort();
+  const rows = keys.map((k) => [k, ...rs.map((r) => cell(of(r)[k]))]);
+  return [`  ${title}:`, ...table(['', ...rs.map((r) => r.mode)], rows).map((l) => `  ${l}`)];
+}
+
 function setLines(set: EvalSetReport): string[] {
   const rs = set.results;
   const n = rs[0]?.summary.questions ?? 0;
@@ -53,21 +65,9 @@ function setLines(set: EvalSetReport): string[] {
       ],
     ),
   );
-  const kinds = [...new Set(rs.flatMap((r) => Object.keys(r.summary.by_kind)))].sort();
-  lines.push('  by kind (hit rate):');
   lines.push(
-    ...table(
-      ['', ...rs.map((r) => r.mode)],
-      kinds.map((k) => [k, ...rs.map((r) => pct(r.summary.by_kind[k]))]),
-    ).map((l) => `  ${l}`),
-  );
-  const fams = [...new Set(rs.flatMap((r) => Object.keys(r.summary.by_family)))].sort();
-  lines.push('  by family (hit / latest / precision):');
-  lines.push(
-    ...table(
-      ['', ...rs.map((r) => r.mode)],
-      fams.map((f) => [f, ...rs.map((r) => group(r.summary.by_family[f]))]),
-    ).map((l) => `  ${l}`),
+    ...breakdown(rs, 'by kind (hit rate)', (r) => r.summary.by_kind, pct),
+    ...breakdown(rs, 'by family (hit / latest / precision)', (r) => r.summary.by_family, group),
   );
   if (set.loso) {
     const s = set.loso.summary;

@@ -4,7 +4,7 @@ import { renderPackForHuman } from '../../harness/inspect.js';
 import { type ContextPack, renderPackText } from '../../harness/pack.js';
 import { replaySession } from '../../harness/replay.js';
 import { eventsPath } from '../../harness/session-events.js';
-import { IntegrityCheckError } from '../../protocol/errors.js';
+import { IntegrityCheckError } from '../../protocol/ipcf-errors.js';
 import { emit, globals, parseIntArg, requireStore } from '../context.js';
 
 /** `contextfold pack`. */

@@ -11,15 +11,17 @@ import {
   parseLiveOverflow,
 } from '../engine-options.js';
 
+/** A report's parts on one line, then one indented line per warning. */
+function withWarnings(parts: string[], warnings: readonly string[]): string {
+  return [parts.join(' · '), ...warnings.map((w) => `  warning: ${w}`)].join('\n');
+}
+
 function humanLine(r: TurnReport): string {
   const parts = [`turn ${r.turn}`, `prompt step ${r.step_id}`, `${r.pack_tokens} tokens`];
   if (r.folded.length > 0) parts.push(`folded ${r.folded.length}`);
   if (r.paged_in.length > 0) parts.push(`paged in ${r.paged_in.join(', ')}`);
   if (r.evicted.length > 0) parts.push(`evicted ${r.evicted.join(', ')}`);
-  const line = parts.join(' · ');
-  return r.warnings.length > 0
-    ? `${line}\n${r.warnings.map((w) => `  warning: ${w}`).join('\n')}`
-    : line;
+  return withWarnings(parts, r.warnings);
 }
 
 function perCallLine(r: CallReport): string {
@@ -31,10 +33,7 @@ function perCallLine(r: CallReport): string {
   if (r.folded.length > 0) parts.push(`folded ${r.folded.length}`);
   if (r.paged_in.length > 0) parts.push(`paged in ${r.paged_in.join(', ')}`);
   if (r.excerpted.length > 0) parts.push(`excerpted ${r.excerpted.join(', ')}`);
-  const line = parts.join(' · ');
-  return r.warnings.length > 0
-    ? `${line}\n${r.warnings.map((w) => `  warning: ${w}`).join('\n')}`
-    : line;
+  return withWarnings(parts, r.warnings);
 }
 
 function perCallTotal(t: PerCallTotals, budget: number, dir: string): string {

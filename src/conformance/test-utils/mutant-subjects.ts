@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { hydratedPage } from '../../engine/hydrated-page.js';
 import type { HydrateResult, ScanPick } from '../../engine/types.js';
 import { ipcfErrorName, isContextFoldError } from '../../protocol/errors.js';
 import { perTurnCap } from '../../protocol/policy.js';
@@ -116,19 +117,7 @@ export class OlderNodeInPlaceSubject extends LibrarySubject {
       }
       this.resident.set(pick.step_id, h.tokens);
       tokens += h.tokens;
-      pages.push(
-        this.pageResult({
-          step_id: pick.step_id,
-          content: h.content,
-          tokens: h.tokens,
-          payload_sha256: h.payload_sha256,
-          chunk: h.chunk,
-          chunks: h.chunks,
-          truncated: h.truncated,
-          matched_terms: pick.matched_terms,
-          findings: h.findings,
-        }),
-      );
+      pages.push(this.pageResult(hydratedPage(h, pick.matched_terms)));
     }
     return { pages, refused, tokens };
   }

@@ -56,6 +56,21 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   return el;
 }
 
+/**
+ * A table: one header row of `head`, then `rows` as its body.
+ *
+ * @example
+ * table({ class: 'grid', testid: 'problems' }, ['kind', 'step'], rows);
+ */
+export function table(props: Props, head: readonly string[], rows: Child): HTMLTableElement {
+  const header = h(
+    'tr',
+    {},
+    head.map((t) => h('th', {}, t)),
+  );
+  return h('table', props, h('thead', {}, header), h('tbody', {}, rows));
+}
+
 /** Replaces an element's children. */
 export function replace(el: Element, ...children: Child[]): void {
   el.replaceChildren();

@@ -1,6 +1,6 @@
 import type { HashView, NodeResponse, PayloadResponse, PayloadSegment } from '../api-types.js';
 import { api } from './api.js';
-import { badge, bytes, h, num, replace } from './dom.js';
+import { badge, bytes, h, num, replace, table } from './dom.js';
 import { patch } from './route.js';
 
 let shown = '';
@@ -32,31 +32,18 @@ function terms(label: string, list: string[], testid: string): HTMLElement | nul
 }
 
 function hashTable(hashes: HashView[]): HTMLElement {
-  return h(
-    'table',
+  return table(
     { class: 'grid hashes', testid: 'hashes' },
-    h(
-      'thead',
-      {},
+    ['hash', 'index', 'file', 'recomputed', ''],
+    hashes.map((x) =>
       h(
         'tr',
-        {},
-        ['hash', 'index', 'file', 'recomputed', ''].map((t) => h('th', {}, t)),
-      ),
-    ),
-    h(
-      'tbody',
-      {},
-      hashes.map((x) =>
-        h(
-          'tr',
-          { testid: `hash-${x.name}` },
-          h('td', {}, x.name),
-          h('td', { class: 'mono hash', testid: 'hash-index' }, x.index),
-          h('td', { class: 'mono hash' }, x.file ?? '—'),
-          h('td', { class: 'mono hash' }, x.recomputed ?? '(compared, not recomputed)'),
-          h('td', {}, x.ok ? badge('ok', 'ok') : badge('bad', 'mismatch')),
-        ),
+        { testid: `hash-${x.name}` },
+        h('td', {}, x.name),
+        h('td', { class: 'mono hash', testid: 'hash-index' }, x.index),
+        h('td', { class: 'mono hash' }, x.file ?? '—'),
+        h('td', { class: 'mono hash' }, x.recomputed ?? '(compared, not recomputed)'),
+        h('td', {}, x.ok ? badge('ok', 'ok') : badge('bad', 'mismatch')),
       ),
     ),
   );

@@ -5,7 +5,7 @@ import type {
   ValidateResponse,
 } from '../api-types.js';
 import { api } from './api.js';
-import { badge, bytes, h, num, replace } from './dom.js';
+import { badge, bytes, h, num, replace, table } from './dom.js';
 import { patch } from './route.js';
 
 const PAGE = 50;
@@ -20,33 +20,17 @@ function card(label: string, value: Node | string, testid: string): HTMLElement 
 }
 
 function problemsTable(v: ValidateResponse): HTMLElement {
-  return h(
-    'table',
+  return table(
     { class: 'grid', testid: 'problems' },
-    h(
-      'thead',
-      {},
+    ['kind', 'step', 'path', 'message'],
+    v.problems.map((p) =>
       h(
         'tr',
-        {},
-        h('th', {}, 'kind'),
-        h('th', {}, 'step'),
-        h('th', {}, 'path'),
-        h('th', {}, 'message'),
-      ),
-    ),
-    h(
-      'tbody',
-      {},
-      v.problems.map((p) =>
-        h(
-          'tr',
-          { testid: 'problem' },
-          h('td', {}, p.kind),
-          h('td', { class: 'num' }, p.step_id === null ? '–' : p.step_id),
-          h('td', { class: 'mono' }, p.path),
-          h('td', {}, p.message),
-        ),
+        { testid: 'problem' },
+        h('td', {}, p.kind),
+        h('td', { class: 'num' }, p.step_id === null ? '–' : p.step_id),
+        h('td', { class: 'mono' }, p.path),
+        h('td', {}, p.message),
       ),
     ),
   );
@@ -92,37 +76,24 @@ function validateSection(store: string, sanitized: HTMLElement): HTMLElement {
 
 function nodeTable(page: NodesResponse): HTMLElement {
   const head = ['step', 'summary', 'tokens', 'folded at', 'files', 'errors', 'evicted'];
-  return h(
-    'table',
+  return table(
     { class: 'grid clickable', testid: 'node-table' },
-    h(
-      'thead',
-      {},
+    head,
+    page.rows.map((r) =>
       h(
         'tr',
-        {},
-        head.map((t) => h('th', {}, t)),
-      ),
-    ),
-    h(
-      'tbody',
-      {},
-      page.rows.map((r) =>
-        h(
-          'tr',
-          {
-            testid: 'node-row',
-            attrs: { 'data-step': String(r.step_id) },
-            on: { click: () => patch({ node: r.step_id }) },
-          },
-          h('td', { class: 'num' }, r.step_id),
-          h('td', { class: 'summary' }, r.summary),
-          h('td', { class: 'num' }, num(r.token_estimate)),
-          h('td', { class: 'mono' }, r.folded_at),
-          h('td', { class: 'num' }, r.files),
-          h('td', { class: 'num' }, r.errors),
-          h('td', {}, r.evicted ? 'yes' : ''),
-        ),
+        {
+          testid: 'node-row',
+          attrs: { 'data-step': String(r.step_id) },
+          on: { click: () => patch({ node: r.step_id }) },
+        },
+        h('td', { class: 'num' }, r.step_id),
+        h('td', { class: 'summary' }, r.summary),
+        h('td', { class: 'num' }, num(r.token_estimate)),
+        h('td', { class: 'mono' }, r.folded_at),
+        h('td', { class: 'num' }, r.files),
+        h('td', { class: 'num' }, r.errors),
+        h('td', {}, r.evicted ? 'yes' : ''),
       ),
     ),
   );

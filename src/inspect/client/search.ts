@@ -1,6 +1,6 @@
 import type { RecallResponse, ScanPickView, ScanResponse } from '../api-types.js';
 import { api } from './api.js';
-import { h, num, replace } from './dom.js';
+import { h, num, replace, table } from './dom.js';
 import { patch } from './route.js';
 
 function stepRow(step: number, cells: (string | number)[], testid: string): HTMLElement {
@@ -27,60 +27,34 @@ function recallView(r: RecallResponse): HTMLElement {
       { class: 'muted' },
       `${num(r.total)} candidate(s)${r.total > r.candidates.length ? `, first ${r.candidates.length} shown` : ''}`,
     ),
-    h(
-      'table',
+    table(
       { class: 'grid clickable', testid: 'recall-results' },
-      h(
-        'thead',
-        {},
-        h(
-          'tr',
-          {},
-          ['step', 'status', 'coverage', 'score', 'summary'].map((t) => h('th', {}, t)),
-        ),
-      ),
-      h(
-        'tbody',
-        {},
-        r.candidates.map((c) =>
-          stepRow(c.step_id, [c.status, c.coverage, c.score, c.summary], 'recall-row'),
-        ),
+      ['step', 'status', 'coverage', 'score', 'summary'],
+      r.candidates.map((c) =>
+        stepRow(c.step_id, [c.status, c.coverage, c.score, c.summary], 'recall-row'),
       ),
     ),
   );
 }
 
 function picksTable(picks: ScanPickView[], testid: string): HTMLElement {
-  return h(
-    'table',
+  return table(
     { class: 'grid clickable', testid },
-    h(
-      'thead',
-      {},
-      h(
-        'tr',
-        {},
-        ['step', 'cost (tokens)', 'matched keys', 'label', 'with'].map((t) => h('th', {}, t)),
-      ),
-    ),
-    h(
-      'tbody',
-      {},
-      picks.map((p) =>
-        stepRow(
-          p.step_id,
-          [
-            num(p.cost),
-            p.matched_terms.join(', '),
-            p.status ?? '',
-            p.companion_of !== null
-              ? `companion of ${p.companion_of}`
-              : p.alternative_of !== null
-                ? `alternative of ${p.alternative_of}`
-                : '',
-          ],
-          'scan-row',
-        ),
+    ['step', 'cost (tokens)', 'matched keys', 'label', 'with'],
+    picks.map((p) =>
+      stepRow(
+        p.step_id,
+        [
+          num(p.cost),
+          p.matched_terms.join(', '),
+          p.status ?? '',
+          p.companion_of !== null
+            ? `companion of ${p.companion_of}`
+            : p.alternative_of !== null
+              ? `alternative of ${p.alternative_of}`
+              : '',
+        ],
+        'scan-row',
       ),
     ),
   );

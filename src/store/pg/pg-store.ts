@@ -1,12 +1,11 @@
 import pg from 'pg';
 import { canonicalJson, prettyJson } from '../../protocol/canonical-json.js';
+import { StoreNotFoundError, UsageError } from '../../protocol/errors.js';
 import {
   BrokenReferenceError,
   OrphanedNodeError,
   PathContainmentError,
-  StoreNotFoundError,
-  UsageError,
-} from '../../protocol/errors.js';
+} from '../../protocol/ipcf-errors.js';
 import { isoSeconds } from '../../protocol/time.js';
 import type { ColdNode, IndexEntry } from '../../protocol/types.js';
 import { fieldStatsOf } from '../field-stats.js';
