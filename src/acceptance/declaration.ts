@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { verdictCountsSchema } from '../conformance/corpus.js';
+import { verdictCounts, verdictKey } from '../protocol/verdict.js';
 import type { AcceptanceReport, AdapterRun } from './runner.js';
 
 const counts = verdictCountsSchema;
@@ -73,11 +74,9 @@ export const adapterDeclarationSchema = z
 export type AdapterDeclaration = z.infer<typeof adapterDeclarationSchema>;
 
 type Counts = z.infer<typeof counts>;
-const key = (v: string) => (v === 'not-applicable' ? 'not_applicable' : v) as keyof Counts;
-
 function tally(cases: AdapterRun['cases']): Counts {
-  const c: Counts = { pass: 0, fail: 0, not_applicable: 0, error: 0, total: cases.length };
-  for (const x of cases) c[key(x.verdict)]++;
+  const c: Counts = verdictCounts(cases.length);
+  for (const x of cases) c[verdictKey(x.verdict)]++;
   return c;
 }
 

@@ -1,3 +1,4 @@
+import type { CaseClass, Verdict } from '../protocol/verdict.js';
 import type { AcceptanceCase, CallExpect, CaseInputDoc, StoreExpect } from './case-schema.js';
 import type { CallResult } from './observe.js';
 
@@ -153,8 +154,8 @@ export interface FloorOutcome {
 /** A case's verdict for one subject. */
 export interface ScoredCase {
   case_id: string;
-  class: 'safety' | 'liveness';
-  verdict: 'pass' | 'fail' | 'not-applicable' | 'error';
+  class: CaseClass;
+  verdict: Verdict;
   reason: string;
   /** Conjuncts that excused this liveness case (each declared, listed, present, demonstrated). */
   strictness: string[];

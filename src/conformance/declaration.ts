@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import { verdictCounts, verdictKey } from '../protocol/verdict.js';
 import { DEFAULT_CORPUS_DIR, loadManifest } from './corpus.js';
 import { type Declaration, REQUIREMENT_IDS, type RunReport, SUBJECT_PROTOCOL } from './types.js';
 
@@ -14,15 +15,15 @@ import { type Declaration, REQUIREMENT_IDS, type RunReport, SUBJECT_PROTOCOL } f
  * JSON.stringify(buildDeclaration(await runConformance({ subject })), null, 2);
  */
 export function buildDeclaration(report: RunReport): Declaration {
-  const counts = { pass: 0, fail: 0, not_applicable: 0, error: 0, total: report.cases.length };
+  const counts = verdictCounts(report.cases.length);
   const requirements: Declaration['requirements'] = {};
-  for (const r of REQUIREMENT_IDS)
-    requirements[r] = { pass: 0, fail: 0, not_applicable: 0, error: 0 };
-  const key = (v: string) =>
-    (v === 'not-applicable' ? 'not_applicable' : v) as 'pass' | 'fail' | 'not_applicable' | 'error';
+  for (const r of REQUIREMENT_IDS) {
+    const { total: _, ...zero } = verdictCounts(0);
+    requirements[r] = zero;
+  }
   for (const c of report.cases) {
-    counts[key(c.verdict)]++;
-    for (const r of c.requirements) requirements[r]![key(c.verdict)]++;
+    counts[verdictKey(c.verdict)]++;
+    for (const r of c.requirements) requirements[r]![verdictKey(c.verdict)]++;
   }
   return {
     declaration_version: '1',

@@ -21,11 +21,9 @@ export const REQUIREMENT_IDS = [
 /** One IPCF-1.1 requirement id (`CONF-01` … `CONF-13`). */
 export type RequirementId = (typeof REQUIREMENT_IDS)[number];
 
-/** A case's class (conformance/PROTOCOL.md §5): zero deviation, or stricter-only-if-declared. */
-export type CaseClass = 'safety' | 'liveness';
+import type { CaseClass, Verdict } from '../protocol/verdict.js';
 
-/** The four verdicts; every case ends in exactly one. */
-export type Verdict = 'pass' | 'fail' | 'not-applicable' | 'error';
+export type { CaseClass, Verdict };
 
 /** One input file of a case, with the integrity data the runner checks before use. */
 export interface CaseInput {

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { compareCodePoints, sha256Hex } from '../protocol/canonical-json.js';
+import { type Verdict, type VerdictCounts, verdictCounts, verdictKey } from '../protocol/verdict.js';
 import {
   CORPUS_MANIFEST_VERSION,
   corpusContentHash,
@@ -18,7 +19,7 @@ import { PAGE_TABLE_KINDS, scanText } from './scan-page.js';
 import { DECLARED_TABLES, DEFAULT_GUARD_DIR, type GuardTables, loadGuardTables } from './tables.js';
 
 /** A case's verdict (002 §1, §1.1). */
-export type GuardVerdict = 'pass' | 'fail' | 'not-applicable' | 'error';
+export type GuardVerdict = Verdict;
 
 /** One case's result, with a one-line reason when it did not pass. */
 export interface GuardCaseResult {
@@ -188,7 +189,7 @@ export async function runGuardConformance(
   };
 }
 
-type Counts = { pass: number; fail: number; not_applicable: number; error: number };
+type Counts = VerdictCounts;
 
 /** The published declaration (`schemas/guard-declaration.schema.json`). */
 export interface GuardDeclaration {
@@ -214,14 +215,13 @@ export const DECLARED_TABLES_SOURCE =
  * and every case that did not pass with its reason. No timestamp: same run, same bytes.
  */
 export function buildGuardDeclaration(report: GuardRunReport): GuardDeclaration {
-  const key = (v: GuardVerdict) => (v === 'not-applicable' ? 'not_applicable' : v) as keyof Counts;
-  const counts = { pass: 0, fail: 0, not_applicable: 0, error: 0, total: report.cases.length };
+  const counts = verdictCounts(report.cases.length);
   const tables: Record<string, Counts> = {};
   for (const c of report.cases) {
-    counts[key(c.verdict)]++;
+    counts[verdictKey(c.verdict)]++;
     for (const s of c.scope) {
       tables[s] ??= { pass: 0, fail: 0, not_applicable: 0, error: 0 };
-      tables[s][key(c.verdict)]++;
+      tables[s][verdictKey(c.verdict)]++;
     }
   }
   return {

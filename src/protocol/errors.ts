@@ -56,37 +56,41 @@ export class ContextFoldError extends Error {
   }
 }
 
-/** Bad arguments or input: what is wrong and what to do, in one line. */
-export class UsageError extends ContextFoldError {
-  constructor(message: string, details: ErrorDetails = {}) {
-    super('USAGE', message, details);
-    this.name = 'UsageError';
-  }
+/** The constructor of an error class with a fixed code (see {@link codedError}). */
+export type CodedErrorClass = new (
+  message: string,
+  details?: ErrorDetails,
+  options?: ErrorOptions,
+) => ContextFoldError;
+
+/**
+ * The base of an error class with a fixed `code`, named as the code table names it: every
+ * contextfold error is `class XError extends codedError('X') {}` with its own doc comment.
+ *
+ * @example
+ * class UsageError extends codedError('USAGE') {}
+ * new UsageError('--n takes a whole number').name; // 'UsageError'
+ */
+export function codedError(code: ErrorCode): CodedErrorClass {
+  return class extends ContextFoldError {
+    constructor(message: string, details: ErrorDetails = {}, options?: ErrorOptions) {
+      super(code, message, details, options);
+      this.name = ipcfErrorName(code);
+    }
+  };
 }
+
+/** Bad arguments or input: what is wrong and what to do, in one line. */
+export class UsageError extends codedError('USAGE') {}
 
 /** A step was folded again with a different payload than the one already stored. */
-export class StepConflictError extends ContextFoldError {
-  constructor(message: string, details: ErrorDetails = {}) {
-    super('STEP_CONFLICT', message, details);
-    this.name = 'StepConflictError';
-  }
-}
+export class StepConflictError extends codedError('STEP_CONFLICT') {}
 
 /** The store's inter-process write lock could not be taken in time. */
-export class LockTimeoutError extends ContextFoldError {
-  constructor(message: string, details: ErrorDetails = {}) {
-    super('LOCK_TIMEOUT', message, details);
-    this.name = 'LockTimeoutError';
-  }
-}
+export class LockTimeoutError extends codedError('LOCK_TIMEOUT') {}
 
 /** The store directory holds no store (nothing was folded or imported there). */
-export class StoreNotFoundError extends ContextFoldError {
-  constructor(message: string, details: ErrorDetails = {}) {
-    super('STORE_NOT_FOUND', message, details);
-    this.name = 'StoreNotFoundError';
-  }
-}
+export class StoreNotFoundError extends codedError('STORE_NOT_FOUND') {}
 
 /**
  * A database store could not be reached, or its connection broke mid-operation (the server
@@ -94,23 +98,13 @@ export class StoreNotFoundError extends ContextFoldError {
  * write either committed whole or not at all; `committed: 'unknown'` says the connection broke
  * while the commit itself was in flight (run the fold again: a fold is idempotent).
  */
-export class StoreUnavailableError extends ContextFoldError {
-  constructor(message: string, details: ErrorDetails = {}, options?: ErrorOptions) {
-    super('STORE_UNAVAILABLE', message, details, options);
-    this.name = 'StoreUnavailableError';
-  }
-}
+export class StoreUnavailableError extends codedError('STORE_UNAVAILABLE') {}
 
 /**
  * A guard data file (`guard/**.json`: a pattern table, the corpus manifest or a case) is
  * missing, is not valid JSON, or does not match its published shape. `path` names the file.
  */
-export class GuardTableError extends ContextFoldError {
-  constructor(message: string, details: ErrorDetails = {}) {
-    super('GUARD_TABLE', message, details);
-    this.name = 'GuardTableError';
-  }
-}
+export class GuardTableError extends codedError('GUARD_TABLE') {}
 
 /** True for any contextfold error, from any copy of the package. */
 export function isContextFoldError(e: unknown): e is ContextFoldError {

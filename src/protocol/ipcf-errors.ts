@@ -1,21 +1,23 @@
 // The five errors IPCF-1.1 names (NodeNotFoundError, IntegrityCheckError, PathContainmentError,
 // OrphanedNodeError, BrokenReferenceError) and their guards. contextfold's own errors and the
 // base class are in errors.ts.
-import { ContextFoldError, codeGuard, type ErrorCode, type ErrorDetails } from './errors.js';
+import {
+  ContextFoldError,
+  codedError,
+  codeGuard,
+  type ErrorCode,
+  type ErrorDetails,
+  ipcfErrorName,
+} from './errors.js';
 
 /** The requested step is not in the recall index and no cold node file exists for it (CONF-10). */
-export class NodeNotFoundError extends ContextFoldError {
-  constructor(message: string, details: ErrorDetails = {}) {
-    super('NODE_NOT_FOUND', message, details);
-    this.name = 'NodeNotFoundError';
-  }
-}
+export class NodeNotFoundError extends codedError('NODE_NOT_FOUND') {}
 
 /** A cold node or index failed verification: hash mismatch, unparsable or truncated JSON (CONF-09). */
 export class IntegrityCheckError extends ContextFoldError {
   constructor(message: string, details: ErrorDetails = {}, code: ErrorCode = 'INTEGRITY_CHECK') {
     super(code, message, details);
-    this.name = 'IntegrityCheckError';
+    this.name = ipcfErrorName(code);
   }
 }
 
@@ -23,25 +25,14 @@ export class IntegrityCheckError extends ContextFoldError {
 export class PathContainmentError extends IntegrityCheckError {
   constructor(message: string, details: ErrorDetails = {}) {
     super(message, details, 'PATH_CONTAINMENT');
-    this.name = 'PathContainmentError';
   }
 }
 
 /** A cold node file exists with no index entry (CONF-12 scenario A). */
-export class OrphanedNodeError extends ContextFoldError {
-  constructor(message: string, details: ErrorDetails = {}) {
-    super('ORPHANED_NODE', message, details);
-    this.name = 'OrphanedNodeError';
-  }
-}
+export class OrphanedNodeError extends codedError('ORPHANED_NODE') {}
 
 /** An index entry references a cold node file that does not exist (CONF-12 scenario B). */
-export class BrokenReferenceError extends ContextFoldError {
-  constructor(message: string, details: ErrorDetails = {}) {
-    super('BROKEN_REFERENCE', message, details);
-    this.name = 'BrokenReferenceError';
-  }
-}
+export class BrokenReferenceError extends codedError('BROKEN_REFERENCE') {}
 
 /** True for {@link NodeNotFoundError}. */
 export const isNodeNotFoundError = codeGuard<NodeNotFoundError>('NODE_NOT_FOUND');

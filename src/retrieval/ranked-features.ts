@@ -186,7 +186,7 @@ class FeatureContext {
     for (let q = 0; q < nq; q++) {
       const x = a === undefined ? 0 : credit[a * nq + q]!;
       const y = b === undefined ? 0 : credit[b * nq + q]!;
-      s += x > y ? x : y;
+      s += Math.max(x, y);
     }
     return s / this.total;
   }
