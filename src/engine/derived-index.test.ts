@@ -714,3 +714,50 @@ describe('a store directory that is not writable', () => {
     expect(readdirSync(root).sort()).toEqual(['file', 'p.txt']);
   });
 });
+
+describe('the most frequent extensions of a prefix (topTermsWithPrefix)', () => {
+  it('are the extensions ranked by frequency, ties in code-point order, within the length', async () => {
+    const dir = join(tempDir().dir, '.contextfold');
+    const cf = await open(dir);
+    // deploya… deployn in 1…14 turns each, and extensions with multi-byte and astral letters.
+    const words = Array.from({ length: 14 }, (_, i) => `deploy${String.fromCharCode(97 + i)}`);
+    const odd = ['deployé', 'deployz', 'deploy𝒳', 'deployments', 'deployeverything'];
+    await cf.foldMany(
+      Array.from({ length: 14 }, (_, s) => ({
+        stepId: s,
+        summary: `turn ${s}`,
+        content: [...words.slice(s), ...odd.slice(0, 1 + (s % odd.length))].join(' '),
+      })),
+    );
+    const cp = (t: string) => [...t].length;
+    const expected = (maxLength: number, limit: number) =>
+      cf.backend
+        .termsWithPrefix('ranked', 'deploy')
+        .filter((t) => cp(t) <= maxLength)
+        .sort((a, b) => {
+          const d = cf.backend.df('ranked', b) - cf.backend.df('ranked', a);
+          return d !== 0 ? d : a < b ? -1 : a > b ? 1 : 0;
+        })
+        .slice(0, limit);
+    // UTF-16 order and code-point order differ only past U+FFFF: the expected list must hold one.
+    expect(cf.backend.termsWithPrefix('ranked', 'deploy')).toContain('deploy𝒳');
+    for (const [maxLength, limit] of [
+      [7, 3],
+      [7, 40],
+      [11, 8],
+      [40, 40],
+      [6, 5],
+    ] as const) {
+      const top = cf.backend.topTermsWithPrefix('ranked', 'deploy', maxLength, limit);
+      expect(top, `${maxLength}/${limit}`).toEqual(expected(maxLength, limit));
+    }
+    // A fold moves the ranking: the cached answer follows.
+    const before = cf.backend.topTermsWithPrefix('ranked', 'deploy', 7, 1);
+    await cf.foldMany(
+      Array.from({ length: 30 }, (_, i) => ({ stepId: 100 + i, summary: 's', content: 'deployz' })),
+    );
+    expect(before).not.toEqual(['deployz']);
+    expect(cf.backend.topTermsWithPrefix('ranked', 'deploy', 7, 1)).toEqual(['deployz']);
+    await cf.close({ compact: false });
+  });
+});

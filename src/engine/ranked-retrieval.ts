@@ -175,6 +175,13 @@ export class RankedRetrieval {
       lastStep: extra.reduce((m, x) => Math.max(m, x.step), stats.lastStep),
       docFrequency: (key) =>
         backend.df('ranked', key) + extra.filter((x) => x.analysis.keys.includes(key)).length,
+      // With this process's unverified nodes beside the index, the query reads every extension.
+      ...(extra.length === 0
+        ? {
+            topExtensions: (prefix: string, maxLength: number, limit: number) =>
+              backend.topTermsWithPrefix('ranked', prefix, maxLength, limit),
+          }
+        : {}),
       keysWithPrefix: (prefix) => {
         const keys = new Set(backend.termsWithPrefix('ranked', prefix));
         for (const x of extra) {

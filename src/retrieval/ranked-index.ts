@@ -56,6 +56,12 @@ export interface RankedIndexView {
   docOf(stepId: number): number | undefined;
   /** Indexed keys that start with `prefix` and are longer than it (unordered). */
   extensions(prefix: string): string[];
+  /**
+   * Optional, for a large persistent index: the `limit` keys of {@link extensions} with at most
+   * `maxLength` code points, most frequent first (ties in code-point order), so a query does not
+   * read every extension of a common prefix.
+   */
+  topExtensions?(prefix: string, maxLength: number, limit: number): string[];
   /** A zeroed per-document scratch array (callers zero what they set before returning). */
   scratchSlots(): Int32Array;
 }

@@ -45,15 +45,32 @@ const WORD = /[\p{L}\p{N}_]+/gu;
 const CUES = new Set([...LATEST_CUES, ...EARLIEST_CUES]);
 const CUE_STEMS = new Set([...CUES].map(stemWord));
 
+/** The `maxExtensions` most frequent word keys that extend `term` by at most the allowed growth. */
+function mostFrequentExtensions(index: RankedIndexView, term: string, t: QueryTuning): string[] {
+  const maxLength = term.length + t.maxExtensionGrowth;
+  const usable = (k: string) => k.length <= maxLength && WORD_KEY.test(k);
+  if (t.maxExtensions <= 0) return [];
+  if (!index.topExtensions) {
+    return index
+      .extensions(term)
+      .filter(usable)
+      .sort((a, b) => index.docFrequency(b) - index.docFrequency(a) || compareCodePoints(a, b))
+      .slice(0, t.maxExtensions);
+  }
+  // Most frequent first: read more only while keys that are not words fill the answer.
+  for (let limit = 4 * t.maxExtensions; ; limit *= 8) {
+    const top = index.topExtensions(term, maxLength, limit);
+    const ok = top.filter(usable);
+    if (ok.length >= t.maxExtensions || top.length < limit) return ok.slice(0, t.maxExtensions);
+  }
+}
+
 function expansions(index: RankedIndexView, term: string, t: QueryTuning): KeyMatch[] {
   const out: KeyMatch[] = [];
   if (term.length < t.minPrefix || !WORD_KEY.test(term) || !/\p{L}/u.test(term)) return out;
-  const ext = index
-    .extensions(term)
-    .filter((k) => k.length <= term.length + t.maxExtensionGrowth && WORD_KEY.test(k))
-    .sort((a, b) => index.docFrequency(b) - index.docFrequency(a) || compareCodePoints(a, b))
-    .slice(0, t.maxExtensions);
-  for (const key of ext) out.push({ key, weight: t.extendWeight });
+  for (const key of mostFrequentExtensions(index, term, t)) {
+    out.push({ key, weight: t.extendWeight });
+  }
   // The longest shorter indexed key the prompt key extends: `configuration` meets `config`.
   for (let n = term.length - 1; n >= t.minPrefix; n--) {
     const key = term.slice(0, n);

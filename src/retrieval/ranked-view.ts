@@ -19,6 +19,8 @@ export interface RankedSource {
   docFrequency(key: string): number;
   /** Indexed keys longer than `prefix` that start with it. */
   keysWithPrefix(prefix: string): string[];
+  /** Optional: see {@link RankedIndexView.topExtensions}. */
+  topExtensions?(prefix: string, maxLength: number, limit: number): string[];
   /** The `limit` highest steps holding a key, ascending, with term frequencies. */
   recentPostings(key: string, limit: number): { steps: readonly number[]; tfs: readonly number[] };
   /** Statistics of the analysed documents among `steps`, aligned with them (undefined: none). */
@@ -64,6 +66,18 @@ export function rankedView(
     }
     return e;
   };
+  const tops = new Map<string, string[]>();
+  const topExtensions = (prefix: string, maxLength: number, limit: number): string[] => {
+    if (prefix.length < PREFIX_BUCKET) return [];
+    const k = `${prefix}\u0000${maxLength}\u0000${limit}`;
+    let e = tops.get(k);
+    if (!e) {
+      e = source.topExtensions!(prefix, maxLength, limit);
+      tops.set(k, e);
+    }
+    return e;
+  };
+  const top = source.topExtensions ? { topExtensions } : {};
   const notYet = (): never => {
     throw new Error('rankedView: postings are read after the query is expanded');
   };
@@ -73,6 +87,7 @@ export function rankedView(
     lastStep,
     docFrequency,
     extensions,
+    ...top,
     postings: notYet,
     doc: notYet,
     docOf: notYet,
@@ -119,6 +134,7 @@ export function rankedView(
     lastStep,
     docFrequency,
     extensions,
+    ...top,
     postings: (key) => postings.get(key),
     doc: (docNo) => {
       const d = docs[docNo];

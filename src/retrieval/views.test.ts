@@ -79,6 +79,32 @@ function sourceOf(index: RankedIndex): RankedSource {
   };
 }
 
+/** The same source, answering the query's extensions most frequent first (as SQLite does). */
+function topSourceOf(index: RankedIndex): RankedSource {
+  const cp = (s: string) => [...s].length;
+  return {
+    ...sourceOf(index),
+    topExtensions: (prefix, maxLength, limit) =>
+      index
+        .extensions(prefix)
+        .filter((k) => cp(k) <= maxLength)
+        .sort(
+          (a, b) => index.docFrequency(b) - index.docFrequency(a) || (a < b ? -1 : a > b ? 1 : 0),
+        )
+        .slice(0, limit),
+  };
+}
+
+/** Words sharing prefixes: more extensions than a query takes, some of them not words. */
+const PREFIXED = [
+  ...Array.from({ length: 14 }, (_, i) => `deploy${String.fromCharCode(97 + i)}`),
+  ...Array.from({ length: 10 }, (_, i) => `deploy_${i}`),
+  'deploy\u{1F680}x',
+  'config',
+  'configured',
+  'configuration',
+];
+
 describe('rankedView', () => {
   it('a scan over the view of a prompt is the scan over the whole index', () => {
     fc.assert(
@@ -91,6 +117,32 @@ describe('rankedView', () => {
         const whole = rankedScan(index, p, options);
         const view = rankedScan(rankedView(sourceOf(index), p, options.tuning), p, options);
         expect(view).toEqual(whole);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('a source that ranks extensions itself (topExtensions) gives the same scans', () => {
+    const prefixedTurns = fc.array(
+      fc.array(fc.constantFrom(...PREFIXED, ...WORDS), { minLength: 1, maxLength: 10 }),
+      { minLength: 1, maxLength: 40 },
+    );
+    const ask = fc
+      .array(fc.constantFrom('deploy', 'config', 'deployment', 'configur', 'port', 'which'), {
+        minLength: 1,
+        maxLength: 4,
+      })
+      .map((w) => `${w.join(' ')}?`);
+    fc.assert(
+      fc.property(prefixedTurns, ask, fc.integer({ min: 0, max: 10 }), (ts, p, maxExtensions) => {
+        const index = new RankedIndex();
+        ts.forEach((w, i) => {
+          index.add({ stepId: i, summary: '', content: w.join(' '), tokens: 10 + i });
+        });
+        const options = { perTurnCap: 3500, perCallCap: 3000, tuning: { maxExtensions } };
+        const whole = rankedScan(rankedView(sourceOf(index), p, options.tuning), p, options);
+        const top = rankedScan(rankedView(topSourceOf(index), p, options.tuning), p, options);
+        expect(top).toEqual(whole);
       }),
       { numRuns: 300 },
     );

@@ -149,6 +149,16 @@ export interface IndexBackend {
   postings(field: PostingField, term: string, limit?: number): PostingList;
   /** Terms of a field that extend `prefix` (longer, same start), in code-point order. */
   termsWithPrefix(field: PostingField, prefix: string): string[];
+  /**
+   * The `limit` most frequent terms that extend `prefix` with at most `maxLength` code points in
+   * all, most frequent first (ties in code-point order).
+   */
+  topTermsWithPrefix(
+    field: PostingField,
+    prefix: string,
+    maxLength: number,
+    limit: number,
+  ): string[];
   fieldStats(field: PostingField): FieldStats;
   /** Ranked statistics of analysed nodes among `steps` (others are absent). */
   docStats(steps: readonly number[]): DocStats[];

@@ -734,6 +734,15 @@ export class LocalStore implements IndexBackend {
     return terms;
   }
 
+  topTermsWithPrefix(field: PostingField, prefix: string, maxLength: number, limit: number) {
+    const f = FIELDS[field];
+    const cached = this.#cache.top(f, prefix, maxLength, limit);
+    if (cached) return cached;
+    const terms = this.#read([], (db) => db.topTermsWithPrefix(f, prefix, maxLength, limit));
+    this.#fill(() => this.#cache.putTop(f, prefix, maxLength, limit, terms));
+    return terms;
+  }
+
   fieldStats(field: PostingField): FieldStats {
     return fieldStatsOf(field, this.#state, () => this.#read(-1, (db) => db.lastDocStep()));
   }

@@ -35,6 +35,7 @@ export class ReadCache {
   readonly #df = new Map<string, number>();
   readonly #lists = new Map<string, CachedList>();
   readonly #prefixes = new Map<string, string[]>();
+  readonly #tops = new Map<string, string[]>();
   readonly #docs = new Map<number, DocStats>();
   #postings = 0;
 
@@ -46,13 +47,16 @@ export class ReadCache {
     this.#df.clear();
     this.#lists.clear();
     this.#prefixes.clear();
+    this.#tops.clear();
     this.#docs.clear();
     this.#postings = 0;
   }
 
   /** True when nothing term-related is cached (changes then need no reading). */
   get holdsTerms(): boolean {
-    return this.#lists.size > 0 || this.#df.size > 0 || this.#prefixes.size > 0;
+    return (
+      this.#lists.size > 0 || this.#df.size > 0 || this.#prefixes.size > 0 || this.#tops.size > 0
+    );
   }
 
   entry(step: number): IndexEntry | undefined {
@@ -108,6 +112,15 @@ export class ReadCache {
     this.#prefixes.set(key(field, prefix), terms);
   }
 
+  /** A cached {@link IndexBackend.topTermsWithPrefix} answer. */
+  top(field: number, prefix: string, maxLength: number, limit: number): string[] | undefined {
+    return this.#tops.get(`${key(field, prefix)}\u0000${maxLength}\u0000${limit}`);
+  }
+
+  putTop(field: number, prefix: string, maxLength: number, limit: number, terms: string[]): void {
+    this.#tops.set(`${key(field, prefix)}\u0000${maxLength}\u0000${limit}`, terms);
+  }
+
   doc(step: number): DocStats | undefined {
     return this.#docs.get(step);
   }
@@ -119,6 +132,8 @@ export class ReadCache {
 
   /** A step now holds these terms of a field: frequencies, lists and prefixes follow. */
   addPostings(field: number, step: number, terms: readonly string[], tfs: readonly number[]) {
+    // Any new posting may reorder the most frequent extensions of some prefix.
+    if (terms.length > 0) this.#tops.clear();
     for (let i = 0; i < terms.length; i++) {
       const term = terms[i]!;
       const k = key(field, term);

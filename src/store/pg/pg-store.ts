@@ -729,6 +729,16 @@ export class PgStore implements IndexBackend {
     return terms;
   }
 
+  topTermsWithPrefix(field: PostingField, prefix: string, maxLength: number, limit: number) {
+    const f = FIELDS[field];
+    const cache = this.#cached();
+    const hit = cache.top(f, prefix, maxLength, limit);
+    if (hit) return hit;
+    const terms = this.#mirror.db.topTermsWithPrefix(f, prefix, maxLength, limit);
+    cache.putTop(f, prefix, maxLength, limit, terms);
+    return terms;
+  }
+
   fieldStats(field: PostingField): FieldStats {
     return fieldStatsOf(field, this.#mirror.state, () => this.#mirror.db.lastDocStep());
   }
