@@ -231,15 +231,19 @@ interface Group {
 }
 
 /**
- * Entry JSON and analyses are kept deflated (fast level): they are most of the index's bytes,
- * and a row that fits a page several times over keeps lookups to one page read.
+ * Entry JSON and analyses are kept deflated (fast level) in an index file: they are most of its
+ * bytes, and a row that fits a page several times over keeps lookups to one page read.
  */
-function pack(text: string): Buffer {
+function deflate(text: string): Buffer {
   return deflateRawSync(text, { level: 1 });
 }
 
-function unpack(body: Buffer): string {
-  return inflateRawSync(body).toString('utf8');
+/**
+ * A stored body as text. An index that is never written to disk (a database store's in-memory
+ * mirror) keeps bodies as plain TEXT, which SQLite returns as a string; a file keeps BLOBs.
+ */
+function unpack(body: Buffer | string): string {
+  return typeof body === 'string' ? body : inflateRawSync(body).toString('utf8');
 }
 
 /** Postings inserted per statement. */
@@ -303,14 +307,20 @@ export class IndexDb {
   readonly db: Database.Database;
   readonly path: string;
   readonly #s: Record<string, Stmt> = {};
+  /** How bodies are stored: deflated BLOBs (an index file), or TEXT (`compress: false`). */
+  readonly #pack: (text: string) => Buffer | string = deflate;
 
   /**
    * Opens (or with `create`, creates) the index at `path`. With `bytes`, a private in-memory
    * copy of an index file is opened instead (`path` names it in messages): nothing is written
    * to the file system, not even SQLite's WAL files.
    */
-  constructor(path: string, options: { create: boolean; bytes?: Buffer; readonly?: boolean }) {
+  constructor(
+    path: string,
+    options: { create: boolean; bytes?: Buffer; readonly?: boolean; compress?: boolean },
+  ) {
     this.path = path;
+    if (options.compress === false) this.#pack = (text) => text;
     let db: Database.Database;
     try {
       db = options.bytes
@@ -560,7 +570,7 @@ export class IndexDb {
     this.#stmt(
       'doc',
       'INSERT INTO docs (step, length, parts, part_length, features) VALUES (?, ?, ?, ?, ?)',
-    ).run(step, a.length, a.parts, a.partLength, pack(a.features));
+    ).run(step, a.length, a.parts, a.partLength, this.#pack(a.features));
     for (let i = 0; i < a.terms.length; i++) {
       const g = group(groups, FIELD_RANKED, a.terms[i]!);
       g.steps.push(step);
@@ -584,8 +594,8 @@ export class IndexDb {
     );
     for (const a of list) {
       // Compressed: the keys of the nodes are most of the index's bytes.
-      const body = pack(JSON.stringify([a.terms, a.tfs]));
-      ins.run(a.akey, a.length, a.parts, a.partLength, pack(a.features), body);
+      const body = this.#pack(JSON.stringify([a.terms, a.tfs]));
+      ins.run(a.akey, a.length, a.parts, a.partLength, this.#pack(a.features), body);
     }
   }
 
@@ -635,7 +645,7 @@ export class IndexDb {
         e.payload_sha256,
         e.artifact_sha256,
         e.summary,
-        pack(r.json),
+        this.#pack(r.json),
       );
       for (const t of referenceTerms(e)) {
         const g = group(groups, FIELD_REFERENCE, t);
@@ -654,7 +664,7 @@ export class IndexDb {
   /** Marks an entry evicted (its canonical JSON replaced) and logs the eviction. */
   evict(step: number, json: string, evictedAt: string, wasEvicted: boolean, state: IndexState) {
     this.#stmt('evict', 'UPDATE entries SET body = ?, evicted = 1 WHERE step = ?').run(
-      pack(json),
+      this.#pack(json),
       step,
     );
     this.#stmt('logEvict', 'INSERT INTO evictions (step, evicted_at) VALUES (?, ?)').run(

@@ -224,7 +224,7 @@ export class PgStore implements IndexBackend {
 
   #emptyMirror(epoch: number): Mirror {
     return {
-      db: new IndexDb(':memory:', { create: true }),
+      db: new IndexDb(':memory:', { create: true, compress: false }),
       state: emptyState(this.#opts.analyzer?.version ?? null),
       seq: 0,
       epoch,
