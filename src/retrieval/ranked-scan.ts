@@ -72,7 +72,7 @@ export const RANKED_DEFAULTS: Readonly<RankedTuning> = Object.freeze({
   k1: 1.2,
   b: 0.75,
   maxPostings: 256,
-  maxCandidates: 64,
+  maxCandidates: 256,
   weights: RANKED_WEIGHTS,
   temperature: 1,
   minProbability: 0.01,
