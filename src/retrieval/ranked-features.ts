@@ -191,18 +191,24 @@ class FeatureContext {
     return s / this.total;
   }
 
-  coverage(steps: readonly number[]): number {
-    const slots: number[] = [];
-    for (const st of steps) {
+  readonly #slots = new Int32Array(8);
+
+  /** Share of the prompt's credit held by the turns `lo`…`hi` together (at most 8 turns). */
+  coverage(lo: number, hi: number): number {
+    const slots = this.#slots;
+    if (hi - lo >= slots.length) throw new RangeError(`coverage of ${hi - lo + 1} turns`);
+    let n = 0;
+    for (let st = lo; st <= hi; st++) {
       const k = this.slotByStep.get(st);
-      if (k !== undefined) slots.push(k * this.nq);
+      if (k !== undefined) slots[n++] = k * this.nq;
     }
-    if (slots.length === 0) return 0;
+    if (n === 0) return 0;
+    const { credit } = this.cr;
     let s = 0;
     for (let q = 0; q < this.nq; q++) {
       let best = 0;
-      for (const base of slots) {
-        const c = this.cr.credit[base + q]!;
+      for (let i = 0; i < n; i++) {
+        const c = credit[slots[i]! + q]!;
         if (c > best) best = c;
       }
       s += best;
@@ -319,12 +325,12 @@ export function candidateFeatures(
       const best = ctx.bestBlock(doc, present);
       const blk = doc.blocks[best.block]!;
       f[F.block] = best.score;
-      f[F.turn] = ctx.coverage([step]);
+      f[F.turn] = ctx.coverage(step, step);
       f[F.head] = ctx.headCoverage(doc, present);
-      f[F.prev] = ctx.coverage([step - 1]);
-      f[F.union] = ctx.coverage([step, step - 1]);
-      f[F.next] = ctx.coverage([step + 1]);
-      f[F.ctx] = ctx.coverage([step - 3, step - 2, step - 1, step, step + 1, step + 2]);
+      f[F.prev] = ctx.coverage(step - 1, step - 1);
+      f[F.union] = ctx.coverage(step - 1, step);
+      f[F.next] = ctx.coverage(step + 1, step + 1);
+      f[F.ctx] = ctx.coverage(step - 3, step + 2);
       f[F.shape] = askedShapes.length > 0 && hasShape(blk.shapes, askedShapes) ? 1 : 0;
       f[F.shapeTurn] = askedShapes.length > 0 && hasShape(doc.shapes, askedShapes) ? 1 : 0;
       f[F.err] = intent.error && blk.error ? 1 : 0;
