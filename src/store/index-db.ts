@@ -387,7 +387,10 @@ export class IndexDb {
 
   /** Runs a statement that selects one deflated body column and unpacks each row's. */
   #bodies(key: string, sql: string, ...params: unknown[]): string[] {
-    return (this.#stmt(key, sql).pluck().all(...params) as Buffer[]).map(unpack);
+    const bodies = this.#stmt(key, sql)
+      .pluck()
+      .all(...params) as Buffer[];
+    return bodies.map(unpack);
   }
 
   /** Runs `fn` in one write transaction (BEGIN IMMEDIATE). */
