@@ -473,22 +473,14 @@ export class IndexDb {
 
   /** Up to `limit` entries' JSON with step > `after`, in step order. */
   entriesAfter(after: number, limit: number): string[] {
-    return this.#bodies(
-      'page',
-      'SELECT body FROM entries WHERE step > ? ORDER BY step LIMIT ?',
-      after,
-      limit,
-    );
+    const sql = 'SELECT body FROM entries WHERE step > ? ORDER BY step LIMIT ?';
+    return this.#bodies('page', sql, after, limit);
   }
 
   /** Up to `limit` entries' JSON from the `offset`-th on, in step order. */
   entriesAt(offset: number, limit: number): string[] {
-    return this.#bodies(
-      'pageAt',
-      'SELECT body FROM entries ORDER BY step LIMIT ? OFFSET ?',
-      limit,
-      offset,
-    );
+    const sql = 'SELECT body FROM entries ORDER BY step LIMIT ? OFFSET ?';
+    return this.#bodies('pageAt', sql, limit, offset);
   }
 
   /** Up to `limit` nodes after `key` in code-point order of their keys (for the snapshot). */
