@@ -3,6 +3,7 @@ import { Command, CommanderError } from 'commander';
 import { UsageError } from '../protocol/errors.js';
 import { commandName, commandTable } from './commands/index.js';
 import { reportError } from './context.js';
+import { helpText } from './help-text.js';
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
@@ -52,26 +53,29 @@ export async function buildProgram(argv?: string[]): Promise<Command> {
   return program;
 }
 
-const GLOBAL_HELP = `
-Read commands (scan, recall, hydrate, evict, status, validate, compact, pack, mcp) need an
-existing store: on a directory without one they say so and exit 1. fold, import, session and
-the Claude Code hook create it.
-
-Text arguments: PROMPT (scan), QUERY (recall) and SUMMARY (fold) may be '-' to read standard
-input, or come from a file with --prompt-file / --query-file / --summary-file (one trailing
-line break is dropped). Use these for texts over the OS argument limit (128 KB).
-
-Errors: one line on stderr and a non-zero exit (1 usage, 2 not found, 3 integrity, 4 orphan,
-5 broken reference). With --json, stdout carries exactly one JSON object, the result or the
-error ({"error", "code", "message", ...}).
-
-Examples:
-  contextfold fold 37 "PostgreSQL configured on port 5433" --file turn37.log
-  echo "postgres port?" | contextfold scan - --json
-  contextfold --dir path/to/.contextfold status
-  contextfold --store 'postgres://cf@db:5432/contextfold?store_id=web' status   (docs/team.md)
-
-Docs: docs/cli.md (in the repository and the package).`;
+const GLOBAL_HELP = helpText({
+  notes: [
+    'Read commands (scan, recall, hydrate, evict, status, validate, compact, pack, mcp) need an',
+    'existing store: on a directory without one they say so and exit 1. fold, import, session and',
+    'the Claude Code hook create it.',
+    '',
+    "Text arguments: PROMPT (scan), QUERY (recall) and SUMMARY (fold) may be '-' to read standard",
+    'input, or come from a file with --prompt-file / --query-file / --summary-file (one trailing',
+    'line break is dropped). Use these for texts over the OS argument limit (128 KB).',
+    '',
+    'Errors: one line on stderr and a non-zero exit (1 usage, 2 not found, 3 integrity, 4 orphan,',
+    '5 broken reference). With --json, stdout carries exactly one JSON object, the result or the',
+    'error ({"error", "code", "message", ...}).',
+    '',
+  ],
+  examples: [
+    'contextfold fold 37 "PostgreSQL configured on port 5433" --file turn37.log',
+    'echo "postgres port?" | contextfold scan - --json',
+    'contextfold --dir path/to/.contextfold status',
+    "contextfold --store 'postgres://cf@db:5432/contextfold?store_id=web' status   (docs/team.md)",
+  ],
+  footer: ['', 'Docs: docs/cli.md (in the repository and the package).'],
+});
 
 /** Commander's message as one line: `error: ` dropped, suggestion lines joined. */
 function parserMessage(e: CommanderError): string {

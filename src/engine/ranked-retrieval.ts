@@ -25,6 +25,27 @@ import type { Page, PageInFailure, PageInResult } from './types.js';
 /** Pending nodes analysed per round (each round persists its analyses, then yields). */
 const ANALYSE_BATCH = 48;
 
+/** The fields of a stored {@link RankedDoc} that come from its analysis. */
+const LAZY_DOC_FIELDS = ['error', 'prose', 'shapes', 'keys', 'head', 'blocks'] as const;
+
+/**
+ * `base` with each of `fields` an enumerable getter of that field of `source()`, so a source
+ * that decodes on its first call is decoded only when one of them is first read.
+ */
+function withLazyFields<B extends object, S, K extends keyof S & string>(
+  base: B,
+  source: () => S,
+  fields: readonly K[],
+): B & Pick<S, K> {
+  const lazy = (field: K): PropertyDescriptor => ({
+    get: () => source()[field],
+    enumerable: true,
+    configurable: true,
+  });
+  const descriptors = Object.fromEntries(fields.map((f) => [f, lazy(f)]));
+  return Object.defineProperties(base, descriptors) as B & Pick<S, K>;
+}
+
 /** What the ranked retrieval needs from the engine. */
 export interface RankedRetrievalDeps {
   tokenizer: Tokenizer;
@@ -256,7 +277,7 @@ export class RankedRetrieval {
       a = decoded;
       return decoded;
     };
-    return {
+    const stats = {
       stepId: d.step,
       length: d.length,
       // Stored per tokenizer beside the index; counted only if missing there.
@@ -264,25 +285,8 @@ export class RankedRetrieval {
         n ??= tokensOf(d.step);
         return n;
       },
-      get error() {
-        return analysis().error;
-      },
-      get prose() {
-        return analysis().prose;
-      },
-      get shapes() {
-        return analysis().shapes;
-      },
-      get keys() {
-        return analysis().keys;
-      },
-      get head() {
-        return analysis().head;
-      },
-      get blocks() {
-        return analysis().blocks;
-      },
     };
+    return withLazyFields(stats, analysis, LAZY_DOC_FIELDS);
   }
 
   /** The ranked selection for a prompt (no page is read). Call {@link prepare} first. */

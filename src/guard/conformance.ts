@@ -2,7 +2,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { compareCodePoints, sha256Hex } from '../protocol/canonical-json.js';
-import { type Verdict, type VerdictCounts, verdictCounts, verdictKey } from '../protocol/verdict.js';
+import {
+  type Verdict,
+  type VerdictCounts,
+  verdictCounts,
+  verdictKey,
+} from '../protocol/verdict.js';
 import {
   CORPUS_MANIFEST_VERSION,
   corpusContentHash,

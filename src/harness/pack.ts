@@ -270,6 +270,21 @@ interface Trimmed {
   truncated: TruncationNote[];
 }
 
+/** The note: a layer's oldest `what` left out of this pack only, over budget with `cause`. */
+function leftOutOfPack(
+  layer: TruncationNote['layer'],
+  steps: number[],
+  cause: string,
+  what: string,
+): TruncationNote {
+  return {
+    layer,
+    steps,
+    reason: `over budget with ${cause}: oldest ${what} left out of this pack only`,
+    persistent: false,
+  };
+}
+
 /**
  * Transient drops, for this pack only (the session's persistent window is already applied):
  * oldest records first (the frame goes with the last one), then oldest recent turns (whole
@@ -285,20 +300,12 @@ function trimToBudget(input: AssembleInput, m: Measured): Trimmed {
   const records = input.records.slice(r.count);
   const recent = input.recent.slice(t.count);
   if (r.count > 0) {
-    truncated.push({
-      layer: 'L2',
-      steps: input.records.slice(0, r.count).map((x) => x.step_id),
-      reason: 'over budget with this turn’s pages: oldest records left out of this pack only',
-      persistent: false,
-    });
+    const steps = input.records.slice(0, r.count).map((x) => x.step_id);
+    truncated.push(leftOutOfPack('L2', steps, 'this turn’s pages', 'records'));
   }
   if (t.count > 0) {
-    truncated.push({
-      layer: 'L1',
-      steps: input.recent.slice(0, t.count).flatMap((x) => x.steps),
-      reason: 'over budget with L2 empty: oldest recent turns left out of this pack only',
-      persistent: false,
-    });
+    const steps = input.recent.slice(0, t.count).flatMap((x) => x.steps);
+    truncated.push(leftOutOfPack('L1', steps, 'L2 empty', 'recent turns'));
   }
   return { records, lineTokens: m.lineTokens.slice(r.count), recent, truncated };
 }

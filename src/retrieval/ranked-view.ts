@@ -77,17 +77,20 @@ export function rankedView(
     }
     return e;
   };
-  const top = source.topExtensions ? { topExtensions } : {};
-  const notYet = (): never => {
-    throw new Error('rankedView: postings are read after the query is expanded');
-  };
-  const probe: RankedIndexView = {
+  // What the view answers before the query is expanded (and after, unchanged).
+  const statistics = {
     size,
     averageBlockLength,
     lastStep,
     docFrequency,
     extensions,
-    ...top,
+    ...(source.topExtensions ? { topExtensions } : {}),
+  };
+  const notYet = (): never => {
+    throw new Error('rankedView: postings are read after the query is expanded');
+  };
+  const probe: RankedIndexView = {
+    ...statistics,
     postings: notYet,
     doc: notYet,
     docOf: notYet,
@@ -129,12 +132,7 @@ export function rankedView(
     postings.set(key, p);
   }
   return {
-    size,
-    averageBlockLength,
-    lastStep,
-    docFrequency,
-    extensions,
-    ...top,
+    ...statistics,
     postings: (key) => postings.get(key),
     doc: (docNo) => {
       const d = docs[docNo];

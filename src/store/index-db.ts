@@ -395,6 +395,14 @@ export class IndexDb {
     return s;
   }
 
+  /** Runs a statement that selects one deflated body column and unpacks each row's. */
+  #bodies(key: string, sql: string, ...params: unknown[]): string[] {
+    const bodies = this.#stmt(key, sql)
+      .pluck()
+      .all(...params) as Buffer[];
+    return bodies.map(unpack);
+  }
+
   /** Runs `fn` in one write transaction (BEGIN IMMEDIATE). */
   transaction<T>(fn: () => T): T {
     return this.db.transaction(fn).immediate();
@@ -475,20 +483,14 @@ export class IndexDb {
 
   /** Up to `limit` entries' JSON with step > `after`, in step order. */
   entriesAfter(after: number, limit: number): string[] {
-    return (
-      this.#stmt('page', 'SELECT body FROM entries WHERE step > ? ORDER BY step LIMIT ?')
-        .pluck()
-        .all(after, limit) as Buffer[]
-    ).map(unpack);
+    const sql = 'SELECT body FROM entries WHERE step > ? ORDER BY step LIMIT ?';
+    return this.#bodies('page', sql, after, limit);
   }
 
   /** Up to `limit` entries' JSON from the `offset`-th on, in step order. */
   entriesAt(offset: number, limit: number): string[] {
-    return (
-      this.#stmt('pageAt', 'SELECT body FROM entries ORDER BY step LIMIT ? OFFSET ?')
-        .pluck()
-        .all(limit, offset) as Buffer[]
-    ).map(unpack);
+    const sql = 'SELECT body FROM entries ORDER BY step LIMIT ? OFFSET ?';
+    return this.#bodies('pageAt', sql, limit, offset);
   }
 
   /** Up to `limit` nodes after `key` in code-point order of their keys (for the snapshot). */
@@ -754,16 +756,14 @@ export class IndexDb {
 
   /** Up to `limit` entries' JSON with step > `after` whose node has no recorded flag. */
   unflaggedAfter(after: number, limit: number): string[] {
-    return (
-      this.#stmt(
-        'unflagged',
-        `SELECT e.body FROM entries e
-          WHERE e.step > ? AND NOT EXISTS (SELECT 1 FROM flags f WHERE f.artifact_sha256 = e.artifact_sha256)
-          ORDER BY e.step LIMIT ?`,
-      )
-        .pluck()
-        .all(after, limit) as Buffer[]
-    ).map(unpack);
+    return this.#bodies(
+      'unflagged',
+      `SELECT e.body FROM entries e
+        WHERE e.step > ? AND NOT EXISTS (SELECT 1 FROM flags f WHERE f.artifact_sha256 = e.artifact_sha256)
+        ORDER BY e.step LIMIT ?`,
+      after,
+      limit,
+    );
   }
 
   // --- postings ---

@@ -273,30 +273,23 @@ def build():
         {"calls": [{"paged": {"excludes": ["alpha"]}, "model_input": {"excludes": [deep(A)]}}], "store": {"unrepaired": True}},
         [S_CRASH, S_CONF12],
     )
-    add(
-        "escape--absolute-file-path-refused",
-        "An index file_path pointing at an absolute path outside the store is refused; the outside copy never reaches the model",
-        "safety",
-        ["CONF-12"],
-        with_store({"action": "escape_file_path", "session": "main", "record": "alpha", "style": "absolute", "inject": "\nESCAPED_COPY_41d"}),
-        {
-            "calls": [{"proceeded": True, "paged": {"excludes": ["alpha"]}, "refused": refused_a(), "model_input": {"excludes": ["ESCAPED_COPY_41d"]}}],
-            "store": {"unrepaired": True},
-        },
-        [S_CONTAINMENT, code("src/store/containment.ts", "return fail('is absolute')")],
-    )
-    add(
-        "escape--dotdot-file-path-refused",
-        "An index file_path that climbs out of the store with '..' is refused; the outside copy never reaches the model",
-        "safety",
-        ["CONF-12"],
-        with_store({"action": "escape_file_path", "session": "main", "record": "alpha", "style": "dotdot", "inject": "\nESCAPED_COPY_52e"}),
-        {
-            "calls": [{"proceeded": True, "paged": {"excludes": ["alpha"]}, "refused": refused_a(), "model_input": {"excludes": ["ESCAPED_COPY_52e"]}}],
-            "store": {"unrepaired": True},
-        },
-        [S_CONTAINMENT, code("src/store/containment.ts", "contains a relative segment")],
-    )
+    # An index file_path leading out of the store, where a copy of the node carries `copy`.
+    for cid, style, leads, copy, check in [
+        ("escape--absolute-file-path-refused", "absolute", "pointing at an absolute path outside the store", "ESCAPED_COPY_41d", "return fail('is absolute')"),
+        ("escape--dotdot-file-path-refused", "dotdot", "that climbs out of the store with '..'", "ESCAPED_COPY_52e", "contains a relative segment"),
+    ]:
+        add(
+            cid,
+            f"An index file_path {leads} is refused; the outside copy never reaches the model",
+            "safety",
+            ["CONF-12"],
+            with_store({"action": "escape_file_path", "session": "main", "record": "alpha", "style": style, "inject": f"\n{copy}"}),
+            {
+                "calls": [{"proceeded": True, "paged": {"excludes": ["alpha"]}, "refused": refused_a(), "model_input": {"excludes": [copy]}}],
+                "store": {"unrepaired": True},
+            },
+            [S_CONTAINMENT, code("src/store/containment.ts", check)],
+        )
     add(
         "escape--symlinked-node-refused",
         "A node file replaced by a symlink to a byte-identical copy outside the store is refused",

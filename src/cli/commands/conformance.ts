@@ -8,6 +8,7 @@ import { runConformance } from '../../conformance/runner.js';
 import type { Subject } from '../../conformance/types.js';
 import { UsageError } from '../../protocol/errors.js';
 import { globals, parseIntArg, setExitCode } from '../context.js';
+import { helpText } from '../help-text.js';
 
 interface Options {
   subject?: string;
@@ -22,6 +23,9 @@ interface Options {
 
 /** `--adapters`: every integration over the adapter acceptance cases; prints the adapters' table. */
 async function runAdapters(opts: Options, json: boolean): Promise<void> {
+  if (opts.subject !== undefined) {
+    throw new UsageError('--subject scores an engine; --adapters scores the integrations: use one');
+  }
   // Loaded here: the subjects pull in the optional peers (AI SDK, MCP SDK) only for this run.
   const a = await import('../../acceptance/index.js');
   const all = a.defaultSubjects();
@@ -50,6 +54,24 @@ async function runAdapters(opts: Options, json: boolean): Promise<void> {
   process.stdout.write(json ? `${JSON.stringify(decl)}\n` : a.formatAdapterTable(decl));
   if (decl.adapters.some((x) => x.counts.fail > 0 || x.counts.error > 0)) setExitCode(1);
 }
+
+const HELP = helpText({
+  notes: [
+    'Every case runs in a fresh temporary directory and ends pass, fail, not-applicable (a',
+    "requirement outside the subject's declared set) or error (could not run); none is skipped.",
+    'Exit code 0 when no case failed or errored, 1 otherwise.',
+    'With --adapters, each integration is driven through its own entry point over',
+    'conformance/adapters/cases.v1.json; the table has one row per adapter (counts,',
+    'safety and liveness passes, declared strictnesses) and every case that did not pass.',
+  ],
+  examples: [
+    'contextfold conformance',
+    'contextfold conformance --json > declaration.json',
+    'contextfold conformance --subject "python3 my_subject.py" --profile store',
+    'contextfold conformance --adapters',
+    'contextfold conformance --adapters --adapter claude-code-hook --json',
+  ],
+});
 
 /** `contextfold conformance`: runs the IPCF-1.1 corpus against a subject, prints the declaration. */
 export function register(program: Command): void {
@@ -81,39 +103,16 @@ export function register(program: Command): void {
       '--spec <DIR>',
       'with --adapters: the specification texts, to check spec source anchors (default $CONTEXTFOLD_SPEC_DIR)',
     )
-    .addHelpText(
-      'after',
-      `
-Every case runs in a fresh temporary directory and ends pass, fail, not-applicable (a
-requirement outside the subject's declared set) or error (could not run); none is skipped.
-Exit code 0 when no case failed or errored, 1 otherwise.
-With --adapters, each integration is driven through its own entry point over
-conformance/adapters/cases.v1.json; the table has one row per adapter (counts,
-safety and liveness passes, declared strictnesses) and every case that did not pass.
-Examples:
-  contextfold conformance
-  contextfold conformance --json > declaration.json
-  contextfold conformance --subject "python3 my_subject.py" --profile store
-  contextfold conformance --adapters
-  contextfold conformance --adapters --adapter claude-code-hook --json`,
-    )
+    .addHelpText('after', HELP)
     .action(async (opts: Options, cmd: Command) => {
-      const g = globals(cmd);
-      if (!opts.adapters) {
-        for (const [flag, v] of [
-          ['--adapter', opts.adapter],
-          ['--cases', opts.cases],
-          ['--spec', opts.spec],
-        ] as const) {
-          if (v !== undefined) throw new UsageError(`${flag} needs --adapters`);
-        }
-      }
-      if (opts.adapters) {
-        if (opts.subject !== undefined)
-          throw new UsageError(
-            '--subject scores an engine; --adapters scores the integrations: use one',
-          );
-        return runAdapters(opts, g.json);
+      const { json } = globals(cmd);
+      if (opts.adapters) return runAdapters(opts, json);
+      for (const [flag, v] of [
+        ['--adapter', opts.adapter],
+        ['--cases', opts.cases],
+        ['--spec', opts.spec],
+      ] as const) {
+        if (v !== undefined) throw new UsageError(`${flag} needs --adapters`);
       }
       const corpusDir = opts.corpus ?? DEFAULT_CORPUS_DIR;
       const timeoutMs = parseIntArg(opts.timeout ?? '60000', '--timeout');
@@ -129,7 +128,7 @@ Examples:
           subject,
           corpusDir,
           profile: opts.profile ?? 'full',
-          onCase: g.json
+          onCase: json
             ? undefined
             : (o, i, n) => {
                 if (process.stderr.isTTY)
@@ -137,14 +136,14 @@ Examples:
               },
         });
       } finally {
-        if (!g.json && process.stderr.isTTY) process.stderr.write('\r'.padEnd(91) + '\r');
+        if (!json && process.stderr.isTTY) process.stderr.write('\r'.padEnd(91) + '\r');
         await subject.close();
       }
       const decl = buildDeclaration(report);
       const problems = validateDeclaration(decl, corpusDir);
       if (problems.length > 0)
         throw new Error(`the declaration is invalid: ${problems.join('; ')}`);
-      if (g.json) process.stdout.write(`${JSON.stringify(decl)}\n`);
+      if (json) process.stdout.write(`${JSON.stringify(decl)}\n`);
       else process.stdout.write(formatReport(report, decl));
       if (decl.counts.fail > 0 || decl.counts.error > 0) setExitCode(1);
     });

@@ -10,6 +10,7 @@ import type { EvalQuestion, EvalResult } from '../../eval/types.js';
 import { UsageError } from '../../protocol/errors.js';
 import type { NodeAnalysis } from '../../retrieval/node-analysis.js';
 import { emit, globals } from '../context.js';
+import { helpText } from '../help-text.js';
 import { progressBar } from '../progress.js';
 import { type EvalReport, renderEvalReport } from './eval-render.js';
 
@@ -78,6 +79,23 @@ async function measure(
   return set;
 }
 
+const HELP = helpText({
+  notes: [
+    'Measures the mode given by --retrieval (default: ranked) and the BM25 chunk baseline',
+    '(400-token chunks filling the budget) on each questions file. Output is aggregates only',
+    '(by kind, by session family); --json adds per-question rows (ids and paged steps).',
+    'Temporary stores are removed. Bad input (a questions file that does not validate, a',
+    'missing trajectory, a step out of range): one line, exit 1.',
+    '',
+  ],
+  examples: [
+    [
+      'contextfold eval --questions ../shared/eval/questions.public.json \\',
+      '  --trajectories ../shared/data/trajectories --loso --hook',
+    ],
+  ],
+});
+
 /** `contextfold eval`. */
 export function register(program: Command): void {
   program
@@ -105,21 +123,7 @@ export function register(program: Command): void {
       'directory of the probes’ transcripts',
       '../shared/data/raw/claude-code',
     )
-    .addHelpText(
-      'after',
-      [
-        '',
-        'Measures the mode given by --retrieval (default: ranked) and the BM25 chunk baseline',
-        '(400-token chunks filling the budget) on each questions file. Output is aggregates only',
-        '(by kind, by session family); --json adds per-question rows (ids and paged steps).',
-        'Temporary stores are removed. Bad input (a questions file that does not validate, a',
-        'missing trajectory, a step out of range): one line, exit 1.',
-        '',
-        'Example:',
-        '  contextfold eval --questions ../shared/eval/questions.public.json \\',
-        '    --trajectories ../shared/data/trajectories --loso --hook',
-      ].join('\n'),
-    )
+    .addHelpText('after', HELP)
     .action(async (opts: EvalOpts, cmd: Command) => {
       const g = globals(cmd);
       const files = opts.questions ?? [];

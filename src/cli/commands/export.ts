@@ -4,6 +4,13 @@ import { transferStore } from '../../engine/store-transfer.js';
 import { UsageError } from '../../protocol/errors.js';
 import { storeExists } from '../../store/layout.js';
 import { emit, globals } from '../context.js';
+import { helpText } from '../help-text.js';
+
+const HELP = helpText({
+  examples: [
+    "contextfold --store 'postgres://cf@db:5432/contextfold?store_id=web' export --to ./web/.contextfold",
+  ],
+});
 
 /** `contextfold export --to DIR`: the store (any backend) as a reference-layout directory. */
 export function register(program: Command): void {
@@ -13,14 +20,7 @@ export function register(program: Command): void {
       'write the store (e.g. a postgres:// one) to a directory in the reference layout, every node verified',
     )
     .requiredOption('--to <DIR>', 'the new store directory (must not hold a store yet)')
-    .addHelpText(
-      'after',
-      [
-        '',
-        'Example:',
-        "  contextfold --store 'postgres://cf@db:5432/contextfold?store_id=web' export --to ./web/.contextfold",
-      ].join('\n'),
-    )
+    .addHelpText('after', HELP)
     .action(async (opts: { to: string }, cmd: Command) => {
       const g = globals(cmd);
       const to = resolve(opts.to);

@@ -4,6 +4,7 @@ import { parseTurnsJsonl, type TurnsRow } from '../../import/turns-jsonl.js';
 import { UsageError } from '../../protocol/errors.js';
 import { emit, globals, parseIntArg, parseList } from '../context.js';
 import { NO_REDACT_FLAG, NO_REDACT_HELP, withEngine } from '../engine-options.js';
+import { helpText } from '../help-text.js';
 import { readInput, textArg } from '../input.js';
 import { progressBar } from '../progress.js';
 
@@ -56,17 +57,21 @@ const human = (
 const SUMMARY_IS_PAYLOAD =
   'note: no --file, so the summary is the archived payload (pass --file PATH or --file - for the turn text)';
 
-const HELP = `
-Without --file, the SUMMARY itself is archived as the turn's payload (the IPCF rule: an empty
-raw_content means the summary is the payload), and the human output says so. Pass the turn's
-full text with --file PATH (or --file - for standard input); its bytes are kept exactly.
-SUMMARY may be '-' (standard input) or come from --summary-file FILE; only one of SUMMARY and
---file can read standard input. The store is created if it does not exist.
-
-Examples:
-  contextfold fold 42 "PostgreSQL configured on port 5433" --file turn42.log
-  printf 'docker compose up -d postgres\n' | contextfold fold 43 "Started postgres" --file -
-  contextfold fold --jsonl turns.jsonl --json`;
+const HELP = helpText({
+  notes: [
+    "Without --file, the SUMMARY itself is archived as the turn's payload (the IPCF rule: an empty",
+    "raw_content means the summary is the payload), and the human output says so. Pass the turn's",
+    'full text with --file PATH (or --file - for standard input); its bytes are kept exactly.',
+    "SUMMARY may be '-' (standard input) or come from --summary-file FILE; only one of SUMMARY and",
+    '--file can read standard input. The store is created if it does not exist.',
+    '',
+  ],
+  examples: [
+    'contextfold fold 42 "PostgreSQL configured on port 5433" --file turn42.log',
+    `printf 'docker compose up -d postgres\\n' | contextfold fold 43 "Started postgres" --file -`,
+    'contextfold fold --jsonl turns.jsonl --json',
+  ],
+});
 
 /** `contextfold fold`. */
 export function register(program: Command): void {

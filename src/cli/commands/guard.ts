@@ -11,6 +11,7 @@ import { type GuardScanResult, scanInput } from '../../guard/scan-input.js';
 import type { Severity } from '../../guard/types.js';
 import { UsageError } from '../../protocol/errors.js';
 import { emit, globals, setExitCode } from '../context.js';
+import { helpText } from '../help-text.js';
 
 const RANK: Record<Severity, number> = { low: 0, medium: 1, high: 2 };
 
@@ -45,6 +46,17 @@ function humanDeclaration(report: GuardRunReport, d: GuardDeclaration): string {
   return lines.join('\n');
 }
 
+const SCAN_HELP = helpText({
+  notes: [
+    'Findings carry the pattern id (as published in guard/), its table and severity, and UTF-8 byte',
+    'offsets. Secret values are never printed: a secret finding carries the SHA-256 of the value.',
+  ],
+  examples: [
+    'contextfold guard scan page.html',
+    'curl -s https://example.com | contextfold guard scan - --json --fail-on high',
+  ],
+});
+
 /** `contextfold guard`: scan a text with the guard's tables; run the guard corpus. */
 export function register(program: Command): void {
   const guard = program
@@ -59,15 +71,7 @@ export function register(program: Command): void {
       '--fail-on <SEVERITY>',
       'exit 1 when a finding is at least this severe: low, medium, high',
     )
-    .addHelpText(
-      'after',
-      `
-Findings carry the pattern id (as published in guard/), its table and severity, and UTF-8 byte
-offsets. Secret values are never printed: a secret finding carries the SHA-256 of the value.
-Examples:
-  contextfold guard scan page.html
-  curl -s https://example.com | contextfold guard scan - --json --fail-on high`,
-    )
+    .addHelpText('after', SCAN_HELP)
     .action(async (file: string, opts: { failOn?: string }, cmd: Command) => {
       const g = globals(cmd);
       if (opts.failOn !== undefined && !(opts.failOn in RANK)) {

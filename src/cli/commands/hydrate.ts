@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { HydrateResult } from '../../engine/types.js';
 import { emit, globals, parseIntArg } from '../context.js';
 import { withEngine } from '../engine-options.js';
+import { helpText } from '../help-text.js';
 
 const human = (r: HydrateResult): string => {
   const head = `# step ${r.step_id} · chunk ${r.chunk + 1}/${r.chunks} · ${r.tokens} tokens · payload_sha256 ${r.payload_sha256} · verified`;
@@ -11,6 +12,10 @@ const human = (r: HydrateResult): string => {
   return `${head}\n${r.content}${tail}`;
 };
 
+const HELP = helpText({
+  examples: ['contextfold hydrate 137', 'contextfold hydrate 137 --raw > turn137.log'],
+});
+
 /** `contextfold hydrate`. */
 export function register(program: Command): void {
   program
@@ -19,10 +24,7 @@ export function register(program: Command): void {
     .argument('<STEP>', 'step id')
     .option('--chunk <K>', 'chunk index (0-based) when the payload is over the per-call cap', '0')
     .option('--raw', 'write the exact payload bytes to stdout (no cap, no framing)')
-    .addHelpText(
-      'after',
-      '\nExamples:\n  contextfold hydrate 137\n  contextfold hydrate 137 --raw > turn137.log',
-    )
+    .addHelpText('after', HELP)
     .action(async (step: string, opts: { chunk: string; raw?: boolean }, cmd: Command) => {
       const id = parseIntArg(step, 'STEP');
       if (opts.raw) {

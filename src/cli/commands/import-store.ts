@@ -2,6 +2,18 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { transferStore } from '../../engine/store-transfer.js';
 import { emit, globals, requireStore } from '../context.js';
+import { helpText } from '../help-text.js';
+
+const HELP = helpText({
+  notes: [
+    'Every node is verified (all three hashes) before anything is written; into a database the',
+    'load is one transaction. The target store must hold no node yet.',
+    '',
+  ],
+  examples: [
+    "contextfold --store 'postgres://cf@db:5432/contextfold?store_id=web' import-store ./.contextfold",
+  ],
+});
 
 /** `contextfold import-store DIR`: a reference-layout store loaded into `--store`, verified. */
 export function register(program: Command): void {
@@ -11,17 +23,7 @@ export function register(program: Command): void {
       'load a store directory (reference layout) into --store (e.g. postgres://…), verifying every node',
     )
     .argument('<DIR>', 'the store directory to load (e.g. ./.contextfold)')
-    .addHelpText(
-      'after',
-      [
-        '',
-        'Every node is verified (all three hashes) before anything is written; into a database the',
-        'load is one transaction. The target store must hold no node yet.',
-        '',
-        'Example:',
-        "  contextfold --store 'postgres://cf@db:5432/contextfold?store_id=web' import-store ./.contextfold",
-      ].join('\n'),
-    )
+    .addHelpText('after', HELP)
     .action(async (dir: string, _opts: unknown, cmd: Command) => {
       const g = globals(cmd);
       const from = resolve(dir);

@@ -6,6 +6,7 @@ import { IMPORT_FORMATS, type ImportFormat } from '../../import/turn.js';
 import { UsageError } from '../../protocol/errors.js';
 import { emit, globals } from '../context.js';
 import { engineOptions, NO_REDACT_FLAG, NO_REDACT_HELP } from '../engine-options.js';
+import { helpText } from '../help-text.js';
 import { progressBar } from '../progress.js';
 
 interface ImportReport {
@@ -26,6 +27,25 @@ const human = (r: ImportReport): string => {
   return `imported ${r.turns} turn(s) from ${r.file} (${r.format}): ${r.folded} folded${again}; ${steps}; session ${r.session_id} → ${r.dir}`;
 };
 
+const HELP = helpText({
+  notes: [
+    'Formats:',
+    '  claude-code  Claude Code session transcript JSONL (~/.claude/projects/<project>/<session>.jsonl)',
+    '  openai       OpenAI Chat Completions messages: a JSON array or a request body {"messages": [...]}',
+    '  anthropic    Anthropic Messages: a JSON array or a request body {"messages": [...]}',
+    '  turns        JSONL, one {"step_id", "role", "content"} a line',
+    '',
+    'Step ids are turn positions in the history; a tool call and its result form one turn.',
+    'The whole file is parsed before anything is written; re-importing the same file is a no-op.',
+    "The session id (--session) defaults to the transcript's own sessionId for claude-code.",
+    '',
+  ],
+  examples: [
+    'contextfold import ~/.claude/projects/-home-me-app/3f2a….jsonl --format claude-code',
+    'contextfold import chat.json --format openai --session support-42 --json',
+  ],
+});
+
 /** `contextfold import`. */
 export function register(program: Command): void {
   program
@@ -34,25 +54,7 @@ export function register(program: Command): void {
     .argument('<FILE>', 'history file; .gz files are read directly')
     .option('--format <FORMAT>', `input format: ${IMPORT_FORMATS.join(' | ')}`)
     .option(NO_REDACT_FLAG, NO_REDACT_HELP)
-    .addHelpText(
-      'after',
-      [
-        '',
-        'Formats:',
-        '  claude-code  Claude Code session transcript JSONL (~/.claude/projects/<project>/<session>.jsonl)',
-        '  openai       OpenAI Chat Completions messages: a JSON array or a request body {"messages": [...]}',
-        '  anthropic    Anthropic Messages: a JSON array or a request body {"messages": [...]}',
-        '  turns        JSONL, one {"step_id", "role", "content"} a line',
-        '',
-        'Step ids are turn positions in the history; a tool call and its result form one turn.',
-        'The whole file is parsed before anything is written; re-importing the same file is a no-op.',
-        "The session id (--session) defaults to the transcript's own sessionId for claude-code.",
-        '',
-        'Examples:',
-        '  contextfold import ~/.claude/projects/-home-me-app/3f2a….jsonl --format claude-code',
-        '  contextfold import chat.json --format openai --session support-42 --json',
-      ].join('\n'),
-    )
+    .addHelpText('after', HELP)
     .action(async (file: string, opts: { format?: string }, cmd: Command) => {
       const g = globals(cmd);
       if (opts.format === undefined || !IMPORT_FORMATS.includes(opts.format as ImportFormat)) {

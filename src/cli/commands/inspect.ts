@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { Inspector } from '../../inspect/server.js';
 import { emit, globals, parseIntArg } from '../context.js';
 import { engineOptions } from '../engine-options.js';
+import { helpText } from '../help-text.js';
 
 interface InspectOpts {
   host: string;
@@ -30,6 +31,18 @@ function untilStopped(): Promise<void> {
   });
 }
 
+const HELP = helpText({
+  notes: [
+    'Prints the URL (with --json, one JSON line) and serves until Ctrl-C. The URL carries a',
+    'random token; requests without it get 403. Nothing it serves writes to the store.',
+    '',
+  ],
+  examples: [
+    'contextfold inspect --dir .contextfold',
+    'contextfold inspect --no-open --port 8377 --json',
+  ],
+});
+
 /** `contextfold inspect`. */
 export function register(program: Command): void {
   program
@@ -39,18 +52,7 @@ export function register(program: Command): void {
     .option('--port <PORT>', 'port to listen on (0 picks a free one)', '0')
     .option('--no-open', 'do not try to open a browser')
     .option('--allow-remote', 'allow a non-loopback --host (exposes the archive to the network)')
-    .addHelpText(
-      'after',
-      [
-        '',
-        'Prints the URL (with --json, one JSON line) and serves until Ctrl-C. The URL carries a',
-        'random token; requests without it get 403. Nothing it serves writes to the store.',
-        '',
-        'Examples:',
-        '  contextfold inspect --dir .contextfold',
-        '  contextfold inspect --no-open --port 8377 --json',
-      ].join('\n'),
-    )
+    .addHelpText('after', HELP)
     .action(async (opts: InspectOpts, cmd: Command) => {
       const g = globals(cmd);
       const e = engineOptions(cmd);

@@ -11,6 +11,7 @@ import {
 } from '../../adapters/claude-code/install.js';
 import { UsageError } from '../../protocol/errors.js';
 import { emit, globals } from '../context.js';
+import { helpText } from '../help-text.js';
 
 function packageVersion(): string {
   const url = new URL('../../../package.json', import.meta.url);
@@ -27,6 +28,26 @@ const human = (r: InstallResult & { command: string }): string => {
   return lines.join('\n');
 };
 
+const HELP = helpText({
+  notes: [
+    'Adds UserPromptSubmit, PreCompact and SessionStart hooks that run `contextfold hook <event>`.',
+    'Idempotent: existing contextfold hooks are updated in place, other settings are kept, and the',
+    'previous file is saved as settings.json.bak when anything changes. --dir, if given, is passed on',
+    'to the hooks (a relative store directory is taken relative to the session cwd).',
+    '',
+    'The hooks must run a copy that stays: this installation when it is an installed package',
+    '(a project dependency, or a global install from a tarball or git URL), or, when this CLI',
+    'runs from a source checkout (whose dist/ `npm test` rebuilds), the installed contextfold',
+    "on PATH. npx's cache (~/.npm/_npx/…) is refused: npm clears it. Otherwise install a copy",
+    'first: npm pack && npm install -g ./contextfold-<version>.tgz',
+    '',
+  ],
+  examples: [
+    'contextfold install claude-code --project',
+    'contextfold install claude-code --user --command contextfold --json',
+  ],
+});
+
 /** `contextfold install`. */
 export function register(program: Command): void {
   program
@@ -41,26 +62,7 @@ export function register(program: Command): void {
       '--command <CMD>',
       'command that starts contextfold in the hooks (default: an installed copy, see below)',
     )
-    .addHelpText(
-      'after',
-      [
-        '',
-        'Adds UserPromptSubmit, PreCompact and SessionStart hooks that run `contextfold hook <event>`.',
-        'Idempotent: existing contextfold hooks are updated in place, other settings are kept, and the',
-        'previous file is saved as settings.json.bak when anything changes. --dir, if given, is passed on',
-        'to the hooks (a relative store directory is taken relative to the session cwd).',
-        '',
-        'The hooks must run a copy that stays: this installation when it is an installed package',
-        '(a project dependency, or a global install from a tarball or git URL), or, when this CLI',
-        'runs from a source checkout (whose dist/ `npm test` rebuilds), the installed contextfold',
-        "on PATH. npx's cache (~/.npm/_npx/…) is refused: npm clears it. Otherwise install a copy",
-        'first: npm pack && npm install -g ./contextfold-<version>.tgz',
-        '',
-        'Examples:',
-        '  contextfold install claude-code --project',
-        '  contextfold install claude-code --user --command contextfold --json',
-      ].join('\n'),
-    )
+    .addHelpText('after', HELP)
     .action(
       async (
         target: string,

@@ -6,6 +6,21 @@ import { replaySession } from '../../harness/replay.js';
 import { eventsPath } from '../../harness/session-events.js';
 import { IntegrityCheckError } from '../../protocol/ipcf-errors.js';
 import { emit, globals, parseIntArg, requireStore } from '../context.js';
+import { helpText } from '../help-text.js';
+
+const HELP = helpText({
+  notes: [
+    'The pack is rebuilt from <dir>/events.jsonl (history + decisions) and the store, with every',
+    'page re-verified; nothing is written. If the log and the store disagree the command fails.',
+    'With --json the whole pack is printed: messages, entries (layer, tokens) and metadata.',
+    '',
+  ],
+  examples: [
+    'contextfold pack --at 120',
+    'contextfold pack --at 120 --explain',
+    'contextfold pack --json | jq .metadata.paged_in',
+  ],
+});
 
 /** `contextfold pack`. */
 export function register(program: Command): void {
@@ -17,20 +32,7 @@ export function register(program: Command): void {
       'the pack whose prompt is at this history position (default: the last one)',
     )
     .option('--explain', 'show the layers, budget and decisions instead of the prompt text')
-    .addHelpText(
-      'after',
-      [
-        '',
-        'The pack is rebuilt from <dir>/events.jsonl (history + decisions) and the store, with every',
-        'page re-verified; nothing is written. If the log and the store disagree the command fails.',
-        'With --json the whole pack is printed: messages, entries (layer, tokens) and metadata.',
-        '',
-        'Examples:',
-        '  contextfold pack --at 120',
-        '  contextfold pack --at 120 --explain',
-        '  contextfold pack --json | jq .metadata.paged_in',
-      ].join('\n'),
-    )
+    .addHelpText('after', HELP)
     .action(async (opts: { at?: string; explain?: boolean }, cmd: Command) => {
       const g = globals(cmd);
       // A session store may hold only its log (nothing folded yet); without either, say so.

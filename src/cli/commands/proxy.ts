@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { UsageError } from '../../protocol/errors.js';
 import { globals, parseIntArg } from '../context.js';
 import { engineOptions, parseLiveOverflow } from '../engine-options.js';
+import { helpText } from '../help-text.js';
 
 interface ProxyFlags {
   upstream?: string;
@@ -23,6 +24,27 @@ function stopSignal(): Promise<string> {
     process.once('SIGTERM', () => done('SIGTERM'));
   });
 }
+
+const HELP = helpText({
+  notes: [
+    'Anthropic Messages (POST /v1/messages, /v1/messages/count_tokens) and OpenAI Chat',
+    'Completions (POST /v1/chat/completions) calls are folded: the client resends its whole',
+    'history every call; the proxy keeps it as a session in <dir>/sessions/<id>/.contextfold',
+    '(id from the x-contextfold-session header, else a hash of the first messages), folds old',
+    'verbose turns, pages in what the live turn needs for that call only, and streams the',
+    'answer back byte for byte. Any other request passes through untouched. API keys are',
+    'forwarded, never stored. A call for a model the upstream says it does not serve gets the',
+    "upstream's 404 and writes nothing (asked once per model with GET /v1/models/<id>).",
+    '',
+    'Prints the URL and the lines to set, then one line per call (JSON lines with --json).',
+    '',
+  ],
+  examples: [
+    'contextfold --dir ~/.contextfold proxy --upstream https://api.anthropic.com',
+    'ANTHROPIC_BASE_URL=http://127.0.0.1:8787 claude',
+    'contextfold --json proxy --upstream https://api.openai.com --budget 24000',
+  ],
+});
 
 /** `contextfold proxy`. */
 export function register(program: Command): void {
@@ -48,27 +70,7 @@ export function register(program: Command): void {
       '--no-model-check',
       'do not ask the upstream (GET /v1/models/<id>, once per model) whether it serves a model before a session is touched',
     )
-    .addHelpText(
-      'after',
-      [
-        '',
-        'Anthropic Messages (POST /v1/messages, /v1/messages/count_tokens) and OpenAI Chat',
-        'Completions (POST /v1/chat/completions) calls are folded: the client resends its whole',
-        'history every call; the proxy keeps it as a session in <dir>/sessions/<id>/.contextfold',
-        '(id from the x-contextfold-session header, else a hash of the first messages), folds old',
-        'verbose turns, pages in what the live turn needs for that call only, and streams the',
-        'answer back byte for byte. Any other request passes through untouched. API keys are',
-        'forwarded, never stored. A call for a model the upstream says it does not serve gets the',
-        "upstream's 404 and writes nothing (asked once per model with GET /v1/models/<id>).",
-        '',
-        'Prints the URL and the lines to set, then one line per call (JSON lines with --json).',
-        '',
-        'Examples:',
-        '  contextfold --dir ~/.contextfold proxy --upstream https://api.anthropic.com',
-        '  ANTHROPIC_BASE_URL=http://127.0.0.1:8787 claude',
-        '  contextfold --json proxy --upstream https://api.openai.com --budget 24000',
-      ].join('\n'),
-    )
+    .addHelpText('after', HELP)
     .action(async (opts: ProxyFlags, cmd: Command) => {
       const g = globals(cmd);
       if (!opts.upstream) {

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { RecallResult } from '../../engine/types.js';
 import { emit, globals, parsePositiveIntArg } from '../context.js';
 import { withEngine } from '../engine-options.js';
+import { helpText } from '../help-text.js';
 import { textArg } from '../input.js';
 
 const human = (r: RecallResult & { total?: number }): string => {
@@ -16,6 +17,18 @@ const human = (r: RecallResult & { total?: number }): string => {
   return lines.join('\n');
 };
 
+const HELP = helpText({
+  notes: [
+    'Read-only: the store must exist. Candidates are chronological, newest first, labelled',
+    'latest_chronological / superseded / historical / related.',
+    '',
+  ],
+  examples: [
+    'contextfold recall "PostgreSQL port"',
+    'contextfold recall "PostgreSQL port" --limit 3 --json',
+  ],
+});
+
 /** `contextfold recall`. */
 export function register(program: Command): void {
   program
@@ -24,18 +37,7 @@ export function register(program: Command): void {
     .argument('[QUERY]', "what to look for, or '-' to read it from standard input")
     .option('--query-file <FILE>', 'read QUERY from a file')
     .option('--limit <N>', 'at most N candidates, N ≥ 1 (default: all)')
-    .addHelpText(
-      'after',
-      [
-        '',
-        'Read-only: the store must exist. Candidates are chronological, newest first, labelled',
-        'latest_chronological / superseded / historical / related.',
-        '',
-        'Examples:',
-        '  contextfold recall "PostgreSQL port"',
-        '  contextfold recall "PostgreSQL port" --limit 3 --json',
-      ].join('\n'),
-    )
+    .addHelpText('after', HELP)
     .action(
       async (
         value: string | undefined,

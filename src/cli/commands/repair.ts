@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { type RepairResult, repairStore } from '../../engine/repair.js';
 import { emit, globals, setExitCode } from '../context.js';
 import { withEngine } from '../engine-options.js';
+import { helpText } from '../help-text.js';
 
 const human = (r: RepairResult): string => {
   if (r.items.length === 0) return 'ok: validate found no problems, nothing to repair';
@@ -19,6 +20,11 @@ const human = (r: RepairResult): string => {
   return [`${r.items.length} problem(s):`, ...lines, tail].join('\n');
 };
 
+const HELP = helpText({
+  notes: ['Never deletes bytes: a tampered or foreign file moves to .contextfold/quarantine/.', ''],
+  examples: ['contextfold repair', 'contextfold repair --apply --json'],
+});
+
 /** `contextfold repair`. */
 export function register(program: Command): void {
   program
@@ -27,10 +33,7 @@ export function register(program: Command): void {
       'plan (or with --apply do) the repair of what validate reports: re-index verified orphans, quarantine tampered files, drop dangling entries',
     )
     .option('--apply', 'do it (appends every action to .contextfold/repair_log.jsonl)')
-    .addHelpText(
-      'after',
-      '\nNever deletes bytes: a tampered or foreign file moves to .contextfold/quarantine/.\n\nExamples:\n  contextfold repair\n  contextfold repair --apply --json',
-    )
+    .addHelpText('after', HELP)
     .action(async (opts: { apply?: boolean }, cmd: Command) => {
       const r = await withEngine(cmd, (cf) => repairStore(cf, { apply: opts.apply === true }), {
         write: opts.apply === true,

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { ScanResult } from '../../engine/types.js';
 import { emit, globals } from '../context.js';
 import { withEngine } from '../engine-options.js';
+import { helpText } from '../help-text.js';
 import { textArg } from '../input.js';
 
 const REASONS: Record<string, string> = {
@@ -34,6 +35,19 @@ const human = (r: ScanResult): string => {
   return lines.join('\n');
 };
 
+const HELP = helpText({
+  notes: [
+    'Read-only: the store must exist. Prints the steps the prompt would page in and those',
+    'dropped by the per-turn budget (with their intent).',
+    '',
+  ],
+  examples: [
+    'contextfold scan "What port did we set for PostgreSQL?" --json',
+    'echo "postgres port?" | contextfold scan - --json',
+    'contextfold scan --prompt-file prompt.txt',
+  ],
+});
+
 /** `contextfold scan`. */
 export function register(program: Command): void {
   program
@@ -41,19 +55,7 @@ export function register(program: Command): void {
     .description('software MMU: which archived steps a prompt would page in (CONF-13)')
     .argument('[PROMPT]', "the incoming user prompt, or '-' to read it from standard input")
     .option('--prompt-file <FILE>', 'read PROMPT from a file (for prompts over 128 KB)')
-    .addHelpText(
-      'after',
-      [
-        '',
-        'Read-only: the store must exist. Prints the steps the prompt would page in and those',
-        'dropped by the per-turn budget (with their intent).',
-        '',
-        'Examples:',
-        '  contextfold scan "What port did we set for PostgreSQL?" --json',
-        '  echo "postgres port?" | contextfold scan - --json',
-        '  contextfold scan --prompt-file prompt.txt',
-      ].join('\n'),
-    )
+    .addHelpText('after', HELP)
     .action(async (value: string | undefined, opts: { promptFile?: string }, cmd: Command) => {
       const prompt = textArg({
         value,

@@ -10,6 +10,7 @@ import {
   NO_REDACT_HELP,
   parseLiveOverflow,
 } from '../engine-options.js';
+import { helpText } from '../help-text.js';
 
 /** A report's parts on one line, then one indented line per warning. */
 function withWarnings(parts: string[], warnings: readonly string[]): string {
@@ -46,6 +47,31 @@ function perCallTotal(t: PerCallTotals, budget: number, dir: string): string {
   return `${t.calls} model call(s) over ${t.messages} message(s): sent ${t.sent_tokens} of ${t.history_tokens} history tokens (${pct}%), largest pack ${t.largest_pack}/${budget}, ${over}${cut} → ${dir}\n`;
 }
 
+const HELP = helpText({
+  notes: [
+    'Each user line is an incoming prompt: the pack for it is built (older turns folded into',
+    'folded-step records, the archived turns the prompt needs paged in, verified), then the',
+    'lines up to the next user line are the response and the pages are evicted. The session',
+    '(history and every decision) is recorded in <dir>/events.jsonl; `contextfold pack --at STEP`',
+    'rebuilds any of its packs.',
+    '',
+    'With --json, one line per prompt:',
+    '  {"turn", "step_id", "pack_tokens", "baseline_tokens", "folded", "paged_in", "evicted", "warnings"}',
+    '',
+    'With --per-call, a pack is built before every model call instead (before each run of',
+    'assistant lines, from the history up to it: the same code path as `contextfold proxy`), and',
+    'each line also has "history_messages", "history_tokens" (the whole history: what an',
+    'unmodified client sends), "live_tokens" (live turn and pinned layer, never dropped) and',
+    '"budget" and "excerpted" (live messages sent as head and tail to fit the budget); a last',
+    'line {"total": {...}} sums the run.',
+    '',
+  ],
+  examples: [
+    'contextfold --dir /tmp/s/.contextfold session turns.jsonl --budget 8000 --json',
+    'contextfold --dir /tmp/s/.contextfold pack --at 42',
+  ],
+});
+
 /** `contextfold session`. */
 export function register(program: Command): void {
   program
@@ -70,31 +96,7 @@ export function register(program: Command): void {
       '--per-call',
       'build a pack before every model call (each run of assistant lines, tool loops included), as `contextfold proxy` does',
     )
-    .addHelpText(
-      'after',
-      [
-        '',
-        'Each user line is an incoming prompt: the pack for it is built (older turns folded into',
-        'folded-step records, the archived turns the prompt needs paged in, verified), then the',
-        'lines up to the next user line are the response and the pages are evicted. The session',
-        '(history and every decision) is recorded in <dir>/events.jsonl; `contextfold pack --at STEP`',
-        'rebuilds any of its packs.',
-        '',
-        'With --json, one line per prompt:',
-        '  {"turn", "step_id", "pack_tokens", "baseline_tokens", "folded", "paged_in", "evicted", "warnings"}',
-        '',
-        'With --per-call, a pack is built before every model call instead (before each run of',
-        'assistant lines, from the history up to it: the same code path as `contextfold proxy`), and',
-        'each line also has "history_messages", "history_tokens" (the whole history: what an',
-        'unmodified client sends), "live_tokens" (live turn and pinned layer, never dropped) and',
-        '"budget" and "excerpted" (live messages sent as head and tail to fit the budget); a last',
-        'line {"total": {...}} sums the run.',
-        '',
-        'Examples:',
-        '  contextfold --dir /tmp/s/.contextfold session turns.jsonl --budget 8000 --json',
-        '  contextfold --dir /tmp/s/.contextfold pack --at 42',
-      ].join('\n'),
-    )
+    .addHelpText('after', HELP)
     .action(
       async (
         file: string,
