@@ -75,7 +75,7 @@ export type AdapterDeclaration = z.infer<typeof adapterDeclarationSchema>;
 
 type Counts = z.infer<typeof counts>;
 function tally(cases: AdapterRun['cases']): Counts {
-  const c: Counts = verdictCounts(cases.length);
+  const c: Counts = { ...verdictCounts(), total: cases.length };
   for (const x of cases) c[verdictKey(x.verdict)]++;
   return c;
 }

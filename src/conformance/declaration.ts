@@ -15,12 +15,9 @@ import { type Declaration, REQUIREMENT_IDS, type RunReport, SUBJECT_PROTOCOL } f
  * JSON.stringify(buildDeclaration(await runConformance({ subject })), null, 2);
  */
 export function buildDeclaration(report: RunReport): Declaration {
-  const counts = verdictCounts(report.cases.length);
+  const counts = { ...verdictCounts(), total: report.cases.length };
   const requirements: Declaration['requirements'] = {};
-  for (const r of REQUIREMENT_IDS) {
-    const { total: _, ...zero } = verdictCounts(0);
-    requirements[r] = zero;
-  }
+  for (const r of REQUIREMENT_IDS) requirements[r] = verdictCounts();
   for (const c of report.cases) {
     counts[verdictKey(c.verdict)]++;
     for (const r of c.requirements) requirements[r]![verdictKey(c.verdict)]++;

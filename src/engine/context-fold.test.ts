@@ -20,6 +20,15 @@ import { ContextFold } from './context-fold.js';
 
 type Opts = Partial<Parameters<typeof ContextFold.open>[0]>;
 
+/** The two-turn store the failure-mode tests start from, closed (written out). */
+async function foldTwoAndClose(cf: ContextFold): Promise<void> {
+  await cf.foldMany([
+    { stepId: 1, summary: 'one', content: 'first payload' },
+    { stepId: 2, summary: 'two', content: 'second payload' },
+  ]);
+  await cf.close();
+}
+
 // Every suite here runs on each backend (the local store; PostgreSQL when the run has its
 // server, always under CI). A test edits the store "behind the engine's back" through its
 // TestStore: the files on the local store, the rows standing for them on PostgreSQL. The few
@@ -230,11 +239,7 @@ describe.each(BACKENDS)('%s', (backend: BackendName) => {
   describe('failure modes (CONF-09/10/12)', () => {
     async function seeded() {
       const cf = await open();
-      await cf.foldMany([
-        { stepId: 1, summary: 'one', content: 'first payload' },
-        { stepId: 2, summary: 'two', content: 'second payload' },
-      ]);
-      await cf.close();
+      await foldTwoAndClose(cf);
       return reopen(cf);
     }
 
@@ -453,11 +458,7 @@ describe('local store only', () => {
   }
   async function seeded() {
     const cf = await open();
-    await cf.foldMany([
-      { stepId: 1, summary: 'one', content: 'first payload' },
-      { stepId: 2, summary: 'two', content: 'second payload' },
-    ]);
-    await cf.close();
+    await foldTwoAndClose(cf);
     return ContextFold.open({ dir: cf.dir, tokenizer: 'reference' });
   }
 

@@ -194,8 +194,6 @@ export async function runGuardConformance(
   };
 }
 
-type Counts = VerdictCounts;
-
 /** The published declaration (`schemas/guard-declaration.schema.json`). */
 export interface GuardDeclaration {
   declaration_version: '1';
@@ -205,8 +203,8 @@ export interface GuardDeclaration {
   declared_tables: string[];
   declared_tables_source: string;
   match_implemented: string[];
-  counts: Counts & { total: number };
-  tables: Record<string, Counts>;
+  counts: VerdictCounts & { total: number };
+  tables: Record<string, VerdictCounts>;
   non_passing: { case_id: string; verdict: Exclude<GuardVerdict, 'pass'>; reason: string }[];
 }
 
@@ -220,12 +218,12 @@ export const DECLARED_TABLES_SOURCE =
  * and every case that did not pass with its reason. No timestamp: same run, same bytes.
  */
 export function buildGuardDeclaration(report: GuardRunReport): GuardDeclaration {
-  const counts = verdictCounts(report.cases.length);
-  const tables: Record<string, Counts> = {};
+  const counts = { ...verdictCounts(), total: report.cases.length };
+  const tables: Record<string, VerdictCounts> = {};
   for (const c of report.cases) {
     counts[verdictKey(c.verdict)]++;
     for (const s of c.scope) {
-      tables[s] ??= { pass: 0, fail: 0, not_applicable: 0, error: 0 };
+      tables[s] ??= verdictCounts();
       tables[s][verdictKey(c.verdict)]++;
     }
   }

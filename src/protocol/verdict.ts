@@ -33,12 +33,12 @@ export function verdictKey(v: Verdict): keyof VerdictCounts {
 }
 
 /**
- * Zero counts, with the run's total beside them.
+ * Zero counts of every verdict.
  *
  * @example
- * const counts = verdictCounts(3);
+ * const counts = { ...verdictCounts(), total: 3 };
  * counts[verdictKey('pass')]++;
  */
-export function verdictCounts(total: number): VerdictCounts & { total: number } {
-  return { pass: 0, fail: 0, not_applicable: 0, error: 0, total };
+export function verdictCounts(): VerdictCounts {
+  return { pass: 0, fail: 0, not_applicable: 0, error: 0 };
 }

@@ -66,17 +66,9 @@ export function rankedView(
     }
     return e;
   };
-  const tops = new Map<string, string[]>();
-  const topExtensions = (prefix: string, maxLength: number, limit: number): string[] => {
-    if (prefix.length < PREFIX_BUCKET) return [];
-    const k = `${prefix}\u0000${maxLength}\u0000${limit}`;
-    let e = tops.get(k);
-    if (!e) {
-      e = source.topExtensions!(prefix, maxLength, limit);
-      tops.set(k, e);
-    }
-    return e;
-  };
+  // Not memoised here: a prompt asks once per key, and the store caches the answer per process.
+  const topExtensions = (prefix: string, maxLength: number, limit: number): string[] =>
+    prefix.length < PREFIX_BUCKET ? [] : source.topExtensions!(prefix, maxLength, limit);
   // What the view answers before the query is expanded (and after, unchanged).
   const statistics = {
     size,

@@ -238,11 +238,14 @@ function deflate(text: string): Buffer {
   return deflateRawSync(text, { level: 1 });
 }
 
+/** A stored body: a deflated BLOB in an index file, TEXT in an uncompressed (in-memory) index. */
+type StoredBody = Buffer | string;
+
 /**
  * A stored body as text. An index that is never written to disk (a database store's in-memory
  * mirror) keeps bodies as plain TEXT, which SQLite returns as a string; a file keeps BLOBs.
  */
-function unpack(body: Buffer | string): string {
+function unpack(body: StoredBody): string {
   return typeof body === 'string' ? body : inflateRawSync(body).toString('utf8');
 }
 
@@ -308,7 +311,7 @@ export class IndexDb {
   readonly path: string;
   readonly #s: Record<string, Stmt> = {};
   /** How bodies are stored: deflated BLOBs (an index file), or TEXT (`compress: false`). */
-  readonly #pack: (text: string) => Buffer | string = deflate;
+  readonly #pack: (text: string) => StoredBody = deflate;
 
   /**
    * Opens (or with `create`, creates) the index at `path`. With `bytes`, a private in-memory
@@ -399,7 +402,7 @@ export class IndexDb {
   #bodies(key: string, sql: string, ...params: unknown[]): string[] {
     const bodies = this.#stmt(key, sql)
       .pluck()
-      .all(...params) as Buffer[];
+      .all(...params) as StoredBody[];
     return bodies.map(unpack);
   }
 
@@ -476,7 +479,7 @@ export class IndexDb {
 
   entryJson(step: number): string | undefined {
     const body = this.#stmt('entry', 'SELECT body FROM entries WHERE step = ?').pluck().get(step) as
-      | Buffer
+      | StoredBody
       | undefined;
     return body === undefined ? undefined : unpack(body);
   }
@@ -500,7 +503,7 @@ export class IndexDb {
       'SELECT CAST(step AS TEXT), body FROM entries WHERE CAST(step AS TEXT) > ? ORDER BY CAST(step AS TEXT) LIMIT ?',
     )
       .raw()
-      .all(key, limit) as [string, Buffer][];
+      .all(key, limit) as [string, StoredBody][];
     return rows.map(([k, body]) => ({ key: k, json: unpack(body) }));
   }
 
@@ -610,7 +613,13 @@ export class IndexDb {
     );
     for (const akey of akeys) {
       const r = get.get(akey) as
-        | { length: number; parts: number; part_length: number; features: Buffer; body: Buffer }
+        | {
+            length: number;
+            parts: number;
+            part_length: number;
+            features: StoredBody;
+            body: StoredBody;
+          }
         | undefined;
       if (!r) continue;
       const [terms, tfs] = JSON.parse(unpack(r.body)) as [string[], number[]];
@@ -835,7 +844,7 @@ export class IndexDb {
     const rows = this.#stmt(
       'docs',
       'SELECT d.step AS step, d.length AS length, d.features AS features FROM json_each(?) j JOIN docs d ON d.step = j.value',
-    ).all(JSON.stringify(steps)) as { step: number; length: number; features: Buffer }[];
+    ).all(JSON.stringify(steps)) as { step: number; length: number; features: StoredBody }[];
     // Inflated on first read: a scan reads the features of its best candidates only.
     return rows.map((r) => {
       const packed = r.features;

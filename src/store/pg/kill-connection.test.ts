@@ -4,6 +4,7 @@ import { ContextFold } from '../../engine/context-fold.js';
 import type { FoldInput } from '../../engine/types.js';
 import { isContextFoldError } from '../../protocol/errors.js';
 import { describePg, PG_URL } from '../../test-utils/pg.js';
+import { seededRandom, sleep } from '../../test-utils/seeded.js';
 import { parsePgUrl } from './pg-url.js';
 
 /** Kill points; each one terminates the writer's connection at a random moment of a fold. */
@@ -27,17 +28,6 @@ afterAll(async () => {
   await admin.query(`DROP DATABASE IF EXISTS ${DB} WITH (FORCE)`);
   await admin.end();
 });
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** A deterministic pseudo-random sequence (the kill delays are reproducible). */
-function rng(seed: number): () => number {
-  let x = seed >>> 0;
-  return () => {
-    x = (x * 1664525 + 1013904223) >>> 0;
-    return x / 2 ** 32;
-  };
-}
 
 function batch(k: number): FoldInput[] {
   return Array.from({ length: BATCH }, (_, i) => {
@@ -65,7 +55,7 @@ describePg('a fold whose connection is terminated mid-way', () => {
       tokenizer: 'reference',
       clock: () => new Date(0),
     });
-    const next = rng(16);
+    const next = seededRandom(16);
     const reported = new Set<number>();
     let interrupted = 0;
     let unknownCommit = 0;

@@ -8,6 +8,7 @@ import type { FoldInput } from '../../engine/types.js';
 import { isContextFoldError } from '../../protocol/errors.js';
 import { describePg } from '../../test-utils/pg.js';
 import { type PgCluster, startPgCluster } from '../../test-utils/pg-cluster.js';
+import { seededRandom, sleep } from '../../test-utils/seeded.js';
 
 // The server stopped under folds in flight (kill-connection.test.ts terminates connections
 // instead). A cluster of its own: stopping the run's shared server would fail other files.
@@ -35,17 +36,6 @@ beforeAll(async () => {
 afterAll(() => {
   cluster?.stop();
 });
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** A deterministic pseudo-random sequence (the stop moments are reproducible). */
-function rng(seed: number): () => number {
-  let x = seed >>> 0;
-  return () => {
-    x = (x * 1664525 + 1013904223) >>> 0;
-    return x / 2 ** 32;
-  };
-}
 
 /** Engine `e`'s batch of cycle `k`: its own steps, so engines never conflict. */
 function batch(k: number, e: number): FoldInput[] {
@@ -96,7 +86,7 @@ describePg('folds in flight while the PostgreSQL server is stopped', () => {
     );
     // The store exists before the first stop (its creation is not what is tested here).
     await engines[0]!.fold({ stepId: 1_000_000, summary: 'seed', content: 'seed' });
-    const next = rng(2026);
+    const next = seededRandom(2026);
     const reported = new Set<number>([1_000_000]);
     let interrupted = 0;
     let unknownCommit = 0;
