@@ -281,6 +281,41 @@ def step(op, expect=None, **params):
     return s
 
 
+def resident(tokens, step_ids):
+    """A context_tokens step: the model's context holds these pages, of these tokens."""
+    return step("context_tokens", ok({"tokens": tokens, "resident": step_ids}))
+
+
+def at_baseline():
+    """A context_tokens step: the model's context holds no page."""
+    return resident(0, [])
+
+
+def turn_ends(evicted):
+    """An end_turn step that evicts exactly these pages."""
+    return step("end_turn", ok({"evicted": evicted}))
+
+
+def hydrates(step_id, expect, **params):
+    """A hydrate step of one node whose result holds `expect` after its step_id."""
+    return step("hydrate", ok({"step_id": step_id, **expect}), step_id=step_id, **params)
+
+
+def store_of(name, step_id, expect):
+    """A store of its own holding one turn: open `name`, fold `<name>.jsonl` at `step_id`."""
+    return [open_(name), fold(f"{name}.jsonl", step_id, expect)]
+
+
+def stricter(conjunct, description, at_step, errors, absence):
+    """A stop-direction declaration a case allows: at `at_step` the runtime may fail with `errors`."""
+    return [{"conjunct": conjunct, "description": description, "step": at_step, "errors": errors, "absence_case_id": absence}]
+
+
+def demo_store(store="main"):
+    """The first steps of most cases: open a store and fold the demo history into it."""
+    return [open_(store), fold_batch("demo.jsonl")]
+
+
 def fs(action, **params):
     return {"fs": action, **params}
 
@@ -398,19 +433,12 @@ def author(v):
         [
             open_(),
             fold("turns.jsonl", 37, ok(fold_fields(demo_by[37]))),
-            step(
-                "hydrate",
-                ok(
-                    {
-                        "step_id": 37,
-                        "content_sha256": {"$input_sha256": "payload.txt"},
-                        "content_bytes": {"$input_bytes": "payload.txt"},
-                        "payload_sha256": demo_by[37]["payload_sha256"],
-                        "truncated": False,
-                    }
-                ),
-                step_id=37,
-            ),
+            hydrates(37, {
+                "content_sha256": {"$input_sha256": "payload.txt"},
+                "content_bytes": {"$input_bytes": "payload.txt"},
+                "payload_sha256": demo_by[37]["payload_sha256"],
+                "truncated": False,
+            }),
         ],
         {
             "turns.jsonl": jsonl([{"step_id": 37, "summary": demo[0]["summary"], "raw_content_file": "payload.txt"}]),
@@ -458,19 +486,12 @@ def author(v):
         [
             open_(),
             fold("turns.jsonl", 7, ok({"step_id": 7, "payload_sha256": sha256(invalid)})),
-            step(
-                "hydrate",
-                ok(
-                    {
-                        "step_id": 7,
-                        "payload_sha256": sha256(invalid),
-                        "content_sha256": sha256(invalid),
-                        "content_bytes": len(invalid),
-                        "truncated": False,
-                    }
-                ),
-                step_id=7,
-            ),
+            hydrates(7, {
+                "payload_sha256": sha256(invalid),
+                "content_sha256": sha256(invalid),
+                "content_bytes": len(invalid),
+                "truncated": False,
+            }),
         ],
         {
             "turns.jsonl": jsonl([{"step_id": 7, "summary": "binary tool output", "raw_content_file": "payload.bin"}]),
@@ -502,11 +523,7 @@ def author(v):
         [
             open_(),
             fold("turns.jsonl", 21, ok(fold_fields(bom_p))),
-            step(
-                "hydrate",
-                ok({"step_id": 21, "content_sha256": {"$input_sha256": "payload.txt"}, "payload_sha256": bom_p["payload_sha256"]}),
-                step_id=21,
-            ),
+            hydrates(21, {"content_sha256": {"$input_sha256": "payload.txt"}, "payload_sha256": bom_p["payload_sha256"]}),
         ],
         {"turns.jsonl": jsonl([bom_turn]), "payload.txt": utf8(bom)},
         "oracle: projection with Python str.rstrip(); protocol: bytes in = bytes out",
@@ -526,18 +543,11 @@ def author(v):
         [
             open_(policy="policy.json"),
             fold("turns.jsonl", 300, ok(fold_fields(big_p, ("payload_sha256", "projection_sha256")))),
-            step(
-                "hydrate",
-                ok(
-                    {
-                        "step_id": 300,
-                        "content_sha256": {"$input_sha256": "payload.txt"},
-                        "content_bytes": {"$input_bytes": "payload.txt"},
-                        "truncated": False,
-                    }
-                ),
-                step_id=300,
-            ),
+            hydrates(300, {
+                "content_sha256": {"$input_sha256": "payload.txt"},
+                "content_bytes": {"$input_bytes": "payload.txt"},
+                "truncated": False,
+            }),
         ],
         {"turns.jsonl": jsonl([big_turn]), "payload.txt": utf8(big), "policy.json": policy_bytes(big_policy)},
         "oracle; protocol: bytes in = bytes out",
@@ -553,17 +563,10 @@ def author(v):
         [
             open_(),
             fold("turns.jsonl", 13, ok(vec_expect(empty_vec))),
-            step(
-                "hydrate",
-                ok(
-                    {
-                        "step_id": 13,
-                        "payload_sha256": P[empty_vec]["expect"]["payload_sha256"],
-                        "content_sha256": P[empty_vec]["expect"]["payload_sha256"],
-                    }
-                ),
-                step_id=13,
-            ),
+            hydrates(13, {
+                "payload_sha256": P[empty_vec]["expect"]["payload_sha256"],
+                "content_sha256": P[empty_vec]["expect"]["payload_sha256"],
+            }),
         ],
         {"turns.jsonl": jsonl([vec_turn(empty_vec)])},
         "vector: projection.jsonl line 13",
@@ -580,11 +583,7 @@ def author(v):
         [
             open_(),
             fold("turns.jsonl", 14, ok(fold_fields(no_raw_p))),
-            step(
-                "hydrate",
-                ok({"step_id": 14, "content_sha256": no_raw_p["payload_sha256"], "payload_sha256": no_raw_p["payload_sha256"]}),
-                step_id=14,
-            ),
+            hydrates(14, {"content_sha256": no_raw_p["payload_sha256"], "payload_sha256": no_raw_p["payload_sha256"]}),
         ],
         {"turns.jsonl": jsonl([no_raw])},
         "oracle",
@@ -604,17 +603,10 @@ def author(v):
             step("close"),
             open_(),
             *[
-                step(
-                    "hydrate",
-                    ok(
-                        {
-                            "step_id": s,
-                            "payload_sha256": ref_nodes[str(s)]["payload_sha256"],
-                            "content_sha256": ref_nodes[str(s)]["payload_sha256"],
-                        }
-                    ),
-                    step_id=s,
-                )
+                hydrates(s, {
+                    "payload_sha256": ref_nodes[str(s)]["payload_sha256"],
+                    "content_sha256": ref_nodes[str(s)]["payload_sha256"],
+                })
                 for s in (37, 137, 447)
             ],
         ],
@@ -643,10 +635,8 @@ def author(v):
         ["CONF-02", "CONF-11"],
         "safety",
         [
-            open_("nfc"),
-            fold("nfc.jsonl", 40, ok(fold_fields(p_nfc))),
-            open_("nfd"),
-            fold("nfd.jsonl", 40, ok(fold_fields(p_nfd))),
+            *store_of("nfc", 40, ok(fold_fields(p_nfc))),
+            *store_of("nfd", 40, ok(fold_fields(p_nfd))),
             step("hydrate", ok({"content_sha256": p_nfd["payload_sha256"]}), step_id=40),
         ],
         {"nfc.jsonl": jsonl([t_nfc]), "nfd.jsonl": jsonl([t_nfd])},
@@ -794,12 +784,9 @@ def author(v):
         ["CONF-03", "CONF-11"],
         "safety",
         [
-            open_("extracted"),
-            fold("extracted.jsonl", 60, ok(fold_fields(pe))),
-            open_("explicit"),
-            fold("explicit.jsonl", 60, ok(fold_fields(px))),
-            open_("other"),
-            fold("other.jsonl", 60, ok({**fold_fields(po), "projection_sha256": {"$ne": pe["projection_sha256"]}})),
+            *store_of("extracted", 60, ok(fold_fields(pe))),
+            *store_of("explicit", 60, ok(fold_fields(px))),
+            *store_of("other", 60, ok({**fold_fields(po), "projection_sha256": {"$ne": pe["projection_sha256"]}})),
         ],
         {"extracted.jsonl": jsonl([t_extracted]), "explicit.jsonl": jsonl([t_explicit]), "other.jsonl": jsonl([t_explicit_other])},
         "oracle",
@@ -949,8 +936,7 @@ def author(v):
         ["CONF-05", "CONF-07"],
         "liveness",
         [
-            open_(),
-            fold_batch("demo.jsonl"),
+            *demo_store(),
             step("evict", ok({"step_id": 137}), step_id=137),
             step("hydrate", ok({"step_id": 137, "content_sha256": demo_by[137]["payload_sha256"]}), step_id=137),
             step("close"),
@@ -979,11 +965,7 @@ def author(v):
         [
             open_(policy="policy.json"),
             fold("turns.jsonl", 70, ok(fold_fields(cap_p, ("payload_sha256", "projection_sha256")))),
-            step(
-                "hydrate",
-                ok({"step_id": 70, "truncated": True, "content_tokens": {"$lte": 40}, "content_base64": {"$prefix_of_input": "payload.txt"}, "payload_sha256": cap_p["payload_sha256"]}),
-                step_id=70,
-            ),
+            hydrates(70, {"truncated": True, "content_tokens": {"$lte": 40}, "content_base64": {"$prefix_of_input": "payload.txt"}, "payload_sha256": cap_p["payload_sha256"]}),
         ],
         cap_inputs,
         "protocol: the cap must exist and be announced (CONF-06)",
@@ -997,12 +979,7 @@ def author(v):
         [
             open_(policy="policy.json"),
             fold("turns.jsonl", 70),
-            step(
-                "hydrate",
-                ok({"step_id": 70, "truncated": True, "content_tokens": {"$lte": cap_policy["max_rehydration_tokens_per_call"]}, "content_base64": {"$prefix_of_input": "payload.txt"}}),
-                step_id=70,
-                max_tokens=10,
-            ),
+            hydrates(70, {"truncated": True, "content_tokens": {"$lte": cap_policy["max_rehydration_tokens_per_call"]}, "content_base64": {"$prefix_of_input": "payload.txt"}}, max_tokens=10),
         ],
         cap_inputs,
         "protocol: CONF-06 (\"the cap MUST exist; the threshold is policy-defined\"). The per-call max_tokens is a "
@@ -1178,7 +1155,7 @@ def author(v):
         name = f"prompt-{n + 1}.txt"
         mmu_inputs[name] = utf8(q)
         mmu_script.append(step("page_in", ok({"pages": [page(p, mmu_nodes[-1]["payload_sha256"]) for p in s["selected"]], "refused": []}), prompt=name))
-        mmu_script.append(step("end_turn", ok({"evicted": [4]})))
+        mmu_script.append(turn_ends([4]))
     c.add(
         "conf-13--passive-mmu-unicode",
         "Turkish prompts (İ, I, ı, ş) page in the sipariş_tablosu turn by passive interception",
@@ -1240,8 +1217,7 @@ def author(v):
         ["CONF-13", "CONF-05"],
         "safety",
         [
-            open_(),
-            fold_batch("demo.jsonl"),
+            *demo_store(),
             step("page_in", ok({"pages": [page(p, demo_by[p["step_id"]]["payload_sha256"]) for p in pg_scan["selected"]], "refused": []}), prompt="prompt.txt"),
         ],
         {"demo.jsonl": demo_turns, "prompt.txt": utf8(q_multi)},
@@ -1254,10 +1230,9 @@ def author(v):
         ["CONF-13", "CONF-10"],
         "safety",
         [
-            open_(),
-            fold_batch("demo.jsonl"),
+            *demo_store(),
             step("page_in", ok({"pages": [], "refused": [], "tokens": 0}), prompt="prompt.txt"),
-            step("context_tokens", ok({"tokens": 0, "resident": []})),
+            at_baseline(),
         ],
         {"demo.jsonl": demo_turns, "prompt.txt": utf8("nothing matches here")},
         "vector: scan_demo.json default",
@@ -1274,13 +1249,12 @@ def author(v):
         ["CONF-07", "CONF-13"],
         "safety",
         [
-            open_(),
-            fold_batch("demo.jsonl"),
-            step("context_tokens", ok({"tokens": 0, "resident": []})),
+            *demo_store(),
+            at_baseline(),
             step("page_in", ok({"pages": [page(s_port[0], demo_by[137]["payload_sha256"])], "tokens": te137}), prompt="prompt.txt"),
-            step("context_tokens", ok({"tokens": te137, "resident": [137]})),
-            step("end_turn", ok({"evicted": [137]})),
-            step("context_tokens", ok({"tokens": 0, "resident": []})),
+            resident(te137, [137]),
+            turn_ends([137]),
+            at_baseline(),
         ],
         {"demo.jsonl": demo_turns, "prompt.txt": utf8(q_port)},
         "oracle (reference estimator); vector: scan_demo.json",
@@ -1296,7 +1270,7 @@ def author(v):
         (105, "Is everything healthy?"),
     ]
     rf_inputs = {"demo.jsonl": demo_turns}
-    rf_script = [open_(), fold_batch("demo.jsonl"), step("context_tokens", ok({"tokens": 0, "resident": []}))]
+    rf_script = [open_(), fold_batch("demo.jsonl"), at_baseline()]
     for turn, q in rf_queries:
         sel = oracle.scan(demo_p, q)["selected"]
         ids = sorted(p["step_id"] for p in sel)
@@ -1305,9 +1279,9 @@ def author(v):
         rf_inputs[name] = utf8(q)
         rf_script += [
             step("page_in", ok({"pages": [page(p, demo_by[p["step_id"]]["payload_sha256"]) for p in sel], "tokens": tok}), prompt=name),
-            step("context_tokens", ok({"tokens": tok, "resident": ids})),
-            step("end_turn", ok({"evicted": ids})),
-            step("context_tokens", ok({"tokens": 0, "resident": []})),
+            resident(tok, ids),
+            turn_ends(ids),
+            at_baseline(),
         ]
     c.add(
         "conf-07--rapid-fire-recalls-turns-100-105",
@@ -1326,8 +1300,7 @@ def author(v):
         ["CONF-07"],
         "safety",
         [
-            open_(),
-            fold_batch("demo.jsonl"),
+            *demo_store(),
             step("page_in", ok({"pages": [{"step_id": p["step_id"]} for p in pg_scan["selected"]]}), prompt="prompt.txt"),
             step("evict", ok({"step_id": 137}), step_id=137),
             step(
@@ -1339,8 +1312,8 @@ def author(v):
                     }
                 ),
             ),
-            step("end_turn", ok({"evicted": sorted(p["step_id"] for p in pg_scan["selected"] if p["step_id"] != 137)})),
-            step("context_tokens", ok({"tokens": 0, "resident": []})),
+            turn_ends(sorted(p["step_id"] for p in pg_scan["selected"] if p["step_id"] != 137)),
+            at_baseline(),
         ],
         {"demo.jsonl": demo_turns, "prompt.txt": utf8(q_multi)},
         "oracle; vector: scan_demo.json default",
@@ -1353,13 +1326,12 @@ def author(v):
         ["CONF-07", "CONF-13"],
         "liveness",
         [
-            open_(),
-            fold_batch("demo.jsonl"),
+            *demo_store(),
             step("page_in", ok({"pages": [{"step_id": 137}]}), prompt="prompt.txt"),
-            step("end_turn", ok({"evicted": [137]})),
+            turn_ends([137]),
             step("page_in", ok({"pages": [page(s_port[0], demo_by[137]["payload_sha256"])]}), prompt="prompt.txt"),
-            step("context_tokens", ok({"tokens": te137, "resident": [137]})),
-            step("end_turn", ok({"evicted": [137]})),
+            resident(te137, [137]),
+            turn_ends([137]),
         ],
         {"demo.jsonl": demo_turns, "prompt.txt": utf8(q_port)},
         "oracle",
@@ -1374,14 +1346,13 @@ def author(v):
         ["CONF-08"],
         "safety",
         [
-            open_(),
-            fold_batch("demo.jsonl"),
-            step("context_tokens", ok({"tokens": 0, "resident": []})),
+            *demo_store(),
+            at_baseline(),
             step("hydrate", ok({"step_id": 137}), step_id=137),
             step("hydrate", ok({"step_id": 91}), step_id=91),
             step("recall", ok({}), query="query.txt"),
             step("scan", ok({}), prompt="query.txt"),
-            step("context_tokens", ok({"tokens": 0, "resident": []})),
+            at_baseline(),
         ],
         {"demo.jsonl": demo_turns, "query.txt": utf8(q_port)},
         "protocol",
@@ -1393,13 +1364,12 @@ def author(v):
         ["CONF-08", "CONF-07"],
         "safety",
         [
-            open_(),
-            fold_batch("demo.jsonl"),
+            *demo_store(),
             step("page_in", ok({"pages": [{"step_id": 137}]}), prompt="prompt.txt"),
             step("hydrate", ok({"step_id": 342}), step_id=342),
-            step("context_tokens", ok({"tokens": te137, "resident": [137]})),
-            step("end_turn", ok({"evicted": [137]})),
-            step("context_tokens", ok({"tokens": 0, "resident": []})),
+            resident(te137, [137]),
+            turn_ends([137]),
+            at_baseline(),
         ],
         {"demo.jsonl": demo_turns, "prompt.txt": utf8(q_port)},
         "protocol",
@@ -1412,13 +1382,12 @@ def author(v):
         ["CONF-08", "CONF-07"],
         "safety",
         [
-            open_(),
-            fold_batch("demo.jsonl"),
+            *demo_store(),
             step("page_in", ok({"pages": [{"step_id": 137}]}), prompt="prompt.txt"),
-            step("end_turn", ok({"evicted": [137]})),
+            turn_ends([137]),
             step("hydrate", ok({"step_id": 137, "content_sha256": demo_by[137]["payload_sha256"]}), step_id=137),
-            step("context_tokens", ok({"tokens": 0, "resident": []})),
-            step("end_turn", ok({"evicted": []})),
+            at_baseline(),
+            turn_ends([]),
         ],
         {"demo.jsonl": demo_turns, "prompt.txt": utf8(q_port)},
         "protocol",
@@ -1488,11 +1457,10 @@ def author(v):
         ["CONF-09", "CONF-13"],
         "safety",
         [
-            open_(),
-            fold_batch("demo.jsonl"),
+            *demo_store(),
             fs("replace_text", path=node_path(137), find="5433 restored", replace="5432 restored"),
             step("page_in", ok({"pages": [], "refused": [{"step_id": 137, "error": "IntegrityCheckError"}], "tokens": 0}), prompt="prompt.txt"),
-            step("context_tokens", ok({"tokens": 0, "resident": []})),
+            at_baseline(),
         ],
         {"demo.jsonl": demo_turns, "prompt.txt": utf8(q_port)},
         "protocol; vector: scan_demo.json default (137 owns the port intent)",
@@ -1505,8 +1473,7 @@ def author(v):
         ["CONF-09"],
         "liveness",
         [
-            open_(),
-            fold_batch("demo.jsonl"),
+            *demo_store(),
             fs("reformat_json", path=node_path(137), style="compact"),
             fs("reformat_json", path="recall_index.json", style="indent4"),
             step("hydrate", ok({"step_id": 137, "content_sha256": demo_by[137]["payload_sha256"]}), step_id=137),
@@ -1523,8 +1490,7 @@ def author(v):
         ["CONF-09"],
         "liveness",
         [
-            open_(),
-            fold_batch("demo.jsonl"),
+            *demo_store(),
             fs("replace_text", path=node_path(137), find="5433 restored", replace="5432 restored"),
             step("hydrate", ok({"step_id": 91, "content_sha256": demo_by[91]["payload_sha256"]}), step_id=91),
             step("hydrate", err("IntegrityCheckError"), step_id=137),
@@ -1532,15 +1498,7 @@ def author(v):
         {"demo.jsonl": demo_turns},
         "protocol",
         [],
-        strictness=[
-            {
-                "conjunct": "refuses_store_with_integrity_failure",
-                "description": "the runtime refuses every read while any node of the store fails verification",
-                "step": 3,
-                "errors": ["IntegrityCheckError"],
-                "absence_case_id": "conf-05--hydrate-exact-bytes",
-            }
-        ],
+        strictness=stricter("refuses_store_with_integrity_failure", "the runtime refuses every read while any node of the store fails verification", 3, ["IntegrityCheckError"], absence="conf-05--hydrate-exact-bytes"),
     )
 
     # --- CONF-10 explicit failure -------------------------------------------------------------
@@ -1587,8 +1545,7 @@ def author(v):
         ["CONF-10", "CONF-12"],
         "safety",
         [
-            open_(),
-            fold_batch("demo.jsonl"),
+            *demo_store(),
             fs("delete", path=node_path(91)),
             step("hydrate", err("BrokenReferenceError"), step_id=91),
             step("validate", ok({"ok": False, "problems": [{"error": "BrokenReferenceError", "step_id": 91, "path": node_path(91)}]})),
@@ -1806,15 +1763,7 @@ def author(v):
         crash_inputs,
         "protocol",
         [],
-        strictness=[
-            {
-                "conjunct": "refuses_store_with_orphans",
-                "description": "the runtime refuses every read while an orphaned node file exists in the store",
-                "step": 3,
-                "errors": ["OrphanedNodeError", "IntegrityCheckError"],
-                "absence_case_id": "conf-05--hydrate-exact-bytes",
-            }
-        ],
+        strictness=stricter("refuses_store_with_orphans", "the runtime refuses every read while an orphaned node file exists in the store", 3, ["OrphanedNodeError", "IntegrityCheckError"], absence="conf-05--hydrate-exact-bytes"),
     )
     c.add(
         "conf-12--no-silent-repair",
@@ -1842,8 +1791,7 @@ def author(v):
         ["CONF-12", "CONF-09"],
         "safety",
         [
-            open_(),
-            fold_batch("demo.jsonl"),
+            *demo_store(),
             fs("truncate", path="recall_index.json", length=-25),
             step("hydrate", err("*"), step_id=137),
             step("recall", err("*"), query="query.txt"),
@@ -1893,8 +1841,7 @@ def author(v):
         ["CONF-12", "CONF-09"],
         "liveness",
         [
-            open_(),
-            fold_batch("demo.jsonl"),
+            *demo_store(),
             fs("set_index_field", step_id=137, field="file_path", value=".contextfold/cold_nodes/../cold_nodes/step_000137.json"),
             step("hydrate", ok({"step_id": 137, "content_sha256": demo_by[137]["payload_sha256"], "truncated": False}), step_id=137),
             step("validate", ok({"ok": True, "problems": []})),
@@ -1909,17 +1856,9 @@ def author(v):
             "The index file_path is rewritten to .contextfold/cold_nodes/../cold_nodes/step_000137.json, which resolves to the "
             "canonical node file. Paths that climb out of the store stay safety cases (conf-12--path-traversal-file-path)."
         ),
-        strictness=[
-            {
-                "conjunct": "refuses_dotdot_in_file_path",
-                "description": "the runtime refuses any index file_path with a '..' segment, even one that resolves to the canonical node file",
-                "step": 3,
-                "errors": ["PathContainmentError", "IntegrityCheckError"],
-                # The same fold and page-in of 137 with its canonical file_path, in every profile
-                # this case is in (full, harness), so the absence is shown in the same run.
-                "absence_case_id": "conf-07--evicted-back-to-baseline",
-            }
-        ],
+        # The absence case: the same fold and page-in of 137 with its canonical file_path, in every profile
+        # this case is in (full, harness), so the absence is shown in the same run.
+        strictness=stricter("refuses_dotdot_in_file_path", "the runtime refuses any index file_path with a '..' segment, even one that resolves to the canonical node file", 3, ["PathContainmentError", "IntegrityCheckError"], absence="conf-07--evicted-back-to-baseline"),
         observed=reference_failed("hydrated the node (the path resolves to the canonical file); corpus 1.0.0 required PathContainmentError"),
     )
     containment_case(

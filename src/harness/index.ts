@@ -59,6 +59,8 @@ export {
   type ReplayMismatch,
   type ReplayOptions,
   type ReplayResult,
+  type ReplaySource,
+  type ReplayStop,
   replaySession,
 } from './replay.js';
 export {

@@ -15,25 +15,44 @@ import { comparableEvent, loadEvents, readEvents, type SessionEvent } from './se
 import { TokenMeter } from './token-meter.js';
 import type { Turn } from './turns.js';
 
-/** Options of {@link replaySession}. */
-export interface ReplayOptions {
-  /** The store directory holding `events.jsonl`. Not needed with `engine`. */
-  dir?: string;
-  /** Read the store through this engine (it is not closed). */
-  engine?: ContextFoldEngine;
-  /** The tokenizer the session used, when it was not `o200k` or `reference`. */
-  tokenizer?: Tokenizer;
-  /** Clock for the replayed events' `recorded_at` (never compared, never in a pack). */
-  clock?: () => Date;
-  /** Stop after building the pack whose prompt is at this history position. */
-  atStep?: number;
-  /** Stop after building the pack of this turn (0-based; unique, unlike a prompt's step). */
-  atTurn?: number;
-  /** Called with each pack as it is rebuilt (e.g. to keep a summary of a long session). */
-  onPack?: (pack: ContextPack) => void;
-  /** Keep every pack in the result. Default true; false keeps only the last (bounded memory). */
-  keepPacks?: boolean;
-}
+/** Where {@link replaySession} reads the session from: a store, or an engine already open on it. */
+export type ReplaySource =
+  | {
+      /** The store directory (or PostgreSQL URL) holding the session's events. */
+      dir: string;
+      engine?: undefined;
+    }
+  | {
+      /** Read the store through this engine (it is not closed). */
+      engine: ContextFoldEngine;
+      dir?: undefined;
+    };
+
+/** Where {@link replaySession} stops: at a prompt's step, at a turn, or (neither) at the end. */
+export type ReplayStop =
+  | {
+      /** Stop after building the pack whose prompt is at this history position. */
+      atStep?: number;
+      atTurn?: undefined;
+    }
+  | {
+      /** Stop after building the pack of this turn (0-based; unique, unlike a prompt's step). */
+      atTurn?: number;
+      atStep?: undefined;
+    };
+
+/** Options of {@link replaySession}: a {@link ReplaySource}, a {@link ReplayStop}, and these. */
+export type ReplayOptions = ReplaySource &
+  ReplayStop & {
+    /** The tokenizer the session used, when it was not `o200k` or `reference`. */
+    tokenizer?: Tokenizer;
+    /** Clock for the replayed events' `recorded_at` (never compared, never in a pack). */
+    clock?: () => Date;
+    /** Called with each pack as it is rebuilt (e.g. to keep a summary of a long session). */
+    onPack?: (pack: ContextPack) => void;
+    /** Keep every pack in the result. Default true; false keeps only the last (bounded memory). */
+    keepPacks?: boolean;
+  };
 
 /** The first difference between the recorded and the replayed events. */
 export interface ReplayMismatch {

@@ -48,11 +48,7 @@ S_CONF09 = spec(CONF, "CONF-09", "artifact_sha256 mismatch raises explicit Integ
 S_CONF10 = spec(CONF, "CONF-10", "LLM is strictly prevented from hallucinating fallback data")
 S_CONF12 = spec(CONF, "CONF-12", "Corrupted or incomplete data is never silently consumed")
 S_CONF13 = spec(CONF, "CONF-13", "Candidate Requirement CONF-13: Passive Recall Interception")
-S_PREDISPATCH = spec(
-    CONF,
-    "4.5 Pre-Dispatch Interception",
-    "the harness passively tokenizes the incoming text and computes the intersection against the set of identifiers",
-)
+S_PREDISPATCH = spec(CONF, "4.5 Pre-Dispatch Interception", "the harness passively tokenizes the incoming text and computes the intersection against the set of identifiers")
 S_POSTTURN = spec(CONF, "4.5 Post-Turn Eviction", "the harness MUST evict the hydrated payload, returning active prompt tokens to baseline")
 S_OWNERSHIP = spec(CONF, "CONF-13", "A superseded candidate (e.g. Step 91) MUST NOT usurp an intent")
 S_CONTAINMENT = spec(RFC, "Security", "The engine derives the canonical path from the step id and rejects traversal, absolute paths")
@@ -158,6 +154,11 @@ UNRELATED = "Anything else pending?"
 # The cases
 
 
+def stricter(conjunct, description, present_when, absence):
+    """A stop-direction declaration this case allows: `conjunct` holds when `present_when` does."""
+    return [{"conjunct": conjunct, "description": description, "present_when": present_when, "absence_case_id": absence}]
+
+
 def build():
     cases = []
 
@@ -187,44 +188,41 @@ def build():
     refused_a = lambda err="IntegrityCheckError": {"includes": [{"record": "alpha", "error": err}]}  # noqa: E731
 
     # --- safety: what failed verification never reaches the model -------------------------
-    add(
+    # One damage to alpha's node each: the turn proceeds, alpha is refused with `error` and not
+    # paged, and what the damage planted (`leaked`) never reaches the model.
+    def damaged_alpha(cid, title, reqs, damage, leaked, source, error="IntegrityCheckError", paged=None):
+        action = {"action": damage.pop("action"), "session": "main", **({"record": "alpha"} if damage.pop("record", True) else {}), **damage}
+        call = {"proceeded": True, "paged": paged or {"excludes": ["alpha"]}, "refused": refused_a(error)}
+        if leaked is not None:
+            call["model_input"] = {"excludes": [leaked]}
+        add(cid, title, "safety", reqs, with_store(action), {"calls": [call], "store": {"unrepaired": True}}, source)
+
+    edit = {"find": "42 invoices"}
+    alpha_edited_bravo_asked = lambda tag: with_store(  # noqa: E731
+        {"action": "edit_payload", "session": "main", "record": "alpha", **edit, "replace": tag}, calls=[ask(q(A, B))]
+    )
+    damaged_alpha(
         "tamper--edited-payload-refused",
         "A node whose payload was edited on disk is refused and reported; its bytes never reach the model",
-        "safety",
         ["CONF-09", "CONF-13"],
-        with_store({"action": "edit_payload", "session": "main", "record": "alpha", "find": "42 invoices", "replace": "TAMPERED_PAYLOAD_9c1"}),
-        {
-            "calls": [
-                {"proceeded": True, "paged": {"excludes": ["alpha"]}, "refused": refused_a(), "model_input": {"excludes": ["TAMPERED_PAYLOAD_9c1"]}}
-            ],
-            "store": {"unrepaired": True},
-        },
+        {"action": "edit_payload", **edit, "replace": "TAMPERED_PAYLOAD_9c1"},
+        "TAMPERED_PAYLOAD_9c1",
         [S_CONF09, C_REFUSED, C_PACK_REFUSED],
     )
-    add(
+    damaged_alpha(
         "tamper--forged-artifact-hash-refused",
         "A node edited with a recomputed artifact_sha256 (node and index) is refused on its payload hash",
-        "safety",
         ["CONF-09", "CONF-13"],
-        with_store({"action": "forge_payload", "session": "main", "record": "alpha", "find": "42 invoices", "replace": "FORGED_PAYLOAD_77a"}),
-        {
-            "calls": [
-                {"proceeded": True, "paged": {"excludes": ["alpha"]}, "refused": refused_a(), "model_input": {"excludes": ["FORGED_PAYLOAD_77a"]}}
-            ],
-            "store": {"unrepaired": True},
-        },
+        {"action": "forge_payload", **edit, "replace": "FORGED_PAYLOAD_77a"},
+        "FORGED_PAYLOAD_77a",
         [spec(CONF, "CONF-09", "payload_sha256 and projection_sha256 integrity are independently verifiable"), C_VERIFY],
     )
-    add(
+    damaged_alpha(
         "tamper--truncated-node-refused",
         "A node file cut short by a partial write is refused and reported, never half-read",
-        "safety",
         ["CONF-09", "CONF-12"],
-        with_store({"action": "truncate_node", "session": "main", "record": "alpha", "drop_bytes": 40}),
-        {
-            "calls": [{"proceeded": True, "paged": {"excludes": ["alpha"]}, "refused": refused_a(), "model_input": {"excludes": [deep(A)]}}],
-            "store": {"unrepaired": True},
-        },
+        {"action": "truncate_node", "drop_bytes": 40},
+        deep(A),
         [spec(CONF, "4.4 Scenario C", "SHA mismatch on hydration. IntegrityCheckError."), C_REFUSED],
     )
     add(
@@ -232,10 +230,7 @@ def build():
         "Of two records a prompt names, the tampered one is refused and only the intact one is paged in",
         "safety",
         ["CONF-09", "CONF-13"],
-        with_store(
-            {"action": "edit_payload", "session": "main", "record": "alpha", "find": "42 invoices", "replace": "TAMPERED_PAYLOAD_3e0"},
-            calls=[ask(q(A, B))],
-        ),
+        alpha_edited_bravo_asked("TAMPERED_PAYLOAD_3e0"),
         {
             "calls": [
                 {
@@ -250,19 +245,14 @@ def build():
         },
         [S_CONF09, C_PAGE_IN],
     )
-    add(
+    damaged_alpha(
         "missing--deleted-node-refused",
         "A node file missing behind its index entry is refused as a broken reference, never replaced by a guess",
-        "safety",
         ["CONF-10", "CONF-12"],
-        with_store({"action": "delete_node", "session": "main", "record": "alpha"}),
-        {
-            "calls": [
-                {"proceeded": True, "paged": {"excludes": ["alpha"]}, "refused": refused_a("BrokenReferenceError"), "model_input": {"excludes": [deep(A)]}}
-            ],
-            "store": {"unrepaired": True},
-        },
+        {"action": "delete_node"},
+        deep(A),
         [S_CONF10, spec(CONF, "4.4 Scenario B", "Recall call triggers BrokenReferenceError."), C_MCP_REFUSED],
+        error="BrokenReferenceError",
     )
     add(
         "orphan--unindexed-node-never-paged",
@@ -278,35 +268,30 @@ def build():
         ("escape--absolute-file-path-refused", "absolute", "pointing at an absolute path outside the store", "ESCAPED_COPY_41d", "return fail('is absolute')"),
         ("escape--dotdot-file-path-refused", "dotdot", "that climbs out of the store with '..'", "ESCAPED_COPY_52e", "contains a relative segment"),
     ]:
-        add(
+        damaged_alpha(
             cid,
             f"An index file_path {leads} is refused; the outside copy never reaches the model",
-            "safety",
             ["CONF-12"],
-            with_store({"action": "escape_file_path", "session": "main", "record": "alpha", "style": style, "inject": f"\n{copy}"}),
-            {
-                "calls": [{"proceeded": True, "paged": {"excludes": ["alpha"]}, "refused": refused_a(), "model_input": {"excludes": [copy]}}],
-                "store": {"unrepaired": True},
-            },
+            {"action": "escape_file_path", "style": style, "inject": f"\n{copy}"},
+            copy,
             [S_CONTAINMENT, code("src/store/containment.ts", check)],
         )
-    add(
+    damaged_alpha(
         "escape--symlinked-node-refused",
         "A node file replaced by a symlink to a byte-identical copy outside the store is refused",
-        "safety",
         ["CONF-12"],
-        with_store({"action": "symlink_node", "session": "main", "record": "alpha"}),
-        {"calls": [{"proceeded": True, "paged": {"excludes": ["alpha"]}, "refused": refused_a()}], "store": {"unrepaired": True}},
+        {"action": "symlink_node"},
+        None,
         [S_CONTAINMENT, C_SYMLINK],
     )
-    add(
+    damaged_alpha(
         "escape--symlinked-cold-dir-refused",
         "cold_nodes/ replaced by a symlink to a copy outside the store: nothing is paged in, the record is refused",
-        "safety",
         ["CONF-12"],
-        with_store({"action": "symlink_cold_dir", "session": "main"}),
-        {"calls": [{"proceeded": True, "paged": {"exactly": []}, "refused": refused_a()}], "store": {"unrepaired": True}},
+        {"action": "symlink_cold_dir", "record": False},
+        None,
         [S_CONTAINMENT, C_SYMLINK],
+        paged={"exactly": []},
     )
 
     # --- safety: a page of one session never reaches another -----------------------------
@@ -628,42 +613,39 @@ def build():
         {"calls": [{"proceeded": True, "paged": {"includes": ["alpha", "bravo"]}, "pages_verified": True}]},
         [S_CONF13, spec(CONF, "CONF-13", "Candidate Requirement CONF-13"), C_PAGE_IN],
     )
-    add(
-        "page-in--file-path-identifier",
-        "A prompt naming a file path that an archived tool run printed gets that record",
-        "liveness",
-        ["CONF-13"],
-        {
-            "sessions": {
-                "main": session(
-                    rec("config", "config/zephyr_billing.yml", "deep_probe_config: retries set to 7", output=record_output("config/zephyr_billing.yml", FILLER, "deep_probe_config: retries set to 7")),
-                    std(B),
-                    small(),
-                )
-            },
-            "calls": [ask("What changed in config/zephyr_billing.yml?")],
-        },
-        {"calls": [{"proceeded": True, "paged": {"includes": ["config"]}, "model_input": {"contains": ["deep_probe_config: retries set to 7"]}}]},
-        [S_PREDISPATCH, code("src/extract/terms.ts", "Query terms of a prompt (scan and recall)")],
-    )
-    add(
-        "page-in--unicode-identifier",
-        "A prompt naming a Turkish identifier in another case (SİPARİŞ_TABLOSU) gets the record holding sipariş_tablosu",
-        "liveness",
-        ["CONF-13"],
-        {
-            "sessions": {
-                "main": session(
-                    rec("siparis", "sipariş_tablosu", "deep_probe_siparis: 1204 satır taşındı", output=record_output("sipariş_tablosu", FILLER, "deep_probe_siparis: 1204 satır taşındı")),
-                    std(B),
-                    small(),
-                )
-            },
-            "calls": [ask("SİPARİŞ_TABLOSU nerede?")],
-        },
-        {"calls": [{"proceeded": True, "paged": {"includes": ["siparis"]}, "pages_verified": True}]},
-        [spec(CONF, "CONF-13", "Passive Recall Interception"), code("src/extract/fold-token.ts", "The reference stopwords (English and Turkish)")],
-    )
+    # A record whose marker is one whole identifier (a path, a non-ASCII word), beside bravo.
+    for cid, title, name, m, d, prompt, expect, source in [
+        (
+            "page-in--file-path-identifier",
+            "A prompt naming a file path that an archived tool run printed gets that record",
+            "config",
+            "config/zephyr_billing.yml",
+            "deep_probe_config: retries set to 7",
+            "What changed in config/zephyr_billing.yml?",
+            {"model_input": {"contains": ["deep_probe_config: retries set to 7"]}},
+            [S_PREDISPATCH, code("src/extract/terms.ts", "Query terms of a prompt (scan and recall)")],
+        ),
+        (
+            "page-in--unicode-identifier",
+            "A prompt naming a Turkish identifier in another case (SİPARİŞ_TABLOSU) gets the record holding sipariş_tablosu",
+            "siparis",
+            "sipariş_tablosu",
+            "deep_probe_siparis: 1204 satır taşındı",
+            "SİPARİŞ_TABLOSU nerede?",
+            {"pages_verified": True},
+            [spec(CONF, "CONF-13", "Passive Recall Interception"), code("src/extract/fold-token.ts", "The reference stopwords (English and Turkish)")],
+        ),
+    ]:
+        history = session(rec(name, m, d, output=record_output(m, FILLER, d)), std(B), small())
+        add(
+            cid,
+            title,
+            "liveness",
+            ["CONF-13"],
+            {"sessions": {"main": history}, "calls": [ask(prompt)]},
+            {"calls": [{"proceeded": True, "paged": {"includes": [name]}, **expect}]},
+            source,
+        )
     add(
         "page-in--asks-again-after-eviction",
         "A record paged in, then evicted, is paged in again when a later prompt asks again",
@@ -679,34 +661,17 @@ def build():
         },
         [S_POSTTURN, spec(CONF, "CONF-07", "Context size before hydration S_0 returns to S_0 + δ_new on turn N+1"), C_EVICT],
         # A host that cannot evict still carries the first call's page when the third call asks.
-        strictness=[
-            {
-                "conjunct": "record_in_live_context",
-                "description": "the record an earlier call paged in is still in the host's live context (the integration cannot evict it), so it is not paged in again",
-                "present_when": {"calls.0.prompt": q(A), "calls.2.prompt": "Once more: " + q(A)},
-                "absence_case_id": "page-in--names-archived-identifier",
-            }
-        ],
+        strictness=stricter("record_in_live_context", "the record an earlier call paged in is still in the host's live context (the integration cannot evict it), so it is not paged in again", {"calls.0.prompt": q(A), "calls.2.prompt": "Once more: " + q(A)}, absence="page-in--names-archived-identifier"),
     )
     add(
         "page-in--refused-page-lets-turn-proceed",
         "A record refused for verification does not stop the turn: the model is called with the other record paged in",
         "liveness",
         ["CONF-09", "CONF-13"],
-        with_store(
-            {"action": "edit_payload", "session": "main", "record": "alpha", "find": "42 invoices", "replace": "TAMPERED_PAYLOAD_b71"},
-            calls=[ask(q(A, B))],
-        ),
+        alpha_edited_bravo_asked("TAMPERED_PAYLOAD_b71"),
         {"calls": [{"proceeded": True, "paged": {"includes": ["bravo"]}}]},
         [C_PACK_REFUSED, C_HOOK_REFUSED, C_MCP_REFUSED],
-        strictness=[
-            {
-                "conjunct": "halts_on_integrity_failure",
-                "description": "the integration stops the turn while any node the prompt selects fails verification",
-                "present_when": {"store.0.action": "edit_payload"},
-                "absence_case_id": "page-in--two-intents-one-prompt",
-            }
-        ],
+        strictness=stricter("halts_on_integrity_failure", "the integration stops the turn while any node the prompt selects fails verification", {"store.0.action": "edit_payload"}, absence="page-in--two-intents-one-prompt"),
     )
     live_history = lambda live: session(std(B), std(A, live=live), small(live=True))  # noqa: E731
     add(
@@ -717,14 +682,7 @@ def build():
         {"sessions": {"main": live_history(True)}, "calls": [ask(q(A))]},
         {"calls": [{"proceeded": True, "paged": {"includes": ["alpha"]}}]},
         [S_PREDISPATCH, C_HOOK_LIVE, C_HOOK_DECL],
-        strictness=[
-            {
-                "conjunct": "record_in_live_context",
-                "description": "a record still in the host's live context (after its last compaction) is not paged in again",
-                "present_when": {"sessions.main.history.1.host_context": "live"},
-                "absence_case_id": "page-in--archived-record-compacted",
-            }
-        ],
+        strictness=stricter("record_in_live_context", "a record still in the host's live context (after its last compaction) is not paged in again", {"sessions.main.history.1.host_context": "live"}, absence="page-in--archived-record-compacted"),
     )
     add(
         "page-in--archived-record-compacted",
