@@ -105,6 +105,8 @@ const EXPECTED: Record<string, string[]> = {
     'ReplayMismatch',
     'ReplayOptions',
     'ReplayResult',
+    'ReplaySource',
+    'ReplayStop',
     'Role',
     'Session',
     'SessionConfig',
