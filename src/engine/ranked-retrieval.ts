@@ -29,21 +29,49 @@ const ANALYSE_BATCH = 48;
 const LAZY_DOC_FIELDS = ['error', 'prose', 'shapes', 'keys', 'head', 'blocks'] as const;
 
 /**
- * `base` with each of `fields` an enumerable getter of that field of `source()`, so a source
- * that decodes on its first call is decoded only when one of them is first read.
+ * A document of the stored index: its statistics at hand, its analysis decoded on the first
+ * read of one of {@link LAZY_DOC_FIELDS} (a scan numbers every turn that holds a prompt key, and
+ * the next, but reads the analyses of its best candidates only). A class rather than an object
+ * with own getters, so that every document has the same shape and reading a field stays fast.
  */
-function withLazyFields<B extends object, S, K extends keyof S & string>(
-  base: B,
-  source: () => S,
-  fields: readonly K[],
-): B & Pick<S, K> {
-  const lazy = (field: K): PropertyDescriptor => ({
-    get: () => source()[field],
+class StoredDoc {
+  #analysis: NodeAnalysis | undefined;
+  #tokens: number | undefined;
+  constructor(
+    readonly stepId: number,
+    readonly length: number,
+    private readonly stored: DocStats,
+    private readonly deps: Pick<RankedRetrievalDeps, 'backend' | 'tokensOf'>,
+  ) {}
+
+  /** Tokens of the whole payload: stored per tokenizer beside the index, counted if missing. */
+  get tokens(): number {
+    this.#tokens ??= this.deps.tokensOf(this.stepId);
+    return this.#tokens;
+  }
+
+  analysis(): NodeAnalysis {
+    if (this.#analysis) return this.#analysis;
+    const decoded = decodeStoredAnalysis(this.stored.features, 0);
+    // A stored analysis that does not decode is a damaged index, never ranked with: the
+    // index is rebuilt (its analyses recomputed from verified nodes) and the read runs again.
+    if (!decoded) {
+      return this.deps.backend.reportBroken(
+        `the ranked analysis of step ${this.stepId} does not decode`,
+      );
+    }
+    this.#analysis = decoded;
+    return decoded;
+  }
+}
+for (const field of LAZY_DOC_FIELDS) {
+  Object.defineProperty(StoredDoc.prototype, field, {
+    get(this: StoredDoc) {
+      return this.analysis()[field];
+    },
     enumerable: true,
     configurable: true,
   });
-  const descriptors = Object.fromEntries(fields.map((f) => [f, lazy(f)]));
-  return Object.defineProperties(base, descriptors) as B & Pick<S, K>;
 }
 
 /** What the ranked retrieval needs from the engine. */
@@ -260,33 +288,8 @@ export class RankedRetrieval {
   }
 
   #decode(d: DocStats): RankedDoc {
-    const backend = this.#deps.backend;
-    const tokensOf = this.#deps.tokensOf;
-    let a: NodeAnalysis | undefined;
-    let n: number | undefined;
-    // Decoded on first use: a scan numbers every turn that holds a prompt key (and the next),
-    // but reads the analyses of its best candidates only.
-    const analysis = (): NodeAnalysis => {
-      if (a) return a;
-      const decoded = decodeStoredAnalysis(d.features, 0);
-      // A stored analysis that does not decode is a damaged index, never ranked with: the
-      // index is rebuilt (its analyses recomputed from verified nodes) and the read runs again.
-      if (!decoded) {
-        return backend.reportBroken(`the ranked analysis of step ${d.step} does not decode`);
-      }
-      a = decoded;
-      return decoded;
-    };
-    const stats = {
-      stepId: d.step,
-      length: d.length,
-      // Stored per tokenizer beside the index; counted only if missing there.
-      get tokens() {
-        n ??= tokensOf(d.step);
-        return n;
-      },
-    };
-    return withLazyFields(stats, analysis, LAZY_DOC_FIELDS);
+    // The analysis fields are getters on the prototype (see StoredDoc).
+    return new StoredDoc(d.step, d.length, d, this.#deps) as StoredDoc & RankedDoc;
   }
 
   /** The ranked selection for a prompt (no page is read). Call {@link prepare} first. */

@@ -157,6 +157,7 @@ class FeatureContext {
     readonly t: FeatureTuning,
   ) {
     this.nq = query.length;
+    this.#perKey = new Float64Array(this.nq);
     this.total = keyWeights.reduce((s, w) => s + w, 0) || 1;
     const n = index.size;
     cr.docs.forEach((d, k) => {
@@ -169,12 +170,6 @@ class FeatureContext {
 
   /** Slot of each turn that holds a prompt key, by step. */
   readonly slotByStep = new Map<number, number>();
-
-  /** Credit of query key `q` held by the turn at `step` (0 if not indexed or absent). */
-  creditAt(step: number, q: number): number {
-    const k = this.slotByStep.get(step);
-    return k === undefined ? 0 : this.cr.credit[k * this.nq + q]!;
-  }
 
   /** {@link coverage} of a turn and its call, without allocating (run for every candidate). */
   callCoverage(step: number): number {
@@ -238,10 +233,16 @@ class FeatureContext {
 
   /** Credit of the turn's header: the best match of each key that the header holds. */
   headCoverage(doc: RankedDoc, present: readonly { q: number; id: number; w: number }[]): number {
-    const best = new Float64Array(this.nq);
+    const best = this.#perKey;
+    best.fill(0);
     for (const p of present) if (p.w > best[p.q]! && hasId(doc.head, p.id)) best[p.q] = p.w;
-    return best.reduce((s, x) => s + x, 0) / this.total;
+    let s = 0;
+    for (let q = 0; q < this.nq; q++) s += best[q]!;
+    return s / this.total;
   }
+
+  /** Scratch, one value per query key (reused by every candidate). */
+  readonly #perKey: Float64Array;
 
   /** The best block by BM25 over the prompt's keys: its index and score. */
   bestBlock(
@@ -250,10 +251,13 @@ class FeatureContext {
   ): { block: number; score: number } {
     const { k1, b } = this.t;
     const avg = this.index.averageBlockLength;
-    let best = { block: 0, score: 0 };
-    if (present.length === 0) return best;
-    const perKey = new Float64Array(this.nq);
-    doc.blocks.forEach((blk, bi) => {
+    let block = 0;
+    let score = 0;
+    if (present.length === 0) return { block, score };
+    const perKey = this.#perKey;
+    const { blocks } = doc;
+    for (let bi = 0; bi < blocks.length; bi++) {
+      const blk = blocks[bi]!;
       perKey.fill(0);
       const norm = k1 * (1 - b + (b * blk.length) / avg);
       for (const p of present) {
@@ -262,10 +266,14 @@ class FeatureContext {
         const sc = (p.w * tf * (k1 + 1)) / (tf + norm);
         if (sc > perKey[p.q]!) perKey[p.q] = sc;
       }
-      const s = perKey.reduce((x, y) => x + y, 0);
-      if (s > best.score) best = { block: bi, score: s };
-    });
-    return { block: best.block, score: best.score / this.total };
+      let s = 0;
+      for (let q = 0; q < this.nq; q++) s += perKey[q]!;
+      if (s > score) {
+        block = bi;
+        score = s;
+      }
+    }
+    return { block, score: score / this.total };
   }
 }
 
@@ -312,12 +320,11 @@ export function candidateFeatures(
       steps.add(step);
       if (index.docOf(step + 1) !== undefined) steps.add(step + 1);
     }
-    let pool = [...steps].map((step) => ({ step, pre: ctx.callCoverage(step) }));
-    pool.sort((a, b) => b.pre - a.pre || b.step - a.step);
-    pool = pool.slice(0, t.maxCandidates);
-    const lo = pool.reduce((m, c) => Math.min(m, c.step), Number.POSITIVE_INFINITY);
+    const pool = bestByCallCoverage(ctx, [...steps], t.maxCandidates);
+    const lo = pool.reduce((m, step) => Math.min(m, step), Number.POSITIVE_INFINITY);
     const span = Math.max(1, index.lastStep - lo);
-    const candidates = pool.map(({ step }) => {
+    const { credit } = cr;
+    const candidates = pool.map((step) => {
       const docNo = index.docOf(step)!;
       const doc = index.doc(docNo);
       const f = new Float64Array(FEATURE_NAMES.length);
@@ -344,13 +351,15 @@ export function candidateFeatures(
       const own = new Float64Array(nq);
       const fromPrev = new Float64Array(nq);
       const matched: (string | undefined)[] = new Array(nq);
+      // Credit slots of the turn and of its call (the slot of a step is that of its document).
+      const a = ctx.slotByStep.get(step);
+      const b = ctx.slotByStep.get(step - 1);
       for (let q = 0; q < nq; q++) {
-        own[q] = ctx.creditAt(step, q);
-        fromPrev[q] = ctx.creditAt(step - 1, q);
-        const at = own[q]! > 0 ? step : fromPrev[q]! > 0 ? step - 1 : undefined;
-        if (at === undefined) continue;
-        const mi = cr.match[(cr.slotOf[index.docOf(at)!]! - 1) * nq + q]!;
-        matched[q] = query[q]!.matches[mi]?.key;
+        own[q] = a === undefined ? 0 : credit[a * nq + q]!;
+        fromPrev[q] = b === undefined ? 0 : credit[b * nq + q]!;
+        const k = own[q]! > 0 ? a : fromPrev[q]! > 0 ? b : undefined;
+        if (k === undefined) continue;
+        matched[q] = query[q]!.matches[cr.match[k * nq + q]!]?.key;
       }
       return { docNo, stepId: step, features: f, block: best.block, own, fromPrev, matched };
     });
@@ -359,6 +368,22 @@ export function candidateFeatures(
   } finally {
     for (const d of cr.docs) cr.slotOf[d] = 0;
   }
+}
+
+/**
+ * The `limit` steps with the best coverage of turn and call, best first (ties: the later step
+ * first). The same as sorting every step and keeping the first `limit`, without sorting them
+ * all: the cut-off coverage is found with a numeric sort, then only the steps above it are sorted.
+ */
+function bestByCallCoverage(ctx: FeatureContext, steps: number[], limit: number): number[] {
+  const pre = Float64Array.from(steps, (step) => ctx.callCoverage(step));
+  let kept = steps.map((_, i) => i);
+  if (steps.length > limit) {
+    const cut = Float64Array.from(pre).sort()[steps.length - limit]!;
+    kept = kept.filter((i) => pre[i]! >= cut);
+  }
+  kept.sort((i, j) => pre[j]! - pre[i]! || steps[j]! - steps[i]!);
+  return kept.slice(0, limit).map((i) => steps[i]!);
 }
 
 const NORMALISED: readonly [FeatureName, FeatureName][] = [
