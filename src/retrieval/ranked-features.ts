@@ -320,7 +320,9 @@ export function candidateFeatures(
       steps.add(step);
       if (index.docOf(step + 1) !== undefined) steps.add(step + 1);
     }
-    const pool = bestByCallCoverage(ctx, [...steps], t.maxCandidates);
+    const stepList = [...steps];
+    const pre = Float64Array.from(stepList, (step) => ctx.callCoverage(step));
+    const pool = bestSteps(stepList, pre, t.maxCandidates);
     const lo = pool.reduce((m, step) => Math.min(m, step), Number.POSITIVE_INFINITY);
     const span = Math.max(1, index.lastStep - lo);
     const { credit } = cr;
@@ -371,18 +373,20 @@ export function candidateFeatures(
 }
 
 /**
- * The `limit` steps with the best coverage of turn and call, best first (ties: the later step
- * first). The same as sorting every step and keeping the first `limit`, without sorting them
- * all: the cut-off coverage is found with a numeric sort, then only the steps above it are sorted.
+ * The `limit` steps with the highest `score`, best first, ties broken by the later step: the
+ * same as sorting every step and keeping the first `limit`, without sorting them all (the
+ * cut-off score comes from a numeric sort, then only the steps at or above it are sorted).
+ *
+ * @example
+ * bestSteps([3, 5, 7], Float64Array.from([0.2, 0.9, 0.2]), 2); // [5, 7]
  */
-function bestByCallCoverage(ctx: FeatureContext, steps: number[], limit: number): number[] {
-  const pre = Float64Array.from(steps, (step) => ctx.callCoverage(step));
+export function bestSteps(steps: readonly number[], score: Float64Array, limit: number): number[] {
   let kept = steps.map((_, i) => i);
   if (steps.length > limit) {
-    const cut = Float64Array.from(pre).sort()[steps.length - limit]!;
-    kept = kept.filter((i) => pre[i]! >= cut);
+    const cut = Float64Array.from(score).sort()[steps.length - limit]!;
+    kept = kept.filter((i) => score[i]! >= cut);
   }
-  kept.sort((i, j) => pre[j]! - pre[i]! || steps[j]! - steps[i]!);
+  kept.sort((i, j) => score[j]! - score[i]! || steps[j]! - steps[i]!);
   return kept.slice(0, limit).map((i) => steps[i]!);
 }
 
