@@ -3,7 +3,7 @@ import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { project } from '../extract/projection.js';
 import { resolveTokenizer, type Tokenizer } from '../extract/tokenizer.js';
 import { fsyncDir, isTempFileName } from '../fs/durable-fs.js';
-import { defaultRedactor, type Redactor } from '../guard/redactor.js';
+import type { Redactor } from '../guard/redactor.js';
 import { scanPage } from '../guard/scan-page.js';
 import {
   type ContextFoldError,
@@ -61,7 +61,7 @@ import {
   storeLayout,
 } from '../store/layout.js';
 import { IndexBrokenError, LocalStore } from '../store/local-store.js';
-import { PgStore } from '../store/pg/pg-store.js';
+import type { PgStore } from '../store/pg/pg-store.js';
 import { isPgUrl } from '../store/pg/pg-url.js';
 import { type VerifiedNode, verifyNode } from '../store/verify.js';
 import { chunkText } from './chunk.js';
@@ -110,6 +110,11 @@ const TOKEN_CACHE = 4096;
 
 const turn = () => new Promise<void>((r) => setImmediate(r));
 
+/** The store class for a database URL when PostgreSQL was not loaded (open() loads it). */
+function noPg(where: string): never {
+  throw new UsageError(`${where} is a PostgreSQL store: open it with ContextFold.open`);
+}
+
 /**
  * The IPCF-1.1 engine over one store directory.
  *
@@ -126,7 +131,8 @@ export class ContextFold implements ContextFoldEngine {
   readonly sessionId: string;
   readonly retrieval: RetrievalMode;
   readonly redact: boolean;
-  private readonly redactor: Redactor | null;
+  /** The secret redactor, loaded on first use: a process that only reads never loads it. */
+  #redactor: Promise<Redactor> | undefined;
   /** `sanitized` flag of nodes by artifact hash (a node never changes under its hash). */
   private readonly sanitizedByArtifact = new Map<string, boolean>();
   /** The directory's paths (a local store; a database store has no directory). */
@@ -139,7 +145,7 @@ export class ContextFold implements ContextFoldEngine {
   private readonly readOnly: boolean;
   private closed = false;
 
-  private constructor(options: OpenOptions) {
+  private constructor(options: OpenOptions, pgStore?: typeof PgStore) {
     const where = options?.store ?? options?.dir;
     if (!options || typeof where !== 'string' || where.length === 0) {
       throw new UsageError(
@@ -165,7 +171,6 @@ export class ContextFold implements ContextFoldEngine {
     this.clock = options.clock ?? (() => new Date());
     this.readOnly = options.readOnly === true;
     this.redact = options.redact ?? true;
-    this.redactor = this.redact ? defaultRedactor() : null;
     const analyzer = { version: RANKED_ANALYZER_VERSION, keyOf: analysisKey };
     this.store = this.layout
       ? new LocalStore(this.layout, {
@@ -176,7 +181,7 @@ export class ContextFold implements ContextFoldEngine {
           onWarning: options.onWarning,
           readOnly: options.readOnly,
         })
-      : new PgStore({
+      : new (pgStore ?? noPg(where))({
           url: where,
           lockTimeoutMs: options.lockTimeoutMs ?? 30_000,
           statementTimeoutMs: options.statementTimeoutMs,
@@ -203,8 +208,15 @@ export class ContextFold implements ContextFoldEngine {
    * if missing or unusable; see `onWarning`).
    */
   static async open(options: OpenOptions): Promise<ContextFold> {
-    const cf = new ContextFold(options);
-    if (cf.store instanceof PgStore) {
+    const where = options?.store ?? options?.dir;
+    // The PostgreSQL client is loaded only for a database store: a local store's process (the
+    // CLI, the hook) never pays for it.
+    const pg = typeof where === 'string' && isPgUrl(where);
+    const cf = new ContextFold(
+      options,
+      pg ? (await import('../store/pg/pg-store.js')).PgStore : undefined,
+    );
+    if (cf.store.kind === 'postgres') {
       try {
         if (options.mustExist) await cf.store.assertExists();
         else await cf.store.sync();
@@ -239,10 +251,18 @@ export class ContextFold implements ContextFoldEngine {
       throw new UsageError('this ContextFold engine is closed; open the store again');
   }
 
+  /** The redactor of a redacting engine (secretlint and the guard tables load on first use). */
+  private loadRedactor(): Promise<Redactor> | null {
+    if (!this.redact) return null;
+    this.#redactor ??= import('../guard/redactor.js').then((m) => m.defaultRedactor());
+    return this.#redactor;
+  }
+
   /** The text as a fold would store it (see {@link ContextFoldEngine.redactText}). */
   async redactText(text: string): Promise<string> {
     if (typeof text !== 'string') throw new UsageError('redactText needs a string');
-    return this.redactor ? (await this.redactor.redactText(text)).text : text;
+    const redactor = this.loadRedactor();
+    return redactor ? (await (await redactor).redactText(text)).text : text;
   }
 
   /** Texts redacted jointly (see {@link ContextFoldEngine.redactTexts}). */
@@ -250,16 +270,18 @@ export class ContextFold implements ContextFoldEngine {
     if (!Array.isArray(texts) || texts.some((t) => typeof t !== 'string')) {
       throw new UsageError('redactTexts needs an array of strings');
     }
-    if (!this.redactor) return [...texts];
-    return (await this.redactor.redactTexts(texts)).map((r) => r.text);
+    const redactor = this.loadRedactor();
+    if (!redactor) return [...texts];
+    return (await (await redactor).redactTexts(texts)).map((r) => r.text);
   }
 
   /** Redacts the user text of a fold input (nothing to do when the engine does not redact). */
   private async redactInput(
     input: FoldInput,
   ): Promise<{ input: FoldInput; records: RedactionRecord[] }> {
-    if (!this.redactor) return { input, records: [] };
-    const { fields, records } = await this.redactor.redactFields(input);
+    const redactor = this.loadRedactor();
+    if (!redactor) return { input, records: [] };
+    const { fields, records } = await (await redactor).redactFields(input);
     return { input: fields, records };
   }
 
@@ -297,7 +319,7 @@ export class ContextFold implements ContextFoldEngine {
       commands: p.commands,
       errors: p.errors,
       token_estimate: p.token_estimate,
-      sanitized: this.redactor !== null,
+      sanitized: this.redact,
       ...(records.length > 0 ? { redactions: records } : {}),
       status: 'cold',
       artifact_sha256: '',
@@ -498,7 +520,9 @@ export class ContextFold implements ContextFoldEngine {
   }
 
   /** Tokens of a payload known without counting (the reference estimate, or stored). */
-  private knownTokens(entry: IndexEntry): number | undefined {
+  private knownTokens(
+    entry: Pick<IndexEntry, 'payload_sha256' | 'token_estimate'>,
+  ): number | undefined {
     if (this.tokenizer.name === 'reference') return entry.token_estimate;
     const cached = this.tokenCache.get(entry.payload_sha256);
     if (cached !== undefined) return cached;

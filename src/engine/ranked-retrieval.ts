@@ -41,12 +41,15 @@ class StoredDoc {
     readonly stepId: number,
     readonly length: number,
     private readonly stored: DocStats,
-    private readonly deps: Pick<RankedRetrievalDeps, 'backend' | 'tokensOf'>,
+    private readonly deps: Pick<RankedRetrievalDeps, 'backend' | 'tokensOf' | 'knownTokens'>,
   ) {}
 
-  /** Tokens of the whole payload: stored per tokenizer beside the index, counted if missing. */
+  /**
+   * Tokens of the whole payload: stored per tokenizer beside the index (found by the payload
+   * hash the document row carries, so its entry is not decoded), counted if missing.
+   */
   get tokens(): number {
-    this.#tokens ??= this.deps.tokensOf(this.stepId);
+    this.#tokens ??= this.deps.knownTokens(this.stored) ?? this.deps.tokensOf(this.stepId);
     return this.#tokens;
   }
 
@@ -85,7 +88,7 @@ export interface RankedRetrievalDeps {
   /** Tokens of a step's whole payload under the engine's tokenizer (stored, or counted). */
   tokensOf(stepId: number): number;
   /** Tokens known for a payload without counting (stored), if any. */
-  knownTokens(entry: IndexEntry): number | undefined;
+  knownTokens(entry: Pick<IndexEntry, 'payload_sha256' | 'token_estimate'>): number | undefined;
 }
 
 /** Caps of one page-in, and the live boundary (see `RankedScanOptions.liveFrom`). */

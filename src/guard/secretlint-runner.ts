@@ -9,9 +9,6 @@ type LintInput = Parameters<typeof lintSource>[0];
 type SecretLintCoreConfig = LintInput['options']['config'];
 type SecretLintRawSource = LintInput['source'];
 
-/** The rule ids `@secretlint/secretlint-rule-preset-recommend` ships (what a table may name). */
-export const SECRETLINT_RULE_IDS: readonly string[] = recommendedRules.map((r) => r.meta.id).sort();
-
 const creators = new Map(recommendedRules.map((r) => [r.meta.id, r]));
 
 /** A secretlint finding mapped back to the table pattern whose message it is. */

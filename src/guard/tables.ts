@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GuardTableError } from '../protocol/errors.js';
 import { compileSyncMatcher, type SyncMatch } from './matchers.js';
-import { SECRETLINT_RULE_IDS } from './secretlint-runner.js';
+import { SECRETLINT_RULE_IDS } from './secretlint-rule-ids.js';
 import {
   type GuardPattern,
   type GuardTable,

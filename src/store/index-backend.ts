@@ -1,5 +1,6 @@
 import type { ColdNode, IndexEntry } from '../protocol/types.js';
 import type { NodeAnalysisRecord } from './analysis-record.js';
+import type { DocStats } from './index-db.js';
 import type { LoadProblem } from './index-loader.js';
 import type { FlagCounts, NodeFlag } from './node-flag.js';
 import type { VerifiedNode } from './verify.js';
@@ -42,12 +43,7 @@ export interface FieldStats {
 export type { NodeAnalysisRecord } from './analysis-record.js';
 export type { FlagCounts, NodeFlag } from './node-flag.js';
 
-/** Ranked statistics of one analysed node: its length and the analyzer's opaque features. */
-export interface DocStats {
-  step: number;
-  length: number;
-  features: string;
-}
+export type { DocStats };
 
 /** A node whose analysis is not in the index yet. */
 export interface PendingNode {

@@ -98,11 +98,14 @@ export interface FoldRow {
   analysis?: StoredAnalysis;
 }
 
-/** The ranked statistics of one analysed document. */
-export interface DocRow {
+/** Ranked statistics of one analysed node: its length and the analyzer's opaque features. */
+export interface DocStats {
   step: number;
   length: number;
   features: string;
+  /** Of the document's index entry: what its token count is stored under, without the entry. */
+  payload_sha256: string;
+  token_estimate: number;
 }
 
 /**
@@ -840,17 +843,19 @@ export class IndexDb {
   }
 
   /** Ranked statistics of the given steps (entries without an analysis are absent). */
-  docs(steps: readonly number[]): DocRow[] {
+  docs(steps: readonly number[]): DocStats[] {
     const rows = this.#stmt(
       'docs',
-      'SELECT d.step AS step, d.length AS length, d.features AS features FROM json_each(?) j JOIN docs d ON d.step = j.value',
-    ).all(JSON.stringify(steps)) as { step: number; length: number; features: StoredBody }[];
+      'SELECT d.step AS step, d.length AS length, d.features AS features, e.payload_sha256 AS payload_sha256, e.token_estimate AS token_estimate FROM json_each(?) j JOIN docs d ON d.step = j.value JOIN entries e ON e.step = d.step',
+    ).all(JSON.stringify(steps)) as (Omit<DocStats, 'features'> & { features: StoredBody })[];
     // Inflated on first read: a scan reads the features of its best candidates only.
     return rows.map((r) => {
       const packed = r.features;
       return {
         step: r.step,
         length: r.length,
+        payload_sha256: r.payload_sha256,
+        token_estimate: r.token_estimate,
         get features() {
           return unpack(packed);
         },

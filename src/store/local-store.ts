@@ -158,6 +158,8 @@ export class IndexBrokenError extends Error {
  * store.get(37)?.summary;
  */
 export class LocalStore implements IndexBackend {
+  /** A store in a directory. */
+  readonly kind = 'local' as const;
   readonly layout: StoreLayout;
   readonly #opts: LocalStoreOptions;
   #db: IndexDb | null = null;
@@ -405,9 +407,10 @@ export class LocalStore implements IndexBackend {
     if (!keyOf || db.docs([step]).length === 0) return;
     const json = db.entryJson(step);
     if (json === undefined) return;
-    const akey = keyOf(JSON.parse(json) as IndexEntry);
+    const entry = JSON.parse(json) as IndexEntry;
+    const akey = keyOf(entry);
     const a = db.analyses([akey]).get(akey);
-    if (a) this.#cache.addDoc(FIELD_RANKED, step, a);
+    if (a) this.#cache.addDoc(FIELD_RANKED, entry, a);
   }
 
   #markVerified(): void {

@@ -170,9 +170,20 @@ export class ReadCache {
     }
   }
 
-  /** An analysed document joined the ranked field. */
-  addDoc(field: number, step: number, a: StoredAnalysis): void {
-    this.#docs.set(step, { step, length: a.length, features: a.features });
+  /** An analysed document (of this entry) joined the ranked field. */
+  addDoc(
+    field: number,
+    entry: Pick<IndexEntry, 'step_id' | 'payload_sha256' | 'token_estimate'>,
+    a: StoredAnalysis,
+  ): void {
+    const step = entry.step_id;
+    this.#docs.set(step, {
+      step,
+      length: a.length,
+      features: a.features,
+      payload_sha256: entry.payload_sha256,
+      token_estimate: entry.token_estimate,
+    });
     this.addPostings(field, step, a.terms, a.tfs);
   }
 }

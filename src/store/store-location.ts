@@ -1,6 +1,5 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import pg from 'pg';
 import { storeError } from './pg/pg-errors.js';
 import { childPgUrl, isPgUrl, parsePgUrl } from './pg/pg-url.js';
 
@@ -37,6 +36,8 @@ export async function listSubStores(base: string, under: string): Promise<string
   }
   const where = parsePgUrl(base);
   const prefix = `${where.storeId}/${under}/`;
+  // Loaded here, not at the top: a process on local stores never loads the PostgreSQL client.
+  const { default: pg } = await import('pg');
   const client = new pg.Client({ connectionString: where.connectionString });
   try {
     await client.connect();

@@ -146,6 +146,8 @@ interface Mirror {
  * await store.sync();
  */
 export class PgStore implements IndexBackend {
+  /** A store in a PostgreSQL database. */
+  readonly kind = 'postgres' as const;
   readonly where: PgLocation;
   readonly #opts: PgStoreOptions;
   readonly #pool: pg.Pool;
