@@ -849,18 +849,12 @@ export class IndexDb {
       'SELECT d.step AS step, d.length AS length, d.features AS features, e.payload_sha256 AS payload_sha256, e.token_estimate AS token_estimate FROM json_each(?) j JOIN docs d ON d.step = j.value JOIN entries e ON e.step = d.step',
     ).all(JSON.stringify(steps)) as (Omit<DocStats, 'features'> & { features: StoredBody })[];
     // Inflated on first read: a scan reads the features of its best candidates only.
-    return rows.map((r) => {
-      const packed = r.features;
-      return {
-        step: r.step,
-        length: r.length,
-        payload_sha256: r.payload_sha256,
-        token_estimate: r.token_estimate,
-        get features() {
-          return unpack(packed);
-        },
-      };
-    });
+    return rows.map(({ features: packed, ...row }) => ({
+      ...row,
+      get features() {
+        return unpack(packed);
+      },
+    }));
   }
 
   /** Largest analysed step (-1 when none). */
