@@ -1,13 +1,16 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GuardTableError } from '../protocol/errors.js';
 import { compileSyncMatcher, type SyncMatch } from './matchers.js';
 import { SECRETLINT_RULE_IDS } from './secretlint-rule-ids.js';
+import { SHIPPED_TABLES_SHA256 } from './shipped-tables.js';
 import {
   type GuardPattern,
   type GuardTable,
-  guardTableSchema,
+  guardTableSchemas,
   type Matcher,
 } from './table-schema.js';
 import type { Severity, TableKind } from './types.js';
@@ -57,22 +60,46 @@ function fail(path: string, why: string): never {
   throw new GuardTableError(`guard table ${path}: ${why}`, { path });
 }
 
-function readTable(dir: string, kind: TableKind): GuardTable {
-  const file = GUARD_TABLE_FILES[kind];
-  const path = join(dir, file);
+let schema: ReturnType<typeof guardTableSchemas>['guardTableSchema'] | undefined;
+
+/** The table schema, built on first need with zod's CommonJS build (this load is synchronous). */
+function tableSchema(): NonNullable<typeof schema> {
+  schema ??= guardTableSchemas(
+    (createRequire(import.meta.url)('zod') as typeof import('zod')).z,
+  ).guardTableSchema;
+  return schema;
+}
+
+/** A table's parsed JSON, checked against the schema unless its bytes are the shipped ones. */
+function checked(bytes: Buffer, file: string, path: string): GuardTable {
   let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(path, 'utf8'));
+    raw = JSON.parse(bytes.toString('utf8'));
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    fail(path, code === 'ENOENT' ? 'file is missing' : `not valid JSON (${(e as Error).message})`);
+    fail(path, `not valid JSON (${(e as Error).message})`);
   }
-  const parsed = guardTableSchema.safeParse(raw);
+  // The shipped bytes are checked by the test suite (shipped-tables.test.ts).
+  const sha = createHash('sha256').update(bytes).digest('hex');
+  if (SHIPPED_TABLES_SHA256[file] === sha) return raw as GuardTable;
+  const parsed = tableSchema().safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     fail(path, `${issue.path.join('.') || '(root)'}: ${issue.message}`);
   }
-  const t = parsed.data;
+  return parsed.data;
+}
+
+function readTable(dir: string, kind: TableKind): GuardTable {
+  const file = GUARD_TABLE_FILES[kind];
+  const path = join(dir, file);
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(path);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    fail(path, code === 'ENOENT' ? 'file is missing' : `cannot be read (${(e as Error).message})`);
+  }
+  const t = checked(bytes, file, path);
   if (t.table !== file) fail(path, `"table" must be "${file}", got "${t.table}"`);
   if (t.kind !== kind) fail(path, `"kind" must be "${kind}", got "${t.kind}"`);
   return t;
