@@ -35,14 +35,17 @@ const LAZY_DOC_FIELDS = ['error', 'prose', 'shapes', 'keys', 'head', 'blocks'] a
  * with own getters, so that every document has the same shape and reading a field stays fast.
  */
 class StoredDoc {
+  readonly stepId: number;
+  readonly length: number;
   #analysis: NodeAnalysis | undefined;
   #tokens: number | undefined;
   constructor(
-    readonly stepId: number,
-    readonly length: number,
     private readonly stored: DocStats,
     private readonly deps: Pick<RankedRetrievalDeps, 'backend' | 'tokensOf' | 'knownTokens'>,
-  ) {}
+  ) {
+    this.stepId = stored.step;
+    this.length = stored.length;
+  }
 
   /**
    * Tokens of the whole payload: stored per tokenizer beside the index (found by the payload
@@ -292,7 +295,7 @@ export class RankedRetrieval {
 
   #decode(d: DocStats): RankedDoc {
     // The analysis fields are getters on the prototype (see StoredDoc).
-    return new StoredDoc(d.step, d.length, d, this.#deps) as StoredDoc & RankedDoc;
+    return new StoredDoc(d, this.#deps) as StoredDoc & RankedDoc;
   }
 
   /** The ranked selection for a prompt (no page is read). Call {@link prepare} first. */

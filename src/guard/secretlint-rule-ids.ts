@@ -1,7 +1,7 @@
 /**
  * The rule ids `@secretlint/secretlint-rule-preset-recommend` ships: what a secrets table may
  * name. Written out rather than read from the preset, so that loading the guard tables (every
- * page-in) does not load secretlint itself; `secretlint-runner.test.ts` checks the list against
+ * page-in) does not load secretlint itself; `secretlint-rule-ids.test.ts` checks the list against
  * the installed preset, so a dependency update that adds or removes a rule fails there.
  *
  * @example

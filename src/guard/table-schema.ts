@@ -13,7 +13,7 @@ export const PATTERN_ID_RE = /^([a-z0-9]+(?:-[a-z0-9]+)*):([a-z0-9]+(?:-[a-z0-9]
  * `tables.ts`), so the schemas are made on demand rather than when this module loads.
  *
  * @example
- * import type { z as Z } from 'zod';
+ * import { z } from 'zod';
  * guardTableSchemas(z).guardTableSchema.safeParse(JSON.parse(text)).success;
  */
 export function guardTableSchemas(z: typeof Z) {
