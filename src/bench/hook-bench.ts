@@ -75,17 +75,28 @@ function turn(t: SyntheticTranscript, i: number): void {
     { length: 30 },
     (_, j) => `${mod}/${j}.ts: ${(i * 31 + j) % 97} checks ok in ${(i + j) % 13}ms`,
   );
-  t.bash(i, `npm test -- ${mod} --pass ${i}`, `${lines.join('\n')}\n${(i * 7) % 500} tests passed`);
+  const report = `reports/${mod}/pass-${String(i).padStart(4, '0')}.xml`;
+  t.bash(
+    i,
+    `npm test -- ${mod} --pass ${i} --junit ${report}`,
+    `${lines.join('\n')}\n${passed(i)} tests passed\njunit report written to ${report}`,
+  );
 }
+
+/** The count turn `i` reports (what the bench's prompt asks for). */
+const passed = (i: number) => (i * 7) % 500;
+
+/** The archived turn the bench's prompt asks about (before the compaction in the middle). */
+const ASKED = 23;
 
 /** Figures of the hook on a long transcript. */
 export interface HookBench {
   turns: number;
   /** Catching up on the whole transcript (several runs of at most 400 turns). */
   catch_up_ms: number;
-  /** In-process `user-prompt-submit` after one more exchange (warm state file). */
+  /** In-process `user-prompt-submit` after one more exchange (warm state file): fold, scan, page in. */
   warm_prompt_ms: { p50: number; max: number };
-  /** The same through `contextfold hook user-prompt-submit` as a fresh process. */
+  /** The same, after one more exchange, through `contextfold hook user-prompt-submit` as a fresh process (what Claude Code runs). */
   fresh_process_prompt_ms: { p50: number; max: number };
 }
 
@@ -115,7 +126,17 @@ export async function benchHook(options: { exchanges: number; work: string }): P
     writeFileSync(path, `${t.rows.join('\n')}\n`);
     const baseDir = join(root, '.contextfold');
     const input = { session_id: 'bench-session', transcript_path: path, cwd: root };
-    const prompt = 'how many tests passed for the renderer module, pass 23?';
+    const prompt = `how many tests passed in reports/${MODULES[ASKED % MODULES.length]}/pass-${String(ASKED).padStart(4, '0')}.xml?`;
+    // A run that pages nothing in skips the reads a real prompt pays for: each run must hand
+    // Claude Code the archived answer, or the figure is not the one it claims to be.
+    const answer = `${passed(ASKED)} tests passed`;
+    const answered = (context: string | undefined, how: string) => {
+      if (!context?.includes(answer)) {
+        throw new Error(
+          `hook bench: the ${how} run did not page in "${answer}" (step of pass ${ASKED})`,
+        );
+      }
+    };
     const t0 = performance.now();
     for (let run = 0; run < 100; run++) {
       const r = await runHook({
@@ -129,13 +150,26 @@ export async function benchHook(options: { exchanges: number; work: string }): P
     const warm: number[] = [];
     const fresh: number[] = [];
     const cli = fileURLToPath(new URL('../cli/bin.js', import.meta.url));
-    for (let k = 0; k < 8; k++) {
-      const extra = new SyntheticTranscript('bench-session', k + 1);
-      turn(extra, options.exchanges + k);
+    // Each run, in process or fresh, first finds one more exchange in the transcript (what
+    // Claude Code appended since the last prompt) and folds it, as on every real prompt.
+    let appended = 0;
+    const oneMoreExchange = () => {
+      appended++;
+      const extra = new SyntheticTranscript('bench-session', appended);
+      turn(extra, options.exchanges + appended);
       appendFileSync(path, `${extra.rows.join('\n')}\n`);
+    };
+    for (let k = 0; k < 8; k++) {
+      oneMoreExchange();
       const s = performance.now();
-      await runHook({ event: 'user-prompt-submit', input: { ...input, prompt }, baseDir });
+      const inProcess = await runHook({
+        event: 'user-prompt-submit',
+        input: { ...input, prompt },
+        baseDir,
+      });
       warm.push(performance.now() - s);
+      answered(inProcess.output?.hookSpecificOutput.additionalContext, 'in-process');
+      oneMoreExchange();
       const f = performance.now();
       const r = spawnSync(process.execPath, [cli, '--dir', baseDir, 'hook', 'user-prompt-submit'], {
         input: JSON.stringify({ ...input, prompt, hook_event_name: 'UserPromptSubmit' }),
@@ -143,6 +177,10 @@ export async function benchHook(options: { exchanges: number; work: string }): P
       });
       fresh.push(performance.now() - f);
       if (r.status !== 0) throw new Error(`hook failed: ${r.stderr}`);
+      answered(
+        r.stdout === '' ? undefined : JSON.parse(r.stdout).hookSpecificOutput?.additionalContext,
+        'fresh-process',
+      );
     }
     return {
       turns: options.exchanges * 2 + 1,

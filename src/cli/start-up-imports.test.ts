@@ -27,8 +27,9 @@ function packagesLoadedBy(entries: readonly string[]): Set<string> {
   return packages;
 }
 
-describe('start-up of the read commands', () => {
-  it.each(['scan', 'status', 'recall', 'hydrate'])(
+describe('start-up of the read commands and the hook', () => {
+  // The hook is a fresh process on every Claude Code prompt: what it loads, every prompt waits for.
+  it.each(['scan', 'status', 'recall', 'hydrate', 'hook'])(
     '`contextfold %s` loads no npm package but commander and better-sqlite3',
     (command) => {
       // PostgreSQL, secretlint and zod load on first use (a postgres:// store, a redaction, a

@@ -315,9 +315,9 @@ describe('stored analyses are derived, never trusted', () => {
     const before = await answers(first);
     await first.close({ compact: false });
     const db = new Database(indexDb(dir));
-    // Both the applied documents and the kept analyses (a rebuild must not carry them over).
+    // The kept analyses, which the documents read their features from (a rebuild must not
+    // carry them over).
     const bad = deflateRawSync('{"version":1,"keys":["port"]}');
-    db.prepare('UPDATE docs SET features = ?').run(bad);
     db.prepare('UPDATE analyses SET features = ?').run(bad);
     db.close();
     const { warnings, onWarning } = collect();

@@ -1,6 +1,9 @@
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { RANKED_DEFAULTS } from '../retrieval/ranked-scan.js';
 import { type TestStore, testStore } from '../test-utils/backend-store.js';
 import { BACKENDS, type BackendName } from '../test-utils/pg.js';
+import { tempDir } from '../test-utils/temp-dir.js';
 import { ContextFold } from './context-fold.js';
 import type { FoldInput } from './types.js';
 
@@ -116,5 +119,44 @@ describe.each(BACKENDS)('ranked retrieval in the engine on %s', (backend: Backen
     expect(ranked.selected[0]?.step_id).toBe(2);
     expect(Object.keys(reference).sort()).toEqual(['budget_dropped', 'query_terms', 'selected']);
     await cf.close();
+  });
+});
+
+describe('what a ranked scan reads', () => {
+  it('the analyses of the turns it scores in full only, however many turns hold the key', async () => {
+    const dir = join(tempDir().dir, '.contextfold');
+    const writer = await ContextFold.open({ dir, retrieval: 'ranked' });
+    await writer.foldMany(
+      Array.from({ length: 700 }, (_, i) => ({
+        stepId: i,
+        summary: 'tool: result',
+        content: `widget build job-${String(i).padStart(4, '0')} finished: ${i % 50} warnings in src/widget${i % 7}.ts`,
+      })),
+    );
+    await writer.close({ compact: false });
+    // A fresh engine: nothing cached in the process yet.
+    const cf = await ContextFold.open({ dir, retrieval: 'ranked' });
+    const store = cf.backend;
+    const numbered = new Set<number>();
+    const detailed = new Set<number>();
+    const docStats = store.docStats.bind(store);
+    const docDetail = store.docDetail.bind(store);
+    store.docStats = (steps) => {
+      for (const s of steps) numbered.add(s);
+      return docStats(steps);
+    };
+    store.docDetail = (step) => {
+      detailed.add(step);
+      return docDetail(step);
+    };
+    const r = await cf.scan('How many warnings did the widget build job-0642 report?');
+    expect(r.selected[0]?.step_id).toBe(642);
+    expect(numbered.size).toBeGreaterThan(RANKED_DEFAULTS.maxCandidates + 100);
+    // Full features for at most maxCandidates turns; a pick's call turn may be read besides.
+    expect(detailed.size).toBeLessThanOrEqual(
+      RANKED_DEFAULTS.maxCandidates + RANKED_DEFAULTS.maxPages,
+    );
+    for (const p of r.selected) expect(detailed.has(p.step_id)).toBe(true);
+    await cf.close({ compact: false });
   });
 });

@@ -19,7 +19,7 @@ import {
   rankedScan,
 } from '../retrieval/ranked-scan.js';
 import { type RankedSource, rankedView } from '../retrieval/ranked-view.js';
-import type { DocStats, IndexBackend } from '../store/index-backend.js';
+import type { DocDetail, DocStats, IndexBackend } from '../store/index-backend.js';
 import type { Page, PageInFailure, PageInResult } from './types.js';
 
 /** Pending nodes analysed per round (each round persists its analyses, then yields). */
@@ -37,14 +37,28 @@ const LAZY_DOC_FIELDS = ['error', 'prose', 'shapes', 'keys', 'head', 'blocks'] a
 class StoredDoc {
   readonly stepId: number;
   readonly length: number;
+  #detail: DocDetail | undefined;
   #analysis: NodeAnalysis | undefined;
   #tokens: number | undefined;
   constructor(
-    private readonly stored: DocStats,
+    stored: DocStats,
     private readonly deps: Pick<RankedRetrievalDeps, 'backend' | 'tokensOf' | 'knownTokens'>,
   ) {
     this.stepId = stored.step;
     this.length = stored.length;
+  }
+
+  /** The analysis row and token key, read once: only for a turn that is scored in full. */
+  #stored(): DocDetail {
+    if (this.#detail) return this.#detail;
+    const detail = this.deps.backend.docDetail(this.stepId);
+    // Numbered by this scan and gone now: another process dropped it (a repair), which starts
+    // a new index generation; the read runs again on the rebuilt view.
+    if (!detail) {
+      return this.deps.backend.reportBroken(`the ranked document of step ${this.stepId} is gone`);
+    }
+    this.#detail = detail;
+    return detail;
   }
 
   /**
@@ -52,13 +66,13 @@ class StoredDoc {
    * hash the document row carries, so its entry is not decoded), counted if missing.
    */
   get tokens(): number {
-    this.#tokens ??= this.deps.knownTokens(this.stored) ?? this.deps.tokensOf(this.stepId);
+    this.#tokens ??= this.deps.knownTokens(this.#stored()) ?? this.deps.tokensOf(this.stepId);
     return this.#tokens;
   }
 
   analysis(): NodeAnalysis {
     if (this.#analysis) return this.#analysis;
-    const decoded = decodeStoredAnalysis(this.stored.features, 0);
+    const decoded = decodeStoredAnalysis(this.#stored().features, 0);
     // A stored analysis that does not decode is a damaged index, never ranked with: the
     // index is rebuilt (its analyses recomputed from verified nodes) and the read runs again.
     if (!decoded) {

@@ -7,12 +7,14 @@
 
 const HEX64 = /^[0-9a-f]{64}$/;
 
-type Check = (v: unknown) => string | null;
+/** A field check: null when the value is valid, else what is wrong with it. */
+export type Check = (v: unknown) => string | null;
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
-const str: Check = (v) => (typeof v === 'string' ? null : 'expected a string');
+/** A string. */
+export const str: Check = (v) => (typeof v === 'string' ? null : 'expected a string');
 const hex: Check = (v) =>
   typeof v === 'string' && HEX64.test(v) ? null : 'expected 64 lower-case hex digits';
 const bool: Check = (v) => (typeof v === 'boolean' ? null : 'expected a boolean');
@@ -22,7 +24,14 @@ const nonNegInt: Check = (v) =>
 const strings: Check = (v) =>
   Array.isArray(v) && v.every((x) => typeof x === 'string') ? null : 'expected an array of strings';
 
-function checkFields(
+/**
+ * Checks an object's required and optional fields (other fields are allowed): null when valid,
+ * else the first problem as `"<field>: <what is wrong>"`.
+ *
+ * @example
+ * checkFields({ id: 3 }, { id: str }); // "id: expected a string"
+ */
+export function checkFields(
   v: unknown,
   required: Record<string, Check>,
   optional: Record<string, Check> = {},

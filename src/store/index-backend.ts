@@ -1,6 +1,6 @@
 import type { ColdNode, IndexEntry } from '../protocol/types.js';
 import type { NodeAnalysisRecord } from './analysis-record.js';
-import type { DocStats } from './index-db.js';
+import type { DocDetail, DocStats } from './index-db.js';
 import type { LoadProblem } from './index-loader.js';
 import type { FlagCounts, NodeFlag } from './node-flag.js';
 import type { VerifiedNode } from './verify.js';
@@ -43,7 +43,7 @@ export interface FieldStats {
 export type { NodeAnalysisRecord } from './analysis-record.js';
 export type { FlagCounts, NodeFlag } from './node-flag.js';
 
-export type { DocStats };
+export type { DocDetail, DocStats };
 
 /** A node whose analysis is not in the index yet. */
 export interface PendingNode {
@@ -158,6 +158,8 @@ export interface IndexBackend {
   fieldStats(field: PostingField): FieldStats;
   /** Ranked statistics of analysed nodes among `steps` (others are absent). */
   docStats(steps: readonly number[]): DocStats[];
+  /** The analysis and token key of an analysed node, read when a scan scores it in full. */
+  docDetail(step: number): DocDetail | undefined;
 
   /** The eviction log in order (what `eviction_log.json` holds). */
   evictions(): { step_id: number; evicted_at: string }[];

@@ -10,7 +10,7 @@ import type { FlagCounts, NodeFlag } from './node-flag.js';
 /** `PRAGMA application_id` of a contextfold index ("CFx1"): anything else is a foreign file. */
 export const APPLICATION_ID = 0x43467831;
 /** `PRAGMA user_version`: the schema below. A different version is rebuilt, never migrated. */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 /** Posting fields. `reference`: the terms RGSC and recall match; `ranked`: retrieval keys. */
 export const FIELD_REFERENCE = 0;
@@ -98,10 +98,15 @@ export interface FoldRow {
   analysis?: StoredAnalysis;
 }
 
-/** Ranked statistics of one analysed node: its length and the analyzer's opaque features. */
+/** Ranked statistics of one analysed node (what a scan reads for every turn it numbers). */
 export interface DocStats {
   step: number;
   length: number;
+}
+
+/** What a scan reads only for the turns it scores in full: the analysis and the token key. */
+export interface DocDetail {
+  /** The analyzer's opaque features (see `decodeStoredAnalysis`). */
   features: string;
   /** Of the document's index entry: what its token count is stored under, without the entry. */
   payload_sha256: string;
@@ -164,7 +169,7 @@ CREATE TABLE docs (
   length INTEGER NOT NULL,
   parts INTEGER NOT NULL,
   part_length INTEGER NOT NULL,
-  features BLOB NOT NULL
+  analysis INTEGER NOT NULL REFERENCES analyses (id)
 );
 CREATE TABLE terms (
   field INTEGER NOT NULL,
@@ -573,12 +578,22 @@ export class IndexDb {
     for (let i = 0; i < args.length; i += 3) one.run(args[i], args[i + 1], args[i + 2]);
   }
 
-  /** A document's ranked statistics, and its postings queued in `groups`. */
+  /**
+   * A document's ranked statistics, and its postings queued in `groups`. Its features are those
+   * of its analysis row (stored once, by content address): a document row stays a few bytes, so
+   * a scan that numbers thousands of turns reads few pages.
+   */
   #doc(step: number, a: StoredAnalysis, groups: Groups, state: IndexState): void {
+    const idOf = this.#stmt('analysisId', 'SELECT id FROM analyses WHERE akey = ?').pluck();
+    let analysis = idOf.get(a.akey) as number | undefined;
+    if (analysis === undefined) {
+      this.putAnalyses([a]);
+      analysis = idOf.get(a.akey) as number;
+    }
     this.#stmt(
       'doc',
-      'INSERT INTO docs (step, length, parts, part_length, features) VALUES (?, ?, ?, ?, ?)',
-    ).run(step, a.length, a.parts, a.partLength, this.#pack(a.features));
+      'INSERT INTO docs (step, length, parts, part_length, analysis) VALUES (?, ?, ?, ?, ?)',
+    ).run(step, a.length, a.parts, a.partLength, analysis);
     for (let i = 0; i < a.terms.length; i++) {
       const g = group(groups, FIELD_RANKED, a.terms[i]!);
       g.steps.push(step);
@@ -844,17 +859,21 @@ export class IndexDb {
 
   /** Ranked statistics of the given steps (entries without an analysis are absent). */
   docs(steps: readonly number[]): DocStats[] {
-    const rows = this.#stmt(
+    return this.#stmt(
       'docs',
-      'SELECT d.step AS step, d.length AS length, d.features AS features, e.payload_sha256 AS payload_sha256, e.token_estimate AS token_estimate FROM json_each(?) j JOIN docs d ON d.step = j.value JOIN entries e ON e.step = d.step',
-    ).all(JSON.stringify(steps)) as (Omit<DocStats, 'features'> & { features: StoredBody })[];
-    // Inflated on first read: a scan reads the features of its best candidates only.
-    return rows.map(({ features: packed, ...row }) => ({
-      ...row,
-      get features() {
-        return unpack(packed);
-      },
-    }));
+      'SELECT d.step AS step, d.length AS length FROM json_each(?) j JOIN docs d ON d.step = j.value',
+    ).all(JSON.stringify(steps)) as DocStats[];
+  }
+
+  /** The analysis and token key of an analysed step (undefined: not analysed). */
+  docDetail(step: number): DocDetail | undefined {
+    const row = this.#stmt(
+      'docDetail',
+      'SELECT a.features, e.payload_sha256, e.token_estimate FROM docs d JOIN analyses a ON a.id = d.analysis JOIN entries e ON e.step = d.step WHERE d.step = ?',
+    )
+      .raw()
+      .get(step) as [StoredBody, string, number] | undefined;
+    return row && { features: unpack(row[0]), payload_sha256: row[1], token_estimate: row[2] };
   }
 
   /** Largest analysed step (-1 when none). */

@@ -22,6 +22,7 @@ import { fieldStatsOf } from './field-stats.js';
 import { type FileIdentity, fileIdentity, isRacy, sameIdentity } from './file-identity.js';
 import type {
   CommitRow,
+  DocDetail,
   DocStats,
   FieldStats,
   IndexBackend,
@@ -765,6 +766,10 @@ export class LocalStore implements IndexBackend {
     });
     out.push(...found);
     return out;
+  }
+
+  docDetail(step: number): DocDetail | undefined {
+    return this.#read(undefined, (db) => db.docDetail(step));
   }
 
   evictions(): { step_id: number; evicted_at: string }[] {

@@ -171,19 +171,9 @@ export class ReadCache {
   }
 
   /** An analysed document (of this entry) joined the ranked field. */
-  addDoc(
-    field: number,
-    entry: Pick<IndexEntry, 'step_id' | 'payload_sha256' | 'token_estimate'>,
-    a: StoredAnalysis,
-  ): void {
+  addDoc(field: number, entry: Pick<IndexEntry, 'step_id'>, a: StoredAnalysis): void {
     const step = entry.step_id;
-    this.#docs.set(step, {
-      step,
-      length: a.length,
-      features: a.features,
-      payload_sha256: entry.payload_sha256,
-      token_estimate: entry.token_estimate,
-    });
+    this.#docs.set(step, { step, length: a.length });
     this.addPostings(field, step, a.terms, a.tfs);
   }
 }

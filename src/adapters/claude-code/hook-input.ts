@@ -1,5 +1,5 @@
-import { z } from 'zod';
 import { UsageError } from '../../protocol/errors.js';
+import { checkFields, str } from '../../protocol/schemas.js';
 
 /** The hook events contextfold handles, as the CLI spells them. */
 export type HookEvent = 'user-prompt-submit' | 'pre-compact' | 'session-start';
@@ -18,25 +18,38 @@ export const CLAUDE_EVENT_NAMES: Record<HookEvent, string> = {
   'session-start': 'SessionStart',
 };
 
-const inputSchema = z
-  .object({
-    session_id: z
-      .string()
-      .regex(/^[A-Za-z0-9._-]{1,200}$/, 'must be a plain id (letters, digits, . _ -)'),
-    transcript_path: z.string().min(1),
-    cwd: z.string().optional(),
-    hook_event_name: z.string().optional(),
-    prompt: z.string().optional(),
-    source: z.string().optional(),
-    trigger: z.string().optional(),
-  })
-  .loose();
+const PLAIN_ID = /^[A-Za-z0-9._-]{1,200}$/;
 
 /**
  * The JSON a Claude Code command hook receives on stdin (common fields plus the event's own:
- * `prompt` for UserPromptSubmit, `trigger` for PreCompact, `source` for SessionStart).
+ * `prompt` for UserPromptSubmit, `trigger` for PreCompact, `source` for SessionStart). Other
+ * fields are kept as they are.
  */
-export type HookInput = z.infer<typeof inputSchema>;
+export interface HookInput {
+  session_id: string;
+  transcript_path: string;
+  cwd?: string;
+  hook_event_name?: string;
+  prompt?: string;
+  source?: string;
+  trigger?: string;
+  [field: string]: unknown;
+}
+
+// Checked by hand, not with a schema library: the hook is a fresh process on every prompt, and
+// loading zod cost it about 100 ms.
+const checkInput = (v: unknown): string | null =>
+  checkFields(
+    v,
+    {
+      session_id: (id) =>
+        typeof id === 'string' && PLAIN_ID.test(id)
+          ? null
+          : 'must be a plain id (letters, digits, . _ -)',
+      transcript_path: (p) => (typeof p === 'string' && p !== '' ? null : 'expected a path'),
+    },
+    { cwd: str, hook_event_name: str, prompt: str, source: str, trigger: str },
+  );
 
 /**
  * Parses and checks the hook input. The session id becomes a directory name, so only plain ids
@@ -54,16 +67,14 @@ export function parseHookInput(text: string, event: HookEvent): HookInput {
       `hook input on stdin is not JSON; contextfold hook ${event} is meant to be run by Claude Code (see contextfold install claude-code)`,
     );
   }
-  const r = inputSchema.safeParse(value);
-  if (!r.success) {
-    const issue = r.error.issues[0];
-    throw new UsageError(`hook input: ${issue?.path.join('.') || '(root)'}: ${issue?.message}`);
-  }
+  const problem = checkInput(value);
+  if (problem) throw new UsageError(`hook input: ${problem}`);
+  const input = value as HookInput;
   const expected = CLAUDE_EVENT_NAMES[event];
-  if (r.data.hook_event_name !== undefined && r.data.hook_event_name !== expected) {
+  if (input.hook_event_name !== undefined && input.hook_event_name !== expected) {
     throw new UsageError(
-      `hook input is for ${r.data.hook_event_name}, but this is contextfold hook ${event} (${expected}); check the hooks in settings.json`,
+      `hook input is for ${input.hook_event_name}, but this is contextfold hook ${event} (${expected}); check the hooks in settings.json`,
     );
   }
-  return r.data;
+  return input;
 }

@@ -227,14 +227,17 @@ export async function ingestTranscript(
   if (options.mode === 'compact' && !more) turns.push(...reader.flush('complete'));
   turns.sort((a, b) => a.step_id - b.step_id);
   if (turns.length > 0) await engine.foldMany(foldInputsFor(turns));
-  const next: IngestState = {
-    version: INGEST_STATE_VERSION,
-    transcript_path: options.transcriptPath,
-    offset: start + consumed,
-    lines: lineNo,
-    reader: await storableState(reader.state(), engine),
-  };
-  if (next.offset !== state.offset || turns.length > 0 || !existsSync(options.statePath)) {
+  const offset = start + consumed;
+  // Nothing read and nothing folded: the state file already holds this state (redacted), and
+  // redacting it again would load the secret scanner on a prompt that changed nothing.
+  if (offset !== state.offset || turns.length > 0 || !existsSync(options.statePath)) {
+    const next: IngestState = {
+      version: INGEST_STATE_VERSION,
+      transcript_path: options.transcriptPath,
+      offset,
+      lines: lineNo,
+      reader: await storableState(reader.state(), engine),
+    };
     mkdirSync(dirname(options.statePath), { recursive: true });
     writeFileAtomic(options.statePath, JSON.stringify(next));
   }

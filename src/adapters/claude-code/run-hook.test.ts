@@ -15,6 +15,7 @@ import { TranscriptWriter } from '../../test-utils/claude-transcript.js';
 import { tempDir } from '../../test-utils/temp-dir.js';
 import { CONTEXT_HEADER, MAX_CONTEXT_BYTES } from './archived-context.js';
 import type { HookEvent, HookInput } from './hook-input.js';
+import { ingestTranscript } from './ingest.js';
 import { runHook } from './run-hook.js';
 import { sessionPaths } from './session-paths.js';
 
@@ -232,6 +233,43 @@ describe('incremental ingestion', () => {
     expect(out.ingest.turns).toBe(parseClaudeCodeTranscript(w.text(), 't').turns.length);
     const again = await s.run('user-prompt-submit', { prompt: 'x' });
     expect(again.ingest.folded).toBe(0);
+  });
+
+  it('a run with nothing new redacts nothing and leaves the state file as it was', async () => {
+    const s = setup();
+    // The last turn stays open (its answer may still grow), so the state file holds its text.
+    writeFileSync(s.transcript, session().user('one more question').text());
+    await s.run('user-prompt-submit', { prompt: 'x' });
+    const statePath = sessionPaths(s.baseDir, SESSION).statePath;
+    const before = { text: readFileSync(statePath, 'utf8'), mtime: statSync(statePath).mtimeMs };
+    expect(JSON.parse(before.text).reader.builder.open.length).toBeGreaterThan(0);
+    const cf = await ContextFold.open({ dir: s.store });
+    let redactions = 0;
+    const counting = new Proxy(cf, {
+      get(target, key) {
+        if (key === 'redactTexts') {
+          return (texts: string[]) => {
+            redactions++;
+            return target.redactTexts(texts);
+          };
+        }
+        const v = Reflect.get(target, key, target);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    try {
+      const r = await ingestTranscript(counting, {
+        transcriptPath: s.transcript,
+        statePath,
+        mode: 'prompt',
+      });
+      expect(r.folded).toBe(0);
+    } finally {
+      await cf.close({ compact: false });
+    }
+    expect(redactions).toBe(0);
+    expect(readFileSync(statePath, 'utf8')).toBe(before.text);
+    expect(statSync(statePath).mtimeMs).toBe(before.mtime);
   });
 
   it('leaves a line that is still being written for the next run', async () => {

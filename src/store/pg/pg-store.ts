@@ -11,6 +11,7 @@ import type { ColdNode, IndexEntry } from '../../protocol/types.js';
 import { fieldStatsOf } from '../field-stats.js';
 import {
   type CommitRow,
+  type DocDetail,
   type DocStats,
   type FieldStats,
   type IndexBackend,
@@ -759,6 +760,10 @@ export class PgStore implements IndexBackend {
     for (const d of found) cache.putDoc(d);
     out.push(...found);
     return out;
+  }
+
+  docDetail(step: number): DocDetail | undefined {
+    return this.#mirror.db.docDetail(step);
   }
 
   evictions(): { step_id: number; evicted_at: string }[] {
