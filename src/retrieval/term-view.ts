@@ -2,6 +2,9 @@ import { identifiersOf } from '../extract/terms.js';
 import type { IndexEntry } from '../protocol/types.js';
 import type { TermIndexReader } from './inverted-index.js';
 
+/** Steps numbered through a typed array (4 bytes each) at most; larger step ids go through a Map. */
+const DENSE_STEPS = 1 << 24;
+
 /** Where a {@link TermView} reads from: a persistent index's reference postings and entries. */
 export interface TermSource {
   /** Steps whose entry holds a term (identifiers ∪ folded files ∪ folded errors), ascending. */
@@ -21,7 +24,9 @@ export interface TermSource {
 export class TermView implements TermIndexReader {
   readonly #source: TermSource;
   readonly #steps: number[] = [];
-  readonly #ordOf = new Map<number, number>();
+  /** Ordinal + 1 of each step the array covers (0: not seen); a Map for the others. */
+  #dense = new Int32Array(0);
+  readonly #sparse = new Map<number, number>();
   readonly #postings = new Map<string, number[]>();
   readonly #entries: (IndexEntry | undefined)[] = [];
   readonly #summaries: (Set<string> | undefined)[] = [];
@@ -33,15 +38,31 @@ export class TermView implements TermIndexReader {
   prepare(terms: readonly string[]): void {
     for (const t of terms) {
       if (this.#postings.has(t)) continue;
-      const ords: number[] = [];
-      for (const step of this.#source.postings(t)) {
-        let ord = this.#ordOf.get(step);
-        if (ord === undefined) {
+      const list = this.#source.postings(t);
+      // A common term holds most of a large store's steps: numbering them through an array
+      // indexed by step, not a hash map, is most of what a reference scan costs at 100k.
+      // The array stays within a few times the steps numbered, so sparse ids cost no memory.
+      const top = list.length > 0 ? list[list.length - 1]! : -1;
+      const cap = Math.min(DENSE_STEPS, 8 * (this.#steps.length + list.length) + 1024);
+      if (top < cap && top >= this.#dense.length) {
+        const grown = new Int32Array(Math.min(cap, Math.max(top + 1, this.#dense.length * 2)));
+        grown.set(this.#dense);
+        this.#dense = grown;
+      }
+      const dense = this.#dense;
+      const ords = new Array<number>(list.length);
+      for (let i = 0; i < list.length; i++) {
+        const step = list[i]!;
+        let ord = step < dense.length ? dense[step]! - 1 : -1;
+        // A step numbered before the array grew past it is still in the map.
+        if (ord < 0 && this.#sparse.size > 0) ord = this.#sparse.get(step) ?? -1;
+        if (ord < 0) {
           ord = this.#steps.length;
           this.#steps.push(step);
-          this.#ordOf.set(step, ord);
+          if (step < dense.length) dense[step] = ord + 1;
+          else this.#sparse.set(step, ord);
         }
-        ords.push(ord);
+        ords[i] = ord;
       }
       this.#postings.set(t, ords);
     }

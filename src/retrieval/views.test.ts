@@ -218,4 +218,32 @@ describe('TermView', () => {
       { numRuns: 300 },
     );
   });
+
+  it('numbers each step once, whatever the step ids and the order terms are read in', () => {
+    // Dense ids go through an array, sparse and huge ones (2^24 on) through a map; a list may
+    // mix them, and a later list may grow the array past steps the map already numbered.
+    const step = fc.oneof(
+      fc.nat(64),
+      fc.nat(2500),
+      fc.integer({ min: 2 ** 24 - 2, max: 2 ** 24 + 2 }),
+    );
+    const lists = fc.array(fc.uniqueArray(step, { maxLength: 200 }), { maxLength: 6 });
+    fc.assert(
+      fc.property(lists, (ls) => {
+        const sorted = ls.map((l) => [...l].sort((a, b) => a - b));
+        const view = new TermView({ postings: (t) => sorted[Number(t)]!, entry: () => undefined! });
+        const seen = new Map<number, number>();
+        sorted.forEach((list, t) => {
+          const ords = view.postingsOf(String(t));
+          expect(ords.map((o) => view.stepAt(o))).toEqual(list);
+          list.forEach((s, i) => {
+            if (!seen.has(s)) seen.set(s, ords[i]!);
+            expect(ords[i]).toBe(seen.get(s));
+          });
+        });
+        expect(new Set(seen.values()).size).toBe(seen.size);
+      }),
+      { numRuns: 500 },
+    );
+  });
 });

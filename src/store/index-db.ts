@@ -806,12 +806,31 @@ export class IndexDb {
 
   /** Every step holding a term, ascending. */
   allPostings(field: number, term: string): number[] {
-    return this.#stmt(
-      'allPostings',
-      'SELECT p.step FROM terms t JOIN postings p ON p.term = t.id WHERE t.field = ? AND t.term = ? ORDER BY p.step',
-    )
-      .pluck()
-      .all(field, term) as number[];
+    // One JSON array built by SQLite, not a row per step: a common term of a 100k store holds
+    // 80,000 steps, and this reads them in about half the time.
+    const steps = JSON.parse(
+      this.#stmt(
+        'allPostings',
+        'SELECT json_group_array(step) FROM (SELECT p.step AS step FROM terms t JOIN postings p ON p.term = t.id WHERE t.field = ? AND t.term = ? ORDER BY p.step)',
+      )
+        .pluck()
+        .get(field, term) as string,
+    ) as number[];
+    // The aggregate follows the subquery's order in practice, which SQL does not promise.
+    for (let i = 1; i < steps.length; i++) {
+      if (steps[i]! <= steps[i - 1]!) return steps.sort((a, b) => a - b);
+    }
+    return steps;
+  }
+
+  /**
+   * The postings of a term, ascending: the `limit` most recent with their term frequencies, or
+   * all of them (`limit` undefined; reference postings, whose frequency is always 1).
+   */
+  postingList(field: number, term: string, limit?: number): { steps: number[]; tfs: number[] } {
+    if (limit !== undefined) return this.recentPostings(field, term, limit);
+    const steps = this.allPostings(field, term);
+    return { steps, tfs: new Array<number>(steps.length).fill(1) };
   }
 
   /** The `limit` highest steps holding a term with their term frequencies, ascending. */

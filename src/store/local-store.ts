@@ -720,11 +720,7 @@ export class LocalStore implements IndexBackend {
     const f = FIELDS[field];
     const cached = this.#cache.postings(f, term, limit);
     if (cached) return cached;
-    const list = this.#read({ steps: [], tfs: [] }, (db) => {
-      if (limit !== undefined) return db.recentPostings(f, term, limit);
-      const steps = db.allPostings(f, term);
-      return { steps, tfs: steps.map(() => 1) };
-    });
+    const list = this.#read({ steps: [], tfs: [] }, (db) => db.postingList(f, term, limit));
     this.#fill(() => this.#cache.putPostings(f, term, limit, list));
     return list;
   }

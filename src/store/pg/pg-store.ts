@@ -711,13 +711,7 @@ export class PgStore implements IndexBackend {
     const cache = this.#cached();
     const hit = cache.postings(f, term, limit);
     if (hit) return hit;
-    const db = this.#mirror.db;
-    let list: PostingList;
-    if (limit !== undefined) list = db.recentPostings(f, term, limit);
-    else {
-      const steps = db.allPostings(f, term);
-      list = { steps, tfs: steps.map(() => 1) };
-    }
+    const list = this.#mirror.db.postingList(f, term, limit);
     cache.putPostings(f, term, limit, list);
     return list;
   }
