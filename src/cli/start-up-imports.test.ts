@@ -39,6 +39,13 @@ describe('start-up of the read commands and the hook', () => {
     },
   );
 
+  it('`contextfold fold` of one turn loads no schema library (a batch loads the turns reader)', () => {
+    expect([...packagesLoadedBy(['cli/bin.ts', 'cli/commands/fold.ts'])].sort()).toEqual([
+      'better-sqlite3',
+      'commander',
+    ]);
+  });
+
   it('sees through re-exports to the packages behind them (the walk itself)', () => {
     expect(packagesLoadedBy(['guard/secretlint-runner.ts'])).toContain('@secretlint/core');
     expect(packagesLoadedBy(['store/pg/pg-store.ts'])).toContain('pg');

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { FoldInput, FoldResult } from '../../engine/types.js';
-import { parseTurnsJsonl, type TurnsRow } from '../../import/turns-jsonl.js';
+import type { TurnsRow } from '../../import/turns-jsonl.js';
 import { UsageError } from '../../protocol/errors.js';
 import { emit, globals, parseIntArg, parseList } from '../context.js';
 import { NO_REDACT_FLAG, NO_REDACT_HELP, withEngine } from '../engine-options.js';
@@ -41,8 +41,11 @@ function foldRow({ row: o, step_id, where }: TurnsRow): FoldInput {
 /**
  * Parses a batch JSONL file: `{step_id, summary?, content | raw_content, files?, commands?,
  * errors?}` per line, in any step order. Everything is validated before anything is folded.
+ * The turns reader (and the session-message schemas it reads history records with) loads only
+ * for a batch: a single `contextfold fold`, run once per turn by scripts, does not pay for it.
  */
-export function parseFoldJsonl(text: string, source: string): FoldInput[] {
+async function parseFoldJsonl(text: string, source: string): Promise<FoldInput[]> {
+  const { parseTurnsJsonl } = await import('../../import/turns-jsonl.js');
   return parseTurnsJsonl(text, { source, stepIds: 'any', parseRow: foldRow });
 }
 
@@ -96,7 +99,7 @@ export function register(program: Command): void {
       if (opts.jsonl !== undefined) {
         if (step !== undefined)
           throw new UsageError('give either STEP SUMMARY or --jsonl FILE, not both');
-        const inputs = parseFoldJsonl(readInput(opts.jsonl).toString('utf8'), opts.jsonl);
+        const inputs = await parseFoldJsonl(readInput(opts.jsonl).toString('utf8'), opts.jsonl);
         const bar = progressBar('folding');
         const results = await withEngine(
           cmd,
