@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { ContextFold } from '../engine/context-fold.js';
 import { benchGuard } from './guard.js';
 import { benchHook } from './hook-bench.js';
@@ -245,8 +246,62 @@ async function benchSize(
   };
 }
 
+const USAGE = `usage: npm run bench -- [options]   (or node dist/bench/run.js [options])
+
+Prints one JSON object of measurements on stdout (progress on stderr). Timings are
+measurements, never assertions.
+
+  --sizes N,N,...          store sizes in synthetic turns (default 1000,10000,100000)
+  --parts P,P,...          sizes, hook, pack, guard (default all)
+  --skip-unredacted        skip the A/B store without redaction (halves a 100k run's folds)
+  --hook-only              only the Claude Code hook on a 2,000-turn transcript
+  --proxy[=PARTS]          only the API proxy (sequential, concurrency, per_call)
+  --postgres=URL           the PostgreSQL store beside the local one (sizes default 10000,100000)
+  -h, --help               this text
+`;
+
+const PARTS = ['sizes', 'hook', 'pack', 'guard'];
+
+/** The bench's command line, checked: an unknown option or part is an error, not a long run. */
+function benchArgs(argv: readonly string[]) {
+  // A bare --proxy means every proxy part (parseArgs has no optional option values).
+  const args = argv.map((a) => (a === '--proxy' ? '--proxy=all' : a));
+  const { values } = parseArgs({
+    args,
+    options: {
+      sizes: { type: 'string' },
+      parts: { type: 'string', default: PARTS.join(',') },
+      'skip-unredacted': { type: 'boolean', default: false },
+      'hook-only': { type: 'boolean', default: false },
+      proxy: { type: 'string' },
+      postgres: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  const parts = new Set(values.parts.split(','));
+  const unknown = [...parts].filter((x) => !PARTS.includes(x));
+  if (unknown.length > 0) {
+    throw new Error(`--parts: unknown part ${unknown.join(', ')} (use ${PARTS.join(', ')})`);
+  }
+  const sizes = (size: string) => {
+    const list = size.split(',').map(Number);
+    if (list.some((x) => !Number.isSafeInteger(x) || x <= 0)) {
+      throw new Error('--sizes takes a comma-separated list of positive integers');
+    }
+    return list;
+  };
+  return { values, parts, sizes };
+}
+
 async function main(): Promise<void> {
-  if (process.argv.includes('--hook-only')) {
+  const { values, parts, sizes: sizeList } = benchArgs(process.argv.slice(2));
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  if (values['hook-only']) {
     const work = mkdtempSync(join(tmpdir(), 'contextfold-bench-'));
     try {
       const hook = await benchHook({ exchanges: 1000, work });
@@ -256,38 +311,22 @@ async function main(): Promise<void> {
     }
     return;
   }
-  const proxyArg = process.argv.find((a) => a === '--proxy' || a.startsWith('--proxy='));
-  if (proxyArg) {
-    // `npm run bench -- --proxy[=sequential,concurrency,per_call]`: the proxy's figures only.
+  if (values.proxy !== undefined) {
     const { benchProxy } = await import('./proxy.js');
-    const parts = proxyArg.includes('=') ? proxyArg.split('=')[1]!.split(',') : undefined;
-    const figures = await benchProxy(parts ? { parts: parts as never } : {});
+    const only = values.proxy === 'all' ? undefined : values.proxy.split(',');
+    const figures = await benchProxy(only ? { parts: only as never } : {});
     process.stdout.write(`${JSON.stringify(figures, null, 2)}\n`);
     return;
   }
-  const pgArg = process.argv.find((a) => a.startsWith('--postgres='));
-  const opts: BenchOptions = { skipUnredacted: process.argv.includes('--skip-unredacted') };
-  // `--parts sizes,hook,pack,guard` (default all): run only some of the figures.
-  const partsArg = process.argv.indexOf('--parts');
-  const parts = new Set(
-    (partsArg > 0 ? process.argv[partsArg + 1]! : 'sizes,hook,pack,guard').split(','),
-  );
-  const arg = process.argv.indexOf('--sizes');
-  if (pgArg) {
-    // `npm run bench -- --postgres=URL [--sizes 10000,100000]`: PostgreSQL beside local.
+  const opts: BenchOptions = { skipUnredacted: values['skip-unredacted'] };
+  if (values.postgres !== undefined) {
     const { benchPostgres } = await import('./postgres.js');
-    const pgSizes = (arg > 0 ? process.argv[arg + 1]! : '10000,100000').split(',').map(Number);
-    const figures = await benchPostgres({ url: pgArg.slice('--postgres='.length), sizes: pgSizes });
-    process.stdout.write(`${JSON.stringify(figures, null, 2)}
-`);
+    const pgSizes = sizeList(values.sizes ?? '10000,100000');
+    const figures = await benchPostgres({ url: values.postgres, sizes: pgSizes });
+    process.stdout.write(`${JSON.stringify(figures, null, 2)}\n`);
     return;
   }
-  const sizes = (arg > 0 ? process.argv[arg + 1]! : '1000,10000,100000')
-    .split(',')
-    .map((s) => Number(s))
-    .filter((x) => Number.isSafeInteger(x) && x > 0);
-  if (sizes.length === 0)
-    throw new Error('--sizes takes a comma-separated list of positive integers');
+  const sizes = sizeList(values.sizes ?? '1000,10000,100000');
   const work = mkdtempSync(join(tmpdir(), 'contextfold-bench-'));
   try {
     const results = [];
@@ -368,6 +407,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((e) => {
-  process.stderr.write(`contextfold bench: ${e instanceof Error ? e.message : e}\n`);
+  const usage = String((e as { code?: unknown })?.code).startsWith('ERR_PARSE_ARGS');
+  const message = e instanceof Error ? e.message : String(e);
+  process.stderr.write(`contextfold bench: ${message}${usage ? ' (see --help)' : ''}\n`);
   process.exitCode = 1;
 });
