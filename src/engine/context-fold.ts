@@ -1056,14 +1056,22 @@ export class ContextFold implements ContextFoldEngine {
   /**
    * Rebuilds the derived index from the store's files into a new file, then analyses every node
    * from its verified content (what a deleted or corrupt index costs, done on purpose).
+   *
+   * @example
+   * await cf.reindex({ onProgress: (done, total) => console.error(`${done}/${total} analysed`) });
    */
-  async reindex(): Promise<{ nodes: number; analysed: number; index: string | null }> {
+  async reindex(
+    options: {
+      /** Nodes analysed so far, of those to analyse (the long part of a large store's rebuild). */
+      onProgress?: (done: number, total: number) => void;
+    } = {},
+  ): Promise<{ nodes: number; analysed: number; index: string | null }> {
     this.assertOpen();
     await this.store.reindex();
     return this.read(async () => {
       this.store.assertConsistent();
       const before = this.store.pendingCount();
-      await this.ranked.prepare();
+      await this.ranked.prepare(options.onProgress);
       return {
         nodes: this.store.stats().entries,
         analysed: before - this.store.pendingCount(),

@@ -209,6 +209,28 @@ describe('the derived index is rebuildable, never the truth', () => {
     }
   }
 
+  it('reindex reports its progress through the analysis of every node, round by round', async () => {
+    const dir = join(tempDir().dir, '.contextfold');
+    const writer = await open(dir);
+    const n = 130; // several analysis rounds
+    await writer.foldMany(
+      Array.from({ length: n }, (_, i) => ({
+        stepId: i,
+        summary: 'tool: result',
+        content: `line ${i}`,
+      })),
+    );
+    await writer.close();
+    const cf = await open(dir);
+    const heard: [number, number][] = [];
+    const r = await cf.reindex({ onProgress: (done, total) => heard.push([done, total]) });
+    expect(r.analysed).toBe(n);
+    expect(heard.length).toBeGreaterThan(1);
+    expect(heard.at(-1)).toEqual([n, n]);
+    for (let i = 1; i < heard.length; i++) expect(heard[i]![0]).toBeGreaterThan(heard[i - 1]![0]);
+    await cf.close();
+  });
+
   it('validate finds a corrupt page no read has touched; reindex repairs it', async () => {
     const dir = await seeded(false);
     const path = indexDb(dir);

@@ -162,14 +162,16 @@ export class RankedRetrieval {
   /**
    * Analyses every indexed node the index holds no analysis for (read and verified, stored in
    * rounds so an interrupted catch-up keeps its progress; the event loop gets a turn between
-   * rounds).
+   * rounds). `onProgress` hears the nodes analysed so far after each round.
    */
-  async prepare(): Promise<void> {
+  async prepare(onProgress?: (done: number, total: number) => void): Promise<void> {
     const { backend, tokenizer } = this.#deps;
-    if (backend.pendingCount() === 0) {
+    const total = backend.pendingCount();
+    if (total === 0) {
       this.#unverified.clear();
       return;
     }
+    let done = 0;
     const stillPending = new Set<number>();
     let after = -1;
     for (;;) {
@@ -212,6 +214,8 @@ export class RankedRetrieval {
       }
       backend.putTokens(tokens);
       backend.attachAnalyses(attach);
+      done += batch.length;
+      onProgress?.(Math.min(done, total), total);
       await new Promise<void>((r) => setImmediate(r));
     }
     // Unverified nodes that were analysed elsewhere since (a restored node, a reindex) or

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { emit, globals } from '../context.js';
 import { withEngine } from '../engine-options.js';
+import { progressBar } from '../progress.js';
 
 /** `contextfold reindex`. */
 export function register(program: Command): void {
@@ -19,7 +20,11 @@ export function register(program: Command): void {
       ].join('\n'),
     )
     .action(async (_opts, cmd: Command) => {
-      const r = await withEngine(cmd, (cf) => cf.reindex());
+      const bar = progressBar('analysing nodes');
+      const r = await withEngine(cmd, (cf) =>
+        cf.reindex({ onProgress: (done, total) => bar.update(done, total) }),
+      );
+      bar.done();
       emit(
         globals(cmd),
         r,
