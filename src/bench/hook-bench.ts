@@ -75,13 +75,17 @@ function turn(t: SyntheticTranscript, i: number): void {
     { length: 30 },
     (_, j) => `${mod}/${j}.ts: ${(i * 31 + j) % 97} checks ok in ${(i + j) % 13}ms`,
   );
-  const report = `reports/${mod}/pass-${String(i).padStart(4, '0')}.xml`;
+  const report = reportOf(i);
   t.bash(
     i,
     `npm test -- ${mod} --pass ${i} --junit ${report}`,
     `${lines.join('\n')}\n${passed(i)} tests passed\njunit report written to ${report}`,
   );
 }
+
+/** The report path turn `i` writes (only that turn holds it). */
+const reportOf = (i: number) =>
+  `reports/${MODULES[i % MODULES.length]}/pass-${String(i).padStart(4, '0')}.xml`;
 
 /** The count turn `i` reports (what the bench's prompt asks for). */
 const passed = (i: number) => (i * 7) % 500;
@@ -126,7 +130,7 @@ export async function benchHook(options: { exchanges: number; work: string }): P
     writeFileSync(path, `${t.rows.join('\n')}\n`);
     const baseDir = join(root, '.contextfold');
     const input = { session_id: 'bench-session', transcript_path: path, cwd: root };
-    const prompt = `how many tests passed in reports/${MODULES[ASKED % MODULES.length]}/pass-${String(ASKED).padStart(4, '0')}.xml?`;
+    const prompt = `how many tests passed in ${reportOf(ASKED)}?`;
     // A run that pages nothing in skips the reads a real prompt pays for: each run must hand
     // Claude Code the archived answer, or the figure is not the one it claims to be.
     const answer = `${passed(ASKED)} tests passed`;

@@ -285,18 +285,18 @@ function benchArgs(argv: readonly string[]) {
   if (unknown.length > 0) {
     throw new Error(`--parts: unknown part ${unknown.join(', ')} (use ${PARTS.join(', ')})`);
   }
-  const sizes = (size: string) => {
-    const list = size.split(',').map(Number);
+  const sizeList = (text: string) => {
+    const list = text.split(',').map(Number);
     if (list.some((x) => !Number.isSafeInteger(x) || x <= 0)) {
       throw new Error('--sizes takes a comma-separated list of positive integers');
     }
     return list;
   };
-  return { values, parts, sizes };
+  return { values, parts, sizeList };
 }
 
 async function main(): Promise<void> {
-  const { values, parts, sizes: sizeList } = benchArgs(process.argv.slice(2));
+  const { values, parts, sizeList } = benchArgs(process.argv.slice(2));
   if (values.help) {
     process.stdout.write(USAGE);
     return;

@@ -580,8 +580,8 @@ export class IndexDb {
 
   /**
    * A document's ranked statistics, and its postings queued in `groups`. Its features are those
-   * of its analysis row (stored once, by content address): a document row stays a few bytes, so
-   * a scan that numbers thousands of turns reads few pages.
+   * of its analysis row (stored once, by content address, here if it is not yet): a document row
+   * stays a few bytes, so a scan that numbers thousands of turns reads few pages.
    */
   #doc(step: number, a: StoredAnalysis, groups: Groups, state: IndexState): void {
     const idOf = this.#stmt('analysisId', 'SELECT id FROM analyses WHERE akey = ?').pluck();

@@ -408,10 +408,9 @@ export class LocalStore implements IndexBackend {
     if (!keyOf || db.docs([step]).length === 0) return;
     const json = db.entryJson(step);
     if (json === undefined) return;
-    const entry = JSON.parse(json) as IndexEntry;
-    const akey = keyOf(entry);
+    const akey = keyOf(JSON.parse(json) as IndexEntry);
     const a = db.analyses([akey]).get(akey);
-    if (a) this.#cache.addDoc(FIELD_RANKED, entry, a);
+    if (a) this.#cache.addDoc(FIELD_RANKED, step, a);
   }
 
   #markVerified(): void {
@@ -1028,7 +1027,6 @@ export class LocalStore implements IndexBackend {
     await this.#append(
       rows.map((r) => ({ op: 'fold' as const, entry: r.entry })),
       (db, st) => {
-        db.putAnalyses(rows.flatMap((r) => (r.analysis ? [r.analysis] : [])));
         db.putTokens(
           rows.flatMap((r) =>
             r.tokens

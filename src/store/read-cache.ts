@@ -170,9 +170,8 @@ export class ReadCache {
     }
   }
 
-  /** An analysed document (of this entry) joined the ranked field. */
-  addDoc(field: number, entry: Pick<IndexEntry, 'step_id'>, a: StoredAnalysis): void {
-    const step = entry.step_id;
+  /** An analysed document joined the ranked field. */
+  addDoc(field: number, step: number, a: StoredAnalysis): void {
     this.#docs.set(step, { step, length: a.length });
     this.addPostings(field, step, a.terms, a.tfs);
   }

@@ -632,7 +632,6 @@ export class PgStore implements IndexBackend {
       let folds: FoldRow[] = [];
       const flush = () => {
         if (folds.length === 0) return;
-        m.db.putAnalyses(folds.flatMap((f) => (f.analysis ? [f.analysis] : [])));
         m.db.insertFolds(folds, m.state);
         folds = [];
       };
@@ -1162,7 +1161,6 @@ export class PgStore implements IndexBackend {
       }
       this.#version++;
       m.db.transaction(() => {
-        m.db.putAnalyses(rows.flatMap((r) => (r.analysis ? [r.analysis] : [])));
         m.db.putTokens(tokens);
         m.db.putFlags(flags);
         m.db.insertFolds(
