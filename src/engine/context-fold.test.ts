@@ -17,6 +17,7 @@ import { type TestStore, testStore } from '../test-utils/backend-store.js';
 import { BACKENDS, type BackendName } from '../test-utils/pg.js';
 import { tempDir } from '../test-utils/temp-dir.js';
 import { ContextFold } from './context-fold.js';
+import type { IndexWarning } from './types.js';
 
 type Opts = Partial<Parameters<typeof ContextFold.open>[0]>;
 
@@ -529,21 +530,86 @@ describe('local store only', () => {
       expect((await again.validate()).ok).toBe(true);
     });
 
-    it('a torn journal tail is reported, never silently dropped', async () => {
+    it('a torn journal tail (an append that never returned) moves into quarantine with a warning; the store goes on', async () => {
       const cf = await open();
       await cf.fold({ stepId: 1, summary: 'one', content: 'a' });
       const jp = join(cf.dir, 'recall_index.journal');
-      appendFileSync(jp, '{"record":{"op":"fold","entry":{"step_id":2');
-      const again = await ContextFold.open({ dir: cf.dir, tokenizer: 'reference' });
-      await expect(again.recall('one')).rejects.toMatchObject({
+      const whole = readFileSync(jp);
+      const torn = '{"record":{"op":"fold","entry":{"step_id":2';
+      appendFileSync(jp, torn);
+      const warnings: IndexWarning[] = [];
+      const again = await ContextFold.open({
+        dir: cf.dir,
+        tokenizer: 'reference',
+        onWarning: (w) => warnings.push(w),
+      });
+      expect((await again.recall('one')).candidates.map((c) => c.step_id)).toEqual([1]);
+      const to = join(cf.dir, 'quarantine', `recall_index.journal.torn-at-${whole.length}`);
+      expect(warnings).toEqual([
+        {
+          code: 'JOURNAL_TAIL_QUARANTINED',
+          message: `the journal ended in a torn record (a fold interrupted before it committed): its ${torn.length} bytes moved to ${to}`,
+          path: jp,
+        },
+      ]);
+      expect(readFileSync(to, 'utf8')).toBe(torn);
+      expect(readFileSync(jp)).toEqual(whole);
+      await again.fold({ stepId: 3, summary: 's', content: 'c' });
+      expect(await again.validate()).toMatchObject({ ok: true, problems: [] });
+      const third = await ContextFold.open({ dir: cf.dir, tokenizer: 'reference' });
+      expect((await third.entries()).map((e) => e.step_id)).toEqual([1, 3]);
+    });
+
+    it('a torn tail seen read-only is refused with its path, the file left as it is', async () => {
+      const cf = await open();
+      await cf.fold({ stepId: 1, summary: 'one', content: 'a' });
+      const jp = join(cf.dir, 'recall_index.journal');
+      appendFileSync(jp, '{"record":{"op":"fo');
+      const before = readFileSync(jp);
+      const ro = await ContextFold.open({ dir: cf.dir, tokenizer: 'reference', readOnly: true });
+      await expect(ro.recall('one')).rejects.toMatchObject({
         code: 'INTEGRITY_CHECK',
         details: { path: jp },
       });
-      const v = await again.validate();
-      expect(v.ok).toBe(false);
-      expect(v.problems[0]).toMatchObject({ kind: 'journal', path: jp });
+      expect((await ro.validate()).problems[0]).toMatchObject({ kind: 'journal', path: jp });
+      expect(readFileSync(jp)).toEqual(before);
+      expect(existsSync(join(cf.dir, 'quarantine'))).toBe(false);
+    });
+
+    it('a journal torn inside its base record is removed whole; the next fold starts a new one', async () => {
+      const cf = await open();
+      await cf.fold({ stepId: 1, summary: 'one', content: 'a' });
+      await cf.compact();
+      const jp = join(cf.dir, 'recall_index.journal');
+      expect(existsSync(jp)).toBe(false);
+      writeFileSync(jp, '{"record":{"op":"ba');
+      const again = await ContextFold.open({ dir: cf.dir, tokenizer: 'reference' });
+      await again.fold({ stepId: 2, summary: 'two', content: 'b' });
+      expect(
+        readFileSync(join(cf.dir, 'quarantine', 'recall_index.journal.torn-at-0'), 'utf8'),
+      ).toBe('{"record":{"op":"ba');
+      expect(readFileSync(jp, 'utf8')).toMatch(/^\{"record":\{"created_at":"[^"]+","op":"base"/);
+      const third = await ContextFold.open({ dir: cf.dir, tokenizer: 'reference' });
+      expect((await third.entries()).map((e) => e.step_id)).toEqual([1, 2]);
+      expect((await third.validate()).ok).toBe(true);
+    });
+
+    it('a corrupt line before a torn tail still refuses every writer', async () => {
+      const cf = await open();
+      await cf.fold({ stepId: 1, summary: 'one', content: 'a' });
+      const jp = join(cf.dir, 'recall_index.journal');
+      writeFileSync(
+        jp,
+        `${readFileSync(jp, 'utf8').replace('"summary":"one"', '"summary":"uno"')}{"rec`,
+      );
+      const again = await ContextFold.open({ dir: cf.dir, tokenizer: 'reference' });
       await expect(again.fold({ stepId: 3, summary: 's', content: 'c' })).rejects.toMatchObject({
         code: 'INTEGRITY_CHECK',
+        details: { path: jp },
+      });
+      expect((await again.validate()).problems[0]).toMatchObject({
+        kind: 'journal',
+        message: expect.stringMatching(/checksum/),
       });
     });
 

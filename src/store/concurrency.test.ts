@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -216,6 +216,13 @@ describe('inter-process writers', () => {
       expect(['orphaned_node', 'integrity'], p.message).toContain(p.kind);
       if (p.kind === 'orphaned_node') expect(done.has(p.step_id!)).toBe(false);
       else expect(p.message).toMatch(/leftover temp file/);
+    }
+    // A kill mid-append leaves a torn journal line; the next writer moved it aside. Only ever
+    // the bytes after the last newline: never a complete record.
+    const quarantine = join(dir, 'quarantine');
+    for (const name of existsSync(quarantine) ? readdirSync(quarantine) : []) {
+      expect(name).toMatch(/^recall_index\.journal\.torn-at-\d+(\.\d+)?$/);
+      expect(readFileSync(join(quarantine, name), 'utf8')).not.toContain('\n');
     }
     await cf.close();
   }, 600_000);

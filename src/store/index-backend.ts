@@ -90,9 +90,12 @@ export interface IndexCheck {
   pending: number;
 }
 
-/** Why the derived index was rebuilt, for warnings. */
+/**
+ * What the store had to do on its own, for warnings: rebuild the derived index, keep it in
+ * memory, or move an interrupted append's torn journal tail into `quarantine/`.
+ */
 export interface IndexWarning {
-  code: 'INDEX_REBUILT' | 'INDEX_IN_MEMORY';
+  code: 'INDEX_REBUILT' | 'INDEX_IN_MEMORY' | 'JOURNAL_TAIL_QUARANTINED';
   message: string;
   path: string;
 }

@@ -21,6 +21,8 @@ export interface LoadProblem {
   kind: 'index' | 'journal';
   path: string;
   message: string;
+  /** The journal's last line has no newline (an interrupted append), and nothing else is wrong. */
+  torn?: true;
 }
 
 /**

@@ -256,6 +256,7 @@ export function catchUpJournal(
       kind: 'journal',
       path,
       message: `journal ends in a torn record after line ${state.journalLines} (a fold was interrupted; nothing after it is trusted): ${path}`,
+      torn: true,
     };
   }
   return problem;

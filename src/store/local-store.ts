@@ -56,6 +56,7 @@ import {
   loadSnapshot,
 } from './index-loader.js';
 import { type JournalRecord, journalLine, parseJournal } from './journal.js';
+import { findTornTail, quarantineTornTail } from './journal-tail.js';
 import {
   canonicalNodePath,
   indexFilePath,
@@ -454,6 +455,7 @@ export class LocalStore implements IndexBackend {
       for (;;) {
         if (lock.tryAcquire()) {
           try {
+            this.#healTornJournal();
             await this.#repair();
           } finally {
             lock.release();
@@ -472,6 +474,41 @@ export class LocalStore implements IndexBackend {
         delay = Math.min(delay * 2, 8);
       }
     });
+  }
+
+  /**
+   * A journal line without its newline is the remains of an append that never returned (a
+   * writer killed mid-write): its fold never reported done, and every complete line before it
+   * stands. Under the write lock no append is in flight, so the tail is certainly torn: it moves
+   * into `quarantine/` with a warning and the index goes on from the last complete line, instead
+   * of every later writer refusing the store. Anything else wrong with the journal still refuses.
+   */
+  #healTornJournal(): void {
+    if (this.#opts.readOnly || !this.#writableDir()) return;
+    const tail = findTornTail(this.layout.journalPath);
+    if (!tail) return;
+    const to = quarantineTornTail(this.layout, tail);
+    this.#warn({
+      code: 'JOURNAL_TAIL_QUARANTINED',
+      message: `the journal ended in a torn record (a fold interrupted before it committed): its ${tail.size - tail.cut} bytes moved to ${to}`,
+      path: this.layout.journalPath,
+    });
+    const db = this.#memory ? null : this.#db;
+    if (!db) return;
+    try {
+      db.transaction(() => {
+        const st = db.state();
+        // The index read this journal up to the cut (and maybe the torn bytes): it is current.
+        const now = fileIdentity(this.layout.journalPath);
+        if (st.journalOffset !== tail.cut || (st.problem && !st.problem.torn)) return;
+        if (now && st.journal?.ino !== now.ino) return;
+        st.journal = now;
+        st.problem = null;
+        db.setState(st);
+      });
+    } catch (e) {
+      if (!isUnusable(e)) throw e;
+    }
   }
 
   /** Repairs until fresh. Call holding the write lock (or in memory mode). */
@@ -939,6 +976,7 @@ export class LocalStore implements IndexBackend {
       const lock = this.#lockHandle();
       await lock.acquire(this.#opts.lockTimeoutMs);
       try {
+        this.#healTornJournal();
         await this.#repair();
         return await fn(this.#session());
       } finally {
