@@ -1,5 +1,5 @@
 import type { Span } from './matchers.js';
-import { SecretlintRunner } from './secretlint-runner.js';
+import type { SecretlintRunner } from './secretlint-runner.js';
 import type { CompiledPattern, GuardTables } from './tables.js';
 
 /** One secret found in a text: the pattern and its UTF-16 span. */
@@ -28,7 +28,8 @@ export interface SecretDetectorOptions {
 export class SecretDetector {
   readonly #own: CompiledPattern[] = [];
   readonly #viaSecretlint: CompiledPattern[] = [];
-  readonly #runner: SecretlintRunner;
+  /** secretlint and its rules load on the first text a secretlint trigger matches. */
+  #runner: Promise<SecretlintRunner> | null = null;
   readonly #prefilter: boolean;
   readonly #order: Map<CompiledPattern, number>;
   /** One pass for every flag-less trigger: most texts match none, and skip them all at once. */
@@ -42,15 +43,22 @@ export class SecretDetector {
       else if (p.matcher.kind === 'secretlint') this.#viaSecretlint.push(p);
       // `repeated-value` depends on what the others removed: the Redactor applies it.
     }
-    this.#runner = new SecretlintRunner(
-      this.#viaSecretlint.map(
-        (p) => p.matcher as Extract<typeof p.matcher, { kind: 'secretlint' }>,
-      ),
-    );
     this.#prefilter = options.prefilter ?? true;
     const plain = secrets.filter((p) => p.trigger !== null && p.trigger.flags === '');
     this.#anyPlainTrigger =
       plain.length > 0 ? new RegExp(plain.map((p) => `(?:${p.trigger!.source})`).join('|')) : null;
+  }
+
+  #secretlint(): Promise<SecretlintRunner> {
+    this.#runner ??= import('./secretlint-runner.js').then(
+      (m) =>
+        new m.SecretlintRunner(
+          this.#viaSecretlint.map(
+            (p) => p.matcher as Extract<typeof p.matcher, { kind: 'secretlint' }>,
+          ),
+        ),
+    );
+    return this.#runner;
   }
 
   #triggered(p: CompiledPattern, text: string, anyPlain: boolean): boolean {
@@ -72,7 +80,7 @@ export class SecretDetector {
       if (this.#triggered(p, text, anyPlain)) run.push(i);
     });
     if (run.length > 0) {
-      for (const h of await this.#runner.run(text, run)) {
+      for (const h of await (await this.#secretlint()).run(text, run)) {
         hits.push({ start: h.start, end: h.end, pattern: this.#viaSecretlint[h.pattern]! });
       }
     }
