@@ -63,9 +63,13 @@ export function setExitCode(code: number): void {
  * `--json`: one JSON object on stdout (`{ error, code, message, ...details }`), the same place a
  * result would be, so a script reads one object either way and the exit code tells which.
  * Unknown errors (bugs) keep their stack (on stderr, or in the object's `stack`); user errors
- * never do.
+ * never do. `stderr` is where the line goes (the hook server sends it to its client).
  */
-export function reportError(e: unknown, json: boolean): number {
+export function reportError(
+  e: unknown,
+  json: boolean,
+  stderr: (text: string) => void = (t) => process.stderr.write(t),
+): number {
   if (isContextFoldError(e)) {
     const err = e as ContextFoldError;
     if (json) {
@@ -73,7 +77,7 @@ export function reportError(e: unknown, json: boolean): number {
         `${JSON.stringify({ error: ipcfErrorName(err.code), code: err.code, message: err.message, ...err.details })}\n`,
       );
     } else {
-      process.stderr.write(`contextfold: ${ipcfErrorName(err.code)}: ${err.message}\n`);
+      stderr(`contextfold: ${ipcfErrorName(err.code)}: ${err.message}\n`);
     }
     return exitCodeFor(err.code);
   }
@@ -84,7 +88,7 @@ export function reportError(e: unknown, json: boolean): number {
       `${JSON.stringify({ error: 'InternalError', code: 'INTERNAL', message: `internal error (please report): ${message}`, stack })}\n`,
     );
   } else {
-    process.stderr.write(`contextfold: internal error (please report): ${stack}\n`);
+    stderr(`contextfold: internal error (please report): ${stack}\n`);
   }
   return 70;
 }

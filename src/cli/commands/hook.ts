@@ -1,16 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { isAbsolute, resolve } from 'node:path';
 import type { Command } from 'commander';
-import {
-  HOOK_EVENTS,
-  type HookEvent,
-  parseHookInput,
-} from '../../adapters/claude-code/hook-input.js';
-import { runHook } from '../../adapters/claude-code/run-hook.js';
-import type { OpenOptions } from '../../engine/types.js';
+import { HOOK_EVENTS, type HookEvent } from '../../adapters/claude-code/hook-input.js';
 import { UsageError } from '../../protocol/errors.js';
 import { reportError } from '../context.js';
-import { engineOptions, NO_REDACT_FLAG, NO_REDACT_HELP } from '../engine-options.js';
+import { NO_REDACT_FLAG, NO_REDACT_HELP } from '../engine-options.js';
+import { processIo, runHookRequest } from '../hook-request.js';
 
 function readStdin(event: string): string {
   if (process.stdin.isTTY) {
@@ -47,26 +41,33 @@ export function register(program: Command): void {
       ].join('\n'),
     )
     .action(async (event: string, _opts, cmd: Command) => {
+      const o = cmd.optsWithGlobals() as {
+        dir?: string;
+        tokenizer?: string;
+        retrieval?: string;
+        redact?: boolean;
+      };
+      let stdin: string;
       try {
-        if (!HOOK_EVENTS.includes(event as HookEvent)) {
-          throw new UsageError(`unknown hook event '${event}': use ${HOOK_EVENTS.join(', ')}`);
-        }
-        const input = parseHookInput(readStdin(event), event as HookEvent);
-        const raw = (cmd.optsWithGlobals() as { dir?: string }).dir ?? '.contextfold';
-        const baseDir = isAbsolute(raw) ? raw : resolve(input.cwd ?? process.cwd(), raw);
-        const o = engineOptions(cmd);
-        const engine: Omit<OpenOptions, 'dir'> = {};
-        if (o.tokenizer !== undefined) engine.tokenizer = o.tokenizer;
-        if (o.retrieval !== undefined) engine.retrieval = o.retrieval;
-        if (o.redact === false) engine.redact = false;
-        const outcome = await runHook({ event: event as HookEvent, input, baseDir, engine });
-        if (outcome.notice) process.stderr.write(`contextfold: ${outcome.notice}\n`);
-        if (outcome.output) process.stdout.write(`${JSON.stringify(outcome.output)}\n`);
+        // An unknown event is reported by the run, before anything is read.
+        stdin = HOOK_EVENTS.includes(event as HookEvent) ? readStdin(event) : '';
       } catch (e) {
-        // Never exit 2 (Claude Code would block the prompt) and never print errors on stdout
-        // (Claude Code would read them as hook output): one line on stderr, exit 1.
         reportError(e, false);
         process.exitCode = 1;
+        return;
       }
+      process.exitCode = await runHookRequest(
+        {
+          v: 1,
+          event,
+          stdin,
+          ...(o.dir !== undefined ? { dir: o.dir } : {}),
+          ...(o.tokenizer !== undefined ? { tokenizer: o.tokenizer } : {}),
+          ...(o.retrieval !== undefined ? { retrieval: o.retrieval } : {}),
+          redact: o.redact !== false,
+          cwd: process.cwd(),
+        },
+        processIo,
+      );
     });
 }

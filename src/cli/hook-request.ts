@@ -1,0 +1,84 @@
+import { isAbsolute, resolve } from 'node:path';
+import { HOOK_EVENTS, type HookEvent, parseHookInput } from '../adapters/claude-code/hook-input.js';
+import { runHook } from '../adapters/claude-code/run-hook.js';
+import type { OpenOptions } from '../engine/types.js';
+import { UsageError } from '../protocol/errors.js';
+import { reportError } from './context.js';
+
+/**
+ * One `contextfold hook <EVENT>` invocation as data: what the CLI parsed and read, so the same
+ * run can happen in the process Claude Code started or in the hook server it hands it to.
+ */
+export interface HookRequest {
+  v: 1;
+  event: string;
+  /** The hook input JSON, as read from stdin. */
+  stdin: string;
+  /** `--dir` as given (relative: to the hook input's cwd, else to `cwd`). */
+  dir?: string;
+  tokenizer?: string;
+  retrieval?: string;
+  /** False for `--no-redact`. */
+  redact: boolean;
+  /** The working directory of the process Claude Code started. */
+  cwd: string;
+}
+
+/** Where a hook run writes: Claude Code reads stdout as the hook's output, stderr as its notice. */
+export interface HookIo {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+/** This process's own stdout and stderr. */
+export const processIo: HookIo = {
+  out: (text) => process.stdout.write(text),
+  err: (text) => process.stderr.write(text),
+};
+
+/** The engine options a request asks for; a bad value is a UsageError. */
+function engineOf(r: HookRequest, io: HookIo): Omit<OpenOptions, 'dir'> {
+  if (r.tokenizer !== undefined && r.tokenizer !== 'o200k' && r.tokenizer !== 'reference') {
+    throw new UsageError(`--tokenizer must be 'o200k' or 'reference', got '${r.tokenizer}'`);
+  }
+  if (r.retrieval !== undefined && r.retrieval !== 'reference' && r.retrieval !== 'ranked') {
+    throw new UsageError(`--retrieval must be 'reference' or 'ranked', got '${r.retrieval}'`);
+  }
+  const engine: Omit<OpenOptions, 'dir'> = {
+    onWarning: (w) => io.err(`contextfold: warning: ${w.message}\n`),
+  };
+  if (r.tokenizer !== undefined) engine.tokenizer = r.tokenizer;
+  if (r.retrieval !== undefined) engine.retrieval = r.retrieval;
+  if (!r.redact) engine.redact = false;
+  return engine;
+}
+
+/**
+ * Runs one hook invocation and returns its exit code. Errors are one line on stderr and exit 1:
+ * never 2 (Claude Code would block the prompt) and never on stdout (Claude Code would read them
+ * as hook output).
+ *
+ * @example
+ * const code = await runHookRequest(
+ *   { v: 1, event: 'session-start', stdin: '{"session_id":"s","transcript_path":"/t.jsonl"}', redact: true, cwd: '/repo' },
+ *   processIo,
+ * );
+ */
+export async function runHookRequest(r: HookRequest, io: HookIo): Promise<number> {
+  try {
+    if (!HOOK_EVENTS.includes(r.event as HookEvent)) {
+      throw new UsageError(`unknown hook event '${r.event}': use ${HOOK_EVENTS.join(', ')}`);
+    }
+    const event = r.event as HookEvent;
+    const input = parseHookInput(r.stdin, event);
+    const raw = r.dir ?? '.contextfold';
+    const baseDir = isAbsolute(raw) ? raw : resolve(input.cwd ?? r.cwd, raw);
+    const outcome = await runHook({ event, input, baseDir, engine: engineOf(r, io) });
+    if (outcome.notice) io.err(`contextfold: ${outcome.notice}\n`);
+    if (outcome.output) io.out(`${JSON.stringify(outcome.output)}\n`);
+    return 0;
+  } catch (e) {
+    reportError(e, false, io.err);
+    return 1;
+  }
+}
