@@ -1,5 +1,12 @@
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -100,8 +107,13 @@ export interface HookBench {
   catch_up_ms: number;
   /** In-process `user-prompt-submit` after one more exchange (warm state file): fold, scan, page in. */
   warm_prompt_ms: { p50: number; max: number };
-  /** The same, after one more exchange, through `contextfold hook user-prompt-submit` as a fresh process (what Claude Code runs). */
+  /**
+   * The same, after one more exchange, through `contextfold hook user-prompt-submit` as a fresh
+   * process (what Claude Code runs), handed to the hook server the first run started.
+   */
   fresh_process_prompt_ms: { p50: number; max: number };
+  /** The same with `CONTEXTFOLD_HOOK_SERVER=0`: the whole run in the fresh process. */
+  fresh_process_no_server_ms: { p50: number; max: number };
 }
 
 const q = (xs: number[], p: number) => {
@@ -152,8 +164,14 @@ export async function benchHook(options: { exchanges: number; work: string }): P
     }
     const catchUp = performance.now() - t0;
     const warm: number[] = [];
-    const fresh: number[] = [];
+    const viaServer: number[] = [];
+    const alone: number[] = [];
     const cli = fileURLToPath(new URL('../cli/bin.js', import.meta.url));
+    // The hook server's socket lives under TMPDIR: inside root, so removing root stops it.
+    const tmp = join(root, 'tmp');
+    mkdirSync(tmp);
+    const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: tmp };
+    delete env.CONTEXTFOLD_HOOK_SERVER;
     // Each run, in process or fresh, first finds one more exchange in the transcript (what
     // Claude Code appended since the last prompt) and folds it, as on every real prompt.
     let appended = 0;
@@ -163,6 +181,28 @@ export async function benchHook(options: { exchanges: number; work: string }): P
       turn(extra, options.exchanges + appended);
       appendFileSync(path, `${extra.rows.join('\n')}\n`);
     };
+    const freshRun = (times: number[], server: boolean) => {
+      oneMoreExchange();
+      const f = performance.now();
+      const r = spawnSync(process.execPath, [cli, '--dir', baseDir, 'hook', 'user-prompt-submit'], {
+        input: JSON.stringify({ ...input, prompt, hook_event_name: 'UserPromptSubmit' }),
+        encoding: 'utf8',
+        env: server ? env : { ...env, CONTEXTFOLD_HOOK_SERVER: '0' },
+      });
+      times.push(performance.now() - f);
+      if (r.status !== 0) throw new Error(`hook failed: ${r.stderr}`);
+      answered(
+        r.stdout === '' ? undefined : JSON.parse(r.stdout).hookSpecificOutput?.additionalContext,
+        server ? 'hook-server' : 'fresh-process',
+      );
+    };
+    // The first prompt starts the server (and runs in its own process): not a served figure.
+    freshRun([], true);
+    const socketAt = Date.now() + 10_000;
+    while (!readdirSync(tmp, { recursive: true }).some((n) => String(n).endsWith('.sock'))) {
+      if (Date.now() > socketAt) throw new Error('hook bench: the hook server did not start');
+      await new Promise((r) => setTimeout(r, 20));
+    }
     for (let k = 0; k < 8; k++) {
       oneMoreExchange();
       const s = performance.now();
@@ -173,24 +213,15 @@ export async function benchHook(options: { exchanges: number; work: string }): P
       });
       warm.push(performance.now() - s);
       answered(inProcess.output?.hookSpecificOutput.additionalContext, 'in-process');
-      oneMoreExchange();
-      const f = performance.now();
-      const r = spawnSync(process.execPath, [cli, '--dir', baseDir, 'hook', 'user-prompt-submit'], {
-        input: JSON.stringify({ ...input, prompt, hook_event_name: 'UserPromptSubmit' }),
-        encoding: 'utf8',
-      });
-      fresh.push(performance.now() - f);
-      if (r.status !== 0) throw new Error(`hook failed: ${r.stderr}`);
-      answered(
-        r.stdout === '' ? undefined : JSON.parse(r.stdout).hookSpecificOutput?.additionalContext,
-        'fresh-process',
-      );
+      freshRun(viaServer, true);
+      freshRun(alone, false);
     }
     return {
       turns: options.exchanges * 2 + 1,
       catch_up_ms: Math.round(catchUp),
       warm_prompt_ms: { p50: q(warm, 0.5), max: q(warm, 1) },
-      fresh_process_prompt_ms: { p50: q(fresh, 0.5), max: q(fresh, 1) },
+      fresh_process_prompt_ms: { p50: q(viaServer, 0.5), max: q(viaServer, 1) },
+      fresh_process_no_server_ms: { p50: q(alone, 0.5), max: q(alone, 1) },
     };
   } finally {
     rmSync(root, { recursive: true, force: true });

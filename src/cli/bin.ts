@@ -1,5 +1,4 @@
 #!/usr/bin/env node
-import { main } from './main.js';
 
 // A reader that stops early (`contextfold … | head`) closes the pipe: that ends the output, it is
 // not an error worth a stack trace.
@@ -8,7 +7,20 @@ process.stdout.on('error', (e: NodeJS.ErrnoException) => {
   throw e;
 });
 
-main(process.argv.slice(2)).then(
+const argv = process.argv.slice(2);
+
+async function run(): Promise<number> {
+  // Claude Code starts `contextfold hook …` on every prompt: a running hook server answers it
+  // without this process loading the CLI and the engine (hook-client.ts).
+  if (argv.includes('hook')) {
+    const viaServer = await (await import('./hook-client.js')).hookViaServer(argv);
+    if (viaServer !== null) return viaServer;
+  }
+  const { main } = await import('./main.js');
+  return main(argv);
+}
+
+run().then(
   (code) => {
     process.exitCode = code;
   },

@@ -34,16 +34,20 @@ describe('start-up of the read commands and the hook', () => {
     (command) => {
       // PostgreSQL, secretlint and zod load on first use (a postgres:// store, a redaction, a
       // guard table whose bytes are not the shipped ones).
-      const loaded = packagesLoadedBy(['cli/bin.ts', `cli/commands/${command}.ts`]);
+      const loaded = packagesLoadedBy(['cli/main.ts', `cli/commands/${command}.ts`]);
       expect([...loaded].sort()).toEqual(['better-sqlite3', 'commander']);
     },
   );
 
   it('`contextfold fold` of one turn loads no schema library (a batch loads the turns reader)', () => {
-    expect([...packagesLoadedBy(['cli/bin.ts', 'cli/commands/fold.ts'])].sort()).toEqual([
+    expect([...packagesLoadedBy(['cli/main.ts', 'cli/commands/fold.ts'])].sort()).toEqual([
       'better-sqlite3',
       'commander',
     ]);
+  });
+
+  it('a hook run handed to the hook server loads no npm package at all', () => {
+    expect([...packagesLoadedBy(['cli/bin.ts', 'cli/hook-client.ts'])]).toEqual([]);
   });
 
   it('sees through re-exports to the packages behind them (the walk itself)', () => {

@@ -76,6 +76,9 @@ export default async function setup(project: TestProject): Promise<() => void> {
   // The real temp dir, for a test's own throwaway server (one running as another user cannot
   // reach the run's private temp dir); such a test removes its directory before the end.
   process.env.CONTEXTFOLD_TEST_REAL_TMP = run.realTmp;
+  // A hook CLI run would start a hook server that outlives its test (and the run): only the
+  // hook server's own tests start one, and stop it.
+  process.env.CONTEXTFOLD_HOOK_SERVER = '0';
   if (process.env.CONTEXTFOLD_SKIP_BUILD !== '1') build();
   const cluster = await startPg(run.realTmp);
   return () => {

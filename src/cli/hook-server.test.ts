@@ -1,0 +1,195 @@
+import { spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { TranscriptWriter } from '../test-utils/claude-transcript.js';
+import { CLI } from '../test-utils/cli.js';
+import { tempDir } from '../test-utils/temp-dir.js';
+import { plainHookArgs } from './hook-client.js';
+
+// The server and its socket name come from dist/ (what the CLI runs): the socket name hashes
+// the build of the code behind it.
+const dist = (m: string) => new URL(`../../dist/cli/${m}`, import.meta.url).href;
+const { serveHooks } = (await import(dist('hook-server.js'))) as typeof import('./hook-server.js');
+const { hookSocketPath } = (await import(
+  dist('hook-socket.js')
+)) as typeof import('./hook-socket.js');
+
+const SESSION = '0dd5e551-0000-4000-8000-00000000beef';
+
+/** A project with a transcript whose answer lies before a compaction, and a child env. */
+function project() {
+  const root = tempDir('cf-hooksrv-').dir;
+  const tmp = join(root, 'tmp');
+  mkdirSync(tmp);
+  const w = new TranscriptWriter(SESSION);
+  w.user('Run the lexer tests');
+  w.assistant('', [
+    {
+      name: 'Bash',
+      input: { command: 'npm test -- lexer' },
+      result: '161 tests passed in reports/lexer.xml',
+    },
+  ]);
+  w.compact('Summary: tests were run.');
+  w.user('Now the parser');
+  const transcript = join(root, `${SESSION}.jsonl`);
+  writeFileSync(transcript, w.text());
+  const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: tmp };
+  delete env.CONTEXTFOLD_HOOK_SERVER;
+  const input = (prompt: string) =>
+    JSON.stringify({
+      session_id: SESSION,
+      transcript_path: transcript,
+      cwd: root,
+      prompt,
+      hook_event_name: 'UserPromptSubmit',
+    });
+  const socketPath = hookSocketPath(env)!;
+  return { root, tmp, env, input, socketPath };
+}
+
+/** Runs the built CLI's hook as Claude Code does (a child process, JSON on stdin). */
+function hook(env: NodeJS.ProcessEnv, args: string[], stdin: string) {
+  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args, 'hook', 'user-prompt-submit'], { env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    child.stdin.end(stdin);
+  });
+}
+
+const PROMPT = 'how many tests passed in reports/lexer.xml?';
+
+describe('plainHookArgs', () => {
+  it('takes the command lines install writes, in every spelling of their options', () => {
+    expect(plainHookArgs(['hook', 'user-prompt-submit'])).toEqual({
+      v: 1,
+      event: 'user-prompt-submit',
+      redact: true,
+    });
+    expect(
+      plainHookArgs(['--dir', 'd', '--retrieval=reference', 'hook', 'pre-compact', '--no-redact']),
+    ).toEqual({ v: 1, event: 'pre-compact', dir: 'd', retrieval: 'reference', redact: false });
+  });
+
+  it('leaves everything else to the full CLI (help, other options, repeats, a missing value)', () => {
+    for (const argv of [
+      ['hook', '--help'],
+      ['hook'],
+      ['--json', 'hook', 'session-start'],
+      ['--dir', 'a', '--dir', 'b', 'hook', 'session-start'],
+      ['--dir', 'hook', 'session-start'],
+      ['hook', 'session-start', '--verbose'],
+      ['--no-redact', 'hook', 'session-start'],
+      ['status'],
+    ]) {
+      expect(plainHookArgs(argv), argv.join(' ')).toBeNull();
+    }
+  });
+});
+
+describe('the hook server', () => {
+  it('answers a hook run exactly as the process Claude Code started would', async () => {
+    const p = project();
+    const direct = await hook(
+      { ...p.env, CONTEXTFOLD_HOOK_SERVER: '0' },
+      ['--dir', 'a'],
+      p.input(PROMPT),
+    );
+    expect(direct.code).toBe(0);
+    expect(direct.stdout).toContain('161 tests passed');
+    const served: string[] = [];
+    const server = (await serveHooks({
+      socketPath: p.socketPath,
+      onRequest: (r) => served.push(r.event),
+    }))!;
+    try {
+      const viaServer = await hook(p.env, ['--dir', 'b'], p.input(PROMPT));
+      expect(served).toEqual(['user-prompt-submit']);
+      expect(viaServer).toEqual({ ...direct, stdout: direct.stdout.replaceAll('/a/', '/b/') });
+      // An error is the same one line and exit 1 through the server.
+      const bad = await hook(p.env, ['--dir', 'b'], 'not json');
+      expect(bad.code).toBe(1);
+      expect(bad.stderr).toMatch(/^contextfold: UsageError: hook input on stdin is not JSON/);
+      expect(served).toHaveLength(2);
+    } finally {
+      server.close();
+      await server.closed;
+    }
+    expect(existsSync(p.socketPath)).toBe(false);
+  });
+
+  it('with no server, the run happens in the process, and it starts one for the next prompt', async () => {
+    const p = project();
+    const first = await hook(p.env, [], p.input(PROMPT));
+    expect(first.code).toBe(0);
+    expect(first.stdout).toContain('161 tests passed');
+    const until = Date.now() + 15_000;
+    while (!existsSync(p.socketPath) && Date.now() < until)
+      await new Promise((r) => setTimeout(r, 50));
+    expect(existsSync(p.socketPath)).toBe(true);
+    const second = await hook(p.env, [], p.input(PROMPT));
+    expect(second).toEqual(first);
+    // Removing its socket stops it (the server checks every 2 s): nothing outlives the test.
+    rmSync(p.socketPath);
+    const gone = Date.now() + 15_000;
+    while (existsSync(`${p.socketPath}.lock`) && Date.now() < gone) {
+      const again = await serveHooks({ socketPath: p.socketPath, idleMs: 1 });
+      if (again) {
+        await again.closed;
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(Date.now()).toBeLessThan(gone);
+  });
+
+  it('a server that goes away mid-run: the run happens in the process, with the same input', async () => {
+    const p = project();
+    const dropping = createServer((s) => s.destroy());
+    await new Promise<void>((r) => dropping.listen(p.socketPath, r));
+    try {
+      const r = await hook(p.env, [], p.input(PROMPT));
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain('161 tests passed');
+    } finally {
+      await new Promise((r) => dropping.close(r));
+    }
+  });
+
+  it('one server per socket; a bad request line is dropped and the server goes on; idle, it stops', async () => {
+    const p = project();
+    const server = (await serveHooks({ socketPath: p.socketPath, idleMs: 1500 }))!;
+    expect(await serveHooks({ socketPath: p.socketPath })).toBeNull();
+    const reply = await new Promise<string>((resolve) => {
+      const c = connect(p.socketPath);
+      let text = '';
+      c.on('data', (d: Buffer) => (text += d));
+      c.on('close', () => resolve(text));
+      c.end('{"v":2}\n');
+    });
+    expect(reply).toBe('');
+    const ok = await hook(p.env, [], p.input(PROMPT));
+    expect(ok.stdout).toContain('161 tests passed');
+    await server.closed; // idle for 1.5 s
+    expect(existsSync(p.socketPath)).toBe(false);
+  });
+});
+
+describe('hookSocketPath', () => {
+  it('differs by the environment a run reads, and refuses a directory others can enter', () => {
+    const p = project();
+    const withStore = hookSocketPath({ ...p.env, CONTEXTFOLD_STORE: '/elsewhere' });
+    expect(withStore).not.toBe(p.socketPath);
+    expect(hookSocketPath({ ...p.env, UNRELATED: 'x' })).toBe(p.socketPath);
+    const dir = join(p.tmp, `contextfold-${process.getuid!()}`);
+    chmodSync(dir, 0o755);
+    expect(hookSocketPath(p.env)).toBeNull();
+    expect(readdirSync(dir)).toEqual([]);
+  });
+});
