@@ -1,6 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import { HOOK_EVENTS, type HookEvent, parseHookInput } from '../adapters/claude-code/hook-input.js';
-import { runHook } from '../adapters/claude-code/run-hook.js';
+import { type HookEngines, runHook } from '../adapters/claude-code/run-hook.js';
 import type { OpenOptions } from '../engine/types.js';
 import { UsageError } from '../protocol/errors.js';
 import { reportError } from './context.js';
@@ -54,7 +54,8 @@ function engineOf(r: HookRequest, io: HookIo): Omit<OpenOptions, 'dir'> {
 }
 
 /**
- * Runs one hook invocation and returns its exit code. Errors are one line on stderr and exit 1:
+ * Runs one hook invocation and returns its exit code (`engines`: keep session stores open across
+ * invocations, in a long-lived process). Errors are one line on stderr and exit 1:
  * never 2 (Claude Code would block the prompt) and never on stdout (Claude Code would read them
  * as hook output).
  *
@@ -64,7 +65,11 @@ function engineOf(r: HookRequest, io: HookIo): Omit<OpenOptions, 'dir'> {
  *   processIo,
  * );
  */
-export async function runHookRequest(r: HookRequest, io: HookIo): Promise<number> {
+export async function runHookRequest(
+  r: HookRequest,
+  io: HookIo,
+  engines?: HookEngines,
+): Promise<number> {
   try {
     if (!HOOK_EVENTS.includes(r.event as HookEvent)) {
       throw new UsageError(`unknown hook event '${r.event}': use ${HOOK_EVENTS.join(', ')}`);
@@ -73,7 +78,14 @@ export async function runHookRequest(r: HookRequest, io: HookIo): Promise<number
     const input = parseHookInput(r.stdin, event);
     const raw = r.dir ?? '.contextfold';
     const baseDir = isAbsolute(raw) ? raw : resolve(input.cwd ?? r.cwd, raw);
-    const outcome = await runHook({ event, input, baseDir, engine: engineOf(r, io) });
+    const engine = engineOf(r, io);
+    const outcome = await runHook({
+      event,
+      input,
+      baseDir,
+      engine,
+      ...(engines ? { engines } : {}),
+    });
     if (outcome.notice) io.err(`contextfold: ${outcome.notice}\n`);
     if (outcome.output) io.out(`${JSON.stringify(outcome.output)}\n`);
     return 0;

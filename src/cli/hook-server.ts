@@ -1,5 +1,6 @@
 import { existsSync, lstatSync, unlinkSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
+import { HookEngines } from '../adapters/claude-code/run-hook.js';
 import { SerialQueue } from '../store/serial-queue.js';
 import { WriteLock } from '../store/write-lock.js';
 import { type HookIo, type HookRequest, runHookRequest } from './hook-request.js';
@@ -79,7 +80,8 @@ function readLine(socket: Socket): Promise<string | null> {
  * Serves `contextfold hook` runs over a Unix socket, one at a time: a process that stays up
  * between Claude Code's prompts answers in the time of the work itself, without a Node start-up,
  * module loading and a cold JIT on every prompt. Each request is exactly the run the CLI would
- * do ({@link runHookRequest}); the server holds no state between them but warm code.
+ * do ({@link runHookRequest}), with the session stores kept open between requests (their
+ * indexes and read caches warm; they follow what other processes write, and close when it stops).
  *
  * One server per socket: it holds `<socket>.lock` (an OS lock, released when it dies) for its
  * life, so a second server started at the same moment returns null. It stops after `idleMs`
@@ -99,6 +101,7 @@ export async function serveHooks(options: HookServerOptions): Promise<HookServer
   // Under the lock no other server is listening: a socket file left here is a dead one's.
   if (existsSync(socketPath)) unlinkSync(socketPath);
   const queue = new SerialQueue();
+  const engines = new HookEngines();
   let stop: () => void = () => {};
   const closed = new Promise<void>((resolve) => {
     stop = resolve;
@@ -131,7 +134,7 @@ export async function serveHooks(options: HookServerOptions): Promise<HookServer
       const out: string[] = [];
       const err: string[] = [];
       const io: HookIo = { out: (t) => out.push(t), err: (t) => err.push(t) };
-      const code = await runHookRequest(request, io);
+      const code = await runHookRequest(request, io, engines);
       return { v: 1, stdout: out.join(''), stderr: err.join(''), code } satisfies HookReply;
     });
     socket.end(`${JSON.stringify(reply)}\n`);
@@ -155,8 +158,12 @@ export async function serveHooks(options: HookServerOptions): Promise<HookServer
       try {
         if (lstatSync(socketPath, { bigint: true }).ino === ino) unlinkSync(socketPath);
       } catch {}
-      lock.close();
-      stop();
+      void queue
+        .run(() => engines.closeAll())
+        .finally(() => {
+          lock.close();
+          stop();
+        });
     });
   }
   await new Promise<void>((resolve, reject) => {

@@ -16,7 +16,7 @@ import { tempDir } from '../../test-utils/temp-dir.js';
 import { CONTEXT_HEADER, MAX_CONTEXT_BYTES } from './archived-context.js';
 import type { HookEvent, HookInput } from './hook-input.js';
 import { ingestTranscript } from './ingest.js';
-import { runHook } from './run-hook.js';
+import { HookEngines, runHook } from './run-hook.js';
 import { sessionPaths } from './session-paths.js';
 
 const SESSION = '0dd5e551-0000-4000-8000-00000000beef';
@@ -383,5 +383,66 @@ describe('runHook pre-compact and session-start', () => {
     expect(pages[0]).toBe(1);
     expect(pages.every((s) => s < 3)).toBe(true);
     expect(statSync(sessionPaths(s.baseDir, SESSION).statePath).size).toBeLessThan(4096);
+  });
+});
+
+describe('HookEngines (a long-lived process keeps session stores open)', () => {
+  it('gives the same answers as opening the store on every run, and compacts on pre-compact', async () => {
+    const a = setup();
+    const b = setup();
+    const engines = new HookEngines();
+    try {
+      const w = session();
+      writeFileSync(a.transcript, w.text());
+      writeFileSync(b.transcript, w.text());
+      const prompt = 'Which MigrationError did mix ecto.migrate print?';
+      const input = (s: ReturnType<typeof setup>) => ({
+        session_id: SESSION,
+        transcript_path: s.transcript,
+        cwd: s.root,
+        prompt,
+      });
+      for (let round = 0; round < 2; round++) {
+        const kept = await runHook({
+          event: 'user-prompt-submit',
+          baseDir: a.baseDir,
+          input: input(a),
+          engines,
+        });
+        const fresh = await runHook({
+          event: 'user-prompt-submit',
+          baseDir: b.baseDir,
+          input: input(b),
+        });
+        expect(kept.output).toEqual(fresh.output);
+        expect(kept.output?.hookSpecificOutput.additionalContext).toContain('billing_invoices');
+        // More of the session arrives between prompts: both fold it.
+        w.user(`round ${round}: check the dashboard`);
+        writeFileSync(a.transcript, w.text());
+        writeFileSync(b.transcript, w.text());
+      }
+      expect(await a.entries()).toEqual(await b.entries());
+      expect(existsSync(join(a.store, 'recall_index.journal'))).toBe(true);
+      await runHook({ event: 'pre-compact', baseDir: a.baseDir, input: input(a), engines });
+      // The kept engine compacted: the store is in the reference layout, no journal left.
+      expect(existsSync(join(a.store, 'recall_index.journal'))).toBe(false);
+    } finally {
+      await engines.closeAll();
+    }
+  });
+
+  it('keeps at most four stores open, closing the least recently used', async () => {
+    const engines = new HookEngines();
+    const root = tempDir().dir;
+    const opened = [];
+    for (let i = 0; i < 5; i++) opened.push(await engines.get({ dir: join(root, `s${i}`) }));
+    await new Promise((r) => setTimeout(r, 50));
+    await expect(opened[0]!.status()).rejects.toMatchObject({ code: 'USAGE' });
+    expect((await opened[4]!.status()).nodes).toBe(0);
+    // Asked again, the first store is opened anew.
+    expect(await engines.get({ dir: join(root, 's0') })).not.toBe(opened[0]);
+    expect(await engines.get({ dir: join(root, 's4') })).toBe(opened[4]);
+    await engines.closeAll();
+    await expect(opened[4]!.status()).rejects.toMatchObject({ code: 'USAGE' });
   });
 });

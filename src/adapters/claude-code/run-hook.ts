@@ -1,5 +1,5 @@
 import { ContextFold } from '../../engine/context-fold.js';
-import type { OpenOptions } from '../../engine/types.js';
+import type { IndexWarning, OpenOptions } from '../../engine/types.js';
 import { UsageError } from '../../protocol/errors.js';
 import { type ArchivedContext, archivedContext } from './archived-context.js';
 import { CLAUDE_EVENT_NAMES, type HookEvent, type HookInput } from './hook-input.js';
@@ -18,6 +18,56 @@ export interface RunHookOptions {
   /** Engine options for the session store. The token counter defaults to `reference` (fast start). */
   engine?: Omit<OpenOptions, 'dir'>;
   maxTurnsPerRun?: number;
+  /**
+   * Engines kept open between runs (a long-lived process: the hook server). Without it, each
+   * run opens the session store and closes it again.
+   */
+  engines?: HookEngines;
+}
+
+/** How many session stores {@link HookEngines} keeps open at most (the least recent closes). */
+const MAX_OPEN_ENGINES = 4;
+
+/**
+ * Session engines kept open across hook runs of one process, so a run finds its store's index
+ * open and its read caches warm. The engine of a store follows what other processes write to
+ * it, as any long-lived engine does. A run's `onWarning` is the one told while it runs.
+ *
+ * @example
+ * const engines = new HookEngines();
+ * await runHook({ event, input, baseDir, engines });
+ * await engines.closeAll();
+ */
+export class HookEngines {
+  readonly #open = new Map<string, Promise<ContextFold>>();
+  #warn: ((w: IndexWarning) => void) | undefined;
+
+  /** The engine for these options, opened on first use. */
+  async get(options: OpenOptions): Promise<ContextFold> {
+    this.#warn = options.onWarning;
+    const key = JSON.stringify(options, (k, v) => (k === 'onWarning' ? undefined : v));
+    let engine = this.#open.get(key);
+    if (engine) {
+      this.#open.delete(key); // re-inserted last: most recently used
+    } else {
+      engine = ContextFold.open({ ...options, onWarning: (w) => this.#warn?.(w) });
+      engine.catch(() => this.#open.delete(key));
+    }
+    this.#open.set(key, engine);
+    for (const [k, old] of this.#open) {
+      if (this.#open.size <= MAX_OPEN_ENGINES) break;
+      this.#open.delete(k);
+      void old.then((e) => e.close({ compact: false })).catch(() => {});
+    }
+    return engine;
+  }
+
+  /** Closes every engine (compacting their journals, as a run's own close would). */
+  async closeAll(): Promise<void> {
+    const all = [...this.#open.values()];
+    this.#open.clear();
+    await Promise.allSettled(all.map(async (e) => (await e).close()));
+  }
 }
 
 /** The JSON a hook prints for Claude Code (`hookSpecificOutput.additionalContext`). */
@@ -73,7 +123,7 @@ export async function runHook(options: RunHookOptions): Promise<HookOutcome> {
   // The best retrieval (ranked) pages in from archived turns; `options.engine` can choose
   // `retrieval: 'reference'` (the IPCF RGSC). The reference token counter needs no vocabulary
   // load in this fresh process.
-  const engine = await ContextFold.open({
+  const openOptions: OpenOptions = {
     tokenizer: 'reference',
     retrieval: 'ranked',
     // One process per prompt: keep the journal short (it is re-read on every open), compacting
@@ -82,7 +132,10 @@ export async function runHook(options: RunHookOptions): Promise<HookOutcome> {
     sessionId: input.session_id,
     ...options.engine,
     dir: paths.storeDir,
-  });
+  };
+  const engine = options.engines
+    ? await options.engines.get(openOptions)
+    : await ContextFold.open(openOptions);
   const compacting =
     event === 'pre-compact' || (event === 'session-start' && input.source === 'compact');
   try {
@@ -119,6 +172,7 @@ export async function runHook(options: RunHookOptions): Promise<HookOutcome> {
     }
     return outcome;
   } finally {
-    await engine.close({ compact: event === 'pre-compact' });
+    if (!options.engines) await engine.close({ compact: event === 'pre-compact' });
+    else if (event === 'pre-compact') await engine.compact();
   }
 }
