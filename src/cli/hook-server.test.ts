@@ -181,6 +181,23 @@ describe('the hook server', () => {
   });
 });
 
+describe('the hook server, stuck clients', () => {
+  it('a client that connects and never sends does not keep the server up', async () => {
+    const p = project();
+    const server = (await serveHooks({
+      socketPath: p.socketPath,
+      idleMs: 300,
+      requestTimeoutMs: 200,
+    }))!;
+    const silent = connect(p.socketPath);
+    const dropped = new Promise((r) => silent.on('close', r));
+    const t = Date.now();
+    await server.closed;
+    await dropped;
+    expect(Date.now() - t).toBeLessThan(5000);
+  });
+});
+
 describe('hookSocketPath', () => {
   it('differs by the environment a run reads, and refuses a directory others can enter', () => {
     const p = project();

@@ -21,6 +21,8 @@ export interface HookServerOptions {
   idleMs?: number;
   /** How often the server checks that its socket file is still its own (default 2 s). */
   checkMs?: number;
+  /** How long a client may take to send its request, and to read the reply (default 30 s). */
+  requestTimeoutMs?: number;
   /** Told of each request before it runs (a log line, a test). */
   onRequest?: (request: HookRequest) => void;
 }
@@ -31,6 +33,9 @@ export interface HookServer {
   readonly closed: Promise<void>;
   close(): void;
 }
+
+/** A client gets this long to send its request line, and again to read the reply. */
+const REQUEST_TIMEOUT_MS = 30_000;
 
 /** A request line longer than this is refused (a hook input is a few KB). */
 const MAX_REQUEST_BYTES = 16 * 1024 * 1024;
@@ -59,6 +64,7 @@ function readLine(socket: Socket): Promise<string | null> {
     const done = (line: string | null) => {
       socket.off('data', onData);
       socket.off('end', onEnd);
+      socket.off('close', onEnd);
       socket.off('error', onEnd);
       resolve(line);
     };
@@ -72,6 +78,7 @@ function readLine(socket: Socket): Promise<string | null> {
     const onEnd = () => done(null);
     socket.on('data', onData);
     socket.on('end', onEnd);
+    socket.on('close', onEnd);
     socket.on('error', onEnd);
   });
 }
@@ -115,30 +122,40 @@ export async function serveHooks(options: HookServerOptions): Promise<HookServer
     clearTimeout(idle);
     idle = setTimeout(close, options.idleMs ?? 10 * 60_000);
   };
+  let active = 0;
+  let closing = false;
   async function handle(socket: Socket): Promise<void> {
+    active++;
     clearTimeout(idle);
-    const line = await readLine(socket);
-    let request: unknown;
+    // A client that never sends its line (or never reads the reply) does not keep the server up.
+    socket.setTimeout(options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS, () => socket.destroy());
+    socket.on('error', () => {});
     try {
-      request = line === null ? null : JSON.parse(line);
-    } catch {
-      request = null;
+      const line = await readLine(socket);
+      let request: unknown;
+      try {
+        request = line === null ? null : JSON.parse(line);
+      } catch {
+        request = null;
+      }
+      if (!isRequest(request)) {
+        socket.destroy();
+        return;
+      }
+      options.onRequest?.(request);
+      socket.setTimeout(0); // the run itself may take long (a first catch-up): the client waits
+      const reply = await queue.run(async () => {
+        const out: string[] = [];
+        const err: string[] = [];
+        const io: HookIo = { out: (t) => out.push(t), err: (t) => err.push(t) };
+        const code = await runHookRequest(request, io, engines);
+        return { v: 1, stdout: out.join(''), stderr: err.join(''), code } satisfies HookReply;
+      });
+      socket.setTimeout(options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS);
+      socket.end(`${JSON.stringify(reply)}\n`);
+    } finally {
+      if (--active === 0 && !closing) armIdle();
     }
-    if (!isRequest(request)) {
-      socket.destroy();
-      armIdle();
-      return;
-    }
-    options.onRequest?.(request);
-    const reply = await queue.run(async () => {
-      const out: string[] = [];
-      const err: string[] = [];
-      const io: HookIo = { out: (t) => out.push(t), err: (t) => err.push(t) };
-      const code = await runHookRequest(request, io, engines);
-      return { v: 1, stdout: out.join(''), stderr: err.join(''), code } satisfies HookReply;
-    });
-    socket.end(`${JSON.stringify(reply)}\n`);
-    armIdle();
   }
   let ino: bigint | null = null;
   const check = setInterval(() => {
@@ -147,7 +164,6 @@ export async function serveHooks(options: HookServerOptions): Promise<HookServer
     } catch {}
     close();
   }, options.checkMs ?? 2000);
-  let closing = false;
   function close(): void {
     if (closing) return;
     closing = true;
