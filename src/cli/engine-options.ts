@@ -12,6 +12,25 @@ export const NO_REDACT_HELP =
   'store payloads as given, without secret redaction (nodes say sanitized: false)';
 
 /**
+ * Checks the values of `--tokenizer` and `--retrieval` (a bad one is a UsageError).
+ *
+ * @example
+ * checkEngineFlags({ retrieval: 'ranked' }); // { tokenizer: undefined, retrieval: 'ranked' }
+ */
+export function checkEngineFlags(o: { tokenizer?: string; retrieval?: string }): {
+  tokenizer: 'o200k' | 'reference' | undefined;
+  retrieval: RetrievalMode | undefined;
+} {
+  if (o.tokenizer !== undefined && o.tokenizer !== 'o200k' && o.tokenizer !== 'reference') {
+    throw new UsageError(`--tokenizer must be 'o200k' or 'reference', got '${o.tokenizer}'`);
+  }
+  if (o.retrieval !== undefined && o.retrieval !== 'reference' && o.retrieval !== 'ranked') {
+    throw new UsageError(`--retrieval must be 'reference' or 'ranked', got '${o.retrieval}'`);
+  }
+  return { tokenizer: o.tokenizer, retrieval: o.retrieval };
+}
+
+/**
  * Engine options from the global CLI flags (`--dir`, `--tokenizer`, `--session`, `--retrieval`)
  * and a write command's `--no-redact`.
  */
@@ -23,17 +42,12 @@ export function engineOptions(cmd: Command): OpenOptions {
     retrieval?: string;
     redact?: boolean;
   };
-  if (o.tokenizer !== undefined && o.tokenizer !== 'o200k' && o.tokenizer !== 'reference') {
-    throw new UsageError(`--tokenizer must be 'o200k' or 'reference', got '${o.tokenizer}'`);
-  }
-  if (o.retrieval !== undefined && o.retrieval !== 'reference' && o.retrieval !== 'ranked') {
-    throw new UsageError(`--retrieval must be 'reference' or 'ranked', got '${o.retrieval}'`);
-  }
+  const flags = checkEngineFlags(o);
   return {
     dir: g.dir,
-    tokenizer: o.tokenizer as 'o200k' | 'reference' | undefined,
+    tokenizer: flags.tokenizer,
     sessionId: o.session,
-    retrieval: o.retrieval as RetrievalMode | undefined,
+    retrieval: flags.retrieval,
     onWarning: printWarning,
     ...(o.redact === false ? { redact: false } : {}),
   };

@@ -4,6 +4,7 @@ import { type HookEngines, runHook } from '../adapters/claude-code/run-hook.js';
 import type { OpenOptions } from '../engine/types.js';
 import { UsageError } from '../protocol/errors.js';
 import { reportError } from './context.js';
+import { checkEngineFlags } from './engine-options.js';
 
 /**
  * One `contextfold hook <EVENT>` invocation as data: what the CLI parsed and read, so the same
@@ -38,17 +39,12 @@ export const processIo: HookIo = {
 
 /** The engine options a request asks for; a bad value is a UsageError. */
 function engineOf(r: HookRequest, io: HookIo): Omit<OpenOptions, 'dir'> {
-  if (r.tokenizer !== undefined && r.tokenizer !== 'o200k' && r.tokenizer !== 'reference') {
-    throw new UsageError(`--tokenizer must be 'o200k' or 'reference', got '${r.tokenizer}'`);
-  }
-  if (r.retrieval !== undefined && r.retrieval !== 'reference' && r.retrieval !== 'ranked') {
-    throw new UsageError(`--retrieval must be 'reference' or 'ranked', got '${r.retrieval}'`);
-  }
+  const { tokenizer, retrieval } = checkEngineFlags(r);
   const engine: Omit<OpenOptions, 'dir'> = {
     onWarning: (w) => io.err(`contextfold: warning: ${w.message}\n`),
   };
-  if (r.tokenizer !== undefined) engine.tokenizer = r.tokenizer;
-  if (r.retrieval !== undefined) engine.retrieval = r.retrieval;
+  if (tokenizer !== undefined) engine.tokenizer = tokenizer;
+  if (retrieval !== undefined) engine.retrieval = retrieval;
   if (!r.redact) engine.redact = false;
   return engine;
 }

@@ -56,7 +56,7 @@ function isRequest(v: unknown): v is HookRequest {
   );
 }
 
-/** Reads one newline-terminated line from a socket (null: closed, too long or not UTF-8 JSON). */
+/** Reads one newline-terminated line from a socket (null: closed first, or too long). */
 function readLine(socket: Socket): Promise<string | null> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
@@ -158,12 +158,7 @@ export async function serveHooks(options: HookServerOptions): Promise<HookServer
     }
   }
   let ino: bigint | null = null;
-  const check = setInterval(() => {
-    try {
-      if (lstatSync(socketPath, { bigint: true }).ino === ino) return;
-    } catch {}
-    close();
-  }, options.checkMs ?? 2000);
+  let check: NodeJS.Timeout | undefined;
   function close(): void {
     if (closing) return;
     closing = true;
@@ -190,6 +185,12 @@ export async function serveHooks(options: HookServerOptions): Promise<HookServer
     });
   });
   ino = lstatSync(socketPath, { bigint: true }).ino;
+  check = setInterval(() => {
+    try {
+      if (lstatSync(socketPath, { bigint: true }).ino === ino) return;
+    } catch {}
+    close();
+  }, options.checkMs ?? 2000);
   armIdle();
   return { closed, close };
 }

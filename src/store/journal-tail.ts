@@ -23,7 +23,7 @@ export interface TornTail {
 
 /**
  * Finds a torn last line of the journal (bytes after its last newline), reading backwards from
- * the end in chunks, so a long journal costs one small read when it is whole.
+ * the end in chunks; a whole journal costs a one-byte read (this runs on every write).
  */
 export function findTornTail(path: string): TornTail | null {
   if (!existsSync(path)) return null;
@@ -31,12 +31,15 @@ export function findTornTail(path: string): TornTail | null {
   try {
     const size = fstatSync(fd).size;
     if (size === 0) return null;
+    // The common case, every write: a whole journal, told by its last byte alone.
+    const last = Buffer.alloc(1);
+    readAt(fd, last, 1, size - 1);
+    if (last[0] === 0x0a) return null;
     const buf = Buffer.alloc(Math.min(CHUNK, size));
     let end = size;
     while (end > 0) {
       const len = Math.min(CHUNK, end);
       readAt(fd, buf, len, end - len);
-      if (end === size && buf[len - 1] === 0x0a) return null;
       const nl = buf.subarray(0, len).lastIndexOf(0x0a);
       if (nl !== -1) return { cut: end - len + nl + 1, size };
       end -= len;

@@ -62,11 +62,11 @@ export class HookEngines {
     return engine;
   }
 
-  /** Closes every engine (compacting their journals, as a run's own close would). */
+  /** Closes every engine (without compacting, as a prompt run's own close does). */
   async closeAll(): Promise<void> {
     const all = [...this.#open.values()];
     this.#open.clear();
-    await Promise.allSettled(all.map(async (e) => (await e).close()));
+    await Promise.allSettled(all.map(async (e) => (await e).close({ compact: false })));
   }
 }
 
