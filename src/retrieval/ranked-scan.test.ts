@@ -353,6 +353,25 @@ describe('rankedScan: live turns (after a compaction)', () => {
     expect(steps(r).every((s) => s < 60)).toBe(true);
   });
 
+  it('a live turn with the same words and shape but another value does not own the intent', () => {
+    const later = { step: 61, text: 'mix test\n52 tests, 3 failures renderer' };
+    const r = rankedScan(indexOf([...turns.slice(0, -1), later]), prompt, {
+      ...caps,
+      liveFrom: 61,
+    });
+    expect(steps(r)).toContain(3);
+  });
+
+  it('a live re-run with the same output still owns it (ids and other words aside)', () => {
+    const rerun = { step: 61, text: 'mix test --seed 7\n49 tests, 0 failures renderer' };
+    const r = rankedScan(indexOf([...turns.slice(0, -1), rerun]), prompt, {
+      ...caps,
+      liveFrom: 61,
+    });
+    expect(steps(r)).not.toContain(3);
+    expect(r.live_owners).toEqual([61]);
+  });
+
   it('a lossy turn (a compaction summary) is never paged and never owns', () => {
     const r = rankedScan(indexOf(turns), prompt, { ...caps, liveFrom: 60, lossy: [61] });
     expect(first(r)).toBe(3);

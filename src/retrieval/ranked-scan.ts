@@ -1,5 +1,6 @@
 import { compareCodePoints } from '../protocol/canonical-json.js';
 import type { RecallStatus } from '../protocol/results.js';
+import type { BlockAnalysis } from './node-analysis.js';
 import {
   type Candidate,
   type CandidateSet,
@@ -193,15 +194,34 @@ const SAME_FACT_SHARE = 0.75;
 /** A key is specific when its rarity is at least this: it names the thing, not the topic. */
 const SPECIFIC_RARITY = 0.5;
 
-/** Whether one block of a live turn holds the given prompt keys (and an asked answer shape). */
-export type BlockTest = (live: Candidate, keys: readonly number[], shape: boolean) => boolean;
+/**
+ * When the prompt asks for a value (an answer shape the archived candidate holds), a live block
+ * holds the candidate's answer lines only when it holds this share of the keys of the
+ * candidate's best block that are not the prompt's (the values and what surrounds them): a
+ * re-run with the same output, not another commit, listing or test run that shares the prompt's
+ * words and the shape but not the values.
+ */
+export const SAME_LINES_SHARE = 0.8;
+
+/**
+ * Whether one block of a live turn holds the given prompt keys and, when `shape`, an asked answer
+ * shape and the archived candidate's answer lines (see {@link SAME_LINES_SHARE}).
+ */
+export type BlockTest = (
+  live: Candidate,
+  keys: readonly number[],
+  shape: boolean,
+  archived: Candidate,
+) => boolean;
 
 /**
  * The live turn that owns an archived candidate's intent, if any: one that holds, in a single
  * block (the lines that would answer), every specific key the candidate holds (or, if the
- * candidate holds no specific key, every key it holds) and the asked answer shape when the
- * candidate has one, and scores within `margin` of it (a factor e in probability at temperature
- * 1). Sharing a frequent word, or naming the keys far apart, is never enough.
+ * candidate holds no specific key, every key it holds), and, when the candidate has the asked
+ * answer shape, that shape and most of the candidate's best block (its answer lines, not just the
+ * prompt's words); and scores within `margin` of it (a factor e in probability at temperature
+ * 1). Sharing a frequent word, naming the keys far apart, or holding another value of the same
+ * shape (a later commit, a newer listing) is never enough.
  */
 export function liveOwner(
   a: { c: Candidate; s: number },
@@ -216,7 +236,8 @@ export function liveOwner(
   if (keys.length === 0) for (let q = 0; q < nq; q++) if (held(a.c, q)) keys.push(q);
   const shape = a.c.features[SHAPE]! > 0;
   return live.find(
-    (l) => l.s >= a.s - margin && keys.every((q) => held(l.c, q)) && inOneBlock(l.c, keys, shape),
+    (l) =>
+      l.s >= a.s - margin && keys.every((q) => held(l.c, q)) && inOneBlock(l.c, keys, shape, a.c),
   )?.c;
 }
 
@@ -341,14 +362,21 @@ export function rankedScan(
   if (options.liveFrom !== undefined) {
     const from = options.liveFrom;
     const asked = askedShapes(prompt);
-    const inOneBlock: BlockTest = (c, keys, shape) =>
-      index.doc(c.docNo).blocks.some((b) => {
+    const promptKeys = new Set(query.keys.flatMap((k) => k.matches.map((m) => m.key)));
+    const inOneBlock: BlockTest = (c, keys, shape, archived) => {
+      const doc = index.doc(c.docNo);
+      const src = index.doc(archived.docNo);
+      const lines = src.blocks[archived.block]!.keys.map((id) => src.keys[id]!).filter(
+        (k) => !promptKeys.has(k),
+      );
+      return doc.blocks.some((b) => {
         if (shape && !hasShape(b.shapes, asked)) return false;
-        const doc = index.doc(c.docNo);
-        return keys.every((q) =>
+        const hasKeys = keys.every((q) =>
           query.keys[q]!.matches.some((m) => blockCount(b, localKey(doc.keys, m.key)) > 0),
         );
+        return hasKeys && (!shape || sharesLines(b, doc.keys, lines));
       });
+    };
     const live = pool.filter((x) => x.c.stepId >= from);
     const owners = new Set<number>();
     pool = pool.filter((x) => {
@@ -454,6 +482,14 @@ export function rankedScan(
   }
   for (const g of groups.values()) labelChronologically(g);
   return result;
+}
+
+/** Whether block `b` (ids local to `keys`) holds {@link SAME_LINES_SHARE} of the keys `lines`. */
+function sharesLines(b: BlockAnalysis, keys: readonly string[], lines: readonly string[]): boolean {
+  if (lines.length === 0) return true;
+  let n = 0;
+  for (const k of lines) if (blockCount(b, localKey(keys, k)) > 0) n++;
+  return n >= SAME_LINES_SHARE * lines.length;
 }
 
 /** The owner an alternative shares the most prompt keys with (ties: the earlier owner). */
