@@ -562,6 +562,7 @@ export class ContextFold implements ContextFoldEngine {
       perTurn: max === undefined ? perTurn : Math.min(perTurn, max),
       ...(options.liveFrom !== undefined ? { liveFrom: options.liveFrom } : {}),
       ...(options.lossy ? { lossy: options.lossy } : {}),
+      ...(options.tail ? { tail: true } : {}),
     };
   }
 
@@ -651,6 +652,7 @@ export class ContextFold implements ContextFoldEngine {
         content: text,
         startLine: w.start_line,
         endLine: w.end_line,
+        ...(w.tail_lines !== undefined ? { tailLines: w.tail_lines } : {}),
         maxTokens: Math.max(1, Math.min(w.max_tokens, perCall)),
         count: (s) => this.tokenizer.count(s),
       });

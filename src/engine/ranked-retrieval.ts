@@ -114,6 +114,8 @@ export interface RankedCaps {
   perTurn: number;
   liveFrom?: number;
   lossy?: readonly number[];
+  /** Truncated pages also show the payload's last lines (see `ScanOptions.tail`). */
+  tail?: boolean;
 }
 
 /** A node that failed verification, ranked on its entry's terms for this process only. */
@@ -354,6 +356,7 @@ export class RankedRetrieval {
           content: text,
           focus: pick.focus,
           maxTokens: budget,
+          tail: caps.tail === true,
           count: (s) => (s === text && known !== undefined ? known : tokenizer.count(s)),
         });
         pages.push(pageOf(pick, entry, w, budget));
@@ -383,7 +386,13 @@ function pageOf(
     chunks: 1,
     truncated: w.truncated,
     matched_terms: pick.matched_terms,
-    window: { start_line: w.startLine, end_line: w.endLine, lines: w.lines, max_tokens: maxTokens },
+    window: {
+      start_line: w.startLine,
+      end_line: w.endLine,
+      lines: w.lines,
+      ...(w.tailLines > 0 ? { tail_lines: w.tailLines } : {}),
+      max_tokens: maxTokens,
+    },
     findings: scanPage(w.text),
   };
 }

@@ -120,6 +120,13 @@ export interface ScanOptions {
   lossy?: readonly number[];
   /** A tighter per-turn budget than the policy's, in tokens (e.g. a byte-bounded hook context). */
   maxTokens?: number;
+  /**
+   * Ranked `pageIn`: a page whose window stops short of the payload's end also shows its last
+   * lines (`Page.window.tail_lines`), for turns that end with an outcome: an agent turn that
+   * merges its narration, tool calls and results ends with the last result (a test summary, an
+   * error, a returned id). Default false.
+   */
+  tail?: boolean;
 }
 
 export interface HydrateOptions {

@@ -101,7 +101,13 @@ export type SessionEvent =
       /** The hydration cap the scan gave this page (replay hydrates with it). */
       cap: number;
       /** A ranked page's window of lines; replay hydrates exactly this window. */
-      window?: { start_line: number; end_line: number; lines?: number; max_tokens: number };
+      window?: {
+        start_line: number;
+        end_line: number;
+        lines?: number;
+        tail_lines?: number;
+        max_tokens: number;
+      };
       chunk: number;
       chunks: number;
       truncated: boolean;

@@ -58,6 +58,8 @@ export interface PageWindow {
   end_line: number;
   /** Lines in the payload (as split for this cap). */
   lines?: number;
+  /** The payload's last lines, shown after the window (absent: none). */
+  tail_lines?: number;
   /** The token cap the window was cut to. */
   max_tokens: number;
 }

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { focusWindow } from './ranked-focus.js';
+import { ELISION, focusedText, focusWindow } from './ranked-focus.js';
 import { rankedTerms } from './ranked-terms.js';
 
 /** The retrieval key of a word, as the index stores it (`needle` → `needl`). */
@@ -20,6 +20,7 @@ describe('focusWindow', () => {
       tokens: 4,
       startLine: 0,
       endLine: 2,
+      tailLines: 0,
       lines: 2,
       truncated: false,
     });
@@ -106,5 +107,49 @@ describe('focusWindow', () => {
         },
       ),
     );
+  });
+});
+
+describe('focusWindow with a tail (turns that end with their outcome)', () => {
+  // The command near the head, 300 lines of build output, the outcome on the last line.
+  const content = `$ mix test renderer\n${filler(300, 'compiling')}agentId: a2898e3\n`;
+  const focus = [{ key: key('renderer'), weight: 3 }];
+
+  it('shows the last lines after an elision line when the window stops short of them', () => {
+    const w = focusWindow({ content, focus, maxTokens: 200, count, tail: true });
+    expect(w.text.startsWith('$ mix test renderer\n')).toBe(true);
+    expect(w.text.endsWith('compiling line 299\nagentId: a2898e3\n')).toBe(true);
+    expect(w.text.split(ELISION)).toHaveLength(2);
+    expect(w.tokens).toBeLessThanOrEqual(200);
+    expect(w.tailLines).toBeGreaterThan(0);
+    expect(w.truncated).toBe(true);
+    // Without the option the window is one run of lines, and the outcome is not in it.
+    const plain = focusWindow({ content, focus, maxTokens: 200, count });
+    expect(plain.tailLines).toBe(0);
+    expect(plain.text).not.toContain('a2898e3');
+  });
+
+  it('adds no tail when the window already reaches the end', () => {
+    const atEnd = `${filler(300, 'compiling')}$ mix test renderer\n10 tests, 0 failures\n`;
+    const w = focusWindow({ content: atEnd, focus, maxTokens: 200, count, tail: true });
+    expect(w.tailLines).toBe(0);
+    expect(w.text).not.toContain(ELISION);
+    expect(atEnd.endsWith(w.text)).toBe(true);
+  });
+
+  it('is re-derived byte for byte from its record (replay), and drops the tail under a tiny cap', () => {
+    const w = focusWindow({ content, focus, maxTokens: 200, count, tail: true });
+    const again = focusedText({
+      content,
+      startLine: w.startLine,
+      endLine: w.endLine,
+      tailLines: w.tailLines,
+      maxTokens: 200,
+      count,
+    });
+    expect(again).toEqual(w);
+    const tiny = focusedText({ ...again, content, tailLines: w.tailLines, maxTokens: 22, count });
+    expect(tiny.tokens).toBeLessThanOrEqual(22);
+    expect(tiny.tailLines).toBe(0);
   });
 });

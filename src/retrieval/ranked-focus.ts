@@ -16,6 +16,11 @@ export interface FocusOptions {
    * A tight window (e.g. 3) keeps a low-confidence page small.
    */
   context?: number;
+  /**
+   * When the window stops short of the payload's end, also show the last lines (at most a fifth
+   * of the cap, 100 tokens), after an {@link ELISION} line. Default false.
+   */
+  tail?: boolean;
 }
 
 /** A window of whole lines of a payload (the whole payload when it fits). */
@@ -26,10 +31,39 @@ export interface FocusWindow {
   startLine: number;
   /** One past the last line of the window. */
   endLine: number;
+  /**
+   * The payload's last lines, shown after the window (and an {@link ELISION} line when the two
+   * do not meet); 0 when the window has none.
+   */
+  tailLines: number;
   /** Lines in the payload (over-long lines count as the pieces they are cut into). */
   lines: number;
   /** True when the window is less than the whole payload. */
   truncated: boolean;
+}
+
+/** The line that stands for the lines left out between a window and the payload's tail. */
+export const ELISION = '[…]\n';
+
+/**
+ * A truncated window also shows the payload's last lines, in at most this share of its cap (and
+ * {@link TAIL_MAX_TOKENS}): a turn that runs a command ends with its outcome (the test summary,
+ * the error, the id a sub-agent returns), far from the lines that name what was run.
+ */
+const TAIL_SHARE = 0.2;
+const TAIL_MAX_TOKENS = 100;
+
+/** How many last lines fit the tail budget (0 when even the last line does not). */
+function tailOf(lineTokens: readonly number[], maxTokens: number): number {
+  const budget = Math.min(TAIL_MAX_TOKENS, Math.floor(maxTokens * TAIL_SHARE));
+  let used = 0;
+  let n = 0;
+  for (let i = lineTokens.length - 1; i > 0; i--) {
+    if (used + lineTokens[i]! > budget) break;
+    used += lineTokens[i]!;
+    n++;
+  }
+  return n;
 }
 
 /** A piece of a line longer than this many tokens is cut (minified code, base64 blobs). */
@@ -77,6 +111,7 @@ export function focusWindow(options: FocusOptions): FocusWindow {
       tokens: total,
       startLine: 0,
       endLine: lines.length,
+      tailLines: 0,
       lines: lines.length,
       truncated: false,
     };
@@ -87,7 +122,38 @@ export function focusWindow(options: FocusOptions): FocusWindow {
     [...new Set(rankedTerms(l))].filter((k) => weights.has(k)),
   );
   const lineTokens = lines.map((l) => count(l));
+  const runOf = (n: number, cap: number) =>
+    bestRun({ lineKeys, lineTokens, weights, n, cap, context });
+  const whole = runOf(lines.length, maxTokens);
+  const tail =
+    options.tail && context === Number.POSITIVE_INFINITY ? tailOf(lineTokens, maxTokens) : 0;
+  // A window that already reaches the last lines needs no tail.
+  if (tail === 0 || whole.z > lines.length - tail) {
+    return windowOf(content, lines, whole.a, whole.z, 0, maxTokens, count);
+  }
+  let tailTokens = 0;
+  for (let i = lines.length - tail; i < lines.length; i++) tailTokens += lineTokens[i]!;
+  const run = runOf(lines.length - tail, maxTokens - tailTokens - count(ELISION));
+  return windowOf(content, lines, run.a, run.z, tail, maxTokens, count);
+}
 
+/** Inputs of {@link bestRun}: per-line keys and tokens of the first `n` lines, a token cap. */
+interface RunInput {
+  lineKeys: readonly string[][];
+  lineTokens: readonly number[];
+  weights: ReadonlyMap<string, number>;
+  n: number;
+  cap: number;
+  context: number;
+}
+
+/**
+ * The run of lines among the first `n`, at most `cap` tokens, that covers the most focus weight
+ * (distinct keys count fully, repeats a little; ties go to the later run), shrunk to the lines
+ * that carry keys and widened evenly with `context` lines on each side up to the cap.
+ */
+function bestRun(input: RunInput): { a: number; z: number } {
+  const { lineKeys, lineTokens, weights, n, cap, context } = input;
   // Sliding window over lines maximising distinct-key weight plus a small bonus per repeat.
   const inWindow = new Map<string, number>();
   let score = 0;
@@ -96,25 +162,25 @@ export function focusWindow(options: FocusOptions): FocusWindow {
   let bestLo = 0;
   let bestHi = 0;
   let lo = 0;
-  for (let hi = 0; hi < lines.length; hi++) {
+  for (let hi = 0; hi < n; hi++) {
     for (const k of lineKeys[hi]!) {
       const w = weights.get(k)!;
-      const n = inWindow.get(k) ?? 0;
-      score += n === 0 ? w : w * 0.05;
-      inWindow.set(k, n + 1);
+      const seen = inWindow.get(k) ?? 0;
+      score += seen === 0 ? w : w * 0.05;
+      inWindow.set(k, seen + 1);
     }
     tokens += lineTokens[hi]!;
-    while (tokens > maxTokens && lo < hi) {
+    while (tokens > cap && lo < hi) {
       for (const k of lineKeys[lo]!) {
         const w = weights.get(k)!;
-        const n = inWindow.get(k)!;
-        score -= n === 1 ? w : w * 0.05;
-        inWindow.set(k, n - 1);
+        const seen = inWindow.get(k)!;
+        score -= seen === 1 ? w : w * 0.05;
+        inWindow.set(k, seen - 1);
       }
       tokens -= lineTokens[lo]!;
       lo++;
     }
-    if (tokens <= maxTokens && score >= bestScore && score > 0) {
+    if (tokens <= cap && score >= bestScore && score > 0) {
       bestScore = score;
       bestLo = lo;
       bestHi = hi + 1;
@@ -123,7 +189,7 @@ export function focusWindow(options: FocusOptions): FocusWindow {
   if (bestScore <= 0) {
     // Nothing to focus on: the head of the payload, as a plain chunk would give.
     bestLo = 0;
-    bestHi = Math.min(1, lines.length);
+    bestHi = Math.min(1, n);
   }
   // Shrink the core to the lines that carry focus keys, then widen it evenly with context.
   let a = bestLo;
@@ -135,8 +201,8 @@ export function focusWindow(options: FocusOptions): FocusWindow {
   let growDown = true;
   const core = { a, z };
   for (;;) {
-    const down = z < lines.length && z - core.z < context && used + lineTokens[z]! <= maxTokens;
-    const up = a > 0 && core.a - a < context && used + lineTokens[a - 1]! <= maxTokens;
+    const down = z < n && z - core.z < context && used + lineTokens[z]! <= cap;
+    const up = a > 0 && core.a - a < context && used + lineTokens[a - 1]! <= cap;
     if (!down && !up) break;
     if ((growDown && down) || !up) {
       used += lineTokens[z]!;
@@ -147,7 +213,7 @@ export function focusWindow(options: FocusOptions): FocusWindow {
     }
     growDown = !growDown;
   }
-  return windowOf(content, lines, a, z, maxTokens, count);
+  return { a, z };
 }
 
 /**
@@ -162,14 +228,27 @@ export function focusedText(options: {
   content: string;
   startLine: number;
   endLine: number;
+  /** The payload's last lines shown after the window (a page's `tail_lines`; default 0). */
+  tailLines?: number;
   maxTokens: number;
   count: (text: string) => number;
 }): FocusWindow {
   const { content, maxTokens, count } = options;
   const lines = splitLines(content, maxTokens);
-  const a = Math.max(0, Math.min(options.startLine, lines.length));
-  const z = Math.max(a, Math.min(options.endLine, lines.length));
-  return windowOf(content, lines, a, z, maxTokens, count);
+  const tail = Math.max(0, Math.min(options.tailLines ?? 0, lines.length));
+  const body = lines.length - tail;
+  const a = Math.max(0, Math.min(options.startLine, body));
+  const z = Math.max(a, Math.min(options.endLine, body));
+  return windowOf(content, lines, a, z, tail, maxTokens, count);
+}
+
+/** Lines [a, z), then the last `tail` lines (after an elision line when they do not meet). */
+function joined(lines: readonly string[], a: number, z: number, tail: number): string {
+  const text = lines.slice(a, z).join('');
+  if (tail === 0) return text;
+  const from = lines.length - tail;
+  const gap = z < from && z > a ? ELISION : '';
+  return text + gap + lines.slice(Math.max(from, z)).join('');
 }
 
 function windowOf(
@@ -177,16 +256,24 @@ function windowOf(
   lines: string[],
   a: number,
   z: number,
+  tailLines: number,
   maxTokens: number,
   count: (text: string) => number,
 ): FocusWindow {
-  let text = lines.slice(a, z).join('');
+  let tail = tailLines;
+  let text = joined(lines, a, z, tail);
   let exact = count(text);
   // Per-line counts can differ slightly from the count of the joined text: trim to the cap.
   while (exact > maxTokens && z - a > 1) {
     if (z - 1 > (a + z) / 2) z--;
     else a++;
-    text = lines.slice(a, z).join('');
+    text = joined(lines, a, z, tail);
+    exact = count(text);
+  }
+  // A cap too small for a line and the tail (a page fitted to a few bytes) keeps the window.
+  if (exact > maxTokens && tail > 0) {
+    tail = 0;
+    text = joined(lines, a, z, 0);
     exact = count(text);
   }
   // A single piece can still be over the cap (dense scripts): cut it by characters.
@@ -194,8 +281,17 @@ function windowOf(
     text = cutChars(text, Math.floor((text.length * maxTokens) / exact) - 1);
     exact = count(text);
   }
-  const truncated = a > 0 || z < lines.length || text.length < content.length;
-  return { text, tokens: exact, startLine: a, endLine: z, lines: lines.length, truncated };
+  const gap = z < lines.length - tail;
+  const truncated = a > 0 || gap || text.length < content.length;
+  return {
+    text,
+    tokens: exact,
+    startLine: a,
+    endLine: z,
+    tailLines: tail,
+    lines: lines.length,
+    truncated,
+  };
 }
 
 function cutChars(text: string, n: number): string {

@@ -172,6 +172,8 @@ async function rankedBlocks(
     liveFrom: options.archivedBefore,
     lossy: options.summaries ?? [],
     maxTokens,
+    // A hook turn merges narration, tool calls and results: it ends with the last outcome.
+    tail: true,
   });
   result.live = [...((r.scan as { live_owners?: number[] }).live_owners ?? [])];
   result.failures.push(...r.failures);

@@ -131,6 +131,33 @@ describe('runHook user-prompt-submit', () => {
     expect(out.output).toBeNull();
   });
 
+  it('a long archived turn is paged with its last lines, where a run ends with its outcome', async () => {
+    const s = setup();
+    const w = new TranscriptWriter(SESSION);
+    w.user('Build the renderer bundle');
+    const log = Array.from({ length: 3000 }, (_, i) => `compiling module_${i}.ex`).join('\n');
+    w.assistant('Running the renderer build script.', [
+      {
+        name: 'Bash',
+        input: { command: './scripts/build-renderer.sh' },
+        result: `${log}\nbundle digest 7f3e2a1`,
+      },
+    ]);
+    w.compact('Summary: the renderer bundle was built.');
+    w.user('Continue with the dashboard');
+    w.assistant('Working on the dashboard.');
+    writeFileSync(s.transcript, w.text());
+    const out = await s.run('user-prompt-submit', {
+      prompt: 'What did the renderer build script print when it finished?',
+    });
+    const ctx = out.output!.hookSpecificOutput.additionalContext;
+    expect(ctx).toContain('./scripts/build-renderer.sh');
+    expect(ctx).toContain('[…]\n');
+    expect(ctx).toContain('compiling module_2999.ex\nbundle digest 7f3e2a1\n');
+    expect(ctx).not.toContain('compiling module_1500.ex');
+    expect(Buffer.byteLength(ctx)).toBeLessThanOrEqual(MAX_CONTEXT_BYTES);
+  });
+
   it('ranked (default): a live turn that only shares frequent words does not keep the intent', async () => {
     const s = setup();
     const w = new TranscriptWriter(SESSION);
