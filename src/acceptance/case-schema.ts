@@ -198,7 +198,7 @@ const callExpect = z
       .literal(true)
       .optional()
       .describe(
-        'every page is a contiguous piece of its node’s verified payload, carries that payload’s hash, and says so when it is not the whole payload',
+        'every page is a contiguous piece of its node’s verified payload (or such a piece, an elision line `[…]` and the payload’s last lines), carries that payload’s hash, and says so when it is not the whole payload',
       ),
     page_tokens_max: z
       .number()

@@ -1,6 +1,7 @@
 import { referenceTokenizer } from '../extract/tokenizer.js';
 import { renderPageContent } from '../guard/render-page.js';
 import type { ArchivedBlockInfo } from '../harness/archived-block.js';
+import { ELISION } from '../retrieval/ranked-focus.js';
 import type { StoredNode, StoreSnapshot } from './store-snapshot.js';
 import type { CallObservation } from './subject.js';
 
@@ -74,15 +75,34 @@ export interface CallResult {
 
 const lossy = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
 
+const ELISION_BYTES = Buffer.from(ELISION, 'utf8');
+
+/**
+ * Whether a page is a contiguous piece of the payload, or a contiguous piece, an elision line
+ * and the payload's last lines (a window with a tail), the piece ending before the tail starts.
+ */
+function isPieceOf(page: Buffer, payload: Buffer): boolean {
+  if (payload.includes(page)) return true;
+  const cut = page.lastIndexOf(ELISION_BYTES);
+  if (cut <= 0) return false;
+  const head = page.subarray(0, cut);
+  const tail = page.subarray(cut + ELISION_BYTES.length);
+  const from = payload.length - tail.length;
+  if (tail.length === 0 || from < 0 || !payload.subarray(from).equals(tail)) return false;
+  const at = payload.indexOf(head);
+  return at >= 0 && at + head.length < from;
+}
+
 /**
  * A page must be a contiguous piece of its verified payload as the guard renders it (wrapper
- * tags escaped, invisible characters spelled out; the stored bytes themselves are exact).
+ * tags escaped, invisible characters spelled out; the stored bytes themselves are exact), or
+ * such a piece followed by an elision line and the payload's last lines.
  */
 function verify(p: ParsedPage, node: StoredNode | undefined): string | null {
   if (!node) return `page of step ${p.step_id} carries a payload hash no stored node has`;
   const bytes = Buffer.from(p.content, 'utf8');
   const rendered = Buffer.from(renderPageContent(lossy.decode(node.payload)), 'utf8');
-  if (bytes.length === 0 || !rendered.includes(bytes))
+  if (bytes.length === 0 || !isPieceOf(bytes, rendered))
     return `page of step ${p.step_id} is not a contiguous piece of its verified payload`;
   if (bytes.length < rendered.length && !p.truncated && p.chunks < 2)
     return `page of step ${p.step_id} is partial but says neither truncated nor chunked`;
