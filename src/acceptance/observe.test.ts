@@ -63,6 +63,16 @@ describe('deriveCall', () => {
     expect(r.unverified).toMatch(/not a contiguous piece of its verified payload/);
   });
 
+  it('accepts a piece, an elision line and the payload’s last lines; nothing else of that form', () => {
+    const check = (content: string) =>
+      deriveCall(obs(block(content, { truncated: true })), 'main', snapshot, null).unverified;
+    expect(check('line one\r\n[…]\nlast')).toBeNull();
+    expect(check('line one\r\n[…]\nTAMPERED')).toMatch(/not a contiguous piece/);
+    // The part after the elision must be the payload's end, and come after the first part.
+    expect(check('line one\r\n[…]\nline three\n')).toMatch(/not a contiguous piece/);
+    expect(check('last[…]\nlast')).toMatch(/not a contiguous piece/);
+  });
+
   it('catches a partial page that does not say it is partial', () => {
     expect(deriveCall(obs(block('line three')), 'main', snapshot, null).unverified).toMatch(
       /neither truncated nor chunked/,
