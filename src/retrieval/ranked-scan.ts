@@ -363,18 +363,27 @@ export function rankedScan(
     const from = options.liveFrom;
     const asked = askedShapes(prompt);
     const promptKeys = new Set(query.keys.flatMap((k) => k.matches.map((m) => m.key)));
+    // The keys of an archived candidate's best block that are not the prompt's (its values),
+    // read once per candidate and only when the prompt asks for a value.
+    const valueKeys = new Map<number, string[]>();
+    const valuesOf = (archived: Candidate): string[] => {
+      let v = valueKeys.get(archived.docNo);
+      if (!v) {
+        const src = index.doc(archived.docNo);
+        v = src.blocks[archived.block]!.keys.map((id) => src.keys[id]!);
+        v = v.filter((k) => !promptKeys.has(k));
+        valueKeys.set(archived.docNo, v);
+      }
+      return v;
+    };
     const inOneBlock: BlockTest = (c, keys, shape, archived) => {
       const doc = index.doc(c.docNo);
-      const src = index.doc(archived.docNo);
-      const lines = src.blocks[archived.block]!.keys.map((id) => src.keys[id]!).filter(
-        (k) => !promptKeys.has(k),
-      );
       return doc.blocks.some((b) => {
         if (shape && !hasShape(b.shapes, asked)) return false;
         const hasKeys = keys.every((q) =>
           query.keys[q]!.matches.some((m) => blockCount(b, localKey(doc.keys, m.key)) > 0),
         );
-        return hasKeys && (!shape || sharesLines(b, doc.keys, lines));
+        return hasKeys && (!shape || sharesLines(b, doc.keys, valuesOf(archived)));
       });
     };
     const live = pool.filter((x) => x.c.stepId >= from);
