@@ -401,6 +401,33 @@ describe('a long-lived engine follows other writers', () => {
   });
 });
 
+describe('term rows of batched folds', () => {
+  it('frequencies and postings do not depend on how the folds were batched', async () => {
+    const one = await open(join(tempDir().dir, '.contextfold'));
+    await one.foldMany(TURNS);
+    const split = await open(join(tempDir().dir, '.contextfold'));
+    // Single folds, then batches whose terms are partly new and partly known.
+    for (const t of TURNS.slice(0, 3)) await split.fold(t);
+    await split.foldMany(TURNS.slice(3, 12));
+    await split.foldMany(TURNS.slice(12));
+    for (const field of ['ranked', 'reference'] as const) {
+      expect(split.backend.fieldStats(field)).toEqual(one.backend.fieldStats(field));
+      const terms = one.backend.termsWithPrefix(field, '');
+      expect(terms.length).toBeGreaterThan(20);
+      expect(split.backend.termsWithPrefix(field, '')).toEqual(terms);
+      for (const t of terms) {
+        expect(split.backend.df(field, t), t).toBe(one.backend.df(field, t));
+        expect(split.backend.postings(field, t, 256), t).toEqual(
+          one.backend.postings(field, t, 256),
+        );
+      }
+    }
+    expect(await answers(split)).toEqual(await answers(one));
+    await one.close({ compact: false });
+    await split.close({ compact: false });
+  });
+});
+
 describe('a dropped entry (contextfold repair)', () => {
   it('leaves the index, other engines, a rebuild and recall_index.json as if never folded', async () => {
     const dir = join(tempDir().dir, '.contextfold');

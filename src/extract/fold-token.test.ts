@@ -19,6 +19,20 @@ describe('foldToken', () => {
     expect(foldToken(raw)).toBe(folded);
   });
 
+  it('folds ASCII as the full definition does (its fast path; property)', () => {
+    const full = (x: string) =>
+      x
+        .toLowerCase()
+        .normalize('NFC')
+        .replace(/[\u0307\u0131]/g, (c) => (c === '\u0131' ? 'i' : ''));
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary-ascii', maxLength: 40 }), (x) => {
+        expect(foldToken(x)).toBe(full(x));
+      }),
+    );
+    expect(foldToken('ReadMe.MD')).toBe('readme.md');
+  });
+
   it('is idempotent', () => {
     fc.assert(
       fc.property(fc.string({ unit: 'grapheme-composite', maxLength: 40 }), (s) => {

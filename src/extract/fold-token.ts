@@ -5,6 +5,7 @@
  */
 
 const DOT_ABOVE_OR_DOTLESS_I = /[\u0307\u0131]/g;
+const ASCII = /^[\x00-\x7f]*$/;
 
 /**
  * Folds one token for matching. JavaScript's `toLowerCase()` applies the same full Unicode
@@ -16,6 +17,8 @@ const DOT_ABOVE_OR_DOTLESS_I = /[\u0307\u0131]/g;
  * foldToken('ΟΔΟΣ'); // 'οδος'
  */
 export function foldToken(s: string): string {
+  // ASCII lowers to ASCII, which NFC leaves alone and which holds neither U+0307 nor U+0131.
+  if (ASCII.test(s)) return s.toLowerCase();
   const lowered = s.toLowerCase().normalize('NFC');
   return lowered.replace(DOT_ABOVE_OR_DOTLESS_I, (c) => (c === '\u0131' ? 'i' : ''));
 }

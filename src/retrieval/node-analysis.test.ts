@@ -12,7 +12,8 @@ import {
   RANKED_ANALYZER_VERSION,
   storedAnalysis,
 } from './node-analysis.js';
-import { ANSWER_SHAPES } from './ranked-intent.js';
+import { ANSWER_SHAPES, hasErrorSignal } from './ranked-intent.js';
+import { proseRatio } from './ranked-terms.js';
 
 const a = (text: string, summary = '') => analyzeNode({ summary, text, tokens: text.length });
 const bit = (name: string) => 1 << ANSWER_SHAPES.findIndex((s) => s.name === name);
@@ -53,6 +54,41 @@ describe('analyzeNode', () => {
     expect(a('').blocks).toEqual([
       { start: 0, end: 1, keys: [], counts: [], length: 0, shapes: 0, error: false, prose: 0 },
     ]);
+  });
+});
+
+describe('analyzeNode: whole-payload flags from the blocks', () => {
+  it('the failure flag and prose share are those of the whole text (property)', () => {
+    const word = fc.constantFrom(
+      'the',
+      'we',
+      'error',
+      'Error:',
+      'not',
+      'found',
+      'exit',
+      'code',
+      '1',
+      '2 failures',
+      'ok',
+      'ERR!',
+      'x'.repeat(400),
+      'the '.repeat(150),
+      '\r',
+    );
+    const line = fc
+      .array(fc.oneof(word, fc.string({ maxLength: 8 })), { maxLength: 40 })
+      .map((w) => w.join(' '));
+    fc.assert(
+      fc.property(fc.array(line, { maxLength: 40 }), fc.boolean(), (lines, lastNewline) => {
+        const text = lines.join('\n') + (lastNewline ? '\n' : '');
+        const x = a(text);
+        if (text.length > 3 * BLOCK_CHARS) expect(x.blocks.length).toBeGreaterThan(1);
+        expect(x.error).toBe(hasErrorSignal(text));
+        expect(x.prose).toBe(Math.round(proseRatio(text) * 1000) / 1000);
+      }),
+      { numRuns: 200 },
+    );
   });
 });
 

@@ -1,7 +1,8 @@
 import { hash } from 'node:crypto';
+import { sortedUniqueByCodePoint } from '../extract/sort.js';
 import { compareCodePoints } from '../protocol/canonical-json.js';
 import { ANSWER_SHAPES, hasErrorSignal } from './ranked-intent.js';
-import { proseRatio, rankedTerms } from './ranked-terms.js';
+import { type ProseCounts, proseCounts, proseShare, rankedTerms } from './ranked-terms.js';
 
 /**
  * Version of {@link analyzeNode}'s output. Bump it in the same change as any edit that alters
@@ -130,13 +131,20 @@ export function analyzeNode(input: AnalyzeInput): NodeAnalysis {
   const summaryTf = countKeys(input.summary);
   const all = new Map<string, number>(summaryTf);
   for (const tf of blockTf) for (const [k, n] of tf) all.set(k, (all.get(k) ?? 0) + n);
-  const keys = [...all.keys()].sort(compareCodePoints);
+  const keys = sortedUniqueByCodePoint(all.keys());
   const id = new Map(keys.map((k, i) => [k, i]));
   const counts = keys.map((k) => all.get(k)!);
+  // Blocks are runs of whole lines, and neither a failure line nor a letter run crosses a line
+  // break: the payload's failure flag and prose counts are its blocks' (a property test checks
+  // both against the whole text). Shapes can span lines, so they are tested on the whole text.
+  const prose: ProseCounts = { words: 0, stop: 0 };
   const blocks = blockTexts.map((b, i): BlockAnalysis => {
     const tf = blockTf[i]!;
     const ids = [...tf.keys()].map((k) => id.get(k)!).sort((x, y) => x - y);
     const bc = ids.map((j) => tf.get(keys[j]!)!);
+    const pc = proseCounts(b.text);
+    prose.words += pc.words;
+    prose.stop += pc.stop;
     return {
       start: b.start,
       end: b.end,
@@ -145,7 +153,7 @@ export function analyzeNode(input: AnalyzeInput): NodeAnalysis {
       length: bc.reduce((s, n) => s + n, 0),
       shapes: shapeMask(b.text),
       error: hasErrorSignal(b.text),
-      prose: round3(proseRatio(b.text)),
+      prose: round3(proseShare(pc)),
     };
   });
   return {
@@ -156,8 +164,8 @@ export function analyzeNode(input: AnalyzeInput): NodeAnalysis {
     tokens: input.tokens,
     head: [...headTf.keys()].map((k) => id.get(k)!).sort((x, y) => x - y),
     blocks,
-    error: hasErrorSignal(input.text),
-    prose: round3(proseRatio(input.text)),
+    error: blocks.some((b) => b.error),
+    prose: round3(proseShare(prose)),
     shapes: shapeMask(input.text),
   };
 }

@@ -1,9 +1,13 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   distinctRankedTerms,
   MAX_KEY_LENGTH,
+  proseCounts,
   proseRatio,
+  proseShare,
   rankedTerms,
+  rankedTermsUncached,
   stemWord,
 } from './ranked-terms.js';
 
@@ -115,5 +119,62 @@ describe('proseRatio', () => {
     expect(proseRatio(narration)).toBeGreaterThan(0.3);
     expect(proseRatio(code)).toBeLessThan(0.05);
     expect(proseRatio('the the the')).toBe(0);
+  });
+});
+
+describe('rankedTerms: the compound cache', () => {
+  const words = fc.constantFrom(
+    'SignalScorer',
+    'priv/static/app.js',
+    'v0.85.2',
+    'phoenix_live_view',
+    'İNCİ',
+    'tests',
+    'a.b-c:d@e',
+    '\\n',
+    '806.5KB',
+    'HTTPServer2Go',
+  );
+  const text = fc
+    .array(fc.oneof(words, fc.string({ unit: 'grapheme', maxLength: 12 })), { maxLength: 40 })
+    .map((parts) => parts.join(' '));
+
+  it('gives the keys of the uncached definition, cold or warm (property)', () => {
+    fc.assert(
+      fc.property(text, (t) => {
+        const want = rankedTermsUncached(t);
+        expect(rankedTerms(t)).toEqual(want); // cold, or warm from earlier runs
+        expect(rankedTerms(t)).toEqual(want); // warm
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('a cached compound is not changed by what the caller does with the keys', () => {
+    const first = rankedTerms('SignalScorer');
+    first.length = 0;
+    expect(rankedTerms('SignalScorer')).toEqual(['signalscorer', 'signal', 'scorer']);
+  });
+});
+
+describe('proseCounts', () => {
+  it('the counts of whole lines add up to the text’s (property)', () => {
+    const line = fc
+      .array(fc.constantFrom('the', 'of', 'x1', 'port', 'Ünï', '—', ' ', '\r', 'a'), {
+        maxLength: 30,
+      })
+      .map((w) => `${w.join(' ')}\n`);
+    fc.assert(
+      fc.property(fc.array(line, { maxLength: 30 }), (lines) => {
+        const sum = { words: 0, stop: 0 };
+        for (const l of lines) {
+          const c = proseCounts(l);
+          sum.words += c.words;
+          sum.stop += c.stop;
+        }
+        expect(sum).toEqual(proseCounts(lines.join('')));
+        expect(proseShare(sum)).toBe(proseRatio(lines.join('')));
+      }),
+    );
   });
 });

@@ -103,6 +103,49 @@ function pushPart(out: string[], part: string): void {
   for (const s of subwords) pushWord(out, s);
 }
 
+/** The keys of one compound (a match of `COMPOUND`), in the order {@link rankedTerms} emits them. */
+function keysOfCompound(compound: string): string[] {
+  const out: string[] = [];
+  if (!SEPARATORS.test(compound)) {
+    pushPart(out, compound);
+    return out;
+  }
+  const folded = foldToken(compound);
+  if (keep(folded)) out.push(folded);
+  const segments = compound.split(PATH_SEPARATORS);
+  if (segments.length > 1) {
+    for (const seg of segments) {
+      if (SEPARATORS.test(seg)) {
+        const f = foldToken(seg);
+        if (keep(f)) out.push(f);
+      }
+    }
+  }
+  for (const part of compound.split(SEPARATORS)) {
+    if (part.length > 0) pushPart(out, part);
+  }
+  return out;
+}
+
+/**
+ * Compounds seen recently and their keys. A compound's keys depend on nothing but its text, and
+ * the same words, paths and identifiers recur across a session's turns, so most compounds of a
+ * fold are looked up rather than analysed (about half of an analysis's time). Emptied when full,
+ * so memory stays bounded; the keys are the same either way.
+ */
+const compoundCache = new Map<string, readonly string[]>();
+const COMPOUND_CACHE_SIZE = 50_000;
+
+function cachedKeysOfCompound(compound: string): readonly string[] {
+  let keys = compoundCache.get(compound);
+  if (keys === undefined) {
+    keys = keysOfCompound(compound);
+    if (compoundCache.size >= COMPOUND_CACHE_SIZE) compoundCache.clear();
+    compoundCache.set(compound, keys);
+  }
+  return keys;
+}
+
 /**
  * The retrieval keys of a text, in text order, with repeats (repeats are term frequency).
  *
@@ -115,26 +158,15 @@ export function rankedTerms(text: string): string[] {
   const out: string[] = [];
   // Tool output often carries JSON-escaped text: `\n` is a line break, not the letter n.
   for (const m of text.replace(ESCAPES, ' ').matchAll(COMPOUND)) {
-    const compound = m[0];
-    if (!SEPARATORS.test(compound)) {
-      pushPart(out, compound);
-      continue;
-    }
-    const folded = foldToken(compound);
-    if (keep(folded)) out.push(folded);
-    const segments = compound.split(PATH_SEPARATORS);
-    if (segments.length > 1) {
-      for (const seg of segments) {
-        if (SEPARATORS.test(seg)) {
-          const f = foldToken(seg);
-          if (keep(f)) out.push(f);
-        }
-      }
-    }
-    for (const part of compound.split(SEPARATORS)) {
-      if (part.length > 0) pushPart(out, part);
-    }
+    for (const k of cachedKeysOfCompound(m[0])) out.push(k);
   }
+  return out;
+}
+
+/** {@link rankedTerms} without the compound cache (the definition the cache is tested against). */
+export function rankedTermsUncached(text: string): string[] {
+  const out: string[] = [];
+  for (const m of text.replace(ESCAPES, ' ').matchAll(COMPOUND)) out.push(...keysOfCompound(m[0]));
   return out;
 }
 
@@ -167,12 +199,31 @@ const MIN_PROSE_WORDS = 60;
  * proseRatio('port: 1100\nhost: 127.0.0.1'); // 0
  */
 export function proseRatio(text: string): number {
+  return proseShare(proseCounts(text));
+}
+
+/** Words and function words of a text (see {@link proseRatio}); counts of parts add up. */
+export interface ProseCounts {
+  words: number;
+  stop: number;
+}
+
+/**
+ * The counts behind {@link proseRatio}. Letter runs never cross a line break, so the counts of
+ * a text's lines (or of runs of whole lines) sum to the text's own.
+ */
+export function proseCounts(text: string): ProseCounts {
   let words = 0;
   let stop = 0;
   for (const m of text.matchAll(LETTERS)) {
     words++;
     if (PROSE_WORDS.has(m[0].toLowerCase())) stop++;
   }
+  return { words, stop };
+}
+
+/** {@link proseRatio} from counts. */
+export function proseShare(c: ProseCounts): number {
   // Too few words to tell prose from data: neutral.
-  return words < MIN_PROSE_WORDS ? 0 : stop / words;
+  return c.words < MIN_PROSE_WORDS ? 0 : c.stop / c.words;
 }

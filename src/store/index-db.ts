@@ -538,24 +538,15 @@ export class IndexDb {
   // --- writes (inside a transaction) ---
 
   #termId(field: number, term: string, addDf: number, state: IndexState): number {
-    const row = this.#stmt('termGet', 'SELECT id, df FROM terms WHERE field = ? AND term = ?')
-      .raw()
-      .get(field, term) as [number, number] | undefined;
-    if (row) {
-      this.#stmt('termDf', 'UPDATE terms SET df = ? WHERE field = ? AND term = ?').run(
-        row[1] + addDf,
-        field,
-        term,
-      );
-      return row[0];
-    }
-    const id = state.nextTermId++;
-    this.#stmt('termNew', 'INSERT INTO terms (field, term, id, df) VALUES (?, ?, ?, ?)').run(
-      field,
-      term,
-      id,
-      addDf,
-    );
+    // One statement per term of a batch: a known term gets its frequency added and keeps its
+    // id; a new one takes the next id.
+    const id = this.#stmt(
+      'termUpsert',
+      'INSERT INTO terms (field, term, id, df) VALUES (?, ?, ?, ?) ON CONFLICT (field, term) DO UPDATE SET df = df + excluded.df RETURNING id',
+    )
+      .pluck()
+      .get(field, term, state.nextTermId, addDf) as number;
+    if (id === state.nextTermId) state.nextTermId++;
     return id;
   }
 
@@ -567,8 +558,13 @@ export class IndexDb {
     );
     const one = this.#stmt('post', 'INSERT INTO postings (term, step, tf) VALUES (?, ?, ?)');
     const args: number[] = [];
+    const byId: [number, Group][] = [];
     for (const g of [...groups[0].values(), ...groups[1].values()]) {
-      const id = this.#termId(g.field, g.term, g.steps.length, state);
+      byId.push([this.#termId(g.field, g.term, g.steps.length, state), g]);
+    }
+    // In key order, the rows of a batch go into the B-tree in one sweep instead of at random.
+    byId.sort((a, b) => a[0] - b[0]);
+    for (const [id, g] of byId) {
       for (let i = 0; i < g.steps.length; i++) {
         args.push(id, g.steps[i]!, g.tfs[i]!);
         if (args.length === POST_ROWS * 3) {
