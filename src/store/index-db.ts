@@ -583,11 +583,7 @@ export class IndexDb {
    */
   #doc(step: number, a: StoredAnalysis, groups: Groups, state: IndexState): void {
     const idOf = this.#stmt('analysisId', 'SELECT id FROM analyses WHERE akey = ?').pluck();
-    let analysis = idOf.get(a.akey) as number | undefined;
-    if (analysis === undefined) {
-      this.putAnalyses([a]);
-      analysis = idOf.get(a.akey) as number;
-    }
+    const analysis = (idOf.get(a.akey) as number | undefined) ?? this.#putAnalysis(a);
     this.#stmt(
       'doc',
       'INSERT INTO docs (step, length, parts, part_length, analysis) VALUES (?, ?, ?, ?, ?)',
@@ -609,15 +605,21 @@ export class IndexDb {
 
   /** Stores analyses by content address (existing ones are kept). */
   putAnalyses(list: readonly StoredAnalysis[]): void {
-    const ins = this.#stmt(
+    for (const a of list) this.#putAnalysis(a);
+  }
+
+  /** Stores one analysis unless its key is stored; returns its row id. */
+  #putAnalysis(a: StoredAnalysis): number {
+    // Compressed: the keys of the nodes are most of the index's bytes.
+    const body = this.#pack(JSON.stringify([a.terms, a.tfs]));
+    const r = this.#stmt(
       'putAnalysis',
       'INSERT OR IGNORE INTO analyses (akey, length, parts, part_length, features, body) VALUES (?, ?, ?, ?, ?, ?)',
-    );
-    for (const a of list) {
-      // Compressed: the keys of the nodes are most of the index's bytes.
-      const body = this.#pack(JSON.stringify([a.terms, a.tfs]));
-      ins.run(a.akey, a.length, a.parts, a.partLength, this.#pack(a.features), body);
-    }
+    ).run(a.akey, a.length, a.parts, a.partLength, this.#pack(a.features), body);
+    if (r.changes === 1) return Number(r.lastInsertRowid);
+    return this.#stmt('analysisId', 'SELECT id FROM analyses WHERE akey = ?')
+      .pluck()
+      .get(a.akey) as number;
   }
 
   /** Stored analyses by key (missing keys absent). */
