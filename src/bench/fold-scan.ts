@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ContextFold } from '../engine/context-fold.js';
+import { fileCreateProbe } from './file-create-probe.js';
 import { log, synthesize, toInput } from './synth.js';
 
 /**
@@ -19,6 +20,7 @@ async function main(): Promise<void> {
   try {
     const { turns, queries } = synthesize(n, work);
     const dir = join(work, '.contextfold');
+    const fileCreate = fileCreateProbe(work);
     let cf = await ContextFold.open({ dir });
     let wall = 0;
     let cpu = 0;
@@ -38,6 +40,7 @@ async function main(): Promise<void> {
     const out: Record<string, unknown> = {
       n,
       fold_many_per_turn_ms: { wall: +(wall / n).toFixed(3), cpu: +(cpu / n).toFixed(3) },
+      file_create: fileCreate,
       close_ms: Math.round(closeMs),
     };
     if (!process.argv.includes('--skip-scan')) {

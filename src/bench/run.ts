@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ContextFold } from '../engine/context-fold.js';
+import { fileCreateProbe } from './file-create-probe.js';
 import { benchGuard } from './guard.js';
 import { benchHook } from './hook-bench.js';
 import { benchInspectOverview } from './inspect-overview.js';
@@ -150,6 +151,7 @@ async function benchSize(
   // The guard's overhead is measured A/B: each 5,000-turn batch goes into this store (redacted,
   // the default) and then into a second store with `redact: false`, so drift in the machine's
   // load and in the page cache hits both sides alike.
+  const fileCreate = fileCreateProbe(root);
   let cf = await ContextFold.open({ dir });
   const raw = await ContextFold.open({ dir: join(root, 'raw', '.contextfold'), redact: false });
   let foldManyMs = 0;
@@ -210,6 +212,8 @@ async function benchSize(
       total_ms: Math.round(foldManyMs),
       per_turn_ms: Number((foldManyMs / n).toFixed(3)),
       cpu_per_turn_ms: Number((foldManyCpu / n).toFixed(3)),
+      // The file system's own cost of creating a node's file, in the store's parent directory.
+      file_create: fileCreate,
     },
     fold_many_without_redaction: opts.skipUnredacted
       ? null
