@@ -1,3 +1,4 @@
+import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { RANKED_DEFAULTS } from '../retrieval/ranked-scan.js';
@@ -5,6 +6,7 @@ import { type TestStore, testStore } from '../test-utils/backend-store.js';
 import { BACKENDS, type BackendName } from '../test-utils/pg.js';
 import { tempDir } from '../test-utils/temp-dir.js';
 import { ContextFold } from './context-fold.js';
+import { RankedRetrieval } from './ranked-retrieval.js';
 import type { FoldInput } from './types.js';
 
 const filler = (k: number) =>
@@ -157,6 +159,63 @@ describe('what a ranked scan reads', () => {
       RANKED_DEFAULTS.maxCandidates + RANKED_DEFAULTS.maxPages,
     );
     for (const p of r.selected) expect(detailed.has(p.step_id)).toBe(true);
+    await cf.close({ compact: false });
+  });
+});
+
+describe('the catch-up of nodes without an analysis (RankedRetrieval.prepare)', () => {
+  const N = 120;
+  /** A store of N folded turns whose index was rebuilt from its files: every node pending. */
+  async function pendingStore() {
+    const dir = join(tempDir().dir, '.contextfold');
+    const writer = await ContextFold.open({ dir });
+    await writer.foldMany(
+      Array.from({ length: N }, (_, i) => ({
+        stepId: i,
+        summary: `note ${i}`,
+        content: `remark ${i} about widget${i % 7}`,
+      })),
+    );
+    await writer.close();
+    for (const f of readdirSync(dir)) if (f.startsWith('index-')) rmSync(join(dir, f));
+    const cf = await ContextFold.open({ dir });
+    await cf.status(); // the index is rebuilt from the store's files, without analyses
+    expect(cf.backend.pendingCount()).toBe(N);
+    return cf;
+  }
+
+  function retrieval(cf: ContextFold, failAt?: number) {
+    const reads: number[] = [];
+    const r = new RankedRetrieval({
+      tokenizer: cf.tokenizer,
+      backend: cf.backend,
+      verifiedText: (step) => {
+        reads.push(step);
+        if (step === failAt) throw new Error('the disk went away');
+        return `remark ${step} about widget${step % 7}`;
+      },
+      entryOf: (step) => cf.backend.get(step),
+      tokensOf: () => 7,
+      knownTokens: () => 7,
+    });
+    return { r, reads };
+  }
+
+  it('keeps what it analysed when a read fails midway', async () => {
+    const cf = await pendingStore();
+    const { r } = retrieval(cf, 100);
+    await expect(r.prepare()).rejects.toThrow('the disk went away');
+    expect(cf.backend.pendingCount()).toBe(N - 100);
+    await cf.close({ compact: false });
+  });
+
+  it('two callers at once analyse each node once', async () => {
+    const cf = await pendingStore();
+    const { r, reads } = retrieval(cf);
+    await Promise.all([r.prepare(), r.prepare()]);
+    expect(cf.backend.pendingCount()).toBe(0);
+    expect(reads).toHaveLength(N);
+    expect(new Set(reads).size).toBe(N);
     await cf.close({ compact: false });
   });
 });
