@@ -1,3 +1,5 @@
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
@@ -176,5 +178,27 @@ describe('proseCounts', () => {
         expect(proseShare(sum)).toBe(proseRatio(lines.join('')));
       }),
     );
+  });
+});
+
+describe('rankedTerms: memory', () => {
+  it('the compound cache does not keep the texts its compounds came from alive', () => {
+    // In a child with the collector exposed: 2,000 texts of 200 KB, each with its own compounds.
+    // A cached slice of each text would keep about 400 MB alive.
+    const module = fileURLToPath(new URL('../../dist/retrieval/ranked-terms.js', import.meta.url));
+    const script = `
+      const { rankedTerms } = await import(${JSON.stringify(module)});
+      gc();
+      const before = process.memoryUsage().heapUsed;
+      for (let i = 0; i < 2000; i++) {
+        rankedTerms(('path/to/module_' + i + '/file_name_' + i + '.ts ').padEnd(200000, 'x'));
+      }
+      gc();
+      process.stdout.write(String(process.memoryUsage().heapUsed - before));`;
+    const r = spawnSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+    });
+    expect(r.status, r.stderr).toBe(0);
+    expect(Number(r.stdout)).toBeLessThan(50e6);
   });
 });

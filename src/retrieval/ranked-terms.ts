@@ -135,13 +135,21 @@ function keysOfCompound(compound: string): string[] {
  */
 const compoundCache = new Map<string, readonly string[]>();
 const COMPOUND_CACHE_SIZE = 50_000;
+/** Longer compounds (blobs, minified code) are rare and not worth keeping. */
+const MAX_CACHED_COMPOUND = 128;
 
 function cachedKeysOfCompound(compound: string): readonly string[] {
+  if (compound.length > MAX_CACHED_COMPOUND) return keysOfCompound(compound);
   let keys = compoundCache.get(compound);
   if (keys === undefined) {
-    keys = keysOfCompound(compound);
+    // A match is a slice of the text it was found in, and keeps that whole text alive (a
+    // megabyte line, say) for as long as it is referenced: the cache keeps its own copy, and the
+    // keys are slices of the copy. A compound never holds a lone surrogate (it is letters,
+    // digits and separators), so the UTF-8 round trip copies it exactly.
+    const own = Buffer.from(compound, 'utf8').toString('utf8');
+    keys = keysOfCompound(own);
     if (compoundCache.size >= COMPOUND_CACHE_SIZE) compoundCache.clear();
-    compoundCache.set(compound, keys);
+    compoundCache.set(own, keys);
   }
   return keys;
 }
