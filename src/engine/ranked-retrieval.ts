@@ -27,9 +27,10 @@ const ANALYSE_BATCH = 48;
 /**
  * Analyses stored per write transaction. A transaction writes every index page its postings
  * touch, so rounds of 48 spent a quarter of a rebuild committing (5,000 nodes: 18.0 s with a
- * commit per 48, 13.5 s per 512).
+ * commit per 48, 14.3 s per 512, 13.4 s per 1,024). A store is one synchronous stretch (about
+ * half a second for 512), so the round stays well under a second of blocked event loop.
  */
-const ATTACH_ROUND = 1024;
+const ATTACH_ROUND = 512;
 
 /** The fields of a stored {@link RankedDoc} that come from its analysis. */
 const LAZY_DOC_FIELDS = ['error', 'prose', 'shapes', 'keys', 'head', 'blocks'] as const;
