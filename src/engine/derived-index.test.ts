@@ -401,6 +401,35 @@ describe('a long-lived engine follows other writers', () => {
   });
 });
 
+describe('a rebuild from recall_index.json in rounds', () => {
+  it('indexes every entry of a snapshot longer than one round, with the same answers', async () => {
+    const dir = join(tempDir().dir, '.contextfold');
+    const many = Array.from({ length: 2100 }, (_, i) => ({
+      stepId: i,
+      summary: `note ${i}`,
+      content: `value ${i} of gauge${i % 13} at port ${7000 + (i % 50)}`,
+    }));
+    const a = await open(dir);
+    await a.foldMany(many);
+    const expected = {
+      entries: (await a.status()).nodes,
+      scan: await a.scan('which port was gauge7 on, value 2099?'),
+      recall: await a.recall('gauge12', { limit: 5 }),
+    };
+    await a.close(); // writes recall_index.json: the rebuild reads the snapshot alone
+    for (const f of indexFiles(dir)) rmSync(join(dir, f));
+    const b = await open(dir);
+    expect((await b.status()).nodes).toBe(2100);
+    expect(expected.entries).toBe(2100);
+    for (const step of [0, 1023, 1024, 2047, 2048, 2099])
+      expect((await b.entry(step))?.step_id).toBe(step);
+    expect(await b.scan('which port was gauge7 on, value 2099?')).toEqual(expected.scan);
+    expect(await b.recall('gauge12', { limit: 5 })).toEqual(expected.recall);
+    expect((await b.validate()).ok).toBe(true);
+    await b.close({ compact: false });
+  }, 60_000);
+});
+
 describe('term rows of batched folds', () => {
   it('frequencies and postings do not depend on how the folds were batched', async () => {
     const one = await open(join(tempDir().dir, '.contextfold'));

@@ -100,6 +100,9 @@ export function applyRecords(
   return null;
 }
 
+/** Snapshot entries inserted per write transaction. */
+const SNAPSHOT_ROUND = 1024;
+
 /**
  * Loads `recall_index.json` into an empty index, streaming (bounded memory, the event loop gets
  * a turn per chunk). Sets the snapshot fields of `state`. Returns the load problem, if any.
@@ -116,9 +119,16 @@ export async function loadSnapshot(
   if (identity === null) return null;
   const fields: Record<string, unknown> = {};
   let problem: string | null = null;
+  // Rows are inserted per SNAPSHOT_ROUND entries, not per chunk read (about 100 entries): each
+  // transaction writes every index page its postings touch.
+  let rows: { entry: IndexEntry; json: string }[] = [];
+  const flush = () => {
+    const round = rows;
+    rows = [];
+    db.transaction(() => insertEntries(db, state, round, akeyOf));
+  };
   const read = await readSnapshot(path, (members) => {
     if (problem) return;
-    const rows: { entry: IndexEntry; json: string }[] = [];
     for (const m of members) {
       if (m.kind === 'field') {
         fields[m.key] = m.value;
@@ -135,8 +145,9 @@ export async function loadSnapshot(
       }
       rows.push(parsed);
     }
-    db.transaction(() => insertEntries(db, state, rows, akeyOf));
+    if (rows.length >= SNAPSHOT_ROUND) flush();
   });
+  if (!problem) flush();
   if (!read.ok) {
     return {
       kind: 'index',
