@@ -5,7 +5,7 @@ import { join } from 'node:path';
  * What creating one small file costs in a directory, as a fold creates its node's temp file
  * (open with O_CREAT|O_EXCL, one 2 KB write, close; no fsync): the file system's own share of a
  * fold's time. It varies a great deal between directories of the same file system (0.03 to
- * 0.9 ms per file on the development VM), so fold figures are only comparable beside it.
+ * 1.1 ms per file on the development VM), so fold figures are only comparable beside it.
  * Creates `files` files in a new directory under `parent` and removes them.
  *
  * @example

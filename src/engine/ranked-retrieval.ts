@@ -169,9 +169,10 @@ export class RankedRetrieval {
   }
 
   /**
-   * Analyses every indexed node the index holds no analysis for (read and verified, stored in
-   * rounds so an interrupted catch-up keeps its progress; the event loop gets a turn between
-   * rounds). `onProgress` hears the nodes analysed so far after each round.
+   * Analyses every indexed node the index holds no analysis for (read and verified; stored
+   * per {@link ATTACH_ROUND}, and on the way out when a read fails, so an interrupted catch-up
+   * keeps its progress; the event loop gets a turn every {@link ANALYSE_BATCH} nodes).
+   * `onProgress` hears the nodes analysed so far at each of those turns.
    */
   async prepare(onProgress?: (done: number, total: number) => void): Promise<void> {
     // One catch-up at a time: a second caller waits for it, then finds what is left (nothing,

@@ -582,8 +582,7 @@ export class IndexDb {
    * stays a few bytes, so a scan that numbers thousands of turns reads few pages.
    */
   #doc(step: number, a: StoredAnalysis, groups: Groups, state: IndexState): void {
-    const idOf = this.#stmt('analysisId', 'SELECT id FROM analyses WHERE akey = ?').pluck();
-    const analysis = (idOf.get(a.akey) as number | undefined) ?? this.#putAnalysis(a);
+    const analysis = this.#analysisId(a.akey) ?? this.#putAnalysis(a);
     this.#stmt(
       'doc',
       'INSERT INTO docs (step, length, parts, part_length, analysis) VALUES (?, ?, ?, ?, ?)',
@@ -616,10 +615,13 @@ export class IndexDb {
       'putAnalysis',
       'INSERT OR IGNORE INTO analyses (akey, length, parts, part_length, features, body) VALUES (?, ?, ?, ?, ?, ?)',
     ).run(a.akey, a.length, a.parts, a.partLength, this.#pack(a.features), body);
-    if (r.changes === 1) return Number(r.lastInsertRowid);
-    return this.#stmt('analysisId', 'SELECT id FROM analyses WHERE akey = ?')
-      .pluck()
-      .get(a.akey) as number;
+    return r.changes === 1 ? Number(r.lastInsertRowid) : this.#analysisId(a.akey)!;
+  }
+
+  #analysisId(akey: string): number | undefined {
+    return this.#stmt('analysisId', 'SELECT id FROM analyses WHERE akey = ?').pluck().get(akey) as
+      | number
+      | undefined;
   }
 
   /** Stored analyses by key (missing keys absent). */
