@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseArgs } from 'node:util';
 import { ContextFold } from '../engine/context-fold.js';
 import { fileCreateProbe } from './file-create-probe.js';
 import { log, synthesize, toInput } from './synth.js';
@@ -12,9 +13,32 @@ import { log, synthesize, toInput } from './synth.js';
  * `node dist/bench/fold-scan.js [--n 10000] [--skip-scan]`; run it under `node --cpu-prof` for a
  * profile. Progress on stderr, one JSON object on stdout. Timings are measurements only.
  */
+const USAGE = `usage: node dist/bench/fold-scan.js [--n 10000] [--skip-scan]
+
+foldMany of N synthetic turns (5,000-turn batches) into a fresh store, then the in-process
+ranked scan over the synth queries after a reopen. One JSON object on stdout, progress on
+stderr. Run it under \`node --cpu-prof\` for a profile.
+
+  --n N         turns to fold (default 10000)
+  --skip-scan   fold only
+  -h, --help    this text
+`;
+
 async function main(): Promise<void> {
-  const nArg = process.argv.indexOf('--n');
-  const n = nArg > 0 ? Number(process.argv[nArg + 1]) : 10_000;
+  const { values } = parseArgs({
+    options: {
+      n: { type: 'string', default: '10000' },
+      'skip-scan': { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  const n = Number(values.n);
   if (!Number.isSafeInteger(n) || n < 1) throw new Error('--n takes a positive integer');
   const work = mkdtempSync(join(tmpdir(), 'contextfold-foldscan-'));
   try {
@@ -43,7 +67,7 @@ async function main(): Promise<void> {
       file_create: fileCreate,
       close_ms: Math.round(closeMs),
     };
-    if (!process.argv.includes('--skip-scan')) {
+    if (!values['skip-scan']) {
       log('ranked scans …');
       cf = await ContextFold.open({ dir });
       await cf.entriesPage({ limit: 0 });
@@ -79,6 +103,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((e) => {
-  process.stderr.write(`fold-scan: ${e instanceof Error ? (e.stack ?? e.message) : e}\n`);
+  const usage = String((e as { code?: unknown })?.code).startsWith('ERR_PARSE_ARGS');
+  const message = e instanceof Error ? e.message : String(e);
+  process.stderr.write(`fold-scan: ${message}${usage ? ' (see --help)' : ''}\n`);
   process.exitCode = 1;
 });

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseArgs } from 'node:util';
 import { ContextFold } from '../engine/context-fold.js';
 import { benchInspectOverview } from './inspect-overview.js';
 import { log, synthesize, toInput } from './synth.js';
@@ -10,15 +11,33 @@ import { log, synthesize, toInput } from './synth.js';
  * `contextfold inspect` on stores of N synthetic turns (default 1k and 10k; 100k only when
  * asked: building it takes minutes). Prints one JSON object; progress on stderr.
  */
+const USAGE = `usage: npm run bench:inspect -- [--sizes 1000,10000]
+
+Time to overview of \`contextfold inspect\` on stores of N synthetic turns. One JSON object on
+stdout, progress on stderr. A 100k store takes minutes to build.
+
+  --sizes N,N,...   store sizes in synthetic turns (default 1000,10000)
+  -h, --help        this text
+`;
+
 async function main(): Promise<void> {
-  const arg = process.argv.indexOf('--sizes');
-  const sizes = (arg > 0 ? process.argv[arg + 1]! : '1000,10000')
-    .split(',')
-    .map((s) => Number(s))
-    .filter((x) => Number.isSafeInteger(x) && x > 0)
-    .sort((a, b) => a - b);
-  if (sizes.length === 0)
+  const { values } = parseArgs({
+    options: {
+      sizes: { type: 'string', default: '1000,10000' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  const sizes = values.sizes.split(',').map((s) => Number(s));
+  if (sizes.some((x) => !Number.isSafeInteger(x) || x <= 0)) {
     throw new Error('--sizes takes a comma-separated list of positive integers');
+  }
+  sizes.sort((a, b) => a - b);
   const work = mkdtempSync(join(tmpdir(), 'contextfold-bench-inspect-'));
   try {
     const { turns } = synthesize(sizes[sizes.length - 1]!, work);
@@ -45,6 +64,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((e) => {
-  process.stderr.write(`contextfold bench:inspect: ${e instanceof Error ? e.message : e}\n`);
+  const usage = String((e as { code?: unknown })?.code).startsWith('ERR_PARSE_ARGS');
+  const message = e instanceof Error ? e.message : String(e);
+  process.stderr.write(`contextfold bench:inspect: ${message}${usage ? ' (see --help)' : ''}\n`);
   process.exitCode = 1;
 });

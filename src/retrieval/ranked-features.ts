@@ -1,6 +1,7 @@
 import {
   blockCount,
   hasId,
+  isPlainKey,
   localKey,
   type RankedDoc,
   type RankedIndexView,
@@ -160,27 +161,28 @@ class FeatureContext {
     this.#perKey = new Float64Array(this.nq);
     this.total = keyWeights.reduce((s, w) => s + w, 0) || 1;
     const n = index.size;
-    cr.docs.forEach((d, k) => {
-      this.slotByStep.set(index.doc(d).stepId, k);
-    });
     this.matchCredit = query.map((q) =>
       Float64Array.from(q.matches, (m) => m.weight * idf(n, index.docFrequency(m.key))),
     );
+    this.#plain = query.map((q) => q.matches.map((m) => isPlainKey(m.key)));
   }
 
-  /** Slot of each turn that holds a prompt key, by step. */
-  readonly slotByStep = new Map<number, number>();
+  /** Credit slot of the turn at `step` (a turn that holds a prompt key), or -1. */
+  slotOfStep(step: number): number {
+    const d = this.index.docOf(step);
+    return d === undefined ? -1 : this.cr.slotOf[d]! - 1;
+  }
 
   /** {@link coverage} of a turn and its call, without allocating (run for every candidate). */
   callCoverage(step: number): number {
-    const a = this.slotByStep.get(step);
-    const b = this.slotByStep.get(step - 1);
+    const a = this.slotOfStep(step);
+    const b = this.slotOfStep(step - 1);
     const { credit } = this.cr;
     const nq = this.nq;
     let s = 0;
     for (let q = 0; q < nq; q++) {
-      const x = a === undefined ? 0 : credit[a * nq + q]!;
-      const y = b === undefined ? 0 : credit[b * nq + q]!;
+      const x = a < 0 ? 0 : credit[a * nq + q]!;
+      const y = b < 0 ? 0 : credit[b * nq + q]!;
       s += Math.max(x, y);
     }
     return s / this.total;
@@ -194,8 +196,8 @@ class FeatureContext {
     if (hi - lo >= slots.length) throw new RangeError(`coverage of ${hi - lo + 1} turns`);
     let n = 0;
     for (let st = lo; st <= hi; st++) {
-      const k = this.slotByStep.get(st);
-      if (k !== undefined) slots[n++] = k * this.nq;
+      const k = this.slotOfStep(st);
+      if (k >= 0) slots[n++] = k * this.nq;
     }
     if (n === 0) return 0;
     const { credit } = this.cr;
@@ -214,6 +216,9 @@ class FeatureContext {
   /** Credit (weight × IDF) of each match of each query key, computed once per prompt. */
   readonly matchCredit: Float64Array[];
 
+  /** Per match of each query key: {@link isPlainKey}, computed once per prompt. */
+  readonly #plain: boolean[][];
+
   /**
    * The matches the turn holds, one per query key (the match that gave the key its credit in the
    * postings): query key, local key id, credit. One key lookup per prompt key, not per match.
@@ -225,7 +230,7 @@ class FeatureContext {
     for (let q = 0; q < this.nq; q++) {
       const mi = this.cr.match[k * this.nq + q]!;
       if (mi < 0) continue;
-      const id = localKey(doc.keys, this.query[q]!.matches[mi]!.key);
+      const id = localKey(doc.keys, this.query[q]!.matches[mi]!.key, this.#plain[q]![mi]!);
       if (id >= 0) out.push({ q, id, w: this.matchCredit[q]![mi]! });
     }
     return out;
@@ -354,13 +359,13 @@ export function candidateFeatures(
       const fromPrev = new Float64Array(nq);
       const matched: (string | undefined)[] = new Array(nq);
       // Credit slots of the turn and of its call (the slot of a step is that of its document).
-      const a = ctx.slotByStep.get(step);
-      const b = ctx.slotByStep.get(step - 1);
+      const a = ctx.slotOfStep(step);
+      const b = ctx.slotOfStep(step - 1);
       for (let q = 0; q < nq; q++) {
-        own[q] = a === undefined ? 0 : credit[a * nq + q]!;
-        fromPrev[q] = b === undefined ? 0 : credit[b * nq + q]!;
-        const k = own[q]! > 0 ? a : fromPrev[q]! > 0 ? b : undefined;
-        if (k === undefined) continue;
+        own[q] = a < 0 ? 0 : credit[a * nq + q]!;
+        fromPrev[q] = b < 0 ? 0 : credit[b * nq + q]!;
+        const k = own[q]! > 0 ? a : fromPrev[q]! > 0 ? b : -1;
+        if (k < 0) continue;
         matched[q] = query[q]!.matches[cr.match[k * nq + q]!]?.key;
       }
       return { docNo, stepId: step, features: f, block: best.block, own, fromPrev, matched };

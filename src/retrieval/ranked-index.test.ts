@@ -1,4 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { compareCodePoints } from '../protocol/canonical-json.js';
 import { blockCount, localKey, RankedIndex } from './ranked-index.js';
 import { ANSWER_SHAPES } from './ranked-intent.js';
 
@@ -65,5 +67,29 @@ describe('RankedIndex', () => {
     expect(d.head.map((i) => d.keys[i])).toEqual(['beta', 'gamma', 'run', 'tool']);
     expect(ix.lastStep).toBe(2);
     expect(ix.averageBlockLength).toBeCloseTo((2 + 3) / 2);
+  });
+
+  it('finds a key in a code-point-sorted list whatever its units (astral, U+E000–U+FFFF, ASCII)', () => {
+    // Native order and code-point order differ exactly between surrogates and U+E000–U+FFFF.
+    const unit = fc.constantFrom(
+      'a',
+      'b',
+      'z',
+      '0',
+      '\u00e9',
+      '\ud7ff',
+      '\ue000',
+      '\uff01',
+      '\u{1F600}',
+      '\u{10FFFF}',
+    );
+    const word = fc.array(unit, { minLength: 1, maxLength: 4 }).map((u) => u.join(''));
+    fc.assert(
+      fc.property(fc.uniqueArray(word, { maxLength: 30 }), word, (words, probe) => {
+        const keys = [...words].sort(compareCodePoints);
+        for (const k of [...keys, probe]) expect(localKey(keys, k)).toBe(keys.indexOf(k));
+      }),
+      { numRuns: 500 },
+    );
   });
 });

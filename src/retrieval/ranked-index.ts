@@ -181,10 +181,36 @@ export class RankedIndex implements RankedIndexView {
   }
 }
 
-/** The local id of `key` in a turn's sorted key list, or -1 (binary search, code-point order). */
-export function localKey(keys: readonly string[], key: string): number {
+/** A UTF-16 unit at or above U+D800 (a surrogate, or a unit that sorts after one natively). */
+const HIGH_UNIT = /[\uD800-\uFFFF]/;
+
+/** Whether `key` holds no UTF-16 unit at or above U+D800 (see {@link localKey}). */
+export const isPlainKey = (key: string): boolean => !HIGH_UNIT.test(key);
+
+/**
+ * The local id of `key` in a turn's sorted key list, or -1 (binary search, code-point order).
+ * When `key` holds no unit at or above U+D800, the native comparison of `key` with any string
+ * agrees with code-point order (at the first differing unit, `key`'s is a BMP character below
+ * every surrogate), so the search skips the code-point comparison. A caller that looks the same
+ * key up in many lists passes `plain` ({@link isPlainKey}) once.
+ */
+export function localKey(
+  keys: readonly string[],
+  key: string,
+  plain: boolean = !HIGH_UNIT.test(key),
+): number {
   let lo = 0;
   let hi = keys.length;
+  if (plain) {
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      const k = keys[mid]!;
+      if (k === key) return mid;
+      if (k < key) lo = mid + 1;
+      else hi = mid;
+    }
+    return -1;
+  }
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
     const c = compareCodePoints(keys[mid]!, key);

@@ -92,20 +92,12 @@ export function rankedView(
   for (const q of parseQuery(probe, prompt, t).keys) for (const m of q.matches) keys.add(m.key);
 
   const lists = new Map<string, { steps: readonly number[]; tfs: readonly number[] }>();
-  const wanted = new Set<number>();
-  for (const key of keys) {
-    const list = source.recentPostings(key, t.maxPostings);
-    lists.set(key, list);
-    for (const s of list.steps) {
-      wanted.add(s);
-      wanted.add(s + 1);
-    }
-  }
-  // Document numbers are arbitrary (scoring orders candidates by step itself).
-  const steps = [...wanted];
+  for (const key of keys) lists.set(key, source.recentPostings(key, t.maxPostings));
+  // The turns that hold a key, and the turn after each (a result inherits from its call).
+  const byStep = stepTable(lists.values());
+  const steps = byStep.steps();
   const stats = source.docs(steps);
   const docs: RankedDoc[] = [];
-  const byStep = new Map<number, number>();
   for (let i = 0; i < steps.length; i++) {
     const doc = stats[i];
     if (!doc) continue;
@@ -133,5 +125,76 @@ export function rankedView(
     },
     docOf: (step) => byStep.get(step),
     scratchSlots: () => new Int32Array(Math.max(16, docs.length)),
+  };
+}
+
+/** Document numbers by step for one view: the steps it reads, and their numbers once known. */
+interface StepTable {
+  /** The steps read (every posting's step and the step after it), ascending. */
+  steps(): number[];
+  set(step: number, docNo: number): void;
+  get(step: number): number | undefined;
+}
+
+/**
+ * A {@link StepTable} over the steps of `lists`. Steps of one store are mostly dense, so the
+ * table is an array offset by the smallest step (a scan looks up thousands of steps, several
+ * times each); steps spread far apart (few postings over a wide range) fall back to a map.
+ */
+function stepTable(lists: Iterable<{ steps: readonly number[] }>): StepTable {
+  let lo = Number.POSITIVE_INFINITY;
+  let hi = Number.NEGATIVE_INFINITY;
+  let count = 0;
+  const all: (readonly number[])[] = [];
+  for (const l of lists) {
+    if (l.steps.length === 0) continue;
+    all.push(l.steps);
+    count += l.steps.length;
+    for (const st of l.steps) {
+      if (st < lo) lo = st;
+      if (st + 1 > hi) hi = st + 1;
+    }
+  }
+  if (count === 0) return { steps: () => [], set() {}, get: () => undefined };
+  const span = hi - lo + 1;
+  if (span > 8 * count + 4096) return mapTable(all);
+  // 0: not read; -1: read, no document; n > 0: document n - 1.
+  const slots = new Int32Array(span);
+  for (const list of all) {
+    for (const s of list) {
+      slots[s - lo] = -1;
+      slots[s + 1 - lo] = -1;
+    }
+  }
+  return {
+    steps() {
+      const out: number[] = [];
+      for (let i = 0; i < span; i++) if (slots[i] !== 0) out.push(lo + i);
+      return out;
+    },
+    set(step, docNo) {
+      slots[step - lo] = docNo + 1;
+    },
+    get(step) {
+      if (step < lo || step > hi) return undefined;
+      const v = slots[step - lo]!;
+      return v > 0 ? v - 1 : undefined;
+    },
+  };
+}
+
+function mapTable(all: readonly (readonly number[])[]): StepTable {
+  const wanted = new Set<number>();
+  for (const list of all) {
+    for (const s of list) {
+      wanted.add(s);
+      wanted.add(s + 1);
+    }
+  }
+  const byStep = new Map<number, number>();
+  return {
+    steps: () => [...wanted].sort((a, b) => a - b),
+    set: (step, docNo) => void byStep.set(step, docNo),
+    get: (step) => byStep.get(step),
   };
 }

@@ -122,6 +122,26 @@ describe('rankedView', () => {
     );
   });
 
+  it('so is a scan whose steps lie far apart (runs of consecutive steps, gaps of up to a million)', () => {
+    // Steps spread over a range much wider than the postings read are numbered by a map, dense
+    // ones by an offset array: both must number the same turns.
+    const gap = fc.constantFrom(0, 1, 2, 5_000, 1_000_000);
+    fc.assert(
+      fc.property(turns, fc.array(gap, { minLength: 40, maxLength: 40 }), prompt, (ts, gaps, p) => {
+        const index = new RankedIndex();
+        let step = 0;
+        ts.forEach((t, i) => {
+          step += 1 + gaps[i]!;
+          index.add({ stepId: step, summary: '', content: t.text, tokens: t.tokens });
+        });
+        const options = { perTurnCap: 3500, perCallCap: 3000 };
+        const whole = rankedScan(index, p, options);
+        expect(rankedScan(rankedView(sourceOf(index), p), p, options)).toEqual(whole);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('a source that ranks extensions itself (topExtensions) gives the same scans', () => {
     const prefixedTurns = fc.array(
       fc.array(fc.constantFrom(...PREFIXED, ...WORDS), { minLength: 1, maxLength: 10 }),
