@@ -3,6 +3,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ContextFold } from '../engine/context-fold.js';
+import { runBenchMain } from './bench-main.js';
 import { fileCreateProbe } from './file-create-probe.js';
 import { log, synthesize, toInput } from './synth.js';
 
@@ -102,9 +103,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((e) => {
-  const usage = String((e as { code?: unknown })?.code).startsWith('ERR_PARSE_ARGS');
-  const message = e instanceof Error ? e.message : String(e);
-  process.stderr.write(`fold-scan: ${message}${usage ? ' (see --help)' : ''}\n`);
-  process.exitCode = 1;
-});
+runBenchMain('fold-scan', main);

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ContextFold } from '../engine/context-fold.js';
+import { runBenchMain } from './bench-main.js';
 import { benchInspectOverview } from './inspect-overview.js';
 import { log, synthesize, toInput } from './synth.js';
 
@@ -63,9 +64,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((e) => {
-  const usage = String((e as { code?: unknown })?.code).startsWith('ERR_PARSE_ARGS');
-  const message = e instanceof Error ? e.message : String(e);
-  process.stderr.write(`contextfold bench:inspect: ${message}${usage ? ' (see --help)' : ''}\n`);
-  process.exitCode = 1;
-});
+runBenchMain('contextfold bench:inspect', main);

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ContextFold } from '../engine/context-fold.js';
+import { runBenchMain } from './bench-main.js';
 import { fileCreateProbe } from './file-create-probe.js';
 import { benchGuard } from './guard.js';
 import { benchHook } from './hook-bench.js';
@@ -410,9 +411,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((e) => {
-  const usage = String((e as { code?: unknown })?.code).startsWith('ERR_PARSE_ARGS');
-  const message = e instanceof Error ? e.message : String(e);
-  process.stderr.write(`contextfold bench: ${message}${usage ? ' (see --help)' : ''}\n`);
-  process.exitCode = 1;
-});
+runBenchMain('contextfold bench', main);
