@@ -197,7 +197,7 @@ export const isPlainKey = (key: string): boolean => !HIGH_UNIT.test(key);
 export function localKey(
   keys: readonly string[],
   key: string,
-  plain: boolean = !HIGH_UNIT.test(key),
+  plain: boolean = isPlainKey(key),
 ): number {
   let lo = 0;
   let hi = keys.length;
