@@ -1,7 +1,7 @@
 import { existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, renameSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { project } from '../extract/projection.js';
-import { resolveTokenizer, type Tokenizer } from '../extract/tokenizer.js';
+import { o200kTokenizer, resolveTokenizer, type Tokenizer } from '../extract/tokenizer.js';
 import { fsyncDir, isTempFileName } from '../fs/durable-fs.js';
 import type { Redactor } from '../guard/redactor.js';
 import { scanPage } from '../guard/scan-page.js';
@@ -65,6 +65,7 @@ import type { PgStore } from '../store/pg/pg-store.js';
 import { isPgUrl } from '../store/pg/pg-url.js';
 import { type VerifiedNode, verifyNode } from '../store/verify.js';
 import { chunkText } from './chunk.js';
+import { type DeriveCount, type DerivedText, DerivePool } from './derive-pool.js';
 import { hydratedPage } from './hydrated-page.js';
 import { checkNode } from './node-check.js';
 import { type RankedCaps, RankedRetrieval } from './ranked-retrieval.js';
@@ -95,6 +96,12 @@ interface Prepared {
   entry: IndexEntry;
   text: string;
 }
+
+/** Derives round `r` of a batch: its new turns by step, or undefined where the workers failed. */
+type DeriveRound = (
+  r: number,
+  thisThread: boolean,
+) => Promise<Map<number, DerivedText> | undefined>;
 
 /** Turns committed per lock hold: other writers get the lock between rounds of a long batch. */
 const FOLD_ROUND = 1024;
@@ -143,6 +150,9 @@ export class ContextFold implements ContextFoldEngine {
   private readonly tokenCache = new Map<string, number>();
   private readonly chunkCache = new Map<string, string[]>();
   private readonly readOnly: boolean;
+  private readonly onWarning: OpenOptions['onWarning'];
+  /** Worker threads for a long batch's analysis, made on the first one (see `deriveAhead`). */
+  private pool: DerivePool | undefined;
   private closed = false;
 
   private constructor(options: OpenOptions, pgStore?: typeof PgStore) {
@@ -171,6 +181,7 @@ export class ContextFold implements ContextFoldEngine {
     this.clock = options.clock ?? (() => new Date());
     this.readOnly = options.readOnly === true;
     this.redact = options.redact ?? true;
+    this.onWarning = options.onWarning;
     const analyzer = { version: RANKED_ANALYZER_VERSION, keyOf: analysisKey };
     this.store = this.layout
       ? new LocalStore(this.layout, {
@@ -387,20 +398,73 @@ export class ContextFold implements ContextFoldEngine {
       }
       seen.set(p.entry.step_id, p);
     }
+    let fresh: Set<number> | undefined;
     if (prepared.length > FOLD_ROUND) {
-      await this.store.write((tx) => {
+      fresh = await this.store.write((tx) => {
         const planned = new Set<number>();
         for (const p of prepared) this.plan(tx, p, planned);
+        return planned;
       });
     }
-    const results: FoldResult[] = [];
+    const rounds: Prepared[][] = [];
     for (let i = 0; i < prepared.length; i += FOLD_ROUND) {
-      if (i > 0) await new Promise((r) => setTimeout(r, ROUND_PAUSE_MS));
-      const round = prepared.slice(i, i + FOLD_ROUND);
-      results.push(...(await this.foldRound(round)));
-      onProgress?.(Math.min(i + FOLD_ROUND, prepared.length), prepared.length);
+      rounds.push(prepared.slice(i, i + FOLD_ROUND));
+    }
+    const ahead = this.deriveAhead(rounds, fresh);
+    let next = ahead?.(0, true);
+    const results: FoldResult[] = [];
+    for (let r = 0; r < rounds.length; r++) {
+      const derived = await next;
+      // The next round is derived on the workers while this one is written and committed.
+      next = r + 1 < rounds.length ? ahead?.(r + 1, false) : undefined;
+      if (r > 0) await new Promise((res) => setTimeout(res, ROUND_PAUSE_MS));
+      results.push(...(await this.foldRound(rounds[r]!, derived)));
+      onProgress?.(Math.min((r + 1) * FOLD_ROUND, prepared.length), prepared.length);
     }
     return results;
+  }
+
+  /**
+   * For a batch of more than one round of new turns, where worker threads can run: a function
+   * that derives a round's new turns on the pool (analysis and token count, see
+   * {@link DerivePool}), resolving to them by step, or to undefined if the pool failed (the
+   * round then derives inline, as a small batch always does).
+   */
+  private deriveAhead(
+    rounds: readonly Prepared[][],
+    fresh: ReadonlySet<number> | undefined,
+  ): DeriveRound | undefined {
+    if (!fresh || fresh.size <= FOLD_ROUND) return undefined;
+    const pool = this.derivePool();
+    if (!pool) return undefined;
+    const count: DeriveCount = this.tokenizer === o200kTokenizer() ? 'o200k' : 'none';
+    const queued = new Set<number>();
+    return async (r, thisThread) => {
+      const todo = rounds[r]!.filter((p) => {
+        const step = p.entry.step_id;
+        if (!fresh.has(step) || queued.has(step)) return false;
+        queued.add(step);
+        return true;
+      });
+      const jobs = todo.map((p) => ({ summary: p.entry.summary, text: p.text }));
+      try {
+        const out = await pool.derive(jobs, { count, thisThread });
+        return new Map(todo.map((p, i) => [p.entry.step_id, out[i]!]));
+      } catch (e) {
+        this.onWarning?.({
+          code: 'DERIVE_WORKERS_FAILED',
+          message: `the batch's analysis workers failed (${(e as Error).message}); the batch goes on, analysed on this thread`,
+          path: this.dir,
+        });
+        return undefined;
+      }
+    };
+  }
+
+  /** The engine's worker pool, started on the first long batch; null where no worker can run. */
+  private derivePool(): DerivePool | null {
+    this.pool ??= new DerivePool();
+    return this.pool.usable ? this.pool : null;
   }
 
   /**
@@ -439,7 +503,10 @@ export class ContextFold implements ContextFoldEngine {
   }
 
   /** One round of a batch under the write lock: nodes written durably, then committed. */
-  private async foldRound(round: Prepared[]): Promise<FoldResult[]> {
+  private async foldRound(
+    round: Prepared[],
+    derived?: ReadonlyMap<number, DerivedText>,
+  ): Promise<FoldResult[]> {
     return this.store.write(async (tx) => {
       this.store.assertConsistent();
       const results: FoldResult[] = [];
@@ -455,19 +522,24 @@ export class ContextFold implements ContextFoldEngine {
       // Node files first (durable), then the commit: a crash in between leaves orphans that
       // validate reports, never an index entry without its node.
       await tx.writeNodes(fresh.map((p) => p.node));
-      await tx.commit(fresh.map((p) => this.derived(p)));
+      await tx.commit(fresh.map((p) => this.derived(p, derived?.get(p.entry.step_id))));
       return results;
     });
   }
 
-  /** What the index keeps of a fold's content, computed from the text in hand. */
-  private derived(p: Prepared): CommitRow {
+  /**
+   * What the index keeps of a fold's content: computed from the text in hand, or taken from
+   * what a worker derived from the same text (`pre`).
+   */
+  private derived(p: Prepared, pre?: DerivedText): CommitRow {
     // Tokens are not part of a stored analysis: they are kept per tokenizer (below).
-    const a = analyzeNode({ summary: p.entry.summary, text: p.text, tokens: 0 });
-    const analysis = { akey: analysisKey(p.entry), ...storedAnalysis(a) };
+    const stored =
+      pre?.analysis ??
+      storedAnalysis(analyzeNode({ summary: p.entry.summary, text: p.text, tokens: 0 }));
+    const analysis = { akey: analysisKey(p.entry), ...stored };
     const sanitized = p.node.sanitized;
     if (this.tokenizer.name === 'reference') return { entry: p.entry, analysis, sanitized };
-    const count = this.tokenizer.count(p.text);
+    const count = pre?.tokens ?? this.tokenizer.count(p.text);
     this.rememberTokens(p.entry.payload_sha256, count);
     const tokens = { tokenizer: this.tokenizer.name, count };
     return { entry: p.entry, analysis, tokens, sanitized };
@@ -1173,6 +1245,7 @@ export class ContextFold implements ContextFoldEngine {
       }
     } finally {
       this.closed = true;
+      await this.pool?.close();
       await this.store.close();
     }
   }

@@ -95,7 +95,7 @@ export interface IndexCheck {
  * memory, or move an interrupted append's torn journal tail into `quarantine/`.
  */
 export interface IndexWarning {
-  code: 'INDEX_REBUILT' | 'INDEX_IN_MEMORY' | 'JOURNAL_TAIL_QUARANTINED';
+  code: 'INDEX_REBUILT' | 'INDEX_IN_MEMORY' | 'JOURNAL_TAIL_QUARANTINED' | 'DERIVE_WORKERS_FAILED';
   message: string;
   path: string;
 }

@@ -1,0 +1,174 @@
+import { spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import type { IndexWarning } from '../store/index-backend.js';
+import { tempDir } from '../test-utils/temp-dir.js';
+import { ContextFold } from './context-fold.js';
+import { type DeriveJob, DerivePool, deriveInline } from './derive-pool.js';
+import type { FoldInput } from './types.js';
+
+// Workers import the compiled module (the test run builds dist/ once, see global-setup), so a
+// pool only runs from dist/: these tests drive it there and compare with this thread's sources.
+const POOL_MODULE = pathToFileURL(
+  fileURLToPath(new URL('../../dist/engine/derive-pool.js', import.meta.url)),
+).href;
+const ENGINE = fileURLToPath(new URL('../../dist/engine/context-fold.js', import.meta.url));
+
+const JOBS: DeriveJob[] = [
+  { summary: 'tool: result', text: 'postgresql listening on port 5433' },
+  { summary: 'tool: result', text: 'line one\r\nline two\r\n41 tests, 3 failures\r\n' },
+  { summary: 'assistant: note', text: '' },
+  { summary: 'user: ask', text: 'ünïcödé ✓ 𝔘 widget_3 src/app/main.ts:42 <|endoftext|>' },
+  ...Array.from({ length: 37 }, (_, i) => ({
+    summary: `tool: run ${i}`,
+    text: Array.from({ length: 1 + (i % 9) * 20 }, (_, k) => `step ${i}.${k}: npm test -- w${k}`)
+      .join('\n')
+      .concat(i % 4 === 0 ? '\nError: ENOENT: no such file' : ''),
+  })),
+];
+
+/** A batch of `n` turns from `from` on: varied enough that every field of an analysis differs. */
+function batch(from: number, n: number): FoldInput[] {
+  return Array.from({ length: n }, (_, i) => {
+    const s = from + i;
+    return {
+      stepId: s,
+      summary: `${['user', 'assistant', 'tool'][s % 3]}: turn ${s}`,
+      content: `$ run job${s % 17} --port ${5000 + (s % 211)}\nresult ${s}: ${s % 5 === 0 ? 'FAILED' : 'ok'} in m${s % 31}.ts\n${'progress '.repeat(s % 13)}`,
+    };
+  });
+}
+
+const CLOCK_ISO = '2026-01-01T00:00:00Z';
+
+/** Every derived row a scan reads, in key order. */
+function dumpIndex(dir: string): Record<string, unknown[]> {
+  const file = readdirSync(dir).find((n) => n.startsWith('index-') && n.endsWith('.sqlite'));
+  const db = new Database(join(dir, file!), { readonly: true });
+  try {
+    const q = (sql: string) => db.prepare(sql).all();
+    return {
+      terms: q('SELECT field, term, id, df FROM terms ORDER BY field, term'),
+      postings: q('SELECT term, step, tf FROM postings ORDER BY term, step'),
+      docs: q('SELECT step, length, parts, part_length, analysis FROM docs ORDER BY step'),
+      analyses: q('SELECT id, akey, features, body FROM analyses ORDER BY id'),
+      tokens: q('SELECT payload_sha256, tokenizer, count FROM tokens ORDER BY payload_sha256'),
+      entries: q('SELECT step, analysed, payload_sha256 FROM entries ORDER BY step'),
+    };
+  } finally {
+    db.close();
+  }
+}
+
+describe('DerivePool', () => {
+  it('from sources it runs nothing off this thread, and derives the same', async () => {
+    const pool = new DerivePool({ threads: 2 });
+    expect(pool.usable).toBe(false);
+    expect(await pool.derive(JOBS, { count: 'o200k' })).toEqual(deriveInline(JOBS, 'o200k'));
+    expect(pool.started).toBe(0);
+  });
+
+  it('workers derive what this thread derives, in order, with and without a share here', async () => {
+    const pool = new DerivePool({ threads: 2, module: POOL_MODULE });
+    expect(pool.usable).toBe(true);
+    for (const count of ['o200k', 'none'] as const) {
+      const here = deriveInline(JOBS, count);
+      expect(await pool.derive(JOBS, { count })).toEqual(here);
+      expect(await pool.derive(JOBS, { count, thisThread: true })).toEqual(here);
+    }
+    expect(deriveInline(JOBS, 'none').every((d) => d.tokens === null)).toBe(true);
+    expect(pool.started).toBe(2);
+    // Two calls at once: each gets its own answers.
+    const [a, b] = await Promise.all([
+      pool.derive(JOBS.slice(0, 5), { count: 'o200k' }),
+      pool.derive(JOBS.slice(5), { count: 'o200k' }),
+    ]);
+    expect([...a, ...b]).toEqual(deriveInline(JOBS, 'o200k'));
+    await pool.close();
+    // A closed pool starts new workers on its next use.
+    expect(await pool.derive(JOBS.slice(0, 3), { count: 'o200k' })).toEqual(
+      deriveInline(JOBS.slice(0, 3), 'o200k'),
+    );
+    expect(pool.started).toBe(4);
+    await pool.close();
+  });
+
+  it('a worker that cannot load rejects the call and leaves the pool unusable', async () => {
+    const pool = new DerivePool({ threads: 1, module: 'file:///nonexistent/derive-pool.js' });
+    await expect(pool.derive(JOBS, { count: 'o200k' })).rejects.toThrow(/derive worker/);
+    expect(pool.usable).toBe(false);
+    // Unusable: the next call derives on this thread.
+    expect(await pool.derive(JOBS, { count: 'none' })).toEqual(deriveInline(JOBS, 'none'));
+    await pool.close();
+  });
+});
+
+describe('foldMany with worker threads', () => {
+  // 2,200 new turns are three rounds (FOLD_ROUND 1,024): the first derived by the workers and
+  // this thread, the others by the workers while the round before is committed. Steps 0-99 are
+  // folded first (existing: never derived again), and step 150 comes twice.
+  const first = batch(0, 100);
+  const second = [...batch(0, 2300), batch(150, 1)[0]!];
+
+  it('writes the same derived index as the inline path (o200k), and uses the workers', () => {
+    const { dir } = tempDir();
+    const pooled = join(dir, 'pooled');
+    const script = `
+      const { ContextFold } = await import(${JSON.stringify(ENGINE)});
+      const open = () => ContextFold.open({ dir: ${JSON.stringify(pooled)}, clock: () => new Date(${JSON.stringify(CLOCK_ISO)}) });
+      const mk = ${batch.toString()};
+      let cf = await open();
+      await cf.foldMany(mk(0, 100));
+      const results = await cf.foldMany([...mk(0, 2300), mk(150, 1)[0]]);
+      const started = cf.pool ? cf.pool.started : 0;
+      await cf.close();
+      console.log(JSON.stringify({ started, already: results.filter((r) => r.already_folded).length }));`;
+    const out = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      encoding: 'utf8',
+    });
+    expect(out.stderr).toBe('');
+    const run = JSON.parse(out.stdout) as { started: number; already: number };
+    expect(run.started).toBeGreaterThan(0);
+    expect(run.already).toBe(101);
+    return (async () => {
+      const inline = join(dir, 'inline');
+      const cf = await ContextFold.open({ dir: inline, clock: () => new Date(CLOCK_ISO) });
+      await cf.foldMany(first);
+      await cf.foldMany(second);
+      await cf.close();
+      const a = dumpIndex(pooled);
+      const b = dumpIndex(inline);
+      expect(a.docs).toHaveLength(2300);
+      expect(a.tokens).toHaveLength(2300);
+      expect(a).toEqual(b);
+    })();
+  }, 120_000);
+
+  it('a pool that fails mid-batch: one warning, and the batch is derived inline', async () => {
+    const { dir } = tempDir();
+    const warnings: IndexWarning[] = [];
+    const open = (d: string) =>
+      ContextFold.open({
+        dir: d,
+        tokenizer: 'reference',
+        clock: () => new Date(CLOCK_ISO),
+        onWarning: (w) => warnings.push(w),
+      });
+    const broken = await open(join(dir, 'broken'));
+    // The engine's pool, replaced by one whose workers cannot load.
+    (broken as unknown as { pool: DerivePool }).pool = new DerivePool({
+      threads: 1,
+      module: 'file:///nonexistent/derive-pool.js',
+    });
+    await broken.foldMany(second);
+    await broken.close();
+    expect(warnings.map((w) => w.code)).toEqual(['DERIVE_WORKERS_FAILED']);
+    const plain = await open(join(dir, 'plain'));
+    await plain.foldMany(second);
+    await plain.close();
+    expect(dumpIndex(join(dir, 'broken'))).toEqual(dumpIndex(join(dir, 'plain')));
+  }, 120_000);
+});

@@ -1,0 +1,196 @@
+import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { o200kTokenizer } from '../extract/tokenizer.js';
+import {
+  analyzeNode,
+  type StoredNodeAnalysis,
+  storedAnalysis,
+} from '../retrieval/node-analysis.js';
+
+/** What a fold derives from a turn's text for the index: its analysis and its token count. */
+export interface DerivedText {
+  analysis: StoredNodeAnalysis;
+  /** Tokens of the text under o200k, or null when the job asked for no count. */
+  tokens: number | null;
+}
+
+/** One text to derive from. */
+export interface DeriveJob {
+  summary: string;
+  text: string;
+}
+
+/**
+ * Whether a derivation also counts o200k tokens (`o200k`) or leaves counting to the caller
+ * (`none`: the reference estimator, or a tokenizer of the caller's own that cannot cross a
+ * thread).
+ */
+export type DeriveCount = 'o200k' | 'none';
+
+/** Derives on the calling thread: what a worker runs, and the engine's own path for a small batch. */
+export function deriveInline(jobs: readonly DeriveJob[], count: DeriveCount): DerivedText[] {
+  const tokenizer = count === 'o200k' ? o200kTokenizer() : null;
+  return jobs.map((j) => ({
+    analysis: storedAnalysis(analyzeNode({ summary: j.summary, text: j.text, tokens: 0 })),
+    tokens: tokenizer ? tokenizer.count(j.text) : null,
+  }));
+}
+
+// The worker is a script of its own: it imports the compiled module and runs `deriveInline`.
+const WORKER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const ready = import(workerData.module);
+parentPort.on('message', async (m) => {
+  try {
+    const { deriveInline } = await ready;
+    parentPort.postMessage({ id: m.id, out: deriveInline(m.jobs, m.count) });
+  } catch (e) {
+    parentPort.postMessage({ id: m.id, error: String((e && e.message) || e) });
+  }
+});
+`;
+
+/** This module's compiled file, or null when it runs from sources (a test runner's transform). */
+function compiledModule(): string | null {
+  const url = new URL(import.meta.url);
+  if (!url.pathname.endsWith('.js')) return null;
+  return existsSync(fileURLToPath(url)) ? url.href : null;
+}
+
+type Pending = {
+  worker: Worker;
+  resolve: (out: DerivedText[]) => void;
+  reject: (e: Error) => void;
+};
+
+/** Options of a {@link DerivePool}. */
+export interface DerivePoolOptions {
+  /** Worker threads at most (default: the cores beyond this thread, at most 3). */
+  threads?: number;
+  /** The module URL workers import `deriveInline` from (default: this module's compiled file). */
+  module?: string;
+}
+
+/**
+ * Worker threads that analyse and count the turns of a long batch beside the thread that
+ * commits them. Analysis and counting are pure functions of the text, so the results are the
+ * same whichever thread computed them. A worker that fails makes {@link DerivePool.derive}
+ * reject and the pool unusable from then on (the caller derives inline). Workers start on first
+ * use, hold the process open only while they have work, and stop on {@link DerivePool.close}.
+ *
+ * @example
+ * const pool = new DerivePool();
+ * const out = pool.usable ? await pool.derive(jobs, { count: 'o200k' }) : deriveInline(jobs, 'o200k');
+ * await pool.close();
+ */
+export class DerivePool {
+  readonly #size: number;
+  readonly #module: string | null;
+  #workers: Worker[] = [];
+  #pending = new Map<number, Pending>();
+  #next = 0;
+  #broken = false;
+  #started = 0;
+
+  constructor(options: DerivePoolOptions = {}) {
+    this.#size = options.threads ?? Math.max(0, Math.min(3, availableParallelism() - 1));
+    this.#module = options.module ?? compiledModule();
+  }
+
+  /** Whether derive runs work on workers (false from sources, on one core, or after a failure). */
+  get usable(): boolean {
+    return this.#size > 0 && this.#module !== null && !this.#broken;
+  }
+
+  /** Workers started over the pool's life (a diagnostic: 0 means nothing ran off this thread). */
+  get started(): number {
+    return this.#started;
+  }
+
+  /**
+   * Derives every job, in order. The jobs are cut into one contiguous part per worker, plus one
+   * for this thread with `thisThread` (computed while the workers run theirs). Without it this
+   * thread stays free, for a caller that commits one round while the next is derived.
+   */
+  async derive(
+    jobs: readonly DeriveJob[],
+    options: { count: DeriveCount; thisThread?: boolean },
+  ): Promise<DerivedText[]> {
+    if (!this.usable || jobs.length === 0) return deriveInline(jobs, options.count);
+    this.#start();
+    const parts = this.#workers.length + (options.thisThread ? 1 : 0);
+    const per = Math.ceil(jobs.length / parts);
+    const sent = this.#workers.map((w, i) =>
+      this.#send(w, jobs.slice(i * per, (i + 1) * per), options.count),
+    );
+    const mine = options.thisThread
+      ? deriveInline(jobs.slice(this.#workers.length * per), options.count)
+      : [];
+    try {
+      const theirs = await Promise.all(sent);
+      return [...theirs.flat(), ...mine];
+    } catch (e) {
+      this.#broken = true;
+      await this.close();
+      throw e;
+    }
+  }
+
+  #start(): void {
+    if (this.#workers.length > 0) return;
+    for (let i = 0; i < this.#size; i++) {
+      const w = new Worker(WORKER, {
+        eval: true,
+        workerData: { module: this.#module },
+        // Not the parent's flags: a loader or --input-type of the parent would break the worker.
+        execArgv: [],
+      });
+      this.#started++;
+      w.unref();
+      w.on('message', (m: { id: number; out?: DerivedText[]; error?: string }) => {
+        const p = this.#pending.get(m.id);
+        if (!p) return;
+        this.#pending.delete(m.id);
+        this.#release(w);
+        if (m.out) p.resolve(m.out);
+        else p.reject(new Error(`derive worker: ${m.error}`));
+      });
+      const fail = (e: Error) => {
+        this.#broken = true;
+        for (const p of this.#pending.values()) p.reject(e);
+        this.#pending.clear();
+      };
+      w.on('error', (e) => fail(new Error(`derive worker: ${e.message}`)));
+      w.on('exit', (code) => {
+        if (this.#pending.size > 0) fail(new Error(`derive worker exited (${code})`));
+      });
+      this.#workers.push(w);
+    }
+  }
+
+  #send(w: Worker, jobs: DeriveJob[], count: DeriveCount): Promise<DerivedText[]> {
+    if (jobs.length === 0) return Promise.resolve([]);
+    const id = this.#next++;
+    return new Promise((resolve, reject) => {
+      this.#pending.set(id, { worker: w, resolve, reject });
+      // Referenced while it has work: a process awaiting it must not exit meanwhile.
+      w.ref();
+      w.postMessage({ id, jobs, count });
+    });
+  }
+
+  /** Lets the process exit past `w` once it has no job left. */
+  #release(w: Worker): void {
+    for (const p of this.#pending.values()) if (p.worker === w) return;
+    w.unref();
+  }
+
+  /** Stops the workers (a later derive starts new ones unless the pool broke). */
+  async close(): Promise<void> {
+    const ws = this.#workers;
+    this.#workers = [];
+    await Promise.all(ws.map((w) => w.terminate()));
+  }
+}
