@@ -65,7 +65,12 @@ import type { PgStore } from '../store/pg/pg-store.js';
 import { isPgUrl } from '../store/pg/pg-url.js';
 import { type VerifiedNode, verifyNode } from '../store/verify.js';
 import { chunkText } from './chunk.js';
-import { type DeriveCount, type DerivedText, DerivePool } from './derive-pool.js';
+import {
+  type DeriveCount,
+  type DerivedText,
+  DerivePool,
+  DerivePoolClosedError,
+} from './derive-pool.js';
 import { hydratedPage } from './hydrated-page.js';
 import { checkNode } from './node-check.js';
 import { type RankedCaps, RankedRetrieval } from './ranked-retrieval.js';
@@ -413,13 +418,19 @@ export class ContextFold implements ContextFoldEngine {
     const ahead = this.deriveAhead(rounds, fresh);
     let next = ahead?.(0, true);
     const results: FoldResult[] = [];
-    for (let r = 0; r < rounds.length; r++) {
-      const derived = await next;
-      // The next round is derived on the workers while this one is written and committed.
-      next = r + 1 < rounds.length ? ahead?.(r + 1, false) : undefined;
-      if (r > 0) await new Promise((res) => setTimeout(res, ROUND_PAUSE_MS));
-      results.push(...(await this.foldRound(rounds[r]!, derived)));
-      onProgress?.(Math.min((r + 1) * FOLD_ROUND, prepared.length), prepared.length);
+    try {
+      for (let r = 0; r < rounds.length; r++) {
+        const derived = await next;
+        // The next round is derived on the workers while this one is written and committed.
+        next = r + 1 < rounds.length ? ahead?.(r + 1, false) : undefined;
+        if (r > 0) await new Promise((res) => setTimeout(res, ROUND_PAUSE_MS));
+        results.push(...(await this.foldRound(rounds[r]!, derived)));
+        onProgress?.(Math.min((r + 1) * FOLD_ROUND, prepared.length), prepared.length);
+      }
+    } finally {
+      // Workers hold a vocabulary each: a long-lived process (a server, the hook server) does
+      // not keep them between batches. A round still deriving ahead is cut short.
+      if (ahead) await this.pool?.close();
     }
     return results;
   }
@@ -451,6 +462,8 @@ export class ContextFold implements ContextFoldEngine {
         const out = await pool.derive(jobs, { count, thisThread });
         return new Map(todo.map((p, i) => [p.entry.step_id, out[i]!]));
       } catch (e) {
+        // Closed under it: the batch failed or ended, and nothing waits for this round.
+        if (e instanceof DerivePoolClosedError) return undefined;
         this.onWarning?.({
           code: 'DERIVE_WORKERS_FAILED',
           message: `the batch's analysis workers failed (${(e as Error).message}); the batch goes on, analysed on this thread`,

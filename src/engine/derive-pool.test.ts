@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { IndexWarning } from '../store/index-backend.js';
 import { tempDir } from '../test-utils/temp-dir.js';
 import { ContextFold } from './context-fold.js';
-import { type DeriveJob, DerivePool, deriveInline } from './derive-pool.js';
+import { type DeriveJob, DerivePool, DerivePoolClosedError, deriveInline } from './derive-pool.js';
 import type { FoldInput } from './types.js';
 
 // Workers import the compiled module (the test run builds dist/ once, see global-setup), so a
@@ -96,6 +96,20 @@ describe('DerivePool', () => {
     await pool.close();
   });
 
+  it('close() during a derive rejects it as closed, and the pool stays usable', async () => {
+    const pool = new DerivePool({ threads: 1, module: POOL_MODULE });
+    const big = Array.from({ length: 40 }, () => JOBS).flat();
+    const running = pool.derive(big, { count: 'o200k' });
+    expect(pool.running).toBe(1);
+    await pool.close();
+    expect(pool.running).toBe(0);
+    await expect(running).rejects.toBeInstanceOf(DerivePoolClosedError);
+    expect(pool.usable).toBe(true);
+    expect(await pool.derive(JOBS, { count: 'none' })).toEqual(deriveInline(JOBS, 'none'));
+    expect(pool.started).toBe(2);
+    await pool.close();
+  });
+
   it('a worker that cannot load rejects the call and leaves the pool unusable', async () => {
     const pool = new DerivePool({ threads: 1, module: 'file:///nonexistent/derive-pool.js' });
     await expect(pool.derive(JOBS, { count: 'o200k' })).rejects.toThrow(/derive worker/);
@@ -124,14 +138,17 @@ describe('foldMany with worker threads', () => {
       await cf.foldMany(mk(0, 100));
       const results = await cf.foldMany([...mk(0, 2300), mk(150, 1)[0]]);
       const started = cf.pool ? cf.pool.started : 0;
+      const running = cf.pool ? cf.pool.running : -1;
       await cf.close();
-      console.log(JSON.stringify({ started, already: results.filter((r) => r.already_folded).length }));`;
+      console.log(JSON.stringify({ started, running, already: results.filter((r) => r.already_folded).length }));`;
     const out = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
       encoding: 'utf8',
     });
     expect(out.stderr).toBe('');
-    const run = JSON.parse(out.stdout) as { started: number; already: number };
+    const run = JSON.parse(out.stdout) as { started: number; running: number; already: number };
     expect(run.started).toBeGreaterThan(0);
+    // Stopped when the batch is done: a long-lived process keeps no idle worker.
+    expect(run.running).toBe(0);
     expect(run.already).toBe(101);
     return (async () => {
       const inline = join(dir, 'inline');

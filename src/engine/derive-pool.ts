@@ -59,6 +59,14 @@ function compiledModule(): string | null {
   return existsSync(fileURLToPath(url)) ? url.href : null;
 }
 
+/** What a derive still running when its pool was closed rejects with. */
+export class DerivePoolClosedError extends Error {
+  constructor() {
+    super('the derive pool was closed');
+    this.name = 'DerivePoolClosedError';
+  }
+}
+
 type Pending = {
   worker: Worker;
   resolve: (out: DerivedText[]) => void;
@@ -109,6 +117,11 @@ export class DerivePool {
     return this.#started;
   }
 
+  /** Workers running now (0 before the first derive and after close). */
+  get running(): number {
+    return this.#workers.length;
+  }
+
   /**
    * Derives every job, in order. The jobs are cut into one contiguous part per worker, plus one
    * for this thread with `thisThread` (computed while the workers run theirs). Without it this
@@ -132,6 +145,7 @@ export class DerivePool {
       const theirs = await Promise.all(sent);
       return [...theirs.flat(), ...mine];
     } catch (e) {
+      if (e instanceof DerivePoolClosedError) throw e;
       this.#broken = true;
       await this.close();
       throw e;
@@ -158,13 +172,15 @@ export class DerivePool {
         else p.reject(new Error(`derive worker: ${m.error}`));
       });
       const fail = (e: Error) => {
-        this.#broken = true;
+        // Workers stopped by close() are not a failure: the pool stays usable.
+        if (this.#workers.includes(w)) this.#broken = true;
         for (const p of this.#pending.values()) p.reject(e);
         this.#pending.clear();
       };
       w.on('error', (e) => fail(new Error(`derive worker: ${e.message}`)));
       w.on('exit', (code) => {
-        if (this.#pending.size > 0) fail(new Error(`derive worker exited (${code})`));
+        if (!this.#workers.includes(w)) fail(new DerivePoolClosedError());
+        else if (this.#pending.size > 0) fail(new Error(`derive worker exited (${code})`));
       });
       this.#workers.push(w);
     }
@@ -187,7 +203,10 @@ export class DerivePool {
     w.unref();
   }
 
-  /** Stops the workers (a later derive starts new ones unless the pool broke). */
+  /**
+   * Stops the workers; a derive still running rejects with {@link DerivePoolClosedError}. A later
+   * derive starts new workers unless the pool broke.
+   */
   async close(): Promise<void> {
     const ws = this.#workers;
     this.#workers = [];
