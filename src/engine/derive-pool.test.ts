@@ -52,7 +52,7 @@ function dumpIndex(dir: string): Record<string, unknown[]> {
     const q = (sql: string) => db.prepare(sql).all();
     return {
       terms: q('SELECT field, term, id, df FROM terms ORDER BY field, term'),
-      postings: q('SELECT term, step, tf FROM postings ORDER BY term, step'),
+      postings: q('SELECT term, last, first, n, data FROM postings ORDER BY term, last'),
       docs: q('SELECT step, length, parts, part_length, analysis FROM docs ORDER BY step'),
       analyses: q('SELECT id, akey, features, body FROM analyses ORDER BY id'),
       tokens: q('SELECT payload_sha256, tokenizer, count FROM tokens ORDER BY payload_sha256'),

@@ -6,11 +6,17 @@ import type { IndexEntry } from '../protocol/types.js';
 import type { NodeAnalysisRecord } from './analysis-record.js';
 import type { FileIdentity } from './file-identity.js';
 import type { FlagCounts, NodeFlag } from './node-flag.js';
+import {
+  decodePostings,
+  encodePostings,
+  type PostingBlock,
+  PostingBlockError,
+} from './posting-block.js';
 
 /** `PRAGMA application_id` of a contextfold index ("CFx1"): anything else is a foreign file. */
 export const APPLICATION_ID = 0x43467831;
 /** `PRAGMA user_version`: the schema below. A different version is rebuilt, never migrated. */
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 
 /** Posting fields. `reference`: the terms RGSC and recall match; `ranked`: retrieval keys. */
 export const FIELD_REFERENCE = 0;
@@ -182,9 +188,11 @@ CREATE TABLE terms (
 ) WITHOUT ROWID;
 CREATE TABLE postings (
   term INTEGER NOT NULL,
-  step INTEGER NOT NULL,
-  tf INTEGER NOT NULL,
-  PRIMARY KEY (term, step)
+  last INTEGER NOT NULL,
+  first INTEGER NOT NULL,
+  n INTEGER NOT NULL,
+  data BLOB NOT NULL,
+  PRIMARY KEY (term, last)
 ) WITHOUT ROWID;
 CREATE TABLE analyses (
   id INTEGER PRIMARY KEY,
@@ -259,8 +267,30 @@ function unpack(body: StoredBody): string {
   return typeof body === 'string' ? body : inflateRawSync(body).toString('utf8');
 }
 
-/** Postings inserted per statement. */
+/** Posting blocks inserted per statement. */
 const POST_ROWS = 128;
+
+/** The `k`-th highest step of the blocks (k ≤ their postings). */
+function kthHighest(blocks: readonly PostingBlock[], k: number): number {
+  if (blocks.length === 1) return blocks[0]!.steps[blocks[0]!.steps.length - k]!;
+  const all = blocks.flatMap((b) => b.steps).sort((a, b) => b - a);
+  return all[k - 1]!;
+}
+
+/** The `limit` highest postings of the blocks, ascending. */
+function newestOf(blocks: readonly PostingBlock[], limit: number): PostingBlock {
+  if (blocks.length === 1) {
+    const b = blocks[0]!;
+    const from = Math.max(0, b.steps.length - limit);
+    return from === 0 ? b : { steps: b.steps.slice(from), tfs: b.tfs.slice(from) };
+  }
+  const pairs: [number, number][] = [];
+  for (const b of blocks)
+    for (let i = 0; i < b.steps.length; i++) pairs.push([b.steps[i]!, b.tfs[i]!]);
+  pairs.sort((a, b) => a[0] - b[0]);
+  const kept = pairs.slice(Math.max(0, pairs.length - limit));
+  return { steps: kept.map((p) => p[0]), tfs: kept.map((p) => p[1]) };
+}
 
 /** Postings of a batch, by field and term. */
 type Groups = [Map<string, Group>, Map<string, Group>];
@@ -551,29 +581,32 @@ export class IndexDb {
   }
 
   #post(groups: Groups, state: IndexState): void {
-    // Many rows per statement: the cost of a posting is mostly the call into SQLite.
+    // A row per term of the batch (its steps in one block, see posting-block.ts), many rows per
+    // statement: the cost of a row is mostly the call into SQLite.
     const many = this.#stmt(
       'postMany',
-      `INSERT INTO postings (term, step, tf) VALUES ${'(?, ?, ?), '.repeat(POST_ROWS - 1)}(?, ?, ?)`,
+      `INSERT INTO postings (term, last, first, n, data) VALUES ${'(?, ?, ?, ?, ?), '.repeat(POST_ROWS - 1)}(?, ?, ?, ?, ?)`,
     );
-    const one = this.#stmt('post', 'INSERT INTO postings (term, step, tf) VALUES (?, ?, ?)');
-    const args: number[] = [];
+    const one = this.#stmt(
+      'post',
+      'INSERT INTO postings (term, last, first, n, data) VALUES (?, ?, ?, ?, ?)',
+    );
     const byId: [number, Group][] = [];
     for (const g of [...groups[0].values(), ...groups[1].values()]) {
       byId.push([this.#termId(g.field, g.term, g.steps.length, state), g]);
     }
     // In key order, the rows of a batch go into the B-tree in one sweep instead of at random.
     byId.sort((a, b) => a[0] - b[0]);
+    const args: (number | Buffer)[] = [];
     for (const [id, g] of byId) {
-      for (let i = 0; i < g.steps.length; i++) {
-        args.push(id, g.steps[i]!, g.tfs[i]!);
-        if (args.length === POST_ROWS * 3) {
-          many.run(args);
-          args.length = 0;
-        }
+      const b = encodePostings(g.steps, g.tfs);
+      args.push(id, b.last, b.first, g.steps.length, b.data);
+      if (args.length === POST_ROWS * 5) {
+        many.run(args);
+        args.length = 0;
       }
     }
-    for (let i = 0; i < args.length; i += 3) one.run(args[i], args[i + 1], args[i + 2]);
+    for (let i = 0; i < args.length; i += 5) one.run(args.slice(i, i + 5));
   }
 
   /**
@@ -808,17 +841,18 @@ export class IndexDb {
 
   /** Every step holding a term, ascending. */
   allPostings(field: number, term: string): number[] {
-    // One JSON array built by SQLite, not a row per step: a common term of a 100k store holds
-    // 80,000 steps, and this reads them in about half the time.
-    const steps = JSON.parse(
-      this.#stmt(
-        'allPostings',
-        'SELECT json_group_array(step) FROM (SELECT p.step AS step FROM terms t JOIN postings p ON p.term = t.id WHERE t.field = ? AND t.term = ? ORDER BY p.step)',
-      )
-        .pluck()
-        .get(field, term) as string,
-    ) as number[];
-    // The aggregate follows the subquery's order in practice, which SQL does not promise.
+    const rows = this.#stmt(
+      'allPostings',
+      'SELECT p.n, p.data FROM terms t JOIN postings p ON p.term = t.id WHERE t.field = ? AND t.term = ? ORDER BY p.last',
+    )
+      .raw()
+      .all(field, term) as [number, Uint8Array][];
+    if (rows.length === 1) return this.#decode(rows[0]![1], rows[0]![0]).steps;
+    const steps: number[] = [];
+    for (const [n, data] of rows) {
+      for (const s of this.#decode(data, n).steps) steps.push(s);
+    }
+    // Blocks of batches folded out of step order overlap.
     for (let i = 1; i < steps.length; i++) {
       if (steps[i]! <= steps[i - 1]!) return steps.sort((a, b) => a - b);
     }
@@ -837,19 +871,26 @@ export class IndexDb {
 
   /** The `limit` highest steps holding a term with their term frequencies, ascending. */
   recentPostings(field: number, term: string, limit: number): { steps: number[]; tfs: number[] } {
+    if (limit <= 0) return { steps: [], tfs: [] };
     const rows = this.#stmt(
       'recent',
-      'SELECT p.step, p.tf FROM terms t JOIN postings p ON p.term = t.id WHERE t.field = ? AND t.term = ? ORDER BY p.step DESC LIMIT ?',
+      'SELECT p.last, p.n, p.data FROM terms t JOIN postings p ON p.term = t.id WHERE t.field = ? AND t.term = ? ORDER BY p.last DESC',
     )
       .raw()
-      .all(field, term, limit) as [number, number][];
-    const steps = new Array<number>(rows.length);
-    const tfs = new Array<number>(rows.length);
-    for (let i = 0, j = rows.length - 1; j >= 0; i++, j--) {
-      steps[i] = rows[j]![0];
-      tfs[i] = rows[j]![1];
+      .iterate(field, term) as IterableIterator<[number, number, Uint8Array]>;
+    // Blocks newest first. Blocks of batches folded out of step order overlap, so reading stops
+    // only at a block whose highest step is below the `limit`-th highest step read so far.
+    const blocks: PostingBlock[] = [];
+    let read = 0;
+    let floor = -1;
+    for (const [last, n, data] of rows) {
+      if (read >= limit && last < floor) break;
+      const b = this.#decode(data, n);
+      blocks.push(b);
+      read += n;
+      if (read >= limit) floor = kthHighest(blocks, limit);
     }
-    return { steps, tfs };
+    return newestOf(blocks, limit);
   }
 
   /**
@@ -904,6 +945,43 @@ export class IndexDb {
       .get() as number;
   }
 
+  /** A block's postings; a damaged block makes the index unusable (it is rebuilt). */
+  #decode(data: Uint8Array, n: number): PostingBlock {
+    try {
+      return decodePostings(data, n);
+    } catch (e) {
+      if (e instanceof PostingBlockError) throw new IndexUnusable(`${this.path}: ${e.message}`);
+      throw e;
+    }
+  }
+
+  /** Takes `step` out of the term's block that holds it; false when no block does. */
+  #unpost(term: number, step: number): boolean {
+    const rows = this.#stmt(
+      'blocksAt',
+      'SELECT last, n, data FROM postings WHERE term = ? AND last >= ? AND first <= ?',
+    )
+      .raw()
+      .all(term, step, step) as [number, number, Uint8Array][];
+    for (const [last, n, data] of rows) {
+      const b = this.#decode(data, n);
+      const i = b.steps.indexOf(step);
+      if (i < 0) continue;
+      this.#stmt('blockDel', 'DELETE FROM postings WHERE term = ? AND last = ?').run(term, last);
+      b.steps.splice(i, 1);
+      b.tfs.splice(i, 1);
+      if (b.steps.length > 0) {
+        const e = encodePostings(b.steps, b.tfs);
+        this.#stmt(
+          'post',
+          'INSERT INTO postings (term, last, first, n, data) VALUES (?, ?, ?, ?, ?)',
+        ).run(term, e.last, e.first, b.steps.length, e.data);
+      }
+      return true;
+    }
+    return false;
+  }
+
   /**
    * Removes an indexed entry entirely (a journaled `drop`): its row, its reference and ranked
    * postings (frequencies follow; a term left without postings is removed), its ranked document
@@ -918,11 +996,7 @@ export class IndexDb {
         .raw()
         .get(field, term) as [number, number] | undefined;
       if (!row) return;
-      const gone = this.#stmt('unpost', 'DELETE FROM postings WHERE term = ? AND step = ?').run(
-        row[0],
-        step,
-      ).changes;
-      if (gone === 0) return;
+      if (!this.#unpost(row[0], step)) return;
       if (row[1] <= 1) {
         this.#stmt('termDel', 'DELETE FROM terms WHERE field = ? AND term = ?').run(field, term);
       } else {
@@ -940,14 +1014,16 @@ export class IndexDb {
     if (doc) {
       if (rankedTerms) for (const t of rankedTerms) unpost(FIELD_RANKED, t);
       else {
-        // The analysis is not at hand: find the document's ranked postings the slow way.
-        const ids = this.#stmt(
+        // The analysis is not at hand: find the document's ranked postings the slow way (every
+        // block whose range holds the step; a repair, never a fold or a scan).
+        const rows = this.#stmt(
           'stepTerms',
-          `SELECT t.term FROM postings p JOIN terms t ON t.id = p.term WHERE p.step = ? AND t.field = ${FIELD_RANKED}`,
+          `SELECT t.term, p.n, p.data FROM postings p JOIN terms t ON t.id = p.term WHERE p.first <= ? AND p.last >= ? AND t.field = ${FIELD_RANKED}`,
         )
-          .pluck()
-          .all(step) as string[];
-        for (const t of ids) unpost(FIELD_RANKED, t);
+          .raw()
+          .all(step, step) as [string, number, Uint8Array][];
+        const ids = rows.filter(([, n, data]) => this.#decode(data, n).steps.includes(step));
+        for (const [t] of ids) unpost(FIELD_RANKED, t);
       }
       this.#stmt('docDel', 'DELETE FROM docs WHERE step = ?').run(step);
       state.rankedDocs--;
