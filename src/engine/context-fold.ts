@@ -35,12 +35,7 @@ import {
   PROJECTION_VERSION,
   type RedactionRecord,
 } from '../protocol/types.js';
-import {
-  analysisKey,
-  analyzeNode,
-  RANKED_ANALYZER_VERSION,
-  storedAnalysis,
-} from '../retrieval/node-analysis.js';
+import { analysisKey, RANKED_ANALYZER_VERSION } from '../retrieval/node-analysis.js';
 import { focusedText } from '../retrieval/ranked-focus.js';
 import { recall as recallIndex } from '../retrieval/recall.js';
 import { referenceScan } from '../retrieval/reference-scan.js';
@@ -70,6 +65,7 @@ import {
   type DerivedText,
   DerivePool,
   DerivePoolClosedError,
+  deriveInline,
 } from './derive-pool.js';
 import { hydratedPage } from './hydrated-page.js';
 import { checkNode } from './node-check.js';
@@ -546,13 +542,11 @@ export class ContextFold implements ContextFoldEngine {
    */
   private derived(p: Prepared, pre?: DerivedText): CommitRow {
     // Tokens are not part of a stored analysis: they are kept per tokenizer (below).
-    const stored =
-      pre?.analysis ??
-      storedAnalysis(analyzeNode({ summary: p.entry.summary, text: p.text, tokens: 0 }));
-    const analysis = { akey: analysisKey(p.entry), ...stored };
+    const d = pre ?? deriveInline([{ summary: p.entry.summary, text: p.text }], 'none')[0]!;
+    const analysis = { akey: analysisKey(p.entry), ...d.analysis };
     const sanitized = p.node.sanitized;
     if (this.tokenizer.name === 'reference') return { entry: p.entry, analysis, sanitized };
-    const count = pre?.tokens ?? this.tokenizer.count(p.text);
+    const count = d.tokens ?? this.tokenizer.count(p.text);
     this.rememberTokens(p.entry.payload_sha256, count);
     const tokens = { tokenizer: this.tokenizer.name, count };
     return { entry: p.entry, analysis, tokens, sanitized };

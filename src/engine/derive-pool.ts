@@ -90,7 +90,7 @@ export interface DerivePoolOptions {
  *
  * @example
  * const pool = new DerivePool();
- * const out = pool.usable ? await pool.derive(jobs, { count: 'o200k' }) : deriveInline(jobs, 'o200k');
+ * const out = await pool.derive(jobs, { count: 'o200k' }); // on this thread where no worker can run
  * await pool.close();
  */
 export class DerivePool {

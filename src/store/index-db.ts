@@ -269,6 +269,7 @@ function unpack(body: StoredBody): string {
 
 /** Posting blocks inserted per statement. */
 const POST_ROWS = 128;
+const POST_ONE = 'INSERT INTO postings (term, last, first, n, data) VALUES (?, ?, ?, ?, ?)';
 
 /** The `k`-th highest step of the blocks (k ≤ their postings). */
 function kthHighest(blocks: readonly PostingBlock[], k: number): number {
@@ -587,10 +588,7 @@ export class IndexDb {
       'postMany',
       `INSERT INTO postings (term, last, first, n, data) VALUES ${'(?, ?, ?, ?, ?), '.repeat(POST_ROWS - 1)}(?, ?, ?, ?, ?)`,
     );
-    const one = this.#stmt(
-      'post',
-      'INSERT INTO postings (term, last, first, n, data) VALUES (?, ?, ?, ?, ?)',
-    );
+    const one = this.#stmt('post', POST_ONE);
     const byId: [number, Group][] = [];
     for (const g of [...groups[0].values(), ...groups[1].values()]) {
       byId.push([this.#termId(g.field, g.term, g.steps.length, state), g]);
@@ -972,10 +970,7 @@ export class IndexDb {
       b.tfs.splice(i, 1);
       if (b.steps.length > 0) {
         const e = encodePostings(b.steps, b.tfs);
-        this.#stmt(
-          'post',
-          'INSERT INTO postings (term, last, first, n, data) VALUES (?, ?, ?, ?, ?)',
-        ).run(term, e.last, e.first, b.steps.length, e.data);
+        this.#stmt('post', POST_ONE).run(term, e.last, e.first, b.steps.length, e.data);
       }
       return true;
     }
