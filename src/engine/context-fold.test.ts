@@ -13,6 +13,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../protocol/canonical-json.js';
 import { DEFAULT_POLICY } from '../protocol/policy.js';
+import { artifactHash } from '../store/cold-node.js';
 import { type TestStore, testStore } from '../test-utils/backend-store.js';
 import { BACKENDS, type BackendName } from '../test-utils/pg.js';
 import { tempDir } from '../test-utils/temp-dir.js';
@@ -86,6 +87,35 @@ describe.each(BACKENDS)('%s', (backend: BackendName) => {
       expect(Buffer.from(node.raw_content, 'base64')).toEqual(Buffer.from([0xff, 0xfe, 0x00]));
       expect((await cf.hydrate(1)).encoding).toBe('base64');
       await cf.close();
+    });
+
+    it('an empty payload is the summary: stored as raw_content, as the reference stores it', async () => {
+      const cf = await open({ redact: false });
+      await cf.fold({ stepId: 1, summary: 'PostgreSQL on port 5433' });
+      await cf.fold({ stepId: 2, summary: 'empty string payload', content: '' });
+      for (const [step, summary] of [
+        [1, 'PostgreSQL on port 5433'],
+        [2, 'empty string payload'],
+      ] as const) {
+        const node = JSON.parse((await last.readNode(step))!.toString('utf8'));
+        expect(node.raw_content).toBe(summary);
+        expect(node.payload_sha256).toBe(sha256Hex(summary));
+        expect((await cf.hydrate(step)).content).toBe(summary);
+      }
+      await cf.close();
+      // A node an earlier version wrote with raw_content '' (hashes unchanged) reads the same.
+      const node = JSON.parse((await last.readNode(1))!.toString('utf8'));
+      node.raw_content = '';
+      const { artifact_sha256: _, ...rest } = node;
+      const artifact = artifactHash(rest);
+      await last.writeNode(1, JSON.stringify({ ...rest, artifact_sha256: artifact }));
+      await last.editEntry(1, (e) => {
+        e.artifact_sha256 = artifact;
+      });
+      const again = await reopen(cf);
+      expect((await again.hydrate(1)).content).toBe('PostgreSQL on port 5433');
+      expect((await again.validate()).ok).toBe(true);
+      await again.close();
     });
 
     it('property: any bytes survive the round trip', async () => {

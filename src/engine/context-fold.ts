@@ -310,10 +310,10 @@ export class ContextFold implements ContextFoldEngine {
       errors: input.errors,
       policy: this.policy,
     });
-    let raw: string;
-    if (p.encoding === 'base64') raw = Buffer.from(p.payloadBytes).toString('base64');
-    else if (input.content === undefined) raw = '';
-    else raw = typeof input.content === 'string' ? input.content : p.payloadText;
+    // An empty payload is the summary, stored as the node's raw_content as the reference
+    // engine stores it (its `hydrate` prints raw_content as it is; '' would page in nothing).
+    const raw =
+      p.encoding === 'base64' ? Buffer.from(p.payloadBytes).toString('base64') : p.payloadText;
     const node: ColdNode = {
       ipcf_version: IPCF_VERSION,
       projection_version: PROJECTION_VERSION,

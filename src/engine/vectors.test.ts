@@ -121,6 +121,28 @@ describeShared('the reference-written store', () => {
     await cf.close();
   });
 
+  it('with redaction off and its clock, a node we fold is the reference node, artifact hash included', async () => {
+    const refDir = sharedPath('vectors', 'reference-store', '.contextfold');
+    for (const name of readdirSync(join(refDir, 'cold_nodes'))) {
+      const ref = JSON.parse(readFileSync(join(refDir, 'cold_nodes', name), 'utf8'));
+      const dir = join(tmp.dir, `same-${name}`, '.contextfold');
+      const cf = await ContextFold.open({
+        dir,
+        tokenizer: 'reference',
+        redact: false,
+        clock: () => new Date(ref.folded_at),
+      });
+      const r = await cf.fold({
+        stepId: ref.step_id,
+        summary: ref.summary,
+        content: ref.raw_content,
+      });
+      await cf.close();
+      expect(r.artifact_sha256, name).toBe(ref.artifact_sha256);
+      expect(JSON.parse(readFileSync(join(dir, 'cold_nodes', name), 'utf8')), name).toEqual(ref);
+    }
+  });
+
   it('a store we write has exactly the reference layout and field sets', async () => {
     const refDir = sharedPath('vectors', 'reference-store', '.contextfold');
     const dir = join(tmp.dir, 'ours', '.contextfold');

@@ -12,7 +12,8 @@ export function payloadBytes(
   node: Pick<ColdNode, 'raw_content' | 'raw_content_encoding' | 'summary'>,
 ): Buffer {
   if (node.raw_content_encoding === 'base64') return Buffer.from(node.raw_content, 'base64');
-  // The reference replaces an empty payload by the summary before hashing.
+  // The reference replaces an empty payload by the summary before hashing (and stores the
+  // summary); nodes this engine wrote before it did the same hold '' and read the same way.
   const text = node.raw_content === '' ? (node.summary ?? '') : node.raw_content;
   return Buffer.from(text, 'utf8');
 }
