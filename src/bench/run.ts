@@ -11,6 +11,7 @@ import { benchGuard } from './guard.js';
 import { benchHook } from './hook-bench.js';
 import { benchInspectOverview } from './inspect-overview.js';
 import { quantile, withLoopDelay } from './loop-delay-probe.js';
+import { referenceEngine, runReference } from './reference-engine.js';
 import { log, type SynthTurn, synthesize, toInput } from './synth.js';
 
 /**
@@ -26,7 +27,7 @@ import { log, type SynthTurn, synthesize, toInput } from './synth.js';
  * Progress goes to stderr. Timings are measurements, never assertions.
  */
 
-/** The reference engine's fresh-process scan at 10k, as quoted by issue 10 (not runnable here). */
+/** The reference engine's fresh-process scan at 10k, as issue 10 quotes it (when it is not run). */
 const REFERENCE_CLI_SCAN_10K_MS = 1200;
 
 const p50 = (xs: number[]) => quantile(xs, 0.5);
@@ -137,6 +138,36 @@ async function inProcess(cf: ContextFold, queries: string[], turns: SynthTurn[],
 interface BenchOptions {
   /** Skip the A/B store without redaction (halves the fold time of a 100k run). */
   skipUnredacted: boolean;
+  /** The Python reference engine's script, run on the same stores (see ./reference-engine.ts). */
+  reference: string | undefined;
+}
+
+/**
+ * The reference engine on the same store, as fresh processes: its `scan` of the queries ours
+ * ran (the store just closed, so its `recall_index.json` is current).
+ */
+function referenceScans(script: string, dir: string, queries: string[]) {
+  const runs = queries.slice(0, 5).map((q) => {
+    const r = runReference({ script, storeDir: dir, args: ['scan', q] });
+    if (r.status !== 0) throw new Error(`the reference engine's scan failed: ${r.stderr.trim()}`);
+    return r.ms;
+  });
+  return { p50_ms: p50(runs), max_ms: quantile(runs, 1) };
+}
+
+/** The reference engine reads the store this version wrote: `validate`, and `hydrate` of a sample. */
+function referenceReads(script: string, dir: string, steps: number[]) {
+  const v = runReference({ script, storeDir: dir, args: ['validate'] });
+  const failed = steps.filter(
+    (s) => runReference({ script, storeDir: dir, args: ['hydrate', String(s)] }).status !== 0,
+  );
+  return {
+    validate_ok: v.status === 0,
+    validate_ms: Math.round(v.ms),
+    validate_says: v.stdout.trim().split('\n').pop() ?? '',
+    hydrated: steps.length,
+    hydrate_failed: failed,
+  };
 }
 
 async function benchSize(
@@ -182,6 +213,8 @@ async function benchSize(
   // The first open after a compaction hashes the new snapshot once (then it is trusted by identity).
   const firstOpen = fresh([OPEN_SCAN, dir, 'reference', queries[0]!]);
   const freshFigures = freshProcess(dir, queries);
+  if (opts.reference) log(`N=${n}: the reference engine's scan, fresh processes …`);
+  const refScan = opts.reference ? referenceScans(opts.reference, dir, queries) : null;
 
   log(`N=${n}: in-process …`);
   const [reopened, openMs] = await timeAsync(async () => {
@@ -202,6 +235,14 @@ async function benchSize(
   const [, compactMs, compactDelay] = await withLoopDelay(() => cf.compact());
   const [st, statusMs] = await timeAsync(() => cf.status());
   await cf.close();
+  if (opts.reference) log(`N=${n}: the reference engine validates and hydrates the store …`);
+  const refReads = opts.reference
+    ? referenceReads(
+        opts.reference,
+        dir,
+        Array.from({ length: 20 }, (_, i) => turns[(i * 7919) % n]!.step_id),
+      )
+    : null;
   log(`N=${n}: contextfold inspect, time to overview …`);
   const inspect = await benchInspectOverview(dir);
   const index = duBytes(dir, (f) => /^index-.*\.sqlite/.test(f));
@@ -235,7 +276,9 @@ async function benchSize(
     fresh_process: {
       first_open_after_compaction_ms: Math.round(firstOpen.ms),
       ...freshFigures,
+      ...(refScan ? { reference_engine_scan: refScan } : {}),
     },
+    ...(refReads ? { reference_engine_reads: refReads } : {}),
     in_process: { open_ms: Math.round(openMs), ...inproc },
     validate_ms: Math.round(validateMs),
     validate_ok: v.ok,
@@ -262,6 +305,9 @@ measurements, never assertions.
   --hook-only              only the Claude Code hook on a 2,000-turn transcript
   --proxy[=PARTS]          only the API proxy (sequential, concurrency, per_call)
   --postgres=URL           the PostgreSQL store beside the local one (sizes default 10000,100000)
+  --reference-engine PATH  the Python reference engine (contextfold.py; default
+                           $CONTEXTFOLD_REFERENCE_ENGINE): its fresh-process scan on the same
+                           stores, and its validate and hydrate of what this version wrote
   -h, --help               this text
 `;
 
@@ -280,6 +326,7 @@ function benchArgs(argv: readonly string[]) {
       'hook-only': { type: 'boolean', default: false },
       proxy: { type: 'string' },
       postgres: { type: 'string' },
+      'reference-engine': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -323,7 +370,10 @@ async function main(): Promise<void> {
     process.stdout.write(`${JSON.stringify(figures, null, 2)}\n`);
     return;
   }
-  const opts: BenchOptions = { skipUnredacted: values['skip-unredacted'] };
+  const opts: BenchOptions = {
+    skipUnredacted: values['skip-unredacted'],
+    reference: referenceEngine(values['reference-engine']),
+  };
   if (values.postgres !== undefined) {
     const { benchPostgres } = await import('./postgres.js');
     const pgSizes = sizeList(values.sizes ?? '10000,100000');
@@ -387,17 +437,7 @@ async function main(): Promise<void> {
               ? Number((last.single_fold_ms.p50 / first.single_fold_ms.p50).toFixed(2))
               : null,
           load_average: loadavg().map((x) => Number(x.toFixed(2))),
-          reference_engine: {
-            runnable: false,
-            note: 'the Python reference engine is not available on this machine; the issue quotes 1.2 s for its fresh-process scan at 10k',
-            quoted_cli_scan_10k_ms: REFERENCE_CLI_SCAN_10K_MS,
-            ours_cli_scan_10k_p50_ms: at10k
-              ? {
-                  ranked: at10k.fresh_process.cli_scan_ranked.p50_ms,
-                  reference: at10k.fresh_process.cli_scan_reference.p50_ms,
-                }
-              : null,
-          },
+          reference_engine: referenceSummary(opts.reference, at10k),
           claude_code_hook: hook,
           pack_assembly: pack,
           guard,
@@ -409,6 +449,36 @@ async function main(): Promise<void> {
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
+}
+
+type SizeResult = Awaited<ReturnType<typeof benchSize>>;
+
+/** Our fresh-process scan at 10k against the reference engine's: measured in this run, or quoted. */
+function referenceSummary(script: string | undefined, at10k: SizeResult | undefined) {
+  const ours = at10k
+    ? {
+        ranked: at10k.fresh_process.cli_scan_ranked.p50_ms,
+        reference: at10k.fresh_process.cli_scan_reference.p50_ms,
+      }
+    : null;
+  const measured = at10k?.fresh_process.reference_engine_scan?.p50_ms;
+  const theirs = measured ?? REFERENCE_CLI_SCAN_10K_MS;
+  return {
+    runnable: script !== undefined,
+    ...(script ? { script } : {}),
+    note:
+      measured !== undefined
+        ? 'the reference engine ran on the same 10k store in this run'
+        : 'the reference engine was not run (--reference-engine): the ratio is against the 1.2 s issue 10 quotes',
+    cli_scan_10k_p50_ms: theirs,
+    ours_cli_scan_10k_p50_ms: ours,
+    ratio_10k: ours
+      ? {
+          ranked: Number((ours.ranked / theirs).toFixed(3)),
+          reference: Number((ours.reference / theirs).toFixed(3)),
+        }
+      : null,
+  };
 }
 
 runBenchMain('contextfold bench', main);
