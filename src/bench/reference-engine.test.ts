@@ -151,6 +151,33 @@ suite(
       }
     }, 120_000);
 
+    it('one store, both engines in turn: each reads what the other wrote', async () => {
+      const root = tempDir().dir;
+      const dir = join(root, '.contextfold');
+      const payload = join(root, 'turn.txt');
+      writeFileSync(payload, '$ psql -p 5434 -U admin\nConflict resolved on port 5434\n');
+      const ref = (...args: string[]) => runReference({ script: SCRIPT!, storeDir: dir, args });
+      expect(ref('fold', '37', 'PostgreSQL configured on Port 5433').status).toBe(0);
+      expect(ref('fold', '91', 'PostgreSQL switched to Port 5434', '--file', payload).status).toBe(
+        0,
+      );
+      const cf = await ContextFold.open({ dir, tokenizer: 'reference' });
+      await cf.fold({ stepId: 137, summary: 'PostgreSQL port reverted to 5433' });
+      await cf.evict(37);
+      await cf.close();
+      expect(ref('fold', '200', 'JWT secret rotated in auth/middleware.py').status).toBe(0);
+      await expectReferenceReads(dir, [37, 91, 137, 200]);
+      const again = await ContextFold.open({ dir, tokenizer: 'reference' });
+      try {
+        expect(await again.validate()).toMatchObject({ ok: true, checked: 4 });
+        expect((await again.hydrate(200)).content).toBe('JWT secret rotated in auth/middleware.py');
+        const scan = await again.scan('Which file holds the JWT secret?');
+        expect(scan.selected.map((p) => p.step_id)).toEqual([200]);
+      } finally {
+        await again.close({ compact: false });
+      }
+    }, 120_000);
+
     it.runIf(PG_URL)(
       'a PostgreSQL store, exported, validates and hydrates',
       async () => {
