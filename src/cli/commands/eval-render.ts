@@ -13,6 +13,11 @@ export interface EvalSetReport {
 /** Everything one `contextfold eval` run measured. */
 export interface EvalReport {
   sets: EvalSetReport[];
+  /**
+   * With one questions file: the measured mode's summary of it (the first result), for scripts
+   * that read one set of figures (`hit_rate`, `token_precision`…) at the top level.
+   */
+  summary?: EvalSetReport['results'][number]['summary'];
   hook?: HookEvalResult;
   fit?: FitResult;
   ablations?: AblationRow[];

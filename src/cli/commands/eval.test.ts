@@ -78,6 +78,8 @@ describe('contextfold eval', () => {
       expect.objectContaining({ id: 'port', hit: true, latest_hit: true, paged_steps: [1] }),
     ]);
     expect(set.results[1].summary.hit_rate).toBe(1);
+    // One set: its measured mode's summary also at the top level, for scripts.
+    expect(out.summary).toEqual(ranked.summary);
   });
 
   it('--compare measures both modes, --no-baseline drops the baseline; text is aggregates only', () => {

@@ -143,6 +143,9 @@ export function register(program: Command): void {
       for (const s of sets) {
         report.sets.push(await measure(s.file, s.questions, opts, retrievers, analyses));
       }
+      if (report.sets.length === 1 && report.sets[0]!.results[0]) {
+        report.summary = report.sets[0]!.results[0].summary;
+      }
       if (opts.fit) {
         report.fit = await fitRanked({
           questions: sets.flatMap((s) => s.questions),
