@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ContextFold } from '../engine/context-fold.js';
@@ -185,7 +185,6 @@ suite(
         const steps = await writeStore(url);
         const root = tempDir().dir;
         const dir = join(root, '.contextfold');
-        mkdirSync(root, { recursive: true });
         await transferStore({ from: url, to: dir });
         await expectReferenceReads(dir, steps);
       },
