@@ -240,7 +240,8 @@ async function benchSize(
     ? referenceReads(
         opts.reference,
         dir,
-        Array.from({ length: 20 }, (_, i) => turns[(i * 7919) % n]!.step_id),
+        // Each reference command parses the whole recall_index.json (about 17 s at 100k).
+        Array.from({ length: n > 10_000 ? 3 : 20 }, (_, i) => turns[(i * 7919) % n]!.step_id),
       )
     : null;
   log(`N=${n}: contextfold inspect, time to overview …`);
