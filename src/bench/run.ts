@@ -23,6 +23,7 @@ import { log, type SynthTurn, synthesize, toInput } from './synth.js';
  * instead (see ./proxy.ts); `--postgres=URL` the PostgreSQL store's beside the local one
  * (see ./postgres.ts). `--parts sizes,hook,pack,guard` runs only some parts (default all);
  * `--skip-unredacted` skips the A/B store without redaction (halves a 100k run's fold time).
+ * `--reference-engine PATH` runs the Python reference engine on the same stores (./reference-engine.ts).
  * Turns come from ../shared/bench/synth.py (the generator the reference was measured with).
  * Progress goes to stderr. Timings are measurements, never assertions.
  */
