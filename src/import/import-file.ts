@@ -1,4 +1,5 @@
 import type { ContextFoldEngine } from '../engine/types.js';
+import { detectImportFormat } from './detect-format.js';
 import { type ImportTurnsResult, importTurns } from './import-turns.js';
 import { parseHistory } from './parse-history.js';
 import { readSourceText } from './read-source.js';
@@ -8,6 +9,8 @@ import type { ImportedTurn, ImportFormat } from './turn.js';
 export interface LoadedHistory {
   file: string;
   format: ImportFormat;
+  /** True when `format` was told from the content (no format given). */
+  detected: boolean;
   turns: ImportedTurn[];
   /** The session id the file records (Claude Code transcripts), else null. */
   sessionId: string | null;
@@ -15,17 +18,20 @@ export interface LoadedHistory {
 
 /**
  * Reads (gunzipping `.gz`) and parses a history file completely; throws a one-line error naming
- * the line of the first malformed record. Nothing is written.
+ * the line of the first malformed record. Nothing is written. Without `format`, the format is
+ * told from the content ({@link detectImportFormat}), or the error asks for one.
  *
  * @example
  * const h = loadHistoryFile({ file: 'session.jsonl.gz', format: 'claude-code' });
  */
-export function loadHistoryFile(options: { file: string; format: ImportFormat }): LoadedHistory {
+export function loadHistoryFile(options: { file: string; format?: ImportFormat }): LoadedHistory {
   const text = readSourceText(options.file);
-  const parsed = parseHistory({ text, format: options.format, source: options.file });
+  const format = options.format ?? detectImportFormat({ text, source: options.file });
+  const parsed = parseHistory({ text, format, source: options.file });
   return {
     file: options.file,
-    format: options.format,
+    format,
+    detected: options.format === undefined,
     turns: parsed.turns,
     sessionId: parsed.sessionId,
   };
@@ -42,7 +48,7 @@ export async function importFile(
   engine: ContextFoldEngine,
   options: {
     file: string;
-    format: ImportFormat;
+    format?: ImportFormat;
     onProgress?: (done: number, total: number) => void;
   },
 ): Promise<ImportTurnsResult & { history: LoadedHistory }> {

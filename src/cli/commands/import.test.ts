@@ -29,6 +29,7 @@ describe('contextfold import', () => {
     expect(JSON.parse(r.stdout)).toEqual({
       file: gz,
       format: 'claude-code',
+      format_detected: false,
       dir,
       session_id: '5e551011-aaaa-4bbb-8ccc-000000000001',
       turns: 6,
@@ -74,6 +75,30 @@ describe('contextfold import', () => {
     expect(r.stdout).toBe('');
     expect(r.stderr).toBe(
       `contextfold: UsageError: ${bad}:2: not valid JSON (unexpected end of input, expected ',' or '}' at column 27); the turns format has one {"step_id","role","content"} object per line\n`,
+    );
+    expect(existsSync(dir)).toBe(false);
+  });
+
+  it('without --format tells the format from the content, and says so', async () => {
+    const root = tempDir().dir;
+    const gz = join(root, 'session.jsonl.gz');
+    writeFileSync(gz, gzipSync(readFileSync(fixture('claude-code-session.jsonl'))));
+    const dir = join(root, '.contextfold');
+    const r = await runCliInProcess(['--dir', dir, 'import', gz]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/\(claude-code, detected\): 6 folded; steps 0–5; session 5e551011-/);
+  });
+
+  it('a file that does not say its format: one line asking for --format, nothing written', async () => {
+    const root = tempDir().dir;
+    const chat = join(root, 'chat.json');
+    writeFileSync(chat, JSON.stringify([{ role: 'user', content: 'Which port?' }]));
+    const dir = join(root, '.contextfold');
+    const r = await runCliInProcess(['--dir', dir, 'import', chat]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(
+      `contextfold: UsageError: cannot tell the format of ${chat}: its messages read the same as OpenAI and Anthropic messages; pass --format (claude-code, openai, anthropic, turns)\n`,
     );
     expect(existsSync(dir)).toBe(false);
   });

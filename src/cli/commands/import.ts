@@ -12,6 +12,8 @@ import { progressBar } from '../progress.js';
 interface ImportReport {
   file: string;
   format: ImportFormat;
+  /** True when the format was told from the content (no --format). */
+  format_detected: boolean;
   dir: string;
   session_id: string;
   turns: number;
@@ -24,7 +26,8 @@ interface ImportReport {
 const human = (r: ImportReport): string => {
   const steps = r.first_step === null ? 'no turns' : `steps ${r.first_step}–${r.last_step}`;
   const again = r.already_folded ? `, ${r.already_folded} already folded` : '';
-  return `imported ${r.turns} turn(s) from ${r.file} (${r.format}): ${r.folded} folded${again}; ${steps}; session ${r.session_id} → ${r.dir}`;
+  const format = r.format_detected ? `${r.format}, detected` : r.format;
+  return `imported ${r.turns} turn(s) from ${r.file} (${format}): ${r.folded} folded${again}; ${steps}; session ${r.session_id} → ${r.dir}`;
 };
 
 const HELP = helpText({
@@ -35,13 +38,16 @@ const HELP = helpText({
     '  anthropic    Anthropic Messages: a JSON array or a request body {"messages": [...]}',
     '  turns        JSONL, one {"step_id", "role", "content"} a line',
     '',
+    'Without --format the format is told from the content: tool calls, roles and content blocks',
+    "tell OpenAI from Anthropic messages; a file of plain text messages needs --format (Cline's",
+    'api_conversation_history.json is --format anthropic).',
     'Step ids are turn positions in the history; a tool call and its result form one turn.',
     'The whole file is parsed before anything is written; re-importing the same file is a no-op.',
     "The session id (--session) defaults to the transcript's own sessionId for claude-code.",
     '',
   ],
   examples: [
-    'contextfold import ~/.claude/projects/-home-me-app/3f2a….jsonl --format claude-code',
+    'contextfold import ~/.claude/projects/-home-me-app/3f2a….jsonl',
     'contextfold import chat.json --format openai --session support-42 --json',
   ],
 });
@@ -52,17 +58,23 @@ export function register(program: Command): void {
     .command('import')
     .description('import a conversation history (transcript or message array) into the store')
     .argument('<FILE>', 'history file; .gz files are read directly')
-    .option('--format <FORMAT>', `input format: ${IMPORT_FORMATS.join(' | ')}`)
+    .option(
+      '--format <FORMAT>',
+      `input format: ${IMPORT_FORMATS.join(' | ')} (default: told from the content)`,
+    )
     .option(NO_REDACT_FLAG, NO_REDACT_HELP)
     .addHelpText('after', HELP)
     .action(async (file: string, opts: { format?: string }, cmd: Command) => {
       const g = globals(cmd);
-      if (opts.format === undefined || !IMPORT_FORMATS.includes(opts.format as ImportFormat)) {
+      if (opts.format !== undefined && !IMPORT_FORMATS.includes(opts.format as ImportFormat)) {
         throw new UsageError(
-          `--format must be one of ${IMPORT_FORMATS.join(', ')}${opts.format === undefined ? '' : `, got '${opts.format}'`}`,
+          `--format must be one of ${IMPORT_FORMATS.join(', ')}, got '${opts.format}'`,
         );
       }
-      const history = loadHistoryFile({ file, format: opts.format as ImportFormat });
+      const history = loadHistoryFile({
+        file,
+        ...(opts.format ? { format: opts.format as ImportFormat } : {}),
+      });
       const options = engineOptions(cmd);
       const sessionGiven = cmd.getOptionValueSourceWithGlobals('session') === 'cli';
       const sessionId = !sessionGiven && history.sessionId ? history.sessionId : options.sessionId;
@@ -76,6 +88,7 @@ export function register(program: Command): void {
         const report: ImportReport = {
           file,
           format: history.format,
+          format_detected: history.detected,
           dir: g.dir,
           session_id: cf.sessionId,
           turns: r.turns,

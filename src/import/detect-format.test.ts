@@ -1,0 +1,51 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { detectImportFormat } from './detect-format.js';
+
+const fixture = (name: string) =>
+  readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8');
+const detect = (text: string) => detectImportFormat({ text, source: 'f' });
+
+describe('detectImportFormat', () => {
+  it.each([
+    ['claude-code-session.jsonl', 'claude-code'],
+    ['claude-code-subagent.jsonl', 'claude-code'],
+    ['openai-chat.json', 'openai'],
+    ['anthropic-messages.json', 'anthropic'],
+    ['turns.jsonl', 'turns'],
+  ] as const)('tells %s as %s', (name, format) => {
+    expect(detect(fixture(name))).toBe(format);
+  });
+
+  it('reads the markers only one API has', () => {
+    const user = { role: 'user', content: 'Which port?' };
+    expect(detect(JSON.stringify([user, { role: 'tool', content: '5433' }]))).toBe('openai');
+    expect(detect(JSON.stringify([{ ...user, tool_call_id: 'c1' }]))).toBe('openai');
+    expect(detect(JSON.stringify({ messages: [{ role: 'developer', content: 'x' }, user] }))).toBe(
+      'openai',
+    );
+    const block = (type: string) => ({ role: 'user', content: [{ type }] });
+    expect(detect(JSON.stringify([block('image_url')]))).toBe('openai');
+    expect(detect(JSON.stringify([block('tool_result')]))).toBe('anthropic');
+    expect(detect(JSON.stringify({ system: 'Be brief.', messages: [user] }))).toBe('anthropic');
+    // A one-record turns file is a whole JSON document, and still turns.
+    expect(detect('{"step_id": 0, "role": "user", "content": "hi"}\n')).toBe('turns');
+  });
+
+  it('refuses to guess: plain messages, mixed markers, anything else', () => {
+    const plain = [
+      { role: 'user', content: 'Which port?' },
+      { role: 'assistant', content: [{ type: 'text', text: '5433' }] },
+    ];
+    expect(() => detect(JSON.stringify(plain))).toThrow(
+      /cannot tell the format of f: its messages read the same as OpenAI and Anthropic messages; pass --format/,
+    );
+    const mixed = [{ role: 'tool', content: [{ type: 'tool_result' }] }];
+    expect(() => detect(JSON.stringify(mixed))).toThrow(/read the same/);
+    for (const text of ['', 'hello\nworld\n', '42', '{"a": 1}\n{"b": 2}\n']) {
+      expect(() => detect(text)).toThrow(
+        /neither a message array nor a JSONL transcript or turns file; pass --format \(claude-code, openai, anthropic, turns\)/,
+      );
+    }
+  });
+});
