@@ -1,6 +1,5 @@
 import { existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, renameSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { project } from '../extract/projection.js';
 import { o200kTokenizer, resolveTokenizer, type Tokenizer } from '../extract/tokenizer.js';
 import { fsyncDir, isTempFileName } from '../fs/durable-fs.js';
 import type { Redactor } from '../guard/redactor.js';
@@ -31,7 +30,6 @@ import {
   type ColdNode,
   DEFAULT_SESSION_ID,
   type IndexEntry,
-  IPCF_VERSION,
   PROJECTION_VERSION,
   type RedactionRecord,
 } from '../protocol/types.js';
@@ -40,7 +38,7 @@ import { focusedText } from '../retrieval/ranked-focus.js';
 import { recall as recallIndex } from '../retrieval/recall.js';
 import { referenceScan } from '../retrieval/reference-scan.js';
 import { TermView } from '../retrieval/term-view.js';
-import { artifactHash, indexEntryFor } from '../store/cold-node.js';
+import { indexEntryFor } from '../store/cold-node.js';
 import {
   type CommitRow,
   type IndexBackend,
@@ -59,8 +57,12 @@ import { IndexBrokenError, LocalStore } from '../store/local-store.js';
 import type { PgStore } from '../store/pg/pg-store.js';
 import { isPgUrl } from '../store/pg/pg-url.js';
 import { type VerifiedNode, verifyNode } from '../store/verify.js';
+import { type BuiltNode, buildNode, type NodeContext } from './build-node.js';
 import { chunkText } from './chunk.js';
 import {
+  type BuildJob,
+  type BuildOutcome,
+  buildInline,
   type DeriveCount,
   type DerivedText,
   DerivePool,
@@ -297,49 +299,65 @@ export class ContextFold implements ContextFoldEngine {
     return { input: fields, records };
   }
 
-  private async prepare(given: FoldInput, foldedAt: string): Promise<Prepared> {
+  /** Checks and redacts one fold input: the part of preparing a fold that stays on this thread. */
+  private async redacted(
+    given: FoldInput,
+  ): Promise<{ input: FoldInput; records: RedactionRecord[] }> {
     if (!given || typeof given !== 'object')
       throw new UsageError('fold needs { stepId, summary, content? }');
-    const { input, records } = await this.redactInput(given);
-    const p = project({
-      stepId: input.stepId,
-      summary: input.summary,
-      payload: input.content ?? '',
-      files: input.files,
-      commands: input.commands,
-      errors: input.errors,
-      policy: this.policy,
-    });
-    // An empty payload is the summary, stored as the node's raw_content as the reference
-    // engine stores it (its `hydrate` prints raw_content as it is; '' would page in nothing).
-    const raw =
-      p.encoding === 'base64' ? Buffer.from(p.payloadBytes).toString('base64') : p.payloadText;
-    const node: ColdNode = {
-      ipcf_version: IPCF_VERSION,
-      projection_version: PROJECTION_VERSION,
-      step_id: input.stepId,
-      session_id: this.sessionId,
-      folded_at: foldedAt,
-      summary: input.summary,
-      raw_content: raw,
-      ...(p.encoding === 'base64' ? { raw_content_encoding: 'base64' as const } : {}),
-      normalized_content: p.normalized_content,
-      payload_sha256: p.payload_sha256,
-      projection_sha256: p.projection_sha256,
-      identifiers: p.identifiers,
-      files: p.files,
-      commands: p.commands,
-      errors: p.errors,
-      token_estimate: p.token_estimate,
-      sanitized: this.redact,
-      ...(records.length > 0 ? { redactions: records } : {}),
-      status: 'cold',
-      artifact_sha256: '',
-    };
-    node.artifact_sha256 = artifactHash(node);
-    this.sanitizedByArtifact.set(node.artifact_sha256, node.sanitized);
-    const entry = indexEntryFor(node, this.store.entryFilePath(input.stepId));
-    return { node, entry, text: p.payloadText };
+    return this.redactInput(given);
+  }
+
+  private nodeContext(foldedAt: string): NodeContext {
+    return { policy: this.policy, sessionId: this.sessionId, foldedAt, sanitized: this.redact };
+  }
+
+  /** A built node with its index entry (and its sanitized flag remembered). */
+  private prepared(b: BuiltNode): Prepared {
+    this.sanitizedByArtifact.set(b.node.artifact_sha256, b.node.sanitized);
+    const entry = indexEntryFor(b.node, this.store.entryFilePath(b.node.step_id));
+    return { node: b.node, entry, text: b.text };
+  }
+
+  private async prepare(given: FoldInput, foldedAt: string): Promise<Prepared> {
+    const { input, records } = await this.redacted(given);
+    return this.prepared(buildNode(input, records, this.nodeContext(foldedAt)));
+  }
+
+  /**
+   * Prepares a batch. One of more than a round is redacted here, then its nodes are built on
+   * the worker pool beside this thread (projection, canonical JSON and hashes are pure; about a
+   * fifth of a fold's time on the committing thread). An input a worker could not build is
+   * built again here, so a bad input fails with its own error, the first in batch order; a pool
+   * that fails builds the batch here. Returns whether the pool ran (the caller closes it).
+   */
+  private async prepareAll(
+    inputs: readonly FoldInput[],
+    foldedAt: string,
+  ): Promise<{ prepared: Prepared[]; pooled: boolean }> {
+    const pool = inputs.length > FOLD_ROUND ? this.derivePool() : null;
+    const prepared: Prepared[] = [];
+    if (!pool) {
+      for (const i of inputs) prepared.push(await this.prepare(i, foldedAt));
+      return { prepared, pooled: false };
+    }
+    const jobs: BuildJob[] = [];
+    for (const i of inputs) jobs.push(await this.redacted(i));
+    const ctx = this.nodeContext(foldedAt);
+    let built: BuildOutcome[];
+    try {
+      built = await pool.build(jobs, ctx);
+    } catch (e) {
+      this.workersFailed(e as Error);
+      built = buildInline(jobs, ctx);
+    }
+    for (let i = 0; i < jobs.length; i++) {
+      const b = built[i]!;
+      prepared.push(
+        this.prepared('error' in b ? buildNode(jobs[i]!.input, jobs[i]!.records, ctx) : b),
+      );
+    }
+    return { prepared, pooled: true };
   }
 
   private result(entry: IndexEntry, already: boolean): FoldResult {
@@ -384,8 +402,7 @@ export class ContextFold implements ContextFoldEngine {
     if (!Array.isArray(inputs)) throw new UsageError('foldMany needs an array of fold inputs');
     const foldedAt = isoSeconds(this.clock());
     // Redaction happens here, before the lock and before any byte is written.
-    const prepared: Prepared[] = [];
-    for (const i of inputs) prepared.push(await this.prepare(i, foldedAt));
+    const { prepared, pooled } = await this.prepareAll(inputs, foldedAt);
     const seen = new Map<number, Prepared>();
     for (const p of prepared) {
       const prev = seen.get(p.entry.step_id);
@@ -426,7 +443,7 @@ export class ContextFold implements ContextFoldEngine {
     } finally {
       // Workers hold a vocabulary each: a long-lived process (a server, the hook server) does
       // not keep them between batches. A round still deriving ahead is cut short.
-      if (ahead) await this.pool?.close();
+      if (ahead || pooled) await this.pool?.close();
     }
     return results;
   }
@@ -460,14 +477,18 @@ export class ContextFold implements ContextFoldEngine {
       } catch (e) {
         // Closed under it: the batch failed or ended, and nothing waits for this round.
         if (e instanceof DerivePoolClosedError) return undefined;
-        this.onWarning?.({
-          code: 'DERIVE_WORKERS_FAILED',
-          message: `the batch's analysis workers failed (${(e as Error).message}); the batch goes on, analysed on this thread`,
-          path: this.dir,
-        });
+        this.workersFailed(e as Error);
         return undefined;
       }
     };
+  }
+
+  private workersFailed(e: Error): void {
+    this.onWarning?.({
+      code: 'DERIVE_WORKERS_FAILED',
+      message: `the batch's workers failed (${e.message}); the batch goes on, on this thread`,
+      path: this.dir,
+    });
   }
 
   /** The engine's worker pool, started on the first long batch; null where no worker can run. */

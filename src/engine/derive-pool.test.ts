@@ -1,13 +1,23 @@
 import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
+import { isContextFoldError } from '../protocol/errors.js';
+import { DEFAULT_POLICY } from '../protocol/policy.js';
 import type { IndexWarning } from '../store/index-backend.js';
 import { tempDir } from '../test-utils/temp-dir.js';
+import type { NodeContext } from './build-node.js';
 import { ContextFold } from './context-fold.js';
-import { type DeriveJob, DerivePool, DerivePoolClosedError, deriveInline } from './derive-pool.js';
+import {
+  type BuildJob,
+  buildInline,
+  type DeriveJob,
+  DerivePool,
+  DerivePoolClosedError,
+  deriveInline,
+} from './derive-pool.js';
 import type { FoldInput } from './types.js';
 
 // Workers import the compiled module (the test run builds dist/ once, see global-setup), so a
@@ -56,14 +66,67 @@ function dumpIndex(dir: string): Record<string, unknown[]> {
       docs: q('SELECT step, length, parts, part_length, analysis FROM docs ORDER BY step'),
       analyses: q('SELECT id, akey, features, body FROM analyses ORDER BY id'),
       tokens: q('SELECT payload_sha256, tokenizer, count FROM tokens ORDER BY payload_sha256'),
-      entries: q('SELECT step, analysed, payload_sha256 FROM entries ORDER BY step'),
+      entries: q(
+        'SELECT step, analysed, payload_sha256, artifact_sha256 FROM entries ORDER BY step',
+      ),
     };
   } finally {
     db.close();
   }
 }
 
+/** Every node file of a store, by name. */
+function nodeFiles(dir: string): Record<string, string> {
+  const nodes = join(dir, 'cold_nodes');
+  return Object.fromEntries(
+    readdirSync(nodes)
+      .sort()
+      .map((n) => [n, readFileSync(join(nodes, n), 'utf8')]),
+  );
+}
+
+const CTX: NodeContext = {
+  policy: DEFAULT_POLICY,
+  sessionId: 'pool-test',
+  foldedAt: CLOCK_ISO,
+  sanitized: true,
+};
+
+/** Inputs whose nodes differ in every field a node can have; one cannot be built. */
+const BUILD_JOBS: BuildJob[] = [
+  ...batch(0, 20).map((input) => ({ input, records: [] })),
+  { input: { stepId: 20, summary: 'summary only' }, records: [] },
+  {
+    input: { stepId: 21, summary: 'bytes', content: Uint8Array.from([0x66, 0xff, 0x0a]) },
+    records: [],
+  },
+  {
+    input: { stepId: 22, summary: 'files', content: 'x', files: ['b.ts', 'a.ts'] },
+    records: [
+      {
+        field: 'raw_content',
+        pattern_id: 'secret:aws-secret-access-key',
+        start: 0,
+        end: 1,
+        removed_sha256: '0'.repeat(64),
+      },
+    ],
+  },
+  { input: { stepId: 23, summary: 'bad \ud800 summary', content: 'y' }, records: [] },
+  { input: { stepId: 24, summary: 'Cafe\u0301 NFD', content: 'Cafe\u0301\r\n' }, records: [] },
+];
+
 describe('DerivePool', () => {
+  it('workers build the nodes this thread builds, a bad input as its error message', async () => {
+    const pool = new DerivePool({ threads: 2, module: POOL_MODULE });
+    const here = buildInline(BUILD_JOBS, CTX);
+    expect(here[23]).toEqual({ error: expect.stringMatching(/lone surrogate/) });
+    expect(here.filter((b) => 'error' in b)).toHaveLength(1);
+    expect(await pool.build(BUILD_JOBS, CTX)).toEqual(here);
+    expect(pool.started).toBe(2);
+    await pool.close();
+  });
+
   it('from sources it runs nothing off this thread, and derives the same', async () => {
     const pool = new DerivePool({ threads: 2 });
     expect(pool.usable).toBe(false);
@@ -161,7 +224,42 @@ describe('foldMany with worker threads', () => {
       expect(a.docs).toHaveLength(2300);
       expect(a.tokens).toHaveLength(2300);
       expect(a).toEqual(b);
+      // The nodes the workers built are the bytes this thread builds.
+      const files = nodeFiles(pooled);
+      expect(Object.keys(files)).toHaveLength(2300);
+      expect(files).toEqual(nodeFiles(inline));
     })();
+  }, 120_000);
+
+  it('a bad input in a long batch: the error inline folding gives, nothing written', async () => {
+    const { dir } = tempDir();
+    const bad = join(dir, 'bad');
+    const script = `
+      const { ContextFold } = await import(${JSON.stringify(ENGINE)});
+      const mk = ${batch.toString()};
+      const cf = await ContextFold.open({ dir: ${JSON.stringify(bad)} });
+      const inputs = mk(0, 2000);
+      inputs[1500] = { ...inputs[1500], summary: 'lone \\ud800' };
+      inputs[1700] = { ...inputs[1700], content: 'lone \\udc00' };
+      try { await cf.foldMany(inputs); console.log('folded'); }
+      catch (e) { console.log(JSON.stringify({ name: e.name, message: e.message, started: cf.pool ? cf.pool.started : 0 })); }
+      await cf.close();`;
+    const out = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      encoding: 'utf8',
+    });
+    expect(out.stderr).toBe('');
+    const run = JSON.parse(out.stdout) as { name: string; message: string; started: number };
+    expect(run.started).toBeGreaterThan(0);
+    const inputs = batch(0, 2000);
+    inputs[1500] = { ...inputs[1500]!, summary: 'lone \ud800' };
+    const here = await ContextFold.open({ dir: join(dir, 'inline') });
+    const e = await here.foldMany(inputs).catch((x: unknown) => x);
+    await here.close();
+    expect(isContextFoldError(e)).toBe(true);
+    expect(run).toMatchObject({ name: (e as Error).name, message: (e as Error).message });
+    expect(run.message).toMatch(/step 1500/);
+    const nodes = join(bad, 'cold_nodes');
+    expect(existsSync(nodes) ? readdirSync(nodes) : []).toEqual([]);
   }, 120_000);
 
   it('a pool that fails mid-batch: one warning, and the batch is derived inline', async () => {

@@ -3,11 +3,14 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { o200kTokenizer } from '../extract/tokenizer.js';
+import type { RedactionRecord } from '../protocol/types.js';
 import {
   analyzeNode,
   type StoredNodeAnalysis,
   storedAnalysis,
 } from '../retrieval/node-analysis.js';
+import { type BuiltNode, buildNode, type NodeContext } from './build-node.js';
+import type { FoldInput } from './types.js';
 
 /** What a fold derives from a turn's text for the index: its analysis and its token count. */
 export interface DerivedText {
@@ -38,14 +41,39 @@ export function deriveInline(jobs: readonly DeriveJob[], count: DeriveCount): De
   }));
 }
 
-// The worker is a script of its own: it imports the compiled module and runs `deriveInline`.
+/** A fold input already redacted, and the redactions made: what a node is built from. */
+export interface BuildJob {
+  input: FoldInput;
+  records: RedactionRecord[];
+}
+
+/** A built node, or why a job could not be built (its own thread tells the error again). */
+export type BuildOutcome = BuiltNode | { error: string };
+
+/**
+ * Builds nodes on the calling thread ({@link buildNode}), an input that cannot be built giving
+ * its error's message: what a worker runs for a batch's nodes.
+ */
+export function buildInline(jobs: readonly BuildJob[], ctx: NodeContext): BuildOutcome[] {
+  return jobs.map((j) => {
+    try {
+      return buildNode(j.input, j.records, ctx);
+    } catch (e) {
+      return { error: String((e as Error)?.message ?? e) };
+    }
+  });
+}
+
+// The worker is a script of its own: it imports the compiled module and runs `deriveInline`
+// or `buildInline`.
 const WORKER = `
 const { parentPort, workerData } = require('node:worker_threads');
 const ready = import(workerData.module);
 parentPort.on('message', async (m) => {
   try {
-    const { deriveInline } = await ready;
-    parentPort.postMessage({ id: m.id, out: deriveInline(m.jobs, m.count) });
+    const mod = await ready;
+    const out = m.ctx ? mod.buildInline(m.jobs, m.ctx) : mod.deriveInline(m.jobs, m.count);
+    parentPort.postMessage({ id: m.id, out });
   } catch (e) {
     parentPort.postMessage({ id: m.id, error: String((e && e.message) || e) });
   }
@@ -69,7 +97,7 @@ export class DerivePoolClosedError extends Error {
 
 type Pending = {
   worker: Worker;
-  resolve: (out: DerivedText[]) => void;
+  resolve: (out: unknown[]) => void;
   reject: (e: Error) => void;
 };
 
@@ -82,9 +110,9 @@ export interface DerivePoolOptions {
 }
 
 /**
- * Worker threads that analyse and count the turns of a long batch beside the thread that
- * commits them. Analysis and counting are pure functions of the text, so the results are the
- * same whichever thread computed them. A worker that fails makes {@link DerivePool.derive}
+ * Worker threads that build the nodes of a long batch, and analyse and count its turns, beside
+ * the thread that commits them. Building, analysis and counting are pure functions of their
+ * inputs, so the results are the same whichever thread computed them. A worker that fails makes {@link DerivePool.derive}
  * reject and the pool unusable from then on (the caller derives inline). Workers start on first
  * use, hold the process open only while they have work, and stop on {@link DerivePool.close}.
  *
@@ -131,16 +159,34 @@ export class DerivePool {
     jobs: readonly DeriveJob[],
     options: { count: DeriveCount; thisThread?: boolean },
   ): Promise<DerivedText[]> {
-    if (!this.usable || jobs.length === 0) return deriveInline(jobs, options.count);
+    return this.#split(jobs, options.thisThread === true, { count: options.count }, (part) =>
+      deriveInline(part, options.count),
+    );
+  }
+
+  /**
+   * Builds the nodes of a batch ({@link buildInline}), in order, one part on each worker and one
+   * on this thread. Rejects if a worker fails (the pool is then unusable, as for `derive`).
+   */
+  async build(jobs: readonly BuildJob[], ctx: NodeContext): Promise<BuildOutcome[]> {
+    return this.#split(jobs, true, { ctx }, (part) => buildInline(part, ctx));
+  }
+
+  /** Cuts `jobs` into one contiguous part per worker (plus this thread's), results in order. */
+  async #split<J, O>(
+    jobs: readonly J[],
+    thisThread: boolean,
+    message: Record<string, unknown>,
+    inline: (part: readonly J[]) => O[],
+  ): Promise<O[]> {
+    if (!this.usable || jobs.length === 0) return inline(jobs);
     this.#start();
-    const parts = this.#workers.length + (options.thisThread ? 1 : 0);
+    const parts = this.#workers.length + (thisThread ? 1 : 0);
     const per = Math.ceil(jobs.length / parts);
     const sent = this.#workers.map((w, i) =>
-      this.#send(w, jobs.slice(i * per, (i + 1) * per), options.count),
+      this.#send<O>(w, jobs.slice(i * per, (i + 1) * per), message),
     );
-    const mine = options.thisThread
-      ? deriveInline(jobs.slice(this.#workers.length * per), options.count)
-      : [];
+    const mine = thisThread ? inline(jobs.slice(this.#workers.length * per)) : [];
     try {
       const theirs = await Promise.all(sent);
       return [...theirs.flat(), ...mine];
@@ -163,7 +209,7 @@ export class DerivePool {
       });
       this.#started++;
       w.unref();
-      w.on('message', (m: { id: number; out?: DerivedText[]; error?: string }) => {
+      w.on('message', (m: { id: number; out?: unknown[]; error?: string }) => {
         const p = this.#pending.get(m.id);
         if (!p) return;
         this.#pending.delete(m.id);
@@ -186,14 +232,14 @@ export class DerivePool {
     }
   }
 
-  #send(w: Worker, jobs: DeriveJob[], count: DeriveCount): Promise<DerivedText[]> {
+  #send<O>(w: Worker, jobs: readonly unknown[], message: Record<string, unknown>): Promise<O[]> {
     if (jobs.length === 0) return Promise.resolve([]);
     const id = this.#next++;
-    return new Promise((resolve, reject) => {
-      this.#pending.set(id, { worker: w, resolve, reject });
+    return new Promise<O[]>((resolve, reject) => {
+      this.#pending.set(id, { worker: w, resolve: resolve as (out: unknown[]) => void, reject });
       // Referenced while it has work: a process awaiting it must not exit meanwhile.
       w.ref();
-      w.postMessage({ id, jobs, count });
+      w.postMessage({ id, jobs, ...message });
     });
   }
 
