@@ -329,17 +329,14 @@ export class ContextFold implements ContextFoldEngine {
    * the worker pool beside this thread (projection, canonical JSON and hashes are pure; about a
    * fifth of a fold's time on the committing thread). An input a worker could not build is
    * built again here, so a bad input fails with its own error, the first in batch order; a pool
-   * that fails builds the batch here. Returns whether the pool ran (the caller closes it).
+   * that fails builds the batch here. The caller closes the pool.
    */
-  private async prepareAll(
-    inputs: readonly FoldInput[],
-    foldedAt: string,
-  ): Promise<{ prepared: Prepared[]; pooled: boolean }> {
+  private async prepareAll(inputs: readonly FoldInput[], foldedAt: string): Promise<Prepared[]> {
     const pool = inputs.length > FOLD_ROUND ? this.derivePool() : null;
     const prepared: Prepared[] = [];
     if (!pool) {
       for (const i of inputs) prepared.push(await this.prepare(i, foldedAt));
-      return { prepared, pooled: false };
+      return prepared;
     }
     const jobs: BuildJob[] = [];
     for (const i of inputs) jobs.push(await this.redacted(i));
@@ -348,7 +345,8 @@ export class ContextFold implements ContextFoldEngine {
     try {
       built = await pool.build(jobs, ctx);
     } catch (e) {
-      this.workersFailed(e as Error);
+      // Closed under it (another batch of this engine ended): not a failure of the workers.
+      if (!(e instanceof DerivePoolClosedError)) this.workersFailed(e as Error);
       built = buildInline(jobs, ctx);
     }
     for (let i = 0; i < jobs.length; i++) {
@@ -357,7 +355,7 @@ export class ContextFold implements ContextFoldEngine {
         this.prepared('error' in b ? buildNode(jobs[i]!.input, jobs[i]!.records, ctx) : b),
       );
     }
-    return { prepared, pooled: true };
+    return prepared;
   }
 
   private result(entry: IndexEntry, already: boolean): FoldResult {
@@ -401,8 +399,23 @@ export class ContextFold implements ContextFoldEngine {
     this.assertOpen();
     if (!Array.isArray(inputs)) throw new UsageError('foldMany needs an array of fold inputs');
     const foldedAt = isoSeconds(this.clock());
-    // Redaction happens here, before the lock and before any byte is written.
-    const { prepared, pooled } = await this.prepareAll(inputs, foldedAt);
+    try {
+      // Redaction happens here, before the lock and before any byte is written.
+      const prepared = await this.prepareAll(inputs, foldedAt);
+      return await this.foldPrepared(prepared, onProgress);
+    } finally {
+      // Only a batch of more than a round uses the workers. They hold a vocabulary each: a
+      // long-lived process (a server, the hook server) does not keep them between batches, nor
+      // after a batch that failed. A round still deriving ahead is cut short.
+      if (inputs.length > FOLD_ROUND) await this.pool?.close();
+    }
+  }
+
+  /** A prepared batch: checked as a whole, then folded round by round (see {@link foldMany}). */
+  private async foldPrepared(
+    prepared: readonly Prepared[],
+    onProgress?: (done: number, total: number) => void,
+  ): Promise<FoldResult[]> {
     const seen = new Map<number, Prepared>();
     for (const p of prepared) {
       const prev = seen.get(p.entry.step_id);
@@ -431,19 +444,13 @@ export class ContextFold implements ContextFoldEngine {
     const ahead = this.deriveAhead(rounds, fresh);
     let next = ahead?.(0, true);
     const results: FoldResult[] = [];
-    try {
-      for (let r = 0; r < rounds.length; r++) {
-        const derived = await next;
-        // The next round is derived on the workers while this one is written and committed.
-        next = r + 1 < rounds.length ? ahead?.(r + 1, false) : undefined;
-        if (r > 0) await new Promise((res) => setTimeout(res, ROUND_PAUSE_MS));
-        results.push(...(await this.foldRound(rounds[r]!, derived)));
-        onProgress?.(Math.min((r + 1) * FOLD_ROUND, prepared.length), prepared.length);
-      }
-    } finally {
-      // Workers hold a vocabulary each: a long-lived process (a server, the hook server) does
-      // not keep them between batches. A round still deriving ahead is cut short.
-      if (ahead || pooled) await this.pool?.close();
+    for (let r = 0; r < rounds.length; r++) {
+      const derived = await next;
+      // The next round is derived on the workers while this one is written and committed.
+      next = r + 1 < rounds.length ? ahead?.(r + 1, false) : undefined;
+      if (r > 0) await new Promise((res) => setTimeout(res, ROUND_PAUSE_MS));
+      results.push(...(await this.foldRound(rounds[r]!, derived)));
+      onProgress?.(Math.min((r + 1) * FOLD_ROUND, prepared.length), prepared.length);
     }
     return results;
   }

@@ -242,14 +242,21 @@ describe('foldMany with worker threads', () => {
       inputs[1500] = { ...inputs[1500], summary: 'lone \\ud800' };
       inputs[1700] = { ...inputs[1700], content: 'lone \\udc00' };
       try { await cf.foldMany(inputs); console.log('folded'); }
-      catch (e) { console.log(JSON.stringify({ name: e.name, message: e.message, started: cf.pool ? cf.pool.started : 0 })); }
+      catch (e) { console.log(JSON.stringify({ name: e.name, message: e.message, started: cf.pool ? cf.pool.started : 0, running: cf.pool ? cf.pool.running : -1 })); }
       await cf.close();`;
     const out = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
       encoding: 'utf8',
     });
     expect(out.stderr).toBe('');
-    const run = JSON.parse(out.stdout) as { name: string; message: string; started: number };
+    const run = JSON.parse(out.stdout) as {
+      name: string;
+      message: string;
+      started: number;
+      running: number;
+    };
     expect(run.started).toBeGreaterThan(0);
+    // A failed batch stops its workers too.
+    expect(run.running).toBe(0);
     const inputs = batch(0, 2000);
     inputs[1500] = { ...inputs[1500]!, summary: 'lone \ud800' };
     const here = await ContextFold.open({ dir: join(dir, 'inline') });
