@@ -19,6 +19,7 @@ import {
   rankedScan,
 } from '../retrieval/ranked-scan.js';
 import { type RankedSource, rankedView } from '../retrieval/ranked-view.js';
+import { StepMap } from '../retrieval/step-map.js';
 import type { DocDetail, DocStats, IndexBackend } from '../store/index-backend.js';
 import type { Page, PageInFailure, PageInResult } from './types.js';
 
@@ -157,7 +158,7 @@ export class RankedRetrieval {
   readonly #tuning: Partial<RankedTuning>;
   readonly #unverified = new Map<number, Unverified>();
   /** Decoded statistics of analysed documents, for the index generation they were read from. */
-  #docs = new Map<number, RankedDoc>();
+  #docs = new StepMap<RankedDoc>();
   /** Steps with no analysed document, while the count of analysed documents stays the same. */
   #absent = new Set<number>();
   #docsGeneration = '';
@@ -271,7 +272,7 @@ export class RankedRetrieval {
     const { backend } = this.#deps;
     const stats = backend.fieldStats('ranked');
     if (backend.generation !== this.#docsGeneration) {
-      this.#docs = new Map();
+      this.#docs = new StepMap();
       this.#docsGeneration = backend.generation;
     }
     if (stats.docs !== this.#docsCount) {

@@ -318,14 +318,7 @@ export function candidateFeatures(
   const cr = gatherCredits(index, query, t.maxPostings);
   try {
     const ctx = new FeatureContext(index, query, cr, keyWeights, t);
-    // Candidates: turns with a key, and the turn after each.
-    const steps = new Set<number>();
-    for (const d of cr.docs) {
-      const step = index.doc(d).stepId;
-      steps.add(step);
-      if (index.docOf(step + 1) !== undefined) steps.add(step + 1);
-    }
-    const stepList = [...steps];
+    const stepList = candidateSteps(index, cr.docs);
     const pre = Float64Array.from(stepList, (step) => ctx.callCoverage(step));
     const pool = bestSteps(stepList, pre, t.maxCandidates);
     const lo = pool.reduce((m, step) => Math.min(m, step), Number.POSITIVE_INFINITY);
@@ -375,6 +368,33 @@ export function candidateFeatures(
   } finally {
     for (const d of cr.docs) cr.slotOf[d] = 0;
   }
+}
+
+/**
+ * The steps of the candidate turns: each turn that holds a prompt key (`docs`) and the turn
+ * after it (a tool result is about what its call asked for), each once, in that order. Marked
+ * by document number in a flat array: a scan of a large store has thousands of candidates.
+ */
+function candidateSteps(index: RankedIndexView, docs: readonly number[]): number[] {
+  let seen = new Uint8Array(index.size + 2);
+  const out: number[] = [];
+  const add = (docNo: number, step: number): void => {
+    if (docNo >= seen.length) {
+      const grown = new Uint8Array(2 * docNo + 2);
+      grown.set(seen);
+      seen = grown;
+    }
+    if (seen[docNo] !== 0) return;
+    seen[docNo] = 1;
+    out.push(step);
+  };
+  for (const d of docs) {
+    const step = index.doc(d).stepId;
+    add(d, step);
+    const next = index.docOf(step + 1);
+    if (next !== undefined) add(next, step + 1);
+  }
+  return out;
 }
 
 /**

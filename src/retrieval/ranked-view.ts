@@ -136,10 +136,15 @@ interface StepTable {
   get(step: number): number | undefined;
 }
 
+/** Widest step range a view numbers in a flat array (4 MB); wider ranges use a map. */
+const MAX_DENSE_SPAN = 1 << 20;
+
 /**
- * A {@link StepTable} over the steps of `lists`. Steps of one store are mostly dense, so the
- * table is an array offset by the smallest step (a scan looks up thousands of steps, several
- * times each); steps spread far apart (few postings over a wide range) fall back to a map.
+ * A {@link StepTable} over the steps of `lists`: a flat array offset by the smallest step, so
+ * the thousands of lookups of a scan are array reads (a large store's postings spread over its
+ * whole range, which a map made the dominant cost). The steps themselves are listed by sorting
+ * the postings, never by walking the range. Only a range wider than {@link MAX_DENSE_SPAN}
+ * (step ids far apart) falls back to a map.
  */
 function stepTable(lists: Iterable<{ steps: readonly number[] }>): StepTable {
   let lo = Number.POSITIVE_INFINITY;
@@ -157,19 +162,28 @@ function stepTable(lists: Iterable<{ steps: readonly number[] }>): StepTable {
   }
   if (count === 0) return { steps: () => [], set() {}, get: () => undefined };
   const span = hi - lo + 1;
-  if (span > 8 * count + 4096) return mapTable(all);
+  if (span > MAX_DENSE_SPAN) return mapTable(all);
   // 0: not read; -1: read, no document; n > 0: document n - 1.
   const slots = new Int32Array(span);
+  const wanted = new Float64Array(2 * count);
+  let n = 0;
   for (const list of all) {
     for (const s of list) {
-      slots[s - lo] = -1;
-      slots[s + 1 - lo] = -1;
+      if (slots[s - lo] === 0) {
+        slots[s - lo] = -1;
+        wanted[n++] = s;
+      }
+      if (slots[s + 1 - lo] === 0) {
+        slots[s + 1 - lo] = -1;
+        wanted[n++] = s + 1;
+      }
     }
   }
   return {
     steps() {
-      const out: number[] = [];
-      for (let i = 0; i < span; i++) if (slots[i] !== 0) out.push(lo + i);
+      const sorted = wanted.subarray(0, n).sort();
+      const out = new Array<number>(n);
+      for (let i = 0; i < n; i++) out[i] = sorted[i]!;
       return out;
     },
     set(step, docNo) {

@@ -123,8 +123,8 @@ describe('rankedView', () => {
   });
 
   it('so is a scan whose steps lie far apart (runs of consecutive steps, gaps of up to a million)', () => {
-    // Steps spread over a range much wider than the postings read are numbered by a map, dense
-    // ones by an offset array: both must number the same turns.
+    // Steps within a range of a million are numbered by an offset array, steps spread wider by
+    // a map: both must number the same turns.
     const gap = fc.constantFrom(0, 1, 2, 5_000, 1_000_000);
     fc.assert(
       fc.property(turns, fc.array(gap, { minLength: 40, maxLength: 40 }), prompt, (ts, gaps, p) => {
