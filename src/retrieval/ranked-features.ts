@@ -319,7 +319,9 @@ export function candidateFeatures(
   try {
     const ctx = new FeatureContext(index, query, cr, keyWeights, t);
     const stepList = candidateSteps(index, cr.docs);
-    const pre = Float64Array.from(stepList, (step) => ctx.callCoverage(step));
+    // A plain loop: `Float64Array.from` with a mapping function is several times slower.
+    const pre = new Float64Array(stepList.length);
+    for (let i = 0; i < stepList.length; i++) pre[i] = ctx.callCoverage(stepList[i]!);
     const pool = bestSteps(stepList, pre, t.maxCandidates);
     const lo = pool.reduce((m, step) => Math.min(m, step), Number.POSITIVE_INFINITY);
     const span = Math.max(1, index.lastStep - lo);
@@ -408,7 +410,7 @@ function candidateSteps(index: RankedIndexView, docs: readonly number[]): number
 export function bestSteps(steps: readonly number[], score: Float64Array, limit: number): number[] {
   let kept = steps.map((_, i) => i);
   if (steps.length > limit) {
-    const cut = Float64Array.from(score).sort()[steps.length - limit]!;
+    const cut = score.slice(0, steps.length).sort()[steps.length - limit]!;
     kept = kept.filter((i) => score[i]! >= cut);
   }
   kept.sort((i, j) => score[j]! - score[i]! || steps[j]! - steps[i]!);
