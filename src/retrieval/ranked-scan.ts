@@ -360,58 +360,152 @@ export function rankedScan(
     pool = pool.filter((x) => !lossy.has(x.c.stepId));
   }
   if (options.liveFrom !== undefined) {
-    const from = options.liveFrom;
-    const asked = askedShapes(prompt);
-    const promptKeys = new Set(query.keys.flatMap((k) => k.matches.map((m) => m.key)));
-    // The keys of an archived candidate's best block that are not the prompt's (its values),
-    // read once per candidate and only when the prompt asks for a value.
-    const valueKeys = new Map<number, string[]>();
-    const valuesOf = (archived: Candidate): string[] => {
-      let v = valueKeys.get(archived.docNo);
-      if (!v) {
-        const src = index.doc(archived.docNo);
-        v = src.blocks[archived.block]!.keys.map((id) => src.keys[id]!);
-        v = v.filter((k) => !promptKeys.has(k));
-        valueKeys.set(archived.docNo, v);
-      }
-      return v;
-    };
-    const inOneBlock: BlockTest = (c, keys, shape, archived) => {
-      const doc = index.doc(c.docNo);
-      return doc.blocks.some((b) => {
-        if (shape && !hasShape(b.shapes, asked)) return false;
-        const hasKeys = keys.every((q) =>
-          query.keys[q]!.matches.some((m) => blockCount(b, localKey(doc.keys, m.key)) > 0),
-        );
-        return hasKeys && (!shape || sharesLines(b, doc.keys, valuesOf(archived)));
-      });
-    };
-    const live = pool.filter((x) => x.c.stepId >= from);
-    const owners = new Set<number>();
-    pool = pool.filter((x) => {
-      if (x.c.stepId >= from) return false;
-      const o = liveOwner(x, live, set, t.temperature, inOneBlock);
-      if (o) owners.add(o.stepId);
-      return o === undefined;
-    });
-    result.live_owners = [...owners].sort((a, b) => a - b);
+    const live = withoutLiveOwned(pool, { index, query, set, t, prompt }, options.liveFrom);
+    pool = live.pool;
+    result.live_owners = live.owners;
   }
   setProbabilities(pool, t);
   if (pool.length === 0) return result;
   const own = owners(pool, set, t, intent);
-  const turnCap = options.perTurnCap;
-  const pageCap = Math.min(t.pageTokens, options.perCallCap, turnCap);
-  const taken = new Set<number>();
-  let consumed = 0;
-  const pick = (x: Scored, owner: Scored | undefined, keys: readonly number[] = []): RankedPick => {
+  const pages = new PageSelection({ index, query, set, t }, own, options, result);
+  pages.addOwners();
+  pages.addAlternatives(pool);
+  pages.label();
+  return result;
+}
+
+/** What the steps of one scan after scoring read: the index, the prompt's keys, candidates. */
+interface ScanContext {
+  index: RankedIndexView;
+  query: ParsedQuery;
+  set: CandidateSet;
+  t: RankedTuning;
+}
+
+/**
+ * The archived candidates (steps before `liveFrom`) whose answer a live turn already holds
+ * (see {@link liveOwner}), taken out of the pool; live turns are never paged. Returns the pool
+ * left and the live owners' steps, ascending.
+ */
+function withoutLiveOwned(
+  pool: readonly Scored[],
+  ctx: ScanContext & { prompt: string },
+  liveFrom: number,
+): { pool: Scored[]; owners: number[] } {
+  const { index, query, set, t } = ctx;
+  const asked = askedShapes(ctx.prompt);
+  const promptKeys = new Set(query.keys.flatMap((k) => k.matches.map((m) => m.key)));
+  // The keys of an archived candidate's best block that are not the prompt's (its values),
+  // read once per candidate and only when the prompt asks for a value.
+  const valueKeys = new Map<number, string[]>();
+  const valuesOf = (archived: Candidate): string[] => {
+    let v = valueKeys.get(archived.docNo);
+    if (!v) {
+      const src = index.doc(archived.docNo);
+      v = src.blocks[archived.block]!.keys.map((id) => src.keys[id]!);
+      v = v.filter((k) => !promptKeys.has(k));
+      valueKeys.set(archived.docNo, v);
+    }
+    return v;
+  };
+  const inOneBlock: BlockTest = (c, keys, shape, archived) => {
+    const doc = index.doc(c.docNo);
+    return doc.blocks.some((b) => {
+      if (shape && !hasShape(b.shapes, asked)) return false;
+      const hasKeys = keys.every((q) =>
+        query.keys[q]!.matches.some((m) => blockCount(b, localKey(doc.keys, m.key)) > 0),
+      );
+      return hasKeys && (!shape || sharesLines(b, doc.keys, valuesOf(archived)));
+    });
+  };
+  const live = pool.filter((x) => x.c.stepId >= liveFrom);
+  const owned = new Set<number>();
+  const kept = pool.filter((x) => {
+    if (x.c.stepId >= liveFrom) return false;
+    const o = liveOwner(x, live, set, t.temperature, inOneBlock);
+    if (o) owned.add(o.stepId);
+    return o === undefined;
+  });
+  return { pool: kept, owners: [...owned].sort((a, b) => a - b) };
+}
+
+/**
+ * The pages of one scan, within the per-turn budget: the intent owners first (each with the
+ * call turn it took its keys from, as a companion), then the other likely turns, each a window
+ * sized by its probability, labelled in its owner's chronology when it is a version of the same
+ * fact. A dropped owner's intent is never handed to another turn.
+ */
+class PageSelection {
+  readonly #taken = new Set<number>();
+  readonly #groups = new Map<number, RankedPick[]>();
+  /** A turn that owns an intent is paged as its owner, never also as another's companion. */
+  readonly #ownerSteps: Set<number>;
+  readonly #turnCap: number;
+  readonly #pageCap: number;
+  #consumed = 0;
+
+  constructor(
+    private readonly ctx: ScanContext,
+    private readonly own: readonly Owner[],
+    caps: { perTurnCap: number; perCallCap: number },
+    private readonly result: RankedScanResult,
+  ) {
+    this.#ownerSteps = new Set(own.map((o) => o.x.c.stepId));
+    this.#turnCap = caps.perTurnCap;
+    this.#pageCap = Math.min(ctx.t.pageTokens, caps.perCallCap, caps.perTurnCap);
+  }
+
+  /** Each owner, in order, and its companion; an owner that does not fit is budget-dropped. */
+  addOwners(): void {
+    for (const { x: o, keys } of this.own) {
+      const p = this.#pick(o, undefined, keys);
+      this.#taken.add(o.c.stepId);
+      if (!this.#admit(p, this.result.selected.length === 0)) {
+        this.result.budget_dropped.push(p);
+        continue;
+      }
+      this.#groups.set(o.c.stepId, [p]);
+      this.#addCompanion(o, p);
+    }
+  }
+
+  /** The other likely turns, best first, each joined to the owner it shares most keys with. */
+  addAlternatives(pool: readonly Scored[]): void {
+    const { set, t } = this.ctx;
+    const ownerList = this.own.map((o) => o.x);
+    const first = ownerList[0]!;
+    for (const x of pool) {
+      if (x.p < t.minProbability || this.#taken.has(x.c.stepId)) continue;
+      const owner = closestOwner(x, ownerList, set) ?? first;
+      if (!this.#groups.has(owner.c.stepId)) continue;
+      const p = this.#pick(x, owner);
+      if (!this.#admit(p, false)) continue;
+      this.#taken.add(x.c.stepId);
+      // A version of the same fact (it holds most of the key weight its owner took) is labelled
+      // in the owner's chronology; any other page is only related to it.
+      const took = this.own.find((o) => o.x === owner)!.keys;
+      const mass = took.reduce((sum, q) => sum + set.keyWeights[q]!, 0);
+      const shared = took.reduce((sum, q) => sum + (held(x.c, q) ? set.keyWeights[q]! : 0), 0);
+      if (shared >= SAME_FACT_SHARE * mass) this.#groups.get(owner.c.stepId)!.push(p);
+      else p.status = 'related';
+    }
+  }
+
+  /** CONF-04 labels within each owner's group. */
+  label(): void {
+    for (const g of this.#groups.values()) labelChronologically(g);
+  }
+
+  #pick(x: Scored, owner: Scored | undefined, keys: readonly number[] = []): RankedPick {
+    const { index, query, t } = this.ctx;
     const doc = index.doc(x.c.docNo);
     const blk = doc.blocks[x.c.block]!;
-    const floor = x === own[0]?.x ? t.minOwnerWindow : t.minWindow;
-    const want = Math.max(floor, Math.round(turnCap * x.p));
+    const floor = x === this.own[0]?.x ? t.minOwnerWindow : t.minWindow;
+    const want = Math.max(floor, Math.round(this.#turnCap * x.p));
     const base: RankedPick = {
       step_id: x.c.stepId,
       matched_terms: [],
-      cost: Math.min(doc.tokens, pageCap, want),
+      cost: Math.min(doc.tokens, this.#pageCap, want),
       score: round(x.s),
       probability: round(x.p),
       focus: focusOf(x.c, query),
@@ -421,33 +515,24 @@ export function rankedScan(
     if (owner) base.alternative_of = owner.c.stepId;
     else base.matched_terms = keys.map((q) => query.keys[q]!.term).sort(compareCodePoints);
     return base;
-  };
-  const admit = (p: RankedPick, first: boolean): boolean => {
-    const room = turnCap - consumed;
-    if (!first && room < Math.min(p.cost, t.minWindow)) return false;
-    p.cost = first ? p.cost : Math.min(p.cost, room);
-    if (result.selected.length >= t.maxPages) return false;
-    result.selected.push(p);
-    consumed += p.cost;
-    return true;
-  };
-  const groups = new Map<number, RankedPick[]>();
-  // A turn that owns an intent is paged as its owner, never also as another owner's companion.
-  const ownerSteps = new Set(own.map((o) => o.x.c.stepId));
-  for (const { x: o, keys } of own) {
-    const p = pick(o, undefined, keys);
-    taken.add(o.c.stepId);
-    if (!admit(p, result.selected.length === 0)) {
-      result.budget_dropped.push(p);
-      continue;
-    }
-    groups.set(o.c.stepId, [p]);
-    addCompanion(o, p);
   }
-  function addCompanion(o: Scored, p: RankedPick): void {
+
+  #admit(p: RankedPick, first: boolean): boolean {
+    const room = this.#turnCap - this.#consumed;
+    if (!first && room < Math.min(p.cost, this.ctx.t.minWindow)) return false;
+    p.cost = first ? p.cost : Math.min(p.cost, room);
+    if (this.result.selected.length >= this.ctx.t.maxPages) return false;
+    this.result.selected.push(p);
+    this.#consumed += p.cost;
+    return true;
+  }
+
+  /** The call turn of an owner whose keys came mostly from it (a tool result and its call). */
+  #addCompanion(o: Scored, p: RankedPick): void {
+    const { index, set, t } = this.ctx;
     const prev = o.c.stepId - 1;
     const docNo = index.docOf(prev);
-    if (docNo === undefined || taken.has(prev) || ownerSteps.has(prev)) return;
+    if (docNo === undefined || this.#taken.has(prev) || this.#ownerSteps.has(prev)) return;
     const fromCall = set.keyWeights.reduce(
       (s, w, q) => s + (o.c.own[q] === 0 && o.c.fromPrev[q]! > 0 ? w : 0),
       0,
@@ -459,7 +544,7 @@ export function rankedScan(
     const c: RankedPick = {
       step_id: prev,
       matched_terms: [],
-      cost: Math.min(prevDoc.tokens, t.companionTokens, pageCap),
+      cost: Math.min(prevDoc.tokens, t.companionTokens, this.#pageCap),
       score: 0,
       probability: 0,
       focus: p.focus,
@@ -467,30 +552,8 @@ export function rankedScan(
       companion_of: o.c.stepId,
       status: 'related',
     };
-    if (admit(c, false)) taken.add(prev);
+    if (this.#admit(c, false)) this.#taken.add(prev);
   }
-  const ownerList = own.map((o) => o.x);
-  const first = ownerList[0]!;
-  for (const x of pool) {
-    if (x.p < t.minProbability || taken.has(x.c.stepId)) continue;
-    // An alternative joins the owner it shares most keys with; a dropped owner's intent stays
-    // dropped (never handed to another turn).
-    const owner = closestOwner(x, ownerList, set) ?? first;
-    if (!groups.has(owner.c.stepId)) continue;
-    const p = pick(x, owner);
-    if (!admit(p, false)) continue;
-    taken.add(x.c.stepId);
-    // A version of the same fact (it holds most of the key weight its owner took) is labelled
-    // in the owner's chronology; any other page is only related to it.
-    const took = own.find((o) => o.x === owner)!.keys;
-    const mass = took.reduce((sum, q) => sum + set.keyWeights[q]!, 0);
-    const shared = took.reduce((sum, q) => sum + (held(x.c, q) ? set.keyWeights[q]! : 0), 0);
-    const sameFact = shared >= SAME_FACT_SHARE * mass;
-    if (sameFact) groups.get(owner.c.stepId)!.push(p);
-    else p.status = 'related';
-  }
-  for (const g of groups.values()) labelChronologically(g);
-  return result;
 }
 
 /** Whether block `b` (ids local to `keys`) holds {@link SAME_LINES_SHARE} of the keys `lines`. */
