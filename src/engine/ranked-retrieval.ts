@@ -278,6 +278,13 @@ export class RankedRetrieval {
 
   /** The index as one prompt sees it: stored analyses plus this process's unverified nodes. */
   #source(): RankedSource {
+    const extra = [...this.#unverified].map(([step, u]) => ({ step, analysis: u.analysis }));
+    const stored = this.#storedSource();
+    return extra.length === 0 ? stored : withUnverified(stored, extra);
+  }
+
+  /** The stored ranked index, its documents decoded once per process and index generation. */
+  #storedSource(): RankedSource {
     const { backend } = this.#deps;
     const stats = backend.fieldStats('ranked');
     if (backend.generation !== this.#docsGeneration) {
@@ -288,77 +295,43 @@ export class RankedRetrieval {
       this.#absent = new Set();
       this.#docsCount = stats.docs;
     }
-    const extra = [...this.#unverified].map(([step, u]) => ({ step, ...u }));
     return {
-      size: stats.docs + extra.length,
-      blocks: stats.parts + extra.reduce((n, x) => n + x.analysis.blocks.length, 0),
-      blockLength:
-        stats.partLength +
-        extra.reduce((n, x) => n + x.analysis.blocks.reduce((m, b) => m + b.length, 0), 0),
-      lastStep: extra.reduce((m, x) => Math.max(m, x.step), stats.lastStep),
-      docFrequency: (key) =>
-        backend.df('ranked', key) + extra.filter((x) => x.analysis.keys.includes(key)).length,
-      // With this process's unverified nodes beside the index, the query reads every extension.
-      ...(extra.length === 0
-        ? {
-            topExtensions: (prefix: string, maxLength: number, limit: number) =>
-              backend.topTermsWithPrefix('ranked', prefix, maxLength, limit),
-          }
-        : {}),
-      keysWithPrefix: (prefix) => {
-        const keys = new Set(backend.termsWithPrefix('ranked', prefix));
-        for (const x of extra) {
-          for (const k of x.analysis.keys) {
-            if (k.length > prefix.length && k.startsWith(prefix)) keys.add(k);
-          }
-        }
-        return [...keys];
-      },
-      recentPostings: (key, limit) => {
-        const list = backend.postings('ranked', key, limit);
-        const more = extra.filter((x) => x.analysis.keys.includes(key));
-        if (more.length === 0) return list;
-        const merged = list.steps.map((s, i) => [s, list.tfs[i]!] as const);
-        for (const x of more) {
-          merged.push([x.step, x.analysis.counts[x.analysis.keys.indexOf(key)]!]);
-        }
-        merged.sort((a, b) => a[0] - b[0]);
-        const tail = merged.slice(Math.max(0, merged.length - limit));
-        return { steps: tail.map((m) => m[0]), tfs: tail.map((m) => m[1]) };
-      },
-      docs: (steps) => {
-        const out: (RankedDoc | undefined)[] = new Array(steps.length);
-        const missing: number[] = [];
-        for (let i = 0; i < steps.length; i++) {
-          const step = steps[i]!;
-          const d = this.#docs.get(step);
-          if (d) out[i] = d;
-          else if (!this.#absent.has(step)) missing.push(i);
-        }
-        if (missing.length > 0) {
-          const found = new Map<number, RankedDoc>();
-          for (const d of backend.docStats(missing.map((i) => steps[i]!))) {
-            const doc = this.#decode(d);
-            this.#docs.set(d.step, doc);
-            found.set(d.step, doc);
-          }
-          for (const i of missing) {
-            const doc = found.get(steps[i]!);
-            if (doc) out[i] = doc;
-            else this.#absent.add(steps[i]!);
-          }
-        }
-        if (extra.length > 0) {
-          const at = new Map(steps.map((s, i) => [s, i]));
-          for (const x of extra) {
-            const i = at.get(x.step);
-            if (i === undefined) continue;
-            out[i] = rankedDoc(x.step, x.analysis);
-          }
-        }
-        return out;
-      },
+      size: stats.docs,
+      blocks: stats.parts,
+      blockLength: stats.partLength,
+      lastStep: stats.lastStep,
+      docFrequency: (key) => backend.df('ranked', key),
+      topExtensions: (prefix, maxLength, limit) =>
+        backend.topTermsWithPrefix('ranked', prefix, maxLength, limit),
+      keysWithPrefix: (prefix) => [...new Set(backend.termsWithPrefix('ranked', prefix))],
+      recentPostings: (key, limit) => backend.postings('ranked', key, limit),
+      docs: (steps) => this.#storedDocs(steps),
     };
+  }
+
+  /** Documents of `steps` (undefined: not analysed), read from the index once per process. */
+  #storedDocs(steps: readonly number[]): (RankedDoc | undefined)[] {
+    const out: (RankedDoc | undefined)[] = new Array(steps.length);
+    const missing: number[] = [];
+    for (let i = 0; i < steps.length; i++) {
+      const step = steps[i]!;
+      const d = this.#docs.get(step);
+      if (d) out[i] = d;
+      else if (!this.#absent.has(step)) missing.push(i);
+    }
+    if (missing.length === 0) return out;
+    const found = new Map<number, RankedDoc>();
+    for (const d of this.#deps.backend.docStats(missing.map((i) => steps[i]!))) {
+      const doc = this.#decode(d);
+      this.#docs.set(d.step, doc);
+      found.set(d.step, doc);
+    }
+    for (const i of missing) {
+      const doc = found.get(steps[i]!);
+      if (doc) out[i] = doc;
+      else this.#absent.add(steps[i]!);
+    }
+    return out;
   }
 
   #decode(d: DocStats): RankedDoc {
@@ -442,5 +415,55 @@ function pageOf(
       max_tokens: maxTokens,
     },
     findings: scanPage(w.text),
+  };
+}
+
+/**
+ * A ranked source with this process's unverified nodes (analysed from their payloads, not yet
+ * stored) beside the stored index: their statistics, keys, postings and documents added. The
+ * query then reads every extension of a prefix (the stored ranking of extensions does not know
+ * them).
+ */
+function withUnverified(
+  stored: RankedSource,
+  extra: readonly { step: number; analysis: NodeAnalysis }[],
+): RankedSource {
+  const holding = (key: string) => extra.filter((x) => x.analysis.keys.includes(key));
+  return {
+    size: stored.size + extra.length,
+    blocks: stored.blocks + extra.reduce((n, x) => n + x.analysis.blocks.length, 0),
+    blockLength:
+      stored.blockLength +
+      extra.reduce((n, x) => n + x.analysis.blocks.reduce((m, b) => m + b.length, 0), 0),
+    lastStep: extra.reduce((m, x) => Math.max(m, x.step), stored.lastStep),
+    docFrequency: (key) => stored.docFrequency(key) + holding(key).length,
+    keysWithPrefix: (prefix) => {
+      const keys = new Set(stored.keysWithPrefix(prefix));
+      for (const x of extra) {
+        for (const k of x.analysis.keys) {
+          if (k.length > prefix.length && k.startsWith(prefix)) keys.add(k);
+        }
+      }
+      return [...keys];
+    },
+    recentPostings: (key, limit) => {
+      const list = stored.recentPostings(key, limit);
+      const more = holding(key);
+      if (more.length === 0) return list;
+      const merged = list.steps.map((s, i) => [s, list.tfs[i]!] as const);
+      for (const x of more) merged.push([x.step, x.analysis.counts[x.analysis.keys.indexOf(key)]!]);
+      merged.sort((a, b) => a[0] - b[0]);
+      const tail = merged.slice(Math.max(0, merged.length - limit));
+      return { steps: tail.map((m) => m[0]), tfs: tail.map((m) => m[1]) };
+    },
+    docs: (steps) => {
+      const out = stored.docs(steps);
+      const at = new Map(steps.map((s, i) => [s, i]));
+      for (const x of extra) {
+        const i = at.get(x.step);
+        if (i !== undefined) out[i] = rankedDoc(x.step, x.analysis);
+      }
+      return out;
+    },
   };
 }
