@@ -216,7 +216,6 @@ export class SessionCore {
    * in what the prompt needs (verified, bounded), and assembles the pack.
    */
   async startTurn(promptStep: number | null): Promise<ContextPack> {
-    const cfg = this.config;
     if (this.state.open) {
       throw new UsageError(
         `turn ${this.state.open.turn} is still open: call afterTurn(response) before the next beforeTurn`,
@@ -230,9 +229,23 @@ export class SessionCore {
       history_length: this.state.history.length,
     });
     const current = this.currentTurn(promptStep);
+    const { folded, truncated } = await this.fitBudget(turn, current);
+    const { pages, failures } = await this.pageInFor(turn, current, promptStep);
+    return this.buildPack({ turn, promptStep, current, pages, failures, folded, truncated });
+  }
+
+  /**
+   * Folds turns over the size threshold, then everything foldable above the high-water mark,
+   * then moves the L2 window and folds the oldest recent turns until the baseline fits the
+   * budget less the page reserve.
+   */
+  private async fitBudget(
+    turn: number,
+    current: Turn | null,
+  ): Promise<{ folded: FoldedNote[]; truncated: TruncationNote[] }> {
+    const cfg = this.config;
     const folded: FoldedNote[] = [];
     const truncated: TruncationNote[] = [];
-
     const big = this.foldCandidates(current).filter(
       (t) => turnTokens(t, this.meter) > cfg.fold_threshold,
     );
@@ -260,7 +273,18 @@ export class SessionCore {
         persistent: true,
       });
     }
+    return { folded, truncated };
+  }
 
+  /**
+   * Pages in what the prompt (or, with `scanToolOutput`, the current tool output) needs within
+   * the budget left beside the pinned and current turns, and records each page and failure.
+   */
+  private async pageInFor(
+    turn: number,
+    current: Turn | null,
+    promptStep: number | null,
+  ): Promise<{ pages: PagedIn[]; failures: PageInFailure[] }> {
     let pages: PagedIn[] = [];
     let failures: PageInFailure[] = [];
     const scanned =
@@ -273,7 +297,7 @@ export class SessionCore {
       const fixed =
         pinnedTokens(this.meter, this.state.pinned) +
         (current ? turnTokens(current, this.meter) : 0);
-      ({ pages, failures } = await this.io.pageIn(scanned, turn, cfg.budget - fixed));
+      ({ pages, failures } = await this.io.pageIn(scanned, turn, this.config.budget - fixed));
     }
     for (const p of pages) {
       const findings = summarizeFindings(p.findings ?? scanPage(p.content));
@@ -294,7 +318,21 @@ export class SessionCore {
       });
     }
     for (const f of failures) this.record({ type: 'page_failed', turn, ...f });
+    return { pages, failures };
+  }
 
+  /** Assembles the turn's pack and records what it compressed, truncated and built. */
+  private buildPack(parts: {
+    turn: number;
+    promptStep: number | null;
+    current: Turn | null;
+    pages: PagedIn[];
+    failures: PageInFailure[];
+    folded: FoldedNote[];
+    truncated: TruncationNote[];
+  }): ContextPack {
+    const { turn, promptStep, current } = parts;
+    const cfg = this.config;
     const s = this.state;
     const pack = assemblePack({
       turn,
@@ -306,10 +344,10 @@ export class SessionCore {
       recent: this.recentTurns(current),
       current,
       currentIsPrompt: promptStep !== null,
-      pages,
-      pageFailures: failures,
-      folded,
-      priorTruncated: truncated,
+      pages: parts.pages,
+      pageFailures: parts.failures,
+      folded: parts.folded,
+      priorTruncated: parts.truncated,
       liveOverflow: cfg.live_overflow ?? 'send-whole',
     });
     if (pack.metadata.compressed.length > 0) {
