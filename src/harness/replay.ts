@@ -190,6 +190,43 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
     throw new UsageError('replaySession needs { dir } (the store directory) or { engine }');
   }
   const recorded = await recordedEvents(dir, options.engine);
+  const engine = await replayEngine(dir, recorded, options);
+  try {
+    const entries = new Map((await engine.entries()).map((e) => [e.step_id, e]));
+    const folds = new Map<number, FoldEvent>();
+    for (const e of recorded) if (e.type === 'fold') folds.set(e.step_id, e);
+    const io = new ReplayIO(
+      engine,
+      entries,
+      folds,
+      group(recorded.filter((e): e is PageEvent => e.type === 'page_in')),
+      group(recorded.filter((e): e is FailEvent => e.type === 'page_failed')),
+    );
+    // Scanning tool output is harmless here: replay answers every scan with what the live
+    // session recorded for that turn (nothing when it did not scan).
+    const core = new SessionCore(
+      io,
+      new TokenMeter(engine.tokenizer),
+      options.clock ?? (() => new Date()),
+      true,
+    );
+    const { packs, replayed, consumed } = await replayEvents(core, recorded, options);
+    const mismatch = firstMismatch(recorded.slice(0, consumed), replayed);
+    return { packs, events: replayed, matches: mismatch === null, mismatch };
+  } finally {
+    if (!options.engine) await (engine as ContextFold).close({ compact: false });
+  }
+}
+
+/**
+ * The engine a replay reads with: the caller's, or one opened on `dir` with the tokenizer the
+ * session recorded (a custom tokenizer must be passed). A mismatch is a `UsageError`.
+ */
+async function replayEngine(
+  dir: string,
+  recorded: readonly SessionEvent[],
+  options: ReplayOptions,
+): Promise<ContextFoldEngine> {
   const opened = recorded.find(
     (e): e is Extract<SessionEvent, { type: 'session_opened' }> => e.type === 'session_opened',
   );
@@ -211,72 +248,62 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
       dir,
       tokenizer: options.tokenizer ?? (name as 'o200k' | 'reference'),
     }));
-  try {
-    if (engine.tokenizer.name !== name) {
-      throw new UsageError(
-        `the session used the '${name}' tokenizer but the engine counts with '${engine.tokenizer.name}'`,
-      );
-    }
-    const entries = new Map((await engine.entries()).map((e) => [e.step_id, e]));
-    const folds = new Map<number, FoldEvent>();
-    for (const e of recorded) if (e.type === 'fold') folds.set(e.step_id, e);
-    const io = new ReplayIO(
-      engine,
-      entries,
-      folds,
-      group(recorded.filter((e): e is PageEvent => e.type === 'page_in')),
-      group(recorded.filter((e): e is FailEvent => e.type === 'page_failed')),
-    );
-    // Scanning tool output is harmless here: replay answers every scan with what the live
-    // session recorded for that turn (nothing when it did not scan).
-    const core = new SessionCore(
-      io,
-      new TokenMeter(engine.tokenizer),
-      options.clock ?? (() => new Date()),
-      true,
-    );
-    const packs: ContextPack[] = [];
-    const replayed: SessionEvent[] = [];
-    let consumed = recorded.length;
-    for (let i = 0; i < recorded.length; i++) {
-      const e = recorded[i]!;
-      if (e.type === 'session_opened' || e.type === 'append' || e.type === 'pin') {
-        const { recorded_at: _r, ...input } = e;
-        core.record(input as never);
-      } else if (e.type === 'turn_started') {
-        const pack = await core.startTurn(e.prompt_step);
-        if (options.keepPacks === false) packs.length = 0;
-        packs.push(pack);
-        options.onPack?.(pack);
-        if (
-          (options.atStep !== undefined && pack.step_id === options.atStep) ||
-          (options.atTurn !== undefined && pack.turn === options.atTurn)
-        ) {
-          replayed.push(...core.drain());
-          consumed = replayed.length;
-          break;
-        }
-      } else if (e.type === 'turn_completed') {
-        await core.completeTurn();
-      }
-      replayed.push(...core.drain());
-    }
-    if (options.atStep !== undefined && packs[packs.length - 1]?.step_id !== options.atStep) {
-      const steps = packs.map((p) => p.step_id);
-      throw new UsageError(
-        `no turn of this session has its prompt at step ${options.atStep}; prompts are at steps ${steps.slice(0, 20).join(', ')}${steps.length > 20 ? ', …' : ''}`,
-      );
-    }
-    if (options.atTurn !== undefined && packs[packs.length - 1]?.turn !== options.atTurn) {
-      throw new UsageError(
-        `this session has no turn ${options.atTurn}; its turns are 0..${core.state.turnCount - 1}`,
-      );
-    }
-    const mismatch = firstMismatch(recorded.slice(0, consumed), replayed);
-    return { packs, events: replayed, matches: mismatch === null, mismatch };
-  } finally {
+  if (engine.tokenizer.name !== name) {
     if (!options.engine) await (engine as ContextFold).close({ compact: false });
+    throw new UsageError(
+      `the session used the '${name}' tokenizer but the engine counts with '${engine.tokenizer.name}'`,
+    );
   }
+  return engine;
+}
+
+/**
+ * Feeds the recorded inputs to `core` in order (appends, pins, turns), up to the turn asked
+ * for with `atStep` / `atTurn`. Returns the packs, the events the replay produced and how many
+ * recorded events they are compared with.
+ */
+async function replayEvents(
+  core: SessionCore,
+  recorded: readonly SessionEvent[],
+  options: ReplayOptions,
+): Promise<{ packs: ContextPack[]; replayed: SessionEvent[]; consumed: number }> {
+  const packs: ContextPack[] = [];
+  const replayed: SessionEvent[] = [];
+  let consumed = recorded.length;
+  for (const e of recorded) {
+    if (e.type === 'session_opened' || e.type === 'append' || e.type === 'pin') {
+      const { recorded_at: _r, ...input } = e;
+      core.record(input as never);
+    } else if (e.type === 'turn_started') {
+      const pack = await core.startTurn(e.prompt_step);
+      if (options.keepPacks === false) packs.length = 0;
+      packs.push(pack);
+      options.onPack?.(pack);
+      if (
+        (options.atStep !== undefined && pack.step_id === options.atStep) ||
+        (options.atTurn !== undefined && pack.turn === options.atTurn)
+      ) {
+        replayed.push(...core.drain());
+        consumed = replayed.length;
+        break;
+      }
+    } else if (e.type === 'turn_completed') {
+      await core.completeTurn();
+    }
+    replayed.push(...core.drain());
+  }
+  if (options.atStep !== undefined && packs[packs.length - 1]?.step_id !== options.atStep) {
+    const steps = packs.map((p) => p.step_id);
+    throw new UsageError(
+      `no turn of this session has its prompt at step ${options.atStep}; prompts are at steps ${steps.slice(0, 20).join(', ')}${steps.length > 20 ? ', …' : ''}`,
+    );
+  }
+  if (options.atTurn !== undefined && packs[packs.length - 1]?.turn !== options.atTurn) {
+    throw new UsageError(
+      `this session has no turn ${options.atTurn}; its turns are 0..${core.state.turnCount - 1}`,
+    );
+  }
+  return { packs, replayed, consumed };
 }
 
 function firstMismatch(a: SessionEvent[], b: SessionEvent[]): ReplayMismatch | null {
