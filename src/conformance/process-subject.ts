@@ -40,6 +40,28 @@ function isResponse(v: unknown): v is SubjectResponse {
 }
 
 /**
+ * A response line checked against the request it answers: the response, or the protocol
+ * violation it is (not JSON, not a response, another id).
+ */
+function parseResponse(line: string, id: number): SubjectResponse | SubjectProtocolError {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(line);
+  } catch {
+    return new SubjectProtocolError(`subject wrote a line that is not JSON: ${line.slice(0, 120)}`);
+  }
+  if (!isResponse(parsed)) {
+    return new SubjectProtocolError(
+      `subject wrote something that is not a response: ${line.slice(0, 120)}`,
+    );
+  }
+  if (parsed.id !== id) {
+    return new SubjectProtocolError(`subject answered id ${String(parsed.id)} to request ${id}`);
+  }
+  return parsed;
+}
+
+/**
  * A subject in another process, spoken to over JSON lines on its stdin/stdout (PROTOCOL.md §1).
  * stderr is passed through for the subject's own logs. If the process dies, the pending request
  * fails with {@link SubjectProtocolError} and the next request starts a fresh process.
@@ -48,52 +70,94 @@ function isResponse(v: unknown): v is SubjectResponse {
  * const subject = spawnSubject({ command: 'python3 my_subject.py' });
  */
 export function spawnSubject(options: SpawnSubjectOptions): Subject {
-  const timeoutMs = options.timeoutMs ?? 60_000;
-  let child: ChildProcess | null = null;
-  let lines: Interface | null = null;
-  let pending: Pending | null = null;
-  let stderrTail = '';
+  return new ProcessSubject(options);
+}
 
-  let hello: SubjectRequest | null = null;
+class ProcessSubject implements Subject {
+  readonly #command: string;
+  readonly #cwd: string | undefined;
+  readonly #timeoutMs: number;
+  #child: ChildProcess | null = null;
+  #lines: Interface | null = null;
+  #pending: Pending | null = null;
+  #stderrTail = '';
+  #hello: SubjectRequest | null = null;
 
-  const fail = (e: Error) => {
-    const p = pending;
-    pending = null;
+  constructor(options: SpawnSubjectOptions) {
+    this.#command = options.command;
+    this.#cwd = options.cwd;
+    this.#timeoutMs = options.timeoutMs ?? 60_000;
+  }
+
+  async request(req: SubjectRequest): Promise<SubjectResponse> {
+    if (this.#pending) throw new SubjectProtocolError('one request at a time');
+    if (req.op === 'hello') this.#hello = req;
+    if (!this.#child) {
+      this.#start();
+      // A fresh process after a violation hears the same hello first (PROTOCOL.md §1).
+      if (this.#hello && req.op !== 'hello') await this.#send(this.#hello);
+    }
+    return this.#send(req);
+  }
+
+  async close(): Promise<void> {
+    const c = this.#child;
+    if (!c) return;
+    this.#lines?.close();
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(() => {
+        c.kill('SIGKILL');
+        resolve();
+      }, 5_000);
+      c.once('exit', () => {
+        clearTimeout(t);
+        resolve();
+      });
+      c.stdin!.end();
+    });
+    this.#child = null;
+  }
+
+  #fail(e: Error): void {
+    const p = this.#pending;
+    this.#pending = null;
     if (p) {
       clearTimeout(p.timer);
       p.reject(e);
     }
-  };
+  }
 
   /** A protocol violation: the process is not trusted again; the next request starts a new one. */
-  const violation = (e: Error) => {
-    const c = child;
-    child = null;
-    lines = null;
-    fail(e);
+  #violation(e: Error): void {
+    const c = this.#child;
+    this.#child = null;
+    this.#lines = null;
+    this.#fail(e);
     c?.kill('SIGKILL');
-  };
+  }
 
-  const start = (): ChildProcess => {
-    const c = spawn(options.command, {
-      cwd: options.cwd,
+  #start(): void {
+    const c = spawn(this.#command, {
+      cwd: this.#cwd,
       shell: true,
       stdio: ['pipe', 'pipe', 'pipe'],
     });
-    stderrTail = '';
+    this.#stderrTail = '';
     c.stderr?.on('data', (d: Buffer) => {
-      stderrTail = (stderrTail + d.toString('utf8')).slice(-2000);
+      this.#stderrTail = (this.#stderrTail + d.toString('utf8')).slice(-2000);
     });
     // Only the current process can fail the pending request: a replaced one dies quietly.
     c.on('error', (e) => {
-      if (child === c) violation(new SubjectProtocolError(`subject could not start: ${e.message}`));
+      if (this.#child === c) {
+        this.#violation(new SubjectProtocolError(`subject could not start: ${e.message}`));
+      }
     });
     c.on('exit', (code, signal) => {
-      if (child !== c) return;
-      child = null;
-      lines = null;
-      const last = stderrTail.trim().split('\n').pop() ?? '';
-      fail(
+      if (this.#child !== c) return;
+      this.#child = null;
+      this.#lines = null;
+      const last = this.#stderrTail.trim().split('\n').pop() ?? '';
+      this.#fail(
         new SubjectProtocolError(
           `subject exited (${signal ?? `code ${code}`})${last ? `: ${last}` : ''}`,
         ),
@@ -101,83 +165,35 @@ export function spawnSubject(options: SpawnSubjectOptions): Subject {
     });
     c.stdin?.on('error', () => {});
     const rl = createInterface({ input: c.stdout!, crlfDelay: Number.POSITIVE_INFINITY });
-    rl.on('line', (line) => {
-      if (line.trim() === '') return;
-      const p = pending;
-      if (!p) return;
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(line);
-      } catch {
-        violation(
-          new SubjectProtocolError(`subject wrote a line that is not JSON: ${line.slice(0, 120)}`),
-        );
-        return;
-      }
-      if (!isResponse(parsed)) {
-        violation(
-          new SubjectProtocolError(
-            `subject wrote something that is not a response: ${line.slice(0, 120)}`,
-          ),
-        );
-        return;
-      }
-      if (parsed.id !== p.id) {
-        violation(
-          new SubjectProtocolError(`subject answered id ${String(parsed.id)} to request ${p.id}`),
-        );
-        return;
-      }
-      pending = null;
-      clearTimeout(p.timer);
-      p.resolve(parsed);
-    });
-    child = c;
-    lines = rl;
-    return c;
-  };
+    rl.on('line', (line) => this.#onLine(line));
+    this.#child = c;
+    this.#lines = rl;
+  }
 
-  const send = (req: SubjectRequest): Promise<SubjectResponse> => {
-    const c = child;
+  #onLine(line: string): void {
+    const p = this.#pending;
+    if (line.trim() === '' || !p) return;
+    const r = parseResponse(line, p.id);
+    if (r instanceof SubjectProtocolError) {
+      this.#violation(r);
+      return;
+    }
+    this.#pending = null;
+    clearTimeout(p.timer);
+    p.resolve(r);
+  }
+
+  #send(req: SubjectRequest): Promise<SubjectResponse> {
+    const c = this.#child;
     if (!c) return Promise.reject(new SubjectProtocolError('subject is not running'));
     return new Promise<SubjectResponse>((resolve, reject) => {
       const timer = setTimeout(() => {
-        violation(
-          new SubjectProtocolError(`subject did not answer ${req.op} within ${timeoutMs} ms`),
+        this.#violation(
+          new SubjectProtocolError(`subject did not answer ${req.op} within ${this.#timeoutMs} ms`),
         );
-      }, timeoutMs);
-      pending = { id: req.id, resolve, reject, timer };
+      }, this.#timeoutMs);
+      this.#pending = { id: req.id, resolve, reject, timer };
       c.stdin!.write(`${JSON.stringify(req)}\n`);
     });
-  };
-
-  return {
-    async request(req: SubjectRequest): Promise<SubjectResponse> {
-      if (pending) throw new SubjectProtocolError('one request at a time');
-      if (req.op === 'hello') hello = req;
-      if (!child) {
-        start();
-        // A fresh process after a violation hears the same hello first (PROTOCOL.md §1).
-        if (hello && req.op !== 'hello') await send(hello);
-      }
-      return send(req);
-    },
-    async close(): Promise<void> {
-      const c = child;
-      if (!c) return;
-      lines?.close();
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(() => {
-          c.kill('SIGKILL');
-          resolve();
-        }, 5_000);
-        c.once('exit', () => {
-          clearTimeout(t);
-          resolve();
-        });
-        c.stdin!.end();
-      });
-      child = null;
-    },
-  };
+  }
 }
