@@ -43,41 +43,7 @@ export function rankedView(
   tuning: Partial<RankedTuning> = {},
 ): RankedIndexView {
   const t = { ...RANKED_DEFAULTS, ...tuning };
-  const dfs = new Map<string, number>();
-  const exts = new Map<string, string[]>();
-  const size = source.size;
-  const averageBlockLength =
-    source.blocks === 0 ? 1 : Math.max(1, source.blockLength / source.blocks);
-  const lastStep = source.lastStep;
-  const docFrequency = (key: string): number => {
-    let df = dfs.get(key);
-    if (df === undefined) {
-      df = source.docFrequency(key);
-      dfs.set(key, df);
-    }
-    return df;
-  };
-  const extensions = (prefix: string): string[] => {
-    if (prefix.length < PREFIX_BUCKET) return [];
-    let e = exts.get(prefix);
-    if (!e) {
-      e = source.keysWithPrefix(prefix);
-      exts.set(prefix, e);
-    }
-    return e;
-  };
-  // Not memoised here: a prompt asks once per key, and the store caches the answer per process.
-  const topExtensions = (prefix: string, maxLength: number, limit: number): string[] =>
-    prefix.length < PREFIX_BUCKET ? [] : source.topExtensions!(prefix, maxLength, limit);
-  // What the view answers before the query is expanded (and after, unchanged).
-  const statistics = {
-    size,
-    averageBlockLength,
-    lastStep,
-    docFrequency,
-    extensions,
-    ...(source.topExtensions ? { topExtensions } : {}),
-  };
+  const statistics = viewStatistics(source);
   const notYet = (): never => {
     throw new Error('rankedView: postings are read after the query is expanded');
   };
@@ -93,17 +59,7 @@ export function rankedView(
 
   const lists = new Map<string, { steps: readonly number[]; tfs: readonly number[] }>();
   for (const key of keys) lists.set(key, source.recentPostings(key, t.maxPostings));
-  // The turns that hold a key, and the turn after each (a result inherits from its call).
-  const byStep = stepTable(lists.values());
-  const steps = byStep.steps();
-  const stats = source.docs(steps);
-  const docs: RankedDoc[] = [];
-  for (let i = 0; i < steps.length; i++) {
-    const doc = stats[i];
-    if (!doc) continue;
-    byStep.set(steps[i]!, docs.length);
-    docs.push(doc);
-  }
+  const { byStep, docs } = numberDocs(source, lists.values());
   const postings = new Map<string, Postings>();
   for (const [key, list] of lists) {
     const p: Postings = { docs: [], tfs: [] };
@@ -126,6 +82,61 @@ export function rankedView(
     docOf: (step) => byStep.get(step),
     scratchSlots: () => new Int32Array(Math.max(16, docs.length)),
   };
+}
+
+/** What a view answers before the query is expanded (and after, unchanged), memoised per view. */
+function viewStatistics(source: RankedSource) {
+  const dfs = new Map<string, number>();
+  const exts = new Map<string, string[]>();
+  const docFrequency = (key: string): number => {
+    let df = dfs.get(key);
+    if (df === undefined) {
+      df = source.docFrequency(key);
+      dfs.set(key, df);
+    }
+    return df;
+  };
+  const extensions = (prefix: string): string[] => {
+    if (prefix.length < PREFIX_BUCKET) return [];
+    let e = exts.get(prefix);
+    if (!e) {
+      e = source.keysWithPrefix(prefix);
+      exts.set(prefix, e);
+    }
+    return e;
+  };
+  // Not memoised here: a prompt asks once per key, and the store caches the answer per process.
+  const topExtensions = (prefix: string, maxLength: number, limit: number): string[] =>
+    prefix.length < PREFIX_BUCKET ? [] : source.topExtensions!(prefix, maxLength, limit);
+  return {
+    size: source.size,
+    averageBlockLength: source.blocks === 0 ? 1 : Math.max(1, source.blockLength / source.blocks),
+    lastStep: source.lastStep,
+    docFrequency,
+    extensions,
+    ...(source.topExtensions ? { topExtensions } : {}),
+  };
+}
+
+/**
+ * The documents of the turns that hold a read key, and of the turn after each (a result
+ * inherits from its call), numbered densely in step order.
+ */
+function numberDocs(
+  source: RankedSource,
+  lists: Iterable<{ steps: readonly number[] }>,
+): { byStep: StepTable; docs: RankedDoc[] } {
+  const byStep = stepTable(lists);
+  const steps = byStep.steps();
+  const stats = source.docs(steps);
+  const docs: RankedDoc[] = [];
+  for (let i = 0; i < steps.length; i++) {
+    const doc = stats[i];
+    if (!doc) continue;
+    byStep.set(steps[i]!, docs.length);
+    docs.push(doc);
+  }
+  return { byStep, docs };
 }
 
 /** Document numbers by step for one view: the steps it reads, and their numbers once known. */
