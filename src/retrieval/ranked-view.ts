@@ -85,7 +85,12 @@ export function rankedView(
 }
 
 /** What a view answers before the query is expanded (and after, unchanged), memoised per view. */
-function viewStatistics(source: RankedSource) {
+function viewStatistics(
+  source: RankedSource,
+): Pick<
+  RankedIndexView,
+  'size' | 'averageBlockLength' | 'lastStep' | 'docFrequency' | 'extensions' | 'topExtensions'
+> {
   const dfs = new Map<string, number>();
   const exts = new Map<string, string[]>();
   const docFrequency = (key: string): number => {
