@@ -269,8 +269,6 @@ function unpack(body: StoredBody): string {
 
 /** Posting blocks inserted per statement. */
 const POST_ROWS = 128;
-/** Terms looked up and upserted per statement. */
-const TERM_ROWS = 128;
 const POST_ONE = 'INSERT INTO postings (term, last, first, n, data) VALUES (?, ?, ?, ?, ?)';
 
 /** The `k`-th highest step of the blocks (k ≤ their postings). */
@@ -570,48 +568,17 @@ export class IndexDb {
 
   // --- writes (inside a transaction) ---
 
-  /**
-   * The ids of a batch's terms, their document frequencies added: known terms keep their id,
-   * new ones take the next ids in `list` order. Many terms per statement (a lookup, then an
-   * upsert): a batch has hundreds of thousands of terms, and the cost of one is mostly the
-   * call into SQLite.
-   */
-  #termIds(list: readonly Group[], state: IndexState): number[] {
-    const ids = new Array<number>(list.length);
-    const lookup = this.#stmt(
-      'termLookup',
-      `SELECT term, id FROM terms WHERE field = ? AND term IN (${'?, '.repeat(TERM_ROWS - 1)}?)`,
-    ).raw();
-    let i = 0;
-    while (i < list.length) {
-      // A chunk: up to TERM_ROWS terms of one field, padded by repeating its last term.
-      const field = list[i]!.field;
-      let end = i;
-      while (end < list.length && end < i + TERM_ROWS && list[end]!.field === field) end++;
-      const terms = new Array<string>(TERM_ROWS);
-      for (let k = 0; k < TERM_ROWS; k++) terms[k] = list[Math.min(i + k, end - 1)]!.term;
-      const known = new Map(lookup.all(field, ...terms) as [string, number][]);
-      for (let k = i; k < end; k++) ids[k] = known.get(list[k]!.term) ?? state.nextTermId++;
-      i = end;
-    }
-    const many = this.#stmt(
-      'termUpsertMany',
-      `INSERT INTO terms (field, term, id, df) VALUES ${'(?, ?, ?, ?), '.repeat(TERM_ROWS - 1)}(?, ?, ?, ?) ON CONFLICT (field, term) DO UPDATE SET df = df + excluded.df`,
-    );
-    const one = this.#stmt(
+  #termId(field: number, term: string, addDf: number, state: IndexState): number {
+    // One statement per term of a batch: a known term gets its frequency added and keeps its
+    // id; a new one takes the next id.
+    const id = this.#stmt(
       'termUpsert',
-      'INSERT INTO terms (field, term, id, df) VALUES (?, ?, ?, ?) ON CONFLICT (field, term) DO UPDATE SET df = df + excluded.df',
-    );
-    const args: (number | string)[] = [];
-    list.forEach((g, k) => {
-      args.push(g.field, g.term, ids[k]!, g.steps.length);
-      if (args.length === TERM_ROWS * 4) {
-        many.run(args);
-        args.length = 0;
-      }
-    });
-    for (let k = 0; k < args.length; k += 4) one.run(args.slice(k, k + 4));
-    return ids;
+      'INSERT INTO terms (field, term, id, df) VALUES (?, ?, ?, ?) ON CONFLICT (field, term) DO UPDATE SET df = df + excluded.df RETURNING id',
+    )
+      .pluck()
+      .get(field, term, state.nextTermId, addDf) as number;
+    if (id === state.nextTermId) state.nextTermId++;
+    return id;
   }
 
   #post(groups: Groups, state: IndexState): void {
@@ -622,9 +589,10 @@ export class IndexDb {
       `INSERT INTO postings (term, last, first, n, data) VALUES ${'(?, ?, ?, ?, ?), '.repeat(POST_ROWS - 1)}(?, ?, ?, ?, ?)`,
     );
     const one = this.#stmt('post', POST_ONE);
-    const list = [...groups[0].values(), ...groups[1].values()];
-    const ids = this.#termIds(list, state);
-    const byId = list.map((g, k): [number, Group] => [ids[k]!, g]);
+    const byId: [number, Group][] = [];
+    for (const g of [...groups[0].values(), ...groups[1].values()]) {
+      byId.push([this.#termId(g.field, g.term, g.steps.length, state), g]);
+    }
     // In key order, the rows of a batch go into the B-tree in one sweep instead of at random.
     byId.sort((a, b) => a[0] - b[0]);
     const args: (number | Buffer)[] = [];
