@@ -158,7 +158,12 @@ class FeatureContext {
     readonly t: FeatureTuning,
   ) {
     this.nq = query.length;
-    this.#perKey = new Float64Array(this.nq);
+    this.#present = {
+      n: 0,
+      q: new Int32Array(this.nq),
+      id: new Int32Array(this.nq),
+      w: new Float64Array(this.nq),
+    };
     this.total = keyWeights.reduce((s, w) => s + w, 0) || 1;
     const n = index.size;
     this.matchCredit = query.map((q) =>
@@ -221,58 +226,52 @@ class FeatureContext {
 
   /**
    * The matches the turn holds, one per query key (the match that gave the key its credit in the
-   * postings): query key, local key id, credit. One key lookup per prompt key, not per match.
+   * postings), in query-key order: query key, local key id, credit. One key lookup per prompt
+   * key, not per match. The arrays are reused by the next candidate.
    */
-  present(docNo: number, doc: RankedDoc): { q: number; id: number; w: number }[] {
-    const out: { q: number; id: number; w: number }[] = [];
+  present(docNo: number, doc: RankedDoc): Present {
+    const out = this.#present;
+    out.n = 0;
     const k = this.cr.slotOf[docNo]! - 1;
     if (k < 0) return out;
     for (let q = 0; q < this.nq; q++) {
       const mi = this.cr.match[k * this.nq + q]!;
       if (mi < 0) continue;
       const id = localKey(doc.keys, this.query[q]!.matches[mi]!.key, this.#plain[q]![mi]!);
-      if (id >= 0) out.push({ q, id, w: this.matchCredit[q]![mi]! });
+      if (id < 0) continue;
+      out.q[out.n] = q;
+      out.id[out.n] = id;
+      out.w[out.n] = this.matchCredit[q]![mi]!;
+      out.n++;
     }
     return out;
   }
 
-  /** Credit of the turn's header: the best match of each key that the header holds. */
-  headCoverage(doc: RankedDoc, present: readonly { q: number; id: number; w: number }[]): number {
-    const best = this.#perKey;
-    best.fill(0);
-    for (const p of present) if (p.w > best[p.q]! && hasId(doc.head, p.id)) best[p.q] = p.w;
+  readonly #present: Present;
+
+  /** Credit of the turn's header: the matches (one per key) that the header holds. */
+  headCoverage(doc: RankedDoc, present: Present): number {
     let s = 0;
-    for (let q = 0; q < this.nq; q++) s += best[q]!;
+    for (let i = 0; i < present.n; i++) if (hasId(doc.head, present.id[i]!)) s += present.w[i]!;
     return s / this.total;
   }
 
-  /** Scratch, one value per query key (reused by every candidate). */
-  readonly #perKey: Float64Array;
-
-  /** The best block by BM25 over the prompt's keys: its index and score. */
-  bestBlock(
-    doc: RankedDoc,
-    present: readonly { q: number; id: number; w: number }[],
-  ): { block: number; score: number } {
+  /** The best block by BM25 over the prompt's keys (one match per key): its index and score. */
+  bestBlock(doc: RankedDoc, present: Present): { block: number; score: number } {
     const { k1, b } = this.t;
     const avg = this.index.averageBlockLength;
     let block = 0;
     let score = 0;
-    if (present.length === 0) return { block, score };
-    const perKey = this.#perKey;
+    if (present.n === 0) return { block, score };
     const { blocks } = doc;
     for (let bi = 0; bi < blocks.length; bi++) {
       const blk = blocks[bi]!;
-      perKey.fill(0);
       const norm = k1 * (1 - b + (b * blk.length) / avg);
-      for (const p of present) {
-        const tf = blockCount(blk, p.id);
-        if (tf === 0) continue;
-        const sc = (p.w * tf * (k1 + 1)) / (tf + norm);
-        if (sc > perKey[p.q]!) perKey[p.q] = sc;
-      }
       let s = 0;
-      for (let q = 0; q < this.nq; q++) s += perKey[q]!;
+      for (let i = 0; i < present.n; i++) {
+        const tf = blockCount(blk, present.id[i]!);
+        if (tf !== 0) s += (present.w[i]! * tf * (k1 + 1)) / (tf + norm);
+      }
       if (s > score) {
         block = bi;
         score = s;
@@ -280,6 +279,14 @@ class FeatureContext {
     }
     return { block, score: score / this.total };
   }
+}
+
+/** The matches one candidate holds (see `FeatureContext.present`): parallel arrays, `n` used. */
+interface Present {
+  n: number;
+  q: Int32Array;
+  id: Int32Array;
+  w: Float64Array;
 }
 
 /** True when a shape bit mask holds one of the asked answer shapes. */
