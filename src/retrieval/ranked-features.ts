@@ -333,10 +333,18 @@ export function candidateFeatures(
     const lo = pool.reduce((m, step) => Math.min(m, step), Number.POSITIVE_INFINITY);
     const span = Math.max(1, index.lastStep - lo);
     const { credit } = cr;
+    // Every candidate's arrays are views of one buffer: a small typed array of its own costs an
+    // allocation outside the heap each, three per candidate.
+    const arrays = new Float64Array(pool.length * (FEATURE_NAMES.length + 2 * nq));
+    let used = 0;
+    const take = (n: number): Float64Array => {
+      used += n;
+      return arrays.subarray(used - n, used);
+    };
     const candidates = pool.map((step) => {
       const docNo = index.docOf(step)!;
       const doc = index.doc(docNo);
-      const f = new Float64Array(FEATURE_NAMES.length);
+      const f = take(FEATURE_NAMES.length);
       const present = ctx.present(docNo, doc);
       const best = ctx.bestBlock(doc, present);
       const blk = doc.blocks[best.block]!;
@@ -357,8 +365,8 @@ export function candidateFeatures(
       f[F.recLatest] = intent.time === 'latest' ? rec : 0;
       f[F.recEarliest] = intent.time === 'earliest' ? 1 - rec : 0;
       f[F.recNone] = intent.time === 'none' ? rec : 0;
-      const own = new Float64Array(nq);
-      const fromPrev = new Float64Array(nq);
+      const own = take(nq);
+      const fromPrev = take(nq);
       const matched: (string | undefined)[] = new Array(nq);
       // Credit slots of the turn and of its call (the slot of a step is that of its document).
       const a = ctx.slotOfStep(step);
