@@ -158,12 +158,7 @@ class FeatureContext {
     readonly t: FeatureTuning,
   ) {
     this.nq = query.length;
-    this.#present = {
-      n: 0,
-      q: new Int32Array(this.nq),
-      id: new Int32Array(this.nq),
-      w: new Float64Array(this.nq),
-    };
+    this.#present = { n: 0, id: new Int32Array(this.nq), w: new Float64Array(this.nq) };
     this.total = keyWeights.reduce((s, w) => s + w, 0) || 1;
     const n = index.size;
     this.matchCredit = query.map((q) =>
@@ -226,8 +221,8 @@ class FeatureContext {
 
   /**
    * The matches the turn holds, one per query key (the match that gave the key its credit in the
-   * postings), in query-key order: query key, local key id, credit. One key lookup per prompt
-   * key, not per match. The arrays are reused by the next candidate.
+   * postings), in query-key order: local key id and credit. One key lookup per prompt key, not
+   * per match. The arrays are reused by the next candidate.
    */
   present(docNo: number, doc: RankedDoc): Present {
     const out = this.#present;
@@ -239,7 +234,6 @@ class FeatureContext {
       if (mi < 0) continue;
       const id = localKey(doc.keys, this.query[q]!.matches[mi]!.key, this.#plain[q]![mi]!);
       if (id < 0) continue;
-      out.q[out.n] = q;
       out.id[out.n] = id;
       out.w[out.n] = this.matchCredit[q]![mi]!;
       out.n++;
@@ -284,7 +278,6 @@ class FeatureContext {
 /** The matches one candidate holds (see `FeatureContext.present`): parallel arrays, `n` used. */
 interface Present {
   n: number;
-  q: Int32Array;
   id: Int32Array;
   w: Float64Array;
 }
