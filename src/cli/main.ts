@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Help } from 'commander';
 import { UsageError } from '../protocol/errors.js';
-import { commandName, commandTable } from './commands/index.js';
+import { type CommandEntry, commandName, commandTable } from './commands/index.js';
 import { reportError } from './context.js';
 import { helpText } from './help-text.js';
 
@@ -14,7 +14,7 @@ function version(): string {
 
 /**
  * Builds the `contextfold` program. With `argv`, only the module of the command it names is
- * loaded (all of them for help or an unknown name).
+ * loaded; for help or an unknown name, none (the commands are listed from the table).
  */
 export async function buildProgram(argv?: string[]): Promise<Command> {
   const json = argv?.includes('--json') ?? false;
@@ -47,10 +47,35 @@ export async function buildProgram(argv?: string[]): Promise<Command> {
     .option('--session <ID>', 'session_id written into new cold nodes', 'default-session')
     .addHelpText('after', GLOBAL_HELP)
     .exitOverride();
-  const name = argv ? commandName(argv) : undefined;
-  const one = commandTable.find((c) => c.name === name);
-  for (const c of one ? [one] : commandTable) (await c.load()).register(program);
+  const one = argv ? commandTable.find((c) => c.name === commandFor(argv)) : undefined;
+  if (one) await register(program, one);
+  else if (argv) listCommands(program);
+  else for (const c of commandTable) await register(program, c);
   return program;
+}
+
+/** The command argv runs, or asks help for (`help scan`). */
+function commandFor(argv: string[]): string | undefined {
+  const name = commandName(argv);
+  return name === 'help' ? commandName(argv.slice(argv.indexOf('help') + 1)) : name;
+}
+
+async function register(program: Command, c: CommandEntry): Promise<void> {
+  (await c.load()).register(program);
+  program.commands.find((cmd) => cmd.name() === c.name)?.description(c.about);
+}
+
+/**
+ * Every command as a line of help, no module loaded: for `--help`, a missing command and an
+ * unknown one (commander's suggestion needs only the names). Nothing here can run.
+ */
+function listCommands(program: Command): void {
+  const terms = new Map(commandTable.map((c) => [c.name, c.term]));
+  const help = new Help();
+  program.configureHelp({
+    subcommandTerm: (cmd) => terms.get(cmd.name()) ?? help.subcommandTerm(cmd),
+  });
+  for (const c of commandTable) program.command(c.name).description(c.about);
 }
 
 const GLOBAL_HELP = helpText({

@@ -4,16 +4,13 @@ import { withEngine } from '../engine-options.js';
 
 /** `contextfold compact`. */
 export function register(program: Command): void {
-  program
-    .command('compact')
-    .description('fold the index journal into recall_index.json (the exact reference layout)')
-    .action(async (_opts, cmd: Command) => {
-      const r = await withEngine(cmd, (cf) => cf.compact(), { write: true });
-      emit(
-        globals(cmd),
-        r,
-        (x: { nodes: number; journal_entries_compacted: number }) =>
-          `compacted ${x.journal_entries_compacted} journal entr${x.journal_entries_compacted === 1 ? 'y' : 'ies'}; ${x.nodes} node(s) indexed`,
-      );
-    });
+  program.command('compact').action(async (_opts, cmd: Command) => {
+    const r = await withEngine(cmd, (cf) => cf.compact(), { write: true });
+    emit(
+      globals(cmd),
+      r,
+      (x: { nodes: number; journal_entries_compacted: number }) =>
+        `compacted ${x.journal_entries_compacted} journal entr${x.journal_entries_compacted === 1 ? 'y' : 'ies'}; ${x.nodes} node(s) indexed`,
+    );
+  });
 }

@@ -77,9 +77,6 @@ const HELP = helpText({
 export function register(program: Command): void {
   program
     .command('conformance')
-    .description(
-      'run the IPCF-1.1 conformance corpus against a subject (default: this library, in-process) and print the verdict table or, with --json, the declaration',
-    )
     .option(
       '--subject <CMD>',
       'shell command that starts a subject speaking ipcf-subject/1 (see conformance/PROTOCOL.md)',

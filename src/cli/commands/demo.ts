@@ -72,9 +72,6 @@ function render(d: DemoPhase, raw: { tokens: number }): string[] {
 export function register(program: Command): void {
   program
     .command('demo')
-    .description(
-      'a 500-turn session in a temporary store: raw history vs prompt tokens, verified page-in, eviction, tamper detection',
-    )
     .option('--keep', 'keep the temporary store and print its path')
     .addHelpText(
       'after',

@@ -100,9 +100,6 @@ const HELP = helpText({
 export function register(program: Command): void {
   program
     .command('eval')
-    .description(
-      'retrieval eval (eval/README.md): fold real sessions, ask the questions, score what is paged in',
-    )
     .option(
       '--questions <FILE...>',
       'questions JSON ({ questions: [...] } or an array); several allowed',

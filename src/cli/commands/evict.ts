@@ -7,7 +7,6 @@ import { withEngine } from '../engine-options.js';
 export function register(program: Command): void {
   program
     .command('evict')
-    .description('record that a paged-in step left the prompt (CONF-07)')
     .argument('<STEP>', 'step id')
     .action(async (step: string, _opts, cmd: Command) => {
       const r = await withEngine(cmd, (cf) => cf.evict(parseIntArg(step, 'STEP')), { write: true });

@@ -16,9 +16,6 @@ const HELP = helpText({
 export function register(program: Command): void {
   program
     .command('export')
-    .description(
-      'write the store (e.g. a postgres:// one) to a directory in the reference layout, every node verified',
-    )
     .requiredOption('--to <DIR>', 'the new store directory (must not hold a store yet)')
     .addHelpText('after', HELP)
     .action(async (opts: { to: string }, cmd: Command) => {

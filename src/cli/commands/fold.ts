@@ -80,7 +80,6 @@ const HELP = helpText({
 export function register(program: Command): void {
   program
     .command('fold')
-    .description('fold a turn (or a JSONL batch) into cold storage')
     .argument('[STEP]', 'step id: the turn position in the conversation history')
     .argument('[SUMMARY]', "one-line summary of the turn, or '-' to read it from standard input")
     .option('--file <PATH>', "raw payload file, or '-' for standard input (bytes kept exactly)")

@@ -59,9 +59,7 @@ const SCAN_HELP = helpText({
 
 /** `contextfold guard`: scan a text with the guard's tables; run the guard corpus. */
 export function register(program: Command): void {
-  const guard = program
-    .command('guard')
-    .description('secret, injection and active-content tables: scan a text, run the guard corpus');
+  const guard = program.command('guard');
 
   guard
     .command('scan')

@@ -19,9 +19,6 @@ function readStdin(event: string): string {
 export function register(program: Command): void {
   program
     .command('hook')
-    .description(
-      'Claude Code hook: ingest the transcript and page archived turns back in (run by Claude Code)',
-    )
     .argument('<EVENT>', HOOK_EVENTS.join(' | '))
     .option(NO_REDACT_FLAG, NO_REDACT_HELP)
     .addHelpText(

@@ -20,7 +20,6 @@ const HELP = helpText({
 export function register(program: Command): void {
   program
     .command('hydrate')
-    .description('verified, bounded page-in of one archived step (CONF-05/06/09)')
     .argument('<STEP>', 'step id')
     .option('--chunk <K>', 'chunk index (0-based) when the payload is over the per-call cap', '0')
     .option('--raw', 'write the exact payload bytes to stdout (no cap, no framing)')

@@ -19,9 +19,6 @@ const HELP = helpText({
 export function register(program: Command): void {
   program
     .command('import-store')
-    .description(
-      'load a store directory (reference layout) into --store (e.g. postgres://…), verifying every node',
-    )
     .argument('<DIR>', 'the store directory to load (e.g. ./.contextfold)')
     .addHelpText('after', HELP)
     .action(async (dir: string, _opts: unknown, cmd: Command) => {

@@ -56,7 +56,6 @@ const HELP = helpText({
 export function register(program: Command): void {
   program
     .command('import')
-    .description('import a conversation history (transcript or message array) into the store')
     .argument('<FILE>', 'history file; .gz files are read directly')
     .option(
       '--format <FORMAT>',

@@ -47,7 +47,6 @@ const HELP = helpText({
 export function register(program: Command): void {
   program
     .command('inspect')
-    .description('serve a read-only web view of the store: folds, packs, page-ins, nodes (CONF-08)')
     .option('--host <HOST>', 'interface to bind (loopback unless --allow-remote)', '127.0.0.1')
     .option('--port <PORT>', 'port to listen on (0 picks a free one)', '0')
     .option('--no-open', 'do not try to open a browser')

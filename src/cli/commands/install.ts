@@ -52,9 +52,6 @@ const HELP = helpText({
 export function register(program: Command): void {
   program
     .command('install')
-    .description(
-      'install an integration; claude-code merges the contextfold hooks into settings.json',
-    )
     .argument('<TARGET>', 'claude-code')
     .option('--project', "the project's .claude/settings.json (default)")
     .option('--user', "the user's ~/.claude/settings.json (or $CLAUDE_CONFIG_DIR)")

@@ -28,9 +28,6 @@ async function loadMcpServer(): Promise<typeof import('../../adapters/mcp/server
 export function register(program: Command): void {
   program
     .command('mcp')
-    .description(
-      'serve the store to an MCP client over stdio (recall, hydrate, scan, fold, status, validate)',
-    )
     .option(NO_REDACT_FLAG, NO_REDACT_HELP)
     .addHelpText(
       'after',

@@ -26,7 +26,6 @@ const HELP = helpText({
 export function register(program: Command): void {
   program
     .command('pack')
-    .description('print one context pack of the recorded session, as it would be sent (read-only)')
     .option(
       '--at <STEP>',
       'the pack whose prompt is at this history position (default: the last one)',

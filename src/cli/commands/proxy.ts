@@ -50,9 +50,6 @@ const HELP = helpText({
 export function register(program: Command): void {
   program
     .command('proxy')
-    .description(
-      'run an HTTP proxy in front of the Anthropic / OpenAI API that folds every call of any client',
-    )
     .option('--upstream <URL>', 'base URL of the model API, e.g. https://api.anthropic.com')
     .option('--host <HOST>', 'address to listen on (loopback by default)', '127.0.0.1')
     .option('--port <PORT>', 'port to listen on (0: any free port)', '8787')

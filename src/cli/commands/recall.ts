@@ -33,7 +33,6 @@ const HELP = helpText({
 export function register(program: Command): void {
   program
     .command('recall')
-    .description('explicit recall: chronological candidates with coverage tiers (CONF-04)')
     .argument('[QUERY]', "what to look for, or '-' to read it from standard input")
     .option('--query-file <FILE>', 'read QUERY from a file')
     .option('--limit <N>', 'at most N candidates, N ≥ 1 (default: all)')

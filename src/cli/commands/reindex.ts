@@ -7,9 +7,6 @@ import { progressBar } from '../progress.js';
 export function register(program: Command): void {
   program
     .command('reindex')
-    .description(
-      'rebuild the derived index (index-<n>.sqlite) from the store files and analyse every node',
-    )
     .addHelpText(
       'after',
       [

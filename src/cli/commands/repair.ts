@@ -29,9 +29,6 @@ const HELP = helpText({
 export function register(program: Command): void {
   program
     .command('repair')
-    .description(
-      'plan (or with --apply do) the repair of what validate reports: re-index verified orphans, quarantine tampered files, drop dangling entries',
-    )
     .option('--apply', 'do it (appends every action to .contextfold/repair_log.jsonl)')
     .addHelpText('after', HELP)
     .action(async (opts: { apply?: boolean }, cmd: Command) => {

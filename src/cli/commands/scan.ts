@@ -52,7 +52,6 @@ const HELP = helpText({
 export function register(program: Command): void {
   program
     .command('scan')
-    .description('software MMU: which archived steps a prompt would page in (CONF-13)')
     .argument('[PROMPT]', "the incoming user prompt, or '-' to read it from standard input")
     .option('--prompt-file <FILE>', 'read PROMPT from a file (for prompts over 128 KB)')
     .addHelpText('after', HELP)

@@ -76,9 +76,6 @@ const HELP = helpText({
 export function register(program: Command): void {
   program
     .command('session')
-    .description(
-      'replay a turns JSONL through a harness session: fold, page in, evict, one pack per prompt',
-    )
     .argument(
       '<TURNS>',
       'turns JSONL: one {"step_id", "role", "content"} a line (the ../shared/data format)',

@@ -18,11 +18,8 @@ const human = (s: StatusResult): string =>
 
 /** `contextfold status`. */
 export function register(program: Command): void {
-  program
-    .command('status')
-    .description('summary of the store')
-    .action(async (_opts, cmd: Command) => {
-      const r = await withEngine(cmd, (cf) => cf.status());
-      emit(globals(cmd), r, human);
-    });
+  program.command('status').action(async (_opts, cmd: Command) => {
+    const r = await withEngine(cmd, (cf) => cf.status());
+    emit(globals(cmd), r, human);
+  });
 }

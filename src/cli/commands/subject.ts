@@ -22,9 +22,6 @@ const HELP = helpText({
 export function register(program: Command): void {
   program
     .command('subject')
-    .description(
-      'serve the conformance subject protocol (ipcf-subject/1, conformance/PROTOCOL.md): one JSON request per stdin line, one JSON response per stdout line',
-    )
     .addHelpText('after', HELP)
     .action(async () => {
       await serveSubject(new LibrarySubject(), process.stdin, process.stdout);

@@ -16,14 +16,9 @@ const human = (r: ValidateResult): string => {
 
 /** `contextfold validate`. */
 export function register(program: Command): void {
-  program
-    .command('validate')
-    .description(
-      'integrity scan: hashes, orphans, broken references, path containment (exit 1 on problems)',
-    )
-    .action(async (_opts, cmd: Command) => {
-      const r = await withEngine(cmd, (cf) => cf.validate());
-      emit(globals(cmd), r, human);
-      if (!r.ok) setExitCode(1);
-    });
+  program.command('validate').action(async (_opts, cmd: Command) => {
+    const r = await withEngine(cmd, (cf) => cf.validate());
+    emit(globals(cmd), r, human);
+    if (!r.ok) setExitCode(1);
+  });
 }
