@@ -145,7 +145,8 @@ describe('rankedScan: CONF-13 semantics', () => {
     const r = rankedScan(indexOf(turns), 'alpha beta epsilon gamma delta', {
       perTurnCap: 100,
       perCallCap: 3000,
-      tuning: { weights: { turnN: 4, recNone: 1 } },
+      // Room for step 5 only: what is left (90) is under the smallest window (150).
+      tuning: { weights: { turnN: 4, recNone: 1 }, minWindow: 150 },
     });
     expect(steps(r)).toEqual([5]);
     expect(r.budget_dropped.map((p) => [p.step_id, p.matched_terms])).toEqual([

@@ -77,7 +77,7 @@ export const RANKED_DEFAULTS: Readonly<RankedTuning> = Object.freeze({
   weights: RANKED_WEIGHTS,
   temperature: 1,
   minProbability: 0.01,
-  minWindow: 150,
+  minWindow: 60,
   minOwnerWindow: 150,
   pageTokens: 3000,
   maxPages: 10,
