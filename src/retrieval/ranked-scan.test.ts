@@ -320,6 +320,34 @@ describe('rankedScan: features and weights', () => {
     expect(first(rankedScan(indexOf(turns), 'first deploy target staging?', strict))).toBe(20);
   });
 
+  it('without a time cue an owner is the latest version of its fact, also a later owner (CONF-13)', () => {
+    // The older version is shorter, so it scores higher (len weighs against length here), but
+    // within one logit of the newer one: it never owns the intent in the newer one's place.
+    const turns = [
+      { step: 10, text: 'kappa_flag off', tokens: 20 },
+      { step: 20, text: 'kappa_flag on', tokens: 400 },
+      { step: 30, text: 'sigma_mode strict', tokens: 20 },
+      ...noise(20),
+    ];
+    const w = { turnN: 4, len: -3 };
+    const owner = (r: ReturnType<typeof rankedScan>, step: number) =>
+      r.selected.find((p) => p.step_id === step && p.alternative_of === undefined);
+    const one = rankedScan(indexOf(turns), 'kappa_flag?', only(w, { temperature: 4 }));
+    expect(first(one)).toBe(20);
+    expect(one.selected.find((p) => p.step_id === 10)).toMatchObject({ alternative_of: 20 });
+    const two = rankedScan(indexOf(turns), 'sigma_mode and kappa_flag?', only(w));
+    expect(owner(two, 20)).toBeDefined();
+    expect(owner(two, 10)).toBeUndefined();
+    // Over budget: the latest version is dropped with its intent, the older one is not paged.
+    const tight = rankedScan(indexOf(turns), 'sigma_mode and kappa_flag?', {
+      perTurnCap: 60,
+      perCallCap: 3000,
+      tuning: { weights: w },
+    });
+    expect(steps(tight)).not.toContain(10);
+    expect(tight.budget_dropped.map((p) => p.step_id)).toContain(20);
+  });
+
   it('bounded work: only the most recent maxPostings turns of a key are read', () => {
     const turns = Array.from({ length: 40 }, (_, i) => ({ step: i, text: `widget build ${i}` }));
     const ix = indexOf([...turns, ...noise(60)]);

@@ -250,22 +250,29 @@ interface Owner {
 }
 
 /**
- * The first owner: the best candidate, or, when the prompt points at one end of the history
- * ("now" / "first"), the latest (earliest) candidate that holds every key the best one holds and
- * scores within `timeBand` logits of it: among equally good answers the time cue decides.
+ * The version of a fact an owner pages: among the candidates that hold every key of `keys` that
+ * `x` holds and score within `timeBand` logits of it, the latest (the earliest on a "first"
+ * prompt). A smaller or denser older record never takes an intent from a newer one of the same
+ * fact (CONF-13: a budget may lose information, never serve an outdated version in its place);
+ * a later turn that scores far below (one that names the topic without the value) does not
+ * take it either.
  */
-function firstOwner(pool: readonly Scored[], intent: PromptIntent, t: RankedTuning): Scored {
-  const top = pool[0]!;
-  if (intent.time === 'none' || t.timeBand <= 0) return top;
-  const nq = top.c.own.length;
+function versionOf(
+  pool: readonly Scored[],
+  x: Scored,
+  keys: readonly number[],
+  intent: PromptIntent,
+  t: RankedTuning,
+  taken: (y: Scored) => boolean = () => false,
+): Scored {
+  if (t.timeBand <= 0) return x;
   const same = pool.filter(
-    (x) =>
-      x.s >= top.s - t.timeBand &&
-      Array.from({ length: nq }, (_, q) => q).every((q) => !held(top.c, q) || held(x.c, q)),
+    (y) =>
+      y.s >= x.s - t.timeBand && !taken(y) && keys.every((q) => !held(x.c, q) || y.c.own[q]! > 0),
   );
   const later = (a: Scored, b: Scored) =>
-    intent.time === 'latest' ? b.c.stepId > a.c.stepId : b.c.stepId < a.c.stepId;
-  return same.reduce((a, b) => (later(a, b) ? b : a), top);
+    intent.time === 'earliest' ? b.c.stepId < a.c.stepId : b.c.stepId > a.c.stepId;
+  return same.reduce((a, b) => (later(a, b) ? b : a), x);
 }
 
 /** Intent owners by residual cover: each next owner holds most of what is still uncovered. */
@@ -290,7 +297,8 @@ function owners(
     }
     out.push({ x, keys });
   };
-  if (pool[0]) take(firstOwner(pool, intent, t));
+  const all = Array.from({ length: nq }, (_, q) => q);
+  if (pool[0]) take(versionOf(pool, pool[0], all, intent, t));
   while (out.length > 0 && out.length < t.maxOwners) {
     let residual = 0;
     for (let q = 0; q < nq; q++) if (present[q] && !covered[q]) residual += set.keyWeights[q]!;
@@ -307,7 +315,8 @@ function owners(
       return gain >= 0.5 * residual && rare >= t.minEvidence;
     });
     if (!next) break;
-    take(next);
+    const uncovered = all.filter((q) => !covered[q]);
+    take(versionOf(pool, next, uncovered, intent, t, (y) => out.some((o) => o.x === y)));
   }
   return out;
 }

@@ -4,9 +4,9 @@ import type { FeatureWeights } from './ranked-features.js';
  * Weights of the ranked scan's linear scorer. Learned, not hand-set: pairwise logistic
  * regression over the candidates of every question of `../shared/eval/questions.public.json`
  * (gold turns above the other candidates; for "evolving-value" questions the latest gold turn),
- * by `contextfold eval --train` (src/eval/train.ts: deterministic, fixed schedule). The
+ * by `contextfold eval --fit` (src/eval/train.ts: deterministic, fixed schedule). The
  * leave-one-session-out figure of this procedure is what `contextfold eval --loso` prints
- * (docs/retrieval.md). Regenerate with `contextfold eval --train --questions … --json`.
+ * (docs/retrieval.md). Regenerate with `contextfold eval --fit --questions … --json`.
  */
 export const RANKED_WEIGHTS: FeatureWeights = Object.freeze({
   block: 0.6371,
