@@ -53,8 +53,8 @@ export interface RankedTuning extends QueryTuning, FeatureTuning {
   /** Tokens of the companion page (the call turn of a result whose keys came from it). */
   companionTokens: number;
   /**
-   * On a "now" / "first" prompt the first owner is the latest / earliest candidate that holds the
-   * best one's keys and scores within this many logits of it (0: the best, always).
+   * An owner is the latest candidate (the earliest on a "first" prompt) that holds the chosen
+   * one's keys and scores within this many logits of it (0: the chosen one, always).
    */
   timeBand: number;
 }
