@@ -15,7 +15,7 @@ export interface Ablation {
 /** The components of the ranked page-in, each removed on its own from the full configuration. */
 export const ABLATIONS: readonly Ablation[] = [
   { name: '(nothing: full)' },
-  { name: 'best-block BM25', exclude: ['block', 'blockN'] },
+  { name: 'best-block BM25', exclude: ['block', 'blockN', 'shapeBlockN', 'errBlockN'] },
   { name: 'turn coverage', exclude: ['turn', 'turnN'] },
   { name: 'header field', exclude: ['head', 'headN'] },
   { name: 'call/result (previous turn)', exclude: ['prev', 'prevN', 'union', 'unionN'] },
@@ -23,13 +23,30 @@ export const ABLATIONS: readonly Ablation[] = [
   { name: 'neighbourhood (±3 turns)', exclude: ['ctx', 'ctxN'] },
   {
     name: 'per-prompt normalised coverage',
-    exclude: ['blockN', 'turnN', 'headN', 'prevN', 'unionN', 'nextN', 'ctxN'],
+    exclude: [
+      'blockN',
+      'turnN',
+      'headN',
+      'prevN',
+      'unionN',
+      'nextN',
+      'ctxN',
+      'shapeBlockN',
+      'errBlockN',
+    ],
   },
-  { name: 'answer shapes', exclude: ['shape', 'shapeTurn'] },
-  { name: 'failure signal', exclude: ['err'] },
+  { name: 'answer shapes', exclude: ['shape', 'shapeTurn', 'shapeBlockN', 'shapeLatest'] },
+  { name: 'failure signal', exclude: ['err', 'errBlockN'] },
   { name: 'prose', exclude: ['prose', 'proseTurn'] },
   { name: 'length', exclude: ['len'] },
-  { name: 'recency and time cues', exclude: ['recLatest', 'recEarliest', 'recNone'] },
+  {
+    name: 'recency and time cues',
+    exclude: ['recLatest', 'recEarliest', 'recNone', 'shapeLatest'],
+  },
+  {
+    name: 'interactions (shape, failure × best block; shape × recency)',
+    exclude: ['shapeBlockN', 'errBlockN', 'shapeLatest'],
+  },
   { name: 'prefix/stem expansion', tuning: { maxExtensions: 0, stemWeight: 0 } },
   { name: 'companion (call) pages', tuning: { companionTokens: 0 } },
   { name: 'residual cover (one owner)', tuning: { maxOwners: 1 } },

@@ -41,6 +41,9 @@ export const FEATURE_NAMES = [
   'recLatest',
   'recEarliest',
   'recNone',
+  'shapeBlockN',
+  'errBlockN',
+  'shapeLatest',
 ] as const;
 
 /** One of {@link FEATURE_NAMES}. */
@@ -441,6 +444,17 @@ function normalise(candidates: readonly Candidate[]): void {
     for (const c of candidates) max = Math.max(max, c.features[F[from]]!);
     for (const c of candidates) c.features[F[to]] = max > 0 ? c.features[F[from]]! / max : 0;
   }
+  for (const c of candidates) interact(c.features);
+}
+
+/**
+ * Products of two features: a linear scorer cannot say "the asked shape counts when the block
+ * that holds it also matches the prompt" with the two features alone.
+ */
+function interact(f: Float64Array): void {
+  f[F.shapeBlockN] = f[F.shape]! * f[F.blockN]!;
+  f[F.errBlockN] = f[F.err]! * f[F.blockN]!;
+  f[F.shapeLatest] = f[F.shape]! * f[F.recLatest]!;
 }
 
 /**

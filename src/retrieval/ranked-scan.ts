@@ -48,7 +48,11 @@ export interface RankedTuning extends QueryTuning, FeatureTuning {
   minEvidence: number;
   /** At most this many intent owners (residual cover of the prompt's keys). */
   maxOwners: number;
-  /** Another owner is sought while at least this share of the matched IDF mass is uncovered. */
+  /**
+   * Another owner is sought while at least this share of the prompt's matched keys is uncovered
+   * (counted, not weighed by IDF: on a small store every key is common, and a second intent's
+   * keys would weigh next to nothing beside the first's).
+   */
   residualShare: number;
   /** Tokens of the companion page (the call turn of a result whose keys came from it). */
   companionTokens: number;
@@ -285,7 +289,7 @@ function owners(
   const nq = set.keyWeights.length;
   const present = new Array<boolean>(nq).fill(false);
   for (const x of pool) for (let q = 0; q < nq; q++) if (held(x.c, q)) present[q] = true;
-  const total = set.keyWeights.reduce((s, w, q) => s + (present[q] ? w : 0), 0);
+  const matched = present.filter(Boolean).length;
   const covered = new Array<boolean>(nq).fill(false);
   const out: Owner[] = [];
   const take = (x: Scored) => {
@@ -301,8 +305,13 @@ function owners(
   if (pool[0]) take(versionOf(pool, pool[0], all, intent, t));
   while (out.length > 0 && out.length < t.maxOwners) {
     let residual = 0;
-    for (let q = 0; q < nq; q++) if (present[q] && !covered[q]) residual += set.keyWeights[q]!;
-    if (residual <= 0 || residual < t.residualShare * total) break;
+    let left = 0;
+    for (let q = 0; q < nq; q++) {
+      if (!present[q] || covered[q]) continue;
+      residual += set.keyWeights[q]!;
+      left++;
+    }
+    if (residual <= 0 || left < t.residualShare * matched) break;
     const next = pool.find((x) => {
       if (out.some((o) => o.x === x)) return false;
       let gain = 0;
