@@ -1,10 +1,10 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, sep } from 'node:path';
+import { packageRoot } from '../fs/package-root.js';
 import type { SourceAnchor } from './case-schema.js';
 
 /** The package root (where `src/`, `dist/` and `conformance/` live). */
-export const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const PACKAGE_ROOT = packageRoot() + sep;
 
 /** Where anchors are looked up. */
 export interface AnchorContext {

@@ -1,14 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import type { z } from 'zod';
+import { packagePath } from '../fs/package-root.js';
 import { sha256Hex } from '../protocol/canonical-json.js';
 import { UsageError } from '../protocol/errors.js';
 import { type AcceptanceCase, type CaseFile, caseFileSchema } from './case-schema.js';
 
 /** The case file shipped with this package. */
-export const DEFAULT_CASE_FILE = fileURLToPath(
-  new URL('../../conformance/adapters/cases.v1.json', import.meta.url),
-);
+export const DEFAULT_CASE_FILE = packagePath('conformance', 'adapters', 'cases.v1.json');
 
 /** A loaded, checked case file and the SHA-256 of its bytes. */
 export interface LoadedCaseFile {

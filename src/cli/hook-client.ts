@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
-import { fileURLToPath } from 'node:url';
+import { packagePath } from '../fs/package-root.js';
 import type { HookRequest } from './hook-request.js';
 import type { HookReply } from './hook-server.js';
 import { hookSocketPath } from './hook-socket.js';
@@ -74,7 +74,7 @@ function exchange(socket: Socket, request: HookRequest): Promise<HookReply | nul
 
 /** Starts a server in the background for the next prompts; this one runs here. */
 function startServer(socketPath: string): void {
-  const main = fileURLToPath(new URL('./hook-server-main.js', import.meta.url));
+  const main = packagePath('dist', 'cli', 'hook-server-main.js');
   try {
     spawn(process.execPath, [main, socketPath], { detached: true, stdio: 'ignore' }).unref();
   } catch {

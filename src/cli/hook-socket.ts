@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { lstatSync, mkdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { packagePath } from '../fs/package-root.js';
 
 /** Environment variables a hook run may depend on: a server only serves the same ones. */
 const ENV_KEYS = /^(CONTEXTFOLD_\w+|HOME|XDG_CACHE_HOME|TMPDIR)$/;
@@ -30,7 +30,7 @@ export function hookSocketPath(env: NodeJS.ProcessEnv): string | null {
   }
   const st = lstatSync(dir);
   if (!st.isDirectory() || st.uid !== uid || (st.mode & 0o077) !== 0) return null;
-  const runner = fileURLToPath(new URL('./hook-request.js', import.meta.url));
+  const runner = packagePath('dist', 'cli', 'hook-request.js');
   const h = createHash('sha256');
   h.update(`${runner}\0${statSync(runner).mtimeMs}\0`);
   for (const key of Object.keys(env)

@@ -1,15 +1,12 @@
-import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Help } from 'commander';
+import { packageJson } from '../fs/package-root.js';
 import { UsageError } from '../protocol/errors.js';
 import { type CommandEntry, commandName, commandTable } from './commands/index.js';
 import { reportError } from './context.js';
 import { helpText } from './help-text.js';
 
 function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
-    version: string;
-  };
-  return pkg.version;
+  return packageJson().version;
 }
 
 /**

@@ -1,13 +1,13 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, sep } from 'node:path';
 import { z } from 'zod';
+import { packagePath } from '../fs/package-root.js';
 import { compareCodePoints, sha256Hex } from '../protocol/canonical-json.js';
 import { UsageError } from '../protocol/errors.js';
 import { type CaseDoc, type Manifest, REQUIREMENT_IDS } from './types.js';
 
 /** The corpus shipped with this package (`conformance/` at the package root). */
-export const DEFAULT_CORPUS_DIR = fileURLToPath(new URL('../../conformance/', import.meta.url));
+export const DEFAULT_CORPUS_DIR = packagePath('conformance') + sep;
 
 /** Verdict counts of a run (or a class of cases): the four verdicts and their total. */
 export const verdictCountsSchema = z

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { isAbsolute, relative, sep } from 'node:path';
 import { ContextFold } from '../engine/context-fold.js';
 import type {
@@ -8,6 +7,7 @@ import type {
   Page,
   RecallCandidate,
 } from '../engine/types.js';
+import { packageJson } from '../fs/package-root.js';
 import { compareCodePoints } from '../protocol/canonical-json.js';
 import { ipcfErrorName, isContextFoldError, UsageError } from '../protocol/errors.js';
 import { parsePolicy } from '../protocol/policy.js';
@@ -44,10 +44,7 @@ export const LIBRARY_STRICTNESSES: readonly string[] = ['refuses_dotdot_in_file_
 
 /** The package version, read once from package.json. */
 export function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
-    version: string;
-  };
-  return pkg.version;
+  return packageJson().version;
 }
 
 /** Raised for a request the subject does not implement (PROTOCOL.md: `UnsupportedOperation`). */

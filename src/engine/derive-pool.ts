@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { fileURLToPath } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { o200kTokenizer } from '../extract/tokenizer.js';
+import { packagePath } from '../fs/package-root.js';
 import type { RedactionRecord } from '../protocol/types.js';
 import {
   analyzeNode,
@@ -80,11 +81,15 @@ parentPort.on('message', async (m) => {
 });
 `;
 
-/** This module's compiled file, or null when it runs from sources (a test runner's transform). */
+/**
+ * This module's compiled file, or null when it runs from sources (a test runner's transform).
+ * Found in the package, not at this module's own URL: the bundled CLI runs this code from a
+ * chunk whose exports are renamed, and a worker imports `deriveInline` and `buildInline`.
+ */
 function compiledModule(): string | null {
-  const url = new URL(import.meta.url);
-  if (!url.pathname.endsWith('.js')) return null;
-  return existsSync(fileURLToPath(url)) ? url.href : null;
+  if (!new URL(import.meta.url).pathname.endsWith('.js')) return null;
+  const file = packagePath('dist', 'engine', 'derive-pool.js');
+  return existsSync(file) ? pathToFileURL(file).href : null;
 }
 
 /** What a derive still running when its pool was closed rejects with. */

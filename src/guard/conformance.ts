@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import { packageJson } from '../fs/package-root.js';
 import { compareCodePoints, sha256Hex } from '../protocol/canonical-json.js';
 import {
   type Verdict,
@@ -55,11 +56,6 @@ export interface GuardRunReport {
   corpus: { name: string; version: string; content_sha256: string; case_count: number };
   declared_tables: string[];
   cases: GuardCaseResult[];
-}
-
-function packageVersion(): string {
-  const url = new URL('../../package.json', import.meta.url);
-  return (JSON.parse(readFileSync(url, 'utf8')) as { version: string }).version;
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -182,7 +178,7 @@ export async function runGuardConformance(
     cases.push(await runCase(guardDir, id, tables, declared, redactor));
   }
   return {
-    runtime: options.runtime ?? { name: 'contextfold', version: packageVersion() },
+    runtime: options.runtime ?? { name: 'contextfold', version: packageJson().version },
     corpus: {
       name: manifest.corpus,
       version: manifest.corpus_version,

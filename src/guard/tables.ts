@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, sep } from 'node:path';
+import { packagePath } from '../fs/package-root.js';
 import { GuardTableError } from '../protocol/errors.js';
 import { compileSyncMatcher, type SyncMatch } from './matchers.js';
 import { SECRETLINT_RULE_IDS } from './secretlint-rule-ids.js';
@@ -16,7 +16,7 @@ import {
 import type { Severity, TableKind } from './types.js';
 
 /** The `guard/` data directory shipped with the package (tables, corpus, schemas). */
-export const DEFAULT_GUARD_DIR = fileURLToPath(new URL('../../guard/', import.meta.url));
+export const DEFAULT_GUARD_DIR = packagePath('guard') + sep;
 
 /**
  * The table files this runtime implements, by kind, relative to `guard/`. This one constant is

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { packagePath } from '../fs/package-root.js';
 import { UsageError } from '../protocol/errors.js';
 
 /** One static file of the web app, held in memory. */
@@ -16,12 +16,9 @@ const TYPES: Record<string, string> = {
   '.svg': 'image/svg+xml',
 };
 
-/**
- * Where the built web app lives: `dist/inspect/static/` of the package. This module sits two
- * levels below the package root both as `src/inspect/assets.ts` and `dist/inspect/assets.js`.
- */
+/** Where the built web app lives: `dist/inspect/static/` of the package. */
 export function defaultAssetsDir(): string {
-  return fileURLToPath(new URL('../../dist/inspect/static/', import.meta.url));
+  return packagePath('dist', 'inspect', 'static') + sep;
 }
 
 /**

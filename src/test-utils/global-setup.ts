@@ -14,8 +14,8 @@ function fsCheckFails(): boolean {
 }
 
 /**
- * Builds dist/ (the same steps as `npm run build`: the library, the inspector's browser client,
- * its static files), so tests that spawn the real CLI (`node dist/cli/bin.js`) or load the web
+ * Builds dist/ (the same steps as `npm run build`: the library, the CLI's bundle, the
+ * inspector's browser client, its static files), so tests that spawn the real CLI (`node dist/cli/bin.js`) or load the web
  * app run the code under test. A type error fails the run.
  */
 function build(): void {
@@ -25,6 +25,7 @@ function build(): void {
     execFileSync(process.execPath, args, { cwd: root, stdio: 'inherit' });
   };
   run([tsc, '-p', 'tsconfig.build.json']);
+  run(['scripts/bundle-cli.mjs']);
   run([tsc, '-p', 'src/inspect/client/tsconfig.json']);
   run(['scripts/copy-inspect-static.mjs']);
 }

@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { packagePath } from '../../fs/package-root.js';
 
 /** The `contextfold` executable of this package (the built CLI, as a user runs it). */
-export const BIN_PATH = fileURLToPath(new URL('../../../dist/cli/bin.js', import.meta.url));
+export const BIN_PATH = packagePath('dist', 'cli', 'bin.js');
 
 /** Options of the subjects that run the CLI as a separate process. */
 export interface ProcessSubjectOptions {

@@ -1,7 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { resolveHookCommand } from '../../adapters/claude-code/hook-runtime.js';
 import {
@@ -9,14 +7,10 @@ import {
   type InstallScope,
   installClaudeCode,
 } from '../../adapters/claude-code/install.js';
+import { packageJson, packagePath } from '../../fs/package-root.js';
 import { UsageError } from '../../protocol/errors.js';
 import { emit, globals } from '../context.js';
 import { helpText } from '../help-text.js';
-
-function packageVersion(): string {
-  const url = new URL('../../../package.json', import.meta.url);
-  return (JSON.parse(readFileSync(url, 'utf8')) as { version: string }).version;
-}
 
 const human = (r: InstallResult & { command: string }): string => {
   const lines = [`${r.changed ? 'updated' : 'already up to date:'} ${r.settings}`];
@@ -73,11 +67,11 @@ export function register(program: Command): void {
         const scope: InstallScope = opts.user ? 'user' : 'project';
         const projectDir = process.cwd();
         const { command } = resolveHookCommand({
-          binPath: fileURLToPath(new URL('../bin.js', import.meta.url)),
+          binPath: packagePath('dist', 'cli', 'bin.js'),
           projectDir,
           scope,
           pathEnv: process.env.PATH,
-          version: packageVersion(),
+          version: packageJson().version,
           ...(opts.command !== undefined ? { command: opts.command } : {}),
         });
         const dirGiven = cmd.getOptionValueSourceWithGlobals('dir') === 'cli';

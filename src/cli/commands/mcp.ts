@@ -1,13 +1,8 @@
-import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
+import { packageJson } from '../../fs/package-root.js';
 import { UsageError } from '../../protocol/errors.js';
 import { requireStore } from '../context.js';
 import { engineOptions, NO_REDACT_FLAG, NO_REDACT_HELP } from '../engine-options.js';
-
-function packageVersion(): string {
-  const url = new URL('../../../package.json', import.meta.url);
-  return (JSON.parse(readFileSync(url, 'utf8')) as { version: string }).version;
-}
 
 /** The MCP adapter, or a usage error naming the optional peer to install. */
 async function loadMcpServer(): Promise<typeof import('../../adapters/mcp/server.js')> {
@@ -52,7 +47,7 @@ export function register(program: Command): void {
         ...options,
         mustExist: !opts.create,
         name: 'contextfold',
-        version: packageVersion(),
+        version: packageJson().version,
       });
     });
 }
