@@ -7,7 +7,6 @@
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { rolldown } from 'rolldown';
 
 const BANNER = '// contextfold CLI bundle (scripts/bundle-cli.mjs)';
 const dir = fileURLToPath(new URL('../dist/cli/', import.meta.url));
@@ -18,6 +17,16 @@ if (readFileSync(entry, 'utf8').includes(BANNER)) {
   process.exit(0);
 }
 for (const f of readdirSync(dir)) if (/^bin-.+\.js$/.test(f)) rmSync(join(dir, f));
+
+// The bundle only saves start-up time: where the bundler cannot load (a platform without its
+// native binding), tsc's modules run as they are, and the build says so.
+let rolldown;
+try {
+  ({ rolldown } = await import('rolldown'));
+} catch (e) {
+  console.warn(`bundle-cli: rolldown is not usable here (${e.message}); the CLI runs unbundled`);
+  process.exit(0);
+}
 
 const bundle = await rolldown({
   input: entry,
