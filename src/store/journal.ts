@@ -14,11 +14,24 @@ export type JournalRecord =
   /** `contextfold repair` removed an entry whose node is gone or untrustworthy. */
   | { op: 'drop'; step_id: number; dropped_at: string; reason: string };
 
-/** One line of the journal for a record: `{"record":…,"sha256":…}\n`. */
-export function journalLine(record: JournalRecord): string {
+/**
+ * One line of the journal for a record: `{"record":…,"sha256":…}\n`. `json` is the record's
+ * canonical JSON when the caller has it already (see {@link foldRecordJson}).
+ */
+export function journalLine(record: JournalRecord, json: string = canonicalJson(record)): string {
   // Canonical JSON of {record, sha256} without serialising the record twice ("record" < "sha256").
-  const json = canonicalJson(record);
   return `{"record":${json},"sha256":"${sha256Hex(json)}"}\n`;
+}
+
+/**
+ * The canonical JSON of a fold record, from its entry's canonical JSON: the index keeps that
+ * JSON too, so a fold serialises its entry once ("entry" sorts before "op").
+ *
+ * @example
+ * foldRecordJson(canonicalJson(entry)) === canonicalJson({ op: 'fold', entry }); // true
+ */
+export function foldRecordJson(entryJson: string): string {
+  return `{"entry":${entryJson},"op":"fold"}`;
 }
 
 /** Outcome of parsing journal bytes. */

@@ -55,7 +55,7 @@ import {
   loadEvictionLog,
   loadSnapshot,
 } from './index-loader.js';
-import { type JournalRecord, journalLine, parseJournal } from './journal.js';
+import { foldRecordJson, type JournalRecord, journalLine, parseJournal } from './journal.js';
 import { findTornTail, quarantineTornTail } from './journal-tail.js';
 import {
   canonicalNodePath,
@@ -1010,6 +1010,7 @@ export class LocalStore implements IndexBackend {
   async #append(
     records: JournalRecord[],
     apply: (db: IndexDb, st: IndexState) => void,
+    jsons?: readonly string[],
   ): Promise<void> {
     this.assertConsistent();
     const path = this.layout.journalPath;
@@ -1033,7 +1034,9 @@ export class LocalStore implements IndexBackend {
       });
       created = true;
     }
-    for (const r of records) text += journalLine(r);
+    records.forEach((r, i) => {
+      text += journalLine(r, jsons?.[i]);
+    });
     appendDurable(path, text);
     if (created) fsyncDir(this.layout.dir);
     // Committed. Everything below is derived.
@@ -1062,6 +1065,8 @@ export class LocalStore implements IndexBackend {
 
   async #commit(rows: readonly CommitRow[]): Promise<void> {
     if (rows.length === 0) return;
+    // Each entry is serialised once: for its journal record and for its index row.
+    const jsons = rows.map((r) => canonicalJson(r.entry));
     await this.#append(
       rows.map((r) => ({ op: 'fold' as const, entry: r.entry })),
       (db, st) => {
@@ -1080,10 +1085,11 @@ export class LocalStore implements IndexBackend {
         );
         db.putFlags(commitFlags(rows));
         db.insertFolds(
-          rows.map((r) => ({ entry: r.entry, json: canonicalJson(r.entry), analysis: r.analysis })),
+          rows.map((r, i) => ({ entry: r.entry, json: jsons[i]!, analysis: r.analysis })),
           st,
         );
       },
+      jsons.map(foldRecordJson),
     );
   }
 
