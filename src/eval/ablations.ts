@@ -1,5 +1,5 @@
 import type { NodeAnalysis } from '../retrieval/node-analysis.js';
-import type { FeatureName } from '../retrieval/ranked-features.js';
+import { FEATURE_NAMES, type FeatureName } from '../retrieval/ranked-features.js';
 import { RANKED_DEFAULTS, type RankedTuning } from '../retrieval/ranked-scan.js';
 import { runEval } from './run-eval.js';
 import { collectTraining, trainWeights } from './train.js';
@@ -23,17 +23,8 @@ export const ABLATIONS: readonly Ablation[] = [
   { name: 'neighbourhood (±3 turns)', exclude: ['ctx', 'ctxN'] },
   {
     name: 'per-prompt normalised coverage',
-    exclude: [
-      'blockN',
-      'turnN',
-      'headN',
-      'prevN',
-      'unionN',
-      'nextN',
-      'ctxN',
-      'shapeBlockN',
-      'errBlockN',
-    ],
+    // The `…N` features, and the products built on them (see FEATURE_NAMES).
+    exclude: FEATURE_NAMES.filter((n) => n.endsWith('N')),
   },
   { name: 'answer shapes', exclude: ['shape', 'shapeTurn', 'shapeBlockN', 'shapeLatest'] },
   { name: 'failure signal', exclude: ['err', 'errBlockN'] },
