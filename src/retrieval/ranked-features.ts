@@ -176,7 +176,10 @@ class FeatureContext {
     return d === undefined ? -1 : this.cr.slotOf[d]! - 1;
   }
 
-  /** {@link coverage} of a turn and its call, without allocating (run for every candidate). */
+  /**
+   * Share of the prompt's credit held by a turn and its call together (per prompt key the better
+   * of the two), without allocating: run for every candidate.
+   */
   callCoverage(step: number): number {
     const a = this.slotOfStep(step);
     const b = this.slotOfStep(step - 1);
@@ -191,29 +194,46 @@ class FeatureContext {
     return s / this.total;
   }
 
-  readonly #slots = new Int32Array(8);
+  /** Credit offsets of the turns `step - 3` … `step + 2` (-1: holds no prompt key), reused. */
+  readonly #around = new Int32Array(6);
 
-  /** Share of the prompt's credit held by the turns `lo`…`hi` together (at most 8 turns). */
-  coverage(lo: number, hi: number): number {
-    const slots = this.#slots;
-    if (hi - lo >= slots.length) throw new RangeError(`coverage of ${hi - lo + 1} turns`);
-    let n = 0;
-    for (let st = lo; st <= hi; st++) {
-      const k = this.slotOfStep(st);
-      if (k >= 0) slots[n++] = k * this.nq;
+  /**
+   * The five neighbourhood features of a candidate: the share of the prompt's credit held by
+   * the turn itself, by its previous turn, by the two together, by the next turn, and by the
+   * turns `step - 3` … `step + 2` together (per prompt key the best of the turns counted). One
+   * pass over the prompt's keys, each turn's slot looked up once.
+   */
+  neighbourhood(step: number, out: Float64Array): void {
+    const around = this.#around;
+    for (let i = 0; i < 6; i++) {
+      const k = this.slotOfStep(step - 3 + i);
+      around[i] = k < 0 ? -1 : k * this.nq;
     }
-    if (n === 0) return 0;
     const { credit } = this.cr;
-    let s = 0;
+    const at = (i: number, q: number): number => {
+      const o = around[i]!;
+      return o < 0 ? 0 : credit[o + q]!;
+    };
+    let turn = 0;
+    let prev = 0;
+    let union = 0;
+    let next = 0;
+    let ctx = 0;
     for (let q = 0; q < this.nq; q++) {
-      let best = 0;
-      for (let i = 0; i < n; i++) {
-        const c = credit[slots[i]! + q]!;
-        if (c > best) best = c;
-      }
-      s += best;
+      const c0 = at(3, q);
+      const p = at(2, q);
+      const nx = at(4, q);
+      turn += c0;
+      prev += p;
+      union += Math.max(p, c0);
+      next += nx;
+      ctx += Math.max(at(0, q), at(1, q), p, c0, nx, at(5, q));
     }
-    return s / this.total;
+    out[F.turn] = turn / this.total;
+    out[F.prev] = prev / this.total;
+    out[F.union] = union / this.total;
+    out[F.next] = next / this.total;
+    out[F.ctx] = ctx / this.total;
   }
 
   /** Credit (weight × IDF) of each match of each query key, computed once per prompt. */
@@ -287,7 +307,16 @@ interface Present {
 
 /** True when a shape bit mask holds one of the asked answer shapes. */
 export const hasShape = (mask: number, asked: readonly string[]): boolean =>
-  ANSWER_SHAPES.some((s, i) => (mask & (1 << i)) !== 0 && asked.includes(s.name));
+  (mask & shapeMask(asked)) !== 0;
+
+/** The bit mask of the named answer shapes (bit i: `ANSWER_SHAPES[i]`). */
+function shapeMask(names: readonly string[]): number {
+  let mask = 0;
+  ANSWER_SHAPES.forEach((s, i) => {
+    if (names.includes(s.name)) mask |= 1 << i;
+  });
+  return mask;
+}
 
 /**
  * The candidate turns of a prompt with their features: every turn that holds a prompt key (from
@@ -319,6 +348,7 @@ export function candidateFeatures(
     rarity[qi] = top > 0 ? Math.min(1, keyWeights[qi]! / top) : 0;
   });
   const cr = gatherCredits(index, query, t.maxPostings);
+  const askedMask = shapeMask(askedShapes);
   try {
     const ctx = new FeatureContext(index, query, cr, keyWeights, t);
     const stepList = candidateSteps(index, cr.docs);
@@ -345,14 +375,10 @@ export function candidateFeatures(
       const best = ctx.bestBlock(doc, present);
       const blk = doc.blocks[best.block]!;
       f[F.block] = best.score;
-      f[F.turn] = ctx.coverage(step, step);
+      ctx.neighbourhood(step, f);
       f[F.head] = ctx.headCoverage(doc, present);
-      f[F.prev] = ctx.coverage(step - 1, step - 1);
-      f[F.union] = ctx.coverage(step - 1, step);
-      f[F.next] = ctx.coverage(step + 1, step + 1);
-      f[F.ctx] = ctx.coverage(step - 3, step + 2);
-      f[F.shape] = askedShapes.length > 0 && hasShape(blk.shapes, askedShapes) ? 1 : 0;
-      f[F.shapeTurn] = askedShapes.length > 0 && hasShape(doc.shapes, askedShapes) ? 1 : 0;
+      f[F.shape] = (blk.shapes & askedMask) !== 0 ? 1 : 0;
+      f[F.shapeTurn] = (doc.shapes & askedMask) !== 0 ? 1 : 0;
       f[F.err] = intent.error && blk.error ? 1 : 0;
       f[F.prose] = blk.prose;
       f[F.proseTurn] = doc.prose;
@@ -438,11 +464,14 @@ const NORMALISED: readonly [FeatureName, FeatureName][] = [
   ['ctx', 'ctxN'],
 ];
 
+/** {@link NORMALISED} as feature indices (a scan normalises every candidate's seven). */
+const NORMALISED_AT = NORMALISED.map(([from, to]) => [F[from], F[to]] as const);
+
 function normalise(candidates: readonly Candidate[]): void {
-  for (const [from, to] of NORMALISED) {
+  for (const [from, to] of NORMALISED_AT) {
     let max = 0;
-    for (const c of candidates) max = Math.max(max, c.features[F[from]]!);
-    for (const c of candidates) c.features[F[to]] = max > 0 ? c.features[F[from]]! / max : 0;
+    for (const c of candidates) max = Math.max(max, c.features[from]!);
+    for (const c of candidates) c.features[to] = max > 0 ? c.features[from]! / max : 0;
   }
   for (const c of candidates) interact(c.features);
 }
