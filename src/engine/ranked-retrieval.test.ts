@@ -163,6 +163,53 @@ describe('what a ranked scan reads', () => {
   });
 });
 
+describe('the analyses a process keeps decoded', () => {
+  it('are bounded: past the bound the oldest are read and decoded again, with the same answer', async () => {
+    const dir = join(tempDir().dir, '.contextfold');
+    const writer = await ContextFold.open({ dir, retrieval: 'ranked' });
+    await writer.foldMany(
+      Array.from({ length: 400 }, (_, i) => ({
+        stepId: i,
+        summary: 'tool: result',
+        content: `widget build job-${String(i).padStart(4, '0')} finished: ${i % 50} warnings`,
+      })),
+    );
+    await writer.close({ compact: false });
+    const cf = await ContextFold.open({ dir, retrieval: 'ranked' });
+    await cf.backend.sync();
+    const details: number[] = [];
+    const docDetail = cf.backend.docDetail.bind(cf.backend);
+    cf.backend.docDetail = (step) => {
+      details.push(step);
+      return docDetail(step);
+    };
+    const deps = {
+      tokenizer: cf.tokenizer,
+      backend: cf.backend,
+      verifiedText: () => '',
+      entryOf: (step: number) => cf.backend.get(step),
+      tokensOf: () => 7,
+      knownTokens: () => 7,
+    };
+    const prompt = 'How many warnings did the widget build job-0342 report?';
+    const caps = { perCall: 3000, perTurn: 3500 };
+    const twice = (r: RankedRetrieval) => {
+      const first = r.scan(prompt, caps);
+      const before = details.length;
+      const second = r.scan(prompt, caps);
+      return { first, second, reread: details.length - before };
+    };
+    const kept = twice(new RankedRetrieval(deps));
+    expect(kept.first.selected[0]?.step_id).toBe(342);
+    expect(kept.reread).toBe(0);
+    const bounded = twice(new RankedRetrieval(deps, {}, { maxDecoded: 20 }));
+    expect(bounded.reread).toBeGreaterThan(100);
+    expect(bounded.second).toEqual(kept.first);
+    expect(bounded.first).toEqual(kept.first);
+    await cf.close({ compact: false });
+  });
+});
+
 describe('the catch-up of nodes without an analysis (RankedRetrieval.prepare)', () => {
   const N = 120;
   /** A store of N folded turns whose index was rebuilt from its files: every node pending. */

@@ -33,6 +33,34 @@ const ANALYSE_BATCH = 48;
  */
 const ATTACH_ROUND = 512;
 
+/** What a document's token count is stored under (not the features text beside it). */
+const tokenKey = (d: DocDetail): Pick<DocDetail, 'payload_sha256' | 'token_estimate'> => ({
+  payload_sha256: d.payload_sha256,
+  token_estimate: d.token_estimate,
+});
+
+/** Decoded analyses a process keeps at most (about 12 KB each for a 2 KB turn). */
+const MAX_DECODED = 8192;
+
+/**
+ * The stored documents whose analysis is decoded, oldest first: a long-lived process (a server
+ * answering varied prompts over a large store) would otherwise end up holding every analysis it
+ * ever scored. The oldest is forgotten (decoded again if scored again) when the set is full.
+ */
+class DecodedSet {
+  readonly #ring: (StoredDoc | undefined)[];
+  #next = 0;
+  constructor(readonly size: number) {
+    this.#ring = new Array(size);
+  }
+
+  add(doc: StoredDoc): void {
+    this.#ring[this.#next]?.forget();
+    this.#ring[this.#next] = doc;
+    this.#next = (this.#next + 1) % this.size;
+  }
+}
+
 /**
  * A document of the stored index: its statistics at hand, its analysis decoded on the first
  * read of a field that comes from it (a scan numbers every turn that holds a prompt key, and the
@@ -42,27 +70,27 @@ const ATTACH_ROUND = 512;
 class StoredDoc {
   readonly stepId: number;
   readonly length: number;
-  #detail: DocDetail | undefined;
+  /** What the token count is stored under, once the analysis row was read. */
+  #key: Pick<DocDetail, 'payload_sha256' | 'token_estimate'> | undefined;
   #analysis: NodeAnalysis | undefined;
   #tokens: number | undefined;
   constructor(
     stored: DocStats,
     private readonly deps: Pick<RankedRetrievalDeps, 'backend' | 'tokensOf' | 'knownTokens'>,
+    private readonly decoded: DecodedSet,
   ) {
     this.stepId = stored.step;
     this.length = stored.length;
   }
 
-  /** The analysis row and token key, read once: only for a turn that is scored in full. */
+  /** The analysis row and token key, read only for a turn that is scored in full. */
   #stored(): DocDetail {
-    if (this.#detail) return this.#detail;
     const detail = this.deps.backend.docDetail(this.stepId);
     // Numbered by this scan and gone now: another process dropped it (a repair), which starts
     // a new index generation; the read runs again on the rebuilt view.
     if (!detail) {
       return this.deps.backend.reportBroken(`the ranked document of step ${this.stepId} is gone`);
     }
-    this.#detail = detail;
     return detail;
   }
 
@@ -71,7 +99,10 @@ class StoredDoc {
    * hash the document row carries, so its entry is not decoded), counted if missing.
    */
   get tokens(): number {
-    this.#tokens ??= this.deps.knownTokens(this.#stored()) ?? this.deps.tokensOf(this.stepId);
+    if (this.#tokens === undefined) {
+      this.#key ??= tokenKey(this.#stored());
+      this.#tokens = this.deps.knownTokens(this.#key) ?? this.deps.tokensOf(this.stepId);
+    }
     return this.#tokens;
   }
 
@@ -96,7 +127,8 @@ class StoredDoc {
 
   analysis(): NodeAnalysis {
     if (this.#analysis) return this.#analysis;
-    const decoded = decodeStoredAnalysis(this.#stored().features, 0);
+    const detail = this.#stored();
+    const decoded = decodeStoredAnalysis(detail.features, 0);
     // A stored analysis that does not decode is a damaged index, never ranked with: the
     // index is rebuilt (its analyses recomputed from verified nodes) and the read runs again.
     if (!decoded) {
@@ -104,8 +136,18 @@ class StoredDoc {
         `the ranked analysis of step ${this.stepId} does not decode`,
       );
     }
+    // The features text is not kept: the decoded analysis is what is read from now on.
+    this.#key = tokenKey(detail);
     this.#analysis = decoded;
+    this.decoded.add(this);
     return decoded;
+  }
+
+  /** Drops the decoded analysis (see {@link DecodedSet}); the next read decodes it again. */
+  forget(): void {
+    this.#analysis = undefined;
+    this.#key = undefined;
+    this.#tokens = undefined;
   }
 }
 
@@ -166,15 +208,28 @@ export class RankedRetrieval {
   readonly #unverified = new Map<number, Unverified>();
   /** Decoded statistics of analysed documents, for the index generation they were read from. */
   #docs = new StepMap<RankedDoc>();
+  /** The documents of {@link #docs} whose analysis is decoded, bounded. */
+  #decoded: DecodedSet;
   /** Steps with no analysed document, while the count of analysed documents stays the same. */
   #absent = new Set<number>();
   #docsGeneration = '';
   #docsCount = -1;
 
-  constructor(deps: RankedRetrievalDeps, tuning: Partial<RankedTuning> = {}) {
+  constructor(
+    deps: RankedRetrievalDeps,
+    tuning: Partial<RankedTuning> = {},
+    options: {
+      /** Decoded analyses kept at most (default 8,192): bounds a long-lived process's memory. */
+      maxDecoded?: number;
+    } = {},
+  ) {
     this.#deps = deps;
     this.#tuning = tuning;
+    this.#maxDecoded = Math.max(1, options.maxDecoded ?? MAX_DECODED);
+    this.#decoded = new DecodedSet(this.#maxDecoded);
   }
+
+  readonly #maxDecoded: number;
 
   /**
    * Analyses every indexed node the index holds no analysis for (read and verified; stored
@@ -287,6 +342,7 @@ export class RankedRetrieval {
     const stats = backend.fieldStats('ranked');
     if (backend.generation !== this.#docsGeneration) {
       this.#docs = new StepMap();
+      this.#decoded = new DecodedSet(this.#maxDecoded);
       this.#docsGeneration = backend.generation;
     }
     if (stats.docs !== this.#docsCount) {
@@ -334,7 +390,7 @@ export class RankedRetrieval {
 
   #decode(d: DocStats): RankedDoc {
     // The analysis fields are getters on the prototype (see StoredDoc).
-    return new StoredDoc(d, this.#deps);
+    return new StoredDoc(d, this.#deps, this.#decoded);
   }
 
   /** The ranked selection for a prompt (no page is read). Call {@link prepare} first. */
