@@ -133,7 +133,31 @@ async function inProcess(cf: ContextFold, queries: string[], turns: SynthTurn[],
     recall_limit20_p50_ms: p50(recall),
     page_in_ranked_p50_ms: p50(pageIn),
     hydrate_p50_ms: p50(hydrate),
+    varied_ranked_scans: await variedScans(cf, turns, n),
   };
+}
+
+/** Ranked scans of a long-lived process asked varied prompts, and its heap as it goes. */
+const VARIED_SCANS = 600;
+
+/**
+ * A server's view of the store: {@link VARIED_SCANS} different prompts (two words of a turn
+ * spread over the store each), one after the other. The heap after each quarter shows whether
+ * what the process keeps between scans stays bounded (it did not: stop 34).
+ */
+async function variedScans(cf: ContextFold, turns: SynthTurn[], n: number) {
+  const words = (i: number): string[] =>
+    turns[(i * 7919) % n]!.raw_content.split(/\s+/).filter((w) => /^[A-Za-z_][\w.-]{3,}$/.test(w));
+  const ms: number[] = [];
+  const heap: number[] = [];
+  for (let i = 0; i < VARIED_SCANS; i++) {
+    const w = words(i);
+    const prompt = `What about ${w[i % Math.max(1, w.length)] ?? 'it'} and ${w[(3 * i + 1) % Math.max(1, w.length)] ?? 'that'}?`;
+    ms.push((await timeAsync(() => cf.scan(prompt, { mode: 'ranked' })))[1]);
+    if ((i + 1) % (VARIED_SCANS / 4) === 0)
+      heap.push(Math.round(process.memoryUsage().heapUsed / 2 ** 20));
+  }
+  return { scans: VARIED_SCANS, p50_ms: p50(ms), heap_used_mb_each_quarter: heap };
 }
 
 interface BenchOptions {
