@@ -124,20 +124,27 @@ describe.each(BACKENDS)('ranked retrieval in the engine on %s', (backend: Backen
   });
 });
 
+/**
+ * A fresh engine (nothing cached in the process yet) over `n` folded build results that all
+ * share the prompt's words: `job-0642` (its number) names one of them.
+ */
+async function buildJobs(n: number): Promise<ContextFold> {
+  const dir = join(tempDir().dir, '.contextfold');
+  const writer = await ContextFold.open({ dir, retrieval: 'ranked' });
+  await writer.foldMany(
+    Array.from({ length: n }, (_, i) => ({
+      stepId: i,
+      summary: 'tool: result',
+      content: `widget build job-${String(i).padStart(4, '0')} finished: ${i % 50} warnings in src/widget${i % 7}.ts`,
+    })),
+  );
+  await writer.close({ compact: false });
+  return ContextFold.open({ dir, retrieval: 'ranked' });
+}
+
 describe('what a ranked scan reads', () => {
   it('the analyses of the turns it scores in full only, however many turns hold the key', async () => {
-    const dir = join(tempDir().dir, '.contextfold');
-    const writer = await ContextFold.open({ dir, retrieval: 'ranked' });
-    await writer.foldMany(
-      Array.from({ length: 700 }, (_, i) => ({
-        stepId: i,
-        summary: 'tool: result',
-        content: `widget build job-${String(i).padStart(4, '0')} finished: ${i % 50} warnings in src/widget${i % 7}.ts`,
-      })),
-    );
-    await writer.close({ compact: false });
-    // A fresh engine: nothing cached in the process yet.
-    const cf = await ContextFold.open({ dir, retrieval: 'ranked' });
+    const cf = await buildJobs(700);
     const store = cf.backend;
     const numbered = new Set<number>();
     const detailed = new Set<number>();
@@ -165,17 +172,7 @@ describe('what a ranked scan reads', () => {
 
 describe('the analyses a process keeps decoded', () => {
   it('are bounded: past the bound the oldest are read and decoded again, with the same answer', async () => {
-    const dir = join(tempDir().dir, '.contextfold');
-    const writer = await ContextFold.open({ dir, retrieval: 'ranked' });
-    await writer.foldMany(
-      Array.from({ length: 400 }, (_, i) => ({
-        stepId: i,
-        summary: 'tool: result',
-        content: `widget build job-${String(i).padStart(4, '0')} finished: ${i % 50} warnings`,
-      })),
-    );
-    await writer.close({ compact: false });
-    const cf = await ContextFold.open({ dir, retrieval: 'ranked' });
+    const cf = await buildJobs(400);
     await cf.backend.sync();
     const details: number[] = [];
     const docDetail = cf.backend.docDetail.bind(cf.backend);
