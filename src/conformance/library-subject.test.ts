@@ -1,11 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { packageJson } from '../fs/package-root.js';
 import { buildDeclaration, validateDeclaration } from './declaration.js';
-import {
-  LIBRARY_REQUIREMENTS,
-  LIBRARY_STRICTNESSES,
-  LibrarySubject,
-  packageVersion,
-} from './library-subject.js';
+import { LIBRARY_REQUIREMENTS, LIBRARY_STRICTNESSES, LibrarySubject } from './library-subject.js';
 import { runConformance } from './runner.js';
 import { FAST_TMP } from './test-utils/fixtures.js';
 import { DECLARATION_PAGE, publishedDeclarations } from './test-utils/published.js';
@@ -28,7 +24,7 @@ describe('the library, in-process, against the whole corpus', () => {
     const decl = buildDeclaration(report);
     expect(validateDeclaration(decl)).toEqual([]);
     expect(decl).toMatchObject({
-      runtime: { name: 'contextfold', version: packageVersion() },
+      runtime: { name: 'contextfold', version: packageJson().version },
       declared_requirements: [...REQUIREMENT_IDS],
       counts: {
         pass: report.cases.length,

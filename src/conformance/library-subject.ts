@@ -42,11 +42,6 @@ export const LIBRARY_REQUIREMENTS_SOURCE =
  */
 export const LIBRARY_STRICTNESSES: readonly string[] = ['refuses_dotdot_in_file_path'];
 
-/** The package version, read once from package.json. */
-export function packageVersion(): string {
-  return packageJson().version;
-}
-
 /** Raised for a request the subject does not implement (PROTOCOL.md: `UnsupportedOperation`). */
 class UnsupportedOperation extends Error {
   constructor(op: string) {
@@ -165,7 +160,7 @@ export class LibrarySubject implements Subject {
   protected async hello(): Promise<Result> {
     const hello: SubjectHello = {
       protocol: SUBJECT_PROTOCOL,
-      runtime: { name: 'contextfold', version: packageVersion() },
+      runtime: { name: 'contextfold', version: packageJson().version },
       requirements: [...LIBRARY_REQUIREMENTS],
       strictnesses: [...LIBRARY_STRICTNESSES],
       requirements_source: LIBRARY_REQUIREMENTS_SOURCE,
