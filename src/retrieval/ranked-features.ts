@@ -273,6 +273,27 @@ class FeatureContext {
     return s / this.total;
   }
 
+  /**
+   * Per query key: the credit the turn at `step` holds itself (`own`) and the credit its call
+   * (the previous turn) holds (`fromPrev`). Returns the indexed key that gave each, own first.
+   */
+  credits(step: number, own: Float64Array, fromPrev: Float64Array): (string | undefined)[] {
+    const { credit, match } = this.cr;
+    const nq = this.nq;
+    const matched: (string | undefined)[] = new Array(nq);
+    // Credit slots of the turn and of its call (the slot of a step is that of its document).
+    const a = this.slotOfStep(step);
+    const b = this.slotOfStep(step - 1);
+    for (let q = 0; q < nq; q++) {
+      own[q] = a < 0 ? 0 : credit[a * nq + q]!;
+      fromPrev[q] = b < 0 ? 0 : credit[b * nq + q]!;
+      const k = own[q]! > 0 ? a : fromPrev[q]! > 0 ? b : -1;
+      if (k < 0) continue;
+      matched[q] = this.query[q]!.matches[match[k * nq + q]!]?.key;
+    }
+    return matched;
+  }
+
   /** The best block by BM25 over the prompt's keys (one match per key): its index and score. */
   bestBlock(doc: RankedDoc, present: Present): { block: number; score: number } {
     const { k1, b } = this.t;
@@ -335,10 +356,43 @@ export function candidateFeatures(
   askedShapes: readonly string[],
   t: FeatureTuning,
 ): CandidateSet {
-  const nq = query.length;
+  const { keyWeights, rarity } = keyStats(index, query);
+  const cr = gatherCredits(index, query, t.maxPostings);
+  try {
+    const ctx = new FeatureContext(index, query, cr, keyWeights, t);
+    const pool = candidatePool(ctx, cr, t.maxCandidates);
+    const lo = pool.reduce((m, step) => Math.min(m, step), Number.POSITIVE_INFINITY);
+    const cue: CandidateCue = {
+      intent,
+      askedMask: shapeMask(askedShapes),
+      lo,
+      span: Math.max(1, index.lastStep - lo),
+    };
+    // Every candidate's arrays are views of one buffer: a small typed array of its own costs an
+    // allocation outside the heap each, three per candidate.
+    const stride = FEATURE_NAMES.length + 2 * query.length;
+    const arrays = new Float64Array(pool.length * stride);
+    const candidates = pool.map((step, i) =>
+      fullCandidate(ctx, step, cue, arrays.subarray(i * stride, (i + 1) * stride)),
+    );
+    normalise(candidates);
+    return { candidates, keyWeights, rarity };
+  } finally {
+    for (const d of cr.docs) cr.slotOf[d] = 0;
+  }
+}
+
+/**
+ * Per query key: its best attainable credit (weight × IDF of its best match), and its rarity,
+ * that credit over the credit of a key found in one turn.
+ */
+function keyStats(
+  index: RankedIndexView,
+  query: readonly QueryKey[],
+): { keyWeights: Float64Array; rarity: Float64Array } {
   const n = index.size;
-  const keyWeights = new Float64Array(nq);
-  const rarity = new Float64Array(nq);
+  const keyWeights = new Float64Array(query.length);
+  const rarity = new Float64Array(query.length);
   const top = idf(n, 1);
   query.forEach((q, qi) => {
     for (const m of q.matches) {
@@ -347,66 +401,62 @@ export function candidateFeatures(
     }
     rarity[qi] = top > 0 ? Math.min(1, keyWeights[qi]! / top) : 0;
   });
-  const cr = gatherCredits(index, query, t.maxPostings);
-  const askedMask = shapeMask(askedShapes);
-  try {
-    const ctx = new FeatureContext(index, query, cr, keyWeights, t);
-    const stepList = candidateSteps(index, cr.docs);
-    // A plain loop: `Float64Array.from` with a mapping function is several times slower.
-    const pre = new Float64Array(stepList.length);
-    for (let i = 0; i < stepList.length; i++) pre[i] = ctx.callCoverage(stepList[i]!);
-    const pool = bestSteps(stepList, pre, t.maxCandidates);
-    const lo = pool.reduce((m, step) => Math.min(m, step), Number.POSITIVE_INFINITY);
-    const span = Math.max(1, index.lastStep - lo);
-    const { credit } = cr;
-    // Every candidate's arrays are views of one buffer: a small typed array of its own costs an
-    // allocation outside the heap each, three per candidate.
-    const arrays = new Float64Array(pool.length * (FEATURE_NAMES.length + 2 * nq));
-    let used = 0;
-    const take = (n: number): Float64Array => {
-      used += n;
-      return arrays.subarray(used - n, used);
-    };
-    const candidates = pool.map((step) => {
-      const docNo = index.docOf(step)!;
-      const doc = index.doc(docNo);
-      const f = take(FEATURE_NAMES.length);
-      const present = ctx.present(docNo, doc);
-      const best = ctx.bestBlock(doc, present);
-      const blk = doc.blocks[best.block]!;
-      f[F.block] = best.score;
-      ctx.neighbourhood(step, f);
-      f[F.head] = ctx.headCoverage(doc, present);
-      f[F.shape] = (blk.shapes & askedMask) !== 0 ? 1 : 0;
-      f[F.shapeTurn] = (doc.shapes & askedMask) !== 0 ? 1 : 0;
-      f[F.err] = intent.error && blk.error ? 1 : 0;
-      f[F.prose] = blk.prose;
-      f[F.proseTurn] = doc.prose;
-      f[F.len] = Math.log(1 + doc.tokens) / 10;
-      const rec = (step - lo) / span;
-      f[F.recLatest] = intent.time === 'latest' ? rec : 0;
-      f[F.recEarliest] = intent.time === 'earliest' ? 1 - rec : 0;
-      f[F.recNone] = intent.time === 'none' ? rec : 0;
-      const own = take(nq);
-      const fromPrev = take(nq);
-      const matched: (string | undefined)[] = new Array(nq);
-      // Credit slots of the turn and of its call (the slot of a step is that of its document).
-      const a = ctx.slotOfStep(step);
-      const b = ctx.slotOfStep(step - 1);
-      for (let q = 0; q < nq; q++) {
-        own[q] = a < 0 ? 0 : credit[a * nq + q]!;
-        fromPrev[q] = b < 0 ? 0 : credit[b * nq + q]!;
-        const k = own[q]! > 0 ? a : fromPrev[q]! > 0 ? b : -1;
-        if (k < 0) continue;
-        matched[q] = query[q]!.matches[cr.match[k * nq + q]!]?.key;
-      }
-      return { docNo, stepId: step, features: f, block: best.block, own, fromPrev, matched };
-    });
-    normalise(candidates);
-    return { candidates, keyWeights, rarity };
-  } finally {
-    for (const d of cr.docs) cr.slotOf[d] = 0;
-  }
+  return { keyWeights, rarity };
+}
+
+/** The steps that get full features: the `limit` best candidates by coverage of turn and call. */
+function candidatePool(ctx: FeatureContext, cr: Credits, limit: number): number[] {
+  const stepList = candidateSteps(ctx.index, cr.docs);
+  // A plain loop: `Float64Array.from` with a mapping function is several times slower.
+  const pre = new Float64Array(stepList.length);
+  for (let i = 0; i < stepList.length; i++) pre[i] = ctx.callCoverage(stepList[i]!);
+  return bestSteps(stepList, pre, limit);
+}
+
+/** What the prompt asks beyond its keys, and the span of time its candidates cover. */
+interface CandidateCue {
+  intent: PromptIntent;
+  /** Bit mask of the asked answer shapes (see {@link shapeMask}). */
+  askedMask: number;
+  /** The earliest candidate step, and the steps from it to the store's last. */
+  lo: number;
+  span: number;
+}
+
+/**
+ * A candidate with every feature but the normalised ones. `buffer` holds its features, then its
+ * own and its call's credit per query key.
+ */
+function fullCandidate(
+  ctx: FeatureContext,
+  step: number,
+  cue: CandidateCue,
+  buffer: Float64Array,
+): Candidate {
+  const { index, nq } = ctx;
+  const docNo = index.docOf(step)!;
+  const doc = index.doc(docNo);
+  const f = buffer.subarray(0, FEATURE_NAMES.length);
+  const present = ctx.present(docNo, doc);
+  const best = ctx.bestBlock(doc, present);
+  const blk = doc.blocks[best.block]!;
+  f[F.block] = best.score;
+  ctx.neighbourhood(step, f);
+  f[F.head] = ctx.headCoverage(doc, present);
+  f[F.shape] = (blk.shapes & cue.askedMask) !== 0 ? 1 : 0;
+  f[F.shapeTurn] = (doc.shapes & cue.askedMask) !== 0 ? 1 : 0;
+  f[F.err] = cue.intent.error && blk.error ? 1 : 0;
+  f[F.prose] = blk.prose;
+  f[F.proseTurn] = doc.prose;
+  f[F.len] = Math.log(1 + doc.tokens) / 10;
+  const rec = (step - cue.lo) / cue.span;
+  f[F.recLatest] = cue.intent.time === 'latest' ? rec : 0;
+  f[F.recEarliest] = cue.intent.time === 'earliest' ? 1 - rec : 0;
+  f[F.recNone] = cue.intent.time === 'none' ? rec : 0;
+  const own = buffer.subarray(FEATURE_NAMES.length, FEATURE_NAMES.length + nq);
+  const fromPrev = buffer.subarray(FEATURE_NAMES.length + nq);
+  const matched = ctx.credits(step, own, fromPrev);
+  return { docNo, stepId: step, features: f, block: best.block, own, fromPrev, matched };
 }
 
 /**
