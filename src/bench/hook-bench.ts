@@ -100,6 +100,22 @@ const passed = (i: number) => (i * 7) % 500;
 /** The archived turn the bench's prompt asks about (before the compaction in the middle). */
 const ASKED = 23;
 
+/** The bench's prompt after each further exchange, and the archived answer it must page in. */
+const PROMPT = `how many tests passed in ${reportOf(ASKED)}?`;
+const ANSWER = `${passed(ASKED)} tests passed`;
+
+/**
+ * A run that pages nothing in skips the reads a real prompt pays for: each run must hand
+ * Claude Code the archived answer, or the figure is not the one it claims to be.
+ */
+function answered(context: string | undefined, how: string): void {
+  if (!context?.includes(ANSWER)) {
+    throw new Error(
+      `hook bench: the ${how} run did not page in "${ANSWER}" (step of pass ${ASKED})`,
+    );
+  }
+}
+
 /** Figures of the hook on a long transcript. */
 export interface HookBench {
   turns: number;
@@ -121,6 +137,102 @@ const q = (xs: number[], p: number) => {
   return Math.round(s[Math.min(s.length - 1, Math.floor(p * (s.length - 1)))]! * 10) / 10;
 };
 
+/** Writes the long session's transcript, a compaction in the middle, and returns its path. */
+function writeTranscript(root: string, exchanges: number): string {
+  const t = new SyntheticTranscript('bench-session');
+  const half = Math.floor(exchanges / 2);
+  for (let i = 0; i < exchanges; i++) {
+    if (i === half) t.compact();
+    turn(t, i);
+  }
+  const path = join(root, 'transcript.jsonl');
+  writeFileSync(path, `${t.rows.join('\n')}\n`);
+  return path;
+}
+
+/** The hook's input for the bench session (the prompt added per run). */
+interface SessionInput {
+  session_id: string;
+  transcript_path: string;
+  cwd: string;
+}
+
+/**
+ * Prompts on the session once it is caught up on. Each run, in process or fresh, first finds one
+ * more exchange in the transcript (what Claude Code appended since the last prompt) and folds
+ * it, as on every real prompt.
+ */
+class PromptRuns {
+  #appended = 0;
+  readonly #cli = fileURLToPath(new URL('../cli/bin.js', import.meta.url));
+
+  constructor(
+    private readonly session: {
+      exchanges: number;
+      baseDir: string;
+      input: SessionInput;
+      /** The fresh processes' environment (their hook server's socket under its TMPDIR). */
+      env: NodeJS.ProcessEnv;
+    },
+  ) {}
+
+  #oneMoreExchange(): void {
+    this.#appended++;
+    const extra = new SyntheticTranscript('bench-session', this.#appended);
+    turn(extra, this.session.exchanges + this.#appended);
+    appendFileSync(this.session.input.transcript_path, `${extra.rows.join('\n')}\n`);
+  }
+
+  /**
+   * `contextfold hook user-prompt-submit` as a fresh process (what Claude Code runs): handed to
+   * the hook server (`hook-server`), or run whole in the process (`fresh-process`). Its ms.
+   */
+  fresh(way: 'hook-server' | 'fresh-process'): number {
+    const { baseDir, input, env } = this.session;
+    this.#oneMoreExchange();
+    const f = performance.now();
+    const r = spawnSync(
+      process.execPath,
+      [this.#cli, '--dir', baseDir, 'hook', 'user-prompt-submit'],
+      {
+        input: JSON.stringify({ ...input, prompt: PROMPT, hook_event_name: 'UserPromptSubmit' }),
+        encoding: 'utf8',
+        env: way === 'hook-server' ? env : { ...env, CONTEXTFOLD_HOOK_SERVER: '0' },
+      },
+    );
+    const ms = performance.now() - f;
+    if (r.status !== 0) throw new Error(`hook failed: ${r.stderr}`);
+    answered(
+      r.stdout === '' ? undefined : JSON.parse(r.stdout).hookSpecificOutput?.additionalContext,
+      way,
+    );
+    return ms;
+  }
+
+  /** `runHook` in this process (warm state file): fold, scan, page in. Its ms. */
+  async inProcess(): Promise<number> {
+    this.#oneMoreExchange();
+    const s = performance.now();
+    const r = await runHook({
+      event: 'user-prompt-submit',
+      input: { ...this.session.input, prompt: PROMPT },
+      baseDir: this.session.baseDir,
+    });
+    const ms = performance.now() - s;
+    answered(r.output?.hookSpecificOutput.additionalContext, 'in-process');
+    return ms;
+  }
+}
+
+/** Waits for the hook server's socket under `tmp` (at most 10 s). */
+async function serverListening(tmp: string): Promise<void> {
+  const socketAt = Date.now() + 10_000;
+  while (!readdirSync(tmp, { recursive: true }).some((n) => String(n).endsWith('.sock'))) {
+    if (Date.now() > socketAt) throw new Error('hook bench: the hook server did not start');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 /**
  * The hook on a long session: a synthetic Claude Code transcript of about `exchanges` × 2 turns
  * with a compaction in the middle is caught up on, then each further exchange is followed by a
@@ -132,92 +244,36 @@ const q = (xs: number[], p: number) => {
 export async function benchHook(options: { exchanges: number; work: string }): Promise<HookBench> {
   const root = mkdtempSync(join(options.work, 'hook-'));
   try {
-    const t = new SyntheticTranscript('bench-session');
-    const half = Math.floor(options.exchanges / 2);
-    for (let i = 0; i < options.exchanges; i++) {
-      if (i === half) t.compact();
-      turn(t, i);
-    }
-    const path = join(root, 'transcript.jsonl');
-    writeFileSync(path, `${t.rows.join('\n')}\n`);
+    const path = writeTranscript(root, options.exchanges);
     const baseDir = join(root, '.contextfold');
     const input = { session_id: 'bench-session', transcript_path: path, cwd: root };
-    const prompt = `how many tests passed in ${reportOf(ASKED)}?`;
-    // A run that pages nothing in skips the reads a real prompt pays for: each run must hand
-    // Claude Code the archived answer, or the figure is not the one it claims to be.
-    const answer = `${passed(ASKED)} tests passed`;
-    const answered = (context: string | undefined, how: string) => {
-      if (!context?.includes(answer)) {
-        throw new Error(
-          `hook bench: the ${how} run did not page in "${answer}" (step of pass ${ASKED})`,
-        );
-      }
-    };
     const t0 = performance.now();
     for (let run = 0; run < 100; run++) {
       const r = await runHook({
         event: 'user-prompt-submit',
-        input: { ...input, prompt },
+        input: { ...input, prompt: PROMPT },
         baseDir,
       });
       if (!r.ingest.more) break;
     }
     const catchUp = performance.now() - t0;
-    const warm: number[] = [];
-    const viaServer: number[] = [];
-    const alone: number[] = [];
-    const cli = fileURLToPath(new URL('../cli/bin.js', import.meta.url));
     // The hook server's socket lives under TMPDIR: inside root, so removing root stops it.
     const tmp = join(root, 'tmp');
     mkdirSync(tmp);
     const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: tmp };
     delete env.CONTEXTFOLD_HOOK_SERVER;
-    // Each run, in process or fresh, first finds one more exchange in the transcript (what
-    // Claude Code appended since the last prompt) and folds it, as on every real prompt.
-    let appended = 0;
-    const oneMoreExchange = () => {
-      appended++;
-      const extra = new SyntheticTranscript('bench-session', appended);
-      turn(extra, options.exchanges + appended);
-      appendFileSync(path, `${extra.rows.join('\n')}\n`);
-    };
-    const freshRun = (times: number[], server: boolean) => {
-      oneMoreExchange();
-      const f = performance.now();
-      const r = spawnSync(process.execPath, [cli, '--dir', baseDir, 'hook', 'user-prompt-submit'], {
-        input: JSON.stringify({ ...input, prompt, hook_event_name: 'UserPromptSubmit' }),
-        encoding: 'utf8',
-        env: server ? env : { ...env, CONTEXTFOLD_HOOK_SERVER: '0' },
-      });
-      times.push(performance.now() - f);
-      if (r.status !== 0) throw new Error(`hook failed: ${r.stderr}`);
-      answered(
-        r.stdout === '' ? undefined : JSON.parse(r.stdout).hookSpecificOutput?.additionalContext,
-        server ? 'hook-server' : 'fresh-process',
-      );
-    };
+    const runs = new PromptRuns({ exchanges: options.exchanges, baseDir, input, env });
     // The first prompt starts the server (and runs in its own process): not a served figure.
-    freshRun([], true);
-    const socketAt = Date.now() + 10_000;
-    while (!readdirSync(tmp, { recursive: true }).some((n) => String(n).endsWith('.sock'))) {
-      if (Date.now() > socketAt) throw new Error('hook bench: the hook server did not start');
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    runs.fresh('hook-server');
+    await serverListening(tmp);
     // One way at a time, as a real session runs (a server's open store is not disturbed by
     // another writer between its runs).
-    for (let k = 0; k < 8; k++) freshRun(viaServer, true);
-    for (let k = 0; k < 8; k++) freshRun(alone, false);
-    for (let k = 0; k < 8; k++) {
-      oneMoreExchange();
-      const s = performance.now();
-      const inProcess = await runHook({
-        event: 'user-prompt-submit',
-        input: { ...input, prompt },
-        baseDir,
-      });
-      warm.push(performance.now() - s);
-      answered(inProcess.output?.hookSpecificOutput.additionalContext, 'in-process');
-    }
+    const viaServer: number[] = [];
+    const alone: number[] = [];
+    const warm: number[] = [];
+    for (let k = 0; k < 8; k++) viaServer.push(runs.fresh('hook-server'));
+    for (let k = 0; k < 8; k++) alone.push(runs.fresh('fresh-process'));
+    for (let k = 0; k < 8; k++) warm.push(await runs.inProcess());
     return {
       turns: options.exchanges * 2 + 1,
       catch_up_ms: Math.round(catchUp),

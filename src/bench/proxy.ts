@@ -101,6 +101,88 @@ function conversation(s: number, calls: number): Record<string, unknown>[] {
   return out;
 }
 
+/**
+ * Each session's calls one after the other, the sessions at once: every request goes through the
+ * proxy, then straight to the upstream (the client's latency without the proxy).
+ */
+async function driveSessions(options: {
+  proxyUrl: string;
+  upstreamUrl: string;
+  sessions: number;
+  calls: number;
+}) {
+  const { proxyUrl, upstreamUrl, sessions, calls } = options;
+  const latency: number[] = [];
+  const direct: number[] = [];
+  // Per call: the client's latency through the proxy minus its latency straight to the upstream.
+  const paired = new Map<string, number>();
+  const ids = new Map<number, Set<string>>();
+  await Promise.all(
+    Array.from({ length: sessions }, async (_, s) => {
+      for (let k = 0; k < calls; k++) {
+        const body = JSON.stringify({
+          model: 'm',
+          max_tokens: 8,
+          messages: conversation(s, k + 1),
+        });
+        const headers = { 'content-type': 'application/json', 'x-bench-session': String(s) };
+        const t = performance.now();
+        const res = await fetch(`${proxyUrl}/v1/messages`, { method: 'POST', headers, body });
+        const text = await res.text();
+        latency.push(performance.now() - t);
+        if (res.status !== 200) throw new Error(`call ${s}/${k}: ${res.status} ${text}`);
+        const set = ids.get(s) ?? new Set<string>();
+        set.add(res.headers.get('x-contextfold-session') ?? '');
+        ids.set(s, set);
+        // The same request straight to the upstream: the client's latency without the proxy.
+        const d = performance.now();
+        await (
+          await fetch(`${upstreamUrl}/v1/messages`, {
+            method: 'POST',
+            headers: { ...headers, 'x-bench-session': 'direct' },
+            body,
+          })
+        ).text();
+        direct.push(performance.now() - d);
+        const key = `${res.headers.get('x-contextfold-session')}:${res.headers.get('x-contextfold-turn')}`;
+        paired.set(key, latency.at(-1)! - direct.at(-1)!);
+      }
+    }),
+  );
+  return { latency, direct, paired, ids };
+}
+
+/**
+ * What the upstream received through the proxy: lines of another session in a session's call
+ * (leaks), and calls carrying paged-in records.
+ */
+function upstreamBodies(bodies: { tag: string; body: string }[]) {
+  let leaks = 0;
+  let pages = 0;
+  for (const b of bodies) {
+    if (b.tag === 'direct') continue;
+    const s = Number(b.tag);
+    for (const m of b.body.matchAll(/sess(\d+)-k/g)) if (Number(m[1]) !== s) leaks++;
+    if (b.body.includes('<archived_record ')) pages++;
+  }
+  return { leaks, pages };
+}
+
+/** The proxy's session stores: those missing a call's events, those not replaying exactly. */
+async function checkStores(dir: string, calls: number) {
+  let lostEvents = 0;
+  let replayMismatches = 0;
+  for (const id of readdirSync(join(dir, 'sessions'))) {
+    const events = readEvents(sessionStoreDir(dir, id));
+    const started = events.filter((e) => e.type === 'turn_started').length;
+    const completed = events.filter((e) => e.type === 'turn_completed').length;
+    const built = events.filter((e) => e.type === 'pack_built').length;
+    if (started !== calls || completed !== calls || built !== calls) lostEvents++;
+    if (!(await replaySession({ dir: sessionStoreDir(dir, id) })).matches) replayMismatches++;
+  }
+  return { lostEvents, replayMismatches };
+}
+
 async function concurrency(work: string, sessions = 50, calls = 20) {
   const up = await fakeUpstream();
   const logs: ProxyLogLine[] = [];
@@ -114,69 +196,22 @@ async function concurrency(work: string, sessions = 50, calls = 20) {
     maxOpenSessions: 64,
     onLog: (l) => logs.push(l),
   });
-  const latency: number[] = [];
-  const direct: number[] = [];
-  // Per call: the client's latency through the proxy minus its latency straight to the upstream.
-  const paired = new Map<string, number>();
-  const ids = new Map<number, Set<string>>();
   const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: sessions }, async (_, s) => {
-      for (let k = 0; k < calls; k++) {
-        const body = JSON.stringify({
-          model: 'm',
-          max_tokens: 8,
-          messages: conversation(s, k + 1),
-        });
-        const headers = { 'content-type': 'application/json', 'x-bench-session': String(s) };
-        const t = performance.now();
-        const res = await fetch(`${proxy.url}/v1/messages`, { method: 'POST', headers, body });
-        const text = await res.text();
-        latency.push(performance.now() - t);
-        if (res.status !== 200) throw new Error(`call ${s}/${k}: ${res.status} ${text}`);
-        const set = ids.get(s) ?? new Set<string>();
-        set.add(res.headers.get('x-contextfold-session') ?? '');
-        ids.set(s, set);
-        // The same request straight to the upstream: the client's latency without the proxy.
-        const d = performance.now();
-        await (
-          await fetch(`${up.url}/v1/messages`, {
-            method: 'POST',
-            headers: { ...headers, 'x-bench-session': 'direct' },
-            body,
-          })
-        ).text();
-        direct.push(performance.now() - d);
-        const key = `${res.headers.get('x-contextfold-session')}:${res.headers.get('x-contextfold-turn')}`;
-        paired.set(key, latency.at(-1)! - direct.at(-1)!);
-      }
-    }),
-  );
+  const { latency, direct, paired, ids } = await driveSessions({
+    proxyUrl: proxy.url,
+    upstreamUrl: up.url,
+    sessions,
+    calls,
+  });
   const wallMs = performance.now() - t0;
   await proxy.close();
   await up.close();
 
-  let leaks = 0;
-  let pages = 0;
-  for (const b of up.bodies) {
-    if (b.tag === 'direct') continue;
-    const s = Number(b.tag);
-    for (const m of b.body.matchAll(/sess(\d+)-k/g)) if (Number(m[1]) !== s) leaks++;
-    if (b.body.includes('<archived_record ')) pages++;
-  }
+  const { leaks, pages } = upstreamBodies(up.bodies);
   const callLogs = logs.filter(
     (l): l is Extract<ProxyLogLine, { kind: 'call' }> => l.kind === 'call',
   );
-  let lostEvents = 0;
-  let replayMismatches = 0;
-  for (const id of readdirSync(join(dir, 'sessions'))) {
-    const events = readEvents(sessionStoreDir(dir, id));
-    const started = events.filter((e) => e.type === 'turn_started').length;
-    const completed = events.filter((e) => e.type === 'turn_completed').length;
-    const built = events.filter((e) => e.type === 'pack_built').length;
-    if (started !== calls || completed !== calls || built !== calls) lostEvents++;
-    if (!(await replaySession({ dir: sessionStoreDir(dir, id) })).matches) replayMismatches++;
-  }
+  const { lostEvents, replayMismatches } = await checkStores(dir, calls);
   return {
     sessions,
     calls_per_session: calls,

@@ -206,21 +206,23 @@ function referenceReads(script: string, dir: string, steps: number[]) {
   };
 }
 
-async function benchSize(
-  n: number,
-  turns: SynthTurn[],
-  queries: string[],
-  work: string,
-  opts: BenchOptions,
-) {
-  const root = mkdtempSync(join(work, `n${n}-`));
-  const dir = join(root, '.contextfold');
-  log(`N=${n}: foldMany, with and without redaction, batch by batch …`);
+/**
+ * foldMany of the first n turns, 5,000-turn batch by batch, into the store and (unless skipped)
+ * into a second store without redaction; then the store's close, which compacts.
+ */
+async function foldBothWays(options: {
+  root: string;
+  dir: string;
+  n: number;
+  turns: SynthTurn[];
+  skipUnredacted: boolean;
+}) {
+  const { root, dir, n, turns, skipUnredacted } = options;
   // The guard's overhead is measured A/B: each 5,000-turn batch goes into this store (redacted,
   // the default) and then into a second store with `redact: false`, so drift in the machine's
   // load and in the page cache hits both sides alike.
   const fileCreate = fileCreateProbe(root);
-  let cf = await ContextFold.open({ dir });
+  const cf = await ContextFold.open({ dir });
   const raw = await ContextFold.open({ dir: join(root, 'raw', '.contextfold'), redact: false });
   let foldManyMs = 0;
   let foldManyCpu = 0;
@@ -231,11 +233,26 @@ async function benchSize(
     foldManyMs += (await timeAsync(() => cf.foldMany(batch)))[1];
     const cpu = process.cpuUsage(cpu0);
     foldManyCpu += (cpu.user + cpu.system) / 1000;
-    if (!opts.skipUnredacted) rawFoldManyMs += (await timeAsync(() => raw.foldMany(batch)))[1];
+    if (!skipUnredacted) rawFoldManyMs += (await timeAsync(() => raw.foldMany(batch)))[1];
   }
   await raw.close();
   rmSync(join(root, 'raw'), { recursive: true, force: true });
   const [, closeMs, closeDelay] = await withLoopDelay(() => cf.close());
+  return {
+    fileCreate,
+    foldManyMs,
+    foldManyCpu,
+    rawFoldManyMs: skipUnredacted ? null : rawFoldManyMs,
+    closeMs,
+    closeDelay,
+  };
+}
+
+type FoldRun = Awaited<ReturnType<typeof foldBothWays>>;
+
+/** The fold part's figures: per turn, and the redaction's cost also per 2 KB of a turn's text. */
+function foldFigures(run: FoldRun, turns: SynthTurn[], n: number) {
+  const { foldManyMs, foldManyCpu, rawFoldManyMs } = run;
   const payloadBytes = turns
     .slice(0, n)
     .reduce(
@@ -243,22 +260,96 @@ async function benchSize(
         sum + Buffer.byteLength(t.raw_content, 'utf8') + Buffer.byteLength(t.summary, 'utf8'),
       0,
     );
-  const overheadPerTurn = (foldManyMs - rawFoldManyMs) / n;
+  const overheadPerTurn = rawFoldManyMs === null ? null : (foldManyMs - rawFoldManyMs) / n;
+  return {
+    fold_many: {
+      total_ms: Math.round(foldManyMs),
+      per_turn_ms: Number((foldManyMs / n).toFixed(3)),
+      cpu_per_turn_ms: Number((foldManyCpu / n).toFixed(3)),
+      // The file system's own cost of creating a node's file, in the store's parent directory.
+      file_create: run.fileCreate,
+    },
+    fold_many_without_redaction:
+      rawFoldManyMs === null
+        ? null
+        : {
+            total_ms: Math.round(rawFoldManyMs),
+            per_turn_ms: Number((rawFoldManyMs / n).toFixed(3)),
+          },
+    redaction_overhead_in_fold_many:
+      overheadPerTurn === null
+        ? null
+        : {
+            per_turn_ms: Number(overheadPerTurn.toFixed(4)),
+            mean_turn_bytes: Math.round(payloadBytes / n),
+            per_2kb_ms: Number(((overheadPerTurn * 2048) / (payloadBytes / n)).toFixed(4)),
+          },
+    close_compaction_ms: Math.round(run.closeMs),
+    close_compaction_loop_delay_ms: run.closeDelay,
+  };
+}
 
-  log(`N=${n}: fresh processes …`);
+/**
+ * The fresh-process part: the first open after the close's compaction, the CLI's scans and one
+ * open + scan + page-in, and the reference engine's scans when it runs.
+ */
+function freshProcessPart(options: {
+  n: number;
+  dir: string;
+  queries: string[];
+  reference: string | undefined;
+}) {
+  const { n, dir, queries, reference } = options;
   // The first open after a compaction hashes the new snapshot once (then it is trusted by identity).
   const firstOpen = fresh([OPEN_SCAN, dir, 'reference', queries[0]!]);
   const freshFigures = freshProcess(dir, queries);
-  if (opts.reference) log(`N=${n}: the reference engine's scan, fresh processes …`);
-  const refScan = opts.reference ? referenceScans(opts.reference, dir, queries) : null;
+  if (reference) log(`N=${n}: the reference engine's scan, fresh processes …`);
+  const refScan = reference ? referenceScans(reference, dir, queries) : null;
+  return {
+    first_open_after_compaction_ms: Math.round(firstOpen.ms),
+    ...freshFigures,
+    ...(refScan ? { reference_engine_scan: refScan } : {}),
+  };
+}
+
+/** Validate, compaction and status of the open store, each timed; then its close. */
+async function upkeepFigures(cf: ContextFold) {
+  const [v, validateMs, validateDelay] = await withLoopDelay(() => cf.validate());
+  const [, compactMs, compactDelay] = await withLoopDelay(() => cf.compact());
+  const [st, statusMs] = await timeAsync(() => cf.status());
+  await cf.close();
+  return {
+    validate_ms: Math.round(validateMs),
+    validate_ok: v.ok,
+    validate_loop_delay_ms: validateDelay,
+    compact_ms: Math.round(compactMs),
+    compact_loop_delay_ms: compactDelay,
+    status_ms: Math.round(statusMs),
+    status_sanitized_nodes: st.sanitized_nodes,
+  };
+}
+
+async function benchSize(
+  n: number,
+  turns: SynthTurn[],
+  queries: string[],
+  work: string,
+  opts: BenchOptions,
+) {
+  const root = mkdtempSync(join(work, `n${n}-`));
+  const dir = join(root, '.contextfold');
+  log(`N=${n}: foldMany, with and without redaction, batch by batch …`);
+  const folded = await foldBothWays({ root, dir, n, turns, skipUnredacted: opts.skipUnredacted });
+
+  log(`N=${n}: fresh processes …`);
+  const freshFigures = freshProcessPart({ n, dir, queries, reference: opts.reference });
 
   log(`N=${n}: in-process …`);
-  const [reopened, openMs] = await timeAsync(async () => {
+  const [cf, openMs] = await timeAsync(async () => {
     const e = await ContextFold.open({ dir });
     await e.entriesPage({ limit: 0 }); // syncs (status would read every node: measured apart)
     return e;
   });
-  cf = reopened;
   const inproc = await inProcess(cf, queries, turns, n);
 
   log(`N=${n}: single durable folds …`);
@@ -267,10 +358,7 @@ async function benchSize(
     single.push((await timeAsync(() => cf.fold(toInput(turns[n + i]!))))[1]);
 
   log(`N=${n}: validate, compaction …`);
-  const [v, validateMs, validateDelay] = await withLoopDelay(() => cf.validate());
-  const [, compactMs, compactDelay] = await withLoopDelay(() => cf.compact());
-  const [st, statusMs] = await timeAsync(() => cf.status());
-  await cf.close();
+  const upkeep = await upkeepFigures(cf);
   if (opts.reference) log(`N=${n}: the reference engine validates and hydrates the store …`);
   const refReads = opts.reference
     ? referenceReads(
@@ -287,43 +375,12 @@ async function benchSize(
   rmSync(root, { recursive: true, force: true });
   return {
     n,
-    fold_many: {
-      total_ms: Math.round(foldManyMs),
-      per_turn_ms: Number((foldManyMs / n).toFixed(3)),
-      cpu_per_turn_ms: Number((foldManyCpu / n).toFixed(3)),
-      // The file system's own cost of creating a node's file, in the store's parent directory.
-      file_create: fileCreate,
-    },
-    fold_many_without_redaction: opts.skipUnredacted
-      ? null
-      : {
-          total_ms: Math.round(rawFoldManyMs),
-          per_turn_ms: Number((rawFoldManyMs / n).toFixed(3)),
-        },
-    redaction_overhead_in_fold_many: opts.skipUnredacted
-      ? null
-      : {
-          per_turn_ms: Number(overheadPerTurn.toFixed(4)),
-          mean_turn_bytes: Math.round(payloadBytes / n),
-          per_2kb_ms: Number(((overheadPerTurn * 2048) / (payloadBytes / n)).toFixed(4)),
-        },
-    close_compaction_ms: Math.round(closeMs),
-    close_compaction_loop_delay_ms: closeDelay,
+    ...foldFigures(folded, turns, n),
     single_fold_ms: { p50: p50(single), p99: quantile(single, 0.99) },
-    fresh_process: {
-      first_open_after_compaction_ms: Math.round(firstOpen.ms),
-      ...freshFigures,
-      ...(refScan ? { reference_engine_scan: refScan } : {}),
-    },
+    fresh_process: freshFigures,
     ...(refReads ? { reference_engine_reads: refReads } : {}),
     in_process: { open_ms: Math.round(openMs), ...inproc },
-    validate_ms: Math.round(validateMs),
-    validate_ok: v.ok,
-    validate_loop_delay_ms: validateDelay,
-    compact_ms: Math.round(compactMs),
-    compact_loop_delay_ms: compactDelay,
-    status_ms: Math.round(statusMs),
-    status_sanitized_nodes: st.sanitized_nodes,
+    ...upkeep,
     inspect_overview: inspect,
     bytes_on_disk: bytes,
     index_bytes: index,
@@ -384,6 +441,78 @@ function benchArgs(argv: readonly string[]) {
   return { values, parts, sizeList };
 }
 
+/** `--hook-only`: the Claude Code hook alone, printed with the node version. */
+async function printHookOnly(): Promise<void> {
+  const work = mkdtempSync(join(tmpdir(), 'contextfold-bench-'));
+  try {
+    const hook = await benchHook({ exchanges: 1000, work });
+    process.stdout.write(`${JSON.stringify({ node: process.version, hook }, null, 2)}\n`);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** `--proxy[=PARTS]`: the proxy's figures instead (see ./proxy.ts), loaded only then. */
+async function printProxy(proxyParts: string): Promise<void> {
+  const { benchProxy } = await import('./proxy.js');
+  const only = proxyParts === 'all' ? undefined : proxyParts.split(',');
+  const figures = await benchProxy(only ? { parts: only as never } : {});
+  process.stdout.write(`${JSON.stringify(figures, null, 2)}\n`);
+}
+
+/** `--postgres=URL`: the PostgreSQL store's figures beside the local one's (see ./postgres.ts). */
+async function printPostgres(url: string, sizes: number[]): Promise<void> {
+  const { benchPostgres } = await import('./postgres.js');
+  const figures = await benchPostgres({ url, sizes });
+  process.stdout.write(`${JSON.stringify(figures, null, 2)}\n`);
+}
+
+/** Every store size, smallest first, on turns synthesized once for the largest (and 40 more). */
+async function benchSizes(sizes: number[], work: string, opts: BenchOptions) {
+  const results = [];
+  const max = Math.max(...sizes);
+  const { turns, queries } = synthesize(max + 40, work);
+  for (const n of sizes.sort((a, b) => a - b)) {
+    const r = await benchSize(n, turns, queries, work, opts);
+    log(`N=${n}: ${JSON.stringify(r)}`);
+    results.push(r);
+  }
+  return results;
+}
+
+/** The hook part: its figures, or the error that stopped it (the other parts still report). */
+async function hookPart(work: string): Promise<unknown> {
+  log('Claude Code hook on a 2,000-turn transcript …');
+  let hook: unknown;
+  try {
+    hook = await benchHook({ exchanges: 1000, work });
+  } catch (e) {
+    hook = { error: (e as Error).message };
+  }
+  log(`hook: ${JSON.stringify(hook)}`);
+  return hook;
+}
+
+/**
+ * The pack part, when this build has the harness's bench. Its import is tried whatever the
+ * parts: a failed one is reported in its place.
+ */
+async function packPart(parts: Set<string>): Promise<unknown> {
+  try {
+    const harnessBench = '../harness/bench.js'; // optional module: resolved at run time
+    const harness = (await import(harnessBench)) as {
+      benchPackAssembly?: () => Promise<unknown>;
+    };
+    if (harness.benchPackAssembly && parts.has('pack')) {
+      log('pack assembly (1,000-turn session) …');
+      return await harness.benchPackAssembly();
+    }
+    return null;
+  } catch (e) {
+    return { error: (e as Error).message };
+  }
+}
+
 async function main(): Promise<void> {
   const { values, parts, sizeList } = benchArgs(process.argv.slice(2));
   if (values.help) {
@@ -391,20 +520,11 @@ async function main(): Promise<void> {
     return;
   }
   if (values['hook-only']) {
-    const work = mkdtempSync(join(tmpdir(), 'contextfold-bench-'));
-    try {
-      const hook = await benchHook({ exchanges: 1000, work });
-      process.stdout.write(`${JSON.stringify({ node: process.version, hook }, null, 2)}\n`);
-    } finally {
-      rmSync(work, { recursive: true, force: true });
-    }
+    await printHookOnly();
     return;
   }
   if (values.proxy !== undefined) {
-    const { benchProxy } = await import('./proxy.js');
-    const only = values.proxy === 'all' ? undefined : values.proxy.split(',');
-    const figures = await benchProxy(only ? { parts: only as never } : {});
-    process.stdout.write(`${JSON.stringify(figures, null, 2)}\n`);
+    await printProxy(values.proxy);
     return;
   }
   const opts: BenchOptions = {
@@ -412,48 +532,15 @@ async function main(): Promise<void> {
     reference: referenceEngine(values['reference-engine']),
   };
   if (values.postgres !== undefined) {
-    const { benchPostgres } = await import('./postgres.js');
-    const pgSizes = sizeList(values.sizes ?? '10000,100000');
-    const figures = await benchPostgres({ url: values.postgres, sizes: pgSizes });
-    process.stdout.write(`${JSON.stringify(figures, null, 2)}\n`);
+    await printPostgres(values.postgres, sizeList(values.sizes ?? '10000,100000'));
     return;
   }
   const sizes = sizeList(values.sizes ?? '1000,10000,100000');
   const work = mkdtempSync(join(tmpdir(), 'contextfold-bench-'));
   try {
-    const results = [];
-    if (parts.has('sizes')) {
-      const max = Math.max(...sizes);
-      const { turns, queries } = synthesize(max + 40, work);
-      for (const n of sizes.sort((a, b) => a - b)) {
-        const r = await benchSize(n, turns, queries, work, opts);
-        log(`N=${n}: ${JSON.stringify(r)}`);
-        results.push(r);
-      }
-    }
-    let hook: unknown = null;
-    if (parts.has('hook')) {
-      log('Claude Code hook on a 2,000-turn transcript …');
-      try {
-        hook = await benchHook({ exchanges: 1000, work });
-      } catch (e) {
-        hook = { error: (e as Error).message };
-      }
-      log(`hook: ${JSON.stringify(hook)}`);
-    }
-    let pack: unknown = null;
-    try {
-      const harnessBench = '../harness/bench.js'; // optional module: resolved at run time
-      const harness = (await import(harnessBench)) as {
-        benchPackAssembly?: () => Promise<unknown>;
-      };
-      if (harness.benchPackAssembly && parts.has('pack')) {
-        log('pack assembly (1,000-turn session) …');
-        pack = await harness.benchPackAssembly();
-      }
-    } catch (e) {
-      pack = { error: (e as Error).message };
-    }
+    const results = parts.has('sizes') ? await benchSizes(sizes, work, opts) : [];
+    const hook = parts.has('hook') ? await hookPart(work) : null;
+    const pack = await packPart(parts);
     let guard: unknown = null;
     if (parts.has('guard')) {
       log('guard: redaction cost and the false-positive report over ../shared/data/trajectories …');
