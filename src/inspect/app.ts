@@ -1,4 +1,4 @@
-import { type Context, Hono } from 'hono';
+import { type Context, type ErrorHandler, Hono, type MiddlewareHandler } from 'hono';
 import type { RetrievalMode } from '../engine/types.js';
 import {
   type ContextFoldError,
@@ -68,45 +68,47 @@ function modeParam(c: Context): RetrievalMode | undefined {
   return m;
 }
 
-/**
- * The inspector's HTTP app. Every request must start with `/<token>/` (compared in constant
- * time) or gets 403, whatever the route or method; only GET and HEAD exist, and none of them
- * writes. Every response carries the security headers (strict CSP, nosniff, no referrer).
- */
-export function createInspectorApp(input: InspectorAppInput): Hono {
-  const app = new Hono();
+/** Sets the security headers on every response, the 403s and errors included. */
+const securityHeaders: MiddlewareHandler = async (c, next) => {
+  await next();
+  for (const [k, v] of Object.entries(SECURITY_HEADERS)) c.res.headers.set(k, v);
+};
+
+/** Refuses a request whose path does not start with the token, or that is not GET or HEAD. */
+function tokenGate(token: string): MiddlewareHandler {
+  return async (c, next) => {
+    const first = c.req.path.split('/')[1] ?? '';
+    if (!tokenMatches(first, token)) return c.text('forbidden\n', 403);
+    if (c.req.method !== 'GET' && c.req.method !== 'HEAD') {
+      return c.text('read-only: only GET and HEAD\n', 405, { Allow: 'GET, HEAD' });
+    }
+    await next();
+  };
+}
+
+/** Our errors as their HTTP status and JSON body; anything else is logged and stays opaque. */
+const errorResponse: ErrorHandler = (e, c) => {
+  if (isContextFoldError(e)) {
+    const body: ErrorResponse = {
+      error: ipcfErrorName(e.code),
+      code: e.code,
+      message: e.message,
+      ...(typeof e.details.path === 'string' ? { path: e.details.path } : {}),
+    };
+    return c.json(body, statusFor(e));
+  }
+  process.stderr.write(`contextfold inspect: internal error: ${(e as Error).stack ?? e}\n`);
+  return c.json({ error: 'InternalError', code: 'INTERNAL', message: 'internal error' }, 500);
+};
+
+/** The routes under `/<token>/`: the JSON API, then the web app's files (the catch-all, last). */
+function addRoutes(app: Hono, input: InspectorAppInput): void {
   const view = (c: Context): StoreView => {
     const id = c.req.query('store') ?? '.';
     const v = input.views.get(id);
     if (!v) throw new UsageError(`no store '${id.slice(0, 200)}' here; see api/stores`);
     return v;
   };
-
-  app.use('*', async (c, next) => {
-    await next();
-    for (const [k, v] of Object.entries(SECURITY_HEADERS)) c.res.headers.set(k, v);
-  });
-  app.use('*', async (c, next) => {
-    const first = c.req.path.split('/')[1] ?? '';
-    if (!tokenMatches(first, input.token)) return c.text('forbidden\n', 403);
-    if (c.req.method !== 'GET' && c.req.method !== 'HEAD') {
-      return c.text('read-only: only GET and HEAD\n', 405, { Allow: 'GET, HEAD' });
-    }
-    await next();
-  });
-  app.onError((e, c) => {
-    if (isContextFoldError(e)) {
-      const body: ErrorResponse = {
-        error: ipcfErrorName(e.code),
-        code: e.code,
-        message: e.message,
-        ...(typeof e.details.path === 'string' ? { path: e.details.path } : {}),
-      };
-      return c.json(body, statusFor(e));
-    }
-    process.stderr.write(`contextfold inspect: internal error: ${(e as Error).stack ?? e}\n`);
-    return c.json({ error: 'InternalError', code: 'INTERNAL', message: 'internal error' }, 500);
-  });
 
   const base = '/:token';
   app.get(base, (c) => c.redirect(`/${input.token}/`, 302));
@@ -146,5 +148,18 @@ export function createInspectorApp(input: InspectorAppInput): Hono {
     if (!asset) return c.text('not found\n', 404);
     return c.body(new Uint8Array(asset.body), 200, { 'Content-Type': asset.type });
   });
+}
+
+/**
+ * The inspector's HTTP app. Every request must start with `/<token>/` (compared in constant
+ * time) or gets 403, whatever the route or method; only GET and HEAD exist, and none of them
+ * writes. Every response carries the security headers (strict CSP, nosniff, no referrer).
+ */
+export function createInspectorApp(input: InspectorAppInput): Hono {
+  const app = new Hono();
+  app.use('*', securityHeaders);
+  app.use('*', tokenGate(input.token));
+  app.onError(errorResponse);
+  addRoutes(app, input);
   return app;
 }

@@ -1,6 +1,6 @@
 import type { HashView, NodeResponse, PayloadResponse, PayloadSegment } from '../api-types.js';
 import { api } from './api.js';
-import { badge, bytes, h, num, replace, table } from './dom.js';
+import { badge, bytes, type Child, h, num, replace, table } from './dom.js';
 import { patch } from './route.js';
 
 let shown = '';
@@ -86,6 +86,120 @@ function payloadView(p: PayloadResponse): HTMLElement {
   );
 }
 
+/** The verification badge: verified, or why not (the error, its message and the file). */
+function verifyBadge(n: NodeResponse): HTMLElement {
+  return n.verified
+    ? badge('ok', 'verified: all three hashes match (as hydrate checks them)', 'verified')
+    : h(
+        'div',
+        {},
+        badge('bad', `verification failed: ${n.problem?.error ?? ''}`, 'verified'),
+        h(
+          'p',
+          { class: 'error', testid: 'verify-problem' },
+          n.problem?.message ?? '',
+          h('br'),
+          h('span', { class: 'mono' }, n.problem?.path ?? ''),
+        ),
+      );
+}
+
+/** The node's index fields, as a definition list. */
+function fieldList(n: NodeResponse): HTMLElement {
+  return h(
+    'dl',
+    { class: 'fields' },
+    [
+      ['folded at', n.folded_at],
+      ['tokens (estimate)', num(n.token_estimate)],
+      ['evicted', n.evicted ? 'yes' : 'no'],
+      [
+        'sanitized',
+        n.sanitized === null ? 'unknown' : n.sanitized ? 'yes (redacted before write)' : 'no',
+      ],
+      ['session', n.session_id ?? '—'],
+      ['status', n.status ?? '—'],
+      ['encoding', n.encoding ?? 'utf-8 text'],
+      ['file', n.path],
+    ].flatMap(([k, v]) => [
+      h('dt', {}, k as string),
+      h('dd', { class: k === 'file' ? 'mono' : '' }, v as string),
+    ]),
+  );
+}
+
+/** The node file's fields the check does not know, titled as guard findings when they look so. */
+function otherFields(n: NodeResponse): HTMLElement {
+  const extraKeys = Object.keys(n.extra);
+  const findings = extraKeys.some((k) => /finding|redact|guard/i.test(k));
+  return extraKeys.length === 0
+    ? h(
+        'p',
+        { class: 'muted', testid: 'findings' },
+        'No guard findings or other fields in this node.',
+      )
+    : h(
+        'div',
+        { testid: 'findings' },
+        h('h3', {}, findings ? 'Guard findings and other fields' : 'Other fields'),
+        h('pre', { class: 'json' }, JSON.stringify(n.extra, null, 2)),
+      );
+}
+
+/** The drawer's body for a node; the payload gets a slot only if the node verifies. */
+function nodeDetails(n: NodeResponse): Child[] {
+  return [
+    h('h3', {}, 'Summary'),
+    h('p', { class: 'summary-text', testid: 'node-summary' }, n.summary),
+    fieldList(n),
+    h('h3', {}, 'Hashes'),
+    hashTable(n.hashes),
+    h('h3', {}, 'Terms'),
+    terms('identifiers', n.identifiers, 'terms-identifiers'),
+    terms('files', n.files, 'terms-files'),
+    terms('commands', n.commands, 'terms-commands'),
+    terms('errors', n.errors, 'terms-errors'),
+    otherFields(n),
+    h('h3', {}, 'Payload'),
+    n.verified
+      ? h('div', { testid: 'payload-slot' }, h('p', { class: 'muted' }, 'loading…'))
+      : h(
+          'p',
+          { class: 'error' },
+          'Not shown: the node does not verify, and unverified bytes are never served.',
+        ),
+  ];
+}
+
+/** Fills the payload slot; a failure is shown in the slot, the rest of the drawer stays. */
+async function fillPayload(slot: Element, store: string, step: number): Promise<void> {
+  try {
+    replace(slot, payloadView(await api<PayloadResponse>('payload', { store, step })));
+  } catch (e) {
+    replace(slot, h('p', { class: 'error' }, (e as Error).message));
+  }
+}
+
+/** Where {@link loadNode} shows a node: the store and step, the badge and the body. */
+interface NodeTarget {
+  store: string;
+  step: number;
+  status: HTMLElement;
+  body: HTMLElement;
+}
+
+/** Checks the node live (again on each re-verify) and shows it. */
+async function loadNode({ store, step, status, body }: NodeTarget): Promise<void> {
+  replace(status, badge('info', 'verifying…'));
+  const n = await api<NodeResponse>('node', { store, step });
+  replace(status, verifyBadge(n));
+  replace(body, nodeDetails(n));
+  if (n.verified) {
+    const slot = body.querySelector('[data-testid="payload-slot"]')!;
+    await fillPayload(slot, store, step);
+  }
+}
+
 async function fill(d: HTMLElement, store: string, step: number): Promise<void> {
   const status = h('div', { testid: 'verify-badge' }, badge('info', 'verifying…'));
   const reverify = h('button', { testid: 'reverify' }, 're-verify');
@@ -98,89 +212,7 @@ async function fill(d: HTMLElement, store: string, step: number): Promise<void> 
     h('div', { class: 'row' }, status, reverify),
     body,
   );
-  const load = async (): Promise<void> => {
-    replace(status, badge('info', 'verifying…'));
-    const n = await api<NodeResponse>('node', { store, step });
-    replace(
-      status,
-      n.verified
-        ? badge('ok', 'verified: all three hashes match (as hydrate checks them)', 'verified')
-        : h(
-            'div',
-            {},
-            badge('bad', `verification failed: ${n.problem?.error ?? ''}`, 'verified'),
-            h(
-              'p',
-              { class: 'error', testid: 'verify-problem' },
-              n.problem?.message ?? '',
-              h('br'),
-              h('span', { class: 'mono' }, n.problem?.path ?? ''),
-            ),
-          ),
-    );
-    const extraKeys = Object.keys(n.extra);
-    const findings = extraKeys.some((k) => /finding|redact|guard/i.test(k));
-    replace(
-      body,
-      h('h3', {}, 'Summary'),
-      h('p', { class: 'summary-text', testid: 'node-summary' }, n.summary),
-      h(
-        'dl',
-        { class: 'fields' },
-        [
-          ['folded at', n.folded_at],
-          ['tokens (estimate)', num(n.token_estimate)],
-          ['evicted', n.evicted ? 'yes' : 'no'],
-          [
-            'sanitized',
-            n.sanitized === null ? 'unknown' : n.sanitized ? 'yes (redacted before write)' : 'no',
-          ],
-          ['session', n.session_id ?? '—'],
-          ['status', n.status ?? '—'],
-          ['encoding', n.encoding ?? 'utf-8 text'],
-          ['file', n.path],
-        ].flatMap(([k, v]) => [
-          h('dt', {}, k as string),
-          h('dd', { class: k === 'file' ? 'mono' : '' }, v as string),
-        ]),
-      ),
-      h('h3', {}, 'Hashes'),
-      hashTable(n.hashes),
-      h('h3', {}, 'Terms'),
-      terms('identifiers', n.identifiers, 'terms-identifiers'),
-      terms('files', n.files, 'terms-files'),
-      terms('commands', n.commands, 'terms-commands'),
-      terms('errors', n.errors, 'terms-errors'),
-      extraKeys.length === 0
-        ? h(
-            'p',
-            { class: 'muted', testid: 'findings' },
-            'No guard findings or other fields in this node.',
-          )
-        : h(
-            'div',
-            { testid: 'findings' },
-            h('h3', {}, findings ? 'Guard findings and other fields' : 'Other fields'),
-            h('pre', { class: 'json' }, JSON.stringify(n.extra, null, 2)),
-          ),
-      h('h3', {}, 'Payload'),
-      n.verified
-        ? h('div', { testid: 'payload-slot' }, h('p', { class: 'muted' }, 'loading…'))
-        : h(
-            'p',
-            { class: 'error' },
-            'Not shown: the node does not verify, and unverified bytes are never served.',
-          ),
-    );
-    if (n.verified) {
-      const slot = body.querySelector('[data-testid="payload-slot"]')!;
-      try {
-        replace(slot, payloadView(await api<PayloadResponse>('payload', { store, step })));
-      } catch (e) {
-        replace(slot, h('p', { class: 'error' }, (e as Error).message));
-      }
-    }
-  };
+  const load = (): Promise<void> => loadNode({ store, step, status, body });
   reverify.addEventListener(
     'click',
     () => void load().catch((e) => replace(status, badge('bad', (e as Error).message))),

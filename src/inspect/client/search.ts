@@ -84,38 +84,22 @@ function scanView(r: ScanResponse): HTMLElement {
   );
 }
 
-/** Recall, and "what would be paged for this prompt" (a scan: nothing is paged in or recorded). */
-export async function renderSearch(
-  main: HTMLElement,
-  store: string,
-  params: URLSearchParams,
-): Promise<void> {
+/** One box of the search page: its section, the text it searches for, and its search. */
+interface SearchBox {
+  section: HTMLElement;
+  field: HTMLInputElement | HTMLTextAreaElement;
+  run: () => Promise<void>;
+}
+
+/** Explicit recall: a query box (Enter or the button runs it) and its candidates. */
+function recallBox(store: string, params: URLSearchParams): SearchBox {
   const q = h('input', {
     testid: 'recall-input',
     attrs: { type: 'search', placeholder: 'e.g. PostgreSQL port', 'aria-label': 'recall query' },
   });
   q.value = params.get('q') ?? '';
   const recallOut = h('div', { testid: 'recall-out' });
-  const prompt = h('textarea', {
-    testid: 'scan-input',
-    attrs: {
-      rows: '3',
-      placeholder: 'a user prompt, e.g. Which port did we set for PostgreSQL?',
-      'aria-label': 'prompt',
-    },
-  });
-  prompt.value = params.get('prompt') ?? '';
-  const mode = h(
-    'select',
-    { testid: 'scan-mode', attrs: { 'aria-label': 'retrieval mode' } },
-    h('option', { attrs: { value: '' } }, 'store default'),
-    h('option', { attrs: { value: 'ranked' } }, 'ranked'),
-    h('option', { attrs: { value: 'reference' } }, 'reference (IPCF RGSC)'),
-  );
-  mode.value = params.get('mode') ?? '';
-  const scanOut = h('div', { testid: 'scan-out' });
   const recallBtn = h('button', { testid: 'recall-button' }, 'Recall');
-  const scanBtn = h('button', { testid: 'scan-button' }, 'What would be paged?');
   const runRecall = async (): Promise<void> => {
     if (q.value.trim() === '') return;
     replace(recallOut, h('p', { class: 'muted' }, 'searching…'));
@@ -128,6 +112,51 @@ export async function renderSearch(
       replace(recallOut, h('p', { class: 'error' }, (e as Error).message));
     }
   };
+  recallBtn.addEventListener('click', () => void runRecall());
+  q.addEventListener('keydown', (e) => {
+    if ((e as KeyboardEvent).key === 'Enter') void runRecall();
+  });
+  const section = h(
+    'section',
+    {},
+    h('h2', {}, 'Recall'),
+    h(
+      'p',
+      { class: 'muted' },
+      'Explicit recall (CONF-04): every archived step whose terms match, labelled chronologically.',
+    ),
+    h('div', { class: 'row' }, q, recallBtn),
+    recallOut,
+  );
+  return { section, field: q, run: runRecall };
+}
+
+function modeSelect(value: string): HTMLSelectElement {
+  const mode = h(
+    'select',
+    { testid: 'scan-mode', attrs: { 'aria-label': 'retrieval mode' } },
+    h('option', { attrs: { value: '' } }, 'store default'),
+    h('option', { attrs: { value: 'ranked' } }, 'ranked'),
+    h('option', { attrs: { value: 'reference' } }, 'reference (IPCF RGSC)'),
+  );
+  mode.value = value;
+  return mode;
+}
+
+/** "What would be paged for this prompt": a prompt box, a retrieval mode, and the scan's picks. */
+function scanBox(store: string, params: URLSearchParams): SearchBox {
+  const prompt = h('textarea', {
+    testid: 'scan-input',
+    attrs: {
+      rows: '3',
+      placeholder: 'a user prompt, e.g. Which port did we set for PostgreSQL?',
+      'aria-label': 'prompt',
+    },
+  });
+  prompt.value = params.get('prompt') ?? '';
+  const mode = modeSelect(params.get('mode') ?? '');
+  const scanOut = h('div', { testid: 'scan-out' });
+  const scanBtn = h('button', { testid: 'scan-button' }, 'What would be paged?');
   const runScan = async (): Promise<void> => {
     if (prompt.value.trim() === '') return;
     replace(
@@ -149,40 +178,32 @@ export async function renderSearch(
       replace(scanOut, h('p', { class: 'error' }, (e as Error).message));
     }
   };
-  recallBtn.addEventListener('click', () => void runRecall());
-  q.addEventListener('keydown', (e) => {
-    if ((e as KeyboardEvent).key === 'Enter') void runRecall();
-  });
   scanBtn.addEventListener('click', () => void runScan());
-  replace(
-    main,
-    h('h1', {}, 'Search'),
+  const section = h(
+    'section',
+    {},
+    h('h2', {}, 'What would be paged for this prompt'),
     h(
-      'section',
-      {},
-      h('h2', {}, 'Recall'),
-      h(
-        'p',
-        { class: 'muted' },
-        'Explicit recall (CONF-04): every archived step whose terms match, labelled chronologically.',
-      ),
-      h('div', { class: 'row' }, q, recallBtn),
-      recallOut,
+      'p',
+      { class: 'muted' },
+      'The scan the session runs before a model call. Scan only: nothing is paged in, evicted or recorded.',
     ),
-    h(
-      'section',
-      {},
-      h('h2', {}, 'What would be paged for this prompt'),
-      h(
-        'p',
-        { class: 'muted' },
-        'The scan the session runs before a model call. Scan only: nothing is paged in, evicted or recorded.',
-      ),
-      prompt,
-      h('div', { class: 'row' }, mode, scanBtn),
-      scanOut,
-    ),
+    prompt,
+    h('div', { class: 'row' }, mode, scanBtn),
+    scanOut,
   );
-  if (q.value) await runRecall();
-  if (prompt.value) await runScan();
+  return { section, field: prompt, run: runScan };
+}
+
+/** Recall, and "what would be paged for this prompt" (a scan: nothing is paged in or recorded). */
+export async function renderSearch(
+  main: HTMLElement,
+  store: string,
+  params: URLSearchParams,
+): Promise<void> {
+  const recall = recallBox(store, params);
+  const scan = scanBox(store, params);
+  replace(main, h('h1', {}, 'Search'), recall.section, scan.section);
+  if (recall.field.value) await recall.run();
+  if (scan.field.value) await scan.run();
 }
