@@ -49,26 +49,50 @@ export interface ActionContext {
   snapshot: StoreSnapshot;
 }
 
+/**
+ * `edit_payload` and `forge_payload`: a text replacement in the node file, the texts escaped as
+ * they appear inside its JSON; a forge then recomputes the hashes to match.
+ */
+function payloadSteps(
+  a: Extract<StoreAction, { action: 'edit_payload' | 'forge_payload' }>,
+  n: StoredNode,
+): ScriptStep[] {
+  const json = (s: string) => JSON.stringify(s).slice(1, -1);
+  const steps: ScriptStep[] = [
+    { fs: 'replace_text', path: nodeFile(n.step_id), find: json(a.find), replace: json(a.replace) },
+  ];
+  if (a.action === 'forge_payload') steps.push({ fs: 'rehash_node', step_id: n.step_id });
+  return steps;
+}
+
+/** The node file, in its own store, of the other session's record a cross-session action names. */
+function foreignNodePath(
+  a: { from_session: string; from_record: string },
+  ctx: ActionContext,
+  node: (s: string, r: string) => StoredNode,
+): string {
+  const from = node(a.from_session, a.from_record);
+  return join(ctx.storeDir(a.from_session), nodeFile(from.step_id));
+}
+
+/** Appends text to the raw content of a node copied out of the store (`escape_file_path`). */
+function appendToRawContent(copy: string, text: string): void {
+  const doc = JSON.parse(readFileSync(copy, 'utf8')) as { raw_content: string };
+  doc.raw_content += text;
+  writeFileSync(copy, prettyJson(doc));
+}
+
 /** The IPCF corpus filesystem actions (conformance/PROTOCOL.md §3) an adapter action stands for. */
 function translate(a: StoreAction, ctx: ActionContext, node: (s: string, r: string) => StoredNode) {
   const steps: ScriptStep[] = [];
   const inputs = new Map<string, Buffer>();
-  const json = (s: string) => JSON.stringify(s).slice(1, -1);
   const outsideName = (n: StoredNode) => `${n.session}-step_${n.step_id}.json`;
   let after: (() => void) | null = null;
   switch (a.action) {
     case 'edit_payload':
-    case 'forge_payload': {
-      const n = node(a.session, a.record);
-      steps.push({
-        fs: 'replace_text',
-        path: nodeFile(n.step_id),
-        find: json(a.find),
-        replace: json(a.replace),
-      });
-      if (a.action === 'forge_payload') steps.push({ fs: 'rehash_node', step_id: n.step_id });
+    case 'forge_payload':
+      steps.push(...payloadSteps(a, node(a.session, a.record)));
       break;
-    }
     case 'truncate_node':
       steps.push({
         fs: 'truncate',
@@ -89,11 +113,7 @@ function translate(a: StoreAction, ctx: ActionContext, node: (s: string, r: stri
       const value =
         a.style === 'absolute' ? copy : relative(dirname(ctx.storeDir(a.session)), copy);
       steps.push({ fs: 'set_index_field', step_id: n.step_id, field: 'file_path', value });
-      after = () => {
-        const doc = JSON.parse(readFileSync(copy, 'utf8')) as { raw_content: string };
-        doc.raw_content += a.inject;
-        writeFileSync(copy, prettyJson(doc));
-      };
+      after = () => appendToRawContent(copy, a.inject);
       break;
     }
     case 'symlink_node': {
@@ -111,19 +131,14 @@ function translate(a: StoreAction, ctx: ActionContext, node: (s: string, r: stri
     }
     case 'copy_foreign_node':
     case 'plant_foreign_orphan': {
-      const from = node(a.from_session, a.from_record);
-      inputs.set(
-        'foreign',
-        readFileSync(join(ctx.storeDir(a.from_session), nodeFile(from.step_id))),
-      );
+      inputs.set('foreign', readFileSync(foreignNodePath(a, ctx, node)));
       const step = a.action === 'copy_foreign_node' ? node(a.session, a.record).step_id : a.step_id;
       steps.push({ fs: 'write', path: nodeFile(step), input: 'foreign' });
       break;
     }
     case 'point_into_session': {
       const n = node(a.session, a.record);
-      const from = node(a.from_session, a.from_record);
-      const target = join(ctx.storeDir(a.from_session), nodeFile(from.step_id));
+      const target = foreignNodePath(a, ctx, node);
       const value = relative(dirname(ctx.storeDir(a.session)), target);
       steps.push({ fs: 'set_index_field', step_id: n.step_id, field: 'file_path', value });
       break;

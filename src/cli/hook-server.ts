@@ -83,6 +83,47 @@ function readLine(socket: Socket): Promise<string | null> {
   });
 }
 
+/** Reads a client's request line (null: closed first, too long, or not a request). */
+async function readRequest(socket: Socket): Promise<HookRequest | null> {
+  const line = await readLine(socket);
+  let request: unknown;
+  try {
+    request = line === null ? null : JSON.parse(line);
+  } catch {
+    request = null;
+  }
+  return isRequest(request) ? request : null;
+}
+
+/** Runs one request as the CLI would, keeping what it writes for the reply. */
+async function runCaptured(request: HookRequest, engines: HookEngines): Promise<HookReply> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const io: HookIo = { out: (t) => out.push(t), err: (t) => err.push(t) };
+  const code = await runHookRequest(request, io, engines);
+  return { v: 1, stdout: out.join(''), stderr: err.join(''), code } satisfies HookReply;
+}
+
+/** Whether the socket file is still the one this server made (false: removed or replaced). */
+function isOurSocket(socketPath: string, ino: bigint | null): boolean {
+  try {
+    return lstatSync(socketPath, { bigint: true }).ino === ino;
+  } catch {
+    return false;
+  }
+}
+
+/** Resolves once the server listens on the socket path, rejects with its error if it cannot. */
+function listen(server: Server, socketPath: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(socketPath, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
 /**
  * Serves `contextfold hook` runs over a Unix socket, one at a time: a process that stays up
  * between Claude Code's prompts answers in the time of the work itself, without a Node start-up,
@@ -131,26 +172,14 @@ export async function serveHooks(options: HookServerOptions): Promise<HookServer
     socket.setTimeout(options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS, () => socket.destroy());
     socket.on('error', () => {});
     try {
-      const line = await readLine(socket);
-      let request: unknown;
-      try {
-        request = line === null ? null : JSON.parse(line);
-      } catch {
-        request = null;
-      }
-      if (!isRequest(request)) {
+      const request = await readRequest(socket);
+      if (!request) {
         socket.destroy();
         return;
       }
       options.onRequest?.(request);
       socket.setTimeout(0); // the run itself may take long (a first catch-up): the client waits
-      const reply = await queue.run(async () => {
-        const out: string[] = [];
-        const err: string[] = [];
-        const io: HookIo = { out: (t) => out.push(t), err: (t) => err.push(t) };
-        const code = await runHookRequest(request, io, engines);
-        return { v: 1, stdout: out.join(''), stderr: err.join(''), code } satisfies HookReply;
-      });
+      const reply = await queue.run(() => runCaptured(request, engines));
       socket.setTimeout(options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS);
       socket.end(`${JSON.stringify(reply)}\n`);
     } finally {
@@ -167,7 +196,7 @@ export async function serveHooks(options: HookServerOptions): Promise<HookServer
     server.close(() => {
       // Ours still (not replaced by a newer server): remove it, then let the next one start.
       try {
-        if (lstatSync(socketPath, { bigint: true }).ino === ino) unlinkSync(socketPath);
+        if (isOurSocket(socketPath, ino)) unlinkSync(socketPath);
       } catch {}
       void queue
         .run(() => engines.closeAll())
@@ -177,19 +206,10 @@ export async function serveHooks(options: HookServerOptions): Promise<HookServer
         });
     });
   }
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(socketPath, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  await listen(server, socketPath);
   ino = lstatSync(socketPath, { bigint: true }).ino;
   check = setInterval(() => {
-    try {
-      if (lstatSync(socketPath, { bigint: true }).ino === ino) return;
-    } catch {}
-    close();
+    if (!isOurSocket(socketPath, ino)) close();
   }, options.checkMs ?? 2000);
   armIdle();
   return { closed, close };

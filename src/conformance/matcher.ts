@@ -50,6 +50,11 @@ function decodeBase64(v: unknown): Buffer | null {
   return Buffer.from(v, 'base64');
 }
 
+/** Where a reason points: the path, or `(result)` for the whole result. */
+function label(path: string): string {
+  return path || '(result)';
+}
+
 /**
  * Compares an actual value with an expected one (conformance/PROTOCOL.md §4). Scalars compare
  * strictly; arrays by length and element; objects on the expected keys only (other keys are
@@ -66,7 +71,7 @@ export function match(
   ctx: MatchContext,
   path = '',
 ): string | null {
-  const here = path || '(result)';
+  const here = label(path);
   const op = operatorOf(expected);
   if (op) {
     const arg = (expected as Record<string, unknown>)[op];
@@ -106,53 +111,88 @@ export function match(
           ? null
           : `${here}: expected ${want} bytes (${arg}), got ${show(actual)}`;
       }
-      case '$prefix_of_input': {
-        const whole = input(ctx, arg);
-        const got = decodeBase64(actual);
-        if (!got) return `${here}: expected base64 content, got ${show(actual)}`;
-        if (got.length === 0) return `${here}: expected a non-empty prefix of ${arg}, got nothing`;
-        return got.length <= whole.length && whole.subarray(0, got.length).equals(got)
-          ? null
-          : `${here}: content is not a prefix of ${arg} (bytes were altered)`;
-      }
-      default: {
-        if (!Array.isArray(arg)) throw new Error('$unordered needs an array');
-        if (!Array.isArray(actual)) return `${here}: expected an array, got ${show(actual)}`;
-        if (actual.length !== arg.length) {
-          return `${here}: expected ${arg.length} element(s) in any order, got ${actual.length}: ${show(actual)}`;
-        }
-        const used = new Set<number>();
-        for (const want of arg) {
-          const i = actual.findIndex((a, k) => !used.has(k) && match(want, a, ctx) === null);
-          if (i < 0) return `${here}: no element matches ${show(want)} in ${show(actual)}`;
-          used.add(i);
-        }
-        return null;
-      }
+      case '$prefix_of_input':
+        return matchPrefixOfInput(arg, actual, ctx, here);
+      default:
+        return matchUnordered(arg, actual, ctx, here);
     }
   }
-  if (Array.isArray(expected)) {
-    if (!Array.isArray(actual)) return `${here}: expected an array, got ${show(actual)}`;
-    if (actual.length !== expected.length) {
-      return `${here}: expected ${expected.length} element(s), got ${actual.length}: ${show(actual)}`;
-    }
-    for (let i = 0; i < expected.length; i++) {
-      const r = match(expected[i], actual[i], ctx, `${path}[${i}]`);
-      if (r) return r;
-    }
-    return null;
-  }
-  if (isObject(expected)) {
-    if (!isObject(actual)) return `${here}: expected an object, got ${show(actual)}`;
-    for (const key of Object.keys(expected)) {
-      const p = path ? `${path}.${key}` : key;
-      if (!(key in actual)) return `${p}: missing (expected ${show(expected[key])})`;
-      const r = match(expected[key], actual[key], ctx, p);
-      if (r) return r;
-    }
-    return null;
-  }
+  if (Array.isArray(expected)) return matchArray(expected, actual, ctx, path);
+  if (isObject(expected)) return matchObject(expected, actual, ctx, path);
   return expected === actual ? null : `${here}: expected ${show(expected)}, got ${show(actual)}`;
+}
+
+/** `$prefix_of_input`: base64 content that is a non-empty, unaltered prefix of a case input. */
+function matchPrefixOfInput(
+  arg: unknown,
+  actual: unknown,
+  ctx: MatchContext,
+  here: string,
+): string | null {
+  const whole = input(ctx, arg);
+  const got = decodeBase64(actual);
+  if (!got) return `${here}: expected base64 content, got ${show(actual)}`;
+  if (got.length === 0) return `${here}: expected a non-empty prefix of ${arg}, got nothing`;
+  return got.length <= whole.length && whole.subarray(0, got.length).equals(got)
+    ? null
+    : `${here}: content is not a prefix of ${arg} (bytes were altered)`;
+}
+
+/** `$unordered`: each expected element matches a distinct actual one, in any order. */
+function matchUnordered(
+  arg: unknown,
+  actual: unknown,
+  ctx: MatchContext,
+  here: string,
+): string | null {
+  if (!Array.isArray(arg)) throw new Error('$unordered needs an array');
+  if (!Array.isArray(actual)) return `${here}: expected an array, got ${show(actual)}`;
+  if (actual.length !== arg.length) {
+    return `${here}: expected ${arg.length} element(s) in any order, got ${actual.length}: ${show(actual)}`;
+  }
+  const used = new Set<number>();
+  for (const want of arg) {
+    const i = actual.findIndex((a, k) => !used.has(k) && match(want, a, ctx) === null);
+    if (i < 0) return `${here}: no element matches ${show(want)} in ${show(actual)}`;
+    used.add(i);
+  }
+  return null;
+}
+
+/** An expected array: same length, each element matched in order (the first mismatch is told). */
+function matchArray(
+  expected: unknown[],
+  actual: unknown,
+  ctx: MatchContext,
+  path: string,
+): string | null {
+  const here = label(path);
+  if (!Array.isArray(actual)) return `${here}: expected an array, got ${show(actual)}`;
+  if (actual.length !== expected.length) {
+    return `${here}: expected ${expected.length} element(s), got ${actual.length}: ${show(actual)}`;
+  }
+  for (let i = 0; i < expected.length; i++) {
+    const r = match(expected[i], actual[i], ctx, `${path}[${i}]`);
+    if (r) return r;
+  }
+  return null;
+}
+
+/** An expected object: each expected key present and matched; other keys are not looked at. */
+function matchObject(
+  expected: Record<string, unknown>,
+  actual: unknown,
+  ctx: MatchContext,
+  path: string,
+): string | null {
+  if (!isObject(actual)) return `${label(path)}: expected an object, got ${show(actual)}`;
+  for (const key of Object.keys(expected)) {
+    const p = path ? `${path}.${key}` : key;
+    if (!(key in actual)) return `${p}: missing (expected ${show(expected[key])})`;
+    const r = match(expected[key], actual[key], ctx, p);
+    if (r) return r;
+  }
+  return null;
 }
 
 /**

@@ -4,13 +4,14 @@ import { join } from 'node:path';
 import { referenceTokenizer } from '../extract/tokenizer.js';
 import { sha256Hex } from '../protocol/canonical-json.js';
 import { UsageError } from '../protocol/errors.js';
-import { openCorpus } from './corpus.js';
+import { type Corpus, openCorpus } from './corpus.js';
 import { applyFsAction, FsActionError } from './fs-actions.js';
 import { match, pluck } from './matcher.js';
 import { SubjectProtocolError } from './process-subject.js';
 import {
   type CaseDoc,
   type CaseOutcome,
+  type Manifest,
   type RunReport,
   type ScriptStep,
   SUBJECT_PROTOCOL,
@@ -425,6 +426,75 @@ async function hello(subject: Subject): Promise<SubjectHello> {
   return h;
 }
 
+/** What {@link runCase} needs besides the case: the corpus, the subject and where to work. */
+interface CaseSetting {
+  corpus: Corpus;
+  /** The requirements the subject declared: a case needing another is not applicable. */
+  declared: ReadonlySet<string>;
+  send: (op: string, params: Record<string, unknown>) => Promise<SubjectResponse>;
+  tmpDir: string | undefined;
+}
+
+/**
+ * Runs one case of the manifest in a fresh temporary directory and scores it; a refused step
+ * is kept for {@link scoreStrictness}, which may excuse it once every case has run.
+ */
+async function runCase(entry: Manifest['cases'][number], setting: CaseSetting): Promise<Pending> {
+  const { corpus, declared, send } = setting;
+  const outcome: CaseOutcome = {
+    case_id: entry.id,
+    class: entry.class,
+    requirements: entry.requirements,
+    verdict: 'pass',
+    reason: '',
+  };
+  let doc: CaseDoc | null = null;
+  let refused: Pending['refused'] = null;
+  const root = mkdtempSync(join(setting.tmpDir ?? tmpdir(), 'cf-conf-'));
+  try {
+    doc = corpus.caseDoc(entry.id);
+    if (
+      JSON.stringify(doc.requirements) !== JSON.stringify(entry.requirements) ||
+      doc.class !== entry.class
+    ) {
+      throw new CaseError('manifest and expected.json disagree on requirements or class');
+    }
+    const outside = doc.requirements.filter((r) => !declared.has(r));
+    if (outside.length > 0) {
+      outcome.verdict = 'not-applicable';
+      outcome.reason = `requires ${outside.join(', ')}, outside the declared set`;
+    } else {
+      const inputs = corpus.caseInputs(doc);
+      await new CaseRun(doc, inputs, root, send).run();
+    }
+  } catch (e) {
+    refused = scoreThrown(e, outcome);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+  return { outcome, doc, refused };
+}
+
+/**
+ * Scores a case that threw: a deviation fails it (returning the refused step, if any, for the
+ * liveness rule); a case that could not be run, or a runner bug, is an error.
+ */
+function scoreThrown(e: unknown, outcome: CaseOutcome): Pending['refused'] {
+  if (e instanceof CaseFailure) {
+    outcome.verdict = 'fail';
+    outcome.reason = oneLine(e.message);
+    return e.refusedWith !== null ? { step: e.step, error: e.refusedWith } : null;
+  }
+  if (e instanceof CaseError || e instanceof UsageError || e instanceof SubjectProtocolError) {
+    outcome.verdict = 'error';
+    outcome.reason = oneLine(e.message);
+  } else {
+    outcome.verdict = 'error';
+    outcome.reason = oneLine(`runner: ${(e as Error).message ?? String(e)}`);
+  }
+  return null;
+}
+
 /**
  * Runs every case of a profile against a subject, each in a fresh temporary directory, and
  * scores it (PROTOCOL.md §5): `pass`, `fail`, `not-applicable` (a requirement outside the
@@ -454,56 +524,12 @@ export async function runConformance(options: RunOptions): Promise<RunReport> {
   const send = (op: string, params: Record<string, unknown>) =>
     subject.request({ ...params, id: nextId++, op });
 
+  const setting: CaseSetting = { corpus, declared, send, tmpDir: options.tmpDir };
   const pending: Pending[] = [];
   for (const [index, id] of profile.cases.entries()) {
-    const entry = entries.get(id)!;
-    const outcome: CaseOutcome = {
-      case_id: id,
-      class: entry.class,
-      requirements: entry.requirements,
-      verdict: 'pass',
-      reason: '',
-    };
-    let doc: CaseDoc | null = null;
-    let refused: Pending['refused'] = null;
-    const root = mkdtempSync(join(options.tmpDir ?? tmpdir(), 'cf-conf-'));
-    try {
-      doc = corpus.caseDoc(id);
-      if (
-        JSON.stringify(doc.requirements) !== JSON.stringify(entry.requirements) ||
-        doc.class !== entry.class
-      ) {
-        throw new CaseError('manifest and expected.json disagree on requirements or class');
-      }
-      const outside = doc.requirements.filter((r) => !declared.has(r));
-      if (outside.length > 0) {
-        outcome.verdict = 'not-applicable';
-        outcome.reason = `requires ${outside.join(', ')}, outside the declared set`;
-      } else {
-        const inputs = corpus.caseInputs(doc);
-        await new CaseRun(doc, inputs, root, send).run();
-      }
-    } catch (e) {
-      if (e instanceof CaseFailure) {
-        outcome.verdict = 'fail';
-        outcome.reason = oneLine(e.message);
-        if (e.refusedWith !== null) refused = { step: e.step, error: e.refusedWith };
-      } else if (
-        e instanceof CaseError ||
-        e instanceof UsageError ||
-        e instanceof SubjectProtocolError
-      ) {
-        outcome.verdict = 'error';
-        outcome.reason = oneLine(e.message);
-      } else {
-        outcome.verdict = 'error';
-        outcome.reason = oneLine(`runner: ${(e as Error).message ?? String(e)}`);
-      }
-    } finally {
-      rmSync(root, { recursive: true, force: true });
-    }
-    pending.push({ outcome, doc, refused });
-    options.onCase?.(outcome, index, profile.cases.length);
+    const scored = await runCase(entries.get(id)!, setting);
+    pending.push(scored);
+    options.onCase?.(scored.outcome, index, profile.cases.length);
   }
 
   scoreStrictness(pending, new Set(h.strictnesses));

@@ -55,6 +55,48 @@ async function runAdapters(opts: Options, json: boolean): Promise<void> {
   if (decl.adapters.some((x) => x.counts.fail > 0 || x.counts.error > 0)) setExitCode(1);
 }
 
+/** The default run: the IPCF-1.1 corpus against a subject; prints the declaration. */
+async function runCorpus(opts: Options, json: boolean): Promise<void> {
+  for (const [flag, v] of [
+    ['--adapter', opts.adapter],
+    ['--cases', opts.cases],
+    ['--spec', opts.spec],
+  ] as const) {
+    if (v !== undefined) throw new UsageError(`${flag} needs --adapters`);
+  }
+  const corpusDir = opts.corpus ?? DEFAULT_CORPUS_DIR;
+  const timeoutMs = parseIntArg(opts.timeout ?? '60000', '--timeout');
+  if (opts.subject !== undefined && opts.subject.trim() === '') {
+    throw new UsageError('--subject needs a command, e.g. --subject "contextfold subject"');
+  }
+  const subject: Subject = opts.subject
+    ? spawnSubject({ command: opts.subject, timeoutMs })
+    : new LibrarySubject();
+  let report: Awaited<ReturnType<typeof runConformance>>;
+  try {
+    report = await runConformance({
+      subject,
+      corpusDir,
+      profile: opts.profile ?? 'full',
+      onCase: json
+        ? undefined
+        : (o, i, n) => {
+            if (process.stderr.isTTY)
+              process.stderr.write(`\r${i + 1}/${n} ${o.case_id}`.padEnd(90).slice(0, 90));
+          },
+    });
+  } finally {
+    if (!json && process.stderr.isTTY) process.stderr.write('\r'.padEnd(91) + '\r');
+    await subject.close();
+  }
+  const decl = buildDeclaration(report);
+  const problems = validateDeclaration(decl, corpusDir);
+  if (problems.length > 0) throw new Error(`the declaration is invalid: ${problems.join('; ')}`);
+  if (json) process.stdout.write(`${JSON.stringify(decl)}\n`);
+  else process.stdout.write(formatReport(report, decl));
+  if (decl.counts.fail > 0 || decl.counts.error > 0) setExitCode(1);
+}
+
 const HELP = helpText({
   notes: [
     'Every case runs in a fresh temporary directory and ends pass, fail, not-applicable (a',
@@ -104,44 +146,6 @@ export function register(program: Command): void {
     .action(async (opts: Options, cmd: Command) => {
       const { json } = globals(cmd);
       if (opts.adapters) return runAdapters(opts, json);
-      for (const [flag, v] of [
-        ['--adapter', opts.adapter],
-        ['--cases', opts.cases],
-        ['--spec', opts.spec],
-      ] as const) {
-        if (v !== undefined) throw new UsageError(`${flag} needs --adapters`);
-      }
-      const corpusDir = opts.corpus ?? DEFAULT_CORPUS_DIR;
-      const timeoutMs = parseIntArg(opts.timeout ?? '60000', '--timeout');
-      if (opts.subject !== undefined && opts.subject.trim() === '') {
-        throw new UsageError('--subject needs a command, e.g. --subject "contextfold subject"');
-      }
-      const subject: Subject = opts.subject
-        ? spawnSubject({ command: opts.subject, timeoutMs })
-        : new LibrarySubject();
-      let report: Awaited<ReturnType<typeof runConformance>>;
-      try {
-        report = await runConformance({
-          subject,
-          corpusDir,
-          profile: opts.profile ?? 'full',
-          onCase: json
-            ? undefined
-            : (o, i, n) => {
-                if (process.stderr.isTTY)
-                  process.stderr.write(`\r${i + 1}/${n} ${o.case_id}`.padEnd(90).slice(0, 90));
-              },
-        });
-      } finally {
-        if (!json && process.stderr.isTTY) process.stderr.write('\r'.padEnd(91) + '\r');
-        await subject.close();
-      }
-      const decl = buildDeclaration(report);
-      const problems = validateDeclaration(decl, corpusDir);
-      if (problems.length > 0)
-        throw new Error(`the declaration is invalid: ${problems.join('; ')}`);
-      if (json) process.stdout.write(`${JSON.stringify(decl)}\n`);
-      else process.stdout.write(formatReport(report, decl));
-      if (decl.counts.fail > 0 || decl.counts.error > 0) setExitCode(1);
+      return runCorpus(opts, json);
     });
 }

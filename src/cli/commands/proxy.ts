@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
+import type { RunningProxy } from '../../adapters/proxy/index.js';
 import { UsageError } from '../../protocol/errors.js';
-import { globals, parseIntArg } from '../context.js';
+import { type GlobalOptions, globals, parseIntArg } from '../context.js';
 import { engineOptions, parseLiveOverflow } from '../engine-options.js';
 import { helpText } from '../help-text.js';
 
@@ -23,6 +24,65 @@ function stopSignal(): Promise<string> {
     process.once('SIGINT', () => done('SIGINT'));
     process.once('SIGTERM', () => done('SIGTERM'));
   });
+}
+
+/** Starts the proxy, prints where it listens, and serves until a stop signal. */
+async function runProxy(opts: ProxyFlags, cmd: Command): Promise<void> {
+  const g = globals(cmd);
+  if (!opts.upstream) {
+    throw new UsageError(
+      'proxy needs --upstream URL (e.g. https://api.anthropic.com or https://api.openai.com)',
+    );
+  }
+  const e = engineOptions(cmd);
+  // Loaded here so hono costs nothing to every other command.
+  const { humanLogLine, isLoopback, startProxy } = await import('../../adapters/proxy/index.js');
+  const proxy = await startProxy({
+    upstream: opts.upstream,
+    host: opts.host,
+    port: parseIntArg(opts.port, '--port'),
+    dir: g.dir,
+    budget: parseIntArg(opts.budget, '--budget'),
+    keepRecent: parseIntArg(opts.keepRecent, '--keep-recent'),
+    foldThreshold: parseIntArg(opts.foldThreshold, '--fold-threshold'),
+    maxBodyBytes: parseIntArg(opts.maxBody, '--max-body'),
+    timeoutMs: parseIntArg(opts.timeout, '--timeout'),
+    liveOverflow: parseLiveOverflow(opts.liveOverflow),
+    checkModels: opts.modelCheck !== false,
+    ...(e.tokenizer ? { tokenizer: e.tokenizer } : {}),
+    ...(e.retrieval ? { retrieval: e.retrieval } : {}),
+    onLog: (line) =>
+      process.stdout.write(g.json ? `${JSON.stringify(line)}\n` : `${humanLogLine(line)}\n`),
+  });
+  if (!isLoopback(opts.host)) {
+    process.stderr.write(
+      `contextfold proxy: warning: listening on ${opts.host}, not loopback: anyone who can reach it can send calls through it and read any session's archived pages by naming its session\n`,
+    );
+  }
+  printListening(proxy, opts.upstream, g);
+  const signal = await stopSignal();
+  if (!g.json) process.stdout.write(`contextfold proxy: ${signal}, closing\n`);
+  // A second signal does not wait for streams still in flight.
+  void stopSignal().then(() => process.exit(130));
+  await proxy.close();
+}
+
+/** The first output: the URL, and the variables a client sets to go through the proxy. */
+function printListening(proxy: RunningProxy, upstream: string, g: GlobalOptions): void {
+  if (g.json) {
+    process.stdout.write(
+      `${JSON.stringify({ listening: proxy.url, upstream, store: g.dir, env: proxy.env })}\n`,
+    );
+  } else {
+    process.stdout.write(
+      [
+        `contextfold proxy listening on ${proxy.url} → ${upstream} (sessions in ${g.dir}/sessions)`,
+        `export ANTHROPIC_BASE_URL=${proxy.env.ANTHROPIC_BASE_URL}`,
+        `export OPENAI_BASE_URL=${proxy.env.OPENAI_BASE_URL}`,
+        '',
+      ].join('\n'),
+    );
+  }
 }
 
 const HELP = helpText({
@@ -68,58 +128,5 @@ export function register(program: Command): void {
       'do not ask the upstream (GET /v1/models/<id>, once per model) whether it serves a model before a session is touched',
     )
     .addHelpText('after', HELP)
-    .action(async (opts: ProxyFlags, cmd: Command) => {
-      const g = globals(cmd);
-      if (!opts.upstream) {
-        throw new UsageError(
-          'proxy needs --upstream URL (e.g. https://api.anthropic.com or https://api.openai.com)',
-        );
-      }
-      const e = engineOptions(cmd);
-      // Loaded here so hono costs nothing to every other command.
-      const { humanLogLine, isLoopback, startProxy } = await import(
-        '../../adapters/proxy/index.js'
-      );
-      const proxy = await startProxy({
-        upstream: opts.upstream,
-        host: opts.host,
-        port: parseIntArg(opts.port, '--port'),
-        dir: g.dir,
-        budget: parseIntArg(opts.budget, '--budget'),
-        keepRecent: parseIntArg(opts.keepRecent, '--keep-recent'),
-        foldThreshold: parseIntArg(opts.foldThreshold, '--fold-threshold'),
-        maxBodyBytes: parseIntArg(opts.maxBody, '--max-body'),
-        timeoutMs: parseIntArg(opts.timeout, '--timeout'),
-        liveOverflow: parseLiveOverflow(opts.liveOverflow),
-        checkModels: opts.modelCheck !== false,
-        ...(e.tokenizer ? { tokenizer: e.tokenizer } : {}),
-        ...(e.retrieval ? { retrieval: e.retrieval } : {}),
-        onLog: (line) =>
-          process.stdout.write(g.json ? `${JSON.stringify(line)}\n` : `${humanLogLine(line)}\n`),
-      });
-      if (!isLoopback(opts.host)) {
-        process.stderr.write(
-          `contextfold proxy: warning: listening on ${opts.host}, not loopback: anyone who can reach it can send calls through it and read any session's archived pages by naming its session\n`,
-        );
-      }
-      if (g.json) {
-        process.stdout.write(
-          `${JSON.stringify({ listening: proxy.url, upstream: opts.upstream, store: g.dir, env: proxy.env })}\n`,
-        );
-      } else {
-        process.stdout.write(
-          [
-            `contextfold proxy listening on ${proxy.url} → ${opts.upstream} (sessions in ${g.dir}/sessions)`,
-            `export ANTHROPIC_BASE_URL=${proxy.env.ANTHROPIC_BASE_URL}`,
-            `export OPENAI_BASE_URL=${proxy.env.OPENAI_BASE_URL}`,
-            '',
-          ].join('\n'),
-        );
-      }
-      const signal = await stopSignal();
-      if (!g.json) process.stdout.write(`contextfold proxy: ${signal}, closing\n`);
-      // A second signal does not wait for streams still in flight.
-      void stopSignal().then(() => process.exit(130));
-      await proxy.close();
-    });
+    .action(runProxy);
 }

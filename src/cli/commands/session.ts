@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import type { HistoryRecord } from '../../harness/messages.js';
 import { type CallReport, type PerCallTotals, runPerCall } from '../../harness/per-call.js';
 import { Session } from '../../harness/session.js';
 import { runTurns, type TurnReport } from '../../harness/turns-file.js';
@@ -45,6 +46,85 @@ function perCallTotal(t: PerCallTotals, budget: number, dir: string): string {
       : `${t.over_budget_calls} over budget (${t.over_budget_live_calls} with a live turn alone over it)`;
   const cut = t.excerpted_calls > 0 ? `, ${t.excerpted_calls} with the live turn excerpted` : '';
   return `${t.calls} model call(s) over ${t.messages} message(s): sent ${t.sent_tokens} of ${t.history_tokens} history tokens (${pct}%), largest pack ${t.largest_pack}/${budget}, ${over}${cut} → ${dir}\n`;
+}
+
+interface SessionFlags {
+  budget: string;
+  keepRecent: string;
+  foldThreshold: string;
+  liveOverflow: string;
+  perCall?: boolean;
+}
+
+/** Where the reports go, and the budget their summary lines measure against. */
+interface ReportTarget {
+  json: boolean;
+  dir: string;
+  budget: number;
+}
+
+/** Replays a turns file into a session store, one report line per prompt (or per model call). */
+async function runSession(file: string, opts: SessionFlags, cmd: Command): Promise<void> {
+  const g = globals(cmd);
+  const budget = parseIntArg(opts.budget, '--budget');
+  const keepRecent = parseIntArg(opts.keepRecent, '--keep-recent');
+  const foldThreshold = parseIntArg(opts.foldThreshold, '--fold-threshold');
+  const liveOverflow = parseLiveOverflow(opts.liveOverflow);
+  // The whole file is validated before the store is touched.
+  const records = readHistoryRecords(file);
+  const e = engineOptions(cmd);
+  const session = await Session.open({
+    dir: g.dir,
+    budget,
+    keepRecent,
+    foldThreshold,
+    liveOverflow,
+    ...(e.tokenizer ? { tokenizer: e.tokenizer } : {}),
+    ...(e.sessionId ? { sessionId: e.sessionId } : {}),
+    ...(e.retrieval ? { retrieval: e.retrieval } : {}),
+    ...(e.redact === false ? { redact: false } : {}),
+    ...(opts.perCall ? { pageInToolOutput: true } : {}),
+  });
+  const target: ReportTarget = { json: g.json, dir: g.dir, budget };
+  try {
+    if (opts.perCall) await replayPerCall(session, records, target);
+    else await replayTurns(session, records, target);
+  } finally {
+    await session.close();
+  }
+}
+
+/** `--per-call`: a line per model call, then the run's totals. */
+async function replayPerCall(
+  session: Session,
+  records: readonly HistoryRecord[],
+  target: ReportTarget,
+): Promise<void> {
+  const total = await runPerCall(session, records, (r) => {
+    process.stdout.write(target.json ? `${JSON.stringify(r)}\n` : `${perCallLine(r)}\n`);
+  });
+  process.stdout.write(
+    target.json ? `${JSON.stringify({ total })}\n` : perCallTotal(total, target.budget, target.dir),
+  );
+}
+
+/** A line per prompt, then (not with --json) a summary of the session. */
+async function replayTurns(
+  session: Session,
+  records: readonly HistoryRecord[],
+  target: ReportTarget,
+): Promise<void> {
+  let maxTokens = 0;
+  const r = await runTurns(session, records, (t) => {
+    maxTokens = Math.max(maxTokens, t.pack_tokens);
+    process.stdout.write(target.json ? `${JSON.stringify(t)}\n` : `${humanLine(t)}\n`);
+  });
+  if (!target.json) {
+    const s = session.status();
+    process.stdout.write(
+      `${r.turns} prompt(s), ${r.messages} message(s): ${s.folded} turn(s) folded, largest pack ${maxTokens}/${target.budget} tokens → ${target.dir}\n`,
+    );
+  }
 }
 
 const HELP = helpText({
@@ -94,62 +174,5 @@ export function register(program: Command): void {
       'build a pack before every model call (each run of assistant lines, tool loops included), as `contextfold proxy` does',
     )
     .addHelpText('after', HELP)
-    .action(
-      async (
-        file: string,
-        opts: {
-          budget: string;
-          keepRecent: string;
-          foldThreshold: string;
-          liveOverflow: string;
-          perCall?: boolean;
-        },
-        cmd: Command,
-      ) => {
-        const g = globals(cmd);
-        const budget = parseIntArg(opts.budget, '--budget');
-        const keepRecent = parseIntArg(opts.keepRecent, '--keep-recent');
-        const foldThreshold = parseIntArg(opts.foldThreshold, '--fold-threshold');
-        const liveOverflow = parseLiveOverflow(opts.liveOverflow);
-        // The whole file is validated before the store is touched.
-        const records = readHistoryRecords(file);
-        const e = engineOptions(cmd);
-        const session = await Session.open({
-          dir: g.dir,
-          budget,
-          keepRecent,
-          foldThreshold,
-          liveOverflow,
-          ...(e.tokenizer ? { tokenizer: e.tokenizer } : {}),
-          ...(e.sessionId ? { sessionId: e.sessionId } : {}),
-          ...(e.retrieval ? { retrieval: e.retrieval } : {}),
-          ...(e.redact === false ? { redact: false } : {}),
-          ...(opts.perCall ? { pageInToolOutput: true } : {}),
-        });
-        try {
-          if (opts.perCall) {
-            const total = await runPerCall(session, records, (r) => {
-              process.stdout.write(g.json ? `${JSON.stringify(r)}\n` : `${perCallLine(r)}\n`);
-            });
-            process.stdout.write(
-              g.json ? `${JSON.stringify({ total })}\n` : perCallTotal(total, budget, g.dir),
-            );
-            return;
-          }
-          let maxTokens = 0;
-          const r = await runTurns(session, records, (t) => {
-            maxTokens = Math.max(maxTokens, t.pack_tokens);
-            process.stdout.write(g.json ? `${JSON.stringify(t)}\n` : `${humanLine(t)}\n`);
-          });
-          if (!g.json) {
-            const s = session.status();
-            process.stdout.write(
-              `${r.turns} prompt(s), ${r.messages} message(s): ${s.folded} turn(s) folded, largest pack ${maxTokens}/${budget} tokens → ${g.dir}\n`,
-            );
-          }
-        } finally {
-          await session.close();
-        }
-      },
-    );
+    .action(runSession);
 }
