@@ -5,6 +5,8 @@ import type { PinnedItem } from './pack.js';
 import type { PendingEvent, SessionConfig, SessionEvent } from './session-events.js';
 import { addToTurns, type Turn, type TurnStepIds } from './turns.js';
 
+type AppendEvent = Extract<PendingEvent, { type: 'append' }>;
+
 /** The turn between `beforeTurn` and `afterTurn`. */
 export interface OpenTurn {
   turn: number;
@@ -57,37 +59,9 @@ export class SessionState {
         this.config = { ...e.config };
         return;
       }
-      case 'append': {
-        if (e.from !== this.history.length) {
-          throw new IntegrityCheckError(
-            `session log appends at step ${e.from} but the history has ${this.history.length} messages`,
-          );
-        }
-        e.messages.forEach((r, k) => {
-          if (r.step_id !== e.from + k || r.timestamp === undefined) {
-            throw new IntegrityCheckError(
-              `session log message ${e.from + k} has step_id ${r.step_id}${r.timestamp === undefined ? ' and no timestamp' : ''}`,
-            );
-          }
-          const m = {
-            ...recordToMessage(r),
-            stepId: r.step_id,
-            timestamp: r.timestamp,
-          } as HistoryMessage;
-          this.history.push(m);
-          const before = this.turns.length;
-          addToTurns(this.turns, m, this.stepIds);
-          if (this.turns.length > before) this.turnIndex.set(m.stepId, this.turns.length - 1);
-          if (m.role === 'system') {
-            this.pinned.push({
-              kind: 'system',
-              id: m.stepId,
-              message: { role: 'system', content: m.content },
-            });
-          }
-        });
+      case 'append':
+        this.#append(e);
         return;
-      }
       case 'pin':
         this.pinned.push({
           kind: 'note',
@@ -120,6 +94,38 @@ export class SessionState {
       default:
         return;
     }
+  }
+
+  /** An `append`: its messages join the history and its turns; system messages are pinned (L3). */
+  #append(e: AppendEvent): void {
+    if (e.from !== this.history.length) {
+      throw new IntegrityCheckError(
+        `session log appends at step ${e.from} but the history has ${this.history.length} messages`,
+      );
+    }
+    e.messages.forEach((r, k) => {
+      if (r.step_id !== e.from + k || r.timestamp === undefined) {
+        throw new IntegrityCheckError(
+          `session log message ${e.from + k} has step_id ${r.step_id}${r.timestamp === undefined ? ' and no timestamp' : ''}`,
+        );
+      }
+      const m = {
+        ...recordToMessage(r),
+        stepId: r.step_id,
+        timestamp: r.timestamp,
+      } as HistoryMessage;
+      this.history.push(m);
+      const before = this.turns.length;
+      addToTurns(this.turns, m, this.stepIds);
+      if (this.turns.length > before) this.turnIndex.set(m.stepId, this.turns.length - 1);
+      if (m.role === 'system') {
+        this.pinned.push({
+          kind: 'system',
+          id: m.stepId,
+          message: { role: 'system', content: m.content },
+        });
+      }
+    });
   }
 
   /** Number of pinned notes so far (the next note's id). */

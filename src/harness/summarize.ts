@@ -139,19 +139,22 @@ function shortPath(p: string): string {
   return parts.length <= 2 ? p : parts.slice(-2).join('/');
 }
 
-/**
- * Extracts a turn's facts deterministically, with no model call: files, commands, errors, exit
- * status, the first meaningful line, and from them the status, action type and a summary of at
- * most 280 code points. Same input, same output, on every machine.
- *
- * @example
- * describeTurn([{ role: 'tool', content: '$ npm test\nTypeError: x is undefined\nexit code 1' }]);
- * // { status: 'FAILED', action_type: 'VERIFICATION', errors: ['TypeError'], exit_status: 1, ... }
- */
-export function describeTurn(turn: SummaryMessage | readonly SummaryMessage[]): TurnFacts {
-  const messages: readonly SummaryMessage[] = Array.isArray(turn)
-    ? (turn as readonly SummaryMessage[])
-    : [turn as SummaryMessage];
+/** What one pass over a turn's messages collects, before the status and action are judged. */
+interface TurnScan {
+  files: string[];
+  commands: string[];
+  errors: string[];
+  toolNames: string[];
+  toolCalls: number;
+  /** Tool results, and how many of them failed. */
+  results: number;
+  failed: number;
+  exitStatus: number | null;
+  /** Every message's content, each followed by a newline. */
+  text: string;
+}
+
+function scanTurn(messages: readonly SummaryMessage[]): TurnScan {
   const files: string[] = [];
   const commands: string[] = [];
   const errors: string[] = [];
@@ -189,6 +192,24 @@ export function describeTurn(turn: SummaryMessage | readonly SummaryMessage[]): 
       if (m.isError === true || (exit !== null && exit !== 0)) failed++;
     }
   }
+  return { files, commands, errors, toolNames, toolCalls, results, failed, exitStatus, text };
+}
+
+/**
+ * Extracts a turn's facts deterministically, with no model call: files, commands, errors, exit
+ * status, the first meaningful line, and from them the status, action type and a summary of at
+ * most 280 code points. Same input, same output, on every machine.
+ *
+ * @example
+ * describeTurn([{ role: 'tool', content: '$ npm test\nTypeError: x is undefined\nexit code 1' }]);
+ * // { status: 'FAILED', action_type: 'VERIFICATION', errors: ['TypeError'], exit_status: 1, ... }
+ */
+export function describeTurn(turn: SummaryMessage | readonly SummaryMessage[]): TurnFacts {
+  const messages: readonly SummaryMessage[] = Array.isArray(turn)
+    ? (turn as readonly SummaryMessage[])
+    : [turn as SummaryMessage];
+  const { files, commands, errors, toolNames, toolCalls, results, failed, exitStatus, text } =
+    scanTurn(messages);
 
   const answeredAll = toolCalls === 0 || results >= toolCalls;
   let status: TurnFacts['status'] = 'SUCCESS';

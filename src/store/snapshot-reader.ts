@@ -98,17 +98,9 @@ class OuterLevels {
           this.#valueStart = i;
           this.#escape = false;
           break;
-        case 'in-key': {
-          const end = this.#stringEnd(buf, i);
-          if (!this.#capture(this.#key, buf, end < 0 ? -1 : end + 1)) {
-            i = n;
-            continue;
-          }
-          this.#keyText = JSON.parse(Buffer.concat(this.#key).toString('utf8')) as string;
-          this.#where = 'colon';
-          i = end + 1;
+        case 'in-key':
+          i = this.#readKey(buf, i);
           continue;
-        }
         case 'colon':
           if (c !== COLON) throw 'expected a colon';
           this.#where = 'value';
@@ -130,17 +122,9 @@ class OuterLevels {
           this.#scalar = c !== OPEN_OBJ && c !== OPEN_ARR && c !== QUOTE;
           this.#where = 'in-value';
           continue; // re-read this byte in 'in-value'
-        case 'in-value': {
-          const end = this.#valueEnd(buf, i);
-          if (!this.#capture(this.#value, buf, end)) {
-            i = n;
-            continue;
-          }
-          this.#finishValue();
-          this.#where = 'after-value';
-          i = end;
+        case 'in-value':
+          i = this.#readValue(buf, i);
           continue;
-        }
         case 'after-value':
           if (c === COMMA) this.#where = 'key';
           else if (c === CLOSE_OBJ) this.#close();
@@ -151,6 +135,30 @@ class OuterLevels {
       }
       i++;
     }
+  }
+
+  /**
+   * Reads on in the key being read, from `i`: where to go on in `buf` (its length when the key
+   * continues in the next chunk).
+   */
+  #readKey(buf: Buffer, i: number): number {
+    const end = this.#stringEnd(buf, i);
+    if (!this.#capture(this.#key, buf, end < 0 ? -1 : end + 1)) return buf.length;
+    this.#keyText = JSON.parse(Buffer.concat(this.#key).toString('utf8')) as string;
+    this.#where = 'colon';
+    return end + 1;
+  }
+
+  /**
+   * Reads on in the value being captured, from `i`: where to go on in `buf` (its length when the
+   * value continues in the next chunk).
+   */
+  #readValue(buf: Buffer, i: number): number {
+    const end = this.#valueEnd(buf, i);
+    if (!this.#capture(this.#value, buf, end)) return buf.length;
+    this.#finishValue();
+    this.#where = 'after-value';
+    return end;
   }
 
   /**

@@ -461,9 +461,24 @@ export class PgStore implements IndexBackend {
    * The mirror is then at `seq`, and follows the feed from there.
    */
   async #bootstrap(c: pg.ClientBase, seq: number): Promise<void> {
-    const id = this.where.storeId;
     const m = this.#mirror;
     this.#version++;
+    const { byKey, evicted } = await this.#bootstrapEntries(c, m);
+    await this.#bootstrapAnalyses(c, m, byKey);
+    await this.#bootstrapTokens(c, m);
+    await this.#bootstrapFlags(c, m);
+    if (evicted > 0) await this.#bootstrapEvictions(c, m);
+    m.seq = seq;
+  }
+
+  /**
+   * Bootstrap: every entry, folded into `m`. Returns the nodes whose analysis is stored, by
+   * analysis key (attached once the analyses are read), and how many entries are evicted.
+   */
+  async #bootstrapEntries(
+    c: pg.ClientBase,
+    m: Mirror,
+  ): Promise<{ byKey: Map<string, PendingNode[]>; evicted: number }> {
     const keyOf = this.#opts.analyzer?.keyOf;
     const byKey = new Map<string, PendingNode[]>();
     const evicted = new Set<number>();
@@ -475,7 +490,7 @@ export class PgStore implements IndexBackend {
         evicted: boolean;
       }>(
         'SELECT step, body, akey, evicted FROM cf_entries WHERE store_id = $1 AND step > $2 ORDER BY step LIMIT $3',
-        [id, after, FEED_PAGE],
+        [this.where.storeId, after, FEED_PAGE],
       );
       if (page.rows.length === 0) break;
       const rows: FoldRow[] = page.rows.map((r) => {
@@ -495,10 +510,19 @@ export class PgStore implements IndexBackend {
       m.db.transaction(() => m.db.insertFolds(rows, m.state));
       after = Number(page.rows[page.rows.length - 1]!.step);
     }
+    return { byKey, evicted: evicted.size };
+  }
+
+  /** Bootstrap: the stored analyses, attached to the nodes `byKey` lists under their key. */
+  async #bootstrapAnalyses(
+    c: pg.ClientBase,
+    m: Mirror,
+    byKey: ReadonlyMap<string, PendingNode[]>,
+  ): Promise<void> {
     for (let after = ''; !this.#ignoreAnalyses; ) {
       const page = await c.query<AnalysisRow>(
         `SELECT ${ANALYSIS_COLUMNS} FROM cf_analyses WHERE store_id = $1 AND akey > $2 ORDER BY akey LIMIT $3`,
-        [id, after, FEED_PAGE],
+        [this.where.storeId, after, FEED_PAGE],
       );
       if (page.rows.length === 0) break;
       const attach = page.rows.flatMap((a) => {
@@ -508,46 +532,55 @@ export class PgStore implements IndexBackend {
       m.db.transaction(() => m.db.attachAnalyses(attach, m.state));
       after = page.rows[page.rows.length - 1]!.akey;
     }
+  }
+
+  /** Bootstrap: the token counts. */
+  async #bootstrapTokens(c: pg.ClientBase, m: Mirror): Promise<void> {
     for (let after = ['', '']; ; ) {
       const page = await c.query<{ payload_sha256: string; tokenizer: string; count: number }>(
         `SELECT payload_sha256, tokenizer, count FROM cf_tokens
           WHERE store_id = $1 AND (payload_sha256, tokenizer) > ($2, $3)
           ORDER BY payload_sha256, tokenizer LIMIT $4`,
-        [id, after[0], after[1], FEED_PAGE],
+        [this.where.storeId, after[0], after[1], FEED_PAGE],
       );
       if (page.rows.length === 0) break;
       m.db.putTokens(page.rows);
       const last = page.rows[page.rows.length - 1]!;
       after = [last.payload_sha256, last.tokenizer];
     }
+  }
+
+  /** Bootstrap: the node flags. */
+  async #bootstrapFlags(c: pg.ClientBase, m: Mirror): Promise<void> {
     for (let after = ''; ; ) {
       const page = await c.query<NodeFlag>(
         `SELECT artifact_sha256, sanitized FROM cf_flags
           WHERE store_id = $1 AND artifact_sha256 > $2 ORDER BY artifact_sha256 LIMIT $3`,
-        [id, after, FEED_PAGE],
+        [this.where.storeId, after, FEED_PAGE],
       );
       if (page.rows.length === 0) break;
       m.db.putFlags(page.rows);
       after = page.rows[page.rows.length - 1]!.artifact_sha256;
     }
-    if (evicted.size > 0) {
-      const log = await c.query<{ step: string; evicted_at: string | null }>(
-        'SELECT step, evicted_at FROM cf_changes WHERE store_id = $1 AND op = 2 ORDER BY seq',
-        [id],
-      );
-      m.db.transaction(() => {
-        const done = new Set<number>();
-        for (const e of log.rows) {
-          const step = Number(e.step);
-          const json = m.db.entryJson(step);
-          if (json === undefined) continue;
-          const evictedJson = canonicalJson({ ...(JSON.parse(json) as IndexEntry), evicted: true });
-          m.db.evict(step, evictedJson, e.evicted_at ?? '', done.has(step), m.state);
-          done.add(step);
-        }
-      });
-    }
-    m.seq = seq;
+  }
+
+  /** Bootstrap: the eviction log, replayed in feed order (it holds each eviction's time). */
+  async #bootstrapEvictions(c: pg.ClientBase, m: Mirror): Promise<void> {
+    const log = await c.query<{ step: string; evicted_at: string | null }>(
+      'SELECT step, evicted_at FROM cf_changes WHERE store_id = $1 AND op = 2 ORDER BY seq',
+      [this.where.storeId],
+    );
+    m.db.transaction(() => {
+      const done = new Set<number>();
+      for (const e of log.rows) {
+        const step = Number(e.step);
+        const json = m.db.entryJson(step);
+        if (json === undefined) continue;
+        const evictedJson = canonicalJson({ ...(JSON.parse(json) as IndexEntry), evicted: true });
+        m.db.evict(step, evictedJson, e.evicted_at ?? '', done.has(step), m.state);
+        done.add(step);
+      }
+    });
   }
 
   /**
@@ -1345,63 +1378,10 @@ export class PgStore implements IndexBackend {
       try {
         await c.query('BEGIN');
         await c.query('SELECT pg_advisory_xact_lock($1)', [this.#lockKey]);
-        const old = await c.query<{ epoch: number }>(
-          'DELETE FROM cf_stores WHERE store_id = $1 RETURNING epoch',
-          [this.where.storeId],
-        );
-        const epoch = (old.rows[0]?.epoch ?? 0) + 1;
-        await c.query('INSERT INTO cf_stores (store_id, created_at, epoch) VALUES ($1, $2, $3)', [
-          this.where.storeId,
-          input.createdAt,
-          epoch,
-        ]);
-        const field = (b: Buffer, k: string): string => {
-          try {
-            const v = (JSON.parse(b.toString('utf8')) as Record<string, unknown>)[k];
-            return typeof v === 'string' ? v : '';
-          } catch {
-            return '';
-          }
-        };
-        await c.query(
-          `INSERT INTO cf_nodes (store_id, step, body, artifact_sha256, payload_sha256, projection_sha256)
-           SELECT $1, * FROM unnest($2::bigint[], $3::bytea[], $4::text[], $5::text[], $6::text[])`,
-          [
-            this.where.storeId,
-            input.nodes.map((n) => n.step),
-            input.nodes.map((n) => n.body),
-            input.nodes.map((n) => field(n.body, 'artifact_sha256')),
-            input.nodes.map((n) => field(n.body, 'payload_sha256')),
-            input.nodes.map((n) => field(n.body, 'projection_sha256')),
-          ],
-        );
-        const entries = [...input.entries].sort((a, b) => a.step_id - b.step_id);
-        await c.query(
-          `INSERT INTO cf_entries (store_id, step, body)
-           SELECT $1, * FROM unnest($2::bigint[], $3::text[])`,
-          [
-            this.where.storeId,
-            entries.map((e) => e.step_id),
-            entries.map((e) => canonicalJson({ ...e, evicted: false })),
-          ],
-        );
-        const folds = entries.map((e) => e.step_id);
-        const evicted = input.evictions.length;
-        const tokens = entries.reduce((n, e) => n + e.token_estimate, 0);
-        await this.#advance(c, folds.length + evicted, folds.length, 0, tokens);
-        await this.#feed(c, 0, folds, 1, null);
-        for (let i = 0; i < evicted; i++) {
-          const ev = input.evictions[i]!;
-          await c.query('UPDATE cf_entries SET evicted = true WHERE store_id = $1 AND step = $2', [
-            this.where.storeId,
-            ev.step_id,
-          ]);
-          await this.#feed(c, folds.length + i, [ev.step_id], 2, ev.evicted_at);
-        }
-        await c.query(
-          `UPDATE cf_stores SET evicted = (SELECT count(*) FROM cf_entries WHERE store_id = $1 AND evicted) WHERE store_id = $1`,
-          [this.where.storeId],
-        );
+        await this.#recreateStoreRow(c, input.createdAt);
+        await this.#insertVerbatimNodes(c, input.nodes);
+        const entries = await this.#insertVerbatimEntries(c, input.entries);
+        await this.#feedVerbatim(c, entries, input.evictions);
         await c.query('COMMIT');
         this.#release(c);
       } catch (e) {
@@ -1412,6 +1392,96 @@ export class PgStore implements IndexBackend {
       this.#resetMirror(-1);
       await this.#withClient('reading the store', (cl) => this.#follow(cl));
     });
+  }
+
+  /**
+   * Verbatim load: the store's row replaced (its other rows go with it), the epoch past the old
+   * one's so every process's mirror starts over.
+   */
+  async #recreateStoreRow(c: pg.ClientBase, createdAt: string): Promise<void> {
+    const old = await c.query<{ epoch: number }>(
+      'DELETE FROM cf_stores WHERE store_id = $1 RETURNING epoch',
+      [this.where.storeId],
+    );
+    const epoch = (old.rows[0]?.epoch ?? 0) + 1;
+    await c.query('INSERT INTO cf_stores (store_id, created_at, epoch) VALUES ($1, $2, $3)', [
+      this.where.storeId,
+      createdAt,
+      epoch,
+    ]);
+  }
+
+  /** Verbatim load: node bytes as given, with the hashes their JSON names ('' where it can't). */
+  async #insertVerbatimNodes(
+    c: pg.ClientBase,
+    nodes: readonly { step: number; body: Buffer }[],
+  ): Promise<void> {
+    const field = (b: Buffer, k: string): string => {
+      try {
+        const v = (JSON.parse(b.toString('utf8')) as Record<string, unknown>)[k];
+        return typeof v === 'string' ? v : '';
+      } catch {
+        return '';
+      }
+    };
+    await c.query(
+      `INSERT INTO cf_nodes (store_id, step, body, artifact_sha256, payload_sha256, projection_sha256)
+       SELECT $1, * FROM unnest($2::bigint[], $3::bytea[], $4::text[], $5::text[], $6::text[])`,
+      [
+        this.where.storeId,
+        nodes.map((n) => n.step),
+        nodes.map((n) => n.body),
+        nodes.map((n) => field(n.body, 'artifact_sha256')),
+        nodes.map((n) => field(n.body, 'payload_sha256')),
+        nodes.map((n) => field(n.body, 'projection_sha256')),
+      ],
+    );
+  }
+
+  /** Verbatim load: the entries, none evicted yet (the evictions follow in the feed). */
+  async #insertVerbatimEntries(
+    c: pg.ClientBase,
+    list: readonly IndexEntry[],
+  ): Promise<IndexEntry[]> {
+    const entries = [...list].sort((a, b) => a.step_id - b.step_id);
+    await c.query(
+      `INSERT INTO cf_entries (store_id, step, body)
+       SELECT $1, * FROM unnest($2::bigint[], $3::text[])`,
+      [
+        this.where.storeId,
+        entries.map((e) => e.step_id),
+        entries.map((e) => canonicalJson({ ...e, evicted: false })),
+      ],
+    );
+    return entries;
+  }
+
+  /**
+   * Verbatim load: the store's counters and change feed, every entry folded in step order, then
+   * the evictions in the log's order.
+   */
+  async #feedVerbatim(
+    c: pg.ClientBase,
+    entries: readonly IndexEntry[],
+    evictions: readonly { step_id: number; evicted_at: string }[],
+  ): Promise<void> {
+    const folds = entries.map((e) => e.step_id);
+    const evicted = evictions.length;
+    const tokens = entries.reduce((n, e) => n + e.token_estimate, 0);
+    await this.#advance(c, folds.length + evicted, folds.length, 0, tokens);
+    await this.#feed(c, 0, folds, 1, null);
+    for (let i = 0; i < evicted; i++) {
+      const ev = evictions[i]!;
+      await c.query('UPDATE cf_entries SET evicted = true WHERE store_id = $1 AND step = $2', [
+        this.where.storeId,
+        ev.step_id,
+      ]);
+      await this.#feed(c, folds.length + i, [ev.step_id], 2, ev.evicted_at);
+    }
+    await c.query(
+      `UPDATE cf_stores SET evicted = (SELECT count(*) FROM cf_entries WHERE store_id = $1 AND evicted) WHERE store_id = $1`,
+      [this.where.storeId],
+    );
   }
 
   /** This store's rows as they are: node bytes by step, current entries, the eviction log. */
