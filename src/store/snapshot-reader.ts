@@ -97,7 +97,10 @@ class OuterLevels {
           this.#key = [];
           this.#valueStart = i;
           this.#escape = false;
-          break;
+          // Read on from here: a key whose quote ends the chunk is captured from it now, before
+          // the buffer is reused (its start is an offset into this chunk only).
+          i = this.#readKey(buf, i + 1);
+          continue;
         case 'in-key':
           i = this.#readKey(buf, i);
           continue;
@@ -245,7 +248,7 @@ class OuterLevels {
 }
 
 /** Bytes read per turn of the event loop (a few hundred entries: tens of milliseconds). */
-const CHUNK = 1 << 18;
+export const SNAPSHOT_CHUNK = 1 << 18;
 
 /**
  * Reads `recall_index.json` incrementally: `onMembers` receives its members chunk by chunk (top
@@ -265,10 +268,10 @@ export async function readSnapshot(
   let batch: SnapshotMember[] = [];
   const parser = new OuterLevels((m) => batch.push(m));
   const fd = openSync(path, 'r');
-  const buf = Buffer.allocUnsafe(CHUNK);
+  const buf = Buffer.allocUnsafe(SNAPSHOT_CHUNK);
   try {
     for (;;) {
-      const got = readSync(fd, buf, 0, CHUNK, null);
+      const got = readSync(fd, buf, 0, SNAPSHOT_CHUNK, null);
       if (got === 0) break;
       const chunk = buf.subarray(0, got);
       hash.update(chunk);

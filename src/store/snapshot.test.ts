@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { canonicalJson, prettyJson, sha256Hex } from '../protocol/canonical-json.js';
 import { IPCF_VERSION, PROJECTION_VERSION } from '../protocol/types.js';
 import { tempDir } from '../test-utils/temp-dir.js';
-import { readSnapshot, type SnapshotMember } from './snapshot-reader.js';
+import { readSnapshot, SNAPSHOT_CHUNK, type SnapshotMember } from './snapshot-reader.js';
 import { writeSnapshot } from './snapshot-writer.js';
 
 async function members(path: string): Promise<{ read: unknown; members: SnapshotMember[] }> {
@@ -72,6 +72,29 @@ describe('readSnapshot', () => {
     const r = await members(p);
     expect(r.read).toMatchObject({ ok: true });
     expect(sortByKey(r.members)).toEqual(sortByKey(expected(text)));
+  });
+
+  it('reads a key whose opening quote is the last byte of a chunk, or next to it', async () => {
+    // A key that starts a chunk's last byte must be read from its quote on, in the next chunk:
+    // never from an offset of the previous chunk (a wrong key, or a crash).
+    const dir = tempDir().dir;
+    const head = '{"pad":"';
+    for (const shift of [-2, -1, 0, 1]) {
+      for (const nodeKey of [false, true]) {
+        // The quote of the key after the padding field (a top field, or the second node).
+        const before = nodeKey ? `${head.replace('pad', 'nodes":{"1')}` : head;
+        const after = nodeKey ? '","22":{"step_id":22}},"z":1}' : '","nodes":{"7":{"a":1}},"z":1}';
+        const fill = SNAPSHOT_CHUNK - 1 + shift - before.length - 2;
+        const text = `${before}${'x'.repeat(fill)}${after}`;
+        const quoteAt = before.length + fill + 2;
+        expect(text[quoteAt]).toBe('"');
+        const p = join(dir, `edge${shift}${nodeKey}.json`);
+        writeFileSync(p, text);
+        const r = await members(p);
+        expect(r.read).toEqual({ ok: true, sha256: sha256Hex(readFileSync(p)) });
+        expect(sortByKey(r.members)).toEqual(sortByKey(expected(text)));
+      }
+    }
   });
 
   it('agrees with JSON.parse on arbitrary JSON objects', async () => {
