@@ -254,7 +254,8 @@ export const SNAPSHOT_CHUNK = 1 << 18;
  * Reads `recall_index.json` incrementally: `onMembers` receives its members chunk by chunk (top
  * fields and node entries, in file order, values parsed), and the event loop gets a turn between
  * chunks. Resolves to the file's SHA-256, or to why it is not exactly one JSON object (truncated,
- * corrupted, a key twice). Memory stays bounded by one chunk and one entry.
+ * corrupted, a key twice). Memory stays bounded by one chunk (`chunkBytes`, default
+ * {@link SNAPSHOT_CHUNK}) and one entry.
  *
  * @example
  * const r = await readSnapshot(path, async (members) => { for (const m of members) … });
@@ -263,15 +264,17 @@ export const SNAPSHOT_CHUNK = 1 << 18;
 export async function readSnapshot(
   path: string,
   onMembers: (members: SnapshotMember[]) => void | Promise<void>,
+  options: { chunkBytes?: number } = {},
 ): Promise<SnapshotRead> {
+  const chunkBytes = options.chunkBytes ?? SNAPSHOT_CHUNK;
   const hash = createHash('sha256');
   let batch: SnapshotMember[] = [];
   const parser = new OuterLevels((m) => batch.push(m));
   const fd = openSync(path, 'r');
-  const buf = Buffer.allocUnsafe(SNAPSHOT_CHUNK);
+  const buf = Buffer.allocUnsafe(chunkBytes);
   try {
     for (;;) {
-      const got = readSync(fd, buf, 0, SNAPSHOT_CHUNK, null);
+      const got = readSync(fd, buf, 0, chunkBytes, null);
       if (got === 0) break;
       const chunk = buf.subarray(0, got);
       hash.update(chunk);

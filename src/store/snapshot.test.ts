@@ -8,11 +8,18 @@ import { tempDir } from '../test-utils/temp-dir.js';
 import { readSnapshot, SNAPSHOT_CHUNK, type SnapshotMember } from './snapshot-reader.js';
 import { writeSnapshot } from './snapshot-writer.js';
 
-async function members(path: string): Promise<{ read: unknown; members: SnapshotMember[] }> {
+async function members(
+  path: string,
+  chunkBytes?: number,
+): Promise<{ read: unknown; members: SnapshotMember[] }> {
   const out: SnapshotMember[] = [];
-  const read = await readSnapshot(path, (m) => {
-    out.push(...m);
-  });
+  const read = await readSnapshot(
+    path,
+    (m) => {
+      out.push(...m);
+    },
+    { chunkBytes },
+  );
   return { read, members: out };
 }
 
@@ -97,19 +104,21 @@ describe('readSnapshot', () => {
     }
   });
 
-  it('agrees with JSON.parse on arbitrary JSON objects', async () => {
+  it('agrees with JSON.parse on arbitrary JSON objects, read in chunks of 1 to 64 bytes', async () => {
     const dir = tempDir().dir;
     let n = 0;
     await fc.assert(
       fc.asyncProperty(
         fc.dictionary(fc.string(), fc.jsonValue()),
         fc.dictionary(fc.string(), fc.jsonValue()),
-        async (fields, nodes) => {
+        // Small chunks put every kind of token across a chunk boundary somewhere.
+        fc.integer({ min: 1, max: 64 }),
+        async (fields, nodes, chunkBytes) => {
           const { nodes: _drop, ...rest } = fields;
           const text = JSON.stringify({ ...rest, nodes }, null, n % 2 === 0 ? 0 : 2);
           const p = join(dir, `p${n++}.json`);
           writeFileSync(p, text);
-          const r = await members(p);
+          const r = await members(p, chunkBytes);
           expect(r.read).toMatchObject({ ok: true });
           expect(sortByKey(r.members)).toEqual(sortByKey(expected(text)));
         },
