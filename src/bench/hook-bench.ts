@@ -228,7 +228,11 @@ class PromptRuns {
 async function serverListening(tmp: string): Promise<void> {
   const socketAt = Date.now() + 10_000;
   while (!readdirSync(tmp, { recursive: true }).some((n) => String(n).endsWith('.sock'))) {
-    if (Date.now() > socketAt) throw new Error('hook bench: the hook server did not start');
+    if (Date.now() > socketAt) {
+      throw new Error(
+        `hook bench: the hook server did not start (its socket goes under ${tmp}; if that path is long, a socket path over 103 bytes cannot be bound: set a shorter TMPDIR)`,
+      );
+    }
     await new Promise((r) => setTimeout(r, 20));
   }
 }

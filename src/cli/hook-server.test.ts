@@ -20,7 +20,8 @@ const SESSION = '0dd5e551-0000-4000-8000-00000000beef';
 
 /** A project with a transcript whose answer lies before a compaction, and a child env. */
 function project() {
-  const root = tempDir('cf-hooksrv-').dir;
+  // A short name: the server's socket path under it must stay within a Unix socket's 107 bytes.
+  const root = tempDir('cf-hs-').dir;
   const tmp = join(root, 'tmp');
   mkdirSync(tmp);
   const w = new TranscriptWriter(SESSION);
@@ -208,5 +209,15 @@ describe('hookSocketPath', () => {
     chmodSync(dir, 0o755);
     expect(hookSocketPath(p.env)).toBeNull();
     expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('is null under a TMPDIR too long for a socket path, and makes nothing there', () => {
+    const p = project();
+    const long = join(p.tmp, 'x'.repeat(Math.max(1, 112 - p.tmp.length)));
+    mkdirSync(long);
+    expect(hookSocketPath({ ...p.env, TMPDIR: long })).toBeNull();
+    expect(readdirSync(long)).toEqual([]);
+    // The usual TMPDIR of this test still gets a path, short enough to bind.
+    expect(Buffer.byteLength(p.socketPath)).toBeLessThanOrEqual(107);
   });
 });

@@ -4,6 +4,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { packagePath } from '../fs/package-root.js';
 
+/**
+ * The longest Unix socket path the platform binds: `sun_path` less its final NUL (104 bytes on
+ * macOS and the BSDs, 108 on Linux). The name's hash is cut to {@link HASH_DIGITS} hex digits to
+ * leave room for TMPDIR.
+ */
+const MAX_SOCKET_PATH = process.platform === 'linux' ? 107 : 103;
+const HASH_DIGITS = 24;
+const SOCKET_NAME_SAMPLE = `hook-${'0'.repeat(HASH_DIGITS)}.sock`;
+
 /** Environment variables a hook run may depend on: a server only serves the same ones. */
 const ENV_KEYS = /^(CONTEXTFOLD_\w+|HOME|XDG_CACHE_HOME|TMPDIR)$/;
 
@@ -13,7 +22,8 @@ const ENV_KEYS = /^(CONTEXTFOLD_\w+|HOME|XDG_CACHE_HOME|TMPDIR)$/;
  * path and modification time of the code a server runs, so a rebuilt or upgraded copy never
  * talks to an old server) and the environment a run reads, so a server answers exactly as the
  * process Claude Code started would have. It lives in `$TMPDIR/contextfold-<uid>/`, which must
- * be a directory of this user that nobody else can enter (made so when missing).
+ * be a directory of this user that nobody else can enter (made so when missing). A TMPDIR too
+ * long for a socket path also means no server: every prompt then runs in its own process.
  *
  * @example
  * hookSocketPath(process.env); // '/tmp/contextfold-1000/hook-3f2a….sock'
@@ -23,6 +33,8 @@ export function hookSocketPath(env: NodeJS.ProcessEnv): string | null {
   const uid = process.getuid();
   const base = env.TMPDIR?.replace(/\/+$/, '') || tmpdir();
   const dir = join(base, `contextfold-${uid}`);
+  // Too long to bind: no server (rather than one started and failing on every prompt).
+  if (Buffer.byteLength(join(dir, SOCKET_NAME_SAMPLE)) > MAX_SOCKET_PATH) return null;
   try {
     mkdirSync(dir, { mode: 0o700 });
   } catch (e) {
@@ -38,6 +50,5 @@ export function hookSocketPath(env: NodeJS.ProcessEnv): string | null {
     .sort()) {
     h.update(`${key}=${env[key]}\0`);
   }
-  // A Unix socket path must stay under about 100 bytes: the hash is cut to 24 hex digits.
-  return join(dir, `hook-${h.digest('hex').slice(0, 24)}.sock`);
+  return join(dir, `hook-${h.digest('hex').slice(0, HASH_DIGITS)}.sock`);
 }
