@@ -46,7 +46,11 @@ export async function benchInspectOverview(dir: string): Promise<InspectOverview
       child.stdout.on('data', (d) => {
         out += String(d);
         const nl = out.indexOf('\n');
-        if (nl >= 0) resolve((JSON.parse(out.slice(0, nl)) as { url: string }).url);
+        if (nl < 0) return;
+        // The first line is the server's URL, or the CLI's error (the web app not built…).
+        const line = JSON.parse(out.slice(0, nl)) as { url?: unknown };
+        if (typeof line.url === 'string') resolve(line.url);
+        else reject(new Error(`contextfold inspect did not start: ${out.slice(0, nl)}`));
       });
       child.once('exit', (code) => reject(new Error(`contextfold inspect exited ${code}`)));
     });
