@@ -147,7 +147,12 @@ class OuterLevels {
   #readKey(buf: Buffer, i: number): number {
     const end = this.#stringEnd(buf, i);
     if (!this.#capture(this.#key, buf, end < 0 ? -1 : end + 1)) return buf.length;
-    this.#keyText = JSON.parse(Buffer.concat(this.#key).toString('utf8')) as string;
+    const text = Buffer.concat(this.#key).toString('utf8');
+    try {
+      this.#keyText = JSON.parse(text) as string;
+    } catch {
+      throw `a key is not a valid JSON string: ${JSON.stringify(text.slice(0, 80))}`;
+    }
     this.#where = 'colon';
     return end + 1;
   }

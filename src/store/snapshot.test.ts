@@ -137,6 +137,8 @@ describe('readSnapshot', () => {
     ['a missing comma', '{"a":1 "nodes":{}}'],
     ['a broken entry', '{"nodes":{"1":{"step_id":1,}}}'],
     ['a byte-order mark', '\uFEFF{"nodes":{}}'],
+    ['a key with a raw line break', '{"a\nb":1,"nodes":{}}'],
+    ['a node key with a bad escape', '{"nodes":{"\\x1":{}}}'],
   ];
   for (const [name, text] of bad) {
     it(`refuses ${name}`, async () => {
