@@ -127,6 +127,50 @@ describe('readSnapshot', () => {
     );
   });
 
+  it('never throws on damaged bytes: refuses them, or reads exactly what JSON.parse reads', async () => {
+    const dir = tempDir().dir;
+    let n = 0;
+    const damaged = fc
+      .tuple(
+        fc.dictionary(fc.string(), fc.jsonValue()),
+        fc.nat(),
+        fc.constantFrom('delete', 'insert', 'replace'),
+        fc.constantFrom(
+          '"',
+          '\\',
+          '{',
+          '}',
+          '[',
+          ']',
+          ',',
+          ':',
+          '\n',
+          '\u0001',
+          'x',
+          '0',
+          '\u00e9',
+        ),
+      )
+      .map(([nodes, at, how, c]) => {
+        const text = JSON.stringify({ ipcf_version: '1.1', nodes });
+        const i = at % (text.length + 1);
+        if (how === 'delete') return text.slice(0, i) + text.slice(i + 1);
+        if (how === 'insert') return text.slice(0, i) + c + text.slice(i);
+        return text.slice(0, i) + c + text.slice(i + 1);
+      });
+    await fc.assert(
+      fc.asyncProperty(damaged, fc.integer({ min: 1, max: 48 }), async (text, chunkBytes) => {
+        const p = join(dir, `d${n++}.json`);
+        writeFileSync(p, text);
+        const r = await members(p, chunkBytes);
+        if ((r.read as { ok: boolean }).ok) {
+          expect(sortByKey(r.members)).toEqual(sortByKey(expected(text)));
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   const bad: [string, string][] = [
     ['truncated', '{"ipcf_version":"1.1","nodes":{"1":{"step_id":1'],
     ['empty', ''],
