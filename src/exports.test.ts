@@ -513,6 +513,8 @@ function entryPoints(): Record<string, string> {
 interface Surface {
   names: string[];
   values: string[];
+  /** The exported functions and classes (what a reader calls or constructs). */
+  functionsAndClasses: string[];
   undocumented: string[];
   withoutExample: (name: string) => boolean;
 }
@@ -523,8 +525,13 @@ function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+/** The symbol an export names (through a re-export). */
+function targetOf(checker: ts.TypeChecker, sym: ts.Symbol): ts.Symbol {
+  return sym.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(sym) : sym;
+}
+
 function docOf(checker: ts.TypeChecker, sym: ts.Symbol): { doc: string; example: boolean } {
-  const target = sym.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(sym) : sym;
+  const target = targetOf(checker, sym);
   const doc = ts.displayPartsToString(target.getDocumentationComment(checker)).trim();
   const example = target.getJsDocTags(checker).some((t) => t.name === 'example');
   return { doc, example };
@@ -543,15 +550,15 @@ beforeAll(() => {
     if (!mod) throw new Error(`${key}: ${file} is not a module`);
     const exports = checker.getExportsOfModule(mod);
     const docs = new Map(exports.map((s) => [s.name, docOf(checker, s)]));
+    const named = (flags: ts.SymbolFlags) =>
+      exports
+        .filter((s) => (targetOf(checker, s).flags & flags) !== 0)
+        .map((s) => s.name)
+        .sort(compare);
     surfaces.set(key, {
       names: exports.map((s) => s.name).sort(compare),
-      values: exports
-        .filter((s) => {
-          const t = s.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(s) : s;
-          return (t.flags & ts.SymbolFlags.Value) !== 0;
-        })
-        .map((s) => s.name)
-        .sort(compare),
+      values: named(ts.SymbolFlags.Value),
+      functionsAndClasses: named(ts.SymbolFlags.Function | ts.SymbolFlags.Class),
       undocumented: [...docs].filter(([, d]) => d.doc === '').map(([n]) => n),
       withoutExample: (name) => !docs.get(name)?.example,
     });
@@ -589,6 +596,14 @@ describe('the export surface', () => {
     for (const name of ['ContextFold', 'Session', 'repairStore', 'replaySession']) {
       expect(root.withoutExample(name), name).toBe(false);
     }
+  });
+
+  it('every public function and class of every entry point carries an @example', () => {
+    const missing = [...surfaces].flatMap(([key, s]) =>
+      s.functionsAndClasses.filter((name) => s.withoutExample(name)).map((n) => `${key} ${n}`),
+    );
+    expect(surfaces.size).toBe(Object.keys(EXPECTED).length);
+    expect(missing).toEqual([]);
   });
 
   it('the demo, synthetic sessions and installer internals are not public', () => {

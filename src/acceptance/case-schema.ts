@@ -320,7 +320,12 @@ export type SourceAnchor = z.infer<typeof anchor>;
 /** A declared strictness that excuses a case, and the cases it excuses. */
 export type StrictnessAllowance = z.infer<typeof strictnessAllowance>;
 
-/** The published JSON Schema of the case file (draft 2020-12), generated from {@link caseFileSchema}. */
+/**
+ * The published JSON Schema of the case file (draft 2020-12), generated from {@link caseFileSchema}.
+ *
+ * @example
+ * writeFileSync('cases.schema.json', `${JSON.stringify(caseFileJsonSchema(), null, 2)}\n`);
+ */
 export function caseFileJsonSchema(): Record<string, unknown> {
   return {
     ...z.toJSONSchema(caseFileSchema, { target: 'draft-2020-12', io: 'input' }),

@@ -153,7 +153,12 @@ export function validateAdapterDeclaration(decl: unknown): string[] {
   return problems;
 }
 
-/** The published JSON Schema of the declaration, generated from {@link adapterDeclarationSchema}. */
+/**
+ * The published JSON Schema of the declaration, generated from {@link adapterDeclarationSchema}.
+ *
+ * @example
+ * writeFileSync('declaration.schema.json', `${JSON.stringify(adapterDeclarationJsonSchema(), null, 2)}\n`);
+ */
 export function adapterDeclarationJsonSchema(): Record<string, unknown> {
   return {
     ...z.toJSONSchema(adapterDeclarationSchema, { target: 'draft-2020-12' }),

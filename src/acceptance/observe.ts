@@ -114,6 +114,10 @@ function verify(p: ParsedPage, node: StoredNode | undefined): string | null {
  * payload hash on their label and checked against the verified bytes read after setup (a page
  * of a tampered or foreign node is caught by its content, whatever its label claims);
  * refusals are named by the record their step holds in the call's session.
+ *
+ * @example
+ * const result = deriveCall(await sc.call('main', 'What was zephyr_ledger_7781?'), 'main', snapshot, null);
+ * result.refused; // [{ record: 'alpha', error: 'IntegrityCheckError' }]: its payload was edited
  */
 export function deriveCall(
   obs: CallObservation,

@@ -184,6 +184,9 @@ function unexcused(conj: string, o: FloorOutcome, floor: Map<string, FloorOutcom
  * a liveness case may deviate only in the stop direction, and only when every conjunct the
  * subject declared on its result is listed on the case, present on its input, absent on the
  * absence case, and that absence case passed on the floor in the same run.
+ *
+ * @example
+ * scoreRun(outcomes).filter((c) => c.verdict === 'fail').map((c) => c.reason); // [] when all pass
  */
 export function scoreRun(outcomes: FloorOutcome[]): ScoredCase[] {
   const floor = new Map(outcomes.map((o) => [o.doc.id, o]));

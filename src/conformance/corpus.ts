@@ -218,6 +218,9 @@ export function loadManifest(corpusDir: string): Manifest {
 /**
  * Reads one case's `expected.json` and checks its shape. Throws a one-line message on a broken
  * case (the runner turns it into an `error` verdict for that case alone).
+ *
+ * @example
+ * loadCaseDoc(DEFAULT_CORPUS_DIR, 'conf-01--crlf-payload-verbatim').requirements; // ['CONF-01', 'CONF-02']
  */
 export function loadCaseDoc(corpusDir: string, id: string): CaseDoc {
   const path = join(corpusDir, 'cases', id, 'expected.json');

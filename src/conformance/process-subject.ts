@@ -2,7 +2,13 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface, type Interface } from 'node:readline';
 import type { Subject, SubjectRequest, SubjectResponse } from './types.js';
 
-/** The subject broke the protocol: died, timed out, or wrote something that is not a response. */
+/**
+ * The subject broke the protocol: died, timed out, or wrote something that is not a response.
+ *
+ * @example
+ * const subject = spawnSubject({ command: 'python3 my_subject.py' });
+ * await subject.request({ id: 1, op: 'hello' }).catch((e: Error) => e.name); // 'SubjectProtocolError' if it died
+ */
 export class SubjectProtocolError extends Error {
   constructor(message: string) {
     super(message);

@@ -212,6 +212,10 @@ export const DECLARED_TABLES_SOURCE =
  * Turns a run into the declaration: runtime, corpus version and content hash, the declared
  * table set and its source, the four verdict counts with their total, counts per scoped table,
  * and every case that did not pass with its reason. No timestamp: same run, same bytes.
+ *
+ * @example
+ * const decl = buildGuardDeclaration(await runGuardConformance());
+ * decl.non_passing; // [] when every case passes
  */
 export function buildGuardDeclaration(report: GuardRunReport): GuardDeclaration {
   const counts = { ...verdictCounts(), total: report.cases.length };

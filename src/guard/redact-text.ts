@@ -2,7 +2,12 @@ import { compareCodePoints, sha256Hex } from '../protocol/canonical-json.js';
 import type { SecretHit } from './detect-secrets.js';
 import { byteOffsets } from './utf8.js';
 
-/** A marker's text: `[REDACTED:<descriptor>]`. */
+/**
+ * A marker's text: `[REDACTED:<descriptor>]`.
+ *
+ * @example
+ * redactionMarker('github-token'); // '[REDACTED:github-token]'
+ */
 export function redactionMarker(descriptor: string): string {
   return `[REDACTED:${descriptor}]`;
 }

@@ -232,7 +232,12 @@ export class Redactor {
 
 let shared: Redactor | null = null;
 
-/** The redactor over the shipped tables, created once per process (engines share it). */
+/**
+ * The redactor over the shipped tables, created once per process (engines share it).
+ *
+ * @example
+ * (await defaultRedactor().redactText(`token ${githubToken} here`)).text; // 'token [REDACTED:github-token] here'
+ */
 export function defaultRedactor(): Redactor {
   shared ??= new Redactor();
   return shared;

@@ -532,7 +532,13 @@ export function renderPackText(pack: ContextPack): string {
   return renderMessages(pack.messages);
 }
 
-/** SHA-256 of {@link renderPackText}: what the events record to prove replay equality. */
+/**
+ * SHA-256 of {@link renderPackText}: what the events record to prove replay equality.
+ *
+ * @example
+ * const pack = await session.beforeTurn('Why did the migration fail?');
+ * packSha256(pack) === sha256Hex(renderPackText(pack)); // true
+ */
 export function packSha256(pack: ContextPack): string {
   return sha256Hex(renderPackText(pack));
 }

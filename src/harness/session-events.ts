@@ -220,7 +220,13 @@ export async function loadEvents(engine: ContextFoldEngine): Promise<SessionEven
   return parseEvents(text, path);
 }
 
-/** Appends events to a store's log (any backend) in one durable write. */
+/**
+ * Appends events to a store's log (any backend) in one durable write.
+ *
+ * @example
+ * await storeEvents(cf, events);
+ * (await loadEvents(cf)).length; // grew by events.length
+ */
 export async function storeEvents(
   engine: ContextFoldEngine,
   events: readonly SessionEvent[],
@@ -231,7 +237,13 @@ export async function storeEvents(
   await engine.appendRecords(EVENTS_KIND, text);
 }
 
-/** Parses and checks an event log's text; `path` names it in errors. */
+/**
+ * Parses and checks an event log's text; `path` names it in errors.
+ *
+ * @example
+ * const events = parseEvents(await readFile(file, 'utf8'), file);
+ * parseEvents('{"type":"append"', 'events.jsonl'); // throws IntegrityCheckError: line 1 is incomplete
+ */
 export function parseEvents(text: string, path: string): SessionEvent[] {
   const events: SessionEvent[] = [];
   if (text.length > 0 && !text.endsWith('\n')) {

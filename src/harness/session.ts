@@ -178,7 +178,13 @@ function liveOverflow(value: unknown): LiveOverflow {
   throw new UsageError(`liveOverflow must be 'excerpt' or 'send-whole', got ${String(value)}`);
 }
 
-/** The deterministic default summary of a turn, as the session folds it. */
+/**
+ * The deterministic default summary of a turn, as the session folds it.
+ *
+ * @example
+ * groupTurns(session.history()).map(defaultSummary);
+ * // ['user: Which port does PostgreSQL use?', 'assistant: Port 5433, see the config.']
+ */
 export function defaultSummary(turn: Turn): string {
   return summarizeTurn(turn.messages.map(toPlainMessage));
 }

@@ -1,6 +1,11 @@
 import { spawn } from 'node:child_process';
 
-/** The command that opens a URL in the desktop's browser on this platform. */
+/**
+ * The command that opens a URL in the desktop's browser on this platform.
+ *
+ * @example
+ * browserCommand('darwin'); // { command: 'open', args: [] }
+ */
 export function browserCommand(platform: NodeJS.Platform = process.platform): {
   command: string;
   args: string[];

@@ -32,7 +32,12 @@ export function compareCodePoints(a: string, b: string): number {
   return a.length - b.length;
 }
 
-/** Sorts and deduplicates strings by code point. Returns a new array. */
+/**
+ * Sorts and deduplicates strings by code point. Returns a new array.
+ *
+ * @example
+ * sortedUnique(['b', 'a', 'b']); // ['a', 'b']
+ */
 export function sortedUnique(values: Iterable<string>): string[] {
   return [...new Set(values)].sort(compareCodePoints);
 }
@@ -124,7 +129,12 @@ export function sha256Hex(data: string | Uint8Array): string {
   return createHash('sha256').update(data).digest('hex');
 }
 
-/** Hex SHA-256 of the canonical JSON of a value. */
+/**
+ * Hex SHA-256 of the canonical JSON of a value.
+ *
+ * @example
+ * canonicalSha256({ b: 1, a: 2 }) === sha256Hex('{"a":2,"b":1}'); // true
+ */
 export function canonicalSha256(value: unknown): string {
   return sha256Hex(canonicalJson(value));
 }

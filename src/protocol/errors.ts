@@ -80,16 +80,39 @@ export function codedError(code: ErrorCode): CodedErrorClass {
   };
 }
 
-/** Bad arguments or input: what is wrong and what to do, in one line. */
+/**
+ * Bad arguments or input: what is wrong and what to do, in one line.
+ *
+ * @example
+ * await ContextFold.open({ dir: '' }).catch(isUsageError); // true: no store directory given
+ */
 export class UsageError extends codedError('USAGE') {}
 
-/** A step was folded again with a different payload than the one already stored. */
+/**
+ * A step was folded again with a different payload than the one already stored.
+ *
+ * @example
+ * await cf.fold({ stepId: 3, summary: 'ls', content: 'a.txt' });
+ * await cf.fold({ stepId: 3, summary: 'ls', content: 'b.txt' }).catch((e) => e.code); // 'STEP_CONFLICT'
+ */
 export class StepConflictError extends codedError('STEP_CONFLICT') {}
 
-/** The store's inter-process write lock could not be taken in time. */
+/**
+ * The store's inter-process write lock could not be taken in time.
+ *
+ * @example
+ * try { await cf.fold(input); } catch (e) {
+ *   if (isContextFoldError(e) && e.code === 'LOCK_TIMEOUT') console.error('store busy:', e.message);
+ * }
+ */
 export class LockTimeoutError extends codedError('LOCK_TIMEOUT') {}
 
-/** The store directory holds no store (nothing was folded or imported there). */
+/**
+ * The store directory holds no store (nothing was folded or imported there).
+ *
+ * @example
+ * await ContextFold.open({ dir: 'no-store-here', mustExist: true }).catch(isStoreNotFoundError); // true
+ */
 export class StoreNotFoundError extends codedError('STORE_NOT_FOUND') {}
 
 /**
@@ -97,16 +120,32 @@ export class StoreNotFoundError extends codedError('STORE_NOT_FOUND') {}
  * stopped, the connection was terminated, a statement timed out). Nothing was half-written: a
  * write either committed whole or not at all; `committed: 'unknown'` says the connection broke
  * while the commit itself was in flight (run the fold again: a fold is idempotent).
+ *
+ * @example
+ * try { await shared.fold(input); } catch (e) {
+ *   if (isStoreUnavailableError(e) && e.details.committed === 'unknown') await shared.fold(input);
+ * }
  */
 export class StoreUnavailableError extends codedError('STORE_UNAVAILABLE') {}
 
 /**
  * A guard data file (`guard/**.json`: a pattern table, the corpus manifest or a case) is
  * missing, is not valid JSON, or does not match its published shape. `path` names the file.
+ *
+ * @example
+ * try { loadGuardTables('./my-guard'); } catch (e) {
+ *   if (isGuardTableError(e)) console.error(e.details.path, e.message);
+ * }
  */
 export class GuardTableError extends codedError('GUARD_TABLE') {}
 
-/** True for any contextfold error, from any copy of the package. */
+/**
+ * True for any contextfold error, from any copy of the package.
+ *
+ * @example
+ * isContextFoldError(new UsageError('--n takes a whole number')); // true
+ * isContextFoldError(new Error('boom')); // false
+ */
 export function isContextFoldError(e: unknown): e is ContextFoldError {
   return typeof e === 'object' && e !== null && (e as Record<symbol, unknown>)[BRAND] === true;
 }
@@ -144,12 +183,23 @@ const CODE_TABLE: Record<ErrorCode, { name: string; exit: number }> = {
   GUARD_TABLE: { name: 'GuardTableError', exit: 1 },
 };
 
-/** The IPCF error name for a code, as the specification spells it. */
+/**
+ * The IPCF error name for a code, as the specification spells it.
+ *
+ * @example
+ * ipcfErrorName('PATH_CONTAINMENT'); // 'PathContainmentError'
+ */
 export function ipcfErrorName(code: ErrorCode): string {
   return CODE_TABLE[code]?.name ?? 'UsageError';
 }
 
-/** The reference CLI's exit code for an error code: 1 usage, 2 not found, 3 integrity, 4 orphan, 5 broken. */
+/**
+ * The reference CLI's exit code for an error code: 1 usage, 2 not found, 3 integrity, 4 orphan, 5 broken.
+ *
+ * @example
+ * exitCodeFor('NODE_NOT_FOUND'); // 2
+ * if (isContextFoldError(e)) process.exitCode = exitCodeFor(e.code);
+ */
 export function exitCodeFor(code: ErrorCode): number {
   return CODE_TABLE[code]?.exit ?? 1;
 }

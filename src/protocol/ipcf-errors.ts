@@ -10,10 +10,24 @@ import {
   ipcfErrorName,
 } from './errors.js';
 
-/** The requested step is not in the recall index and no cold node file exists for it (CONF-10). */
+/**
+ * The requested step is not in the recall index and no cold node file exists for it (CONF-10).
+ *
+ * @example
+ * try { await cf.hydrate(999); } catch (e) {
+ *   if (isNodeNotFoundError(e)) console.error(`step ${e.details.stepId} is not archived`);
+ * }
+ */
 export class NodeNotFoundError extends codedError('NODE_NOT_FOUND') {}
 
-/** A cold node or index failed verification: hash mismatch, unparsable or truncated JSON (CONF-09). */
+/**
+ * A cold node or index failed verification: hash mismatch, unparsable or truncated JSON (CONF-09).
+ *
+ * @example
+ * try { await cf.hydrate(91); } catch (e) {
+ *   if (isIntegrityCheckError(e)) console.error(e.code, e.details.path); // the file that failed
+ * }
+ */
 export class IntegrityCheckError extends ContextFoldError {
   constructor(message: string, details: ErrorDetails = {}, code: ErrorCode = 'INTEGRITY_CHECK') {
     super(code, message, details);
@@ -21,17 +35,38 @@ export class IntegrityCheckError extends ContextFoldError {
   }
 }
 
-/** A stored `file_path` points outside the canonical location (a kind of integrity failure). */
+/**
+ * A stored `file_path` points outside the canonical location (a kind of integrity failure).
+ *
+ * @example
+ * try { await cf.hydrate(91); } catch (e) {
+ *   if (isPathContainmentError(e)) console.error('index points outside the store:', e.details.path);
+ * }
+ */
 export class PathContainmentError extends IntegrityCheckError {
   constructor(message: string, details: ErrorDetails = {}) {
     super(message, details, 'PATH_CONTAINMENT');
   }
 }
 
-/** A cold node file exists with no index entry (CONF-12 scenario A). */
+/**
+ * A cold node file exists with no index entry (CONF-12 scenario A).
+ *
+ * @example
+ * try { await cf.hydrate(4); } catch (e) {
+ *   if (isOrphanedNodeError(e)) await cf.reindexOrphan(4); // refused unless the node verifies
+ * }
+ */
 export class OrphanedNodeError extends codedError('ORPHANED_NODE') {}
 
-/** An index entry references a cold node file that does not exist (CONF-12 scenario B). */
+/**
+ * An index entry references a cold node file that does not exist (CONF-12 scenario B).
+ *
+ * @example
+ * try { await cf.hydrate(3); } catch (e) {
+ *   if (isBrokenReferenceError(e)) console.error('cold node file is missing:', e.details.path);
+ * }
+ */
 export class BrokenReferenceError extends codedError('BROKEN_REFERENCE') {}
 
 /** True for {@link NodeNotFoundError}. */

@@ -35,7 +35,12 @@ export function parsePolicy(value: unknown, source = 'policy'): HydrationPolicy 
   return { ...(value as HydrationPolicy) };
 }
 
-/** `folding_policy_hash`: hex SHA-256 of the canonical JSON of the active policy object. */
+/**
+ * `folding_policy_hash`: hex SHA-256 of the canonical JSON of the active policy object.
+ *
+ * @example
+ * policyHash(DEFAULT_POLICY).slice(0, 12); // '2ea9c87d4403'
+ */
 export function policyHash(policy: HydrationPolicy): string {
   return canonicalSha256(policy);
 }

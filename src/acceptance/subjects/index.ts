@@ -17,6 +17,10 @@ export { HARNESS_SETTINGS, SessionSubject } from './session-subject.js';
 /**
  * One subject per integration, in the order the table prints them. `env` goes to the subjects
  * that run the CLI as a process.
+ *
+ * @example
+ * defaultSubjects().map((s) => s.name);
+ * // ['session', 'ai-sdk-middleware', 'mcp-server', 'claude-code-hook', 'proxy-anthropic', 'proxy-openai']
  */
 export function defaultSubjects(options: ProcessSubjectOptions = {}): AdapterSubject[] {
   return [

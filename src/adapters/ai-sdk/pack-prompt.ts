@@ -3,7 +3,12 @@ import type { Message } from '../../harness/messages.js';
 import type { ContextPack, PackEntry } from '../../harness/pack.js';
 import { messageKey } from './prompt-messages.js';
 
-/** A neutral message as an AI SDK message (used when no original can be sent verbatim). */
+/**
+ * A neutral message as an AI SDK message (used when no original can be sent verbatim).
+ *
+ * @example
+ * fromNeutral({ role: 'user', content: 'hi' }); // { role: 'user', content: [{ type: 'text', text: 'hi' }] }
+ */
 export function fromNeutral(m: Message): LanguageModelV3Message {
   switch (m.role) {
     case 'system':

@@ -18,7 +18,12 @@ function fileLabel(p: { mediaType: string; filename?: string }): string {
   return `[file: ${p.mediaType}${p.filename ? ` ${p.filename}` : ''}]`;
 }
 
-/** Text of a tool result output, as the neutral model stores it. */
+/**
+ * Text of a tool result output, as the neutral model stores it.
+ *
+ * @example
+ * outputText({ type: 'json', value: { ok: true, n: 2 } }); // '{"n":2,"ok":true}'
+ */
 export function outputText(output: LanguageModelV3ToolResultOutput): string {
   switch (output.type) {
     case 'text':
@@ -109,7 +114,12 @@ export function toNeutral(prompt: LanguageModelV3Prompt): ConvertedPrompt {
   return { messages, origin };
 }
 
-/** A comparable key of a neutral message (ignores step ids and times). */
+/**
+ * A comparable key of a neutral message (ignores step ids and times).
+ *
+ * @example
+ * messageKey({ ...m, timestamp: new Date().toISOString() }) === messageKey(m); // true
+ */
 export function messageKey(m: Message): string {
   const base: Record<string, unknown> = { role: m.role, content: m.content };
   if (m.role === 'assistant' && m.toolCalls?.length) base.toolCalls = m.toolCalls;

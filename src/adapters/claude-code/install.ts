@@ -52,7 +52,12 @@ export function hookCommandBase(options: {
   return `node ${shellQuote(options.binPath)}`;
 }
 
-/** The full hook command for an event: `<base> [--dir DIR] hook <event>`. */
+/**
+ * The full hook command for an event: `<base> [--dir DIR] hook <event>`.
+ *
+ * @example
+ * hookCommand('contextfold', 'pre-compact', '.cf'); // 'contextfold --dir .cf hook pre-compact'
+ */
 export function hookCommand(base: string, event: HookEvent, dir?: string): string {
   return `${base}${dir === undefined ? '' : ` --dir ${shellQuote(dir)}`} hook ${event}`;
 }
@@ -135,7 +140,13 @@ export function mergeHooks(
   return { settings: out, hooks: changes };
 }
 
-/** The settings file for a scope. */
+/**
+ * The settings file for a scope.
+ *
+ * @example
+ * settingsPath({ scope: 'project', projectDir: '/repo', userDir: '/home/me/.claude' });
+ * // '/repo/.claude/settings.json'
+ */
 export function settingsPath(options: {
   scope: InstallScope;
   projectDir: string;

@@ -23,6 +23,10 @@ const json = (value: unknown): CallToolResult => ({
 /**
  * A tool failure as the model sees it: `isError` with the IPCF error name first, so a refused
  * page (tampered, missing, orphaned) is reported, never replaced by a guess (CONF-10).
+ *
+ * @example
+ * toolError(new NodeNotFoundError('step 9 is not folded')).content[0];
+ * // { type: 'text', text: 'NodeNotFoundError: step 9 is not folded' }
  */
 export function toolError(e: unknown): CallToolResult {
   if (isContextFoldError(e)) {

@@ -78,7 +78,13 @@ export interface RunningProxy {
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 
-/** True when a host name or address only accepts local connections. */
+/**
+ * True when a host name or address only accepts local connections.
+ *
+ * @example
+ * isLoopback('127.0.0.1'); // true
+ * isLoopback('0.0.0.0'); // false
+ */
 export function isLoopback(host: string): boolean {
   return LOOPBACK.has(host) || host.startsWith('127.');
 }
