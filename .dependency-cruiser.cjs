@@ -4,6 +4,7 @@
 const LAYERS = [
   ['protocol', 0],
   ['fs', 0],
+  ['net', 0],
   ['extract', 1],
   ['guard', 2],
   ['store', 3],

@@ -1,5 +1,4 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { isIP } from 'node:net';
 
 /**
  * A fresh random URL token (256 bits, base64url). It is never hashed into anything or
@@ -20,22 +19,6 @@ const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').dig
  */
 export function tokenMatches(presented: string, token: string): boolean {
   return timingSafeEqual(digest(presented), digest(token));
-}
-
-/**
- * True for a loopback host: `localhost`, any `127.0.0.0/8` address, `::1`. Anything else is
- * reachable from other machines and needs an explicit opt-in.
- *
- * @example
- * isLoopbackHost('127.0.0.1'); // true
- * isLoopbackHost('0.0.0.0'); // false
- */
-export function isLoopbackHost(host: string): boolean {
-  const h = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
-  if (h === 'localhost') return true;
-  if (isIP(h) === 4) return h.split('.')[0] === '127';
-  if (isIP(h) === 6) return h === '::1' || h === '0:0:0:0:0:0:0:1';
-  return false;
 }
 
 /**

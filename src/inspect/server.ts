@@ -3,11 +3,12 @@ import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { createAdaptorServer } from '@hono/node-server';
 import type { RetrievalMode } from '../engine/types.js';
+import { isLoopbackHost } from '../net/loopback.js';
 import { UsageError } from '../protocol/errors.js';
 import type { StoreInfo } from './api-types.js';
 import { createInspectorApp } from './app.js';
 import { loadAssets } from './assets.js';
-import { isLoopbackHost, newToken } from './security.js';
+import { newToken } from './security.js';
 import { StoreView } from './store-view.js';
 import { discoverStores } from './stores.js';
 

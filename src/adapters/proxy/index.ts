@@ -11,6 +11,8 @@
  * const proxy = await startProxy({ upstream: 'https://api.anthropic.com', budget: 32_000 });
  * console.log(`ANTHROPIC_BASE_URL=${proxy.env.ANTHROPIC_BASE_URL}`);
  */
+
+export { isLoopbackHost as isLoopback } from '../../net/loopback.js';
 export {
   type CallOutcome,
   type CallTimes,
@@ -20,5 +22,5 @@ export {
 } from './call-log.js';
 export { SESSION_HEADER } from './headers.js';
 export { type ApiKind, errorBody } from './provider-errors.js';
-export { isLoopback, type ProxyOptions, type RunningProxy, startProxy } from './server.js';
+export { type ProxyOptions, type RunningProxy, startProxy } from './server.js';
 export { sessionStoreDir } from './session-pool.js';

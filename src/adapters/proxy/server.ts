@@ -76,19 +76,6 @@ export interface RunningProxy {
   close(): Promise<void>;
 }
 
-const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
-
-/**
- * True when a host name or address only accepts local connections.
- *
- * @example
- * isLoopback('127.0.0.1'); // true
- * isLoopback('0.0.0.0'); // false
- */
-export function isLoopback(host: string): boolean {
-  return LOOPBACK.has(host) || host.startsWith('127.');
-}
-
 function positiveInt(v: number | undefined, fallback: number, name: string, min = 1): number {
   const n = v ?? fallback;
   if (!Number.isSafeInteger(n) || n < min) {
