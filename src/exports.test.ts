@@ -8,7 +8,9 @@ import ts from 'typescript';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
-const ROOT_LIMIT = 60;
+// The root's budget of names: the engine, the session, and every error class with its guard
+// (eleven of each) are most of it; anything else goes to a subpath.
+const ROOT_LIMIT = 64;
 
 const EXPECTED: Record<string, string[]> = {
   '.': [
@@ -61,9 +63,11 @@ const EXPECTED: Record<string, string[]> = {
     'isContextFoldError',
     'isGuardTableError',
     'isIntegrityCheckError',
+    'isLockTimeoutError',
     'isNodeNotFoundError',
     'isOrphanedNodeError',
     'isPathContainmentError',
+    'isStepConflictError',
     'isStoreNotFoundError',
     'isStoreUnavailableError',
     'isUsageError',
@@ -249,9 +253,11 @@ const EXPECTED: Record<string, string[]> = {
     'isContextFoldError',
     'isGuardTableError',
     'isIntegrityCheckError',
+    'isLockTimeoutError',
     'isNodeNotFoundError',
     'isOrphanedNodeError',
     'isPathContainmentError',
+    'isStepConflictError',
     'isStoreNotFoundError',
     'isStoreUnavailableError',
     'isUsageError',

@@ -93,7 +93,7 @@ export class UsageError extends codedError('USAGE') {}
  *
  * @example
  * await cf.fold({ stepId: 3, summary: 'ls', content: 'a.txt' });
- * await cf.fold({ stepId: 3, summary: 'ls', content: 'b.txt' }).catch((e) => e.code); // 'STEP_CONFLICT'
+ * await cf.fold({ stepId: 3, summary: 'ls', content: 'b.txt' }).catch(isStepConflictError); // true
  */
 export class StepConflictError extends codedError('STEP_CONFLICT') {}
 
@@ -102,7 +102,7 @@ export class StepConflictError extends codedError('STEP_CONFLICT') {}
  *
  * @example
  * try { await cf.fold(input); } catch (e) {
- *   if (isContextFoldError(e) && e.code === 'LOCK_TIMEOUT') console.error('store busy:', e.message);
+ *   if (isLockTimeoutError(e)) console.error('store busy:', e.message);
  * }
  */
 export class LockTimeoutError extends codedError('LOCK_TIMEOUT') {}
@@ -167,6 +167,10 @@ export const isUsageError = codeGuard<UsageError>('USAGE');
 export const isStoreUnavailableError = codeGuard<StoreUnavailableError>('STORE_UNAVAILABLE');
 /** True for {@link StoreNotFoundError}. */
 export const isStoreNotFoundError = codeGuard<StoreNotFoundError>('STORE_NOT_FOUND');
+/** True for {@link StepConflictError}. */
+export const isStepConflictError = codeGuard<StepConflictError>('STEP_CONFLICT');
+/** True for {@link LockTimeoutError}. */
+export const isLockTimeoutError = codeGuard<LockTimeoutError>('LOCK_TIMEOUT');
 
 /** Each code's IPCF error name, as the specification spells it, and the reference CLI's exit code. */
 const CODE_TABLE: Record<ErrorCode, { name: string; exit: number }> = {

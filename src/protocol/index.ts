@@ -24,6 +24,8 @@ export {
   ipcfErrorName,
   isContextFoldError,
   isGuardTableError,
+  isLockTimeoutError,
+  isStepConflictError,
   isStoreNotFoundError,
   isStoreUnavailableError,
   isUsageError,
