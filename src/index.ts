@@ -1,25 +1,37 @@
-// contextfold: the IPCF-1.1 engine. The root is the curated surface (≤ 60 names, pinned by
-// src/exports.test.ts): the engine facade, sessions, the guard's main entry points, errors.
+// contextfold: the IPCF-1.1 engine. The root is the curated surface (≤ 73 names, pinned by
+// src/exports.test.ts): the engine facade, sessions, the guard's main entry points, errors, and
+// the option and result types their signatures use.
 // Everything else lives on a subpath (`contextfold/harness`, `contextfold/guard`,
 // `contextfold/protocol`, `contextfold/extract`, adapters …) so the root stays small and the
 // core never imports a vendor SDK. Named exports only.
 
 export { ContextFold } from './engine/context-fold.js';
 export {
+  type RepairAction,
+  type RepairItem,
   type RepairOptions,
   type RepairResult,
   repairStore,
 } from './engine/repair.js';
 export type {
   ContextFoldEngine,
+  EntriesPage,
+  EvictResult,
   FoldInput,
   FoldResult,
+  HashCheck,
+  HydrateOptions,
   HydrateResult,
+  IndexWarning,
+  NodeCheck,
+  NodeFields,
   OpenOptions,
   Page,
   PageInFailure,
   PageInResult,
+  ProblemKind,
   RecallResult,
+  ScanOptions,
   StatusResult,
   ValidateResult,
   ValidationProblem,

@@ -37,7 +37,8 @@ export {
   type AdapterRun,
   runAdapterAcceptance,
 } from './runner.js';
-export { type Deviation, type ScoredCase, scoreRun } from './score.js';
+export { type Deviation, type FloorOutcome, type ScoredCase, scoreRun } from './score.js';
+export type { StoredNode, StoreSnapshot } from './store-snapshot.js';
 export {
   type AdapterSubject,
   type CallObservation,
@@ -46,4 +47,4 @@ export {
   type SubjectCaseOptions,
   WARMUP_PROMPT,
 } from './subject.js';
-export { defaultSubjects } from './subjects/index.js';
+export { defaultSubjects, type ProcessSubjectOptions } from './subjects/index.js';

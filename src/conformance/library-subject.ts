@@ -21,9 +21,6 @@ import {
   type SubjectResponse,
 } from './types.js';
 
-type Params = Record<string, unknown>;
-type Result = Record<string, unknown>;
-
 /**
  * The requirement set this subject declares: every IPCF-1.1 requirement. The declaration is
  * derived from this constant (PROTOCOL.md §6), so narrowing it is a code change with tests.
@@ -50,13 +47,13 @@ class UnsupportedOperation extends Error {
   }
 }
 
-function str(p: Params, key: string): string {
+function str(p: Record<string, unknown>, key: string): string {
   const v = p[key];
   if (typeof v !== 'string') throw new UsageError(`${key} must be a string`);
   return v;
 }
 
-function int(p: Params, key: string, optional = false): number | undefined {
+function int(p: Record<string, unknown>, key: string, optional = false): number | undefined {
   const v = p[key];
   if (v === undefined && optional) return undefined;
   if (typeof v !== 'number' || !Number.isSafeInteger(v))
@@ -64,7 +61,7 @@ function int(p: Params, key: string, optional = false): number | undefined {
   return v;
 }
 
-function strings(p: Params, key: string): string[] | undefined {
+function strings(p: Record<string, unknown>, key: string): string[] | undefined {
   const v = p[key];
   if (v === undefined || v === null) return undefined;
   if (!Array.isArray(v) || v.some((s) => typeof s !== 'string'))
@@ -78,12 +75,6 @@ function b64(bytes: Uint8Array | string): string {
   );
 }
 
-/** Options of the open store, kept so the subject can state what it serves. */
-interface OpenState {
-  dir: string;
-  engine: ContextFold;
-}
-
 /**
  * The in-process subject: the contextfold library behind the subject protocol. The turn
  * lifecycle (`page_in` / `end_turn` / `context_tokens`) is the minimal harness PROTOCOL.md §2
@@ -95,7 +86,8 @@ interface OpenState {
  * await subject.request({ id: 1, op: 'hello', protocol: 'ipcf-subject/1' });
  */
 export class LibrarySubject implements Subject {
-  protected state: OpenState | null = null;
+  /** The open store's directory and engine (kept so the subject can state what it serves). */
+  protected state: { dir: string; engine: ContextFold } | null = null;
   /** Pages resident in the next model call: step id → tokens. */
   protected resident = new Map<number, number>();
   private residentDir: string | null = null;
@@ -135,7 +127,9 @@ export class LibrarySubject implements Subject {
   }
 
   /** Each operation of the subject protocol, and the method that answers it. */
-  readonly #operations: Readonly<Record<string, (p: Params) => Promise<Result>>> = {
+  readonly #operations: Readonly<
+    Record<string, (p: Record<string, unknown>) => Promise<Record<string, unknown>>>
+  > = {
     hello: () => this.hello(),
     open: (p) => this.open(p),
     close: () => this.closeStore(),
@@ -152,12 +146,12 @@ export class LibrarySubject implements Subject {
     compact: () => this.compact(),
   };
 
-  protected dispatch(op: string, p: Params): Promise<Result> {
+  protected dispatch(op: string, p: Record<string, unknown>): Promise<Record<string, unknown>> {
     if (!Object.hasOwn(this.#operations, op)) throw new UnsupportedOperation(op);
     return this.#operations[op]!(p);
   }
 
-  protected async hello(): Promise<Result> {
+  protected async hello(): Promise<Record<string, unknown>> {
     const hello: SubjectHello = {
       protocol: SUBJECT_PROTOCOL,
       runtime: { name: 'contextfold', version: packageJson().version },
@@ -165,10 +159,10 @@ export class LibrarySubject implements Subject {
       strictnesses: [...LIBRARY_STRICTNESSES],
       requirements_source: LIBRARY_REQUIREMENTS_SOURCE,
     };
-    return hello as unknown as Result;
+    return hello as unknown as Record<string, unknown>;
   }
 
-  protected async open(p: Params): Promise<Result> {
+  protected async open(p: Record<string, unknown>): Promise<Record<string, unknown>> {
     if (this.state) await this.closeStore();
     const dir = str(p, 'dir');
     if (!isAbsolute(dir)) throw new UsageError('dir must be an absolute path');
@@ -213,7 +207,7 @@ export class LibrarySubject implements Subject {
   /** Before the engine closes: a subject on another backend writes its state back to `dir`. */
   protected async beforeClose(_dir: string, _engine: ContextFold): Promise<void> {}
 
-  protected async closeStore(): Promise<Result> {
+  protected async closeStore(): Promise<Record<string, unknown>> {
     if (this.state) {
       try {
         await this.beforeClose(this.state.dir, this.state.engine);
@@ -225,7 +219,7 @@ export class LibrarySubject implements Subject {
     return {};
   }
 
-  protected foldInput(p: Params): FoldInput {
+  protected foldInput(p: Record<string, unknown>): FoldInput {
     const content = p.content_base64;
     if (content !== undefined && typeof content !== 'string')
       throw new UsageError('content_base64 must be a string');
@@ -239,7 +233,7 @@ export class LibrarySubject implements Subject {
     };
   }
 
-  protected foldResult(r: FoldResult): Result {
+  protected foldResult(r: FoldResult): Record<string, unknown> {
     return {
       step_id: r.step_id,
       projection_version: PROJECTION_VERSION,
@@ -256,18 +250,18 @@ export class LibrarySubject implements Subject {
     };
   }
 
-  protected async fold(p: Params): Promise<Result> {
+  protected async fold(p: Record<string, unknown>): Promise<Record<string, unknown>> {
     return this.foldResult(await this.engine().fold(this.foldInput(p)));
   }
 
-  protected async foldBatch(p: Params): Promise<Result> {
+  protected async foldBatch(p: Record<string, unknown>): Promise<Record<string, unknown>> {
     if (!Array.isArray(p.turns)) throw new UsageError('turns must be a list of fold requests');
-    const inputs = (p.turns as Params[]).map((t) => this.foldInput(t));
+    const inputs = (p.turns as Record<string, unknown>[]).map((t) => this.foldInput(t));
     const results = await this.engine().foldMany(inputs);
     return { results: results.map((r) => this.foldResult(r)) };
   }
 
-  protected async recall(p: Params): Promise<Result> {
+  protected async recall(p: Record<string, unknown>): Promise<Record<string, unknown>> {
     const r = await this.engine().recall(str(p, 'query'), { limit: int(p, 'limit', true) });
     return {
       query: r.query,
@@ -280,7 +274,7 @@ export class LibrarySubject implements Subject {
     };
   }
 
-  protected async scan(p: Params): Promise<Result> {
+  protected async scan(p: Record<string, unknown>): Promise<Record<string, unknown>> {
     const r = await this.engine().scan(str(p, 'prompt'), { mode: 'reference' });
     return { query_terms: r.query_terms, selected: r.selected, budget_dropped: r.budget_dropped };
   }
@@ -291,7 +285,7 @@ export class LibrarySubject implements Subject {
     return Buffer.from(h.content, 'utf8');
   }
 
-  protected async hydrate(p: Params): Promise<Result> {
+  protected async hydrate(p: Record<string, unknown>): Promise<Record<string, unknown>> {
     const step = int(p, 'step_id')!;
     const h = await this.engine().hydrate(step, {
       chunk: int(p, 'chunk', true),
@@ -308,14 +302,14 @@ export class LibrarySubject implements Subject {
     };
   }
 
-  protected async evict(p: Params): Promise<Result> {
+  protected async evict(p: Record<string, unknown>): Promise<Record<string, unknown>> {
     const step = int(p, 'step_id')!;
     await this.engine().evict(step);
     this.resident.delete(step);
     return { step_id: step };
   }
 
-  protected pageResult(pg: Page): Result {
+  protected pageResult(pg: Page): Record<string, unknown> {
     return {
       step_id: pg.step_id,
       payload_sha256: pg.payload_sha256,
@@ -328,7 +322,7 @@ export class LibrarySubject implements Subject {
     };
   }
 
-  protected async pageIn(p: Params): Promise<Result> {
+  protected async pageIn(p: Record<string, unknown>): Promise<Record<string, unknown>> {
     const r = await this.engine().pageIn(str(p, 'prompt'), { mode: 'reference' });
     for (const pg of r.pages) this.resident.set(pg.step_id, pg.tokens);
     return {
@@ -339,7 +333,7 @@ export class LibrarySubject implements Subject {
   }
 
   /** The response arrived: every resident page leaves the prompt and is recorded as evicted. */
-  protected async endTurn(): Promise<Result> {
+  protected async endTurn(): Promise<Record<string, unknown>> {
     const steps = [...this.resident.keys()].sort((a, b) => a - b);
     for (const s of steps) {
       await this.engine().evict(s);
@@ -348,7 +342,7 @@ export class LibrarySubject implements Subject {
     return { evicted: steps };
   }
 
-  protected async contextTokens(): Promise<Result> {
+  protected async contextTokens(): Promise<Record<string, unknown>> {
     let tokens = 0;
     for (const t of this.resident.values()) tokens += t;
     return { tokens, resident: [...this.resident.keys()].sort((a, b) => a - b) };
@@ -365,7 +359,7 @@ export class LibrarySubject implements Subject {
     return path.startsWith(prefix) ? path.slice(prefix.length) : path;
   }
 
-  protected async validate(): Promise<Result> {
+  protected async validate(): Promise<Record<string, unknown>> {
     const r = await this.engine().validate();
     const name = {
       orphaned_node: 'OrphanedNodeError',
@@ -386,7 +380,7 @@ export class LibrarySubject implements Subject {
     return { ok: r.ok, problems };
   }
 
-  protected async compact(): Promise<Result> {
+  protected async compact(): Promise<Record<string, unknown>> {
     await this.engine().compact();
     return {};
   }

@@ -242,7 +242,12 @@ export class ContextFold implements ContextFoldEngine {
     return cf;
   }
 
-  /** The derived index backend (entries, postings, statistics; see `IndexBackend`). */
+  /**
+   * The derived index backend (entries, postings, statistics; see `IndexBackend`), for the
+   * engine's own modules (store transfer, the PostgreSQL mirror check) and tests.
+   *
+   * @internal Not part of the public surface: left out of the published declarations.
+   */
   get backend(): IndexBackend {
     return this.store;
   }

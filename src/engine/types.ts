@@ -129,6 +129,7 @@ export interface ScanOptions {
   tail?: boolean;
 }
 
+/** Options of `hydrate`: which window or chunk of the payload to serve, and a tighter cap. */
 export interface HydrateOptions {
   /** Serve this window of lines (a ranked page) instead of a chunk. */
   window?: PageWindow;

@@ -6,8 +6,17 @@
  * import { queryTerms, resolveTokenizer } from 'contextfold/extract';
  * queryTerms('Which port does PostgreSQL use?'); // ['does', 'port', 'postgresql', 'use']
  */
+
+export type { ExtractedTerms } from '../protocol/types.js';
 export { type Projection, type ProjectionInput, project } from './projection.js';
-export { extractTerms, foldToken, identifiersOf, nodeTerms, queryTerms } from './terms.js';
+export {
+  type ExplicitTerms,
+  extractTerms,
+  foldToken,
+  identifiersOf,
+  nodeTerms,
+  queryTerms,
+} from './terms.js';
 export {
   o200kTokenizer,
   referenceTokenizer,

@@ -7,6 +7,7 @@
  * import { loadGuardTables, scanText } from 'contextfold/guard';
  */
 
+export type { VerdictCounts } from '../protocol/verdict.js';
 export {
   buildGuardDeclaration,
   checkGuardDeclaration,
@@ -20,6 +21,7 @@ export {
   validateGuardDeclaration,
 } from './conformance.js';
 export { SecretDetector, type SecretDetectorOptions, type SecretHit } from './detect-secrets.js';
+export type { Span, SyncMatch } from './matchers.js';
 export { type RedactedText, redactionMarker, type TextRedaction } from './redact-text.js';
 export {
   defaultRedactor,

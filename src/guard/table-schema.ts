@@ -75,10 +75,8 @@ export function guardTableSchemas(z: typeof Z) {
   return { regexSpec, matcher, pattern, guardTableSchema };
 }
 
-type Schemas = ReturnType<typeof guardTableSchemas>;
-
 /** A JavaScript regular expression as data: source and flags (`g` is added by the guard). */
-export type RegexSpec = Z.infer<Schemas['regexSpec']>;
+export type RegexSpec = Z.infer<ReturnType<typeof guardTableSchemas>['regexSpec']>;
 
 /**
  * How a pattern finds its spans. The matcher kinds are code; a table chooses one and gives its
@@ -93,13 +91,13 @@ export type RegexSpec = Z.infer<Schemas['regexSpec']>;
  * - `mixed-script`: a word (letters and marks) holding a letter of `script` and one of the
  *   `confusables` (letters of another script that look like letters of `script`).
  */
-export type Matcher = Z.infer<Schemas['matcher']>;
+export type Matcher = Z.infer<ReturnType<typeof guardTableSchemas>['matcher']>;
 
 /** One published pattern: `id` is `family:descriptor`, stable across versions. */
-export type GuardPattern = Z.infer<Schemas['pattern']>;
+export type GuardPattern = Z.infer<ReturnType<typeof guardTableSchemas>['pattern']>;
 
 /** A pattern table file as published under `guard/`. */
-export type GuardTable = Z.infer<Schemas['guardTableSchema']>;
+export type GuardTable = Z.infer<ReturnType<typeof guardTableSchemas>['guardTableSchema']>;
 
 /** A family of patterns (the part of their ids before the `:`). */
 export type GuardFamily = GuardTable['families'][number];

@@ -13,7 +13,12 @@ export {
   type StrippedBlock,
   stripArchivedBlocks,
 } from './archived-block.js';
-export { type CompressionNote, type CompressionStrategy, compressRecent } from './compress.js';
+export {
+  type CompressionNote,
+  type CompressionStrategy,
+  compressRecent,
+  type PackTurn,
+} from './compress.js';
 export { buildFoldedStep, type FoldRef, renderFoldedStep } from './folded-step.js';
 export { inspectColdNode, renderPackForHuman } from './inspect.js';
 export type {
@@ -80,6 +85,7 @@ export {
   type SessionConfig,
   type SessionEvent,
   type SessionEventType,
+  type StrippedRecord,
   storeEvents,
 } from './session-events.js';
 export {
@@ -90,5 +96,5 @@ export {
   type TurnFacts,
 } from './summarize.js';
 export { TokenMeter } from './token-meter.js';
-export { groupTurns, type Turn, turnPayload } from './turns.js';
+export { groupTurns, type Turn, type TurnStepIds, turnPayload } from './turns.js';
 export { runTurns, type TurnReport } from './turns-file.js';

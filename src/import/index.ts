@@ -20,6 +20,8 @@ export {
   ConversationBuilder,
   type ConversationState,
   type MessagePart,
+  type OpenTurn,
+  type Segment,
 } from './conversation-builder.js';
 export { importFile, type LoadedHistory, loadHistoryFile } from './import-file.js';
 export {

@@ -49,12 +49,16 @@ export {
 } from './ipcf-errors.js';
 export { DEFAULT_POLICY, type HydrationPolicy, parsePolicy, policyHash } from './policy.js';
 export type {
+  DroppedTerm,
+  DropReason,
   FindingSummary,
   Page,
   PageFinding,
   PageInFailure,
+  PageWindow,
   RecallCandidate,
   RecallResult,
+  RecallStatus,
   RetrievalMode,
   ScanPick,
   ScanResult,
@@ -67,6 +71,7 @@ export {
   type FoldedStep,
   type IndexEntry,
   IPCF_VERSION,
+  type PayloadEncoding,
   PROJECTION_VERSION,
   type RecallIndexFile,
   type RedactionRecord,

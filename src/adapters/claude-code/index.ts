@@ -12,6 +12,7 @@
  */
 export {
   type ArchivedContext,
+  type ArchivedContextOptions,
   archivedContext,
   CONTEXT_HEADER,
   type HookPage,

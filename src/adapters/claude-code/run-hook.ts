@@ -19,10 +19,11 @@ export interface RunHookOptions {
   engine?: Omit<OpenOptions, 'dir'>;
   maxTurnsPerRun?: number;
   /**
-   * Engines kept open between runs (a long-lived process: the hook server). Without it, each
-   * run opens the session store and closes it again.
+   * Engines kept open between runs (a long-lived process: the hook server passes its
+   * `HookEngines`): `get` returns the open engine for the options, and the run leaves it open.
+   * Without it, each run opens the session store and closes it again.
    */
-  engines?: HookEngines;
+  engines?: { get(options: OpenOptions): Promise<ContextFold> };
 }
 
 /** How many session stores {@link HookEngines} keeps open at most (the least recent closes). */
