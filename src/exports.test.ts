@@ -458,6 +458,8 @@ const EXPECTED: Record<string, string[]> = {
     'LibrarySubject',
     'Manifest',
     'ObservedVerdict',
+    'OperationParams',
+    'OperationResult',
     'REQUIREMENT_IDS',
     'RequirementId',
     'RunOptions',

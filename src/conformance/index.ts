@@ -28,6 +28,8 @@ export {
   type Declaration,
   type Manifest,
   type ObservedVerdict,
+  type OperationParams,
+  type OperationResult,
   REQUIREMENT_IDS,
   type RequirementId,
   type RunReport,

@@ -13,6 +13,8 @@ import { ipcfErrorName, isContextFoldError, UsageError } from '../protocol/error
 import { parsePolicy } from '../protocol/policy.js';
 import { PROJECTION_VERSION } from '../protocol/types.js';
 import {
+  type OperationParams,
+  type OperationResult,
   REQUIREMENT_IDS,
   SUBJECT_PROTOCOL,
   type Subject,
@@ -47,13 +49,13 @@ class UnsupportedOperation extends Error {
   }
 }
 
-function str(p: Record<string, unknown>, key: string): string {
+function str(p: OperationParams, key: string): string {
   const v = p[key];
   if (typeof v !== 'string') throw new UsageError(`${key} must be a string`);
   return v;
 }
 
-function int(p: Record<string, unknown>, key: string, optional = false): number | undefined {
+function int(p: OperationParams, key: string, optional = false): number | undefined {
   const v = p[key];
   if (v === undefined && optional) return undefined;
   if (typeof v !== 'number' || !Number.isSafeInteger(v))
@@ -61,7 +63,7 @@ function int(p: Record<string, unknown>, key: string, optional = false): number 
   return v;
 }
 
-function strings(p: Record<string, unknown>, key: string): string[] | undefined {
+function strings(p: OperationParams, key: string): string[] | undefined {
   const v = p[key];
   if (v === undefined || v === null) return undefined;
   if (!Array.isArray(v) || v.some((s) => typeof s !== 'string'))
@@ -127,31 +129,30 @@ export class LibrarySubject implements Subject {
   }
 
   /** Each operation of the subject protocol, and the method that answers it. */
-  readonly #operations: Readonly<
-    Record<string, (p: Record<string, unknown>) => Promise<Record<string, unknown>>>
-  > = {
-    hello: () => this.hello(),
-    open: (p) => this.open(p),
-    close: () => this.closeStore(),
-    fold: (p) => this.fold(p),
-    fold_batch: (p) => this.foldBatch(p),
-    recall: (p) => this.recall(p),
-    scan: (p) => this.scan(p),
-    hydrate: (p) => this.hydrate(p),
-    evict: (p) => this.evict(p),
-    page_in: (p) => this.pageIn(p),
-    end_turn: () => this.endTurn(),
-    context_tokens: () => this.contextTokens(),
-    validate: () => this.validate(),
-    compact: () => this.compact(),
-  };
+  readonly #operations: Readonly<Record<string, (p: OperationParams) => Promise<OperationResult>>> =
+    {
+      hello: () => this.hello(),
+      open: (p) => this.open(p),
+      close: () => this.closeStore(),
+      fold: (p) => this.fold(p),
+      fold_batch: (p) => this.foldBatch(p),
+      recall: (p) => this.recall(p),
+      scan: (p) => this.scan(p),
+      hydrate: (p) => this.hydrate(p),
+      evict: (p) => this.evict(p),
+      page_in: (p) => this.pageIn(p),
+      end_turn: () => this.endTurn(),
+      context_tokens: () => this.contextTokens(),
+      validate: () => this.validate(),
+      compact: () => this.compact(),
+    };
 
-  protected dispatch(op: string, p: Record<string, unknown>): Promise<Record<string, unknown>> {
+  protected dispatch(op: string, p: OperationParams): Promise<OperationResult> {
     if (!Object.hasOwn(this.#operations, op)) throw new UnsupportedOperation(op);
     return this.#operations[op]!(p);
   }
 
-  protected async hello(): Promise<Record<string, unknown>> {
+  protected async hello(): Promise<OperationResult> {
     const hello: SubjectHello = {
       protocol: SUBJECT_PROTOCOL,
       runtime: { name: 'contextfold', version: packageJson().version },
@@ -159,10 +160,10 @@ export class LibrarySubject implements Subject {
       strictnesses: [...LIBRARY_STRICTNESSES],
       requirements_source: LIBRARY_REQUIREMENTS_SOURCE,
     };
-    return hello as unknown as Record<string, unknown>;
+    return hello as unknown as OperationResult;
   }
 
-  protected async open(p: Record<string, unknown>): Promise<Record<string, unknown>> {
+  protected async open(p: OperationParams): Promise<OperationResult> {
     if (this.state) await this.closeStore();
     const dir = str(p, 'dir');
     if (!isAbsolute(dir)) throw new UsageError('dir must be an absolute path');
@@ -207,7 +208,7 @@ export class LibrarySubject implements Subject {
   /** Before the engine closes: a subject on another backend writes its state back to `dir`. */
   protected async beforeClose(_dir: string, _engine: ContextFold): Promise<void> {}
 
-  protected async closeStore(): Promise<Record<string, unknown>> {
+  protected async closeStore(): Promise<OperationResult> {
     if (this.state) {
       try {
         await this.beforeClose(this.state.dir, this.state.engine);
@@ -219,7 +220,7 @@ export class LibrarySubject implements Subject {
     return {};
   }
 
-  protected foldInput(p: Record<string, unknown>): FoldInput {
+  protected foldInput(p: OperationParams): FoldInput {
     const content = p.content_base64;
     if (content !== undefined && typeof content !== 'string')
       throw new UsageError('content_base64 must be a string');
@@ -233,7 +234,7 @@ export class LibrarySubject implements Subject {
     };
   }
 
-  protected foldResult(r: FoldResult): Record<string, unknown> {
+  protected foldResult(r: FoldResult): OperationResult {
     return {
       step_id: r.step_id,
       projection_version: PROJECTION_VERSION,
@@ -250,18 +251,18 @@ export class LibrarySubject implements Subject {
     };
   }
 
-  protected async fold(p: Record<string, unknown>): Promise<Record<string, unknown>> {
+  protected async fold(p: OperationParams): Promise<OperationResult> {
     return this.foldResult(await this.engine().fold(this.foldInput(p)));
   }
 
-  protected async foldBatch(p: Record<string, unknown>): Promise<Record<string, unknown>> {
+  protected async foldBatch(p: OperationParams): Promise<OperationResult> {
     if (!Array.isArray(p.turns)) throw new UsageError('turns must be a list of fold requests');
-    const inputs = (p.turns as Record<string, unknown>[]).map((t) => this.foldInput(t));
+    const inputs = (p.turns as OperationParams[]).map((t) => this.foldInput(t));
     const results = await this.engine().foldMany(inputs);
     return { results: results.map((r) => this.foldResult(r)) };
   }
 
-  protected async recall(p: Record<string, unknown>): Promise<Record<string, unknown>> {
+  protected async recall(p: OperationParams): Promise<OperationResult> {
     const r = await this.engine().recall(str(p, 'query'), { limit: int(p, 'limit', true) });
     return {
       query: r.query,
@@ -274,7 +275,7 @@ export class LibrarySubject implements Subject {
     };
   }
 
-  protected async scan(p: Record<string, unknown>): Promise<Record<string, unknown>> {
+  protected async scan(p: OperationParams): Promise<OperationResult> {
     const r = await this.engine().scan(str(p, 'prompt'), { mode: 'reference' });
     return { query_terms: r.query_terms, selected: r.selected, budget_dropped: r.budget_dropped };
   }
@@ -285,7 +286,7 @@ export class LibrarySubject implements Subject {
     return Buffer.from(h.content, 'utf8');
   }
 
-  protected async hydrate(p: Record<string, unknown>): Promise<Record<string, unknown>> {
+  protected async hydrate(p: OperationParams): Promise<OperationResult> {
     const step = int(p, 'step_id')!;
     const h = await this.engine().hydrate(step, {
       chunk: int(p, 'chunk', true),
@@ -302,14 +303,14 @@ export class LibrarySubject implements Subject {
     };
   }
 
-  protected async evict(p: Record<string, unknown>): Promise<Record<string, unknown>> {
+  protected async evict(p: OperationParams): Promise<OperationResult> {
     const step = int(p, 'step_id')!;
     await this.engine().evict(step);
     this.resident.delete(step);
     return { step_id: step };
   }
 
-  protected pageResult(pg: Page): Record<string, unknown> {
+  protected pageResult(pg: Page): OperationResult {
     return {
       step_id: pg.step_id,
       payload_sha256: pg.payload_sha256,
@@ -322,7 +323,7 @@ export class LibrarySubject implements Subject {
     };
   }
 
-  protected async pageIn(p: Record<string, unknown>): Promise<Record<string, unknown>> {
+  protected async pageIn(p: OperationParams): Promise<OperationResult> {
     const r = await this.engine().pageIn(str(p, 'prompt'), { mode: 'reference' });
     for (const pg of r.pages) this.resident.set(pg.step_id, pg.tokens);
     return {
@@ -333,7 +334,7 @@ export class LibrarySubject implements Subject {
   }
 
   /** The response arrived: every resident page leaves the prompt and is recorded as evicted. */
-  protected async endTurn(): Promise<Record<string, unknown>> {
+  protected async endTurn(): Promise<OperationResult> {
     const steps = [...this.resident.keys()].sort((a, b) => a - b);
     for (const s of steps) {
       await this.engine().evict(s);
@@ -342,7 +343,7 @@ export class LibrarySubject implements Subject {
     return { evicted: steps };
   }
 
-  protected async contextTokens(): Promise<Record<string, unknown>> {
+  protected async contextTokens(): Promise<OperationResult> {
     let tokens = 0;
     for (const t of this.resident.values()) tokens += t;
     return { tokens, resident: [...this.resident.keys()].sort((a, b) => a - b) };
@@ -359,7 +360,7 @@ export class LibrarySubject implements Subject {
     return path.startsWith(prefix) ? path.slice(prefix.length) : path;
   }
 
-  protected async validate(): Promise<Record<string, unknown>> {
+  protected async validate(): Promise<OperationResult> {
     const r = await this.engine().validate();
     const name = {
       orphaned_node: 'OrphanedNodeError',
@@ -380,7 +381,7 @@ export class LibrarySubject implements Subject {
     return { ok: r.ok, problems };
   }
 
-  protected async compact(): Promise<Record<string, unknown>> {
+  protected async compact(): Promise<OperationResult> {
     await this.engine().compact();
     return {};
   }

@@ -117,6 +117,12 @@ export interface SubjectRequest {
   [param: string]: unknown;
 }
 
+/** The parameters of a subject-protocol operation: the request's fields besides `id` and `op`. */
+export type OperationParams = Record<string, unknown>;
+
+/** The result of a subject-protocol operation: the `result` of a successful response. */
+export type OperationResult = Record<string, unknown>;
+
 /** A response line from a subject: a result, or an error carrying its IPCF error name. */
 export type SubjectResponse =
   | { id: number; ok: true; result: Record<string, unknown> }
