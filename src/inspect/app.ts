@@ -97,7 +97,7 @@ const errorResponse: ErrorHandler = (e, c) => {
     };
     return c.json(body, statusFor(e));
   }
-  process.stderr.write(`contextfold inspect: internal error: ${(e as Error).stack ?? e}\n`);
+  process.stderr.write(`contextfold inspect: internal error: ${e.stack ?? e}\n`);
   return c.json({ error: 'InternalError', code: 'INTERNAL', message: 'internal error' }, 500);
 };
 
