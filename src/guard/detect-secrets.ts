@@ -1,9 +1,9 @@
-import type { Span } from './matchers.js';
+import type { MatchSpan } from './matchers.js';
 import type { SecretlintRunner } from './secretlint-runner.js';
 import type { CompiledPattern, GuardTables } from './tables.js';
 
 /** One secret found in a text: the pattern and its UTF-16 span. */
-export interface SecretHit extends Span {
+export interface SecretHit extends MatchSpan {
   pattern: CompiledPattern;
 }
 

@@ -21,7 +21,7 @@ export {
   validateGuardDeclaration,
 } from './conformance.js';
 export { SecretDetector, type SecretDetectorOptions, type SecretHit } from './detect-secrets.js';
-export type { Span, SyncMatch } from './matchers.js';
+export type { MatchSpan, SyncMatch } from './matchers.js';
 export { type RedactedText, redactionMarker, type TextRedaction } from './redact-text.js';
 export {
   defaultRedactor,

@@ -1,13 +1,13 @@
 import type { Matcher, RegexSpec } from './table-schema.js';
 
 /** A match as UTF-16 indices of the scanned string, `[start, end)`. */
-export interface Span {
+export interface MatchSpan {
   start: number;
   end: number;
 }
 
 /** A matcher compiled to a function. `secretlint` matchers are run separately (they are async). */
-export type SyncMatch = (text: string) => Span[];
+export type SyncMatch = (text: string) => MatchSpan[];
 
 /** Compiles a regex spec, always global. Throws the engine's SyntaxError for a bad pattern. */
 export function compileRegex(spec: RegexSpec, extraFlags = ''): RegExp {
@@ -19,7 +19,7 @@ function regexMatch(m: Extract<Matcher, { kind: 'regex' }>): SyncMatch {
   const re = compileRegex(m, group > 0 ? 'd' : '');
   const reject = m.reject_value ? new RegExp(m.reject_value.pattern, m.reject_value.flags) : null;
   return (text) => {
-    const out: Span[] = [];
+    const out: MatchSpan[] = [];
     for (const hit of text.matchAll(re)) {
       const value = hit[group];
       if (value === undefined || value === '') continue;
@@ -53,7 +53,7 @@ function unterminatedEnd(text: string, from: number, limit: number): number {
 
 function pemBlockMatch(m: Extract<Matcher, { kind: 'pem-block' }>): SyncMatch {
   return (text) => {
-    const out: Span[] = [];
+    const out: MatchSpan[] = [];
     const begin = new RegExp(PEM_BEGIN.source, 'g');
     const endRe = new RegExp(PEM_END.source, 'g');
     let b = begin.exec(text);
@@ -82,7 +82,7 @@ function mixedScriptMatch(m: Extract<Matcher, { kind: 'mixed-script' }>): SyncMa
   return (text) => {
     // Most texts hold no look-alike at all: one pass settles it.
     if (!confusable.test(text) || !base.test(text)) return [];
-    const out: Span[] = [];
+    const out: MatchSpan[] = [];
     for (const w of text.matchAll(word)) {
       if (confusable.test(w[0]) && base.test(w[0])) {
         out.push({ start: w.index, end: w.index + w[0].length });

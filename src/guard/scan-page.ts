@@ -1,5 +1,5 @@
 import { compareCodePoints } from '../protocol/canonical-json.js';
-import type { Span } from './matchers.js';
+import type { MatchSpan } from './matchers.js';
 import { type CompiledPattern, type GuardTables, loadGuardTables } from './tables.js';
 import type { FindingSummary, GuardFinding, PageFinding, TableKind } from './types.js';
 import { byteOffsets } from './utf8.js';
@@ -21,7 +21,7 @@ export function scanText(
   tables: GuardTables,
   kinds: readonly TableKind[],
 ): GuardFinding[] {
-  const hits: { span: Span; p: CompiledPattern }[] = [];
+  const hits: { span: MatchSpan; p: CompiledPattern }[] = [];
   for (const p of tables.patterns) {
     if (!p.match || !kinds.includes(p.kind)) continue;
     if (p.trigger && !p.trigger.test(text)) continue;

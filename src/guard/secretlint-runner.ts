@@ -1,6 +1,6 @@
 import { lintSource } from '@secretlint/core';
 import { rules as recommendedRules } from '@secretlint/secretlint-rule-preset-recommend';
-import type { Span } from './matchers.js';
+import type { MatchSpan } from './matchers.js';
 import type { Matcher } from './table-schema.js';
 
 type SecretlintMatcher = Extract<Matcher, { kind: 'secretlint' }>;
@@ -12,7 +12,7 @@ type SecretLintRawSource = LintInput['source'];
 const creators = new Map(recommendedRules.map((r) => [r.meta.id, r]));
 
 /** A secretlint finding mapped back to the table pattern whose message it is. */
-export interface SecretlintHit extends Span {
+export interface SecretlintHit extends MatchSpan {
   /** Index of the pattern in the list given to {@link SecretlintRunner}. */
   pattern: number;
 }
@@ -86,7 +86,7 @@ export class SecretlintRunner {
  * but is as long as the captured value (the AWS secret key, the npm tokens), so the value from
  * the message data is looked up from the range start; the range is the fallback.
  */
-function locate(content: string, range: readonly number[], value: unknown): Span | null {
+function locate(content: string, range: readonly number[], value: unknown): MatchSpan | null {
   const [from, to] = range as [number, number];
   if (typeof value === 'string' && value.length > 0) {
     const at = content.indexOf(value, from);

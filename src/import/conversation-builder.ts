@@ -22,7 +22,7 @@ export interface BuilderMessage {
 }
 
 /** One part of an open turn: text, or a tool call with its result once it arrives. */
-export type Segment =
+export type OpenTurnSegment =
   | { kind: 'text'; text: string }
   | {
       kind: 'call';
@@ -37,7 +37,7 @@ export interface OpenTurn {
   step_id: number;
   role: TurnRole;
   group_key: string | null;
-  segments: Segment[];
+  segments: OpenTurnSegment[];
   /** A later user turn arrived while calls were unanswered: the calls were interrupted. */
   closed: boolean;
 }
@@ -48,7 +48,7 @@ export interface ConversationState {
   open: OpenTurn[];
 }
 
-function renderSegment(s: Segment): string {
+function renderSegment(s: OpenTurnSegment): string {
   if (s.kind === 'text') return s.text;
   const call = `${toolUseLabel(s.name, s.id)}\n${s.input}`;
   if (s.result === null) return call;
@@ -177,7 +177,7 @@ export class ConversationBuilder {
     return t;
   }
 
-  private findCall(id: string): Extract<Segment, { kind: 'call' }> | undefined {
+  private findCall(id: string): Extract<OpenTurnSegment, { kind: 'call' }> | undefined {
     for (const t of this.s.open) {
       for (const s of t.segments)
         if (s.kind === 'call' && s.id === id && s.result === null) return s;

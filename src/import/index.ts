@@ -21,7 +21,7 @@ export {
   type ConversationState,
   type MessagePart,
   type OpenTurn,
-  type Segment,
+  type OpenTurnSegment,
 } from './conversation-builder.js';
 export { importFile, type LoadedHistory, loadHistoryFile } from './import-file.js';
 export {

@@ -11,7 +11,7 @@ import { dirname } from 'node:path';
 import type { ContextFoldEngine } from '../../engine/types.js';
 import { writeFileAtomic } from '../../fs/durable-fs.js';
 import { TranscriptReader, type TranscriptState } from '../../import/claude-code-transcript.js';
-import type { OpenTurn, Segment } from '../../import/conversation-builder.js';
+import type { OpenTurn, OpenTurnSegment } from '../../import/conversation-builder.js';
 import { foldInputsFor } from '../../import/import-turns.js';
 import type { ImportedTurn } from '../../import/turn.js';
 import { UsageError } from '../../protocol/errors.js';
@@ -143,13 +143,13 @@ function readNewLines(path: string, offset: number): { text: string; start: numb
 }
 
 /** The texts of a segment, in a fixed order. */
-function segmentTexts(s: Segment): string[] {
+function segmentTexts(s: OpenTurnSegment): string[] {
   if (s.kind === 'text') return [s.text];
   return s.result ? [s.input, s.result.content] : [s.input];
 }
 
 /** The segment with its texts replaced (in {@link segmentTexts} order). */
-function withTexts(s: Segment, next: () => string): Segment {
+function withTexts(s: OpenTurnSegment, next: () => string): OpenTurnSegment {
   if (s.kind === 'text') return { ...s, text: next() };
   const input = next();
   return { ...s, input, result: s.result && { ...s.result, content: next() } };
