@@ -59,6 +59,57 @@ describe('Redactor.redactText', () => {
     ]);
   });
 
+  it('removes literal values of lower- and mixed-case credential keys in config and code syntax', async () => {
+    const v = `${s.postgresPassword}-x1`;
+    const forms = [
+      `password=${v}`,
+      `  db_password: ${v}`,
+      `spring.datasource.password=${v}`,
+      `{"apiKey": "${v}"}`,
+      `{\\"client_secret\\": \\"${v}\\"}`,
+      `awsSecretAccessKey = '${v}'`,
+      `Password: "${v}",`,
+      `GET /feed?access_token=${v}&page=2`,
+      `auth.credentials = ${v}`,
+    ];
+    for (const form of forms) {
+      const r = await redactor.redactText(form);
+      expect(r.text, form).not.toContain(v);
+      expect(r.text, form).toContain('[REDACTED:config-assignment]');
+      expect(r.redactions.map((x) => x.pattern_id)).toEqual(['secret:config-assignment']);
+    }
+  });
+
+  it('keeps credential-named keys whose values are names, lookups, types, numbers, paths or templates', async () => {
+    const kept = [
+      'api_key: anthropic_api_key',
+      'secret: db-credentials',
+      "const token = localStorage.getItem('token')",
+      'private_key: Optional[str] = None',
+      'password: correcthorsebatterystaple',
+      'max_tokens: 40960000',
+      'input_token: 12345678',
+      'password_file: /run/secrets/db_password',
+      'apiKey: process.env.OPENWEATHER_API_KEY,',
+      "password: '{{ vault_db_password }}'",
+      ['clientSecret: $', '{CLIENT_SECRET}'].join(''),
+      'password: ********',
+      'token: <your-token-here>',
+      'password=[REDACTED:config-assignment]',
+    ];
+    for (const text of kept) {
+      expect((await redactor.redactText(text)).redactions, text).toEqual([]);
+    }
+  });
+
+  it('leaves all upper-case names to secret:env-assignment (one rule per value, no merge)', async () => {
+    const r = await redactor.redactText(`DB_PASSWORD=${s.postgresPassword}-x1`);
+    expect(r.redactions).toEqual([
+      expect.not.objectContaining({ merged_pattern_ids: expect.anything() }),
+    ]);
+    expect(r.redactions[0]!.pattern_id).toBe('secret:env-assignment');
+  });
+
   it('a secretlint-disable comment does not switch redaction off', async () => {
     const text = `// secretlint-disable\ntoken ${s.githubToken}\n// secretlint-enable`;
     expect((await redactor.redactText(text)).text).toContain('token [REDACTED:github-token]');

@@ -12,7 +12,7 @@ export const SHIPPED_TABLES_SHA256: Readonly<Record<string, string>> = {
   'lexicon/injection-lexicon.json':
     '29eb836335c99464e5ce03e8ea39906b64433ad51f83468572c3ac2862000bef',
   'secrets/secret-patterns.json':
-    'b9bd1843fc63530efd4ec2dc2ddaca4d8e76c6f22d9e692abf77dde2dab36c99',
+    'e5e46c33c162ad4006bc94f5fb5b3f7f43079edb9806be0609e523668aba408d',
   'signatures/active-content.json':
     '01de0227392edbfc6add318fcdf1443fc066457f70e8e7eaebfff5ad8d2f0f12',
 };
