@@ -71,6 +71,9 @@ describe('Redactor.redactText', () => {
       `Password: "${v}",`,
       `GET /feed?access_token=${v}&page=2`,
       `auth.credentials = ${v}`,
+      `deploy --api-key=${v} --region eu`,
+      `gh-login --token=${v}`,
+      'X-Auth-Token: ' + v,
     ];
     for (const form of forms) {
       const r = await redactor.redactText(form);
