@@ -1,6 +1,7 @@
 import type { NodeAnalysis } from '../retrieval/node-analysis.js';
 import { FEATURE_NAMES, type FeatureName } from '../retrieval/ranked-features.js';
 import { RANKED_DEFAULTS, type RankedTuning } from '../retrieval/ranked-scan.js';
+import { leaveOneSessionOut } from './loso.js';
 import { runEval } from './run-eval.js';
 import { collectTraining, trainWeights } from './train.js';
 import type { EvalQuestion, EvalSummary } from './types.js';
@@ -49,6 +50,8 @@ export const ABLATIONS: readonly Ablation[] = [
 export interface AblationRow {
   name: string;
   sets: { questions: string; summary: EvalSummary }[];
+  /** With `loso`: leave-one-session-out on the training questions, everything refitted. */
+  loso?: EvalSummary;
 }
 
 /** Options of {@link runAblations}. */
@@ -61,6 +64,12 @@ export interface AblationOptions {
   /** The selection settings of the full configuration (default: the scan's defaults). */
   selection?: Partial<RankedTuning>;
   ablations?: readonly Ablation[];
+  /**
+   * Also measure each row leave-one-session-out on the training questions (weights without the
+   * component and selection refitted per held-out session): what the component adds on sessions
+   * the fit never saw. About one full fit per session per row.
+   */
+  loso?: boolean;
   onProgress?: (message: string) => void;
 }
 
@@ -98,7 +107,18 @@ export async function runAblations(options: AblationOptions): Promise<AblationRo
       });
       sets.push({ questions: s.name, summary: r.summary });
     }
-    rows.push({ name: a.name, sets });
+    const row: AblationRow = { name: a.name, sets };
+    if (options.loso) {
+      const held = await leaveOneSessionOut({
+        questions: options.train,
+        trajectoriesDir: options.trajectoriesDir,
+        analyses,
+        exclude: a.exclude ?? [],
+        tuning: a.tuning ?? {},
+      });
+      row.loso = held.summary;
+    }
+    rows.push(row);
   }
   return rows;
 }

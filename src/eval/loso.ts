@@ -1,6 +1,6 @@
 import { compareCodePoints } from '../protocol/canonical-json.js';
 import type { NodeAnalysis } from '../retrieval/node-analysis.js';
-import type { FeatureWeights } from '../retrieval/ranked-features.js';
+import type { FeatureName, FeatureWeights } from '../retrieval/ranked-features.js';
 import type { RankedTuning } from '../retrieval/ranked-scan.js';
 import { runEval } from './run-eval.js';
 import { groupSummary, summarizeRows } from './score.js';
@@ -36,6 +36,10 @@ export interface FitOptions {
   grid?: readonly Partial<RankedTuning>[];
   /** Analyses shared across runs (text-only inputs; see `RetrieverContext.analyses`). */
   analyses?: Map<string, NodeAnalysis>;
+  /** Features the weights leave at 0 (an ablation: fitted without them). */
+  exclude?: readonly FeatureName[];
+  /** Settings fixed on top of every grid point and of the held-out run (an ablation's switch). */
+  tuning?: Partial<RankedTuning>;
   onProgress?: (message: string) => void;
 }
 
@@ -64,13 +68,14 @@ export async function fitRanked(options: FitOptions): Promise<FitResult> {
       trajectoriesDir: options.trajectoriesDir,
       cache: analyses,
     }),
+    { exclude: options.exclude ?? [] },
   );
   const grid: FitResult['grid'] = [];
   for (const selection of options.grid ?? SELECTION_GRID) {
     const r = await runEval({
       questions: options.questions,
       trajectoriesDir: options.trajectoriesDir,
-      retriever: { kind: 'memory', tuning: { ...selection, weights } },
+      retriever: { kind: 'memory', tuning: { ...selection, ...options.tuning, weights } },
       analyses,
     });
     grid.push({
@@ -122,7 +127,10 @@ export async function leaveOneSessionOut(options: FitOptions): Promise<LosoResul
     const r = await runEval({
       questions: test,
       trajectoriesDir: options.trajectoriesDir,
-      retriever: { kind: 'memory', tuning: { ...fit.selection, weights: fit.weights } },
+      retriever: {
+        kind: 'memory',
+        tuning: { ...fit.selection, ...options.tuning, weights: fit.weights },
+      },
       analyses,
     });
     for (const row of r.rows) rowsById.set(row.id, row);

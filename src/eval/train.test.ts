@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FEATURE_NAMES } from '../retrieval/ranked-features.js';
 import { tempDir } from '../test-utils/temp-dir.js';
+import { runAblations } from './ablations.js';
 import { fitRanked, leaveOneSessionOut } from './loso.js';
 import { collectTraining, trainWeights } from './train.js';
 import type { EvalQuestion } from './types.js';
@@ -70,5 +71,29 @@ describe('training the ranked scorer', () => {
     expect(loso.rows.map((r) => r.id)).toEqual(questions.map((q) => q.id));
     expect(loso.summary.questions).toBe(12);
     expect(loso.summary.hit_rate).toBeGreaterThan(0.8);
+  });
+
+  it('fits without excluded features and under fixed settings, in every held-out fold', async () => {
+    const loso = await leaveOneSessionOut({
+      questions,
+      trajectoriesDir: dir,
+      exclude: FEATURE_NAMES,
+      tuning: { maxPages: 1 },
+    });
+    for (const f of loso.folds)
+      expect(Object.values(f.fit.weights).every((w) => w === 0)).toBe(true);
+    expect(Math.max(...loso.rows.map((r) => r.paged_steps.length))).toBeLessThanOrEqual(1);
+  });
+
+  it('measures each ablation leave-one-session-out when asked', async () => {
+    const rows = await runAblations({
+      train: questions,
+      sets: [{ name: 'both', questions }],
+      trajectoriesDir: dir,
+      ablations: [{ name: 'full' }, { name: 'no features', exclude: FEATURE_NAMES }],
+      loso: true,
+    });
+    expect(rows.map((r) => r.loso?.questions)).toEqual([12, 12]);
+    expect(rows[0]!.loso!.hit_rate).toBeGreaterThan(rows[1]!.loso!.hit_rate);
   });
 });

@@ -98,11 +98,16 @@ function ablationLines(rows: readonly AblationRow[]): string[] {
   const sets = rows[0]?.sets.map((s) => s.questions) ?? [];
   const cell = (x: EvalSummaryLike) =>
     `${pct(x.hit_rate)} / ${pct(x.latest_hit_rate_evolving)} / ${pct(x.token_precision)} / ${x.mean_tokens.toFixed(0)}`;
+  const loso = rows.some((r) => r.loso);
   return [
     'ablations (weights retrained without each component; hit / latest / precision / tokens):',
     ...table(
-      ['without', ...sets],
-      rows.map((r) => [r.name, ...r.sets.map((s) => cell(s.summary))]),
+      ['without', ...sets, ...(loso ? [`leave-one-session-out (${sets[0]})`] : [])],
+      rows.map((r) => [
+        r.name,
+        ...r.sets.map((s) => cell(s.summary)),
+        ...(loso ? [r.loso ? cell(r.loso) : ''] : []),
+      ]),
     ),
   ];
 }

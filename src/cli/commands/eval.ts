@@ -112,7 +112,7 @@ export function register(program: Command): void {
     .option('--hook', 'replay Claude Code transcripts through the hook and score the probes')
     .option(
       '--ablations',
-      'retrain without each component (trained on the first questions file) and measure every file',
+      'retrain without each component (trained on the first questions file) and measure every file; with --loso, each row also leave-one-session-out',
     )
     .option('--probes <FILE>', 'hook probes JSON', 'eval/hook-probes.json')
     .option(
@@ -155,6 +155,7 @@ export function register(program: Command): void {
           train: sets[0]!.questions,
           sets: sets.map((s) => ({ name: s.file, questions: s.questions })),
           trajectoriesDir: opts.trajectories!,
+          loso: opts.loso === true,
         });
       }
       if (probes) {
