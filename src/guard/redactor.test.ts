@@ -105,6 +105,27 @@ describe('Redactor.redactText', () => {
     }
   });
 
+  it('removes the credential of an Authorization header, with or without its scheme, never a reference', async () => {
+    const v = `${s.postgresPassword}0x`;
+    for (const [text, kept] of [
+      [`curl -H 'Authorization: Bearer ${v}' https://api.example.com`, 'Bearer '],
+      [`> Authorization: Basic ${Buffer.from(`app:${v}`).toString('base64')}`, 'Basic '],
+      [`{"authorization": "${v}"}`, '{"authorization": "'],
+    ] as const) {
+      const r = await redactor.redactText(text);
+      expect(r.text, text).toContain(`${kept}[REDACTED:authorization-header]`);
+      expect(r.redactions.map((x) => x.pattern_id)).toEqual(['secret:authorization-header']);
+    }
+    for (const text of [
+      'curl -H "Authorization: Bearer $GITHUB_TOKEN"',
+      'Authorization: Bearer YOUR_ACCESS_TOKEN',
+      "-H 'Authorization: Bearer <token>'",
+      'Authorization: Bearer sk-...a1b2',
+    ]) {
+      expect((await redactor.redactText(text)).redactions, text).toEqual([]);
+    }
+  });
+
   it('leaves all upper-case names to secret:env-assignment (one rule per value, no merge)', async () => {
     const r = await redactor.redactText(`DB_PASSWORD=${s.postgresPassword}-x1`);
     expect(r.redactions).toEqual([

@@ -12,7 +12,7 @@ export const SHIPPED_TABLES_SHA256: Readonly<Record<string, string>> = {
   'lexicon/injection-lexicon.json':
     '29eb836335c99464e5ce03e8ea39906b64433ad51f83468572c3ac2862000bef',
   'secrets/secret-patterns.json':
-    '8dbab950cb3990cae3563ab0716efe1d30a83bed994f7239ea0bab108c91ca9f',
+    'e383432590b9c29b9a9909e5b25caf88497115990c0cfda81e4aff3cca3d235f',
   'signatures/active-content.json':
     '01de0227392edbfc6add318fcdf1443fc066457f70e8e7eaebfff5ad8d2f0f12',
 };
