@@ -32,6 +32,17 @@ describe('detectImportFormat', () => {
     expect(detect('{"step_id": 0, "role": "user", "content": "hi"}\n')).toBe('turns');
   });
 
+  it('tells an aider history and a SWE-agent trajectory', () => {
+    expect(detect('\n# aider chat started at 2025-07-15 11:38:37\n\n#### hi  \n')).toBe('aider');
+    const traj = { environment: 'swe_main', history: [{ role: 'user', content: 'Fix it' }] };
+    expect(detect(JSON.stringify({ ...traj, trajectory: [] }))).toBe('swe-agent');
+    expect(detect(JSON.stringify({ ...traj, info: {} }))).toBe('swe-agent');
+    // A history array alone is not enough to call it a trajectory.
+    expect(() => detect(JSON.stringify({ history: traj.history }))).toThrow(/pass --format/);
+    // Markdown that only mentions aider later is not an aider history.
+    expect(() => detect('notes\n# aider chat started at 2025-07-15\n')).toThrow(/pass --format/);
+  });
+
   it('refuses to guess: plain messages, mixed markers, anything else', () => {
     const plain = [
       { role: 'user', content: 'Which port?' },
@@ -44,7 +55,7 @@ describe('detectImportFormat', () => {
     expect(() => detect(JSON.stringify(mixed))).toThrow(/read the same/);
     for (const text of ['', 'hello\nworld\n', '42', '{"a": 1}\n{"b": 2}\n']) {
       expect(() => detect(text)).toThrow(
-        /neither a message array nor a JSONL transcript or turns file; pass --format \(claude-code, openai, anthropic, turns\)/,
+        /neither a message array, a JSONL transcript or turns file, an aider history nor a SWE-agent trajectory; pass --format \(claude-code, openai, anthropic, aider, swe-agent, turns\)/,
       );
     }
   });

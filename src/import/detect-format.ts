@@ -1,4 +1,5 @@
 import { UsageError } from '../protocol/errors.js';
+import { AIDER_CHAT_START } from './aider-history.js';
 import { IMPORT_FORMATS, type ImportFormat } from './turn.js';
 
 /** Records of a JSONL file looked at before giving up on telling its format. */
@@ -28,7 +29,9 @@ const isObject = (x: unknown): x is Record<string, unknown> =>
  * The format of a history file, told from its content, for `import` without `--format`: a
  * JSON message array (or request body with `messages`) is `openai` or `anthropic` by the roles,
  * fields and content blocks only one of them has; JSONL is `turns` (`step_id` and `role`) or
- * `claude-code` (rows with a `type` and a session or message id). A file that does not say
+ * `claude-code` (rows with a `type` and a session or message id); an object with a `history`
+ * array and a `trajectory` or `info` is a SWE-agent trajectory; Markdown that starts a chat
+ * with aider's `# aider chat started at` line is an aider history. A file that does not say
  * (plain user/assistant text messages read the same in both APIs) is a one-line `UsageError`
  * asking for `--format`; nothing is guessed.
  *
@@ -38,6 +41,8 @@ const isObject = (x: unknown): x is Record<string, unknown> =>
 export function detectImportFormat(options: { text: string; source: string }): ImportFormat {
   const { text, source } = options;
   const doc = parseWhole(text);
+  if (isSweAgentTrajectory(doc)) return 'swe-agent';
+  if (doc === undefined && isAiderHistory(text)) return 'aider';
   const messages = Array.isArray(doc) ? doc : isObject(doc) ? doc.messages : undefined;
   const found = Array.isArray(messages)
     ? messagesFormat(doc, messages)
@@ -47,11 +52,20 @@ export function detectImportFormat(options: { text: string; source: string }): I
   if (found) return found;
   const why = Array.isArray(messages)
     ? 'its messages read the same as OpenAI and Anthropic messages'
-    : 'it is neither a message array nor a JSONL transcript or turns file';
+    : 'it is neither a message array, a JSONL transcript or turns file, an aider history nor a SWE-agent trajectory';
   throw new UsageError(
     `cannot tell the format of ${source}: ${why}; pass --format (${IMPORT_FORMATS.join(', ')})`,
     { path: source },
   );
+}
+
+function isSweAgentTrajectory(doc: unknown): boolean {
+  return isObject(doc) && Array.isArray(doc.history) && ('trajectory' in doc || 'info' in doc);
+}
+
+/** An aider history opens with a chat start line (after aider's blank first line, if any). */
+function isAiderHistory(text: string): boolean {
+  return text.trimStart().startsWith(AIDER_CHAT_START);
 }
 
 function parseWhole(text: string): unknown {

@@ -1,12 +1,13 @@
 /**
  * Transcript importers: Claude Code session JSONL (also `.gz`), OpenAI Chat Completions and
- * Anthropic Messages histories, and the turns JSONL. Each parses to neutral turns
+ * Anthropic Messages histories, aider chat histories, SWE-agent trajectories, and the turns JSONL. Each parses to neutral turns
  * (`{ step_id, role, content }`, step id = position in the history) that fold into a store.
  *
  * @example
  * import { importFile } from 'contextfold/import';
  * await importFile(engine, { file: 'session.jsonl.gz', format: 'claude-code' });
  */
+export { parseAiderHistory } from './aider-history.js';
 export { parseAnthropicMessages } from './anthropic-messages.js';
 export {
   COMPACT_SUMMARY_LABEL,
@@ -33,6 +34,7 @@ export {
 export { parseOpenAiMessages } from './openai-chat.js';
 export { type ParsedHistory, parseHistory } from './parse-history.js';
 export { readSourceText } from './read-source.js';
+export { parseSweAgentTrajectory } from './swe-agent-trajectory.js';
 export { IMPORT_FORMATS, type ImportedTurn, type ImportFormat, type TurnRole } from './turn.js';
 export {
   historyRecordRow,

@@ -1,6 +1,8 @@
+import { parseAiderHistory } from './aider-history.js';
 import { parseAnthropicMessages } from './anthropic-messages.js';
 import { parseClaudeCodeTranscript } from './claude-code-transcript.js';
 import { parseOpenAiMessages } from './openai-chat.js';
+import { parseSweAgentTrajectory } from './swe-agent-trajectory.js';
 import type { ImportedTurn, ImportFormat } from './turn.js';
 import { parseTurnsJsonl } from './turns-jsonl.js';
 
@@ -33,6 +35,10 @@ export function parseHistory(options: {
       return { format, turns: parseOpenAiMessages(text, source), sessionId: null };
     case 'anthropic':
       return { format, turns: parseAnthropicMessages(text, source), sessionId: null };
+    case 'aider':
+      return { format, turns: parseAiderHistory(text, source), sessionId: null };
+    case 'swe-agent':
+      return { format, turns: parseSweAgentTrajectory(text, source), sessionId: null };
     case 'turns':
       return {
         format,

@@ -98,7 +98,7 @@ describe('contextfold import', () => {
     const r = await runCliInProcess(['--dir', dir, 'import', chat]);
     expect(r.code).toBe(1);
     expect(r.stderr).toBe(
-      `contextfold: UsageError: cannot tell the format of ${chat}: its messages read the same as OpenAI and Anthropic messages; pass --format (claude-code, openai, anthropic, turns)\n`,
+      `contextfold: UsageError: cannot tell the format of ${chat}: its messages read the same as OpenAI and Anthropic messages; pass --format (claude-code, openai, anthropic, aider, swe-agent, turns)\n`,
     );
     expect(existsSync(dir)).toBe(false);
   });
@@ -114,7 +114,8 @@ describe('contextfold import', () => {
     expect(r.code).toBe(1);
     expect(JSON.parse(r.stdout)).toMatchObject({
       error: 'UsageError',
-      message: "--format must be one of claude-code, openai, anthropic, turns, got 'csv'",
+      message:
+        "--format must be one of claude-code, openai, anthropic, aider, swe-agent, turns, got 'csv'",
     });
   });
 });

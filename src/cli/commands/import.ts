@@ -36,9 +36,12 @@ const HELP = helpText({
     '  claude-code  Claude Code session transcript JSONL (~/.claude/projects/<project>/<session>.jsonl)',
     '  openai       OpenAI Chat Completions messages: a JSON array or a request body {"messages": [...]}',
     '  anthropic    Anthropic Messages: a JSON array or a request body {"messages": [...]}',
+    '  aider        aider chat history Markdown (.aider.chat.history.md)',
+    '  swe-agent    SWE-agent trajectory (.traj): its "history" messages',
     '  turns        JSONL, one {"step_id", "role", "content"} a line',
     '',
-    'Without --format the format is told from the content: tool calls, roles and content blocks',
+    'Without --format the format is told from the content (aider and SWE-agent files by their',
+    'chat start line and their history object); tool calls, roles and content blocks',
     "tell OpenAI from Anthropic messages; a file of plain text messages needs --format (Cline's",
     'api_conversation_history.json is --format anthropic).',
     'Step ids are turn positions in the history; a tool call and its result form one turn.',
@@ -49,6 +52,7 @@ const HELP = helpText({
   examples: [
     'contextfold import ~/.claude/projects/-home-me-app/3f2a….jsonl',
     'contextfold import chat.json --format openai --session support-42 --json',
+    'contextfold import .aider.chat.history.md',
   ],
 });
 
