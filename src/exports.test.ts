@@ -408,6 +408,7 @@ const EXPECTED: Record<string, string[]> = {
     'parseAiderHistory',
     'parseAnthropicMessages',
     'parseClaudeCodeTranscript',
+    'parseCodexRollout',
     'parseHistory',
     'parseOpenAiMessages',
     'parseSweAgentTrajectory',

@@ -32,6 +32,15 @@ describe('detectImportFormat', () => {
     expect(detect('{"step_id": 0, "role": "user", "content": "hi"}\n')).toBe('turns');
   });
 
+  it('tells a Codex CLI rollout by its records', () => {
+    const meta = {
+      timestamp: '2025-12-08T00:37:46.102Z',
+      type: 'session_meta',
+      payload: { id: 's' },
+    };
+    expect(detect(`${JSON.stringify(meta)}\n`)).toBe('codex');
+  });
+
   it('tells an aider history and a SWE-agent trajectory', () => {
     expect(detect('\n# aider chat started at 2025-07-15 11:38:37\n\n#### hi  \n')).toBe('aider');
     const traj = { environment: 'swe_main', history: [{ role: 'user', content: 'Fix it' }] };
@@ -55,7 +64,7 @@ describe('detectImportFormat', () => {
     expect(() => detect(JSON.stringify(mixed))).toThrow(/read the same/);
     for (const text of ['', 'hello\nworld\n', '42', '{"a": 1}\n{"b": 2}\n']) {
       expect(() => detect(text)).toThrow(
-        /neither a message array, a JSONL transcript or turns file, an aider history nor a SWE-agent trajectory; pass --format \(claude-code, openai, anthropic, aider, swe-agent, turns\)/,
+        /neither a message array, a JSONL transcript, rollout or turns file, an aider history nor a SWE-agent trajectory; pass --format \(claude-code, codex, openai, anthropic, aider, swe-agent, turns\)/,
       );
     }
   });

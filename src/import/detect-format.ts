@@ -1,5 +1,6 @@
 import { UsageError } from '../protocol/errors.js';
 import { AIDER_CHAT_START } from './aider-history.js';
+import { CODEX_RECORD_TYPES } from './codex-rollout.js';
 import { IMPORT_FORMATS, type ImportFormat } from './turn.js';
 
 /** Records of a JSONL file looked at before giving up on telling its format. */
@@ -29,7 +30,8 @@ const isObject = (x: unknown): x is Record<string, unknown> =>
  * The format of a history file, told from its content, for `import` without `--format`: a
  * JSON message array (or request body with `messages`) is `openai` or `anthropic` by the roles,
  * fields and content blocks only one of them has; JSONL is `turns` (`step_id` and `role`) or
- * `claude-code` (rows with a `type` and a session or message id); an object with a `history`
+ * `claude-code` (rows with a `type` and a session or message id) or `codex` (`{ type, payload }`
+ * rollout records); an object with a `history`
  * array and a `trajectory` or `info` is a SWE-agent trajectory; Markdown that starts a chat
  * with aider's `# aider chat started at` line is an aider history. A file that does not say
  * (plain user/assistant text messages read the same in both APIs) is a one-line `UsageError`
@@ -52,7 +54,7 @@ export function detectImportFormat(options: { text: string; source: string }): I
   if (found) return found;
   const why = Array.isArray(messages)
     ? 'its messages read the same as OpenAI and Anthropic messages'
-    : 'it is neither a message array, a JSONL transcript or turns file, an aider history nor a SWE-agent trajectory';
+    : 'it is neither a message array, a JSONL transcript, rollout or turns file, an aider history nor a SWE-agent trajectory';
   throw new UsageError(
     `cannot tell the format of ${source}: ${why}; pass --format (${IMPORT_FORMATS.join(', ')})`,
     { path: source },
@@ -104,6 +106,9 @@ function jsonlFormat(text: string): ImportFormat | undefined {
     if (!isObject(r)) continue;
     if (typeof r.step_id === 'number' && typeof r.role === 'string') return 'turns';
     if (typeof r.type === 'string' && CLAUDE_CODE_KEYS.some((k) => k in r)) return 'claude-code';
+    if (typeof r.type === 'string' && CODEX_RECORD_TYPES.has(r.type) && isObject(r.payload)) {
+      return 'codex';
+    }
   }
   return undefined;
 }

@@ -1,6 +1,6 @@
 /**
  * Transcript importers: Claude Code session JSONL (also `.gz`), OpenAI Chat Completions and
- * Anthropic Messages histories, aider chat histories, SWE-agent trajectories, and the turns JSONL. Each parses to neutral turns
+ * Anthropic Messages histories, Codex CLI rollouts, aider chat histories, SWE-agent trajectories, and the turns JSONL. Each parses to neutral turns
  * (`{ step_id, role, content }`, step id = position in the history) that fold into a store.
  *
  * @example
@@ -16,6 +16,7 @@ export {
   TranscriptReader,
   type TranscriptState,
 } from './claude-code-transcript.js';
+export { parseCodexRollout } from './codex-rollout.js';
 export {
   type BuilderMessage,
   ConversationBuilder,

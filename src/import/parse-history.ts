@@ -1,6 +1,7 @@
 import { parseAiderHistory } from './aider-history.js';
 import { parseAnthropicMessages } from './anthropic-messages.js';
 import { parseClaudeCodeTranscript } from './claude-code-transcript.js';
+import { parseCodexRollout } from './codex-rollout.js';
 import { parseOpenAiMessages } from './openai-chat.js';
 import { parseSweAgentTrajectory } from './swe-agent-trajectory.js';
 import type { ImportedTurn, ImportFormat } from './turn.js';
@@ -29,6 +30,10 @@ export function parseHistory(options: {
   switch (format) {
     case 'claude-code': {
       const t = parseClaudeCodeTranscript(text, source);
+      return { format, turns: t.turns, sessionId: t.sessionId };
+    }
+    case 'codex': {
+      const t = parseCodexRollout(text, source);
       return { format, turns: t.turns, sessionId: t.sessionId };
     }
     case 'openai':

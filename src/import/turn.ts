@@ -15,11 +15,19 @@ export interface ImportedTurn {
 }
 
 /** Input formats `contextfold import` understands. */
-export type ImportFormat = 'claude-code' | 'openai' | 'anthropic' | 'aider' | 'swe-agent' | 'turns';
+export type ImportFormat =
+  | 'claude-code'
+  | 'codex'
+  | 'openai'
+  | 'anthropic'
+  | 'aider'
+  | 'swe-agent'
+  | 'turns';
 
 /** Every {@link ImportFormat}, in the order the CLI lists them. */
 export const IMPORT_FORMATS: readonly ImportFormat[] = [
   'claude-code',
+  'codex',
   'openai',
   'anthropic',
   'aider',

@@ -98,7 +98,7 @@ describe('contextfold import', () => {
     const r = await runCliInProcess(['--dir', dir, 'import', chat]);
     expect(r.code).toBe(1);
     expect(r.stderr).toBe(
-      `contextfold: UsageError: cannot tell the format of ${chat}: its messages read the same as OpenAI and Anthropic messages; pass --format (claude-code, openai, anthropic, aider, swe-agent, turns)\n`,
+      `contextfold: UsageError: cannot tell the format of ${chat}: its messages read the same as OpenAI and Anthropic messages; pass --format (claude-code, codex, openai, anthropic, aider, swe-agent, turns)\n`,
     );
     expect(existsSync(dir)).toBe(false);
   });
@@ -115,7 +115,7 @@ describe('contextfold import', () => {
     expect(JSON.parse(r.stdout)).toMatchObject({
       error: 'UsageError',
       message:
-        "--format must be one of claude-code, openai, anthropic, aider, swe-agent, turns, got 'csv'",
+        "--format must be one of claude-code, codex, openai, anthropic, aider, swe-agent, turns, got 'csv'",
     });
   });
 });

@@ -34,6 +34,7 @@ const HELP = helpText({
   notes: [
     'Formats:',
     '  claude-code  Claude Code session transcript JSONL (~/.claude/projects/<project>/<session>.jsonl)',
+    '  codex        OpenAI Codex CLI session rollout JSONL (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl)',
     '  openai       OpenAI Chat Completions messages: a JSON array or a request body {"messages": [...]}',
     '  anthropic    Anthropic Messages: a JSON array or a request body {"messages": [...]}',
     '  aider        aider chat history Markdown (.aider.chat.history.md)',
@@ -46,7 +47,7 @@ const HELP = helpText({
     'api_conversation_history.json is --format anthropic).',
     'Step ids are turn positions in the history; a tool call and its result form one turn.',
     'The whole file is parsed before anything is written; re-importing the same file is a no-op.',
-    "The session id (--session) defaults to the transcript's own sessionId for claude-code.",
+    "The session id (--session) defaults to the transcript's own session id for claude-code and codex.",
     '',
   ],
   examples: [
