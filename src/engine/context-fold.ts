@@ -1,77 +1,40 @@
-import { existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, renameSync } from 'node:fs';
-import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { o200kTokenizer, resolveTokenizer, type Tokenizer } from '../extract/tokenizer.js';
-import { fsyncDir, isTempFileName } from '../fs/durable-fs.js';
+import { resolve } from 'node:path';
+import { resolveTokenizer, type Tokenizer } from '../extract/tokenizer.js';
 import type { Redactor } from '../guard/redactor.js';
-import { scanPage } from '../guard/scan-page.js';
 import {
   type ContextFoldError,
   isContextFoldError,
-  StepConflictError,
+  type StepConflictError,
   StoreNotFoundError,
   UsageError,
 } from '../protocol/errors.js';
-import {
-  IntegrityCheckError,
-  NodeNotFoundError,
-  OrphanedNodeError,
-} from '../protocol/ipcf-errors.js';
+import type { NodeNotFoundError } from '../protocol/ipcf-errors.js';
 import {
   DEFAULT_POLICY,
   type HydrationPolicy,
   parsePolicy,
   perTurnCap,
-  policyHash,
 } from '../protocol/policy.js';
-import { pageFailure } from '../protocol/results.js';
-import { checkIndexEntry } from '../protocol/schemas.js';
 import { isoSeconds } from '../protocol/time.js';
-import {
-  type ColdNode,
-  DEFAULT_SESSION_ID,
-  type IndexEntry,
-  PROJECTION_VERSION,
-  type RedactionRecord,
-} from '../protocol/types.js';
-import { analysisKey, RANKED_ANALYZER_VERSION } from '../retrieval/node-analysis.js';
-import { focusedText } from '../retrieval/ranked-focus.js';
+import { DEFAULT_SESSION_ID, type IndexEntry } from '../protocol/types.js';
 import { recall as recallIndex } from '../retrieval/recall.js';
 import { referenceScan } from '../retrieval/reference-scan.js';
-import { TermView } from '../retrieval/term-view.js';
-import { indexEntryFor } from '../store/cold-node.js';
-import {
-  type CommitRow,
-  type IndexBackend,
-  type NodeFlag,
-  NodeNotLoadedError,
-  type WriteSession,
-} from '../store/index-backend.js';
-import {
-  canonicalNodePath,
-  indexFilePath,
-  type StoreLayout,
-  storeExists,
-  storeLayout,
-} from '../store/layout.js';
-import { IndexBrokenError, LocalStore } from '../store/local-store.js';
+import type { IndexBackend } from '../store/index-backend.js';
+import { type StoreLayout, storeExists, storeLayout } from '../store/layout.js';
 import type { PgStore } from '../store/pg/pg-store.js';
 import { isPgUrl } from '../store/pg/pg-url.js';
-import { type VerifiedNode, verifyNode } from '../store/verify.js';
-import { type BuiltNode, buildNode, type NodeContext } from './build-node.js';
-import { chunkText } from './chunk.js';
-import {
-  type BuildJob,
-  type BuildOutcome,
-  buildInline,
-  type DeriveCount,
-  type DerivedText,
-  DerivePool,
-  DerivePoolClosedError,
-  deriveInline,
-} from './derive-pool.js';
-import { hydratedPage } from './hydrated-page.js';
+import { BatchFold, FOLD_ROUND, foldResult } from './batch-fold.js';
+import { DerivePool } from './derive-pool.js';
+import { hydrateEntry } from './hydrate-node.js';
+import { hydratedPages } from './hydrated-page.js';
 import { checkNode } from './node-check.js';
-import { type RankedCaps, RankedRetrieval } from './ranked-retrieval.js';
+import { type EngineStore, openBackend, readPolicy } from './open-store.js';
+import { payloadText } from './payload-text.js';
+import { RankedRetrieval } from './ranked-retrieval.js';
+import { StoreHealth } from './store-health.js';
+import { entryOrThrow, rankedCaps, readSynced, termView } from './store-reads.js';
+import { localLayout, orphanEntry, quarantineFile } from './store-repair.js';
+import { TokenCosts } from './token-costs.js';
 import type {
   ContextFoldEngine,
   EntriesPage,
@@ -82,8 +45,6 @@ import type {
   HydrateResult,
   NodeCheck,
   OpenOptions,
-  Page,
-  PageInFailure,
   PageInResult,
   RecallResult,
   RetrievalMode,
@@ -91,39 +52,12 @@ import type {
   ScanResult,
   StatusResult,
   ValidateResult,
-  ValidationProblem,
 } from './types.js';
 
-interface Prepared {
-  node: ColdNode;
-  entry: IndexEntry;
-  text: string;
-}
-
-/** Derives round `r` of a batch: its new turns by step, or undefined where the workers failed. */
-type DeriveRound = (
-  r: number,
-  thisThread: boolean,
-) => Promise<Map<number, DerivedText> | undefined>;
-
-/** Turns committed per lock hold: other writers get the lock between rounds of a long batch. */
-const FOLD_ROUND = 1024;
-/**
- * Pause between rounds, longer than a waiting writer's polling interval (see `WriteLock`), so a
- * writer queued behind a long batch gets the lock instead of the batch re-taking it at once.
- */
-const ROUND_PAUSE_MS = 20;
 /** Entries read per page when the whole index is walked (validate, entries()). */
 const ENTRY_PAGE = 1000;
-/** Token counts kept in memory per engine (a cache of the store's). */
-const TOKEN_CACHE = 4096;
 
 const turn = () => new Promise<void>((r) => setImmediate(r));
-
-/** The store class for a database URL when PostgreSQL was not loaded (open() loads it). */
-function noPg(where: string): never {
-  throw new UsageError(`${where} is a PostgreSQL store: open it with ContextFold.open`);
-}
 
 /**
  * The IPCF-1.1 engine over one store directory.
@@ -147,15 +81,19 @@ export class ContextFold implements ContextFoldEngine {
   private readonly sanitizedByArtifact = new Map<string, boolean>();
   /** The directory's paths (a local store; a database store has no directory). */
   private readonly layout: StoreLayout | null;
-  private readonly store: LocalStore | PgStore;
+  private readonly store: EngineStore;
   private readonly ranked: RankedRetrieval;
   private readonly clock: () => Date;
-  private readonly tokenCache = new Map<string, number>();
-  private readonly chunkCache = new Map<string, string[]>();
+  /** Token counts and chunks of payloads, cached (see `TokenCosts`). */
+  private readonly costs: TokenCosts;
   private readonly readOnly: boolean;
   private readonly onWarning: OpenOptions['onWarning'];
-  /** Worker threads for a long batch's analysis, made on the first one (see `deriveAhead`). */
+  /** Worker threads for a long batch's analysis, made on the first one (see `BatchFold`). */
   private pool: DerivePool | undefined;
+  /** Batch folding over this engine's state (see `BatchFold`). */
+  private readonly batch: BatchFold;
+  /** `status` and `validate` over this engine's state (see `StoreHealth`). */
+  private readonly health: StoreHealth;
   private closed = false;
 
   private constructor(options: OpenOptions, pgStore?: typeof PgStore) {
@@ -176,7 +114,7 @@ export class ContextFold implements ContextFoldEngine {
     this.policy = options.policy
       ? parsePolicy(options.policy)
       : this.layout
-        ? ContextFold.readPolicy(this.layout)
+        ? readPolicy(this.layout)
         : { ...DEFAULT_POLICY };
     this.tokenizer = resolveTokenizer(options.tokenizer);
     this.sessionId = options.sessionId ?? DEFAULT_SESSION_ID;
@@ -185,34 +123,37 @@ export class ContextFold implements ContextFoldEngine {
     this.readOnly = options.readOnly === true;
     this.redact = options.redact ?? true;
     this.onWarning = options.onWarning;
-    const analyzer = { version: RANKED_ANALYZER_VERSION, keyOf: analysisKey };
-    this.store = this.layout
-      ? new LocalStore(this.layout, {
-          lockTimeoutMs: options.lockTimeoutMs ?? 30_000,
-          compactThreshold: options.journalCompactThreshold ?? 4096,
-          clock: this.clock,
-          analyzer,
-          onWarning: options.onWarning,
-          readOnly: options.readOnly,
-        })
-      : new (pgStore ?? noPg(where))({
-          url: where,
-          lockTimeoutMs: options.lockTimeoutMs ?? 30_000,
-          statementTimeoutMs: options.statementTimeoutMs,
-          poolSize: options.poolSize,
-          clock: this.clock,
-          analyzer,
-          onWarning: options.onWarning,
-          readOnly: options.readOnly,
-        });
+    this.store = openBackend(where, this.layout, options, this.clock, pgStore);
     this.dir = this.store.location;
+    this.costs = new TokenCosts(this.tokenizer, this.store);
     this.ranked = new RankedRetrieval({
       tokenizer: this.tokenizer,
       backend: this.store,
       verifiedText: (step) => payloadText(this.store.verifyNode(this.entryOrThrow(step))),
       entryOf: (step) => this.store.get(step),
-      tokensOf: (step) => this.tokensOf(step),
-      knownTokens: (entry) => this.knownTokens(entry),
+      tokensOf: (step) => this.costs.tokensOf(step),
+      knownTokens: (entry) => this.costs.knownTokens(entry),
+    });
+    this.batch = new BatchFold({
+      store: this.store,
+      policy: this.policy,
+      tokenizer: this.tokenizer,
+      sessionId: this.sessionId,
+      redact: this.redact,
+      dir: this.dir,
+      onWarning: this.onWarning,
+      loadRedactor: () => this.loadRedactor(),
+      derivePool: () => this.derivePool(),
+      sanitizedByArtifact: this.sanitizedByArtifact,
+      costs: this.costs,
+    });
+    this.health = new StoreHealth({
+      store: this.store,
+      layout: this.layout,
+      dir: this.dir,
+      read: (fn, load) => this.read(fn, load),
+      entryPages: (o) => this.entryPages(o),
+      sanitizedByArtifact: this.sanitizedByArtifact,
     });
   }
 
@@ -252,19 +193,6 @@ export class ContextFold implements ContextFoldEngine {
     return this.store;
   }
 
-  private static readPolicy(layout: StoreLayout): HydrationPolicy {
-    if (!existsSync(layout.policyPath)) return { ...DEFAULT_POLICY };
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(readFileSync(layout.policyPath, 'utf8'));
-    } catch {
-      throw new UsageError(`hydration policy is not valid JSON: ${layout.policyPath}`, {
-        path: layout.policyPath,
-      });
-    }
-    return parsePolicy(parsed, layout.policyPath);
-  }
-
   private assertOpen(): void {
     if (this.closed)
       throw new UsageError('this ContextFold engine is closed; open the store again');
@@ -294,92 +222,6 @@ export class ContextFold implements ContextFoldEngine {
     return (await (await redactor).redactTexts(texts)).map((r) => r.text);
   }
 
-  /** Redacts the user text of a fold input (nothing to do when the engine does not redact). */
-  private async redactInput(
-    input: FoldInput,
-  ): Promise<{ input: FoldInput; records: RedactionRecord[] }> {
-    const redactor = this.loadRedactor();
-    if (!redactor) return { input, records: [] };
-    const { fields, records } = await (await redactor).redactFields(input);
-    return { input: fields, records };
-  }
-
-  /** Checks and redacts one fold input: the part of preparing a fold that stays on this thread. */
-  private async redacted(
-    given: FoldInput,
-  ): Promise<{ input: FoldInput; records: RedactionRecord[] }> {
-    if (!given || typeof given !== 'object')
-      throw new UsageError('fold needs { stepId, summary, content? }');
-    return this.redactInput(given);
-  }
-
-  private nodeContext(foldedAt: string): NodeContext {
-    return { policy: this.policy, sessionId: this.sessionId, foldedAt, sanitized: this.redact };
-  }
-
-  /** A built node with its index entry (and its sanitized flag remembered). */
-  private prepared(b: BuiltNode): Prepared {
-    this.sanitizedByArtifact.set(b.node.artifact_sha256, b.node.sanitized);
-    const entry = indexEntryFor(b.node, this.store.entryFilePath(b.node.step_id));
-    return { node: b.node, entry, text: b.text };
-  }
-
-  private async prepare(given: FoldInput, foldedAt: string): Promise<Prepared> {
-    const { input, records } = await this.redacted(given);
-    return this.prepared(buildNode(input, records, this.nodeContext(foldedAt)));
-  }
-
-  /**
-   * Prepares a batch. One of more than a round is redacted here, then its nodes are built on
-   * the worker pool beside this thread (projection, canonical JSON and hashes are pure; about a
-   * fifth of a fold's time on the committing thread). An input a worker could not build is
-   * built again here, so a bad input fails with its own error, the first in batch order; a pool
-   * that fails builds the batch here. The caller closes the pool.
-   */
-  private async prepareAll(inputs: readonly FoldInput[], foldedAt: string): Promise<Prepared[]> {
-    const pool = inputs.length > FOLD_ROUND ? this.derivePool() : null;
-    const prepared: Prepared[] = [];
-    if (!pool) {
-      for (const i of inputs) prepared.push(await this.prepare(i, foldedAt));
-      return prepared;
-    }
-    const jobs: BuildJob[] = [];
-    for (const i of inputs) jobs.push(await this.redacted(i));
-    const ctx = this.nodeContext(foldedAt);
-    let built: BuildOutcome[];
-    try {
-      built = await pool.build(jobs, ctx);
-    } catch (e) {
-      // Closed under it (another batch of this engine ended): not a failure of the workers.
-      if (!(e instanceof DerivePoolClosedError)) this.workersFailed(e as Error);
-      built = buildInline(jobs, ctx);
-    }
-    for (let i = 0; i < jobs.length; i++) {
-      const b = built[i]!;
-      prepared.push(
-        this.prepared('error' in b ? buildNode(jobs[i]!.input, jobs[i]!.records, ctx) : b),
-      );
-    }
-    return prepared;
-  }
-
-  private result(entry: IndexEntry, already: boolean): FoldResult {
-    return {
-      step_id: entry.step_id,
-      payload_sha256: entry.payload_sha256,
-      projection_sha256: entry.projection_sha256,
-      artifact_sha256: entry.artifact_sha256,
-      file_path: entry.file_path,
-      token_estimate: entry.token_estimate,
-      folded_at: entry.folded_at,
-      identifiers: entry.identifiers,
-      files: entry.files,
-      commands: entry.commands,
-      errors: entry.errors,
-      already_folded: already,
-    };
-  }
-
   /**
    * Folds one turn: writes its cold node (temp file, fsync, rename, fsync dir) and appends its
    * index entry to the fsynced journal. Returns once both are durable. Folding the same step
@@ -406,101 +248,14 @@ export class ContextFold implements ContextFoldEngine {
     const foldedAt = isoSeconds(this.clock());
     try {
       // Redaction happens here, before the lock and before any byte is written.
-      const prepared = await this.prepareAll(inputs, foldedAt);
-      return await this.foldPrepared(prepared, onProgress);
+      const prepared = await this.batch.prepareAll(inputs, foldedAt);
+      return await this.batch.foldPrepared(prepared, onProgress);
     } finally {
       // Only a batch of more than a round uses the workers. They hold a vocabulary each: a
       // long-lived process (a server, the hook server) does not keep them between batches, nor
       // after a batch that failed. A round still deriving ahead is cut short.
       if (inputs.length > FOLD_ROUND) await this.pool?.close();
     }
-  }
-
-  /** A prepared batch: checked as a whole, then folded round by round (see {@link foldMany}). */
-  private async foldPrepared(
-    prepared: readonly Prepared[],
-    onProgress?: (done: number, total: number) => void,
-  ): Promise<FoldResult[]> {
-    const seen = new Map<number, Prepared>();
-    for (const p of prepared) {
-      const prev = seen.get(p.entry.step_id);
-      if (prev && prev.entry.payload_sha256 !== p.entry.payload_sha256) {
-        throw new StepConflictError(
-          `step ${p.entry.step_id} appears twice in the batch with different payloads`,
-          {
-            stepId: p.entry.step_id,
-          },
-        );
-      }
-      seen.set(p.entry.step_id, p);
-    }
-    let fresh: Set<number> | undefined;
-    if (prepared.length > FOLD_ROUND) {
-      fresh = await this.store.write((tx) => {
-        const planned = new Set<number>();
-        for (const p of prepared) this.plan(tx, p, planned);
-        return planned;
-      });
-    }
-    const rounds: Prepared[][] = [];
-    for (let i = 0; i < prepared.length; i += FOLD_ROUND) {
-      rounds.push(prepared.slice(i, i + FOLD_ROUND));
-    }
-    const ahead = this.deriveAhead(rounds, fresh);
-    let next = ahead?.(0, true);
-    const results: FoldResult[] = [];
-    for (let r = 0; r < rounds.length; r++) {
-      const derived = await next;
-      // The next round is derived on the workers while this one is written and committed.
-      next = r + 1 < rounds.length ? ahead?.(r + 1, false) : undefined;
-      if (r > 0) await new Promise((res) => setTimeout(res, ROUND_PAUSE_MS));
-      results.push(...(await this.foldRound(rounds[r]!, derived)));
-      onProgress?.(Math.min((r + 1) * FOLD_ROUND, prepared.length), prepared.length);
-    }
-    return results;
-  }
-
-  /**
-   * For a batch of more than one round of new turns, where worker threads can run: a function
-   * that derives a round's new turns on the pool (analysis and token count, see
-   * {@link DerivePool}), resolving to them by step, or to undefined if the pool failed (the
-   * round then derives inline, as a small batch always does).
-   */
-  private deriveAhead(
-    rounds: readonly Prepared[][],
-    fresh: ReadonlySet<number> | undefined,
-  ): DeriveRound | undefined {
-    if (!fresh || fresh.size <= FOLD_ROUND) return undefined;
-    const pool = this.derivePool();
-    if (!pool) return undefined;
-    const count: DeriveCount = this.tokenizer === o200kTokenizer() ? 'o200k' : 'none';
-    const queued = new Set<number>();
-    return async (r, thisThread) => {
-      const todo = rounds[r]!.filter((p) => {
-        const step = p.entry.step_id;
-        if (!fresh.has(step) || queued.has(step)) return false;
-        queued.add(step);
-        return true;
-      });
-      const jobs = todo.map((p) => ({ summary: p.entry.summary, text: p.text }));
-      try {
-        const out = await pool.derive(jobs, { count, thisThread });
-        return new Map(todo.map((p, i) => [p.entry.step_id, out[i]!]));
-      } catch (e) {
-        // Closed under it: the batch failed or ended, and nothing waits for this round.
-        if (e instanceof DerivePoolClosedError) return undefined;
-        this.workersFailed(e as Error);
-        return undefined;
-      }
-    };
-  }
-
-  private workersFailed(e: Error): void {
-    this.onWarning?.({
-      code: 'DERIVE_WORKERS_FAILED',
-      message: `the batch's workers failed (${e.message}); the batch goes on, on this thread`,
-      path: this.dir,
-    });
   }
 
   /** The engine's worker pool, started on the first long batch; null where no worker can run. */
@@ -510,104 +265,12 @@ export class ContextFold implements ContextFoldEngine {
   }
 
   /**
-   * What folding `p` would do: `existing` (already folded, same content), `planned` (earlier in
-   * this batch) or `fresh`. Throws on a conflict or an orphaned node file.
-   */
-  private plan(
-    tx: WriteSession,
-    p: Prepared,
-    planned: Set<number>,
-  ): { kind: 'existing'; entry: IndexEntry } | { kind: 'planned' | 'fresh' } {
-    const step = p.entry.step_id;
-    const existing = tx.get(step);
-    if (existing) {
-      if (
-        existing.payload_sha256 !== p.entry.payload_sha256 ||
-        existing.projection_sha256 !== p.entry.projection_sha256
-      ) {
-        throw new StepConflictError(
-          `step ${step} is already folded with a different payload or projection (payload ${existing.payload_sha256.slice(0, 12)}…); step ids come from the history and cannot be reused`,
-          { stepId: step, path: existing.file_path },
-        );
-      }
-      return { kind: 'existing', entry: existing };
-    }
-    if (planned.has(step)) return { kind: 'planned' };
-    if (tx.nodeExists(step)) {
-      const path = this.store.nodePath(step);
-      throw new OrphanedNodeError(
-        `step ${step} has a cold node file but no index entry (an interrupted fold?); refusing to overwrite it: ${path}`,
-        { stepId: step, path },
-      );
-    }
-    planned.add(step);
-    return { kind: 'fresh' };
-  }
-
-  /** One round of a batch under the write lock: nodes written durably, then committed. */
-  private async foldRound(
-    round: Prepared[],
-    derived?: ReadonlyMap<number, DerivedText>,
-  ): Promise<FoldResult[]> {
-    return this.store.write(async (tx) => {
-      this.store.assertConsistent();
-      const results: FoldResult[] = [];
-      const fresh: Prepared[] = [];
-      const planned = new Set<number>();
-      for (const p of round) {
-        const plan = this.plan(tx, p, planned);
-        if (plan.kind === 'existing') results.push(this.result(plan.entry, true));
-        else results.push(this.result(p.entry, plan.kind === 'planned'));
-        if (plan.kind === 'fresh') fresh.push(p);
-      }
-      if (fresh.length === 0) return results;
-      // Node files first (durable), then the commit: a crash in between leaves orphans that
-      // validate reports, never an index entry without its node.
-      await tx.writeNodes(fresh.map((p) => p.node));
-      await tx.commit(fresh.map((p) => this.derived(p, derived?.get(p.entry.step_id))));
-      return results;
-    });
-  }
-
-  /**
-   * What the index keeps of a fold's content: computed from the text in hand, or taken from
-   * what a worker derived from the same text (`pre`).
-   */
-  private derived(p: Prepared, pre?: DerivedText): CommitRow {
-    // Tokens are not part of a stored analysis: they are kept per tokenizer (below).
-    const d = pre ?? deriveInline([{ summary: p.entry.summary, text: p.text }], 'none')[0]!;
-    const analysis = { akey: analysisKey(p.entry), ...d.analysis };
-    const sanitized = p.node.sanitized;
-    if (this.tokenizer.name === 'reference') return { entry: p.entry, analysis, sanitized };
-    const count = d.tokens ?? this.tokenizer.count(p.text);
-    this.rememberTokens(p.entry.payload_sha256, count);
-    const tokens = { tokenizer: this.tokenizer.name, count };
-    return { entry: p.entry, analysis, tokens, sanitized };
-  }
-
-  /**
    * Runs a read against the synced index; if the index file turns out corrupt on the way, it
    * is rebuilt from the store's files and the read runs once more.
    */
   private async read<T>(fn: () => T | Promise<T>, load: readonly number[] = []): Promise<T> {
     this.assertOpen();
-    await this.store.sync();
-    await this.store.load(load);
-    let rebuilt = false;
-    for (let loads = 0; ; ) {
-      try {
-        return await fn();
-      } catch (e) {
-        if (e instanceof NodeNotLoadedError && loads++ < 1024) {
-          // A database store fetches nodes asynchronously: fetch this one and run again.
-          await this.store.load([e.step]);
-          continue;
-        }
-        if (!(e instanceof IndexBrokenError) || rebuilt) throw e;
-        rebuilt = true;
-        await this.store.sync();
-      }
-    }
+    return readSynced(this.store, fn, load);
   }
 
   /** Explicit recall with coverage tiers and chronological labels (CONF-04). */
@@ -615,67 +278,8 @@ export class ContextFold implements ContextFoldEngine {
     if (typeof query !== 'string') throw new UsageError('recall needs a query string');
     return this.read(() => {
       this.store.assertConsistent();
-      return recallIndex(this.termView(), query, options);
+      return recallIndex(termView(this.store), query, options);
     });
-  }
-
-  private termView(): TermView {
-    return new TermView({
-      postings: (t) => this.store.postings('reference', t).steps,
-      entry: (s) => this.store.get(s)!,
-    });
-  }
-
-  private rememberTokens(payloadSha256: string, count: number): void {
-    if (this.tokenCache.size >= TOKEN_CACHE) this.tokenCache.clear();
-    this.tokenCache.set(payloadSha256, count);
-  }
-
-  /** Tokens of a payload known without counting (the reference estimate, or stored). */
-  private knownTokens(
-    entry: Pick<IndexEntry, 'payload_sha256' | 'token_estimate'>,
-  ): number | undefined {
-    if (this.tokenizer.name === 'reference') return entry.token_estimate;
-    const cached = this.tokenCache.get(entry.payload_sha256);
-    if (cached !== undefined) return cached;
-    const stored = this.store.tokens(entry.payload_sha256, this.tokenizer.name);
-    if (stored !== undefined) this.rememberTokens(entry.payload_sha256, stored);
-    return stored;
-  }
-
-  /** Tokens of a node's whole payload under this engine's tokenizer (stored, else counted). */
-  private tokensOf(stepId: number): number {
-    const entry = this.store.get(stepId)!;
-    const known = this.knownTokens(entry);
-    if (known !== undefined) return known;
-    try {
-      const n = this.tokenizer.count(payloadText(this.store.verifyNode(entry)));
-      this.rememberTokens(entry.payload_sha256, n);
-      this.store.putTokens([
-        { payload_sha256: entry.payload_sha256, tokenizer: this.tokenizer.name, count: n },
-      ]);
-      return n;
-    } catch (e) {
-      if (e instanceof NodeNotLoadedError) throw e;
-      // Unverifiable: cost it at the cap; pageIn will refuse it and report why.
-      return Number.MAX_SAFE_INTEGER;
-    }
-  }
-
-  /** Caps and live boundary of a ranked page-in. */
-  private rankedCaps(options: ScanOptions): RankedCaps {
-    const perTurn = perTurnCap(this.policy);
-    const max = options.maxTokens;
-    if (max !== undefined && (!Number.isSafeInteger(max) || max < 1)) {
-      throw new UsageError(`maxTokens must be a positive integer, got ${String(max)}`);
-    }
-    return {
-      perCall: this.policy.max_rehydration_tokens_per_call,
-      perTurn: max === undefined ? perTurn : Math.min(perTurn, max),
-      ...(options.liveFrom !== undefined ? { liveFrom: options.liveFrom } : {}),
-      ...(options.lossy ? { lossy: options.lossy } : {}),
-      ...(options.tail ? { tail: true } : {}),
-    };
   }
 
   /** The software MMU's selection for a prompt (CONF-13), without hydrating anything. */
@@ -691,54 +295,18 @@ export class ContextFold implements ContextFoldEngine {
       this.store.assertConsistent();
       if (mode === 'ranked') {
         await this.ranked.prepare();
-        return this.ranked.scan(prompt, this.rankedCaps(options));
+        return this.ranked.scan(prompt, rankedCaps(this.policy, options));
       }
-      return referenceScan(this.termView(), prompt, {
+      return referenceScan(termView(this.store), prompt, {
         perCall: this.policy.max_rehydration_tokens_per_call,
         perTurn: perTurnCap(this.policy),
-        tokensOf: (s) => this.tokensOf(s),
+        tokensOf: (s) => this.costs.tokensOf(s),
       });
     });
   }
 
   private entryOrThrow(stepId: number): IndexEntry {
-    if (!Number.isSafeInteger(stepId) || stepId < 0) {
-      throw new UsageError(`step id must be a non-negative integer, got ${String(stepId)}`);
-    }
-    const entry = this.store.get(stepId);
-    if (entry) return entry;
-    const path = this.store.orphanPath(stepId);
-    if (path !== null) {
-      throw new OrphanedNodeError(
-        `step ${stepId} has a cold node file but no index entry: ${path}`,
-        {
-          stepId,
-          path,
-        },
-      );
-    }
-    throw new NodeNotFoundError(`step ${stepId} is not folded in this store (${this.dir})`, {
-      stepId,
-    });
-  }
-
-  /** A counter that knows the whole payload's stored count (no vocabulary load for it). */
-  private counter(entry: IndexEntry, text: string): Tokenizer {
-    const known = this.knownTokens(entry);
-    const tok = this.tokenizer;
-    if (known === undefined) return tok;
-    return { name: tok.name, count: (s) => (s === text ? known : tok.count(s)) };
-  }
-
-  private chunksOf(entry: IndexEntry, text: string, cap: number): string[] {
-    const key = `${entry.payload_sha256}:${cap}`;
-    let chunks = this.chunkCache.get(key);
-    if (!chunks) {
-      chunks = chunkText(text, cap, this.counter(entry, text));
-      if (this.chunkCache.size > 512) this.chunkCache.clear();
-      this.chunkCache.set(key, chunks);
-    }
-    return chunks;
+    return entryOrThrow(this.store, this.dir, stepId);
   }
 
   /**
@@ -753,57 +321,12 @@ export class ContextFold implements ContextFoldEngine {
   private hydrateNow(stepId: number, options: HydrateOptions): HydrateResult {
     this.store.assertConsistent();
     const entry = this.entryOrThrow(stepId);
-    const v = this.store.verifyNode(entry);
-    const text = payloadText(v);
-    const perCall = this.policy.max_rehydration_tokens_per_call;
-    const cap = Math.max(1, Math.min(options.maxTokens ?? perCall, perCall));
-    const encoding = v.node.raw_content_encoding === 'base64' ? 'base64' : 'utf8';
-    if (options.window) {
-      const w = options.window;
-      const win = focusedText({
-        content: text,
-        startLine: w.start_line,
-        endLine: w.end_line,
-        ...(w.tail_lines !== undefined ? { tailLines: w.tail_lines } : {}),
-        maxTokens: Math.max(1, Math.min(w.max_tokens, perCall)),
-        count: (s) => this.tokenizer.count(s),
-      });
-      return {
-        step_id: stepId,
-        content: win.text,
-        tokens: win.tokens,
-        chunk: 0,
-        chunks: 1,
-        truncated: win.truncated,
-        payload_sha256: entry.payload_sha256,
-        verified: true,
-        encoding,
-        findings: scanPage(win.text),
-      };
-    }
-    const chunks = this.chunksOf(entry, text, cap);
-    const k = options.chunk ?? 0;
-    if (!Number.isSafeInteger(k) || k < 0 || k >= chunks.length) {
-      throw new UsageError(
-        `step ${stepId} has ${chunks.length} chunk(s) (0..${chunks.length - 1}); chunk ${k} does not exist`,
-        {
-          stepId,
-        },
-      );
-    }
-    const content = chunks[k]!;
-    return {
-      step_id: stepId,
-      content,
-      tokens: this.counter(entry, text).count(content),
-      chunk: k,
-      chunks: chunks.length,
-      truncated: chunks.length > 1,
-      payload_sha256: entry.payload_sha256,
-      verified: true,
-      encoding,
-      findings: scanPage(content),
-    };
+    return hydrateEntry(
+      { store: this.store, policy: this.policy, tokenizer: this.tokenizer, costs: this.costs },
+      stepId,
+      entry,
+      options,
+    );
   }
 
   /** The exact payload bytes of a step, verified (for `hydrate --raw`). */
@@ -826,26 +349,13 @@ export class ContextFold implements ContextFoldEngine {
         this.store.assertConsistent();
         await this.ranked.prepare();
         // The picks' nodes fetched together (a database store), then paged in verified.
-        const picks = this.ranked.scan(prompt, this.rankedCaps(options)).selected;
+        const picks = this.ranked.scan(prompt, rankedCaps(this.policy, options)).selected;
         await this.store.load(picks.map((p) => p.step_id));
-        return this.ranked.pageIn(prompt, this.rankedCaps(options));
+        return this.ranked.pageIn(prompt, rankedCaps(this.policy, options));
       });
     }
     const scan = await this.scan(prompt, options);
-    const pages: Page[] = [];
-    const failures: PageInFailure[] = [];
-    let tokens = 0;
-    for (const pick of scan.selected) {
-      try {
-        const h = await this.hydrate(pick.step_id, { maxTokens: pick.cost });
-        pages.push(hydratedPage(h, pick.matched_terms));
-        tokens += h.tokens;
-      } catch (e) {
-        if (!isContextFoldError(e)) throw e;
-        failures.push(pageFailure(pick.step_id, e));
-      }
-    }
-    return { scan, pages, failures, tokens };
+    return hydratedPages(scan, (stepId, o) => this.hydrate(stepId, o));
   }
 
   /** Records that a step's page left the prompt (CONF-07): index `evicted`, eviction log. */
@@ -877,31 +387,8 @@ export class ContextFold implements ContextFoldEngine {
     }
   }
 
-  /** The store's directory; repair's file operations refuse a database store. */
-  private localLayout(doing: string): StoreLayout {
-    if (this.layout) return this.layout;
-    throw new UsageError(`${doing} works on a store directory, not a database: ${this.dir}`);
-  }
-
   private orphanEntry(stepId: number): IndexEntry {
-    const layout = this.localLayout('re-indexing an orphaned node');
-    const path = canonicalNodePath(layout, stepId);
-    const bad = (why: string): never => {
-      throw new IntegrityCheckError(`step ${stepId}: ${why}: ${path}`, { stepId, path });
-    };
-    let node: unknown;
-    try {
-      node = JSON.parse(readFileSync(path, 'utf8'));
-    } catch {
-      return bad('cold node file is unreadable or not valid JSON');
-    }
-    if (typeof node !== 'object' || node === null || (node as ColdNode).step_id !== stepId) {
-      return bad('cold node file does not hold this step');
-    }
-    const entry = indexEntryFor(node as ColdNode, indexFilePath(layout, stepId));
-    if (checkIndexEntry(entry)) return bad('cold node file lacks index fields');
-    verifyNode(layout, entry);
-    return entry;
+    return orphanEntry(localLayout(this.layout, this.dir, 're-indexing an orphaned node'), stepId);
   }
 
   /**
@@ -918,7 +405,7 @@ export class ContextFold implements ContextFoldEngine {
       const entry = this.orphanEntry(stepId);
       // No analysis here: the node is analysed from its verified bytes on the next ranked scan.
       await tx.commit([{ entry }]);
-      return this.result(entry, false);
+      return foldResult(entry, false);
     });
   }
 
@@ -947,129 +434,12 @@ export class ContextFold implements ContextFoldEngine {
    */
   async quarantine(path: string): Promise<string> {
     this.assertOpen();
-    const layout = this.localLayout('quarantine');
-    const abs = resolve(layout.root, path);
-    const rel = relative(layout.dir, abs);
-    if (
-      rel === '' ||
-      rel.startsWith('..') ||
-      isAbsolute(rel) ||
-      rel.split(sep)[0] === 'quarantine'
-    ) {
-      throw new UsageError(`only a file inside the store can be quarantined, not ${abs}`);
-    }
-    const realParent = realpathSync(dirname(abs));
-    const realStore = realpathSync(layout.dir);
-    if (realParent !== realStore && !realParent.startsWith(realStore + sep)) {
-      throw new UsageError(
-        `${abs} lies under a symlink leading out of the store; quarantine the link instead`,
-      );
-    }
-    return this.store.write(() => {
-      let to = join(layout.dir, 'quarantine', rel);
-      for (let n = 1; existsSync(to) || isSymlink(to); n++)
-        to = join(layout.dir, 'quarantine', `${rel}.${n}`);
-      mkdirSync(dirname(to), { recursive: true });
-      renameSync(abs, to);
-      fsyncDir(dirname(to));
-      fsyncDir(dirname(abs));
-      return to;
-    });
+    return quarantineFile(this.store, localLayout(this.layout, this.dir, 'quarantine'), path);
   }
 
   /** Counts and settings of the store, and the state of its derived index. */
   async status(): Promise<StatusResult> {
-    const { s, index } = await this.read(() => {
-      const stats = this.store.stats();
-      const path = this.store.indexPath;
-      return {
-        s: stats,
-        index: {
-          path,
-          state: path === null && stats.entries > 0 ? ('in-memory' as const) : ('fresh' as const),
-          pending_analysis: this.store.pendingCount(),
-        },
-      };
-    });
-    const flags = await this.flagCounts();
-    return {
-      dir: this.dir,
-      session_id: this.sessionId,
-      projection_version: PROJECTION_VERSION,
-      nodes: s.entries,
-      evicted: s.evicted,
-      journal_entries: s.journalRecords,
-      total_token_estimate: s.tokenEstimate,
-      policy: this.policy,
-      folding_policy_hash: policyHash(this.policy),
-      tokenizer: this.tokenizer.name,
-      retrieval: this.retrieval,
-      index,
-      redact: this.redact,
-      ...flags,
-    };
-  }
-
-  /**
-   * Nodes by their `sanitized` flag. The flag is in the node files only (the reference index has
-   * no such field): the derived index records it by artifact hash when a node is folded or first
-   * read here, so only nodes it has never seen (a reference-written store, a rebuilt index) are
-   * read, and each once.
-   */
-  private async flagCounts(): Promise<{
-    sanitized_nodes: number;
-    unsanitized_nodes: number;
-    unreadable_nodes: number;
-  }> {
-    const known = await this.read(() => this.store.flagCounts());
-    const flags = {
-      sanitized_nodes: known.sanitized,
-      unsanitized_nodes: known.unsanitized,
-      unreadable_nodes: 0,
-    };
-    if (known.unknown === 0) return flags;
-    for (let after = -1; ; ) {
-      const page = await this.read(() => this.store.unflagged(after, 1024));
-      if (page.length === 0) break;
-      after = page[page.length - 1]!.step_id;
-      await this.store.load(
-        page.filter((e) => !this.sanitizedByArtifact.has(e.artifact_sha256)).map((e) => e.step_id),
-      );
-      const found: NodeFlag[] = [];
-      for (const e of page) {
-        const f = this.sanitizedFlag(e);
-        if (f === null) flags.unreadable_nodes++;
-        else {
-          found.push({ artifact_sha256: e.artifact_sha256, sanitized: f });
-          if (f) flags.sanitized_nodes++;
-          else flags.unsanitized_nodes++;
-        }
-      }
-      this.store.putFlags(found);
-    }
-    return flags;
-  }
-
-  /**
-   * A node's `sanitized` flag, read from its canonical file (memoised by artifact hash, which
-   * names the file's content); null when the file is not contained in the store, cannot be
-   * read or parsed, or is not the indexed artifact. Reads, never verifies hashes: `validate`
-   * does that.
-   */
-  private sanitizedFlag(entry: IndexEntry): boolean | null {
-    const known = this.sanitizedByArtifact.get(entry.artifact_sha256);
-    if (known !== undefined) return known;
-    try {
-      const text = this.store.readNodeText(entry);
-      if (text === null) return null;
-      const node = JSON.parse(text);
-      if (node?.artifact_sha256 !== entry.artifact_sha256) return null;
-      const flag = node.sanitized === true;
-      this.sanitizedByArtifact.set(entry.artifact_sha256, flag);
-      return flag;
-    } catch {
-      return null;
-    }
+    return this.health.status(this);
   }
 
   /**
@@ -1081,83 +451,7 @@ export class ContextFold implements ContextFoldEngine {
    */
   async validate(): Promise<ValidateResult> {
     this.assertOpen();
-    await this.store.sync();
-    const problems: ValidationProblem[] = [];
-    const lp = this.store.loadProblem;
-    if (lp) problems.push({ kind: lp.kind, step_id: null, path: lp.path, message: lp.message });
-    let checked = 0;
-    let sanitized = 0;
-    const indexed = new Set<number>();
-    let since = performance.now();
-    for await (const page of this.entryPages({ pageSize: 64 })) {
-      await this.store.load(page.map((e) => e.step_id));
-      for (const entry of page) {
-        checked++;
-        indexed.add(entry.step_id);
-        const p = this.verifyProblem(entry);
-        if (p === 'sanitized') sanitized++;
-        else if (p) problems.push(p);
-        // A turn of the event loop every few milliseconds: a server keeps serving meanwhile.
-        if (performance.now() - since > 8) {
-          await turn();
-          since = performance.now();
-        }
-      }
-    }
-    const { steps, stray } = await this.store.listNodes();
-    for (const [step] of steps) {
-      if (!indexed.has(step)) {
-        const path = this.store.nodePath(step);
-        problems.push({
-          kind: 'orphaned_node',
-          step_id: step,
-          path,
-          message: `cold node file has no index entry (OrphanedNodeError): ${path}`,
-        });
-      }
-    }
-    for (const name of stray) {
-      const path = `${this.layout?.coldDir ?? this.dir}/${name}`;
-      problems.push({
-        kind: 'integrity',
-        step_id: null,
-        path,
-        message: isTempFileName(name)
-          ? `leftover temp file of an interrupted write: ${path}`
-          : `unexpected entry in cold_nodes: ${path}`,
-      });
-    }
-    const index = await this.store.checkIndex();
-    if (index.state === 'stale') {
-      problems.push({
-        kind: 'index',
-        step_id: null,
-        path: index.path,
-        message: `the derived index is stale (${index.message}): run 'contextfold reindex': ${index.path}`,
-      });
-    }
-    return { ok: problems.length === 0, checked, sanitized, problems };
-  }
-
-  /** Why a node fails verification, or whether it verified as sanitized (redacted) or not. */
-  private verifyProblem(entry: IndexEntry): ValidationProblem | 'sanitized' | null {
-    try {
-      return this.store.verifyNode(entry).node.sanitized === true ? 'sanitized' : null;
-    } catch (e) {
-      if (!isContextFoldError(e)) throw e;
-      const kind =
-        e.code === 'PATH_CONTAINMENT'
-          ? 'path_containment'
-          : e.code === 'BROKEN_REFERENCE'
-            ? 'broken_reference'
-            : 'integrity';
-      return {
-        kind,
-        step_id: entry.step_id,
-        path: String(e.details.path ?? entry.file_path),
-        message: e.message,
-      };
-    }
+    return this.health.validate();
   }
 
   /** Folds the journal into `recall_index.json` (exactly the reference layout afterwards). */
@@ -1306,20 +600,4 @@ export class ContextFold implements ContextFoldEngine {
 /** The step to load before a read, if it is a valid step id (else the read reports it). */
 function stepList(stepId: number): number[] {
   return Number.isSafeInteger(stepId) && stepId >= 0 ? [stepId] : [];
-}
-
-function isSymlink(path: string): boolean {
-  try {
-    return lstatSync(path).isSymbolicLink();
-  } catch {
-    return false;
-  }
-}
-
-const lossy = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
-
-/** Text of a verified node's payload (lossy only for non-UTF-8 payloads). */
-function payloadText(v: VerifiedNode): string {
-  if (v.node.raw_content_encoding === 'base64') return lossy.decode(v.bytes);
-  return v.node.raw_content === '' ? v.node.summary : v.node.raw_content;
 }
