@@ -6,6 +6,7 @@ import { isoSeconds } from '../protocol/time.js';
 import { canonicalNodePath, storeLayout } from '../store/layout.js';
 import { isPgUrl } from '../store/pg/pg-url.js';
 import type { ContextFold } from './context-fold.js';
+import { isSymlink } from './store-repair.js';
 import type { ValidationProblem } from './types.js';
 
 /** File name of the repair log inside the store directory (one JSON action a line). */
@@ -65,20 +66,12 @@ function isLinkPath(path: string): boolean {
   }
 }
 
-function isSymlinkPath(path: string): boolean {
-  try {
-    return lstatSync(path).isSymbolicLink();
-  } catch {
-    return false;
-  }
-}
-
 /** The actions for one problem, decided from the store as it is now. */
 async function plan(engine: ContextFold, p: ValidationProblem): Promise<RepairAction[]> {
   const step = p.step_id;
   const verified = async (s: number) => 'entry' in (await engine.checkOrphan(s));
   const coldDir = storeLayout(engine.dir).coldDir;
-  if (step !== null && isSymlinkPath(coldDir)) {
+  if (step !== null && isSymlink(coldDir)) {
     // A symlinked cold_nodes: the link itself is set aside, never the files it points at.
     return [
       ...(p.kind === 'orphaned_node'

@@ -76,7 +76,8 @@ export async function quarantineFile(
   });
 }
 
-function isSymlink(path: string): boolean {
+/** True when `path` is a symbolic link (a missing path is not). */
+export function isSymlink(path: string): boolean {
   try {
     return lstatSync(path).isSymbolicLink();
   } catch {
