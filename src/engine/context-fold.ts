@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { setImmediate as turn } from 'node:timers/promises';
 import { resolveTokenizer, type Tokenizer } from '../extract/tokenizer.js';
 import type { Redactor } from '../guard/redactor.js';
 import {
@@ -56,8 +57,6 @@ import type {
 
 /** Entries read per page when the whole index is walked (validate, entries()). */
 const ENTRY_PAGE = 1000;
-
-const turn = () => new Promise<void>((r) => setImmediate(r));
 
 /**
  * The IPCF-1.1 engine over one store directory.

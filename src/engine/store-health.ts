@@ -1,3 +1,4 @@
+import { setImmediate as turn } from 'node:timers/promises';
 // The store's health as `status` and `validate` report it: nodes counted by their `sanitized`
 // flag, and the whole store checked node by node and file by file. Read-only: repair acts on
 // what this reports.
@@ -10,8 +11,6 @@ import type { NodeFlag } from '../store/index-backend.js';
 import type { StoreLayout } from '../store/layout.js';
 import type { EngineStore } from './open-store.js';
 import type { RetrievalMode, StatusResult, ValidateResult, ValidationProblem } from './types.js';
-
-const turn = () => new Promise<void>((r) => setImmediate(r));
 
 /** A read against the engine's synced index (see `ContextFold`'s reads: rebuilt once if broken). */
 export type EngineRead = <T>(fn: () => T | Promise<T>, load?: readonly number[]) => Promise<T>;

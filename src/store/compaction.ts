@@ -1,6 +1,7 @@
 // Compaction of a LocalStore: the journal folded into a new `recall_index.json` written from the
 // index, in pages that leave the event loop free between them.
 import { existsSync, unlinkSync } from 'node:fs';
+import { setImmediate as turn } from 'node:timers/promises';
 import { fsyncDir, writeFileAtomic } from '../fs/durable-fs.js';
 import { prettyJson } from '../protocol/canonical-json.js';
 import { isoSeconds } from '../protocol/time.js';
@@ -16,7 +17,6 @@ import { type SnapshotNode, writeSnapshot } from './snapshot-writer.js';
  * long-lived process keeps answering while a 100k store compacts (docs/benchmarks.md).
  */
 const PAGE = 200;
-const turn = () => new Promise<void>((r) => setImmediate(r));
 
 /** What compaction reaches of its store (which holds it as private state). */
 export interface CompactionContext {

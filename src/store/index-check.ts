@@ -2,6 +2,7 @@
 // the durable files (snapshot and journal) say it must be, without loading them whole.
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { setImmediate as turn } from 'node:timers/promises';
 import { canonicalJson } from '../protocol/canonical-json.js';
 import type { IndexEntry } from '../protocol/types.js';
 import { parseEntry } from './index-entry.js';
@@ -9,8 +10,6 @@ import type { IndexGeneration } from './index-generation.js';
 import { parseJournal } from './journal.js';
 import type { StoreLayout } from './layout.js';
 import { readSnapshot } from './snapshot-reader.js';
-
-const turn = () => new Promise<void>((r) => setImmediate(r));
 
 /** Compares every entry of the index with recall_index.json + journal. */
 export async function compareEntries(
