@@ -3,7 +3,7 @@
 import type { IndexWarning } from './index-backend.js';
 import type { AnalysisKeyOf } from './index-loader.js';
 
-/** Options of {@link LocalStore}. */
+/** Options of a `LocalStore` (`local-store.ts`). */
 export interface LocalStoreOptions {
   /** How long a writer (or a reader that must catch up) waits for the write lock. */
   lockTimeoutMs: number;

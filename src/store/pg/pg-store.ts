@@ -62,7 +62,7 @@ export interface PgStoreOptions {
 
 const FIELDS: Record<PostingField, number> = { reference: FIELD_REFERENCE, ranked: FIELD_RANKED };
 /** The directory name entries record in `file_path` (what `export` writes next to). */
-export const PG_STORE_DIR = '.contextfold';
+const PG_STORE_DIR = '.contextfold';
 
 /**
  * A store in PostgreSQL: node bytes with their hashes, entries, analyses (ranked postings in
