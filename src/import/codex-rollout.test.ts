@@ -92,6 +92,7 @@ describe('parseCodexRollout', () => {
     ].map((r) => JSON.stringify(r));
     const r = parseCodexRollout(bare.join('\n'), 'old.jsonl');
     expect(r.turns.map((t) => t.content)).toEqual(['hi', 'hello']);
+    expect(r.sessionId).toBe('s0');
   });
 
   it('refuses a malformed record in one line naming the file and line', () => {

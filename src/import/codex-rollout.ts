@@ -136,7 +136,10 @@ export function parseCodexRollout(
     const wrapped = typeof rec.type === 'string' && isRecord(rec.payload);
     const kind = wrapped ? rec.type : BARE_ITEMS.has(String(rec.type)) ? 'response_item' : null;
     const payload = (wrapped ? rec.payload : rec) as Record<string, unknown>;
-    if (kind === 'session_meta' && typeof payload.id === 'string') sessionId ??= payload.id;
+    // The first rollouts open with the bare session meta: `{ id, timestamp, instructions }`.
+    const meta =
+      kind === 'session_meta' || (!wrapped && rec.type === undefined && 'timestamp' in rec);
+    if (meta && typeof payload.id === 'string') sessionId ??= payload.id;
     if (kind === 'compacted' && typeof payload.message === 'string') {
       const summary = { kind: 'text' as const, text: COMPACT_SUMMARY_LABEL + payload.message };
       turns.push(...builder.push({ role: 'user', parts: [summary] }));
