@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseCodexRollout } from './codex-rollout.js';
 
@@ -101,5 +102,172 @@ describe('parseCodexRollout', () => {
       /^r\.jsonl:2: a tool call without "call_id"$/,
     );
     expect(() => parseCodexRollout('{"type": ', 'r.jsonl')).toThrow(/^r\.jsonl:1: not valid JSON/);
+  });
+});
+
+/*
+ * fixtures/codex-rollout.jsonl reproduces, record for record, the opening of a real rollout
+ * written by Codex CLI 0.60.1 (gpt-5.1-codex-max, 2025-11-22), published as
+ * github.com/pinouchon/rtchess dev_history/exported-session.jsonl (commit
+ * b8d8edfa27b5f325c8e37ea6a27799488d135413): the same record types in the same order, the same
+ * keys in the same order and the same kinds of values (`instructions: null`, `content: null`,
+ * `info: null`, `images: []`, `arguments` as JSON text, a shell output as `Exit code: …` text).
+ * That repository has no license, so the text, ids and paths are new; nothing that decides how a
+ * record is read was left out.
+ */
+describe('parseCodexRollout on a rollout in the shapes Codex CLI wrote', () => {
+  const text = readFileSync(new URL('./fixtures/codex-rollout.jsonl', import.meta.url), 'utf8');
+  const { turns, sessionId } = parseCodexRollout(text, 'rollout.jsonl');
+
+  it('reads every record: the injected context and the prompt, then one turn per response', () => {
+    expect(sessionId).toBe('019ab5c2-3d41-7e08-9c5a-2f61d7a0b3e4');
+    expect(turns.map((t) => t.role)).toEqual([
+      'user',
+      'user',
+      'assistant',
+      'assistant',
+      'assistant',
+    ]);
+    expect(turns[0]!.content).toMatch(/^<environment_context>\n {2}<cwd>\/home\/dev\/tally<\/cwd>/);
+    expect(turns[2]!.content).toBe(
+      [
+        '[thinking]',
+        '**Inspecting the server layout**',
+        '[tool_use: shell_command id=call_Q3f8LkV2mZp1Rt7Yx9Wb4Hs0]',
+        '{"command":"ls","workdir":".","timeout_ms":120000}',
+        '[tool_result: shell_command id=call_Q3f8LkV2mZp1Rt7Yx9Wb4Hs0]',
+        'Exit code: 0\nWall time: 0 seconds\nOutput:\nREADME.md\npackage.json\nsrc\ntest\n',
+      ].join('\n'),
+    );
+    expect(turns[3]!.content).toMatch(/^\[thinking\]\n\*\*Planning the health endpoint\*\*/);
+    expect(turns[3]!.content).toMatch(
+      /\[tool_result: update_plan id=call_N6dJ2uTq8aXc5Ve1Gk7Lr3Zy\]\nPlan updated$/,
+    );
+    expect(turns[4]!.content).toBe(
+      'Plan recorded: route first, then the database check, then a test.',
+    );
+  });
+});
+
+/** One wrapped rollout line per record: `[type, payload]`. */
+const rollout = (...records: [string, unknown][]): string =>
+  records
+    .map(([type, payload]) =>
+      JSON.stringify({ timestamp: '2026-01-05T09:00:00.000Z', type, payload }),
+    )
+    .join('\n');
+const item = (payload: unknown): [string, unknown] => ['response_item', payload];
+const ask = item({ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'go' }] });
+
+// Shapes of openai/codex codex-rs/protocol/src/models.rs (`ResponseItem`, the output payload)
+// and protocol.rs (`CompactedItem`), at commit 001cb8e233f250c7086c791c51390286c087faea.
+describe('parseCodexRollout on the item shapes of the Codex source', () => {
+  it("reads a tool's image output as its text and [image], never the inline image data", () => {
+    const png =
+      'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNg';
+    const r = parseCodexRollout(
+      rollout(
+        ask,
+        item({ type: 'function_call', name: 'screenshot', arguments: '{}', call_id: 'c1' }),
+        item({
+          type: 'function_call_output',
+          call_id: 'c1',
+          output: [
+            { type: 'input_text', text: 'login page' },
+            { type: 'input_image', image_url: png },
+          ],
+        }),
+        item({
+          type: 'custom_tool_call',
+          call_id: 'c2',
+          name: 'apply_patch',
+          input: '*** Begin Patch',
+        }),
+        item({
+          type: 'custom_tool_call_output',
+          call_id: 'c2',
+          output: [{ type: 'input_text', text: 'Done!' }],
+        }),
+      ),
+      'r.jsonl',
+    );
+    expect(r.turns[1]!.content).toBe(
+      '[tool_use: screenshot id=c1]\n{}\n[tool_result: screenshot id=c1]\nlogin page\n[image]',
+    );
+    expect(r.turns[2]!.content).toMatch(/\[tool_result: apply_patch id=c2\]\nDone!$/);
+    expect(r.turns.map((t) => t.content).join('\n')).not.toContain('base64');
+  });
+
+  it('keeps the raw reasoning an open-weight model writes in "content"', () => {
+    const r = parseCodexRollout(
+      rollout(
+        ask,
+        item({
+          type: 'reasoning',
+          summary: [],
+          content: [{ type: 'reasoning_text', text: 'The tests live under test/.' }],
+          encrypted_content: null,
+        }),
+        item({ type: 'reasoning', summary: [], content: null, encrypted_content: 'gAAAA…' }),
+      ),
+      'r.jsonl',
+    );
+    expect(r.turns.map((t) => t.content)).toEqual([
+      'go',
+      '[thinking]\nThe tests live under test/.',
+    ]);
+  });
+
+  it('keeps what a web search looked for', () => {
+    const action = { type: 'search', query: 'postgres 17 release notes' };
+    const r = parseCodexRollout(
+      rollout(
+        ask,
+        item({ type: 'web_search_call', status: 'completed', action }),
+        item({ type: 'web_search_call', status: 'in_progress' }),
+        item({
+          type: 'message',
+          role: 'assistant',
+          content: [{ type: 'output_text', text: 'Found it.' }],
+        }),
+      ),
+      'r.jsonl',
+    );
+    expect(r.turns[1]!.content).toBe(`[web_search]\n${JSON.stringify(action)}\nFound it.`);
+  });
+
+  it('makes no turn of a remote compaction, whose summary is encrypted', () => {
+    const r = parseCodexRollout(
+      rollout(
+        ask,
+        [
+          'compacted',
+          {
+            message: '',
+            replacement_history: [
+              { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'go' }] },
+              { type: 'compaction', encrypted_content: 'gAAAA…' },
+            ],
+          },
+        ],
+        item({ type: 'compaction', encrypted_content: 'gAAAA…' }),
+        ['compacted', { message: 'Summary: went.' }],
+      ),
+      'r.jsonl',
+    );
+    expect(r.turns.map((t) => t.content)).toEqual(['go', '[compact summary]\nSummary: went.']);
+  });
+
+  it('skips record and item types it does not know (newer Codex versions add some)', () => {
+    const r = parseCodexRollout(
+      rollout(
+        ['world_state', { full: true }],
+        ask,
+        item({ type: 'image_generation_call', status: 'completed', result: 'iVBORw0K' }),
+        ['token_usage_record', { usage: {} }],
+      ),
+      'r.jsonl',
+    );
+    expect(r.turns.map((t) => t.content)).toEqual(['go']);
   });
 });

@@ -27,13 +27,24 @@ const BARE_ITEMS = new Set([
   'local_shell_call',
 ]);
 
+/**
+ * The session meta the first rollouts open with, bare: `{ id, timestamp, instructions }` (some
+ * versions add `cwd`, `git`, …), where later ones write a `session_meta` record.
+ */
+export function isBareCodexMeta(r: Record<string, unknown>): boolean {
+  return (
+    r.type === undefined &&
+    typeof r.id === 'string' &&
+    typeof r.timestamp === 'string' &&
+    'instructions' in r
+  );
+}
+
 type Fail = (problem: string) => never;
 
-/** The text of a message's content: a string, or blocks (`input_text`, `output_text`, images). */
-function contentText(content: unknown, fail: Fail): string {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return fail('"content" must be a string or a list of blocks');
-  return content
+/** The text of content blocks (`input_text`, `output_text`, images): image data is no text. */
+function blocksText(blocks: unknown[], fail: Fail): string {
+  return blocks
     .map((b) => {
       if (!isRecord(b)) return fail('a content block is not an object');
       if (typeof b.text === 'string') return b.text;
@@ -43,24 +54,62 @@ function contentText(content: unknown, fail: Fail): string {
     .join('\n');
 }
 
-/** A tool's output: a string, or (some versions) `{ output, metadata }`. */
-function outputText(output: unknown): string {
+/** The text of a message's content: a string, or blocks. */
+function contentText(content: unknown, fail: Fail): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return fail('"content" must be a string or a list of blocks');
+  return blocksText(content, fail);
+}
+
+/**
+ * A tool's output: a string (a shell's is `Exit code: …` text, or in older versions JSON text
+ * `{"output": …, "metadata": …}`, kept as written), or content items when a tool returned an
+ * image (`input_text`, `input_image` with the image inline as a data URL).
+ */
+function outputText(output: unknown, fail: Fail): string {
   if (typeof output === 'string') return output;
-  if (isRecord(output) && typeof output.output === 'string') return output.output;
+  if (Array.isArray(output)) return blocksText(output, fail);
   return JSON.stringify(output ?? null);
 }
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v ?? null));
 
+/** The text of each `{ text }` entry of the lists given (entries of other shapes have none). */
+const texts = (...lists: unknown[]): string[] =>
+  lists
+    .flatMap((l) => (Array.isArray(l) ? l : []))
+    .map((e) => (isRecord(e) && typeof e.text === 'string' ? e.text : ''))
+    .filter((t) => t !== '');
+
+const part = (p: MessagePart, role: BuilderMessage['role']): BuilderMessage => ({
+  role,
+  parts: [p],
+});
+
+/**
+ * A reasoning item's readable text: its summary, and the raw reasoning some models write in
+ * `content` (`reasoning_text`); null when only `encrypted_content` is there.
+ */
+function reasoningMessage(item: Record<string, unknown>): BuilderMessage | null {
+  const text = texts(item.summary, item.content).join('\n');
+  return text === '' ? null : part({ kind: 'text', text: `[thinking]\n${text}` }, 'assistant');
+}
+
+/**
+ * A web search the model ran: what it searched or opened (the `action`). The results are not
+ * in the rollout; a call without an action says nothing.
+ */
+function webSearchMessage(item: Record<string, unknown>): BuilderMessage | null {
+  if (!isRecord(item.action)) return null;
+  return part({ kind: 'text', text: `[web_search]\n${JSON.stringify(item.action)}` }, 'assistant');
+}
+
 /**
  * The parts one response item adds, and who they are from; null for items that are not part of
- * the conversation (git snapshots, web search status, encrypted-only reasoning).
+ * the conversation (git snapshots, encrypted compactions, encrypted-only reasoning) and for item
+ * types this reader does not know (newer versions add some: image generation, tool search).
  */
 function itemMessage(item: Record<string, unknown>, fail: Fail): BuilderMessage | null {
-  const part = (p: MessagePart, role: BuilderMessage['role']): BuilderMessage => ({
-    role,
-    parts: [p],
-  });
   switch (item.type) {
     case 'message': {
       const text = contentText(item.content, fail);
@@ -73,14 +122,10 @@ function itemMessage(item: Record<string, unknown>, fail: Fail): BuilderMessage 
         `a message's "role" must be user, assistant, developer or system, got ${str(item.role)}`,
       );
     }
-    case 'reasoning': {
-      const summary = Array.isArray(item.summary) ? item.summary : [];
-      const text = summary
-        .map((s) => (isRecord(s) && typeof s.text === 'string' ? s.text : ''))
-        .filter((t) => t !== '')
-        .join('\n');
-      return text === '' ? null : part({ kind: 'text', text: `[thinking]\n${text}` }, 'assistant');
-    }
+    case 'reasoning':
+      return reasoningMessage(item);
+    case 'web_search_call':
+      return webSearchMessage(item);
     case 'function_call':
     case 'custom_tool_call':
     case 'local_shell_call': {
@@ -93,7 +138,7 @@ function itemMessage(item: Record<string, unknown>, fail: Fail): BuilderMessage 
     case 'function_call_output':
     case 'custom_tool_call_output': {
       if (typeof item.call_id !== 'string') return fail('a tool output without "call_id"');
-      const content = outputText(item.output);
+      const content = outputText(item.output, fail);
       return part(
         { kind: 'tool_result', toolUseId: item.call_id, content, isError: false },
         'user',
@@ -107,9 +152,10 @@ function itemMessage(item: Record<string, unknown>, fail: Fail): BuilderMessage 
 /**
  * Parses an OpenAI Codex CLI session rollout (`~/.codex/sessions/YYYY/MM/DD/rollout-….jsonl`):
  * one `{ timestamp, type, payload }` record a line. Messages become turns; the items of one model
- * response (reasoning summary, text, tool calls) are one assistant turn, with each call's output
- * attached to it; a compaction's summary is a turn labelled `[compact summary]`. Session metadata,
- * turn context and UI events are not turns; the session id comes from `session_meta`. The first
+ * response (reasoning, text, tool calls, web searches) are one assistant turn, with each call's
+ * output attached to it; a compaction's summary is a turn labelled `[compact summary]` (a remote
+ * compaction's is encrypted: no turn). Session metadata, turn context, UI events and record types
+ * this reader does not know are not turns; the session id comes from `session_meta`. The first
  * rollouts (items written bare, without the wrapper) are read too.
  *
  * @example
@@ -136,11 +182,10 @@ export function parseCodexRollout(
     const wrapped = typeof rec.type === 'string' && isRecord(rec.payload);
     const kind = wrapped ? rec.type : BARE_ITEMS.has(String(rec.type)) ? 'response_item' : null;
     const payload = (wrapped ? rec.payload : rec) as Record<string, unknown>;
-    // The first rollouts open with the bare session meta: `{ id, timestamp, instructions }`.
-    const meta =
-      kind === 'session_meta' || (!wrapped && rec.type === undefined && 'timestamp' in rec);
+    const meta = kind === 'session_meta' || (!wrapped && isBareCodexMeta(rec));
     if (meta && typeof payload.id === 'string') sessionId ??= payload.id;
-    if (kind === 'compacted' && typeof payload.message === 'string') {
+    // A remote compaction's summary is encrypted (in `replacement_history`): `message` is empty.
+    if (kind === 'compacted' && typeof payload.message === 'string' && payload.message !== '') {
       const summary = { kind: 'text' as const, text: COMPACT_SUMMARY_LABEL + payload.message };
       turns.push(...builder.push({ role: 'user', parts: [summary] }));
       response++;

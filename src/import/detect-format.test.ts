@@ -39,6 +39,17 @@ describe('detectImportFormat', () => {
       payload: { id: 's' },
     };
     expect(detect(`${JSON.stringify(meta)}\n`)).toBe('codex');
+    // The first rollouts: a bare meta line, state markers and bare items (codex-rs recorder.rs).
+    const first = [
+      {
+        id: '5973b6c0-94b8-487b-a530-2aeb6098ae0e',
+        timestamp: '2025-05-07T17:24:21.123Z',
+        instructions: null,
+      },
+      { record_type: 'state' },
+      { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'hi' }] },
+    ];
+    expect(detect(first.map((r) => JSON.stringify(r)).join('\n'))).toBe('codex');
   });
 
   it('tells an aider history and a SWE-agent trajectory', () => {

@@ -1,6 +1,6 @@
 import { UsageError } from '../protocol/errors.js';
 import { AIDER_CHAT_START } from './aider-history.js';
-import { CODEX_RECORD_TYPES } from './codex-rollout.js';
+import { CODEX_RECORD_TYPES, isBareCodexMeta } from './codex-rollout.js';
 import { IMPORT_FORMATS, type ImportFormat } from './turn.js';
 
 /** Records of a JSONL file looked at before giving up on telling its format. */
@@ -31,7 +31,8 @@ const isObject = (x: unknown): x is Record<string, unknown> =>
  * JSON message array (or request body with `messages`) is `openai` or `anthropic` by the roles,
  * fields and content blocks only one of them has; JSONL is `turns` (`step_id` and `role`) or
  * `claude-code` (rows with a `type` and a session or message id) or `codex` (`{ type, payload }`
- * rollout records); an object with a `history`
+ * rollout records, or the bare `{ id, timestamp, instructions }` line the first rollouts open
+ * with); an object with a `history`
  * array and a `trajectory` or `info` is a SWE-agent trajectory; Markdown that starts a chat
  * with aider's `# aider chat started at` line is an aider history. A file that does not say
  * (plain user/assistant text messages read the same in both APIs) is a one-line `UsageError`
@@ -109,6 +110,7 @@ function jsonlFormat(text: string): ImportFormat | undefined {
     if (typeof r.type === 'string' && CODEX_RECORD_TYPES.has(r.type) && isObject(r.payload)) {
       return 'codex';
     }
+    if (isBareCodexMeta(r)) return 'codex';
   }
   return undefined;
 }
