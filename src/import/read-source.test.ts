@@ -27,4 +27,14 @@ describe('readSourceText', () => {
     expect(() => readSourceText(join(dir, 'z.json'))).toThrow(/z\.json: not valid UTF-8 text/);
     expect(() => readSourceText(join(dir, 'none.json'))).toThrow(/none\.json: no such file/);
   });
+
+  it('says what to do with a zstd-compressed file (a newer Codex rollout) instead of "not UTF-8"', () => {
+    const dir = tempDir().dir;
+    // A zstd frame: magic, then a frame header and a raw block holding "{}".
+    const frame = Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x20, 0x02, 0x11, 0x00, 0x00, 0x7b, 0x7d]);
+    writeFileSync(join(dir, 'rollout.jsonl.zst'), frame);
+    expect(() => readSourceText(join(dir, 'rollout.jsonl.zst'))).toThrow(
+      /rollout\.jsonl\.zst: zstd-compressed: decompress it first \(zstd -d FILE\)/,
+    );
+  });
 });

@@ -2,9 +2,13 @@ import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { sourceError } from './source-error.js';
 
+/** The zstd frame's magic number, 0xFD2FB528 little-endian. */
+const isZstd = (b: Buffer): boolean =>
+  b.length >= 4 && b[0] === 0x28 && b[1] === 0xb5 && b[2] === 0x2f && b[3] === 0xfd;
+
 /**
  * Reads an import file as text. Gzip input (`.gz`, or the gzip magic bytes) is decompressed in
- * memory with zlib; the text must be valid UTF-8 (a leading BOM is dropped).
+ * memory with zlib; zstd input is refused with what to do; the text must be valid UTF-8 (a leading BOM is dropped).
  *
  * @example
  * const text = readSourceText('session.jsonl.gz');
@@ -29,6 +33,13 @@ export function readSourceText(path: string): string {
     }
   } else if (path.endsWith('.gz')) {
     throw sourceError(path, null, 'named .gz but is not gzip data');
+  } else if (isZstd(bytes)) {
+    // Newer Codex CLI versions compress rollouts (`.jsonl.zst`); Node 20's zlib has no zstd.
+    throw sourceError(
+      path,
+      null,
+      'zstd-compressed: decompress it first (zstd -d FILE), then import the result',
+    );
   }
   let text: string;
   try {
