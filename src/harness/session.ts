@@ -1,106 +1,44 @@
+// The public face of the harness: `Session` keeps the session's life (open, append, pin, the
+// two turn hooks, close) and the intake of incoming messages; its options live in
+// `session-options.ts`, its side over the engine in `session-live-io.ts`, and the turn
+// lifecycle in `session-core.ts`. The moved public names are re-exported from here.
 import { ContextFold } from '../engine/context-fold.js';
-import type { ContextFoldEngine, RetrievalMode, Tokenizer } from '../engine/types.js';
+import type { ContextFoldEngine } from '../engine/types.js';
 import { sha256Hex } from '../protocol/canonical-json.js';
 import { UsageError } from '../protocol/errors.js';
 import { BrokenReferenceError } from '../protocol/ipcf-errors.js';
-import type { HydrationPolicy } from '../protocol/policy.js';
-import { perTurnCap } from '../protocol/policy.js';
-import type { PageInFailure } from '../protocol/results.js';
 import { isoSeconds } from '../protocol/time.js';
-import { type ArchivedBlockInfo, stripArchivedBlocks } from './archived-block.js';
-import type { FoldRef } from './folded-step.js';
-import type { LiveOverflow } from './live-excerpt.js';
+import { stripArchivedBlocks } from './archived-block.js';
 import {
   type HistoryMessage,
   type HistoryRecord,
   type Message,
   messageToRecord,
   parseMessage,
-  toPlainMessage,
   type UserMessage,
 } from './messages.js';
-import { type ContextPack, pageTokens } from './pack.js';
+import type { ContextPack } from './pack.js';
 import { redactMessages } from './redact-message.js';
 import { stableJson } from './render.js';
-import { type FoldRequest, type PagedIn, SessionCore, type SessionIO } from './session-core.js';
+import { SessionCore } from './session-core.js';
 import {
   loadEvents,
   type SessionConfig,
   type StrippedRecord,
   storeEvents,
 } from './session-events.js';
-import { describeTurn, summarizeTurn, type TurnFacts } from './summarize.js';
+import { LiveIO } from './session-live-io.js';
+import { type SessionOptions, sessionConfig } from './session-options.js';
 import { TokenMeter } from './token-meter.js';
-import { addToTurns, type Turn } from './turns.js';
+import { addToTurns } from './turns.js';
 
-/** What a custom summariser receives for one turn. */
-export interface SummarizerInput {
-  stepId: number;
-  steps: number[];
-  messages: Message[];
-  /** The exact payload that goes to cold storage. */
-  payload: string;
-  /** The deterministic facts of the turn (files, commands, errors, status…). */
-  facts: TurnFacts;
-}
-
-/**
- * A caller-supplied summariser (for example an LLM call). Its output is the fold's summary
- * input; the record keeps at most 280 characters of it. Replay reuses the recorded output.
- */
-export type Summarizer = (turn: SummarizerInput) => string | Promise<string>;
-
-/** Options of {@link Session.open}. */
-export interface SessionOptions {
-  /** Store directory (e.g. `.contextfold`); `events.jsonl` lives there too. Not needed with `engine`. */
-  dir?: string;
-  /** Token budget of every pack, counted with the engine's tokenizer. */
-  budget: number;
-  /** Token counter (passed to the engine). Default `o200k`. */
-  tokenizer?: Tokenizer | 'o200k' | 'reference';
-  /** Turns before the current one always kept verbatim (L1). Default 10. */
-  keepRecent?: number;
-  /** Older turns above this many tokens are folded. Default 256. */
-  foldThreshold?: number;
-  /** Fraction of `budget − pageReserve` above which every older turn is folded. Default 0.8. */
-  highWater?: number;
-  /** Fraction the L2 window drops back to when the pack is over budget. Default 0.5. */
-  lowWater?: number;
-  /** Tokens kept free for paged-in blocks. Default min(per-turn page cap, budget / 2). */
-  pageReserve?: number;
-  /**
-   * Also scan the pending output of a tool loop for page-in, not only user prompts. Default
-   * false; `contextfold proxy` and `contextfold session --per-call` turn it on (most calls of
-   * an agent are tool-loop continuations).
-   */
-  pageInToolOutput?: boolean;
-  /**
-   * A live turn (the prompt or pending tool output) that does not fit the budget beside the
-   * pinned layer: `'excerpt'` (default) sends the head and the tail of its oversized tool
-   * outputs, then of the prompt, with a marker line saying how much was left out, so the pack
-   * fits; `'send-whole'` sends it whole, over budget. The history and the store keep every
-   * byte either way; the turn folds normally later.
-   */
-  liveOverflow?: LiveOverflow;
-  /** Custom summariser; default: the deterministic offline {@link summarizeTurn}. */
-  summarize?: Summarizer;
-  /** Use this engine instead of opening one on `dir` (the session does not close it). */
-  engine?: ContextFoldEngine;
-  /** Hydration policy for the engine the session opens. */
-  policy?: HydrationPolicy;
-  sessionId?: string;
-  retrieval?: RetrievalMode;
-  /**
-   * Redact secrets (default true) in everything the session records and folds: incoming
-   * messages, pinned notes, custom summaries. `false` keeps the text as given. With `engine`,
-   * the engine's own setting applies.
-   */
-  redact?: boolean;
-  /** Ranked-analysis cache directory of the engine the session opens (`OpenOptions.cacheDir`). */
-  cacheDir?: string | false;
-  /** Clock for message times and `recorded_at`; never part of a pack. */
-  clock?: () => Date;
-}
+export {
+  defaultSummary,
+  type SessionOptions,
+  type Summarizer,
+  type SummarizerInput,
+  sessionConfig,
+} from './session-options.js';
 
 /** Messages validated, stripped and redacted, ready to record. */
 interface Prepared {
@@ -126,196 +64,6 @@ export interface AfterTurnResult {
   appended: number[];
   /** Steps whose pages left the prompt. */
   evicted: number[];
-}
-
-function intOption(value: number | undefined, fallback: number, name: string, min: number): number {
-  const v = value ?? fallback;
-  if (!Number.isSafeInteger(v) || v < min) {
-    throw new UsageError(`${name} must be an integer >= ${min}, got ${String(value)}`);
-  }
-  return v;
-}
-
-function fraction(value: number | undefined, fallback: number, name: string): number {
-  const v = value ?? fallback;
-  if (typeof v !== 'number' || !(v >= 0 && v <= 1)) {
-    throw new UsageError(`${name} must be a number between 0 and 1, got ${String(value)}`);
-  }
-  return v;
-}
-
-/** Resolves the options into the recorded policy (all integers). */
-export function sessionConfig(options: SessionOptions, engine: ContextFoldEngine): SessionConfig {
-  const budget = intOption(options.budget, Number.NaN, 'budget', 1);
-  const reserveDefault = Math.min(perTurnCap(engine.policy), Math.floor(budget / 2));
-  const pageReserve = intOption(options.pageReserve, reserveDefault, 'pageReserve', 0);
-  if (pageReserve >= budget) {
-    throw new UsageError(
-      `pageReserve (${pageReserve}) must be smaller than the budget (${budget})`,
-    );
-  }
-  const high = fraction(options.highWater, 0.8, 'highWater');
-  const low = fraction(options.lowWater, 0.5, 'lowWater');
-  if (low > high) throw new UsageError(`lowWater (${low}) must not exceed highWater (${high})`);
-  const room = budget - pageReserve;
-  return {
-    budget,
-    keep_recent: intOption(options.keepRecent, 10, 'keepRecent', 0),
-    fold_threshold: intOption(options.foldThreshold, 256, 'foldThreshold', 0),
-    high_water_tokens: Math.floor(high * room),
-    low_water_tokens: Math.floor(low * room),
-    page_reserve: pageReserve,
-    tokenizer: engine.tokenizer.name,
-    summarizer: options.summarize ? 'custom' : 'default',
-    live_overflow: liveOverflow(options.liveOverflow),
-    step_ids: 'turns',
-  };
-}
-
-function liveOverflow(value: unknown): LiveOverflow {
-  if (value === undefined) return 'excerpt';
-  if (value === 'excerpt' || value === 'send-whole') return value;
-  throw new UsageError(`liveOverflow must be 'excerpt' or 'send-whole', got ${String(value)}`);
-}
-
-/**
- * The deterministic default summary of a turn, as the session folds it.
- *
- * @example
- * groupTurns(session.history()).map(defaultSummary);
- * // ['user: Which port does PostgreSQL use?', 'assistant: Port 5433, see the config.']
- */
-export function defaultSummary(turn: Turn): string {
-  return summarizeTurn(turn.messages.map(toPlainMessage));
-}
-
-/**
- * Keeps the pages (in the engine's order) whose blocks fit in `room` tokens; the others are
- * refused, reported like any page that could not be paged in. L3 and L0 are never dropped, so
- * a page that does not fit beside them would put the pack over its budget.
- */
-function fitPages<P extends ArchivedBlockInfo>(
-  pages: readonly P[],
-  room: number,
-  meter: TokenMeter,
-): { pages: P[]; refused: PageInFailure[] } {
-  const kept: P[] = [];
-  const refused: PageInFailure[] = [];
-  let left = room;
-  for (const p of pages) {
-    const n = pageTokens(meter, p);
-    if (n <= left) {
-      kept.push(p);
-      left -= n;
-    } else {
-      refused.push({
-        step_id: p.step_id,
-        code: 'PAGE_BUDGET',
-        error: 'PageBudgetExceeded',
-        message: `its ${n}-token block does not fit: ${Math.max(0, left)} token(s) of the budget are left beside the live turn and pinned layer`,
-      });
-    }
-  }
-  return { pages: kept, refused };
-}
-
-/** The live side of a session: the engine. */
-class LiveIO implements SessionIO {
-  constructor(
-    private readonly engine: ContextFoldEngine,
-    private readonly summarizer: Summarizer | undefined,
-    private readonly meter: TokenMeter,
-  ) {}
-
-  async summarize(
-    turn: Turn,
-    payload: string,
-  ): Promise<{ summary: string; source: 'default' | 'custom' }> {
-    if (!this.summarizer) return { summary: defaultSummary(turn), source: 'default' };
-    const messages = turn.messages.map(toPlainMessage);
-    const out = await this.summarizer({
-      stepId: turn.stepId,
-      steps: [...turn.steps],
-      messages,
-      payload,
-      facts: describeTurn(messages),
-    });
-    if (typeof out !== 'string') {
-      throw new UsageError(
-        `the custom summariser returned ${typeof out} for step ${turn.stepId}; it must return a string`,
-      );
-    }
-    // The summary goes into the fold event's record: redact it like any other recorded text.
-    const summary = this.engine.redact ? await this.engine.redactText(out) : out;
-    return { summary, source: 'custom' };
-  }
-
-  /**
-   * Folds the turns. A turn the store already holds with exactly these payload bytes (archived
-   * by an import or the Claude Code hook, whose summary may differ) is adopted as it is: a
-   * refold never overwrites. Another payload under the same step is refused by the engine
-   * (`StepConflictError`).
-   */
-  async fold(requests: FoldRequest[]): Promise<FoldRef[]> {
-    const archived = await Promise.all(requests.map((r) => this.archived(r)));
-    const todo = requests.filter((_, i) => archived[i] === null);
-    const results =
-      todo.length === 0
-        ? []
-        : await this.engine.foldMany(
-            todo.map((r) => ({ stepId: r.turn.stepId, summary: r.summary, content: r.payload })),
-          );
-    let k = 0;
-    return archived.map((a) => {
-      if (a !== null) return a;
-      const r = results[k++]!;
-      return { step_id: r.step_id, file_path: r.file_path, payload_sha256: r.payload_sha256 };
-    });
-  }
-
-  /** The store's node of this turn when it holds the same payload bytes, else null. */
-  private async archived(r: FoldRequest): Promise<FoldRef | null> {
-    const entry = await this.engine.entry(r.turn.stepId);
-    if (!entry) return null;
-    const text = this.engine.redact ? await this.engine.redactText(r.payload) : r.payload;
-    if (sha256Hex(text) !== entry.payload_sha256) return null;
-    return {
-      step_id: entry.step_id,
-      file_path: entry.file_path,
-      payload_sha256: entry.payload_sha256,
-    };
-  }
-
-  async pageIn(
-    prompt: string,
-    _turn: number,
-    room: number,
-  ): Promise<{ pages: PagedIn[]; failures: PageInFailure[] }> {
-    const r = await this.engine.pageIn(prompt);
-    const caps = new Map(r.scan.selected.map((p) => [p.step_id, p.cost]));
-    const fitted = fitPages(r.pages, room, this.meter);
-    return {
-      pages: fitted.pages.map((p) => ({
-        step_id: p.step_id,
-        payload_sha256: p.payload_sha256,
-        chunk: p.chunk,
-        chunks: p.chunks,
-        truncated: p.truncated,
-        content: p.content,
-        matched_terms: [...p.matched_terms],
-        cap: caps.get(p.step_id) ?? this.engine.policy.max_rehydration_tokens_per_call,
-        ...(p.window ? { window: { ...p.window } } : {}),
-        tokens: p.tokens,
-        content_sha256: sha256Hex(p.content),
-        findings: p.findings,
-      })),
-      failures: [...r.failures.map((f) => ({ ...f })), ...fitted.refused],
-    };
-  }
-
-  async evict(stepId: number): Promise<void> {
-    await this.engine.evict(stepId);
-  }
 }
 
 /**
