@@ -271,6 +271,7 @@ export class IndexDb {
     return this.#writer.attachAnalyses(list, state);
   }
 
+  /** Token counts of payloads per tokenizer, by content (a count never changes: kept if present). */
   putTokens(list: readonly { payload_sha256: string; tokenizer: string; count: number }[]): void {
     const ins = this.#s.get(
       'putTokens',
@@ -279,6 +280,7 @@ export class IndexDb {
     for (const t of list) ins.run(t.payload_sha256, t.tokenizer, t.count);
   }
 
+  /** A payload's token count under `tokenizer`, if one was stored. */
   tokens(payloadSha256: string, tokenizer: string): number | undefined {
     return this.#s
       .get('tokens', 'SELECT count FROM tokens WHERE payload_sha256 = ? AND tokenizer = ?')
