@@ -9,9 +9,9 @@ import type { IndexEntry } from '../protocol/types.js';
 import { isPgUrl } from '../store/pg/pg-url.js';
 import type { FoldRef } from './folded-step.js';
 import type { ContextPack } from './pack.js';
-import { defaultSummary } from './session-options.js';
 import { type FoldRequest, type PagedIn, SessionCore, type SessionIO } from './session-core.js';
 import { comparableEvent, loadEvents, readEvents, type SessionEvent } from './session-events.js';
+import { defaultSummary } from './session-options.js';
 import { TokenMeter } from './token-meter.js';
 import type { Turn } from './turns.js';
 
