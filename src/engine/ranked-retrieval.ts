@@ -11,7 +11,7 @@ import {
   storedAnalysis,
 } from '../retrieval/node-analysis.js';
 import { focusWindow } from '../retrieval/ranked-focus.js';
-import { type RankedDoc, rankedDoc } from '../retrieval/ranked-index.js';
+import { type DocLayout, type RankedDoc, rankedDoc } from '../retrieval/ranked-index.js';
 import {
   type RankedPick,
   type RankedScanResult,
@@ -39,7 +39,10 @@ const tokenKey = (d: DocDetail): Pick<DocDetail, 'payload_sha256' | 'token_estim
   token_estimate: d.token_estimate,
 });
 
-/** Decoded analyses a process keeps at most (about 12 KB each for a 2 KB turn). */
+/**
+ * Decoded analyses a process keeps at most (about 12 KB each for a 2 KB turn, plus its scan
+ * layout: about 6 KB for the 270 keys of a bench turn).
+ */
 const MAX_DECODED = 8192;
 
 /**
@@ -70,6 +73,8 @@ class DecodedSet {
 class StoredDoc {
   readonly stepId: number;
   readonly length: number;
+  /** The scan's packed form of the analysis (see `docLayout`), dropped with it. */
+  layout: DocLayout | undefined = undefined;
   /** What the token count is stored under, once the analysis row was read. */
   #key: Pick<DocDetail, 'payload_sha256' | 'token_estimate'> | undefined;
   #analysis: NodeAnalysis | undefined;
@@ -146,6 +151,7 @@ class StoredDoc {
   /** Drops the decoded analysis (see {@link DecodedSet}); the next read decodes it again. */
   forget(): void {
     this.#analysis = undefined;
+    this.layout = undefined;
     this.#key = undefined;
     this.#tokens = undefined;
   }
@@ -370,7 +376,8 @@ export class RankedRetrieval {
     for (let i = 0; i < steps.length; i++) {
       const step = steps[i]!;
       const d = this.#docs.get(step);
-      if (d) out[i] = d;
+      // Compared with undefined: a truthiness test reads each document's map (a cache miss).
+      if (d !== undefined) out[i] = d;
       else if (!this.#absent.has(step)) missing.push(i);
     }
     if (missing.length === 0) return out;
@@ -382,7 +389,7 @@ export class RankedRetrieval {
     }
     for (const i of missing) {
       const doc = found.get(steps[i]!);
-      if (doc) out[i] = doc;
+      if (doc !== undefined) out[i] = doc;
       else this.#absent.add(steps[i]!);
     }
     return out;

@@ -1,11 +1,4 @@
-import {
-  blockCount,
-  hasId,
-  isPlainKey,
-  localKey,
-  type RankedDoc,
-  type RankedIndexView,
-} from './ranked-index.js';
+import { docLayout, keyHash, type RankedDoc, type RankedIndexView } from './ranked-index.js';
 import { ANSWER_SHAPES, type PromptIntent } from './ranked-intent.js';
 import type { QueryKey } from './ranked-query.js';
 
@@ -104,49 +97,88 @@ interface Credits {
   match: Int32Array;
 }
 
+/**
+ * The credit and match arrays of the last scan, reused: they grow to a scan's candidates times
+ * its keys (a large store: thousands by several), and {@link releaseCredits} clears what a scan
+ * set, so a scan neither allocates nor zeroes them whole.
+ */
+let creditScratch = new Float64Array(1024);
+let matchScratch = new Int32Array(1024).fill(-1);
+
 function gatherCredits(
   index: RankedIndexView,
   query: readonly QueryKey[],
   maxPostings: number,
 ): Credits {
   const nq = query.length;
-  const slotOf = index.scratchSlots();
-  const docs: number[] = [];
-  let credit = new Float64Array(64 * Math.max(1, nq));
-  let match = new Int32Array(64 * Math.max(1, nq)).fill(-1);
-  const slot = (docNo: number): number => {
-    const k = slotOf[docNo]! - 1;
-    if (k >= 0) return k;
-    docs.push(docNo);
-    slotOf[docNo] = docs.length;
-    if (docs.length * nq > credit.length) {
-      const c = new Float64Array(credit.length * 2);
-      c.set(credit);
-      credit = c;
-      const m = new Int32Array(match.length * 2).fill(-1);
-      m.set(match);
-      match = m;
-    }
-    return docs.length - 1;
+  const cr: Credits = {
+    docs: [],
+    slotOf: index.scratchSlots(),
+    credit: creditScratch,
+    match: matchScratch,
   };
+  try {
+    addCredits(index, query, maxPostings, cr);
+  } catch (e) {
+    // Left set, the shared arrays would credit the next scan with this one's postings.
+    releaseCredits(cr, nq);
+    throw e;
+  }
+  return cr;
+}
+
+function addCredits(
+  index: RankedIndexView,
+  query: readonly QueryKey[],
+  maxPostings: number,
+  cr: Credits,
+): void {
+  const nq = query.length;
   const n = index.size;
-  query.forEach((q, qi) => {
-    q.matches.forEach((m, mi) => {
+  for (let qi = 0; qi < nq; qi++) {
+    const matches = query[qi]!.matches;
+    for (let mi = 0; mi < matches.length; mi++) {
+      const m = matches[mi]!;
       const p = index.postings(m.key);
-      if (!p) return;
+      if (!p) continue;
       // A view may hold only the most recent postings: the frequency comes from the index.
       const w = m.weight * idf(n, index.docFrequency(m.key));
       // Postings are in fold order: the tail holds the most recent turns.
       for (let i = Math.max(0, p.docs.length - maxPostings); i < p.docs.length; i++) {
-        const at = slot(p.docs[i]!) * nq + qi;
-        if (w > credit[at]!) {
-          credit[at] = w;
-          match[at] = mi;
+        const at = creditSlot(cr, p.docs[i]!, nq) * nq + qi;
+        if (w > cr.credit[at]!) {
+          cr.credit[at] = w;
+          cr.match[at] = mi;
         }
       }
-    });
-  });
-  return { docs, slotOf, credit, match };
+    }
+  }
+}
+
+/** The credit slot of a document, given on its first posting (the arrays grow as needed). */
+function creditSlot(cr: Credits, docNo: number, nq: number): number {
+  const k = cr.slotOf[docNo]! - 1;
+  if (k >= 0) return k;
+  cr.docs.push(docNo);
+  cr.slotOf[docNo] = cr.docs.length;
+  if (cr.docs.length * nq > cr.credit.length) {
+    const c = new Float64Array(cr.credit.length * 2);
+    c.set(cr.credit);
+    const m = new Int32Array(cr.match.length * 2).fill(-1);
+    m.set(cr.match);
+    cr.credit = c;
+    cr.match = m;
+    creditScratch = c;
+    matchScratch = m;
+  }
+  return cr.docs.length - 1;
+}
+
+/** Clears what a scan set in the shared arrays (slots, credits, matches) for the next scan. */
+function releaseCredits(cr: Credits, nq: number): void {
+  for (const d of cr.docs) cr.slotOf[d] = 0;
+  cr.credit.fill(0, 0, cr.docs.length * nq);
+  cr.match.fill(-1, 0, cr.docs.length * nq);
 }
 
 /** A scorer of one candidate, closed over the prompt's credits. */
@@ -167,7 +199,7 @@ class FeatureContext {
     this.matchCredit = query.map((q) =>
       Float64Array.from(q.matches, (m) => m.weight * idf(n, index.docFrequency(m.key))),
     );
-    this.#plain = query.map((q) => q.matches.map((m) => isPlainKey(m.key)));
+    this.#hash = query.map((q) => Int32Array.from(q.matches, (m) => keyHash(m.key)));
   }
 
   /** Credit slot of the turn at `step` (a turn that holds a prompt key), or -1. */
@@ -210,24 +242,27 @@ class FeatureContext {
       around[i] = k < 0 ? -1 : k * this.nq;
     }
     const { credit } = this.cr;
-    const at = (i: number, q: number): number => {
-      const o = around[i]!;
-      return o < 0 ? 0 : credit[o + q]!;
-    };
     let turn = 0;
     let prev = 0;
     let union = 0;
     let next = 0;
     let ctx = 0;
     for (let q = 0; q < this.nq; q++) {
-      const c0 = at(3, q);
-      const p = at(2, q);
-      const nx = at(4, q);
+      const c0 = creditAt(credit, around, 3, q);
+      const p = creditAt(credit, around, 2, q);
+      const nx = creditAt(credit, around, 4, q);
       turn += c0;
       prev += p;
       union += Math.max(p, c0);
       next += nx;
-      ctx += Math.max(at(0, q), at(1, q), p, c0, nx, at(5, q));
+      ctx += Math.max(
+        creditAt(credit, around, 0, q),
+        creditAt(credit, around, 1, q),
+        p,
+        c0,
+        nx,
+        creditAt(credit, around, 5, q),
+      );
     }
     out[F.turn] = turn / this.total;
     out[F.prev] = prev / this.total;
@@ -239,8 +274,8 @@ class FeatureContext {
   /** Credit (weight × IDF) of each match of each query key, computed once per prompt. */
   readonly matchCredit: Float64Array[];
 
-  /** Per match of each query key: {@link isPlainKey}, computed once per prompt. */
-  readonly #plain: boolean[][];
+  /** Per match of each query key: its {@link keyHash}, computed once per prompt. */
+  readonly #hash: Int32Array[];
 
   /**
    * The matches the turn holds, one per query key (the match that gave the key its credit in the
@@ -252,10 +287,11 @@ class FeatureContext {
     out.n = 0;
     const k = this.cr.slotOf[docNo]! - 1;
     if (k < 0) return out;
+    const layout = docLayout(doc);
     for (let q = 0; q < this.nq; q++) {
       const mi = this.cr.match[k * this.nq + q]!;
       if (mi < 0) continue;
-      const id = localKey(doc.keys, this.query[q]!.matches[mi]!.key, this.#plain[q]![mi]!);
+      const id = layout.find(this.query[q]!.matches[mi]!.key, this.#hash[q]![mi]!);
       if (id < 0) continue;
       out.id[out.n] = id;
       out.w[out.n] = this.matchCredit[q]![mi]!;
@@ -269,7 +305,8 @@ class FeatureContext {
   /** Credit of the turn's header: the matches (one per key) that the header holds. */
   headCoverage(doc: RankedDoc, present: Present): number {
     let s = 0;
-    for (let i = 0; i < present.n; i++) if (hasId(doc.head, present.id[i]!)) s += present.w[i]!;
+    const layout = docLayout(doc);
+    for (let i = 0; i < present.n; i++) if (layout.inHead(present.id[i]!)) s += present.w[i]!;
     return s / this.total;
   }
 
@@ -294,29 +331,50 @@ class FeatureContext {
     return matched;
   }
 
-  /** The best block by BM25 over the prompt's keys (one match per key): its index and score. */
+  /** Per block of the candidate being scored: its BM25 so far (zero between candidates). */
+  #blockScores = new Float64Array(16);
+
+  /**
+   * The best block by BM25 over the prompt's keys (one match per key): its index and score.
+   * Each present key adds its term to the blocks that hold it (its pairs in the document's
+   * layout), in key order, so every block's sum is the one a pass over the blocks would make.
+   */
   bestBlock(doc: RankedDoc, present: Present): { block: number; score: number } {
     const { k1, b } = this.t;
     const avg = this.index.averageBlockLength;
     let block = 0;
     let score = 0;
     if (present.n === 0) return { block, score };
-    const { blocks } = doc;
-    for (let bi = 0; bi < blocks.length; bi++) {
-      const blk = blocks[bi]!;
-      const norm = k1 * (1 - b + (b * blk.length) / avg);
-      let s = 0;
-      for (let i = 0; i < present.n; i++) {
-        const tf = blockCount(blk, present.id[i]!);
-        if (tf !== 0) s += (present.w[i]! * tf * (k1 + 1)) / (tf + norm);
+    const layout = docLayout(doc);
+    const { ints } = layout;
+    const nb = layout.blocks;
+    if (this.#blockScores.length < nb) this.#blockScores = new Float64Array(2 * nb);
+    const acc = this.#blockScores;
+    for (let i = 0; i < present.n; i++) {
+      const id = present.id[i]!;
+      const w = present.w[i]!;
+      for (let p = ints[id]!; p < ints[id + 1]!; p += 2) {
+        const bi = ints[p]!;
+        const tf = ints[p + 1]!;
+        const norm = k1 * (1 - b + (b * layout.blockLength(bi)) / avg);
+        acc[bi]! += (w * tf * (k1 + 1)) / (tf + norm);
       }
-      if (s > score) {
+    }
+    for (let bi = 0; bi < nb; bi++) {
+      if (acc[bi]! > score) {
         block = bi;
-        score = s;
+        score = acc[bi]!;
       }
+      acc[bi] = 0;
     }
     return { block, score: score / this.total };
   }
+}
+
+/** Credit of query key `q` held by neighbour `i` (see `FeatureContext.neighbourhood`). */
+function creditAt(credit: Float64Array, around: Int32Array, i: number, q: number): number {
+  const o = around[i]!;
+  return o < 0 ? 0 : credit[o + q]!;
 }
 
 /** The matches one candidate holds (see `FeatureContext.present`): parallel arrays, `n` used. */
@@ -378,7 +436,7 @@ export function candidateFeatures(
     normalise(candidates);
     return { candidates, keyWeights, rarity };
   } finally {
-    for (const d of cr.docs) cr.slotOf[d] = 0;
+    releaseCredits(cr, query.length);
   }
 }
 
@@ -439,15 +497,16 @@ function fullCandidate(
   const f = buffer.subarray(0, FEATURE_NAMES.length);
   const present = ctx.present(docNo, doc);
   const best = ctx.bestBlock(doc, present);
-  const blk = doc.blocks[best.block]!;
+  // The block's and the turn's fields come from the layout: the analysis is not read.
+  const layout = docLayout(doc);
   f[F.block] = best.score;
   ctx.neighbourhood(step, f);
   f[F.head] = ctx.headCoverage(doc, present);
-  f[F.shape] = (blk.shapes & cue.askedMask) !== 0 ? 1 : 0;
-  f[F.shapeTurn] = (doc.shapes & cue.askedMask) !== 0 ? 1 : 0;
-  f[F.err] = cue.intent.error && blk.error ? 1 : 0;
-  f[F.prose] = blk.prose;
-  f[F.proseTurn] = doc.prose;
+  f[F.shape] = (layout.blockShapes(best.block) & cue.askedMask) !== 0 ? 1 : 0;
+  f[F.shapeTurn] = (layout.shapes & cue.askedMask) !== 0 ? 1 : 0;
+  f[F.err] = cue.intent.error && layout.blockError(best.block) ? 1 : 0;
+  f[F.prose] = layout.blockProse(best.block);
+  f[F.proseTurn] = layout.prose;
   f[F.len] = Math.log(1 + doc.tokens) / 10;
   const rec = (step - cue.lo) / cue.span;
   f[F.recLatest] = cue.intent.time === 'latest' ? rec : 0;
@@ -459,29 +518,38 @@ function fullCandidate(
   return { docNo, stepId: step, features: f, block: best.block, own, fromPrev, matched };
 }
 
+/** Documents {@link candidateSteps} has listed (all clear between calls: it clears its marks). */
+let seenScratch = new Uint8Array(1024);
+
 /**
  * The steps of the candidate turns: each turn that holds a prompt key (`docs`) and the turn
  * after it (a tool result is about what its call asked for), each once, in that order. Marked
  * by document number in a flat array: a scan of a large store has thousands of candidates.
  */
 function candidateSteps(index: RankedIndexView, docs: readonly number[]): number[] {
-  let seen = new Uint8Array(index.size + 2);
+  if (seenScratch.length < index.size + 2) seenScratch = new Uint8Array(2 * index.size + 2);
+  const marked: number[] = [];
   const out: number[] = [];
   const add = (docNo: number, step: number): void => {
-    if (docNo >= seen.length) {
+    if (docNo >= seenScratch.length) {
       const grown = new Uint8Array(2 * docNo + 2);
-      grown.set(seen);
-      seen = grown;
+      grown.set(seenScratch);
+      seenScratch = grown;
     }
-    if (seen[docNo] !== 0) return;
-    seen[docNo] = 1;
+    if (seenScratch[docNo] !== 0) return;
+    seenScratch[docNo] = 1;
+    marked.push(docNo);
     out.push(step);
   };
-  for (const d of docs) {
-    const step = index.doc(d).stepId;
-    add(d, step);
-    const next = index.docOf(step + 1);
-    if (next !== undefined) add(next, step + 1);
+  try {
+    for (const d of docs) {
+      const step = index.stepOf(d);
+      add(d, step);
+      const next = index.docOf(step + 1);
+      if (next !== undefined) add(next, step + 1);
+    }
+  } finally {
+    for (const d of marked) seenScratch[d] = 0;
   }
   return out;
 }
@@ -489,19 +557,63 @@ function candidateSteps(index: RankedIndexView, docs: readonly number[]): number
 /**
  * The `limit` steps with the highest `score`, best first, ties broken by the later step: the
  * same as sorting every step and keeping the first `limit`, without sorting them all (the
- * cut-off score comes from a numeric sort, then only the steps at or above it are sorted).
+ * cut-off score is selected in linear time, then only the steps at or above it are sorted).
  *
  * @example
  * bestSteps([3, 5, 7], Float64Array.from([0.2, 0.9, 0.2]), 2); // [5, 7]
  */
 export function bestSteps(steps: readonly number[], score: Float64Array, limit: number): number[] {
-  let kept = steps.map((_, i) => i);
-  if (steps.length > limit) {
-    const cut = score.slice(0, steps.length).sort()[steps.length - limit]!;
-    kept = kept.filter((i) => score[i]! >= cut);
+  const n = steps.length;
+  if (limit <= 0) return [];
+  const kept: number[] = [];
+  if (n > limit) {
+    const cut = nthSmallest(score, n, n - limit);
+    for (let i = 0; i < n; i++) if (score[i]! >= cut) kept.push(i);
+  } else {
+    for (let i = 0; i < n; i++) kept.push(i);
   }
   kept.sort((i, j) => score[j]! - score[i]! || steps[j]! - steps[i]!);
-  return kept.slice(0, limit).map((i) => steps[i]!);
+  const out = new Array<number>(Math.min(limit, kept.length));
+  for (let i = 0; i < out.length; i++) out[i] = steps[kept[i]!]!;
+  return out;
+}
+
+/** Scratch copy of the scores {@link nthSmallest} partitions (reused: a scan selects once). */
+let selectScratch = new Float64Array(1024);
+
+/**
+ * The value at index `k` of the first `n` values of `values` sorted ascending (Hoare's
+ * selection on a scratch copy, median-of-three pivots): what a full sort would put there.
+ */
+function nthSmallest(values: Float64Array, n: number, k: number): number {
+  if (selectScratch.length < n) selectScratch = new Float64Array(2 * n);
+  const a = selectScratch;
+  a.set(values.subarray(0, n));
+  let lo = 0;
+  let hi = n - 1;
+  while (hi > lo) {
+    const mid = (lo + hi) >> 1;
+    const pivot = median3(a[lo]!, a[mid]!, a[hi]!);
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (a[i]! < pivot) i++;
+      while (a[j]! > pivot) j--;
+      if (i <= j) {
+        const x = a[i]!;
+        a[i++] = a[j]!;
+        a[j--] = x;
+      }
+    }
+    if (k <= j) hi = j;
+    else if (k >= i) lo = i;
+    else return a[k]!;
+  }
+  return a[k]!;
+}
+
+function median3(x: number, y: number, z: number): number {
+  return Math.max(Math.min(x, y), Math.min(Math.max(x, y), z));
 }
 
 const NORMALISED: readonly [FeatureName, FeatureName][] = [
@@ -544,9 +656,9 @@ function interact(f: Float64Array): void {
  */
 export function linearScore(features: Float64Array, weights: FeatureWeights): number {
   let s = 0;
-  FEATURE_NAMES.forEach((name, i) => {
-    const w = weights[name];
+  for (let i = 0; i < FEATURE_NAMES.length; i++) {
+    const w = weights[FEATURE_NAMES[i]!];
     if (w !== undefined) s += w * features[i]!;
-  });
+  }
   return s;
 }

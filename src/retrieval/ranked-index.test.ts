@@ -1,7 +1,16 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compareCodePoints } from '../protocol/canonical-json.js';
-import { blockCount, localKey, RankedIndex } from './ranked-index.js';
+import { analyzeNode } from './node-analysis.js';
+import {
+  blockCount,
+  DocLayout,
+  hasId,
+  keyHash,
+  localKey,
+  RankedIndex,
+  rankedDoc,
+} from './ranked-index.js';
 import { ANSWER_SHAPES } from './ranked-intent.js';
 
 const doc = (stepId: number, content: string, summary = '') => ({
@@ -90,6 +99,43 @@ describe('RankedIndex', () => {
         for (const k of [...keys, probe]) expect(localKey(keys, k)).toBe(keys.indexOf(k));
       }),
       { numRuns: 500 },
+    );
+  });
+
+  it('a document layout answers what the analysis answers: key ids, blocks, header', () => {
+    const word = fc.constantFrom('port', 'p0rt', '5433', 'db', 'Error', 'caf\u00e9', '\u{1F600}x');
+    const line = fc.array(word, { minLength: 0, maxLength: 6 }).map((w) => w.join(' '));
+    const text = fc.array(line, { minLength: 1, maxLength: 40 }).map((l) => l.join('\n'));
+    const extra = fc.array(fc.string({ minLength: 1, maxLength: 6 }), { maxLength: 40 });
+    fc.assert(
+      fc.property(text, extra, fc.string({ maxLength: 20 }), (t, more, summary) => {
+        // Many keys (a large table, colliding hashes) next to a few repeated words.
+        const content = `${t}\n${more.join(' ')}`;
+        const d = rankedDoc(1, analyzeNode({ summary, text: content, tokens: 1 }));
+        const layout = new DocLayout(d);
+        for (const k of [...d.keys, ...more, 'absent-key']) {
+          expect(layout.find(k, keyHash(k))).toBe(localKey(d.keys, k));
+        }
+        expect(layout.blocks).toBe(d.blocks.length);
+        d.blocks.forEach((b, bi) => {
+          expect(layout.blockLength(bi)).toBe(b.length);
+          expect(layout.blockShapes(bi)).toBe(b.shapes);
+          expect(layout.blockError(bi)).toBe(b.error);
+          expect(Object.is(layout.blockProse(bi), b.prose)).toBe(true);
+        });
+        d.keys.forEach((_, id) => {
+          expect(layout.inHead(id)).toBe(hasId(d.head, id));
+          const pairs: [number, number][] = [];
+          for (let p = layout.ints[id]!; p < layout.ints[id + 1]!; p += 2) {
+            pairs.push([layout.ints[p]!, layout.ints[p + 1]!]);
+          }
+          const want = d.blocks
+            .map((b, bi): [number, number] => [bi, blockCount(b, id)])
+            .filter(([, tf]) => tf > 0);
+          expect(pairs).toEqual(want);
+        });
+      }),
+      { numRuns: 200 },
     );
   });
 });

@@ -27,6 +27,8 @@ export interface RankedDoc {
   /** Local ids of the header keys, increasing. */
   head: readonly number[];
   blocks: readonly BlockAnalysis[];
+  /** The packed form a scan scores with, once built (see {@link docLayout}). */
+  layout: DocLayout | undefined;
 }
 
 /** Postings of one key: parallel arrays of document numbers and term frequencies (fold order). */
@@ -53,6 +55,8 @@ export interface RankedIndexView {
   docFrequency(key: string): number;
   postings(key: string): Postings | undefined;
   doc(docNo: number): RankedDoc;
+  /** The step of document `docNo` (`doc(docNo).stepId`, without reading the document). */
+  stepOf(docNo: number): number;
   docOf(stepId: number): number | undefined;
   /** Indexed keys that start with `prefix` and are longer than it (unordered). */
   extensions(prefix: string): string[];
@@ -153,6 +157,10 @@ export class RankedIndex implements RankedIndexView {
     const d = this.#docs[docNo];
     if (!d) throw new RangeError(`no ranked document ${docNo}`);
     return d;
+  }
+
+  stepOf(docNo: number): number {
+    return this.doc(docNo).stepId;
   }
 
   docOf(stepId: number): number | undefined {
@@ -271,5 +279,161 @@ export function rankedDoc(
     keys,
     head: a.head,
     blocks: a.blocks,
+    layout: undefined,
   };
+}
+
+/**
+ * The hash a {@link DocLayout} files a key under (FNV-1a over UTF-16 units): a scan hashes each
+ * of its keys once, then finds it in any document with one probe.
+ */
+export function keyHash(key: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  return h;
+}
+
+/** Reads and writes a float as two integers of a layout (bit for bit). */
+const FLOAT = new Float64Array(1);
+const FLOAT_INTS = new Int32Array(FLOAT.buffer);
+
+/** Integers per block in a layout: length, shapes, error, prose (a float in two). */
+const BLOCK_INTS = 5;
+
+/**
+ * A hash table entry of a layout is the local id + 1 in its low {@link ID_BITS} bits and the top
+ * bits of the key's hash above them (a probe skips most other keys without reading them).
+ */
+const ID_BITS = 20;
+const ID_MASK = (1 << ID_BITS) - 1;
+
+/**
+ * A document's keys and blocks packed into one integer array, so that scoring a candidate reads
+ * a few cache lines of it instead of chasing a block object, two arrays and a binary search of
+ * key strings per block (on a large store the decoded analyses are spread over a heap far larger
+ * than the cache, and those reads were most of a warm scan). Built once per document.
+ *
+ * `ints` holds, in order: per local id the start of its run of (block, count) pairs (`keys + 1`
+ * offsets into `ints`); a bit per key, set when the header holds it; per block its length,
+ * answer shapes, error flag and prose share; the pairs; and a hash table of the keys (`mask + 1`
+ * entries, see {@link ID_BITS}; 0 empty; linear probing).
+ */
+export class DocLayout {
+  readonly ints: Int32Array;
+  /** Hash table size minus one (a power of two minus one). */
+  readonly mask: number;
+  /** The hash bits an entry keeps (none for a document of 2^20 keys or more). */
+  readonly tagMask: number;
+  /** Offsets of the header bits, the block records and the hash table in `ints`. */
+  readonly headBits: number;
+  readonly blockInfo: number;
+  readonly table: number;
+  /** Number of blocks. */
+  readonly blocks: number;
+  /** The document's answer shapes and prose share (see {@link RankedDoc}). */
+  readonly shapes: number;
+  readonly prose: number;
+  /** The document's key list (the table checks a probed key against it). */
+  readonly keys: readonly string[];
+
+  constructor(doc: Pick<RankedDoc, 'keys' | 'head' | 'blocks' | 'shapes' | 'prose'>) {
+    const { keys, blocks } = doc;
+    const n = keys.length;
+    let slots = 8;
+    while (slots < n + (n >> 1)) slots *= 2;
+    let pairs = 0;
+    for (const b of blocks) pairs += b.keys.length;
+    this.mask = slots - 1;
+    this.tagMask = n < ID_MASK ? ~ID_MASK : 0;
+    this.headBits = n + 1;
+    this.blockInfo = this.headBits + ((n + 31) >> 5);
+    const pairsAt = this.blockInfo + BLOCK_INTS * blocks.length;
+    this.table = pairsAt + 2 * pairs;
+    this.blocks = blocks.length;
+    this.shapes = doc.shapes;
+    this.prose = doc.prose;
+    this.keys = keys;
+    this.ints = new Int32Array(this.table + slots);
+    this.#fillPairs(doc, pairsAt);
+    this.#fillTable();
+    for (const id of doc.head) this.ints[this.headBits + (id >> 5)]! |= 1 << (id & 31);
+  }
+
+  /** Key starts (a counting pass), the pairs of each key in block order, the block records. */
+  #fillPairs(doc: Pick<RankedDoc, 'keys' | 'blocks'>, pairsAt: number): void {
+    const { ints } = this;
+    const n = doc.keys.length;
+    for (const b of doc.blocks) for (const id of b.keys) ints[id + 1]!++;
+    ints[0] = pairsAt;
+    for (let id = 0; id < n; id++) ints[id + 1] = ints[id]! + 2 * ints[id + 1]!;
+    const fill = Int32Array.from(ints.subarray(0, n));
+    doc.blocks.forEach((b, bi) => {
+      const at = this.blockInfo + BLOCK_INTS * bi;
+      ints[at] = b.length;
+      ints[at + 1] = b.shapes;
+      ints[at + 2] = b.error ? 1 : 0;
+      FLOAT[0] = b.prose;
+      ints[at + 3] = FLOAT_INTS[0]!;
+      ints[at + 4] = FLOAT_INTS[1]!;
+      for (let i = 0; i < b.keys.length; i++) {
+        const p = fill[b.keys[i]!]!;
+        fill[b.keys[i]!] = p + 2;
+        ints[p] = bi;
+        ints[p + 1] = b.counts[i]!;
+      }
+    });
+  }
+
+  #fillTable(): void {
+    const { ints, mask, tagMask, keys, table } = this;
+    for (let id = 0; id < keys.length; id++) {
+      const h = keyHash(keys[id]!);
+      let j = h & mask;
+      while (ints[table + j] !== 0) j = (j + 1) & mask;
+      ints[table + j] = (h & tagMask) | (id + 1);
+    }
+  }
+
+  /** The local id of `key` (whose {@link keyHash} is `hash`), or -1: what {@link localKey} finds. */
+  find(key: string, hash: number): number {
+    const { ints, mask, tagMask, keys, table } = this;
+    const tag = hash & tagMask;
+    for (let j = hash & mask; ; j = (j + 1) & mask) {
+      const e = ints[table + j]!;
+      if (e === 0) return -1;
+      const id = (e & ~tagMask) - 1;
+      if ((e & tagMask) === tag && keys[id] === key) return id;
+    }
+  }
+
+  /** Whether the header holds local key `id`. */
+  inHead(id: number): boolean {
+    return (this.ints[this.headBits + (id >> 5)]! & (1 << (id & 31))) !== 0;
+  }
+
+  /** Block `bi`'s length, answer shapes, error flag and prose share. */
+  blockLength(bi: number): number {
+    return this.ints[this.blockInfo + BLOCK_INTS * bi]!;
+  }
+  blockShapes(bi: number): number {
+    return this.ints[this.blockInfo + BLOCK_INTS * bi + 1]!;
+  }
+  blockError(bi: number): boolean {
+    return this.ints[this.blockInfo + BLOCK_INTS * bi + 2] !== 0;
+  }
+  blockProse(bi: number): number {
+    FLOAT_INTS[0] = this.ints[this.blockInfo + BLOCK_INTS * bi + 3]!;
+    FLOAT_INTS[1] = this.ints[this.blockInfo + BLOCK_INTS * bi + 4]!;
+    return FLOAT[0]!;
+  }
+}
+
+/** The layout of a document, built on first use and kept with it. */
+export function docLayout(doc: RankedDoc): DocLayout {
+  let layout = doc.layout;
+  if (layout === undefined) {
+    layout = new DocLayout(doc);
+    doc.layout = layout;
+  }
+  return layout;
 }

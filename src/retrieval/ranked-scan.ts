@@ -170,13 +170,15 @@ const ERR = FEATURE_NAMES.indexOf('err');
  */
 function scoreAll(set: CandidateSet, t: RankedTuning): Scored[] {
   const out: Scored[] = [];
+  const { rarity } = set;
+  // Plain loops: a sum updated inside a callback is boxed, an allocation per key and candidate.
   for (const c of set.candidates) {
     let evidence = 0;
     let own = false;
-    set.rarity.forEach((r, q) => {
-      if (held(c, q)) evidence += r;
+    for (let q = 0; q < rarity.length; q++) {
+      if (held(c, q)) evidence += rarity[q]!;
       if (c.own[q]! > 0) own = true;
-    });
+    }
     const answerLike = c.features[SHAPE]! > 0 || c.features[ERR]! > 0;
     if (evidence < t.minEvidence || (!own && !answerLike)) continue;
     out.push({ c, s: linearScore(c.features, t.weights), p: 0, evidence });

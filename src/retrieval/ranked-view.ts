@@ -51,6 +51,7 @@ export function rankedView(
     ...statistics,
     postings: notYet,
     doc: notYet,
+    stepOf: notYet,
     docOf: notYet,
     scratchSlots: notYet,
   };
@@ -59,7 +60,7 @@ export function rankedView(
 
   const lists = new Map<string, { steps: readonly number[]; tfs: readonly number[] }>();
   for (const key of keys) lists.set(key, source.recentPostings(key, t.maxPostings));
-  const { byStep, docs } = numberDocs(source, lists.values());
+  const { byStep, docs, docSteps } = numberDocs(source, lists.values());
   const postings = new Map<string, Postings>();
   for (const [key, list] of lists) {
     const p: Postings = { docs: [], tfs: [] };
@@ -76,8 +77,13 @@ export function rankedView(
     postings: (key) => postings.get(key),
     doc: (docNo) => {
       const d = docs[docNo];
-      if (!d) throw new RangeError(`no ranked document ${docNo}`);
+      if (d === undefined) throw new RangeError(`no ranked document ${docNo}`);
       return d;
+    },
+    stepOf: (docNo) => {
+      const s = docSteps[docNo];
+      if (s === undefined) throw new RangeError(`no ranked document ${docNo}`);
+      return s;
     },
     docOf: (step) => byStep.get(step),
     scratchSlots: () => new Int32Array(Math.max(16, docs.length)),
@@ -125,28 +131,32 @@ function viewStatistics(
 
 /**
  * The documents of the turns that hold a read key, and of the turn after each (a result
- * inherits from its call), numbered densely in step order.
+ * inherits from its call), numbered densely in the order the lists name them: nothing a scan
+ * computes depends on that order, and sorting the steps was a twentieth of a warm scan.
  */
 function numberDocs(
   source: RankedSource,
   lists: Iterable<{ steps: readonly number[] }>,
-): { byStep: StepTable; docs: RankedDoc[] } {
+): { byStep: StepTable; docs: RankedDoc[]; docSteps: number[] } {
   const byStep = stepTable(lists);
   const steps = byStep.steps();
   const stats = source.docs(steps);
   const docs: RankedDoc[] = [];
+  // The steps beside the documents: a scan reads thousands, and each document is a cache miss.
+  const docSteps: number[] = [];
   for (let i = 0; i < steps.length; i++) {
     const doc = stats[i];
-    if (!doc) continue;
+    if (doc === undefined) continue;
     byStep.set(steps[i]!, docs.length);
     docs.push(doc);
+    docSteps.push(steps[i]!);
   }
-  return { byStep, docs };
+  return { byStep, docs, docSteps };
 }
 
 /** Document numbers by step for one view: the steps it reads, and their numbers once known. */
 interface StepTable {
-  /** The steps read (every posting's step and the step after it), ascending. */
+  /** The steps read (every posting's step and the step after it), each once, as first listed. */
   steps(): number[];
   set(step: number, docNo: number): void;
   get(step: number): number | undefined;
@@ -158,8 +168,8 @@ const MAX_DENSE_SPAN = 1 << 20;
 /**
  * A {@link StepTable} over the steps of `lists`: a flat array offset by the smallest step, so
  * the thousands of lookups of a scan are array reads (a large store's postings spread over its
- * whole range, which a map made the dominant cost). The steps themselves are listed by sorting
- * the postings, never by walking the range. Only a range wider than {@link MAX_DENSE_SPAN}
+ * whole range, which a map made the dominant cost). The steps themselves are listed as the
+ * postings name them, never by walking the range. Only a range wider than {@link MAX_DENSE_SPAN}
  * (step ids far apart) falls back to a map.
  */
 function stepTable(lists: Iterable<{ steps: readonly number[] }>): StepTable {
@@ -197,9 +207,8 @@ function stepTable(lists: Iterable<{ steps: readonly number[] }>): StepTable {
   }
   return {
     steps() {
-      const sorted = wanted.subarray(0, n).sort();
       const out = new Array<number>(n);
-      for (let i = 0; i < n; i++) out[i] = sorted[i]!;
+      for (let i = 0; i < n; i++) out[i] = wanted[i]!;
       return out;
     },
     set(step, docNo) {
@@ -223,7 +232,7 @@ function mapTable(all: readonly (readonly number[])[]): StepTable {
   }
   const byStep = new Map<number, number>();
   return {
-    steps: () => [...wanted].sort((a, b) => a - b),
+    steps: () => [...wanted],
     set: (step, docNo) => void byStep.set(step, docNo),
     get: (step) => byStep.get(step),
   };
