@@ -2,7 +2,6 @@ import {
   closeSync,
   fsync,
   fsyncSync,
-  open,
   openSync,
   renameSync,
   unlinkSync,
@@ -88,55 +87,6 @@ export async function writeAllAsync(fd: number, data: Uint8Array): Promise<void>
 export const fsyncAsync = (fd: number): Promise<void> =>
   new Promise<void>((resolve, reject) => fsync(fd, (e) => (e ? reject(e) : resolve())));
 
-/** How many temp files of a batch are created and written at once on the thread pool. */
-const CREATE_CONCURRENCY = 8;
-
-/** A batch's temp file: its name, descriptor, final path and place in the batch. */
-interface TempOf {
-  tmp: string;
-  path: string;
-  fd: number;
-  at: number;
-}
-
-/** Opens a new temp file beside `path` off the event loop (see {@link openTemp}). */
-function openTempAsync(path: string): Promise<{ tmp: string; fd: number }> {
-  const tmp = join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${tmpCounter++}`);
-  return new Promise((resolve, reject) =>
-    open(tmp, 'wx', 0o644, (e, fd) => (e ? reject(e) : resolve({ tmp, fd }))),
-  );
-}
-
-/**
- * Creates and writes the temp files of a batch, a few at a time on the thread pool. Creating a
- * file waits on the file system's journal while other writes commit (0.5 ms and more a file
- * under a fold's own index writes, against 0.02 ms on an idle disk): waits that overlap instead
- * of adding up. Every temp file opened is in `written` when it settles, even on failure.
- */
-async function createTemps(
-  files: readonly { path: string; data: string | Uint8Array }[],
-  written: TempOf[],
-): Promise<void> {
-  let next = 0;
-  let failed: unknown;
-  const lane = async (): Promise<void> => {
-    while (failed === undefined && next < files.length) {
-      const at = next++;
-      const f = files[at]!;
-      const bytes = typeof f.data === 'string' ? Buffer.from(f.data, 'utf8') : f.data;
-      try {
-        const temp = await openTempAsync(f.path);
-        written.push({ ...temp, path: f.path, at });
-        await writeAllAsync(temp.fd, bytes);
-      } catch (e) {
-        failed ??= e;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(CREATE_CONCURRENCY, files.length) }, lane));
-  if (failed !== undefined) throw failed;
-}
-
 /**
  * Writes many new files for one batch: each goes to a temp file, all temp files are fsynced
  * concurrently (the file system commits them together; no machine-wide sync), then each is
@@ -147,9 +97,14 @@ async function createTemps(
 export async function writeFilesDurable(
   files: { path: string; data: string | Uint8Array }[],
 ): Promise<void> {
-  const written: TempOf[] = [];
+  const written: { tmp: string; path: string; fd: number }[] = [];
   try {
-    await createTemps(files, written);
+    for (const f of files) {
+      const bytes = typeof f.data === 'string' ? Buffer.from(f.data, 'utf8') : f.data;
+      const temp = openTemp(f.path);
+      written.push({ ...temp, path: f.path });
+      writeAll(temp.fd, bytes);
+    }
     await Promise.all(written.map((w) => fsyncAsync(w.fd)));
   } catch (e) {
     for (const w of written) {
@@ -160,8 +115,6 @@ export async function writeFilesDurable(
     }
     throw e;
   }
-  // Renamed in the batch's order, whichever finished first.
-  written.sort((a, b) => a.at - b.at);
   const dirs = new Set<string>();
   for (const w of written) {
     closeSync(w.fd);
