@@ -8,7 +8,7 @@ import { AnalysisRows, type StoredAnalysis } from './index-analyses.js';
 import { deflate, type PackBody, type StoredBody, unpack } from './index-body.js';
 import { dropEntry } from './index-drop.js';
 import { asRollbackImage } from './index-file-header.js';
-import { type FoldRow, FoldWriter } from './index-fold-writer.js';
+import { type FoldRow, FoldWriter, type PendingAnalysis } from './index-fold-writer.js';
 import { type DocDetail, type DocStats, IndexScanReader } from './index-scan-reader.js';
 import { FIELD_RANKED, IndexUnusable, prepareIndexFile } from './index-schema.js';
 import type { IndexState } from './index-state.js';
@@ -259,15 +259,7 @@ export class IndexDb {
    * Applies analyses to pending entries (those still without one and with the same payload and
    * summary: an entry replaced meanwhile is left alone). Returns how many were applied.
    */
-  attachAnalyses(
-    list: readonly {
-      step: number;
-      payload_sha256: string;
-      summary: string;
-      analysis: StoredAnalysis;
-    }[],
-    state: IndexState,
-  ): number {
+  attachAnalyses(list: readonly PendingAnalysis[], state: IndexState): number {
     return this.#writer.attachAnalyses(list, state);
   }
 

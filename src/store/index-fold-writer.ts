@@ -53,6 +53,14 @@ function group(groups: Groups, field: number, term: string): Group {
   return g;
 }
 
+/** An analysis for a pending entry: applied only while the entry has this payload and summary. */
+export interface PendingAnalysis {
+  step: number;
+  payload_sha256: string;
+  summary: string;
+  analysis: StoredAnalysis;
+}
+
 /**
  * The batch writer of one index connection. Call inside a write transaction; the counters of
  * what it writes go into the `state` it is given.
@@ -108,15 +116,7 @@ export class FoldWriter {
    * Applies analyses to pending entries (those still without one and with the same payload and
    * summary: an entry replaced meanwhile is left alone). Returns how many were applied.
    */
-  attachAnalyses(
-    list: readonly {
-      step: number;
-      payload_sha256: string;
-      summary: string;
-      analysis: StoredAnalysis;
-    }[],
-    state: IndexState,
-  ): number {
+  attachAnalyses(list: readonly PendingAnalysis[], state: IndexState): number {
     this.#analyses.putAnalyses(list.map((x) => x.analysis));
     const upd = this.#s.get(
       'attach',
