@@ -34,7 +34,7 @@ export interface ScanPick {
 }
 
 /** Why a word of the prompt is not searched for (ranked scan). */
-export type DropReason = 'stopword' | 'time-cue' | 'not-in-store' | 'too-long';
+export type DropReason = 'stopword' | 'time-cue' | 'not-in-store' | 'too-long' | 'key-limit';
 
 /** A prompt word the scan does not search for, and why. */
 export interface DroppedTerm {

@@ -1,6 +1,6 @@
 import { docLayout, keyHash, type RankedDoc, type RankedIndexView } from './ranked-index.js';
 import { ANSWER_SHAPES, type PromptIntent } from './ranked-intent.js';
-import type { QueryKey } from './ranked-query.js';
+import { idf, type QueryKey } from './ranked-query.js';
 
 /**
  * The features a ranked scan scores a candidate turn on. All are generic (no cue word, file
@@ -80,11 +80,6 @@ export interface CandidateSet {
   keyWeights: Float64Array;
   /** Per query key: its rarity, IDF over the IDF of a key in one turn (0..1]. */
   rarity: Float64Array;
-}
-
-/** BM25's IDF (always positive). */
-export function idf(n: number, df: number): number {
-  return Math.log(1 + (n - df + 0.5) / (df + 0.5));
 }
 
 const F = Object.fromEntries(FEATURE_NAMES.map((n, i) => [n, i])) as Record<FeatureName, number>;

@@ -17,6 +17,12 @@ export interface QueryTuning {
   maxExtensionGrowth: number;
   /** At most this many extensions per prompt key (most frequent first). */
   maxExtensions: number;
+  /**
+   * At most this many prompt keys are searched for, the rarest in the store first: a scan's work
+   * and memory grow with its keys times their postings, and a pasted log of 40 KB holds
+   * thousands. The others are reported as dropped (`key-limit`).
+   */
+  maxQueryKeys: number;
 }
 
 /** One indexed key a prompt key matched, with its weight (1 exact, less for prefix matches). */
@@ -118,5 +124,36 @@ export function parseQuery(index: RankedIndexView, prompt: string, t: QueryTunin
     if (matches.length > 0) keys.push({ term, matches });
     else drop(term, 'not-in-store');
   }
-  return { keys, dropped };
+  const kept = rarestKeys(index, keys, t.maxQueryKeys);
+  if (kept.length < keys.length) {
+    const keep = new Set(kept);
+    for (const k of keys) if (!keep.has(k)) drop(k.term, 'key-limit');
+  }
+  return { keys: kept, dropped };
+}
+
+/** BM25's IDF (always positive). */
+export function idf(n: number, df: number): number {
+  return Math.log(1 + (n - df + 0.5) / (df + 0.5));
+}
+
+/**
+ * The `limit` keys with the most credit a turn can get from them (weight × IDF of the best
+ * match: the rarest), ties by term in code-point order, in the prompt's order; all of them when
+ * there are no more than `limit`.
+ */
+function rarestKeys(index: RankedIndexView, keys: QueryKey[], limit: number): QueryKey[] {
+  if (keys.length <= limit) return keys;
+  const n = index.size;
+  const credit = new Map<QueryKey, number>();
+  for (const k of keys) {
+    let best = 0;
+    for (const m of k.matches) best = Math.max(best, m.weight * idf(n, index.docFrequency(m.key)));
+    credit.set(k, best);
+  }
+  const ranked = [...keys].sort(
+    (a, b) => credit.get(b)! - credit.get(a)! || compareCodePoints(a.term, b.term),
+  );
+  const keep = new Set(ranked.slice(0, limit));
+  return keys.filter((k) => keep.has(k));
 }

@@ -60,6 +60,31 @@ describe('rankedScan: what is searched for', () => {
     ]);
   });
 
+  it('a long prompt is searched by its rarest keys only, and says which it left out', () => {
+    // Letters only (no sub-word splits, no stems): `common` is in every turn, `mid…` in two,
+    // `rare…` in one. The limit keeps the rare keys, then mid keys by code point (a tie).
+    const L = 'bcdfghjkmnpqrtvwxz';
+    const word = (base: string, i: number) => `${base}${L[i % 18]}${L[Math.floor(i / 18)]}x`;
+    const turns = Array.from({ length: 40 }, (_, i) => ({
+      step: i,
+      text: `common ${word('mid', i >> 1)} ${word('rare', i)}`,
+    }));
+    const ix = indexOf(turns);
+    const mids = Array.from({ length: 20 }, (_, i) => word('mid', i));
+    const prompt = `common ${mids.join(' ')} ${word('rare', 7)} ${word('rare', 30)}`;
+    const r = rankedScan(ix, prompt, { ...caps, tuning: { maxQueryKeys: 4 } });
+    const [m0, m1] = [...mids].sort();
+    expect(r.query_terms).toEqual([m0, m1, word('rare', 30), word('rare', 7)].sort());
+    const left = r.dropped_terms!.filter((d) => d.reason === 'key-limit').map((d) => d.term);
+    expect(left).toHaveLength(19); // `common` and 18 mid keys
+    expect(left).toContain('common');
+    expect(steps(r)).toEqual(expect.arrayContaining([7, 30]));
+    // Within the limit nothing is left out.
+    const all = rankedScan(ix, prompt, caps);
+    expect(all.dropped_terms!.filter((d) => d.reason === 'key-limit')).toEqual([]);
+    expect(all.query_terms).toHaveLength(23);
+  });
+
   it('prefix matching: postgres meets postgresql, configuration meets config', () => {
     const turns = [
       { step: 1, text: 'postgresql listening port 5433' },

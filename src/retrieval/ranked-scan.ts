@@ -74,6 +74,7 @@ export const RANKED_DEFAULTS: Readonly<RankedTuning> = Object.freeze({
   minPrefix: 4,
   maxExtensionGrowth: 7,
   maxExtensions: 8,
+  maxQueryKeys: 64,
   k1: 1.2,
   b: 0.75,
   maxPostings: 256,

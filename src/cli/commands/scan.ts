@@ -10,6 +10,7 @@ const REASONS: Record<string, string> = {
   'time-cue': 'time cues (they order the results)',
   'not-in-store': 'in no folded turn',
   'too-long': 'too long to be a key',
+  'key-limit': 'more common than the rarest keys a long prompt is searched by',
 };
 
 const human = (r: ScanResult): string => {
