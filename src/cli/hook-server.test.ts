@@ -51,6 +51,20 @@ function project() {
   return { root, tmp, env, input, socketPath };
 }
 
+/**
+ * Whether a server can bind under this run's temp dir. A TMPDIR long enough to push the socket
+ * path past a Unix socket's 107 bytes means no server, by design (every prompt runs in its own
+ * process, see hook-socket.ts): the tests that need one then skip and say why.
+ */
+const CAN_BIND = (project().socketPath as string | null) !== null;
+if (!CAN_BIND) {
+  // CI must run them: there a skip would hide the server's tests.
+  if (process.env.CI === 'true') throw new Error('CI=true: the hook socket path does not fit');
+  console.warn(
+    '[hook-server tests] skipped: under this TMPDIR the hook socket path would pass 107 bytes (run with a shorter TMPDIR)',
+  );
+}
+
 /** Runs the built CLI's hook as Claude Code does (a child process, JSON on stdin). */
 function hook(env: NodeJS.ProcessEnv, args: string[], stdin: string) {
   return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
@@ -94,7 +108,7 @@ describe('plainHookArgs', () => {
   });
 });
 
-describe('the hook server', () => {
+describe.skipIf(!CAN_BIND)('the hook server', () => {
   it('answers a hook run exactly as the process Claude Code started would', async () => {
     const p = project();
     const direct = await hook(
@@ -182,7 +196,7 @@ describe('the hook server', () => {
   });
 });
 
-describe('the hook server, stuck clients', () => {
+describe.skipIf(!CAN_BIND)('the hook server, stuck clients', () => {
   it('a client that connects and never sends does not keep the server up', async () => {
     const p = project();
     const server = (await serveHooks({
@@ -199,7 +213,7 @@ describe('the hook server, stuck clients', () => {
   });
 });
 
-describe('hookSocketPath', () => {
+describe.skipIf(!CAN_BIND)('hookSocketPath', () => {
   it('differs by the environment a run reads, and refuses a directory others can enter', () => {
     const p = project();
     const withStore = hookSocketPath({ ...p.env, CONTEXTFOLD_STORE: '/elsewhere' });
