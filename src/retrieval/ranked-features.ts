@@ -1,6 +1,6 @@
 import { docLayout, keyHash, type RankedDoc, type RankedIndexView } from './ranked-index.js';
 import { ANSWER_SHAPES, type PromptIntent } from './ranked-intent.js';
-import { idf, type QueryKey } from './ranked-query.js';
+import { idf, keyCredit, type QueryKey } from './ranked-query.js';
 
 /**
  * The features a ranked scan scores a candidate turn on. All are generic (no cue word, file
@@ -448,10 +448,7 @@ function keyStats(
   const rarity = new Float64Array(query.length);
   const top = idf(n, 1);
   query.forEach((q, qi) => {
-    for (const m of q.matches) {
-      const w = m.weight * idf(n, index.docFrequency(m.key));
-      if (w > keyWeights[qi]!) keyWeights[qi] = w;
-    }
+    keyWeights[qi] = keyCredit(index, q);
     rarity[qi] = top > 0 ? Math.min(1, keyWeights[qi]! / top) : 0;
   });
   return { keyWeights, rarity };

@@ -138,19 +138,27 @@ export function idf(n: number, df: number): number {
 }
 
 /**
+ * The most credit a turn can get from a prompt key: weight × IDF of its best match in the store.
+ *
+ * @example
+ * keyCredit(index, { term: 'postgres', matches: [{ key: 'postgresql', weight: 0.7 }] });
+ */
+export function keyCredit(index: RankedIndexView, q: QueryKey): number {
+  let best = 0;
+  for (const m of q.matches)
+    best = Math.max(best, m.weight * idf(index.size, index.docFrequency(m.key)));
+  return best;
+}
+
+/**
  * The `limit` keys with the most credit a turn can get from them (weight × IDF of the best
  * match: the rarest), ties by term in code-point order, in the prompt's order; all of them when
  * there are no more than `limit`.
  */
 function rarestKeys(index: RankedIndexView, keys: QueryKey[], limit: number): QueryKey[] {
   if (keys.length <= limit) return keys;
-  const n = index.size;
   const credit = new Map<QueryKey, number>();
-  for (const k of keys) {
-    let best = 0;
-    for (const m of k.matches) best = Math.max(best, m.weight * idf(n, index.docFrequency(m.key)));
-    credit.set(k, best);
-  }
+  for (const k of keys) credit.set(k, keyCredit(index, k));
   const ranked = [...keys].sort(
     (a, b) => credit.get(b)! - credit.get(a)! || compareCodePoints(a.term, b.term),
   );
