@@ -10,6 +10,7 @@ import {
   parseNodeAnalysis,
   payloadLines,
   RANKED_ANALYZER_VERSION,
+  shapeMask,
   storedAnalysis,
 } from './node-analysis.js';
 import { ANSWER_SHAPES, hasErrorSignal } from './ranked-intent.js';
@@ -88,6 +89,43 @@ describe('analyzeNode: whole-payload flags from the blocks', () => {
         expect(x.prose).toBe(Math.round(proseRatio(text) * 1000) / 1000);
       }),
       { numRuns: 200 },
+    );
+  });
+});
+
+describe('analyzeNode: whole-payload shapes from the blocks', () => {
+  it('are those of the whole text, shapes that straddle a block boundary included (property)', () => {
+    const piece = fc.constantFrom(
+      '5',
+      'ms',
+      '12 tests',
+      '"command"',
+      ':',
+      'port',
+      '5432',
+      ':8080',
+      '$ ls',
+      '  > x',
+      'a.ts:12',
+      '0925f8d',
+      'v1.2.3',
+      '```bash',
+      ' ',
+      '\r',
+      'x'.repeat(990),
+    );
+    // A line starts and ends with pieces, padded so that blocks break between lines: a match
+    // such as `5\nms` or `port\n5432` then falls across two blocks.
+    const pad = fc.constantFrom('', 'x '.repeat(250), 'x'.repeat(995));
+    const line = fc
+      .tuple(fc.oneof(piece, fc.string({ maxLength: 4 })), pad, piece)
+      .map(([head, p, tail]) => `${head} ${p} ${tail}`);
+    fc.assert(
+      fc.property(fc.array(line, { maxLength: 12 }), fc.boolean(), (lines, lastNewline) => {
+        const text = lines.join('\n') + (lastNewline ? '\n' : '');
+        expect(a(text).shapes).toBe(shapeMask(text));
+      }),
+      { numRuns: 300 },
     );
   });
 });

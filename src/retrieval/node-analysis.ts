@@ -88,6 +88,31 @@ export function shapeMask(text: string): number {
   return mask;
 }
 
+/**
+ * Answer shapes whose match can hold a line break (`\s?`, `\D{0,4}`, `"command"\s*:`), so a
+ * match can straddle two blocks. Every other shape matches within one line, and a block's lines
+ * match as they do in the whole text (a block starts after a line break and ends with one).
+ */
+const SPANNING_SHAPES = ANSWER_SHAPES.reduce(
+  (mask, s, i) => (['quantity', 'command', 'port'].includes(s.name) ? mask | (1 << i) : mask),
+  0,
+);
+
+/**
+ * The shapes of a whole payload from its blocks' (the same as {@link shapeMask} of the text):
+ * only a spanning shape that no block holds is looked for again in the whole text.
+ */
+function wholeShapes(text: string, blocks: readonly BlockAnalysis[]): number {
+  let mask = 0;
+  for (const b of blocks) mask |= b.shapes;
+  if (blocks.length < 2) return mask;
+  ANSWER_SHAPES.forEach((s, i) => {
+    const bit = 1 << i;
+    if ((SPANNING_SHAPES & bit) !== 0 && (mask & bit) === 0 && s.shape.test(text)) mask |= bit;
+  });
+  return mask;
+}
+
 /** Splits a payload into lines that keep their terminator (the lines a page window counts). */
 export function payloadLines(text: string): string[] {
   return text.split(/(?<=\n)/u);
@@ -166,7 +191,7 @@ export function analyzeNode(input: AnalyzeInput): NodeAnalysis {
     blocks,
     error: blocks.some((b) => b.error),
     prose: round3(proseShare(prose)),
-    shapes: shapeMask(input.text),
+    shapes: wholeShapes(input.text, blocks),
   };
 }
 
