@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { compareCodePoints } from '../protocol/canonical-json.js';
 import {
   analysisKey,
   analyzeNode,
@@ -14,7 +15,7 @@ import {
   storedAnalysis,
 } from './node-analysis.js';
 import { ANSWER_SHAPES, hasErrorSignal } from './ranked-intent.js';
-import { proseRatio } from './ranked-terms.js';
+import { proseRatio, rankedTermsUncached } from './ranked-terms.js';
 
 const a = (text: string, summary = '') => analyzeNode({ summary, text, tokens: text.length });
 const bit = (name: string) => 1 << ANSWER_SHAPES.findIndex((s) => s.name === name);
@@ -127,6 +128,135 @@ describe('analyzeNode: whole-payload shapes from the blocks', () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+/** Keys of a text by definition: the uncached keys, with their frequencies. */
+function tf(text: string): Map<string, number> {
+  const m = new Map<string, number>();
+  for (const k of rankedTermsUncached(text)) m.set(k, (m.get(k) ?? 0) + 1);
+  return m;
+}
+
+/** Blocks by definition: whole lines, packed greedily up to `BLOCK_CHARS`. */
+function blockTexts(text: string): { start: number; end: number; text: string }[] {
+  const out: { start: number; end: number; text: string }[] = [];
+  payloadLines(text).forEach((line, i) => {
+    const cur = out.at(-1);
+    if (!cur || (cur.text.length > 0 && cur.text.length + line.length > BLOCK_CHARS)) {
+      out.push({ start: i, end: i + 1, text: line });
+    } else {
+      cur.text += line;
+      cur.end = i + 1;
+    }
+  });
+  return out;
+}
+
+/** Checks an analysis against the definitions of its parts (keys, blocks, shapes, prose). */
+function expectDefinition(x: NodeAnalysis, summary: string, text: string): void {
+  const all = tf(summary);
+  for (const [k, n] of tf(text)) all.set(k, (all.get(k) ?? 0) + n);
+  const keys = [...all.keys()].sort(compareCodePoints);
+  // As JSON: a deep comparison of 100,000 keys takes seconds.
+  expect(JSON.stringify(x.keys)).toBe(JSON.stringify(keys));
+  expect(JSON.stringify(x.counts)).toBe(JSON.stringify(keys.map((k) => all.get(k))));
+  const at = new Map(keys.map((k, i) => [k, i]));
+  const index = (m: Map<string, number>) =>
+    [...m.keys()].map((k) => at.get(k)!).sort((p, q) => p - q);
+  expect(x.head).toEqual(index(tf(`${summary}\n${payloadLines(text)[0]}`)));
+  const blocks = blockTexts(text);
+  expect(x.blocks.length).toBe(blocks.length);
+  x.blocks.forEach((b, i) => {
+    const want = blocks[i]!;
+    const m = tf(want.text);
+    expect([b.start, b.end]).toEqual([want.start, want.end]);
+    expect(JSON.stringify(b.keys)).toBe(JSON.stringify(index(m)));
+    expect(JSON.stringify(b.counts)).toBe(JSON.stringify(b.keys.map((j) => m.get(keys[j]!))));
+    expect(b.shapes).toBe(shapeMask(want.text));
+    expect(b.error).toBe(hasErrorSignal(want.text));
+    expect(b.prose).toBe(Math.round(proseRatio(want.text) * 1000) / 1000);
+  });
+  expect(x.shapes).toBe(shapeMask(text));
+}
+
+describe('analyzeNode: the definition on any text', () => {
+  // Line breaks of every kind, NUL, escapes, astral, combining and case-changing characters,
+  // lone surrogates, separators, long compounds and lines.
+  const piece = fc.constantFrom(
+    '\r\n',
+    '\r',
+    '\n',
+    '\0',
+    '\\n',
+    '\\\\t',
+    'a\\b',
+    '😀',
+    '👍🏽',
+    'e\u0301',
+    'İNCİ',
+    'ı',
+    '\u212a',
+    'ſ',
+    'ΟΔΟΣ',
+    '\ud800',
+    '\udc00',
+    '\uff01',
+    '\u{1f600}x',
+    '\u2014',
+    '2026-03-01T00:44:07Z',
+    'priv/static/app.js',
+    'HTTPServer2Go',
+    'phoenix_live_view',
+    'a.b-c:d@e',
+    '806.5KB',
+    '0925f8d',
+    'port 5432',
+    'The',
+    'because',
+    '12 tests',
+    'Error:',
+    'x'.repeat(140),
+    'ab/'.repeat(50),
+    'z'.repeat(1200),
+  );
+  const parts = fc.array(
+    fc.oneof(piece, fc.string({ maxLength: 10 }), fc.string({ unit: 'binary', maxLength: 6 })),
+    { maxLength: 120 },
+  );
+  const text = fc
+    .tuple(parts, fc.constantFrom(' ', '', '\n'))
+    .map(([p, separator]) => p.join(separator));
+
+  it('keys, counts, head and blocks are those of the text and summary (property)', () => {
+    fc.assert(
+      fc.property(text, fc.oneof(fc.string(), piece), (t, summary) => {
+        expectDefinition(analyzeNode({ summary, text: t, tokens: 0 }), summary, t);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('the empty text and a text of line breaks only', () => {
+    for (const t of ['', '\n', '\n\n\n', '\r\n\r\n', '\r']) {
+      expectDefinition(analyzeNode({ summary: 'x y', text: t, tokens: 0 }), 'x y', t);
+    }
+  });
+
+  it('an analysis with more keys than the key ids hold, and the analyses after it', () => {
+    // Over 65,536 distinct keys (three per item): the id table grows within the analysis and is emptied before
+    // the next one, with the compound and part caches (which hold ids).
+    const huge = Array.from({ length: 23_000 }, (_, i) => `k${i.toString(36)}z a/${i}`).join(' ');
+    const small = 'port 5432 priv/static/app.js 2026-03-01T00:44:07Z\n';
+    const before = analyzeNode({ summary: 's', text: small, tokens: 0 });
+    expectDefinition(
+      analyzeNode({ summary: 's', text: `${huge}\n${small}`, tokens: 0 }),
+      's',
+      `${huge}\n${small}`,
+    );
+    const after = analyzeNode({ summary: 's', text: small, tokens: 0 });
+    expect(after).toEqual(before);
+    expectDefinition(after, 's', small);
   });
 });
 

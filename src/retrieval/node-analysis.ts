@@ -1,8 +1,17 @@
 import { hash } from 'node:crypto';
-import { sortedUniqueByCodePoint } from '../extract/sort.js';
 import { compareCodePoints } from '../protocol/canonical-json.js';
 import { ANSWER_SHAPES, hasErrorSignal } from './ranked-intent.js';
-import { type ProseCounts, proseCounts, proseShare, rankedTerms } from './ranked-terms.js';
+import {
+  keyIdCount,
+  keyIdIsHigh,
+  keyIdPrefix,
+  keyOfId,
+  type ProseCounts,
+  proseCounts,
+  proseShare,
+  pushKeyIds,
+  resetKeyIdsIfFull,
+} from './ranked-terms.js';
 
 /**
  * Version of {@link analyzeNode}'s output. Bump it in the same change as any edit that alters
@@ -118,25 +127,149 @@ export function payloadLines(text: string): string[] {
   return text.split(/(?<=\n)/u);
 }
 
-function blocksOf(lines: readonly string[]): { start: number; end: number; text: string }[] {
-  const out: { start: number; end: number; text: string }[] = [];
-  let cur: { start: number; end: number; text: string } | undefined;
-  lines.forEach((line, i) => {
-    if (!cur || (cur.text.length > 0 && cur.text.length + line.length > BLOCK_CHARS)) {
-      cur = { start: i, end: i, text: '' };
-      out.push(cur);
+/** A block of the payload: lines `[start, end)`, characters `[from, to)`. */
+interface BlockSpan {
+  start: number;
+  end: number;
+  from: number;
+  to: number;
+}
+
+/**
+ * The payload's blocks (runs of whole lines, see {@link BLOCK_CHARS}) and where its first line
+ * ends, found with `indexOf` rather than by splitting the text into line strings.
+ */
+function blockSpans(text: string): { spans: BlockSpan[]; firstLineEnd: number } {
+  const spans: BlockSpan[] = [];
+  let cur: BlockSpan | undefined;
+  let line = 0;
+  let pos = 0;
+  let firstLineEnd = -1;
+  do {
+    const nl = text.indexOf('\n', pos);
+    const next = nl === -1 ? text.length : nl + 1;
+    if (firstLineEnd < 0) firstLineEnd = next;
+    if (!cur || (cur.to > cur.from && cur.to - cur.from + (next - pos) > BLOCK_CHARS)) {
+      cur = { start: line, end: line, from: pos, to: pos };
+      spans.push(cur);
     }
-    cur.text += line;
-    cur.end = i + 1;
+    cur.to = next;
+    cur.end = ++line;
+    pos = next;
+  } while (pos < text.length);
+  return { spans, firstLineEnd };
+}
+
+/** Per key id, a count or a rank; every entry is zero again when a function returns it. */
+let scratch = new Int32Array(4096);
+
+function zeroedScratch(size: number): Int32Array {
+  if (scratch.length < size) scratch = new Int32Array(Math.max(size, scratch.length * 2));
+  return scratch;
+}
+
+/** Per index into a node's keys, a count; every entry is zero again when `indexed` returns. */
+let tallyScratch = new Int32Array(1024);
+
+function zeroedTally(size: number): Int32Array {
+  if (tallyScratch.length < size)
+    tallyScratch = new Int32Array(Math.max(size, tallyScratch.length * 2));
+  return tallyScratch;
+}
+
+/** Key ids of the summary, of the first payload line and of each block (repeats kept). */
+function keyIdsOf(input: AnalyzeInput, spans: BlockSpan[], firstLineEnd: number) {
+  const summary: number[] = [];
+  pushKeyIds(input.summary, summary);
+  // Keys never span a line break, so block 0's keys are the first line's, then the rest's.
+  const firstLine: number[] = [];
+  pushKeyIds(input.text.slice(0, firstLineEnd), firstLine);
+  const blocks = spans.map((b, i) => {
+    const ids = i === 0 ? firstLine.slice() : [];
+    pushKeyIds(input.text.slice(i === 0 ? firstLineEnd : b.from, b.to), ids);
+    return ids;
   });
-  if (out.length === 0) out.push({ start: 0, end: 0, text: '' });
+  return { summary, firstLine, blocks };
+}
+
+/** Up to 2^21 ids, each with a 30-bit key prefix above it, stay exact in a double. */
+const MAX_PREFIX_SORTED = 1 << 21;
+
+/** Sorts ids by their keys' code points with a comparison of the strings. */
+function sortIdsByString(ids: number[]): number[] {
+  let high = false;
+  for (const id of ids) high ||= keyIdIsHigh(id);
+  if (high) return ids.sort((x, y) => compareCodePoints(keyOfId(x), keyOfId(y)));
+  return ids.sort((x, y) => (keyOfId(x) < keyOfId(y) ? -1 : 1));
+}
+
+/**
+ * Sorts ids by their keys' code points. When every key is ASCII (see `keyIdPrefix`): a native
+ * numeric sort on the keys' packed first five characters, then an insertion sort of the
+ * strings within each run of equal prefixes (runs are short). Several times faster than a
+ * comparator sort of the strings, most of which are then never read.
+ */
+function sortIdsByKey(ids: number[]): number[] {
+  const n = ids.length;
+  if (n >= MAX_PREFIX_SORTED) return sortIdsByString(ids);
+  const packed = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    const p = keyIdPrefix(ids[i]!);
+    if (p < 0) return sortIdsByString(ids);
+    packed[i] = p * MAX_PREFIX_SORTED + i;
+  }
+  packed.sort();
+  const out = new Array<number>(n);
+  for (let i = 0; i < n; i++) out[i] = ids[packed[i]! % MAX_PREFIX_SORTED]!;
+  for (let i = 1; i < n; i++) {
+    const p = Math.floor(packed[i]! / MAX_PREFIX_SORTED);
+    if (Math.floor(packed[i - 1]! / MAX_PREFIX_SORTED) !== p) continue;
+    const id = out[i]!;
+    const key = keyOfId(id);
+    let j = i;
+    while (
+      j > 0 &&
+      Math.floor(packed[j - 1]! / MAX_PREFIX_SORTED) === p &&
+      keyOfId(out[j - 1]!) > key
+    ) {
+      out[j] = out[j - 1]!;
+      j--;
+    }
+    out[j] = id;
+  }
   return out;
 }
 
-function countKeys(text: string): Map<string, number> {
-  const tf = new Map<string, number>();
-  for (const k of rankedTerms(text)) tf.set(k, (tf.get(k) ?? 0) + 1);
-  return tf;
+/** The distinct ids of some id lists, sorted by their keys' code points, and their counts. */
+function sortedKeys(lists: readonly (readonly number[])[]): { ids: number[]; counts: number[] } {
+  const count = zeroedScratch(keyIdCount());
+  const distinct: number[] = [];
+  for (const list of lists) {
+    for (const id of list) if (count[id]!++ === 0) distinct.push(id);
+  }
+  const ids = sortIdsByKey(distinct);
+  const counts = ids.map((id) => count[id]!);
+  for (const id of ids) count[id] = 0;
+  return { ids, counts };
+}
+
+/**
+ * Indices into the node's keys (`rank`: key id → index + 1) of an id list, increasing, with
+ * their counts in the list.
+ */
+function indexed(list: readonly number[], rank: Int32Array, size: number) {
+  const tally = zeroedTally(size);
+  for (const id of list) tally[rank[id]! - 1]!++;
+  const keys: number[] = [];
+  const counts: number[] = [];
+  for (let i = 0; i < size; i++) {
+    if (tally[i]! > 0) {
+      keys.push(i);
+      counts.push(tally[i]!);
+      tally[i] = 0;
+    }
+  }
+  return { keys, counts };
 }
 
 /**
@@ -149,45 +282,46 @@ function countKeys(text: string): Map<string, number> {
  * a.blocks.length; // 1
  */
 export function analyzeNode(input: AnalyzeInput): NodeAnalysis {
-  const lines = payloadLines(input.text);
-  const blockTexts = blocksOf(lines);
-  const blockTf = blockTexts.map((b) => countKeys(b.text));
-  const headTf = countKeys(`${input.summary}\n${lines[0] ?? ''}`);
-  const summaryTf = countKeys(input.summary);
-  const all = new Map<string, number>(summaryTf);
-  for (const tf of blockTf) for (const [k, n] of tf) all.set(k, (all.get(k) ?? 0) + n);
-  const keys = sortedUniqueByCodePoint(all.keys());
-  const id = new Map(keys.map((k, i) => [k, i]));
-  const counts = keys.map((k) => all.get(k)!);
+  const { spans, firstLineEnd } = blockSpans(input.text);
+  resetKeyIdsIfFull();
+  const ids = keyIdsOf(input, spans, firstLineEnd);
+  const all = sortedKeys([ids.summary, ...ids.blocks]);
+  const keys = all.ids.map(keyOfId);
+  const size = keys.length;
+  const rank = zeroedScratch(keyIdCount());
+  all.ids.forEach((id, i) => {
+    rank[id] = i + 1;
+  });
+  const head = indexed(ids.summary.concat(ids.firstLine), rank, size).keys;
   // Blocks are runs of whole lines, and neither a failure line nor a letter run crosses a line
   // break: the payload's failure flag and prose counts are its blocks' (a property test checks
-  // both against the whole text). Shapes can span lines, so they are tested on the whole text.
+  // both against the whole text).
   const prose: ProseCounts = { words: 0, stop: 0 };
-  const blocks = blockTexts.map((b, i): BlockAnalysis => {
-    const tf = blockTf[i]!;
-    const ids = [...tf.keys()].map((k) => id.get(k)!).sort((x, y) => x - y);
-    const bc = ids.map((j) => tf.get(keys[j]!)!);
-    const pc = proseCounts(b.text);
+  const blocks = spans.map((b, i): BlockAnalysis => {
+    const tf = indexed(ids.blocks[i]!, rank, size);
+    const text = input.text.slice(b.from, b.to);
+    const pc = proseCounts(text);
     prose.words += pc.words;
     prose.stop += pc.stop;
     return {
       start: b.start,
       end: b.end,
-      keys: ids,
-      counts: bc,
-      length: bc.reduce((s, n) => s + n, 0),
-      shapes: shapeMask(b.text),
-      error: hasErrorSignal(b.text),
+      keys: tf.keys,
+      counts: tf.counts,
+      length: ids.blocks[i]!.length,
+      shapes: shapeMask(text),
+      error: hasErrorSignal(text),
       prose: round3(proseShare(pc)),
     };
   });
+  for (const id of all.ids) rank[id] = 0;
   return {
     version: NODE_ANALYSIS_VERSION,
     keys,
-    counts,
-    length: counts.reduce((s, n) => s + n, 0),
+    counts: all.counts,
+    length: all.counts.reduce((s, n) => s + n, 0),
     tokens: input.tokens,
-    head: [...headTf.keys()].map((k) => id.get(k)!).sort((x, y) => x - y),
+    head,
     blocks,
     error: blocks.some((b) => b.error),
     prose: round3(proseShare(prose)),

@@ -159,6 +159,73 @@ describe('rankedTerms: the compound cache', () => {
   });
 });
 
+describe('rankedTerms: ASCII texts (scanned by hand)', () => {
+  // Escapes (`\n` is a space, `\\n` a backslash then a space), separators at either end,
+  // runs of separators, underscores, case changes, long compounds and runs.
+  const piece = fc.constantFrom(
+    '\\n',
+    '\\r',
+    '\\t',
+    '\\\\n',
+    '\\x',
+    'a\\b',
+    '\\',
+    '-',
+    './',
+    '@@',
+    '::',
+    '_',
+    '__init__',
+    'HTTPServer2Go',
+    'SignalScorer',
+    'ABc',
+    'priv/static/app.js',
+    '2026-03-01T00:44:07Z',
+    'v0.85.2',
+    'The',
+    'because',
+    'x'.repeat(130),
+    'ab/'.repeat(50),
+    '\r\n',
+  );
+  const ascii = fc
+    .array(
+      fc.oneof(
+        piece,
+        fc.string({
+          unit: fc.integer({ min: 0, max: 127 }).map((c) => String.fromCharCode(c)),
+          maxLength: 8,
+        }),
+      ),
+      {
+        maxLength: 60,
+      },
+    )
+    .map((parts) => parts.join(''));
+
+  it('gives the keys of the regex definition, cold or warm (property)', () => {
+    fc.assert(
+      fc.property(ascii, (t) => {
+        const want = rankedTermsUncached(t);
+        expect(rankedTerms(t)).toEqual(want);
+        expect(rankedTerms(t)).toEqual(want);
+        // A non-ASCII unit that is neither a key nor a letter sends the text to the regexes.
+        expect(rankedTerms(`${t} \u2014`)).toEqual(want);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('counts the words of the regex definition (property)', () => {
+    fc.assert(
+      fc.property(ascii, (t) => {
+        expect(proseCounts(t)).toEqual(proseCounts(`${t}\u2014`));
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
 describe('proseCounts', () => {
   it('the counts of whole lines add up to the text’s (property)', () => {
     const line = fc
@@ -182,7 +249,7 @@ describe('proseCounts', () => {
 });
 
 describe('rankedTerms: memory', () => {
-  it('the compound cache does not keep the texts its compounds came from alive', () => {
+  it('the caches and the key ids do not keep the texts their compounds came from alive', () => {
     // In a child with the collector exposed: 2,000 texts of 200 KB, each with its own compounds.
     // A cached slice of each text would keep about 400 MB alive.
     const module = fileURLToPath(new URL('../../dist/retrieval/ranked-terms.js', import.meta.url));
