@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import { compareCodePoints } from '../protocol/canonical-json.js';
-import { ANSWER_SHAPES, hasErrorSignal } from './ranked-intent.js';
+import { ANSWER_SHAPES, hasErrorSignal, SHAPE_PATTERNS } from './ranked-intent.js';
 import {
   keyIdCount,
   keyIdIsHigh,
@@ -91,8 +91,8 @@ const round3 = (x: number): number => Math.round(x * 1000) / 1000;
 /** Bit mask of the answer shapes a text holds. */
 export function shapeMask(text: string): number {
   let mask = 0;
-  ANSWER_SHAPES.forEach((s, i) => {
-    if (s.shape.test(text)) mask |= 1 << i;
+  SHAPE_PATTERNS.forEach((shape, i) => {
+    if (shape.test(text)) mask |= 1 << i;
   });
   return mask;
 }
@@ -115,9 +115,9 @@ function wholeShapes(text: string, blocks: readonly BlockAnalysis[]): number {
   let mask = 0;
   for (const b of blocks) mask |= b.shapes;
   if (blocks.length < 2) return mask;
-  ANSWER_SHAPES.forEach((s, i) => {
+  SHAPE_PATTERNS.forEach((shape, i) => {
     const bit = 1 << i;
-    if ((SPANNING_SHAPES & bit) !== 0 && (mask & bit) === 0 && s.shape.test(text)) mask |= bit;
+    if ((SPANNING_SHAPES & bit) !== 0 && (mask & bit) === 0 && shape.test(text)) mask |= bit;
   });
   return mask;
 }

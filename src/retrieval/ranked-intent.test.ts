@@ -1,5 +1,14 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { askedShapes, hasErrorSignal, heldShapes, promptIntent } from './ranked-intent.js';
+import {
+  ANSWER_SHAPES,
+  askedShapes,
+  ERROR_LINE,
+  hasErrorSignal,
+  heldShapes,
+  promptIntent,
+  SHAPE_PATTERNS,
+} from './ranked-intent.js';
 
 describe('promptIntent', () => {
   it('reads time cues', () => {
@@ -63,5 +72,82 @@ describe('answer shapes', () => {
   it('plain words are not hashes, dates are not versions', () => {
     expect(heldShapes('deadbeef cafe facade')).not.toContain('hash');
     expect(heldShapes('released 2024-05-01')).not.toContain('version');
+  });
+});
+
+describe('the payload patterns without the i flag', () => {
+  // The words of the caseless patterns in any case, with ſ (U+017F) for s and K (U+212A) for k
+  // (the two characters that fold into ASCII), after and before numbers, breaks, word and
+  // non-word characters.
+  const word = fc
+    .tuple(
+      fc.constantFrom(
+        ...'tests passed failed failures examples specs doctests kb kib mb gib bytes tokens lines files chars characters ms seconds minutes issues errors warnings insertions deletions items command cmd bash sh shell console running port errno exception traceback fatal panic denied refused cannot invalid deprecated exceeds'.split(
+          ' ',
+        ),
+        'not found',
+        'no such',
+        "can't",
+        'unable to',
+        'exit code 3',
+        'exit status 0',
+        'err!',
+      ),
+      fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 12, maxLength: 12 }),
+    )
+    .map(([w, cases]) =>
+      [...w]
+        .map((c, i) => {
+          const k = cases[i % cases.length]!;
+          if (k === 1) return c.toUpperCase();
+          if (k === 2 && c === 's') return '\u017f';
+          if (k === 3 && c === 'k') return '\u212a';
+          return c;
+        })
+        .join(''),
+    );
+  const glue = fc.constantFrom(
+    ' ',
+    '',
+    '\n',
+    '\r\n',
+    ':',
+    '$ ',
+    '> ',
+    '"',
+    '(',
+    '.',
+    '_',
+    '!',
+    '```',
+    'x',
+    'é',
+    'ſ',
+    'İ',
+    '\u212a',
+    '\t',
+    '5',
+    '12 ',
+    '3.5',
+    '$',
+  );
+  const text = fc
+    .array(fc.oneof(word, glue, fc.nat(99999).map(String), fc.string({ maxLength: 3 })), {
+      maxLength: 16,
+    })
+    .map((p) => p.join(''));
+
+  it('match what the definitions match (property)', () => {
+    fc.assert(
+      fc.property(text, (t) => {
+        ANSWER_SHAPES.forEach((s, i) => {
+          expect(SHAPE_PATTERNS[i]!.test(t), `${s.name}: ${JSON.stringify(t)}`).toBe(
+            s.shape.test(t),
+          );
+        });
+        expect(hasErrorSignal(t)).toBe(ERROR_LINE.test(t));
+      }),
+      { numRuns: 3000 },
+    );
   });
 });

@@ -57,7 +57,7 @@ export function promptIntent(prompt: string): PromptIntent {
 }
 
 /** Lines that report a failure, in any of the usual shapes of tools and runtimes. */
-const ERROR_LINE =
+export const ERROR_LINE =
   /(?<![a-z])(?:error|errno|exception|traceback|fatal|panic|failed|failure|denied|refused|not found|no such|cannot|can't|unable to|invalid|deprecated|warning|exceeds|exit code [1-9]|exit status [1-9])(?![a-z])|(?<![a-z])err!|\b[1-9]\d* failures?\b/iu;
 
 /**
@@ -67,7 +67,7 @@ const ERROR_LINE =
  * hasErrorSignal('zsh: command not found: tree'); // true
  */
 export function hasErrorSignal(text: string): boolean {
-  return ERROR_LINE.test(text);
+  return ERROR_LINE_CASED.test(text);
 }
 
 /**
@@ -135,11 +135,70 @@ export function askedShapes(prompt: string): string[] {
 }
 
 /**
+ * V8 matches a pattern with the `i` and `u` flags several times slower than one without `i`, so
+ * the patterns run on every payload (failure lines, answer shapes) are also written without it,
+ * matching exactly what the definitions above match (a property test compares them). Under
+ * `iu`, an ASCII letter matches both its cases, `s` also matches ſ (U+017F) and `k` also K
+ * (U+212A), the only other characters whose case folds into ASCII; and `\b` counts those two as
+ * word characters.
+ */
+const WORD_CHARS = 'A-Za-z0-9_\\u017f\\u212a';
+const LETTER = 'a-zA-Z\\u017f\\u212a';
+/** `\b` before a word character. */
+const START = `(?<![${WORD_CHARS}])`;
+/** `\b` after a word character. */
+const END = `(?![${WORD_CHARS}])`;
+
+/** Letters of a pattern written without `i`: `tests?` → `[tT][eE][sSſ][tT][sSſ]?`. */
+function anyCase(pattern: string): string {
+  const folds: Record<string, string> = { s: '\\u017f', k: '\\u212a' };
+  return pattern.replace(/[a-z]/g, (c) => `[${c}${c.toUpperCase()}${folds[c] ?? ''}]`);
+}
+
+/** {@link ERROR_LINE} without the `i` flag. */
+const ERROR_LINE_CASED = new RegExp(
+  `(?<![${LETTER}])(?:${anyCase(
+    "error|errno|exception|traceback|fatal|panic|failed|failure|denied|refused|not found|no such|cannot|can't|unable to|invalid|deprecated|warning|exceeds|exit code [1-9]|exit status [1-9]",
+  )})(?![${LETTER}])|(?<![${LETTER}])${anyCase('err')}!|${START}[1-9]\\d* ${anyCase('failures?')}${END}`,
+  'u',
+);
+
+/** Each answer shape's `shape` pattern without the `i` flag (the same where it had none). */
+export const SHAPE_PATTERNS: readonly RegExp[] = ANSWER_SHAPES.map((s) => {
+  switch (s.name) {
+    case 'test-result':
+      return new RegExp(
+        `${START}\\d+ (?:${anyCase('tests?|passed|failed|failures?|examples?|specs?|doctests?')})${END}`,
+        'u',
+      );
+    case 'quantity':
+      return new RegExp(
+        `${START}\\d+(?:\\.\\d+)?\\s?(?:[kKmMgG\\u212a][iI]?[bB]|${anyCase(
+          'bytes?|tokens?|lines?|files?|chars?|characters?|ms|seconds?|minutes?|issues?|errors?|warnings?|insertions?|deletions?|items?',
+        )})${END}|\\$\\d`,
+        'u',
+      );
+    case 'command':
+      return new RegExp(
+        `^\\s*[$>] \\S|"(?:${anyCase('command|cmd')})"\\s*:|${START}${anyCase('bash')}\\(|^${anyCase('running')} \\S|\`\`\`(?:${anyCase('bash|sh|shell|console')})\\n`,
+        'mu',
+      );
+    case 'port':
+      return new RegExp(
+        `${START}${anyCase('port')}${END}\\D{0,4}\\d{2,5}${END}|:\\d{4,5}${END}`,
+        'u',
+      );
+    default:
+      return s.shape;
+  }
+});
+
+/**
  * Names of the answer shapes a payload holds.
  *
  * @example
  * heldShapes('[main 0925f8d] Modernize project'); // ['hash']
  */
 export function heldShapes(text: string): string[] {
-  return ANSWER_SHAPES.filter((s) => s.shape.test(text)).map((s) => s.name);
+  return ANSWER_SHAPES.filter((_, i) => SHAPE_PATTERNS[i]!.test(text)).map((s) => s.name);
 }
