@@ -206,8 +206,8 @@ function sortIdsByString(ids: number[]): number[] {
 /**
  * Sorts ids by their keys' code points. When every key is ASCII (see `keyIdPrefix`): a native
  * numeric sort on the keys' packed first five characters, then an insertion sort of the
- * strings within each run of equal prefixes (runs are short). Several times faster than a
- * comparator sort of the strings, most of which are then never read.
+ * strings within each run of equal prefixes (runs are short), so most keys are never compared
+ * as strings (a quarter to a third faster than sorting the strings natively).
  */
 function sortIdsByKey(ids: number[]): number[] {
   const n = ids.length;
