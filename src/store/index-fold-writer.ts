@@ -3,6 +3,7 @@
 // rows other processes' caches follow. The hot path of a fold: statements prepared once.
 import { foldToken } from '../extract/fold-token.js';
 import type { IndexEntry } from '../protocol/types.js';
+import { BatchPostings } from './batch-postings.js';
 import type { AnalysisRows, StoredAnalysis } from './index-analyses.js';
 import type { PackBody } from './index-body.js';
 import { FIELD_RANKED, FIELD_REFERENCE } from './index-schema.js';
@@ -25,33 +26,15 @@ export function referenceTerms(entry: IndexEntry): string[] {
   return [...out];
 }
 
-/** Postings of one term collected for a batch insert. */
-interface Group {
-  field: number;
-  term: string;
-  steps: number[];
-  tfs: number[];
-}
-
 /** Posting blocks inserted per statement. */
 const POST_ROWS = 128;
 /** One posting block row: the tail of a batch here, and a block rewritten by a drop. */
 export const POST_ONE = 'INSERT INTO postings (term, last, first, n, data) VALUES (?, ?, ?, ?, ?)';
 
-/** Postings of a batch, by field and term. */
-type Groups = [Map<string, Group>, Map<string, Group>];
+/** Postings of a batch, by field ({@link FIELD_REFERENCE}, {@link FIELD_RANKED}). */
+type Groups = [BatchPostings, BatchPostings];
 
-const newGroups = (): Groups => [new Map(), new Map()];
-
-function group(groups: Groups, field: number, term: string): Group {
-  const byTerm = groups[field]!;
-  let g = byTerm.get(term);
-  if (!g) {
-    g = { field, term, steps: [], tfs: [] };
-    byTerm.set(term, g);
-  }
-  return g;
-}
+const newGroups = (): Groups => [new BatchPostings(), new BatchPostings()];
 
 /** An analysis for a pending entry: applied only while the entry has this payload and summary. */
 export interface PendingAnalysis {
@@ -98,11 +81,7 @@ export class FoldWriter {
         e.summary,
         this.#pack(r.json),
       );
-      for (const t of referenceTerms(e)) {
-        const g = group(groups, FIELD_REFERENCE, t);
-        g.steps.push(e.step_id);
-        g.tfs.push(1);
-      }
+      for (const t of referenceTerms(e)) groups[FIELD_REFERENCE].add(t, e.step_id, 1);
       if (r.analysis) this.#doc(e.step_id, r.analysis, groups, state);
       state.entries++;
       if (e.evicted) state.evicted++;
@@ -156,16 +135,24 @@ export class FoldWriter {
       `INSERT INTO postings (term, last, first, n, data) VALUES ${'(?, ?, ?, ?, ?), '.repeat(POST_ROWS - 1)}(?, ?, ?, ?, ?)`,
     );
     const one = this.#s.get('post', POST_ONE);
-    const byId: [number, Group][] = [];
-    for (const g of [...groups[0].values(), ...groups[1].values()]) {
-      byId.push([this.#termId(g.field, g.term, g.steps.length, state), g]);
-    }
+    // Terms by id: [id, field, term index]. Fields in order, each in first-added order, so new
+    // terms take their ids in the order they were seen.
+    const byId: [number, number, number][] = [];
+    groups.forEach((g, field) => {
+      for (let t = 0; t < g.terms.length; t++) {
+        byId.push([this.#termId(field, g.terms[t]!, g.counts[t]!, state), field, t]);
+      }
+    });
     // In key order, the rows of a batch go into the B-tree in one sweep instead of at random.
     byId.sort((a, b) => a[0] - b[0]);
+    const postings = groups.map((g) => g.byTerm());
     const args: (number | Buffer)[] = [];
-    for (const [id, g] of byId) {
-      const b = encodePostings(g.steps, g.tfs);
-      args.push(id, b.last, b.first, g.steps.length, b.data);
+    for (const [id, field, t] of byId) {
+      const { start, steps, tfs } = postings[field]!;
+      const from = start[t]!;
+      const to = start[t + 1]!;
+      const b = encodePostings(steps.subarray(from, to), tfs.subarray(from, to));
+      args.push(id, b.last, b.first, to - from, b.data);
       if (args.length === POST_ROWS * 5) {
         many.run(args);
         args.length = 0;
@@ -187,11 +174,8 @@ export class FoldWriter {
         'INSERT INTO docs (step, length, parts, part_length, analysis) VALUES (?, ?, ?, ?, ?)',
       )
       .run(step, a.length, a.parts, a.partLength, analysis);
-    for (let i = 0; i < a.terms.length; i++) {
-      const g = group(groups, FIELD_RANKED, a.terms[i]!);
-      g.steps.push(step);
-      g.tfs.push(a.tfs[i]!);
-    }
+    const ranked = groups[FIELD_RANKED];
+    for (let i = 0; i < a.terms.length; i++) ranked.add(a.terms[i]!, step, a.tfs[i]!);
     state.rankedDocs++;
     state.rankedLength += a.length;
     state.rankedParts += a.parts;

@@ -36,13 +36,15 @@ function putVarint(out: number[], v: number): void {
  * decodePostings(b.data, 2); // { steps: [3, 7], tfs: [2, 1] }
  */
 export function encodePostings(
-  steps: readonly number[],
-  tfs: readonly number[],
+  steps: ArrayLike<number>,
+  tfs: ArrayLike<number>,
 ): { first: number; last: number; data: Buffer } {
   let order: number[] | undefined;
   for (let i = 1; i < steps.length; i++) {
     if (steps[i]! <= steps[i - 1]!) {
-      order = steps.map((_, k) => k).sort((a, b) => steps[a]! - steps[b]!);
+      order = Array.from({ length: steps.length }, (_, k) => k).sort(
+        (a, b) => steps[a]! - steps[b]!,
+      );
       break;
     }
   }
