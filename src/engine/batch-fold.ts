@@ -227,6 +227,8 @@ export class BatchFold {
     const pool = this.src.derivePool();
     if (!pool) return undefined;
     const count: DeriveCount = this.src.tokenizer === o200kTokenizer() ? 'o200k' : 'none';
+    // A local store's index deflates analyses: the workers do it for the committing thread.
+    const pack = this.src.store.kind === 'local';
     const queued = new Set<number>();
     return async (r, thisThread) => {
       const todo = rounds[r]!.filter((p) => {
@@ -237,7 +239,7 @@ export class BatchFold {
       });
       const jobs = todo.map((p) => ({ summary: p.entry.summary, text: p.text }));
       try {
-        const out = await pool.derive(jobs, { count, thisThread });
+        const out = await pool.derive(jobs, { count, thisThread, pack });
         return new Map(todo.map((p, i) => [p.entry.step_id, out[i]!]));
       } catch (e) {
         // Closed under it: the batch failed or ended, and nothing waits for this round.
@@ -323,7 +325,7 @@ export class BatchFold {
   private derived(p: Prepared, pre?: DerivedText): CommitRow {
     // Tokens are not part of a stored analysis: they are kept per tokenizer (below).
     const d = pre ?? deriveInline([{ summary: p.entry.summary, text: p.text }], 'none')[0]!;
-    const analysis = { akey: analysisKey(p.entry), ...d.analysis };
+    const analysis = { akey: analysisKey(p.entry), ...d.analysis, packed: d.packed };
     const sanitized = p.node.sanitized;
     if (this.src.tokenizer.name === 'reference') return { entry: p.entry, analysis, sanitized };
     const count = d.tokens ?? this.src.tokenizer.count(p.text);

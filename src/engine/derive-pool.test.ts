@@ -2,10 +2,12 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { inflateRawSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { isContextFoldError } from '../protocol/errors.js';
 import { DEFAULT_POLICY } from '../protocol/policy.js';
+import { packAnalysis } from '../store/index-analyses.js';
 import type { IndexWarning } from '../store/index-backend.js';
 import { tempDir } from '../test-utils/temp-dir.js';
 import type { NodeContext } from './build-node.js';
@@ -17,6 +19,7 @@ import {
   DerivePool,
   DerivePoolClosedError,
   deriveInline,
+  derivePacked,
 } from './derive-pool.js';
 import type { FoldInput } from './types.js';
 
@@ -156,6 +159,32 @@ describe('DerivePool', () => {
       deriveInline(JOBS.slice(0, 3), 'o200k'),
     );
     expect(pool.started).toBe(4);
+    await pool.close();
+  });
+
+  it('with pack, each analysis comes deflated as an index file stores it, from any thread', async () => {
+    const pool = new DerivePool({ threads: 1, module: POOL_MODULE });
+    const here = derivePacked(JOBS, 'none');
+    for (const d of here) {
+      expect(d.packed).toEqual(packAnalysis(d.analysis));
+      expect(inflateRawSync(d.packed!.body).toString()).toBe(
+        JSON.stringify([d.analysis.terms, d.analysis.tfs]),
+      );
+    }
+    const theirs = await pool.derive(JOBS, { count: 'none', pack: true, thisThread: true });
+    expect(
+      theirs.map((d) => ({
+        ...d,
+        packed: d.packed && {
+          body: Buffer.from(d.packed.body),
+          features: Buffer.from(d.packed.features),
+        },
+      })),
+    ).toEqual(here);
+    // Without it, nothing is deflated.
+    expect((await pool.derive(JOBS, { count: 'none' })).every((d) => d.packed === undefined)).toBe(
+      true,
+    );
     await pool.close();
   });
 

@@ -10,6 +10,8 @@ import {
   type StoredNodeAnalysis,
   storedAnalysis,
 } from '../retrieval/node-analysis.js';
+import type { PackedAnalysis } from '../store/analysis-record.js';
+import { packAnalysis } from '../store/index-analyses.js';
 import { type BuiltNode, buildNode, type NodeContext } from './build-node.js';
 import type { FoldInput } from './types.js';
 
@@ -18,6 +20,8 @@ export interface DerivedText {
   analysis: StoredNodeAnalysis;
   /** Tokens of the text under o200k, or null when the job asked for no count. */
   tokens: number | null;
+  /** The analysis deflated as an index file stores it, when the derive asked for it. */
+  packed?: PackedAnalysis;
 }
 
 /** One text to derive from. */
@@ -46,6 +50,16 @@ export function deriveInline(jobs: readonly DeriveJob[], count: DeriveCount): De
     analysis: storedAnalysis(analyzeNode({ summary: j.summary, text: j.text, tokens: 0 })),
     tokens: tokens[i] ?? null,
   }));
+}
+
+/**
+ * {@link deriveInline}, each analysis also deflated as an index file stores it: the part of a
+ * commit a worker can do for the committing thread.
+ */
+export function derivePacked(jobs: readonly DeriveJob[], count: DeriveCount): DerivedText[] {
+  const out = deriveInline(jobs, count);
+  for (const d of out) d.packed = packAnalysis(d.analysis);
+  return out;
 }
 
 /** A fold input already redacted, and the redactions made: what a node is built from. */
@@ -79,7 +93,9 @@ const ready = import(workerData.module);
 parentPort.on('message', async (m) => {
   try {
     const mod = await ready;
-    const out = m.ctx ? mod.buildInline(m.jobs, m.ctx) : mod.deriveInline(m.jobs, m.count);
+    const out = m.ctx
+      ? mod.buildInline(m.jobs, m.ctx)
+      : (m.pack ? mod.derivePacked : mod.deriveInline)(m.jobs, m.count);
     parentPort.postMessage({ id: m.id, out });
   } catch (e) {
     parentPort.postMessage({ id: m.id, error: String((e && e.message) || e) });
@@ -168,10 +184,12 @@ export class DerivePool {
    */
   async derive(
     jobs: readonly DeriveJob[],
-    options: { count: DeriveCount; thisThread?: boolean },
+    options: { count: DeriveCount; thisThread?: boolean; pack?: boolean },
   ): Promise<DerivedText[]> {
-    return this.#split(jobs, options.thisThread === true, { count: options.count }, (part) =>
-      deriveInline(part, options.count),
+    const { count, pack = false } = options;
+    const derive = pack ? derivePacked : deriveInline;
+    return this.#split(jobs, options.thisThread === true, { count, pack }, (part) =>
+      derive(part, count),
     );
   }
 

@@ -12,4 +12,15 @@ export interface NodeAnalysisRecord {
   parts: number;
   partLength: number;
   features: string;
+  /**
+   * The body and features already deflated as an index file stores them (see `packAnalysis`),
+   * computed off the committing thread; a backend that stores them otherwise ignores them.
+   */
+  packed?: PackedAnalysis;
+}
+
+/** An analysis's body (JSON `[terms, tfs]`) and features, deflated. */
+export interface PackedAnalysis {
+  body: Uint8Array;
+  features: Uint8Array;
 }
