@@ -33,11 +33,12 @@ export interface Prepared {
   text: string;
 }
 
-/** Derives round `r` of a batch: its new turns by step, or undefined where the workers failed. */
-type DeriveRound = (
-  r: number,
-  thisThread: boolean,
-) => Promise<Map<number, DerivedText> | undefined>;
+/**
+ * Starts deriving round `r` of a batch on the workers; the function returned takes on this
+ * thread what they have not started and resolves to the round's new turns by step, or to
+ * undefined where the workers failed.
+ */
+type DeriveRound = (r: number) => () => Promise<Map<number, DerivedText> | undefined>;
 
 /** Turns committed per lock hold: other writers get the lock between rounds of a long batch. */
 export const FOLD_ROUND = 1024;
@@ -200,12 +201,12 @@ export class BatchFold {
       rounds.push(prepared.slice(i, i + FOLD_ROUND));
     }
     const ahead = this.deriveAhead(rounds, fresh);
-    let next = ahead?.(0, true);
+    let next = ahead?.(0);
     const results: FoldResult[] = [];
     for (let r = 0; r < rounds.length; r++) {
-      const derived = await next;
+      const derived = await next?.();
       // The next round is derived on the workers while this one is written and committed.
-      next = r + 1 < rounds.length ? ahead?.(r + 1, false) : undefined;
+      next = r + 1 < rounds.length ? ahead?.(r + 1) : undefined;
       if (r > 0) await new Promise((res) => setTimeout(res, ROUND_PAUSE_MS));
       results.push(...(await this.foldRound(rounds[r]!, derived)));
       onProgress?.(Math.min((r + 1) * FOLD_ROUND, prepared.length), prepared.length);
@@ -215,9 +216,10 @@ export class BatchFold {
 
   /**
    * For a batch of more than one round of new turns, where worker threads can run: a function
-   * that derives a round's new turns on the pool (analysis and token count, see
-   * {@link DerivePool}), resolving to them by step, or to undefined if the pool failed (the
-   * round then derives inline, as a small batch always does).
+   * that starts deriving a round's new turns on the pool (analysis and token count, see
+   * {@link DerivePool.share}) and returns the one that finishes it on this thread, resolving to
+   * them by step, or to undefined if the pool failed (the round then derives inline, as a small
+   * batch always does).
    */
   private deriveAhead(
     rounds: readonly Prepared[][],
@@ -230,7 +232,7 @@ export class BatchFold {
     // A local store's index deflates analyses: the workers do it for the committing thread.
     const pack = this.src.store.kind === 'local';
     const queued = new Set<number>();
-    return async (r, thisThread) => {
+    return (r) => {
       const todo = rounds[r]!.filter((p) => {
         const step = p.entry.step_id;
         if (!fresh.has(step) || queued.has(step)) return false;
@@ -238,15 +240,18 @@ export class BatchFold {
         return true;
       });
       const jobs = todo.map((p) => ({ summary: p.entry.summary, text: p.text }));
-      try {
-        const out = await pool.derive(jobs, { count, thisThread, pack });
-        return new Map(todo.map((p, i) => [p.entry.step_id, out[i]!]));
-      } catch (e) {
-        // Closed under it: the batch failed or ended, and nothing waits for this round.
-        if (e instanceof DerivePoolClosedError) return undefined;
-        this.workersFailed(e as Error);
-        return undefined;
-      }
+      const finish = pool.share(jobs, { count, pack });
+      return async () => {
+        try {
+          const out = await finish();
+          return new Map(todo.map((p, i) => [p.entry.step_id, out[i]!]));
+        } catch (e) {
+          // Closed under it: the batch failed or ended, and nothing waits for this round.
+          if (e instanceof DerivePoolClosedError) return undefined;
+          this.workersFailed(e as Error);
+          return undefined;
+        }
+      };
     };
   }
 

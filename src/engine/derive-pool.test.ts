@@ -188,6 +188,36 @@ describe('DerivePool', () => {
     await pool.close();
   });
 
+  it('share: each job derived once, by a worker or this thread, results in order', async () => {
+    const pool = new DerivePool({ threads: 2, module: POOL_MODULE });
+    const big = Array.from({ length: 8 }, () => JOBS).flat();
+    const here = derivePacked(big, 'o200k');
+    // Finished at once: this thread claims jobs beside the workers.
+    const now = await pool.share(big, { count: 'o200k', pack: true })();
+    expect(
+      now.map((d) => ({
+        ...d,
+        packed: d.packed && {
+          body: Buffer.from(d.packed.body),
+          features: Buffer.from(d.packed.features),
+        },
+      })),
+    ).toEqual(here);
+    // Finished later: the workers took what they could meanwhile.
+    const finish = pool.share(big, { count: 'none' });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await finish()).toEqual(deriveInline(big, 'none'));
+    await pool.close();
+    // A closed pool's share rejects as closed.
+    const closing = pool.share(big, { count: 'o200k' });
+    await pool.close();
+    await expect(closing()).rejects.toBeInstanceOf(DerivePoolClosedError);
+    // From sources: all on this thread.
+    expect(await new DerivePool({ threads: 2 }).share(JOBS, { count: 'none' })()).toEqual(
+      deriveInline(JOBS, 'none'),
+    );
+  });
+
   it('close() during a derive rejects it as closed, and the pool stays usable', async () => {
     const pool = new DerivePool({ threads: 1, module: POOL_MODULE });
     const big = Array.from({ length: 40 }, () => JOBS).flat();

@@ -62,6 +62,25 @@ export function derivePacked(jobs: readonly DeriveJob[], count: DeriveCount): De
   return out;
 }
 
+/**
+ * Derives the jobs this thread claims, one at a time, from a counter shared with the threads
+ * that derive the same jobs: each job is derived once, by whichever thread was free first.
+ * Returns the derived jobs at their index, null where another thread claimed the job.
+ */
+export function deriveClaimed(
+  jobs: readonly DeriveJob[],
+  count: DeriveCount,
+  pack: boolean,
+  claim: Int32Array,
+): (DerivedText | null)[] {
+  const derive = pack ? derivePacked : deriveInline;
+  const out = new Array<DerivedText | null>(jobs.length).fill(null);
+  for (let i = Atomics.add(claim, 0, 1); i < jobs.length; i = Atomics.add(claim, 0, 1)) {
+    out[i] = derive([jobs[i]!], count)[0]!;
+  }
+  return out;
+}
+
 /** A fold input already redacted, and the redactions made: what a node is built from. */
 export interface BuildJob {
   input: FoldInput;
@@ -95,7 +114,9 @@ parentPort.on('message', async (m) => {
     const mod = await ready;
     const out = m.ctx
       ? mod.buildInline(m.jobs, m.ctx)
-      : (m.pack ? mod.derivePacked : mod.deriveInline)(m.jobs, m.count);
+      : m.claim
+        ? mod.deriveClaimed(m.jobs, m.count, m.pack, new Int32Array(m.claim))
+        : (m.pack ? mod.derivePacked : mod.deriveInline)(m.jobs, m.count);
     parentPort.postMessage({ id: m.id, out });
   } catch (e) {
     parentPort.postMessage({ id: m.id, error: String((e && e.message) || e) });
@@ -191,6 +212,45 @@ export class DerivePool {
     return this.#split(jobs, options.thisThread === true, { count, pack }, (part) =>
       derive(part, count),
     );
+  }
+
+  /**
+   * Derives every job, in order, shared with this thread: the workers start claiming jobs at
+   * once, one by one ({@link deriveClaimed}); the function returned derives on this thread the
+   * jobs no worker has claimed yet, then waits for theirs. A caller busy meanwhile (committing
+   * the round before) takes what is left instead of waiting for the workers to finish it.
+   */
+  share(
+    jobs: readonly DeriveJob[],
+    options: { count: DeriveCount; pack?: boolean },
+  ): () => Promise<DerivedText[]> {
+    const { count, pack = false } = options;
+    const claim = new Int32Array(new SharedArrayBuffer(4));
+    const here = () => deriveClaimed(jobs, count, pack, claim);
+    if (!this.usable || jobs.length === 0) return async () => here() as DerivedText[];
+    this.#start();
+    const message = { count, pack, claim: claim.buffer };
+    const theirs = Promise.all(
+      this.#workers.map((w) => this.#send<DerivedText | null>(w, jobs, message)),
+    );
+    // Awaited by the function returned; a failure before then is reported there.
+    theirs.catch(() => undefined);
+    return async () => {
+      const out = here();
+      let parts: (DerivedText | null)[][];
+      try {
+        parts = await theirs;
+      } catch (e) {
+        if (e instanceof DerivePoolClosedError) throw e;
+        this.#broken = true;
+        await this.close();
+        throw e;
+      }
+      for (const part of parts) {
+        for (let i = 0; i < part.length; i++) out[i] ??= part[i]!;
+      }
+      return out as DerivedText[];
+    };
   }
 
   /**
