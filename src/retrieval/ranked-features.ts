@@ -203,24 +203,6 @@ class FeatureContext {
     return d === undefined ? -1 : this.cr.slotOf[d]! - 1;
   }
 
-  /**
-   * Share of the prompt's credit held by a turn and its call together (per prompt key the better
-   * of the two), without allocating: run for every candidate.
-   */
-  callCoverage(step: number): number {
-    const a = this.slotOfStep(step);
-    const b = this.slotOfStep(step - 1);
-    const { credit } = this.cr;
-    const nq = this.nq;
-    let s = 0;
-    for (let q = 0; q < nq; q++) {
-      const x = a < 0 ? 0 : credit[a * nq + q]!;
-      const y = b < 0 ? 0 : credit[b * nq + q]!;
-      s += Math.max(x, y);
-    }
-    return s / this.total;
-  }
-
   /** Credit offsets of the turns `step - 3` … `step + 2` (-1: holds no prompt key), reused. */
   readonly #around = new Int32Array(6);
 
@@ -454,13 +436,49 @@ function keyStats(
   return { keyWeights, rarity };
 }
 
-/** The steps that get full features: the `limit` best candidates by coverage of turn and call. */
+/** Pre-scores of the last scan's candidate steps (reused: read only while the pool is chosen). */
+let preScratch = new Float64Array(1024);
+
+/**
+ * The steps that get full features: the `limit` best candidates by coverage of turn and call.
+ * The candidates are each turn that holds a prompt key (`cr.docs`) and the turn after it (a tool
+ * result is about what its call asked for). A turn after one that holds a key is listed here
+ * only when it holds none itself (else it is listed as a holder): each candidate once, with no
+ * marks to set and clear, and the credit slots of both turns at hand.
+ */
 function candidatePool(ctx: FeatureContext, cr: Credits, limit: number): number[] {
-  const stepList = candidateSteps(ctx.index, cr.docs);
-  // A plain loop: `Float64Array.from` with a mapping function is several times slower.
-  const pre = new Float64Array(stepList.length);
-  for (let i = 0; i < stepList.length; i++) pre[i] = ctx.callCoverage(stepList[i]!);
-  return bestSteps(stepList, pre, limit);
+  const { index } = ctx;
+  const { docs, slotOf } = cr;
+  if (preScratch.length < 2 * docs.length) preScratch = new Float64Array(4 * docs.length);
+  const pre = preScratch;
+  const steps: number[] = [];
+  for (let k = 0; k < docs.length; k++) {
+    const step = index.stepOf(docs[k]!);
+    pre[steps.length] = callCoverage(ctx, cr, k, ctx.slotOfStep(step - 1));
+    steps.push(step);
+    const next = index.docOf(step + 1);
+    if (next !== undefined && slotOf[next] === 0) {
+      pre[steps.length] = callCoverage(ctx, cr, -1, k);
+      steps.push(step + 1);
+    }
+  }
+  return bestSteps(steps, pre, limit);
+}
+
+/**
+ * Share of the prompt's credit held by a turn and its call together (per prompt key the better
+ * of the two), from their credit slots (-1: holds no key). Plain loops: run for every candidate.
+ */
+function callCoverage(ctx: FeatureContext, cr: Credits, a: number, b: number): number {
+  const { credit } = cr;
+  const nq = ctx.nq;
+  let s = 0;
+  for (let q = 0; q < nq; q++) {
+    const x = a < 0 ? 0 : credit[a * nq + q]!;
+    const y = b < 0 ? 0 : credit[b * nq + q]!;
+    s += Math.max(x, y);
+  }
+  return s / ctx.total;
 }
 
 /** What the prompt asks beyond its keys, and the span of time its candidates cover. */
@@ -508,42 +526,6 @@ function fullCandidate(
   const fromPrev = buffer.subarray(FEATURE_NAMES.length + nq);
   const matched = ctx.credits(step, own, fromPrev);
   return { docNo, stepId: step, features: f, block: best.block, own, fromPrev, matched };
-}
-
-/** Documents {@link candidateSteps} has listed (all clear between calls: it clears its marks). */
-let seenScratch = new Uint8Array(1024);
-
-/**
- * The steps of the candidate turns: each turn that holds a prompt key (`docs`) and the turn
- * after it (a tool result is about what its call asked for), each once, in that order. Marked
- * by document number in a flat array: a scan of a large store has thousands of candidates.
- */
-function candidateSteps(index: RankedIndexView, docs: readonly number[]): number[] {
-  if (seenScratch.length < index.size + 2) seenScratch = new Uint8Array(2 * index.size + 2);
-  const marked: number[] = [];
-  const out: number[] = [];
-  const add = (docNo: number, step: number): void => {
-    if (docNo >= seenScratch.length) {
-      const grown = new Uint8Array(2 * docNo + 2);
-      grown.set(seenScratch);
-      seenScratch = grown;
-    }
-    if (seenScratch[docNo] !== 0) return;
-    seenScratch[docNo] = 1;
-    marked.push(docNo);
-    out.push(step);
-  };
-  try {
-    for (const d of docs) {
-      const step = index.stepOf(d);
-      add(d, step);
-      const next = index.docOf(step + 1);
-      if (next !== undefined) add(next, step + 1);
-    }
-  } finally {
-    for (const d of marked) seenScratch[d] = 0;
-  }
-  return out;
 }
 
 /**
