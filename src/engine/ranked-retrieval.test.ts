@@ -112,6 +112,27 @@ describe.each(BACKENDS)('ranked retrieval in the engine on %s', (backend: Backen
     await reference.close();
   });
 
+  it('a scan sees the turns folded since the last scan, by this process or another', async () => {
+    const cf = await seeded();
+    // The turns the first scans read stay numbered in the process; the new ones join them.
+    const prompt = 'Which port is the redis cache listening on?';
+    expect((await cf.scan(prompt)).selected.map((p) => p.step_id)).not.toContain(16);
+    await cf.scan('Which port is postgresql listening on?');
+    await cf.fold({
+      stepId: 16,
+      summary: 'tool: result',
+      content: 'redis cache listening on 6380',
+    });
+    expect((await cf.scan(prompt)).selected[0]?.step_id).toBe(16);
+    const other = await ContextFold.open({ dir: cf.dir, retrieval: 'ranked' });
+    await other.fold({ stepId: 17, summary: 'tool: result', content: 'redis cache moved to 6390' });
+    await other.close();
+    const moved = 'Which port did the redis cache move to?';
+    expect((await cf.scan(moved)).selected[0]?.step_id).toBe(17);
+    expect((await cf.scan('Which port is postgresql listening on?')).selected[0]?.step_id).toBe(2);
+    await cf.close();
+  });
+
   it('scan({ mode }) selects the algorithm per call', async () => {
     const cf = await ContextFold.open({ dir: freshDir() });
     await cf.foldMany(TURNS);

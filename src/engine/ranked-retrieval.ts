@@ -18,7 +18,7 @@ import {
   type RankedTuning,
   rankedScan,
 } from '../retrieval/ranked-scan.js';
-import { type RankedSource, rankedView } from '../retrieval/ranked-view.js';
+import { DocNumbering, type RankedSource, rankedView } from '../retrieval/ranked-view.js';
 import { StepMap } from '../retrieval/step-map.js';
 import type { DocDetail, DocStats, IndexBackend } from '../store/index-backend.js';
 import type { Page, PageInFailure, PageInResult } from './types.js';
@@ -214,6 +214,8 @@ export class RankedRetrieval {
   readonly #unverified = new Map<number, Unverified>();
   /** Decoded statistics of analysed documents, for the index generation they were read from. */
   #docs = new StepMap<RankedDoc>();
+  /** The numbering of {@link #docs} that the views of the stored index share (same lifetime). */
+  #numbering = new DocNumbering();
   /** The documents of {@link #docs} whose analysis is decoded, bounded. */
   #decoded: DecodedSet;
   /** Steps with no analysed document, while the count of analysed documents stays the same. */
@@ -348,6 +350,7 @@ export class RankedRetrieval {
     const stats = backend.fieldStats('ranked');
     if (backend.generation !== this.#docsGeneration) {
       this.#docs = new StepMap();
+      this.#numbering = new DocNumbering();
       this.#decoded = new DecodedSet(this.#maxDecoded);
       this.#docsGeneration = backend.generation;
     }
@@ -366,6 +369,7 @@ export class RankedRetrieval {
       keysWithPrefix: (prefix) => [...new Set(backend.termsWithPrefix('ranked', prefix))],
       recentPostings: (key, limit) => backend.postings('ranked', key, limit),
       docs: (steps) => this.#storedDocs(steps),
+      numbering: this.#numbering,
     };
   }
 
@@ -490,6 +494,7 @@ function withUnverified(
   extra: readonly { step: number; analysis: NodeAnalysis }[],
 ): RankedSource {
   const holding = (key: string) => extra.filter((x) => x.analysis.keys.includes(key));
+  // No shared numbering: the documents of unverified steps are made anew for each view.
   return {
     size: stored.size + extra.length,
     blocks: stored.blocks + extra.reduce((n, x) => n + x.analysis.blocks.length, 0),

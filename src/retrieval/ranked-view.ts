@@ -25,14 +25,22 @@ export interface RankedSource {
   recentPostings(key: string, limit: number): { steps: readonly number[]; tfs: readonly number[] };
   /** Statistics of the analysed documents among `steps`, aligned with them (undefined: none). */
   docs(steps: readonly number[]): (RankedDoc | undefined)[];
+  /**
+   * Optional: the numbering every view of this source shares (see {@link DocNumbering}); the
+   * source gives a new one whenever a numbered step's document may change. Without it, each
+   * view numbers the documents it reads on its own.
+   */
+  readonly numbering?: DocNumbering;
 }
 
 /**
  * The part of a persistent ranked index one prompt touches, as a {@link RankedIndexView}:
  * the prompt's keys and their expansions are looked up first, then the most recent
  * `maxPostings` postings of each matched key and the statistics of those documents and of their
- * successors (a result inherits from its call) are read, numbered densely. A scan over it is
- * the scan over the whole index; its cost is the postings read, however large the store.
+ * successors (a result inherits from its call) are read, numbered densely (in the source's
+ * shared numbering, if it has one: then only documents no view has read before are read). A
+ * scan over it is the scan over the whole index; its cost is the postings read, however large
+ * the store.
  *
  * @example
  * const r = rankedScan(rankedView(source, prompt), prompt, { perTurnCap: 3500, perCallCap: 3000 });
@@ -60,12 +68,13 @@ export function rankedView(
 
   const lists = new Map<string, { steps: readonly number[]; tfs: readonly number[] }>();
   for (const key of keys) lists.set(key, source.recentPostings(key, t.maxPostings));
-  const { byStep, docs, docSteps } = numberDocs(source, lists.values());
+  const numbering = source.numbering ?? new DocNumbering();
+  numberDocs(source, numbering, lists.values());
   const postings = new Map<string, Postings>();
   for (const [key, list] of lists) {
     const p: Postings = { docs: [], tfs: [] };
     for (let i = 0; i < list.steps.length; i++) {
-      const docNo = byStep.get(list.steps[i]!);
+      const docNo = numbering.numberOf(list.steps[i]!);
       if (docNo === undefined) continue;
       p.docs.push(docNo);
       p.tfs.push(list.tfs[i]!);
@@ -75,18 +84,10 @@ export function rankedView(
   return {
     ...statistics,
     postings: (key) => postings.get(key),
-    doc: (docNo) => {
-      const d = docs[docNo];
-      if (d === undefined) throw new RangeError(`no ranked document ${docNo}`);
-      return d;
-    },
-    stepOf: (docNo) => {
-      const s = docSteps[docNo];
-      if (s === undefined) throw new RangeError(`no ranked document ${docNo}`);
-      return s;
-    },
-    docOf: (step) => byStep.get(step),
-    scratchSlots: () => new Int32Array(Math.max(16, docs.length)),
+    doc: (docNo) => numbering.doc(docNo),
+    stepOf: (docNo) => numbering.stepOf(docNo),
+    docOf: (step) => numbering.numberOf(step),
+    scratchSlots: () => numbering.scratchSlots(),
   };
 }
 
@@ -130,110 +131,111 @@ function viewStatistics(
 }
 
 /**
- * The documents of the turns that hold a read key, and of the turn after each (a result
- * inherits from its call), numbered densely in the order the lists name them: nothing a scan
- * computes depends on that order, and sorting the steps was a twentieth of a warm scan.
+ * Numbers the documents of the turns that hold a read key, and of the turn after each (a result
+ * inherits from its call), that `numbering` does not hold yet: only those are asked of the
+ * source (in a process that scanned before, only turns no scan has read, or that have no
+ * document), in the order the lists name them.
  */
 function numberDocs(
   source: RankedSource,
+  numbering: DocNumbering,
   lists: Iterable<{ steps: readonly number[] }>,
-): { byStep: StepTable; docs: RankedDoc[]; docSteps: number[] } {
-  const byStep = stepTable(lists);
-  const steps = byStep.steps();
-  const stats = source.docs(steps);
-  const docs: RankedDoc[] = [];
-  // The steps beside the documents: a scan reads thousands, and each document is a cache miss.
-  const docSteps: number[] = [];
-  for (let i = 0; i < steps.length; i++) {
-    const doc = stats[i];
-    if (doc === undefined) continue;
-    byStep.set(steps[i]!, docs.length);
-    docs.push(doc);
-    docSteps.push(steps[i]!);
+): void {
+  const missing: number[] = [];
+  const asked = new Set<number>();
+  const want = (step: number): void => {
+    if (numbering.numberOf(step) !== undefined || asked.has(step)) return;
+    asked.add(step);
+    missing.push(step);
+  };
+  for (const list of lists) {
+    for (const s of list.steps) {
+      want(s);
+      want(s + 1);
+    }
   }
-  return { byStep, docs, docSteps };
+  if (missing.length === 0) return;
+  const docs = source.docs(missing);
+  for (let i = 0; i < missing.length; i++) {
+    const doc = docs[i];
+    if (doc !== undefined) numbering.add(missing[i]!, doc);
+  }
 }
 
-/** Document numbers by step for one view: the steps it reads, and their numbers once known. */
-interface StepTable {
-  /** The steps read (every posting's step and the step after it), each once, as first listed. */
-  steps(): number[];
-  set(step: number, docNo: number): void;
-  get(step: number): number | undefined;
-}
-
-/** Widest step range a view numbers in a flat array (4 MB); wider ranges use a map. */
-const MAX_DENSE_SPAN = 1 << 20;
+/** Steps below this are numbered in a flat array (4 MB at most); larger ids (or -1) in a map. */
+const FLAT_STEPS = 1 << 20;
 
 /**
- * A {@link StepTable} over the steps of `lists`: a flat array offset by the smallest step, so
- * the thousands of lookups of a scan are array reads (a large store's postings spread over its
- * whole range, which a map made the dominant cost). The steps themselves are listed as the
- * postings name them, never by walking the range. Only a range wider than {@link MAX_DENSE_SPAN}
- * (step ids far apart) falls back to a map.
+ * Documents numbered densely in the order first read, with their steps, for views to share: a
+ * process that scans again finds the documents of the turns it read before already numbered,
+ * so a view only maps its postings' steps (building a per-view table of steps was a fifth of a
+ * warm scan at 100k turns). Numbers are only ever added, so a view built earlier stays valid. A
+ * view may find numbers for turns it did not read: they hold none of its keys, which a scan
+ * treats as it treats a turn that is not numbered (and the whole index numbers every turn).
+ *
+ * @example
+ * const n = new DocNumbering();
+ * n.add(37, doc); // 0
+ * n.numberOf(37); // 0
  */
-function stepTable(lists: Iterable<{ steps: readonly number[] }>): StepTable {
-  let lo = Number.POSITIVE_INFINITY;
-  let hi = Number.NEGATIVE_INFINITY;
-  let count = 0;
-  const all: (readonly number[])[] = [];
-  for (const l of lists) {
-    if (l.steps.length === 0) continue;
-    all.push(l.steps);
-    count += l.steps.length;
-    for (const st of l.steps) {
-      if (st < lo) lo = st;
-      if (st + 1 > hi) hi = st + 1;
-    }
-  }
-  if (count === 0) return { steps: () => [], set() {}, get: () => undefined };
-  const span = hi - lo + 1;
-  if (span > MAX_DENSE_SPAN) return mapTable(all);
-  // 0: not read; -1: read, no document; n > 0: document n - 1.
-  const slots = new Int32Array(span);
-  const wanted = new Float64Array(2 * count);
-  let n = 0;
-  for (const list of all) {
-    for (const s of list) {
-      if (slots[s - lo] === 0) {
-        slots[s - lo] = -1;
-        wanted[n++] = s;
-      }
-      if (slots[s + 1 - lo] === 0) {
-        slots[s + 1 - lo] = -1;
-        wanted[n++] = s + 1;
-      }
-    }
-  }
-  return {
-    steps() {
-      const out = new Array<number>(n);
-      for (let i = 0; i < n; i++) out[i] = wanted[i]!;
-      return out;
-    },
-    set(step, docNo) {
-      slots[step - lo] = docNo + 1;
-    },
-    get(step) {
-      if (step < lo || step > hi) return undefined;
-      const v = slots[step - lo]!;
-      return v > 0 ? v - 1 : undefined;
-    },
-  };
-}
+export class DocNumbering {
+  readonly #docs: RankedDoc[] = [];
+  readonly #steps: number[] = [];
+  /** Per step below {@link FLAT_STEPS}: its number + 1 (0: none). */
+  #flat = new Int32Array(0);
+  readonly #far = new Map<number, number>();
+  #scratch = new Int32Array(16);
 
-function mapTable(all: readonly (readonly number[])[]): StepTable {
-  const wanted = new Set<number>();
-  for (const list of all) {
-    for (const s of list) {
-      wanted.add(s);
-      wanted.add(s + 1);
-    }
+  /** Documents numbered. */
+  get size(): number {
+    return this.#docs.length;
   }
-  const byStep = new Map<number, number>();
-  return {
-    steps: () => [...wanted],
-    set: (step, docNo) => void byStep.set(step, docNo),
-    get: (step) => byStep.get(step),
-  };
+
+  numberOf(step: number): number | undefined {
+    if (step >= 0 && step < FLAT_STEPS) {
+      const v = step < this.#flat.length ? this.#flat[step]! : 0;
+      return v > 0 ? v - 1 : undefined;
+    }
+    return this.#far.get(step);
+  }
+
+  /** Numbers the document of `step` (a step already numbered keeps its number). */
+  add(step: number, doc: RankedDoc): number {
+    const known = this.numberOf(step);
+    if (known !== undefined) return known;
+    const docNo = this.#docs.length;
+    this.#docs.push(doc);
+    this.#steps.push(step);
+    if (step >= 0 && step < FLAT_STEPS) {
+      if (step >= this.#flat.length) {
+        const grown = new Int32Array(Math.min(FLAT_STEPS, Math.max(1024, 2 * step + 2)));
+        grown.set(this.#flat);
+        this.#flat = grown;
+      }
+      this.#flat[step] = docNo + 1;
+    } else {
+      this.#far.set(step, docNo);
+    }
+    return docNo;
+  }
+
+  doc(docNo: number): RankedDoc {
+    const d = this.#docs[docNo];
+    if (d === undefined) throw new RangeError(`no ranked document ${docNo}`);
+    return d;
+  }
+
+  stepOf(docNo: number): number {
+    const s = this.#steps[docNo];
+    if (s === undefined) throw new RangeError(`no ranked document ${docNo}`);
+    return s;
+  }
+
+  /** A zeroed array of a slot per numbered document, shared (callers zero what they set). */
+  scratchSlots(): Int32Array {
+    if (this.#scratch.length < this.#docs.length) {
+      this.#scratch = new Int32Array(2 * this.#docs.length);
+    }
+    return this.#scratch;
+  }
 }

@@ -4,7 +4,7 @@ import type { IndexEntry } from '../protocol/types.js';
 import { InvertedIndex } from './inverted-index.js';
 import { type RankedDoc, RankedIndex } from './ranked-index.js';
 import { rankedScan } from './ranked-scan.js';
-import { type RankedSource, rankedView } from './ranked-view.js';
+import { DocNumbering, type RankedSource, rankedView } from './ranked-view.js';
 import { recall } from './recall.js';
 import { referenceScan } from './reference-scan.js';
 import { TermView } from './term-view.js';
@@ -139,6 +139,49 @@ describe('rankedView', () => {
         expect(rankedScan(rankedView(sourceOf(index), p), p, options)).toEqual(whole);
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it('views that share a numbering (a process scanning again) give the same scans, an earlier view and a grown index included', () => {
+    // Steps from 0 (its call, step -1, is never numbered) to past 2^20 (numbered in a map).
+    const gap = fc.constantFrom(0, 1, 2, 5_000, 1_000_000);
+    fc.assert(
+      fc.property(
+        turns,
+        fc.array(gap, { minLength: 40, maxLength: 40 }),
+        fc.array(prompt, { minLength: 2, maxLength: 4 }),
+        fc.integer({ min: 1, max: 39 }),
+        (ts, gaps, prompts, cut) => {
+          const index = new RankedIndex();
+          let step = -1;
+          const steps = ts.map((_, i) => {
+            step += 1 + gaps[i]!;
+            return step;
+          });
+          const add = (from: number, to: number) => {
+            for (let i = from; i < Math.min(to, ts.length); i++) {
+              index.add({ stepId: steps[i]!, summary: '', content: ts[i]!.text, tokens: 7 });
+            }
+          };
+          const options = { perTurnCap: 3500, perCallCap: 3000, tuning: { maxPostings: 3 } };
+          const numbering = new DocNumbering();
+          const shared = () => ({ ...sourceOf(index), numbering });
+          add(0, cut);
+          const views = prompts.map((p) => rankedView(shared(), p, options.tuning));
+          // Scanned after every view numbered its documents: the first view last.
+          for (let i = views.length - 1; i >= 0; i--) {
+            const p = prompts[i]!;
+            expect(rankedScan(views[i]!, p, options)).toEqual(rankedScan(index, p, options));
+          }
+          // Turns folded after the first scans are numbered when a view reads them.
+          add(cut, ts.length);
+          for (const p of prompts) {
+            const view = rankedView(shared(), p, options.tuning);
+            expect(rankedScan(view, p, options)).toEqual(rankedScan(index, p, options));
+          }
+        },
+      ),
+      { numRuns: 200 },
     );
   });
 
