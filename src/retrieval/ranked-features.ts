@@ -636,3 +636,27 @@ export function linearScore(features: Float64Array, weights: FeatureWeights): nu
   }
   return s;
 }
+
+/**
+ * {@link linearScore} under `weights`, compiled once for many candidates: the features that weigh
+ * and their weights in feature order (the same sum, without a look-up by name per feature).
+ *
+ * @example
+ * const score = linearScorer(RANKED_WEIGHTS);
+ * score(candidate.features); // linearScore(candidate.features, RANKED_WEIGHTS)
+ */
+export function linearScorer(weights: FeatureWeights): (features: Float64Array) => number {
+  const at: number[] = [];
+  const w: number[] = [];
+  for (let i = 0; i < FEATURE_NAMES.length; i++) {
+    const x = weights[FEATURE_NAMES[i]!];
+    if (x === undefined) continue;
+    at.push(i);
+    w.push(x);
+  }
+  return (features) => {
+    let s = 0;
+    for (let j = 0; j < at.length; j++) s += w[j]! * features[at[j]!]!;
+    return s;
+  };
+}

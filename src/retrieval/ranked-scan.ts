@@ -9,7 +9,7 @@ import {
   type FeatureTuning,
   type FeatureWeights,
   hasShape,
-  linearScore,
+  linearScorer,
 } from './ranked-features.js';
 import { blockCount, localKey, type RankedIndexView } from './ranked-index.js';
 import { askedShapes, type PromptIntent, promptIntent } from './ranked-intent.js';
@@ -172,6 +172,7 @@ const ERR = FEATURE_NAMES.indexOf('err');
 function scoreAll(set: CandidateSet, t: RankedTuning): Scored[] {
   const out: Scored[] = [];
   const { rarity } = set;
+  const score = linearScorer(t.weights);
   // Plain loops: a sum updated inside a callback is boxed, an allocation per key and candidate.
   for (const c of set.candidates) {
     let evidence = 0;
@@ -182,7 +183,7 @@ function scoreAll(set: CandidateSet, t: RankedTuning): Scored[] {
     }
     const answerLike = c.features[SHAPE]! > 0 || c.features[ERR]! > 0;
     if (evidence < t.minEvidence || (!own && !answerLike)) continue;
-    out.push({ c, s: linearScore(c.features, t.weights), p: 0, evidence });
+    out.push({ c, s: score(c.features), p: 0, evidence });
   }
   return out.sort((a, b) => b.s - a.s || b.c.stepId - a.c.stepId);
 }
