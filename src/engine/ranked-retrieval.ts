@@ -41,7 +41,7 @@ const tokenKey = (d: DocDetail): Pick<DocDetail, 'payload_sha256' | 'token_estim
 
 /**
  * Decoded analyses a process keeps at most (about 12 KB each for a 2 KB turn, plus its scan
- * layout: about 6 KB for the 270 keys of a bench turn).
+ * layout: about 7 KB for the 274 keys of a bench turn).
  */
 const MAX_DECODED = 8192;
 

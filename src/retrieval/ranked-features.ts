@@ -1,4 +1,10 @@
-import { docLayout, keyHash, type RankedDoc, type RankedIndexView } from './ranked-index.js';
+import {
+  docLayout,
+  keyHash,
+  keyNumbers,
+  type RankedDoc,
+  type RankedIndexView,
+} from './ranked-index.js';
 import { ANSWER_SHAPES, type PromptIntent } from './ranked-intent.js';
 import { idf, keyCredit, type QueryKey } from './ranked-query.js';
 
@@ -188,13 +194,14 @@ class FeatureContext {
     readonly t: FeatureTuning,
   ) {
     this.nq = query.length;
-    this.#present = { n: 0, id: new Int32Array(this.nq), w: new Float64Array(this.nq) };
+    this.#present = { n: 0, at: new Int32Array(this.nq), w: new Float64Array(this.nq) };
     this.total = keyWeights.reduce((s, w) => s + w, 0) || 1;
     const n = index.size;
     this.matchCredit = query.map((q) =>
       Float64Array.from(q.matches, (m) => m.weight * idf(n, index.docFrequency(m.key))),
     );
     this.#hash = query.map((q) => Int32Array.from(q.matches, (m) => keyHash(m.key)));
+    this.#number = query.map((q) => Int32Array.from(q.matches, (m) => keyNumbers.of(m.key)));
   }
 
   /** Credit slot of the turn at `step` (a turn that holds a prompt key), or -1. */
@@ -254,10 +261,13 @@ class FeatureContext {
   /** Per match of each query key: its {@link keyHash}, computed once per prompt. */
   readonly #hash: Int32Array[];
 
+  /** Per match of each query key: its number in the layouts (`keyNumbers`), once per prompt. */
+  readonly #number: Int32Array[];
+
   /**
    * The matches the turn holds, one per query key (the match that gave the key its credit in the
-   * postings), in query-key order: local key id and credit. One key lookup per prompt key, not
-   * per match. The arrays are reused by the next candidate.
+   * postings), in query-key order: the key's entry in the document's layout and its credit. One
+   * key lookup per prompt key, not per match. The arrays are reused by the next candidate.
    */
   present(docNo: number, doc: RankedDoc): Present {
     const out = this.#present;
@@ -268,9 +278,9 @@ class FeatureContext {
     for (let q = 0; q < this.nq; q++) {
       const mi = this.cr.match[k * this.nq + q]!;
       if (mi < 0) continue;
-      const id = layout.find(this.query[q]!.matches[mi]!.key, this.#hash[q]![mi]!);
-      if (id < 0) continue;
-      out.id[out.n] = id;
+      const at = layout.find(this.#number[q]![mi]!, this.#hash[q]![mi]!);
+      if (at < 0) continue;
+      out.at[out.n] = at;
       out.w[out.n] = this.matchCredit[q]![mi]!;
       out.n++;
     }
@@ -283,7 +293,7 @@ class FeatureContext {
   headCoverage(doc: RankedDoc, present: Present): number {
     let s = 0;
     const layout = docLayout(doc);
-    for (let i = 0; i < present.n; i++) if (layout.inHead(present.id[i]!)) s += present.w[i]!;
+    for (let i = 0; i < present.n; i++) if (layout.inHead(present.at[i]!)) s += present.w[i]!;
     return s / this.total;
   }
 
@@ -328,10 +338,14 @@ class FeatureContext {
     if (this.#blockScores.length < nb) this.#blockScores = new Float64Array(2 * nb);
     const acc = this.#blockScores;
     for (let i = 0; i < present.n; i++) {
-      const id = present.id[i]!;
       const w = present.w[i]!;
-      for (let p = ints[id]!; p < ints[id + 1]!; p += 2) {
-        const bi = ints[p]!;
+      // The key's run of (block, count) pairs, its last block stored complemented.
+      const run = layout.runOf(present.at[i]!);
+      let last = run < 0;
+      for (let p = run; !last; p += 2) {
+        let bi = ints[p]!;
+        last = bi < 0;
+        if (last) bi = ~bi;
         const tf = ints[p + 1]!;
         const norm = k1 * (1 - b + (b * layout.blockLength(bi)) / avg);
         acc[bi]! += (w * tf * (k1 + 1)) / (tf + norm);
@@ -357,7 +371,8 @@ function creditAt(credit: Float64Array, around: Int32Array, i: number, q: number
 /** The matches one candidate holds (see `FeatureContext.present`): parallel arrays, `n` used. */
 interface Present {
   n: number;
-  id: Int32Array;
+  /** The key's table entry in the layout (see `DocLayout.find`). */
+  at: Int32Array;
   w: Float64Array;
 }
 
@@ -391,6 +406,8 @@ export function candidateFeatures(
   askedShapes: readonly string[],
   t: FeatureTuning,
 ): CandidateSet {
+  // Before any key is numbered for this scan: starting over voids the numbers handed out.
+  keyNumbers.trim();
   const { keyWeights, rarity } = keyStats(index, query);
   const cr = gatherCredits(index, query, t.maxPostings);
   try {

@@ -5,13 +5,16 @@ import { analyzeNode } from './node-analysis.js';
 import {
   blockCount,
   DocLayout,
+  docLayout,
   hasId,
   keyHash,
+  keyNumbers,
   localKey,
   RankedIndex,
   rankedDoc,
 } from './ranked-index.js';
 import { ANSWER_SHAPES } from './ranked-intent.js';
+import { rankedScan } from './ranked-scan.js';
 
 const doc = (stepId: number, content: string, summary = '') => ({
   stepId,
@@ -113,8 +116,9 @@ describe('RankedIndex', () => {
         const content = `${t}\n${more.join(' ')}`;
         const d = rankedDoc(1, analyzeNode({ summary, text: content, tokens: 1 }));
         const layout = new DocLayout(d);
-        for (const k of [...d.keys, ...more, 'absent-key']) {
-          expect(layout.find(k, keyHash(k))).toBe(localKey(d.keys, k));
+        const entry = (k: string) => layout.find(keyNumbers.of(k), keyHash(k));
+        for (const k of [...more, 'absent-key']) {
+          if (localKey(d.keys, k) < 0) expect(entry(k)).toBe(-1);
         }
         expect(layout.blocks).toBe(d.blocks.length);
         d.blocks.forEach((b, bi) => {
@@ -123,19 +127,49 @@ describe('RankedIndex', () => {
           expect(layout.blockError(bi)).toBe(b.error);
           expect(Object.is(layout.blockProse(bi), b.prose)).toBe(true);
         });
-        d.keys.forEach((_, id) => {
-          expect(layout.inHead(id)).toBe(hasId(d.head, id));
+        const entries = new Set<number>();
+        d.keys.forEach((k, id) => {
+          const at = entry(k);
+          expect(at).toBeGreaterThanOrEqual(0);
+          entries.add(at);
+          expect(layout.inHead(at)).toBe(hasId(d.head, id));
           const pairs: [number, number][] = [];
-          for (let p = layout.ints[id]!; p < layout.ints[id + 1]!; p += 2) {
-            pairs.push([layout.ints[p]!, layout.ints[p + 1]!]);
+          const run = layout.runOf(at);
+          let last = run < 0;
+          for (let p = run; !last; p += 2) {
+            const bi = layout.ints[p]!;
+            last = bi < 0;
+            pairs.push([last ? ~bi : bi, layout.ints[p + 1]!]);
           }
           const want = d.blocks
             .map((b, bi): [number, number] => [bi, blockCount(b, id)])
             .filter(([, tf]) => tf > 0);
           expect(pairs).toEqual(want);
         });
+        expect(entries.size).toBe(d.keys.length);
       }),
       { numRuns: 200 },
     );
+  });
+
+  it('when the key numbering starts over, layouts are rebuilt and scans answer the same', () => {
+    const index = new RankedIndex();
+    index.add(doc(1, 'docker compose up -d postgres'));
+    index.add(doc(2, 'postgresql listening on port 5433'));
+    index.add(doc(3, 'redis listening on port 6380'));
+    const prompt = 'Which port is postgresql listening on?';
+    const caps = { perTurnCap: 3500, perCallCap: 3000 };
+    const before = rankedScan(index, prompt, caps);
+    const layout = docLayout(index.doc(1));
+    const epoch = keyNumbers.epoch;
+    // Fill the numbering until a scan starts it over (keys no layout holds).
+    for (let i = 0; keyNumbers.epoch === epoch; i++) {
+      keyNumbers.of(`filler-${i}`);
+      if (i % 4096 === 0) keyNumbers.trim();
+    }
+    expect(docLayout(index.doc(1))).not.toBe(layout);
+    // The numbers of the keys differ in the new epoch: stale tables would find nothing.
+    expect(rankedScan(index, prompt, caps)).toEqual(before);
+    expect(before.selected[0]?.step_id).toBe(2);
   });
 });

@@ -300,12 +300,51 @@ const FLOAT_INTS = new Int32Array(FLOAT.buffer);
 /** Integers per block in a layout: length, shapes, error, prose (a float in two). */
 const BLOCK_INTS = 5;
 
+/** Key numbers handed out at most before the numbering starts over (see {@link KeyNumbers}). */
+const MAX_KEY_NUMBERS = 1 << 19;
+
 /**
- * A hash table entry of a layout is the local id + 1 in its low {@link ID_BITS} bits and the top
- * bits of the key's hash above them (a probe skips most other keys without reading them).
+ * A number per distinct key in the layouts of this process and the prompts scored against them,
+ * so that a layout's probe compares two integers where it compared the probed key with the
+ * document's key (reading the document's key list and the key's characters, two cache misses
+ * per prompt key and candidate). Equal numbers are equal keys. Past {@link MAX_KEY_NUMBERS}
+ * keys the numbering starts over, only between scans ({@link KeyNumbers.trim}): a layout of an
+ * earlier epoch is rebuilt on its next use.
  */
-const ID_BITS = 20;
-const ID_MASK = (1 << ID_BITS) - 1;
+export class KeyNumbers {
+  #numbers = new Map<string, number>();
+  #epoch = 0;
+
+  /** The current numbering; a layout numbered in another one is stale. */
+  get epoch(): number {
+    return this.#epoch;
+  }
+
+  /** The number of `key` (a new one for a key not seen in this epoch). */
+  of(key: string): number {
+    let n = this.#numbers.get(key);
+    if (n === undefined) {
+      n = this.#numbers.size;
+      this.#numbers.set(key, n);
+    }
+    return n;
+  }
+
+  /** Starts a new epoch if the numbering is full. Never during a scan: it voids every number. */
+  trim(): void {
+    if (this.#numbers.size < MAX_KEY_NUMBERS) return;
+    this.#numbers = new Map();
+    this.#epoch++;
+  }
+}
+
+/** The key numbers of this process's layouts. */
+export const keyNumbers = new KeyNumbers();
+
+/** The header flag of a key's table entry (the sign bit of its run offset). */
+const IN_HEAD = 1 << 31;
+/** A key's run offset when no block holds it (a key of the header only). */
+const NO_RUN = 0x7fffffff;
 
 /**
  * A document's keys and blocks packed into one integer array, so that scoring a candidate reads
@@ -313,28 +352,25 @@ const ID_MASK = (1 << ID_BITS) - 1;
  * key strings per block (on a large store the decoded analyses are spread over a heap far larger
  * than the cache, and those reads were most of a warm scan). Built once per document.
  *
- * `ints` holds, in order: per local id the start of its run of (block, count) pairs (`keys + 1`
- * offsets into `ints`); a bit per key, set when the header holds it; per block its length,
- * answer shapes, error flag and prose share; the pairs; and a hash table of the keys (`mask + 1`
- * entries, see {@link ID_BITS}; 0 empty; linear probing).
+ * `ints` holds, in order: a hash table of the keys by {@link keyHash} (`mask + 1` entries of two
+ * integers, linear probing): the key's number ({@link KeyNumbers}) + 1 (0: empty), then the
+ * offset of its run of (block, count) pairs or {@link NO_RUN}, with {@link IN_HEAD} set when
+ * the header holds it; the runs, each in block order, its last pair's block stored as `~block`;
+ * per block its length, answer shapes, error flag and prose share.
  */
 export class DocLayout {
   readonly ints: Int32Array;
   /** Hash table size minus one (a power of two minus one). */
   readonly mask: number;
-  /** The hash bits an entry keeps (none for a document of 2^20 keys or more). */
-  readonly tagMask: number;
-  /** Offsets of the header bits, the block records and the hash table in `ints`. */
-  readonly headBits: number;
+  /** The {@link KeyNumbers} epoch the table's numbers belong to. */
+  readonly epoch: number;
+  /** Offset of the block records in `ints`. */
   readonly blockInfo: number;
-  readonly table: number;
   /** Number of blocks. */
   readonly blocks: number;
   /** The document's answer shapes and prose share (see {@link RankedDoc}). */
   readonly shapes: number;
   readonly prose: number;
-  /** The document's key list (the table checks a probed key against it). */
-  readonly keys: readonly string[];
 
   constructor(doc: Pick<RankedDoc, 'keys' | 'head' | 'blocks' | 'shapes' | 'prose'>) {
     const { keys, blocks } = doc;
@@ -344,29 +380,30 @@ export class DocLayout {
     let pairs = 0;
     for (const b of blocks) pairs += b.keys.length;
     this.mask = slots - 1;
-    this.tagMask = n < ID_MASK ? ~ID_MASK : 0;
-    this.headBits = n + 1;
-    this.blockInfo = this.headBits + ((n + 31) >> 5);
-    const pairsAt = this.blockInfo + BLOCK_INTS * blocks.length;
-    this.table = pairsAt + 2 * pairs;
+    this.epoch = keyNumbers.epoch;
+    this.blockInfo = 2 * slots + 2 * pairs;
     this.blocks = blocks.length;
     this.shapes = doc.shapes;
     this.prose = doc.prose;
-    this.keys = keys;
-    this.ints = new Int32Array(this.table + slots);
-    this.#fillPairs(doc, pairsAt);
-    this.#fillTable();
-    for (const id of doc.head) this.ints[this.headBits + (id >> 5)]! |= 1 << (id & 31);
+    this.ints = new Int32Array(this.blockInfo + BLOCK_INTS * blocks.length);
+    const runs = this.#fillRuns(doc, 2 * slots);
+    this.#fillTable(doc, runs);
   }
 
-  /** Key starts (a counting pass), the pairs of each key in block order, the block records. */
-  #fillPairs(doc: Pick<RankedDoc, 'keys' | 'blocks'>, pairsAt: number): void {
+  /** The runs of pairs and the block records; returns each key's run offset (or NO_RUN). */
+  #fillRuns(doc: Pick<RankedDoc, 'keys' | 'blocks'>, pairsAt: number): Int32Array {
     const { ints } = this;
     const n = doc.keys.length;
-    for (const b of doc.blocks) for (const id of b.keys) ints[id + 1]!++;
-    ints[0] = pairsAt;
-    for (let id = 0; id < n; id++) ints[id + 1] = ints[id]! + 2 * ints[id + 1]!;
-    const fill = Int32Array.from(ints.subarray(0, n));
+    const runs = new Int32Array(n);
+    for (const b of doc.blocks) for (const id of b.keys) runs[id]!++;
+    const fill = new Int32Array(n);
+    let p = pairsAt;
+    for (let id = 0; id < n; id++) {
+      const count = runs[id]!;
+      runs[id] = count === 0 ? NO_RUN : p;
+      fill[id] = p;
+      p += 2 * count;
+    }
     doc.blocks.forEach((b, bi) => {
       const at = this.blockInfo + BLOCK_INTS * bi;
       ints[at] = b.length;
@@ -376,39 +413,54 @@ export class DocLayout {
       ints[at + 3] = FLOAT_INTS[0]!;
       ints[at + 4] = FLOAT_INTS[1]!;
       for (let i = 0; i < b.keys.length; i++) {
-        const p = fill[b.keys[i]!]!;
-        fill[b.keys[i]!] = p + 2;
-        ints[p] = bi;
-        ints[p + 1] = b.counts[i]!;
+        const q = fill[b.keys[i]!]!;
+        fill[b.keys[i]!] = q + 2;
+        ints[q] = bi;
+        ints[q + 1] = b.counts[i]!;
       }
     });
+    // A run ends at the pair whose block is stored complemented.
+    for (let id = 0; id < n; id++)
+      if (runs[id] !== NO_RUN) ints[fill[id]! - 2] = ~ints[fill[id]! - 2]!;
+    return runs;
   }
 
-  #fillTable(): void {
-    const { ints, mask, tagMask, keys, table } = this;
+  #fillTable(doc: Pick<RankedDoc, 'keys' | 'head'>, runs: Int32Array): void {
+    const { ints, mask } = this;
+    const { keys } = doc;
+    const head = new Uint8Array(keys.length);
+    for (const id of doc.head) head[id] = 1;
     for (let id = 0; id < keys.length; id++) {
-      const h = keyHash(keys[id]!);
-      let j = h & mask;
-      while (ints[table + j] !== 0) j = (j + 1) & mask;
-      ints[table + j] = (h & tagMask) | (id + 1);
+      let j = keyHash(keys[id]!) & mask;
+      while (ints[2 * j] !== 0) j = (j + 1) & mask;
+      ints[2 * j] = keyNumbers.of(keys[id]!) + 1;
+      ints[2 * j + 1] = runs[id]! | (head[id] === 1 ? IN_HEAD : 0);
     }
   }
 
-  /** The local id of `key` (whose {@link keyHash} is `hash`), or -1: what {@link localKey} finds. */
-  find(key: string, hash: number): number {
-    const { ints, mask, tagMask, keys, table } = this;
-    const tag = hash & tagMask;
+  /**
+   * The offset of the table entry of the key numbered `key` ({@link KeyNumbers.of}) whose
+   * {@link keyHash} is `hash`, or -1 when the document does not hold it.
+   */
+  find(key: number, hash: number): number {
+    const { ints, mask } = this;
+    const want = key + 1;
     for (let j = hash & mask; ; j = (j + 1) & mask) {
-      const e = ints[table + j]!;
+      const e = ints[2 * j]!;
+      if (e === want) return 2 * j;
       if (e === 0) return -1;
-      const id = (e & ~tagMask) - 1;
-      if ((e & tagMask) === tag && keys[id] === key) return id;
     }
   }
 
-  /** Whether the header holds local key `id`. */
-  inHead(id: number): boolean {
-    return (this.ints[this.headBits + (id >> 5)]! & (1 << (id & 31))) !== 0;
+  /** Whether the header holds the key of table entry `at`. */
+  inHead(at: number): boolean {
+    return this.ints[at + 1]! < 0;
+  }
+
+  /** The offset of the first (block, count) pair of the key of entry `at`, or -1 (none). */
+  runOf(at: number): number {
+    const r = this.ints[at + 1]! & NO_RUN;
+    return r === NO_RUN ? -1 : r;
   }
 
   /** Block `bi`'s length, answer shapes, error flag and prose share. */
@@ -428,10 +480,10 @@ export class DocLayout {
   }
 }
 
-/** The layout of a document, built on first use and kept with it. */
+/** The layout of a document, built on first use (and again after the key numbering started over). */
 export function docLayout(doc: RankedDoc): DocLayout {
   let layout = doc.layout;
-  if (layout === undefined) {
+  if (layout === undefined || layout.epoch !== keyNumbers.epoch) {
     layout = new DocLayout(doc);
     doc.layout = layout;
   }
