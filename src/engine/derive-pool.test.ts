@@ -18,6 +18,7 @@ import {
   type DeriveJob,
   DerivePool,
   DerivePoolClosedError,
+  deriveClaimed,
   deriveInline,
   derivePacked,
 } from './derive-pool.js';
@@ -186,6 +187,19 @@ describe('DerivePool', () => {
       true,
     );
     await pool.close();
+  });
+
+  it('deriveClaimed derives from the shared counter on, in claims, each result at its index', () => {
+    const claim = new Int32Array(new SharedArrayBuffer(4));
+    // Another thread already took the first 7 jobs: this one derives the rest, in claims.
+    claim[0] = 7;
+    const out = deriveClaimed(JOBS, 'none', false, claim);
+    const all = deriveInline(JOBS, 'none');
+    expect(out.slice(0, 7)).toEqual(Array(7).fill(null));
+    expect(out.slice(7)).toEqual(all.slice(7));
+    expect(claim[0]).toBeGreaterThanOrEqual(JOBS.length);
+    // Nothing left to claim: nothing derived.
+    expect(deriveClaimed(JOBS, 'none', false, claim).every((d) => d === null)).toBe(true);
   });
 
   it('share: each job derived once, by a worker or this thread, results in order', async () => {

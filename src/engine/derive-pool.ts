@@ -63,7 +63,13 @@ export function derivePacked(jobs: readonly DeriveJob[], count: DeriveCount): De
 }
 
 /**
- * Derives the jobs this thread claims, one at a time, from a counter shared with the threads
+ * Jobs a thread claims at a time: enough that a claim's token counts run together before its
+ * analyses (see {@link deriveInline}), few enough that the threads finish a round together.
+ */
+const CLAIM = 16;
+
+/**
+ * Derives the jobs this thread claims, a few at a time, from a counter shared with the threads
  * that derive the same jobs: each job is derived once, by whichever thread was free first.
  * Returns the derived jobs at their index, null where another thread claimed the job.
  */
@@ -75,8 +81,11 @@ export function deriveClaimed(
 ): (DerivedText | null)[] {
   const derive = pack ? derivePacked : deriveInline;
   const out = new Array<DerivedText | null>(jobs.length).fill(null);
-  for (let i = Atomics.add(claim, 0, 1); i < jobs.length; i = Atomics.add(claim, 0, 1)) {
-    out[i] = derive([jobs[i]!], count)[0]!;
+  for (let i = Atomics.add(claim, 0, CLAIM); i < jobs.length; i = Atomics.add(claim, 0, CLAIM)) {
+    const end = Math.min(i + CLAIM, jobs.length);
+    derive(jobs.slice(i, end), count).forEach((d, k) => {
+      out[i + k] = d;
+    });
   }
   return out;
 }
