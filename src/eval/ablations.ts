@@ -1,5 +1,5 @@
+import { FEATURE_NAMES, type FeatureName } from '../retrieval/linear-scorer.js';
 import type { NodeAnalysis } from '../retrieval/node-analysis.js';
-import { FEATURE_NAMES, type FeatureName } from '../retrieval/ranked-features.js';
 import { RANKED_DEFAULTS, type RankedTuning } from '../retrieval/ranked-scan.js';
 import { leaveOneSessionOut } from './loso.js';
 import { runEval } from './run-eval.js';

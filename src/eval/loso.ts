@@ -1,6 +1,6 @@
 import { compareCodePoints } from '../protocol/canonical-json.js';
+import type { FeatureName, FeatureWeights } from '../retrieval/linear-scorer.js';
 import type { NodeAnalysis } from '../retrieval/node-analysis.js';
-import type { FeatureName, FeatureWeights } from '../retrieval/ranked-features.js';
 import type { RankedTuning } from '../retrieval/ranked-scan.js';
 import { runEval } from './run-eval.js';
 import { groupSummary, summarizeRows } from './score.js';

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FEATURE_NAMES } from '../retrieval/ranked-features.js';
+import { FEATURE_NAMES } from '../retrieval/linear-scorer.js';
 import { tempDir } from '../test-utils/temp-dir.js';
 import { runAblations } from './ablations.js';
 import { fitRanked, leaveOneSessionOut } from './loso.js';

@@ -1,12 +1,12 @@
 import { resolveTokenizer } from '../extract/tokenizer.js';
 import { compareCodePoints } from '../protocol/canonical-json.js';
-import { analyzeNode, type NodeAnalysis } from '../retrieval/node-analysis.js';
 import {
-  candidateFeatures,
   FEATURE_NAMES,
   type FeatureName,
   type FeatureWeights,
-} from '../retrieval/ranked-features.js';
+} from '../retrieval/linear-scorer.js';
+import { analyzeNode, type NodeAnalysis } from '../retrieval/node-analysis.js';
+import { candidateFeatures } from '../retrieval/ranked-features.js';
 import { RankedIndex } from '../retrieval/ranked-index.js';
 import { askedShapes, promptIntent } from '../retrieval/ranked-intent.js';
 import { parseQuery } from '../retrieval/ranked-query.js';

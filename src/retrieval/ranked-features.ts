@@ -1,3 +1,5 @@
+import { bestSteps } from './best-steps.js';
+import { FEATURE_NAMES, type FeatureName } from './linear-scorer.js';
 import {
   docLayout,
   keyHash,
@@ -7,49 +9,6 @@ import {
 } from './ranked-index.js';
 import { ANSWER_SHAPES, type PromptIntent } from './ranked-intent.js';
 import { idf, keyCredit, type QueryKey } from './ranked-query.js';
-
-/**
- * The features a ranked scan scores a candidate turn on. All are generic (no cue word, file
- * name or format of any one session): coverage of the prompt's IDF mass by the turn, its header,
- * its neighbours (a tool result's call, the narration around it), the best block's BM25, answer
- * shape and failure signals, prose, length, and position in time read through the prompt's time
- * cue. `…N` features are the same coverage divided by its maximum over the candidates, so the
- * learned weights compare turns within one prompt rather than across stores.
- */
-export const FEATURE_NAMES = [
-  'block',
-  'turn',
-  'head',
-  'prev',
-  'union',
-  'next',
-  'ctx',
-  'blockN',
-  'turnN',
-  'headN',
-  'prevN',
-  'unionN',
-  'nextN',
-  'ctxN',
-  'shape',
-  'shapeTurn',
-  'err',
-  'prose',
-  'proseTurn',
-  'len',
-  'recLatest',
-  'recEarliest',
-  'recNone',
-  'shapeBlockN',
-  'errBlockN',
-  'shapeLatest',
-] as const;
-
-/** One of {@link FEATURE_NAMES}. */
-export type FeatureName = (typeof FEATURE_NAMES)[number];
-
-/** Weights of a linear scorer over {@link FEATURE_NAMES} (missing names weigh 0). */
-export type FeatureWeights = Readonly<Partial<Record<FeatureName, number>>>;
 
 /** What the feature computation reads besides the index and the query. */
 export interface FeatureTuning {
@@ -545,68 +504,6 @@ function fullCandidate(
   return { docNo, stepId: step, features: f, block: best.block, own, fromPrev, matched };
 }
 
-/**
- * The `limit` steps with the highest `score`, best first, ties broken by the later step: the
- * same as sorting every step and keeping the first `limit`, without sorting them all (the
- * cut-off score is selected in linear time, then only the steps at or above it are sorted).
- *
- * @example
- * bestSteps([3, 5, 7], Float64Array.from([0.2, 0.9, 0.2]), 2); // [5, 7]
- */
-export function bestSteps(steps: readonly number[], score: Float64Array, limit: number): number[] {
-  const n = steps.length;
-  if (limit <= 0) return [];
-  const kept: number[] = [];
-  if (n > limit) {
-    const cut = nthSmallest(score, n, n - limit);
-    for (let i = 0; i < n; i++) if (score[i]! >= cut) kept.push(i);
-  } else {
-    for (let i = 0; i < n; i++) kept.push(i);
-  }
-  kept.sort((i, j) => score[j]! - score[i]! || steps[j]! - steps[i]!);
-  const out = new Array<number>(Math.min(limit, kept.length));
-  for (let i = 0; i < out.length; i++) out[i] = steps[kept[i]!]!;
-  return out;
-}
-
-/** Scratch copy of the scores {@link nthSmallest} partitions (reused: a scan selects once). */
-let selectScratch = new Float64Array(1024);
-
-/**
- * The value at index `k` of the first `n` values of `values` sorted ascending (Hoare's
- * selection on a scratch copy, median-of-three pivots): what a full sort would put there.
- */
-function nthSmallest(values: Float64Array, n: number, k: number): number {
-  if (selectScratch.length < n) selectScratch = new Float64Array(2 * n);
-  const a = selectScratch;
-  a.set(values.subarray(0, n));
-  let lo = 0;
-  let hi = n - 1;
-  while (hi > lo) {
-    const mid = (lo + hi) >> 1;
-    const pivot = median3(a[lo]!, a[mid]!, a[hi]!);
-    let i = lo;
-    let j = hi;
-    while (i <= j) {
-      while (a[i]! < pivot) i++;
-      while (a[j]! > pivot) j--;
-      if (i <= j) {
-        const x = a[i]!;
-        a[i++] = a[j]!;
-        a[j--] = x;
-      }
-    }
-    if (k <= j) hi = j;
-    else if (k >= i) lo = i;
-    else return a[k]!;
-  }
-  return a[k]!;
-}
-
-function median3(x: number, y: number, z: number): number {
-  return Math.max(Math.min(x, y), Math.min(Math.max(x, y), z));
-}
-
 const NORMALISED: readonly [FeatureName, FeatureName][] = [
   ['block', 'blockN'],
   ['turn', 'turnN'],
@@ -637,43 +534,4 @@ function interact(f: Float64Array): void {
   f[F.shapeBlockN] = f[F.shape]! * f[F.blockN]!;
   f[F.errBlockN] = f[F.err]! * f[F.blockN]!;
   f[F.shapeLatest] = f[F.shape]! * f[F.recLatest]!;
-}
-
-/**
- * The linear score of a candidate under `weights`.
- *
- * @example
- * linearScore(candidate.features, RANKED_WEIGHTS);
- */
-export function linearScore(features: Float64Array, weights: FeatureWeights): number {
-  let s = 0;
-  for (let i = 0; i < FEATURE_NAMES.length; i++) {
-    const w = weights[FEATURE_NAMES[i]!];
-    if (w !== undefined) s += w * features[i]!;
-  }
-  return s;
-}
-
-/**
- * {@link linearScore} under `weights`, compiled once for many candidates: the features that weigh
- * and their weights in feature order (the same sum, without a look-up by name per feature).
- *
- * @example
- * const score = linearScorer(RANKED_WEIGHTS);
- * score(candidate.features); // linearScore(candidate.features, RANKED_WEIGHTS)
- */
-export function linearScorer(weights: FeatureWeights): (features: Float64Array) => number {
-  const at: number[] = [];
-  const w: number[] = [];
-  for (let i = 0; i < FEATURE_NAMES.length; i++) {
-    const x = weights[FEATURE_NAMES[i]!];
-    if (x === undefined) continue;
-    at.push(i);
-    w.push(x);
-  }
-  return (features) => {
-    let s = 0;
-    for (let j = 0; j < at.length; j++) s += w[j]! * features[at[j]!]!;
-    return s;
-  };
 }

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { FeatureWeights } from './ranked-features.js';
+import type { FeatureWeights } from './linear-scorer.js';
 import { RankedIndex } from './ranked-index.js';
 import { RANKED_DEFAULTS, type RankedTuning, rankedScan } from './ranked-scan.js';
 

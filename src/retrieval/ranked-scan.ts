@@ -1,15 +1,13 @@
 import { compareCodePoints } from '../protocol/canonical-json.js';
 import type { RecallStatus } from '../protocol/results.js';
+import { FEATURE_NAMES, type FeatureWeights, linearScorer } from './linear-scorer.js';
 import type { BlockAnalysis } from './node-analysis.js';
 import {
   type Candidate,
   type CandidateSet,
   candidateFeatures,
-  FEATURE_NAMES,
   type FeatureTuning,
-  type FeatureWeights,
   hasShape,
-  linearScorer,
 } from './ranked-features.js';
 import { blockCount, localKey, type RankedIndexView } from './ranked-index.js';
 import { askedShapes, type PromptIntent, promptIntent } from './ranked-intent.js';

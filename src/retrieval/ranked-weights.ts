@@ -1,4 +1,4 @@
-import type { FeatureWeights } from './ranked-features.js';
+import type { FeatureWeights } from './linear-scorer.js';
 
 /**
  * Weights of the ranked scan's linear scorer. Learned, not hand-set: pairwise logistic
