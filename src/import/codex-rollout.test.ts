@@ -96,6 +96,21 @@ describe('parseCodexRollout', () => {
     expect(r.sessionId).toBe('s0');
   });
 
+  it('keeps a local shell call that has neither call_id nor id (Codex allows it), unanswered', () => {
+    const shell = {
+      type: 'response_item',
+      payload: {
+        type: 'local_shell_call',
+        status: 'completed',
+        action: { type: 'exec', command: ['ls', '-la'] },
+      },
+    };
+    const r = parseCodexRollout([lines[0], JSON.stringify(shell)].join('\n'), 'r.jsonl');
+    const last = r.turns.at(-1)!;
+    expect(last.role).toBe('assistant');
+    expect(last.content).toContain('"ls","-la"');
+  });
+
   it('refuses a malformed record in one line naming the file and line', () => {
     const bad = [lines[0], '{"type": "response_item", "payload": {"type": "function_call"}}'];
     expect(() => parseCodexRollout(bad.join('\n'), 'r.jsonl')).toThrow(

@@ -109,7 +109,20 @@ function webSearchMessage(item: Record<string, unknown>): BuilderMessage | null 
  * the conversation (git snapshots, encrypted compactions, encrypted-only reasoning) and for item
  * types this reader does not know (newer versions add some: image generation, tool search).
  */
-function itemMessage(item: Record<string, unknown>, fail: Fail): BuilderMessage | null {
+/**
+ * Codex's `LocalShellCall` has both ids optional (Codex reports an error for a call with
+ * neither, and no output can answer it): the command still ran and is kept, under an id of its
+ * own line that no output can name. Other calls without `call_id` are malformed.
+ */
+function unpairedShellCallId(item: Record<string, unknown>, line: number): string | undefined {
+  return item.type === 'local_shell_call' ? `local_shell_call@line-${line}` : undefined;
+}
+
+function itemMessage(
+  item: Record<string, unknown>,
+  fail: Fail,
+  line: number,
+): BuilderMessage | null {
   switch (item.type) {
     case 'message': {
       const text = contentText(item.content, fail);
@@ -129,7 +142,7 @@ function itemMessage(item: Record<string, unknown>, fail: Fail): BuilderMessage 
     case 'function_call':
     case 'custom_tool_call':
     case 'local_shell_call': {
-      const id = item.call_id ?? item.id;
+      const id = item.call_id ?? item.id ?? unpairedShellCallId(item, line);
       if (typeof id !== 'string') return fail('a tool call without "call_id"');
       const name = typeof item.name === 'string' ? item.name : 'shell';
       const input = item.arguments ?? item.input ?? item.action;
@@ -191,7 +204,7 @@ export function parseCodexRollout(
       response++;
     }
     if (kind !== 'response_item') continue;
-    const msg = itemMessage(payload, fail);
+    const msg = itemMessage(payload, fail, line);
     if (!msg) continue;
     // A tool output or a user message ends a model response: what follows is the next one.
     if (msg.role !== 'assistant') response++;
