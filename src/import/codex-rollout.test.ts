@@ -96,6 +96,24 @@ describe('parseCodexRollout', () => {
     expect(r.sessionId).toBe('s0');
   });
 
+  it('an image generation call is its revised prompt (the base64 image is not text)', () => {
+    const image = (revised_prompt?: string) =>
+      JSON.stringify({
+        type: 'response_item',
+        payload: {
+          type: 'image_generation_call',
+          id: 'ig_1',
+          status: 'completed',
+          ...(revised_prompt === undefined ? {} : { revised_prompt }),
+          result: 'iVBORw0KGgo=',
+        },
+      });
+    const r = parseCodexRollout([lines[0], image('a cat on a keyboard')].join('\n'), 'r.jsonl');
+    expect(r.turns.at(-1)!.content).toBe('[image_generation]\na cat on a keyboard');
+    const bare = parseCodexRollout([lines[0], image()].join('\n'), 'r.jsonl');
+    expect(bare.turns.some((t) => t.content.includes('iVBOR'))).toBe(false);
+  });
+
   it('keeps a local shell call that has neither call_id nor id (Codex allows it), unanswered', () => {
     const shell = {
       type: 'response_item',

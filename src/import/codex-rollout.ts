@@ -105,9 +105,19 @@ function webSearchMessage(item: Record<string, unknown>): BuilderMessage | null 
 }
 
 /**
+ * An image the model generated: what it drew, in the prompt it revised (the image itself,
+ * `result`, is base64 data, not text). A call without a prompt says nothing.
+ */
+function imageGenerationMessage(item: Record<string, unknown>): BuilderMessage | null {
+  const prompt = typeof item.revised_prompt === 'string' ? item.revised_prompt : '';
+  if (prompt === '') return null;
+  return part({ kind: 'text', text: `[image_generation]\n${prompt}` }, 'assistant');
+}
+
+/**
  * The parts one response item adds, and who they are from; null for items that are not part of
  * the conversation (git snapshots, encrypted compactions, encrypted-only reasoning) and for item
- * types this reader does not know (newer versions add some: image generation, tool search).
+ * types this reader does not know (newer versions add some: tool search).
  */
 /**
  * Codex's `LocalShellCall` has both ids optional (Codex reports an error for a call with
@@ -139,6 +149,8 @@ function itemMessage(
       return reasoningMessage(item);
     case 'web_search_call':
       return webSearchMessage(item);
+    case 'image_generation_call':
+      return imageGenerationMessage(item);
     case 'function_call':
     case 'custom_tool_call':
     case 'local_shell_call': {
