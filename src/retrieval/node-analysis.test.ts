@@ -258,6 +258,15 @@ describe('analyzeNode: the definition on any text', () => {
     expect(after).toEqual(before);
     expectDefinition(after, 's', small);
   });
+
+  it("a log of many blocks, each holding few of the turn's many distinct keys", () => {
+    // Blocks whose keys are a small share of the turn's are put in order by a sort, not by a
+    // pass over all the turn's keys; both ways must give the definition's blocks.
+    const log = Array.from({ length: 4_000 }, (_, i) => `w${i.toString(36)}q x${i % 7}`)
+      .map((line, i) => (i % 10 === 9 ? `${line}\n` : `${line} `))
+      .join('');
+    expectDefinition(analyzeNode({ summary: 's', text: log, tokens: 0 }), 's', log);
+  });
 });
 
 describe('parseNodeAnalysis', () => {

@@ -259,16 +259,22 @@ function sortedKeys(lists: readonly (readonly number[])[]): { ids: number[]; cou
  */
 function indexed(list: readonly number[], rank: Int32Array, size: number) {
   const tally = zeroedTally(size);
-  for (const id of list) tally[rank[id]! - 1]!++;
   const keys: number[] = [];
-  const counts: number[] = [];
-  for (let i = 0; i < size; i++) {
-    if (tally[i]! > 0) {
-      keys.push(i);
-      counts.push(tally[i]!);
-      tally[i] = 0;
-    }
+  for (const id of list) {
+    const k = rank[id]! - 1;
+    if (tally[k]!++ === 0) keys.push(k);
   }
+  // In order by a pass over the node's keys when they are few for the list (a turn's usual
+  // block), else by a sort: a pass per block of a large log of many distinct keys would cost
+  // blocks × keys.
+  if (size <= 8 * list.length) {
+    keys.length = 0;
+    for (let k = 0; k < size; k++) if (tally[k]! > 0) keys.push(k);
+  } else {
+    keys.sort((x, y) => x - y);
+  }
+  const counts = keys.map((k) => tally[k]!);
+  for (const k of keys) tally[k] = 0;
   return { keys, counts };
 }
 
