@@ -378,6 +378,27 @@ describe('a long-lived engine follows other writers', () => {
     await b.close({ compact: false });
   });
 
+  it('the last analysed step it reads follows the folds and drops of another engine', async () => {
+    const dir = join(tempDir().dir, '.contextfold');
+    const a = await open(dir);
+    const b = await open(dir);
+    const steps = TURNS.map((t) => t.stepId);
+    const lastOf = async (cf: ContextFold) => {
+      await cf.scan('postgresql port', { mode: 'ranked' }); // in step with the index
+      return cf.backend.fieldStats('ranked').lastStep;
+    };
+    await b.foldMany(TURNS.slice(0, 10));
+    expect(await lastOf(a)).toBe(Math.max(...steps.slice(0, 10)));
+    expect(await lastOf(a)).toBe(Math.max(...steps.slice(0, 10))); // read again: unchanged
+    await b.foldMany(TURNS.slice(10, 12));
+    const top = Math.max(...steps.slice(0, 12));
+    expect(await lastOf(a)).toBe(top);
+    await b.dropEntry(top, 'test: drop the last analysed turn');
+    expect(await lastOf(a)).toBe(Math.max(...steps.slice(0, 12).filter((s) => s !== top)));
+    await a.close({ compact: false });
+    await b.close({ compact: false });
+  });
+
   it("a read racing another process's commit is never counted twice", async () => {
     const dir = join(tempDir().dir, '.contextfold');
     const b = await open(dir);

@@ -132,6 +132,55 @@ export function parseQuery(index: RankedIndexView, prompt: string, t: QueryTunin
   return { keys: kept, dropped };
 }
 
+/** A query parsed for one view (see {@link rememberQuery}). */
+interface ParsedFor {
+  prompt: string;
+  tuning: QueryTuning;
+  query: ParsedQuery;
+}
+
+/** The query each view was built for, by view (a view lives for one scan). */
+const parsedByView = new WeakMap<RankedIndexView, ParsedFor>();
+
+/** The tuning fields {@link parseQuery} reads. */
+const QUERY_TUNING: readonly (keyof QueryTuning)[] = [
+  'extendWeight',
+  'stemWeight',
+  'minPrefix',
+  'maxExtensionGrowth',
+  'maxExtensions',
+  'maxQueryKeys',
+];
+
+/**
+ * Records that `query` is `parseQuery(view, prompt, tuning)`: a view built for one prompt parses
+ * it to know which postings to read, and the scan over the view then reads the same query
+ * instead of parsing the prompt again (the statistics a parse reads are the view's).
+ */
+export function rememberQuery(
+  view: RankedIndexView,
+  prompt: string,
+  tuning: QueryTuning,
+  query: ParsedQuery,
+): void {
+  parsedByView.set(view, { prompt, tuning, query });
+}
+
+/**
+ * {@link parseQuery}, or the query {@link rememberQuery} recorded for this view, prompt and the
+ * same query tuning.
+ *
+ * @example
+ * const query = queryOf(view, 'What port is PostgreSQL on now?', tuning);
+ */
+export function queryOf(index: RankedIndexView, prompt: string, t: QueryTuning): ParsedQuery {
+  const known = parsedByView.get(index);
+  if (known && known.prompt === prompt && QUERY_TUNING.every((f) => known.tuning[f] === t[f])) {
+    return known.query;
+  }
+  return parseQuery(index, prompt, t);
+}
+
 /** BM25's IDF (always positive). */
 export function idf(n: number, df: number): number {
   return Math.log(1 + (n - df + 0.5) / (df + 0.5));

@@ -15,8 +15,8 @@ import {
   type DroppedTerm,
   type KeyMatch,
   type ParsedQuery,
-  parseQuery,
   type QueryTuning,
+  queryOf,
 } from './ranked-query.js';
 import { RANKED_WEIGHTS } from './ranked-weights.js';
 
@@ -364,7 +364,7 @@ export function rankedScan(
 ): RankedScanResult {
   const t: RankedTuning = { ...RANKED_DEFAULTS, ...options.tuning };
   const intent = promptIntent(prompt);
-  const query = parseQuery(index, prompt, t);
+  const query = queryOf(index, prompt, t);
   const result: RankedScanResult = {
     query_terms: query.keys.map((k) => k.term).sort(compareCodePoints),
     dropped_terms: query.dropped,

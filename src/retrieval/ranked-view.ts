@@ -4,7 +4,7 @@ import {
   type RankedDoc,
   type RankedIndexView,
 } from './ranked-index.js';
-import { parseQuery } from './ranked-query.js';
+import { parseQuery, rememberQuery } from './ranked-query.js';
 import { RANKED_DEFAULTS, type RankedTuning } from './ranked-scan.js';
 
 /** Where a ranked view reads from: a persistent index's ranked postings and statistics. */
@@ -63,8 +63,9 @@ export function rankedView(
     docOf: notYet,
     scratchSlots: notYet,
   };
+  const query = parseQuery(probe, prompt, t);
   const keys = new Set<string>();
-  for (const q of parseQuery(probe, prompt, t).keys) for (const m of q.matches) keys.add(m.key);
+  for (const q of query.keys) for (const m of q.matches) keys.add(m.key);
 
   const lists = new Map<string, { steps: readonly number[]; tfs: readonly number[] }>();
   for (const key of keys) lists.set(key, source.recentPostings(key, t.maxPostings));
@@ -81,7 +82,7 @@ export function rankedView(
     }
     postings.set(key, p);
   }
-  return {
+  const view: RankedIndexView = {
     ...statistics,
     postings: (key) => postings.get(key),
     doc: (docNo) => numbering.doc(docNo),
@@ -89,6 +90,8 @@ export function rankedView(
     docOf: (step) => numbering.numberOf(step),
     scratchSlots: () => numbering.scratchSlots(),
   };
+  rememberQuery(view, prompt, t, query);
+  return view;
 }
 
 /** What a view answers before the query is expanded (and after, unchanged), memoised per view. */

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import type { IndexEntry } from '../protocol/types.js';
 import { InvertedIndex } from './inverted-index.js';
 import { type RankedDoc, RankedIndex } from './ranked-index.js';
-import { rankedScan } from './ranked-scan.js';
+import { parseQuery, queryOf } from './ranked-query.js';
+import { RANKED_DEFAULTS, rankedScan } from './ranked-scan.js';
 import { DocNumbering, type RankedSource, rankedView } from './ranked-view.js';
 import { recall } from './recall.js';
 import { referenceScan } from './reference-scan.js';
@@ -120,6 +121,27 @@ describe('rankedView', () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('the scan reads the query the view parsed for its prompt, and parses any other prompt or tuning', () => {
+    const index = new RankedIndex();
+    index.add({ stepId: 1, summary: '', content: 'postgres port 5433', tokens: 4 });
+    index.add({ stepId: 2, summary: '', content: 'postgresql configuration', tokens: 3 });
+    const tuning = { ...RANKED_DEFAULTS, maxExtensions: 2 };
+    const view = rankedView(sourceOf(index), 'postgres port?', tuning);
+    const once = queryOf(view, 'postgres port?', tuning);
+    expect(queryOf(view, 'postgres port?', { ...tuning })).toBe(once);
+    expect(once).toEqual(parseQuery(index, 'postgres port?', tuning));
+    // Another prompt, or a tuning the parse reads, is parsed anew (never the view's query).
+    expect(queryOf(view, 'postgres?', tuning)).toEqual(parseQuery(index, 'postgres?', tuning));
+    expect(queryOf(view, 'postgres?', tuning).keys).toHaveLength(1);
+    const bare = { ...tuning, maxExtensions: 0 };
+    const noExtensions = queryOf(view, 'postgres port?', bare);
+    expect(noExtensions).toEqual(parseQuery(index, 'postgres port?', bare));
+    expect(noExtensions).not.toEqual(once);
+    // A field the parse does not read keeps the view's query.
+    const fewerCandidates = { ...tuning, maxCandidates: 3 };
+    expect(queryOf(view, 'postgres port?', fewerCandidates)).toBe(once);
   });
 
   it('so is a scan whose steps lie far apart (runs of consecutive steps, gaps of up to a million)', () => {

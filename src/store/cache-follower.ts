@@ -22,6 +22,8 @@ export function followChanges(
     return;
   }
   if (seq === cache.seq) return;
+  // Any change may add or remove the last analysed document.
+  cache.lastDocStep = undefined;
   const changes = db.changesSince(cache.seq, 10_001);
   if (changes.length > 10_000) {
     cache.reset(generation, seq);

@@ -288,7 +288,17 @@ export class LocalStore implements IndexBackend {
   }
 
   fieldStats(field: PostingField): FieldStats {
-    return fieldStatsOf(field, this.#gen.state, () => this.#read(-1, (db) => db.lastDocStep()));
+    return fieldStatsOf(field, this.#gen.state, () => this.#lastDocStep());
+  }
+
+  #lastDocStep(): number {
+    const known = this.#cache.lastDocStep;
+    if (known !== undefined) return known;
+    const last = this.#read(-1, (db) => db.lastDocStep());
+    this.#fill(() => {
+      this.#cache.lastDocStep = last;
+    });
+    return last;
   }
 
   docStats(steps: readonly number[]): DocStats[] {

@@ -42,6 +42,11 @@ export class ReadCache {
   readonly #tops = new Map<string, string[]>();
   readonly #docs = new Map<number, DocStats>();
   #postings = 0;
+  /**
+   * The largest analysed step (the ranked field's `lastStep`), while no change has been
+   * followed since it was read: a warm scan asks for it every time.
+   */
+  lastDocStep: number | undefined = undefined;
 
   /** Forgets everything (a new generation, or too many changes to follow). */
   reset(generation: string, seq: number): void {
@@ -54,6 +59,7 @@ export class ReadCache {
     this.#tops.clear();
     this.#docs.clear();
     this.#postings = 0;
+    this.lastDocStep = undefined;
   }
 
   /** True when nothing term-related is cached (changes then need no reading). */
