@@ -370,6 +370,7 @@ export class RankedRetrieval {
       recentPostings: (key, limit) => backend.postings('ranked', key, limit),
       docs: (steps) => this.#storedDocs(steps),
       numbering: this.#numbering,
+      readVersion: backend.readVersion,
     };
   }
 

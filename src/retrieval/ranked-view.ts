@@ -31,6 +31,11 @@ export interface RankedSource {
    * view numbers the documents it reads on its own.
    */
   readonly numbering?: DocNumbering;
+  /**
+   * Optional: names what the source answers now (see `IndexBackend.readVersion`). With a
+   * numbering, a view reuses the postings an earlier view of the same version mapped.
+   */
+  readonly readVersion?: string | undefined;
 }
 
 /**
@@ -67,11 +72,16 @@ export function rankedView(
   const keys = new Set<string>();
   for (const q of query.keys) for (const m of q.matches) keys.add(m.key);
 
-  const lists = new Map<string, { steps: readonly number[]; tfs: readonly number[] }>();
-  for (const key of keys) lists.set(key, source.recentPostings(key, t.maxPostings));
   const numbering = source.numbering ?? new DocNumbering();
-  numberDocs(source, numbering, lists.values());
+  const known = source.numbering ? numbering.mapped(source.readVersion, t.maxPostings) : undefined;
   const postings = new Map<string, Postings>();
+  const lists = new Map<string, { steps: readonly number[]; tfs: readonly number[] }>();
+  for (const key of keys) {
+    const p = known?.get(key);
+    if (p) postings.set(key, p);
+    else lists.set(key, source.recentPostings(key, t.maxPostings));
+  }
+  numberDocs(source, numbering, lists.values());
   for (const [key, list] of lists) {
     const p: Postings = { docs: [], tfs: [] };
     for (let i = 0; i < list.steps.length; i++) {
@@ -81,6 +91,7 @@ export function rankedView(
       p.tfs.push(list.tfs[i]!);
     }
     postings.set(key, p);
+    known?.set(key, p);
   }
   const view: RankedIndexView = {
     ...statistics,
@@ -165,6 +176,9 @@ function numberDocs(
   }
 }
 
+/** Keys whose mapped postings a numbering keeps at most before it starts over. */
+const MAX_MAPPED = 8192;
+
 /** Steps below this are numbered in a flat array (4 MB at most); larger ids (or -1) in a map. */
 const FLAT_STEPS = 1 << 20;
 
@@ -188,6 +202,24 @@ export class DocNumbering {
   #flat = new Int32Array(0);
   readonly #far = new Map<number, number>();
   #scratch = new Int32Array(16);
+  /** Postings views mapped to numbers, for one read version and posting limit (see `mapped`). */
+  #mapped: { version: string; limit: number; lists: Map<string, Postings> } | null = null;
+
+  /**
+   * The postings views mapped for `version` with `limit` postings per key, by key, to reuse and
+   * to add to (undefined: no version, nothing is kept). A new version starts an empty map: a
+   * change may add a posting, or a document for a step that had none (a numbering only grows,
+   * so a mapped list stays valid as long as the source is unchanged).
+   */
+  mapped(version: string | undefined, limit: number): Map<string, Postings> | undefined {
+    if (version === undefined) return undefined;
+    const m = this.#mapped;
+    if (m && m.version === version && m.limit === limit && m.lists.size < MAX_MAPPED) {
+      return m.lists;
+    }
+    this.#mapped = { version, limit, lists: new Map() };
+    return this.#mapped.lists;
+  }
 
   /** Documents numbered. */
   get size(): number {

@@ -129,6 +129,12 @@ export interface IndexBackend {
    * replaced (a rebuild, a re-analysis), so callers can key their own caches on it.
    */
   readonly generation: string;
+  /**
+   * Optional: names what every read answers as of the last sync (the generation and the
+   * position in its change feed). Equal values, equal answers, so callers may keep what they
+   * derived from reads while it is unchanged; undefined when the backend cannot tell.
+   */
+  readonly readVersion?: string | undefined;
   /** The state problem, if the durable state is inconsistent. */
   readonly loadProblem: LoadProblem | null;
   /** Throws the load problem as an integrity error naming the path. */

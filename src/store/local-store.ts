@@ -119,6 +119,12 @@ export class LocalStore implements IndexBackend {
     return this.#gen.generation;
   }
 
+  /** See {@link IndexBackend.readVersion}: the read cache's place in the change feed. */
+  get readVersion(): string | undefined {
+    const generation = this.generation;
+    return this.#cache.generation === generation ? `${generation}:${this.#cache.seq}` : undefined;
+  }
+
   /** The index file in use (null: none yet, or in memory). */
   get indexPath(): string | null {
     return this.#gen.indexPath;

@@ -121,6 +121,11 @@ export class PgStore implements IndexBackend {
     return `pg:${this.where.storeId}#${this.#mirror.epoch}`;
   }
 
+  /** See {@link IndexBackend.readVersion}: the mirror's place in the store's feed. */
+  get readVersion(): string {
+    return `${this.generation}:${this.#mirror.seq}`;
+  }
+
   get loadProblem(): LoadProblem | null {
     return null;
   }
