@@ -1,7 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compareCodePoints } from '../protocol/canonical-json.js';
+import { blockSpans } from './block-spans.js';
 import {
+  ANALYSIS_CHARS,
   analysisKey,
   analyzeNode,
   BLOCK_CHARS,
@@ -269,6 +271,59 @@ describe('analyzeNode: the definition on any text', () => {
   });
 });
 
+describe('analyzeNode: a payload over ANALYSIS_CHARS', () => {
+  // Lines of 64 characters, each with a key of its own (`k<line>z`) and a shared word.
+  const line = (i: number) => `${`step k${i.toString(36)}z built`.padEnd(63, '.')}\n`;
+  const log = (chars: number) => {
+    const n = Math.ceil(chars / 64);
+    return Array.from({ length: n }, (_, i) => line(i))
+      .join('')
+      .slice(0, chars);
+  };
+  const key = (i: number) => `k${i.toString(36)}z`;
+  const over = log(3 * ANALYSIS_CHARS);
+  const lines = Math.ceil(over.length / 64);
+  const x = analyzeNode({ summary: 'tool: build', text: over, tokens: 0 });
+
+  it('reads at most ANALYSIS_CHARS of it, and says so', () => {
+    expect(x.partial).toEqual({ chars: over.length, analysed: expect.any(Number) });
+    expect(x.partial!.analysed).toBeLessThanOrEqual(ANALYSIS_CHARS);
+    expect(x.partial!.analysed).toBeGreaterThan(ANALYSIS_CHARS - 2 * BLOCK_CHARS);
+    // A line's key and its parts (fewer than two a line), where the whole payload has
+    // three times as many lines.
+    expect(x.keys.length).toBeLessThanOrEqual((2 * ANALYSIS_CHARS) / 64);
+    expect(x.blocks.length).toBeLessThanOrEqual(ANALYSIS_CHARS / 960 + 2);
+    expect(parseNodeAnalysis(JSON.parse(JSON.stringify(x)))).toEqual(x);
+  });
+
+  it('reads its head and its tail, as blocks of the whole payload', () => {
+    const whole = blockSpans(over).spans.map((b) => `${b.start}-${b.end}`);
+    for (const b of x.blocks) expect(whole).toContain(`${b.start}-${b.end}`);
+    expect(x.blocks[0]!.start).toBe(0);
+    expect(x.blocks.at(-1)!.end).toBe(lines);
+    for (const i of [0, 100, lines - 100, lines - 1]) expect(x.keys).toContain(key(i));
+    expect(x.keys).not.toContain(key(Math.floor(lines / 2)));
+    expect(x.head.map((i) => x.keys[i])).toContain(key(0));
+  });
+
+  it('reads a payload of one huge line up to the budget', () => {
+    const one = 'word '.repeat(ANALYSIS_CHARS);
+    const y = analyzeNode({ summary: '', text: one, tokens: 0 });
+    expect(y.blocks).toHaveLength(1);
+    expect(y.blocks[0]!.length).toBeLessThanOrEqual(ANALYSIS_CHARS / 5);
+    expect(y.partial!.analysed).toBeLessThanOrEqual(ANALYSIS_CHARS);
+  });
+
+  it('reads a payload of ANALYSIS_CHARS whole: no partial, every line in a block', () => {
+    const at = log(ANALYSIS_CHARS);
+    const y = analyzeNode({ summary: 'tool: build', text: at, tokens: 0 });
+    expect(y.partial).toBeUndefined();
+    expect('partial' in y).toBe(false);
+    expect(y.blocks.at(-1)!.end).toBe(Math.ceil(ANALYSIS_CHARS / 64));
+    expect(y.keys).toContain(key(Math.floor(ANALYSIS_CHARS / 128)));
+  });
+});
+
 describe('parseNodeAnalysis', () => {
   it('round-trips any analysis through JSON (property)', () => {
     fc.assert(
@@ -312,6 +367,9 @@ describe('parseNodeAnalysis', () => {
       { ...ok, prose: 'x' },
       { ...ok, shapes: -1 },
       { ...ok, error: 'no' },
+      { ...ok, partial: { chars: 10, analysed: 10 } }, // not partial
+      { ...ok, partial: { chars: 10 } },
+      { ...ok, partial: 3 },
     ];
     for (const v of bad) expect(parseNodeAnalysis(v)).toBeUndefined();
     // Code-point order, not UTF-16 order: U+FF01 sorts before an astral character.

@@ -1,5 +1,12 @@
 import { hash } from 'node:crypto';
 import { compareCodePoints } from '../protocol/canonical-json.js';
+import {
+  ANALYSIS_CHARS,
+  type BlockSpan,
+  blockSpans,
+  type PayloadRead,
+  readSpans,
+} from './block-spans.js';
 import { ANSWER_SHAPES, hasErrorSignal, SHAPE_PATTERNS } from './ranked-intent.js';
 import {
   keyIdCount,
@@ -13,23 +20,23 @@ import {
   resetKeyIdsIfFull,
 } from './ranked-terms.js';
 
+export { ANALYSIS_CHARS, BLOCK_CHARS } from './block-spans.js';
+
 /**
  * Version of {@link analyzeNode}'s output. Bump it in the same change as any edit that alters
  * what an analysis holds (keys, blocks, shapes, …): stored or cached analyses of another version
  * are analysed again, never mixed with fresh ones.
  */
-export const NODE_ANALYSIS_VERSION = 2;
+export const NODE_ANALYSIS_VERSION = 3;
 
 /**
  * Version of the analyses a store keeps ({@link analyzeNode} and {@link storedAnalysis}'s
  * encoding). It is part of every analysis key and of the store's index state: a store whose
  * analyses are of another version re-analyses its nodes (pending) instead of ranking with them.
- * `r1` was the single-document analysis before blocks; bump with either version above.
+ * `r1` was the single-document analysis before blocks, `r2` read the whole payload however long
+ * (see {@link ANALYSIS_CHARS}); bump with either version above.
  */
 export const RANKED_ANALYZER_VERSION = `ranked-analysis-r${NODE_ANALYSIS_VERSION}`;
-
-/** A block is a run of whole lines of at most this many characters (a longer line is its own block). */
-export const BLOCK_CHARS = 1000;
 
 /** One block of a turn's payload: lines `[start, end)` and the retrieval keys they hold. */
 export interface BlockAnalysis {
@@ -75,6 +82,20 @@ export interface NodeAnalysis {
   prose: number;
   /** Answer shapes the payload holds (bit i: `ANSWER_SHAPES[i]`). */
   shapes: number;
+  /**
+   * Present only when the payload is longer than {@link ANALYSIS_CHARS}: every field above then
+   * describes the part read (blocks of the head and of the tail, their line numbers those of the
+   * whole payload, a gap between them), out of `chars` characters. Absent for a whole analysis.
+   */
+  partial?: PartialRead;
+}
+
+/** How much of a payload a partial analysis read (both in UTF-16 code units). */
+export interface PartialRead {
+  /** The payload's length. */
+  chars: number;
+  /** Characters analysed (less than `chars`). */
+  analysed: number;
 }
 
 /** Input of {@link analyzeNode}. */
@@ -108,16 +129,27 @@ const SPANNING_SHAPES = ANSWER_SHAPES.reduce(
 );
 
 /**
- * The shapes of a whole payload from its blocks' (the same as {@link shapeMask} of the text):
- * only a spanning shape that no block holds is looked for again in the whole text.
+ * The shapes of the payload read from its blocks' (the same as {@link shapeMask} of the text
+ * read): only a spanning shape that no block holds is looked for again, in each run of
+ * consecutive blocks (the whole text, unless the analysis is partial).
  */
-function wholeShapes(text: string, blocks: readonly BlockAnalysis[]): number {
+function wholeShapes(text: string, spans: readonly BlockSpan[], blocks: readonly BlockAnalysis[]) {
   let mask = 0;
   for (const b of blocks) mask |= b.shapes;
   if (blocks.length < 2) return mask;
+  const runs: string[] = [];
+  let from = spans[0]!.from;
+  for (let i = 1; i < spans.length; i++) {
+    if (spans[i]!.from === spans[i - 1]!.to) continue;
+    runs.push(text.slice(from, spans[i - 1]!.to));
+    from = spans[i]!.from;
+  }
+  runs.push(text.slice(from, spans[spans.length - 1]!.to));
   SHAPE_PATTERNS.forEach((shape, i) => {
     const bit = 1 << i;
-    if ((SPANNING_SHAPES & bit) !== 0 && (mask & bit) === 0 && shape.test(text)) mask |= bit;
+    if ((SPANNING_SHAPES & bit) !== 0 && (mask & bit) === 0 && runs.some((r) => shape.test(r))) {
+      mask |= bit;
+    }
   });
   return mask;
 }
@@ -125,39 +157,6 @@ function wholeShapes(text: string, blocks: readonly BlockAnalysis[]): number {
 /** Splits a payload into lines that keep their terminator (the lines a page window counts). */
 export function payloadLines(text: string): string[] {
   return text.split(/(?<=\n)/u);
-}
-
-/** A block of the payload: lines `[start, end)`, characters `[from, to)`. */
-interface BlockSpan {
-  start: number;
-  end: number;
-  from: number;
-  to: number;
-}
-
-/**
- * The payload's blocks (runs of whole lines, see {@link BLOCK_CHARS}) and where its first line
- * ends, found with `indexOf` rather than by splitting the text into line strings.
- */
-function blockSpans(text: string): { spans: BlockSpan[]; firstLineEnd: number } {
-  const spans: BlockSpan[] = [];
-  let cur: BlockSpan | undefined;
-  let line = 0;
-  let pos = 0;
-  let firstLineEnd = -1;
-  do {
-    const nl = text.indexOf('\n', pos);
-    const next = nl === -1 ? text.length : nl + 1;
-    if (firstLineEnd < 0) firstLineEnd = next;
-    if (!cur || (cur.to > cur.from && cur.to - cur.from + (next - pos) > BLOCK_CHARS)) {
-      cur = { start: line, end: line, from: pos, to: pos };
-      spans.push(cur);
-    }
-    cur.to = next;
-    cur.end = ++line;
-    pos = next;
-  } while (pos < text.length);
-  return { spans, firstLineEnd };
 }
 
 /** Per key id, a count or a rank; every entry is zero again when a function returns it. */
@@ -288,7 +287,10 @@ function indexed(list: readonly number[], rank: Int32Array, size: number) {
  * a.blocks.length; // 1
  */
 export function analyzeNode(input: AnalyzeInput): NodeAnalysis {
-  const { spans, firstLineEnd } = blockSpans(input.text);
+  const whole = blockSpans(input.text);
+  const read = readSpans(input.text, whole.spans, ANALYSIS_CHARS);
+  const { spans } = read;
+  const firstLineEnd = Math.min(whole.firstLineEnd, spans[0]!.to);
   resetKeyIdsIfFull();
   const ids = keyIdsOf(input, spans, firstLineEnd);
   const all = sortedKeys([ids.summary, ...ids.blocks]);
@@ -331,8 +333,16 @@ export function analyzeNode(input: AnalyzeInput): NodeAnalysis {
     blocks,
     error: blocks.some((b) => b.error),
     prose: round3(proseShare(prose)),
-    shapes: wholeShapes(input.text, blocks),
+    shapes: wholeShapes(input.text, spans, blocks),
+    ...partialRead(input.text, read),
   };
+}
+
+/** The `partial` field of an analysis that did not read the whole payload (none otherwise). */
+function partialRead(text: string, read: PayloadRead): { partial?: PartialRead } {
+  return read.analysed < text.length
+    ? { partial: { chars: text.length, analysed: read.analysed } }
+    : {};
 }
 
 const isCount = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= 0;
@@ -405,6 +415,8 @@ export function parseNodeAnalysis(v: unknown): NodeAnalysis | undefined {
     if (!parsed) return undefined;
     blocks.push(parsed);
   }
+  const partial = parsePartial(a.partial);
+  if (partial === null) return undefined;
   return {
     version: NODE_ANALYSIS_VERSION,
     keys: keys as string[],
@@ -416,7 +428,17 @@ export function parseNodeAnalysis(v: unknown): NodeAnalysis | undefined {
     error: a.error,
     prose: a.prose,
     shapes: a.shapes,
+    ...(partial ? { partial } : {}),
   };
+}
+
+/** A stored `partial` (undefined when absent, null when malformed: the analysis is refused). */
+function parsePartial(v: unknown): PartialRead | undefined | null {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'object' || v === null) return null;
+  const { chars, analysed } = v as Record<string, unknown>;
+  if (!isCount(chars) || !isCount(analysed) || analysed >= chars) return null;
+  return { chars, analysed };
 }
 
 /**
