@@ -324,6 +324,16 @@ describe('analyzeNode: a payload over ANALYSIS_CHARS', () => {
   });
 });
 
+describe('analyzeNode: keys that share their first characters', () => {
+  it('a log of thousands of timestamps (one run of equal prefixes) in code-point order', () => {
+    const log = Array.from(
+      { length: 3_000 },
+      (_, i) => `2026-01-04T10:${String(i % 60).padStart(2, '0')}:${i}Z v2026-${i} ok\n`,
+    ).join('');
+    expectDefinition(analyzeNode({ summary: 's', text: log, tokens: 0 }), 's', log);
+  });
+});
+
 describe('parseNodeAnalysis', () => {
   it('round-trips any analysis through JSON (property)', () => {
     fc.assert(
