@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { ANALYSIS_CHARS } from './block-spans.js';
 import { ELISION, focusedText, focusWindow } from './ranked-focus.js';
 import { rankedTerms } from './ranked-terms.js';
 
@@ -151,5 +152,60 @@ describe('focusWindow with a tail (turns that end with their outcome)', () => {
     const tiny = focusedText({ ...again, content, tailLines: w.tailLines, maxTokens: 22, count });
     expect(tiny.tokens).toBeLessThanOrEqual(22);
     expect(tiny.tailLines).toBe(0);
+  });
+});
+
+describe('focusWindow: a payload over ANALYSIS_CHARS', () => {
+  // 64-character lines: a huge log with one line of interest in its head, middle and tail.
+  const lines = Math.ceil((3 * ANALYSIS_CHARS) / 64);
+  const row = (i: number) => `${`step ${i} built`.padEnd(63, '.')}\n`;
+  const at = { head: 1000, middle: Math.floor(lines / 2), tail: lines - 1000 };
+  const content = Array.from({ length: lines }, (_, i) =>
+    i === at.head ? `${'needle head'.padEnd(63, '.')}\n` : row(i),
+  )
+    .map((l, i) => (i === at.middle ? `${'needle middle'.padEnd(63, '.')}\n` : l))
+    .map((l, i) => (i === at.tail ? `${'needle tail'.padEnd(63, '.')}\n` : l))
+    .join('');
+  const counted = (seen: { chars: number }) => (s: string) => {
+    seen.chars += s.length;
+    return s.length;
+  };
+  const focus = (...words: string[]) => words.map((w) => ({ key: key(w), weight: 1 }));
+
+  it('looks for the window in the head and the tail its analysis reads, counting only those', () => {
+    const seen = { chars: 0 };
+    const w = focusWindow({
+      content,
+      focus: focus('needle', 'tail'),
+      maxTokens: 640,
+      count: counted(seen),
+    });
+    expect(w.text).toContain('needle tail');
+    expect(w.startLine).toBeLessThanOrEqual(at.tail);
+    expect(w.endLine).toBeGreaterThan(at.tail);
+    expect(w.lines).toBe(lines);
+    // The whole payload once (its count, which the engine has stored), the lines read, the window.
+    expect(seen.chars - content.length).toBeLessThanOrEqual(ANALYSIS_CHARS + 4 * 640);
+  });
+
+  it('finds a key of the head, and never pages the unread middle', () => {
+    const w = focusWindow({ content, focus: focus('head', 'middle'), maxTokens: 640, count });
+    expect(w.text).toContain('needle head');
+    expect(w.text).not.toContain('needle middle');
+    const none = focusWindow({ content, focus: focus('middle'), maxTokens: 640, count });
+    expect(none.startLine).toBe(0);
+  });
+
+  it('replays the window it chose from its lines', () => {
+    const w = focusWindow({ content, focus: focus('tail'), maxTokens: 640, tail: true, count });
+    const again = focusedText({
+      content,
+      startLine: w.startLine,
+      endLine: w.endLine,
+      tailLines: w.tailLines,
+      maxTokens: 640,
+      count,
+    });
+    expect(again).toEqual(w);
   });
 });

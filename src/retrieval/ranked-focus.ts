@@ -1,3 +1,4 @@
+import { ANALYSIS_CHARS, blockSpans, readSpans } from './block-spans.js';
 import type { KeyMatch } from './ranked-scan.js';
 import { rankedTerms } from './ranked-terms.js';
 
@@ -59,7 +60,8 @@ function tailOf(lineTokens: readonly number[], maxTokens: number): number {
   let used = 0;
   let n = 0;
   for (let i = lineTokens.length - 1; i > 0; i--) {
-    if (used + lineTokens[i]! > budget) break;
+    // A line the search did not read (the unread end of a huge last line) ends the tail.
+    if (lineTokens[i] === undefined || used + lineTokens[i]! > budget) break;
     used += lineTokens[i]!;
     n++;
   }
@@ -118,12 +120,17 @@ export function focusWindow(options: FocusOptions): FocusWindow {
   }
   const weights = new Map<string, number>();
   for (const f of focus) weights.set(f.key, Math.max(weights.get(f.key) ?? 0, f.weight));
-  const lineKeys: string[][] = lines.map((l) =>
-    [...new Set(rankedTerms(l))].filter((k) => weights.has(k)),
-  );
-  const lineTokens = lines.map((l) => count(l));
+  const runs = readRuns(content, lines);
+  const lineKeys: string[][] = new Array(lines.length);
+  const lineTokens: number[] = new Array(lines.length);
+  for (const [from, to] of runs) {
+    for (let i = from; i < to; i++) {
+      lineKeys[i] = [...new Set(rankedTerms(lines[i]!))].filter((k) => weights.has(k));
+      lineTokens[i] = count(lines[i]!);
+    }
+  }
   const runOf = (n: number, cap: number) =>
-    bestRun({ lineKeys, lineTokens, weights, n, cap, context });
+    bestOfRuns(runs, { lineKeys, lineTokens, weights, from: 0, n, cap, context });
   const whole = runOf(lines.length, maxTokens);
   const tail =
     options.tail && context === Number.POSITIVE_INFINITY ? tailOf(lineTokens, maxTokens) : 0;
@@ -137,32 +144,69 @@ export function focusWindow(options: FocusOptions): FocusWindow {
   return windowOf(content, lines, run.a, run.z, tail, maxTokens, count);
 }
 
-/** Inputs of {@link bestRun}: per-line keys and tokens of the first `n` lines, a token cap. */
+/**
+ * The runs of lines `[from, to)` the window is looked for in: every line, unless the payload is
+ * longer than {@link ANALYSIS_CHARS}; then the lines of the part its analysis reads (its head
+ * and its tail, see `readSpans`), so a page-in of a huge turn reads and counts no more than one
+ * of a turn at that bound (the scan knows no key elsewhere in it anyway).
+ */
+function readRuns(content: string, lines: readonly string[]): [number, number][] {
+  if (content.length <= ANALYSIS_CHARS) return [[0, lines.length]];
+  const { spans } = readSpans(content, blockSpans(content).spans, ANALYSIS_CHARS);
+  const runs: [number, number][] = [];
+  let s = 0;
+  for (let i = 0, at = 0; i < lines.length && s < spans.length; at += lines[i]!.length, i++) {
+    while (s < spans.length && spans[s]!.to <= at) s++;
+    const span = spans[s];
+    if (!span || at < span.from || at + lines[i]!.length > span.to) continue;
+    const last = runs[runs.length - 1];
+    if (last && last[1] === i) last[1] = i + 1;
+    else runs.push([i, i + 1]);
+  }
+  return runs.length > 0 ? runs : [[0, 1]];
+}
+
+/**
+ * The best run of lines among the first `n` ({@link bestRun}) within each of `runs`: the one of
+ * the highest score, ties to the later; the first run's when none holds a focus key.
+ */
+function bestOfRuns(runs: readonly [number, number][], input: RunInput) {
+  let best: { a: number; z: number; score: number } | undefined;
+  for (const [from, to] of runs) {
+    if (best && from >= input.n) break;
+    const r = bestRun({ ...input, from, n: Math.min(to, input.n) });
+    if (!best || (r.score > 0 && r.score >= best.score)) best = r;
+  }
+  return best!;
+}
+
+/** Inputs of {@link bestRun}: per-line keys and tokens of lines `[from, n)`, a token cap. */
 interface RunInput {
   lineKeys: readonly string[][];
   lineTokens: readonly number[];
   weights: ReadonlyMap<string, number>;
+  from: number;
   n: number;
   cap: number;
   context: number;
 }
 
 /**
- * The run of lines among the first `n`, at most `cap` tokens, that covers the most focus weight
+ * The run of lines among `[from, n)`, at most `cap` tokens, that covers the most focus weight
  * (distinct keys count fully, repeats a little; ties go to the later run), shrunk to the lines
  * that carry keys and widened evenly with `context` lines on each side up to the cap.
  */
-function bestRun(input: RunInput): { a: number; z: number } {
-  const { lineKeys, lineTokens, weights, n, cap, context } = input;
+function bestRun(input: RunInput): { a: number; z: number; score: number } {
+  const { lineKeys, lineTokens, weights, from, n, cap, context } = input;
   // Sliding window over lines maximising distinct-key weight plus a small bonus per repeat.
   const inWindow = new Map<string, number>();
   let score = 0;
   let tokens = 0;
   let bestScore = -1;
-  let bestLo = 0;
-  let bestHi = 0;
-  let lo = 0;
-  for (let hi = 0; hi < n; hi++) {
+  let bestLo = from;
+  let bestHi = from;
+  let lo = from;
+  for (let hi = from; hi < n; hi++) {
     for (const k of lineKeys[hi]!) {
       const w = weights.get(k)!;
       const seen = inWindow.get(k) ?? 0;
@@ -188,8 +232,8 @@ function bestRun(input: RunInput): { a: number; z: number } {
   }
   if (bestScore <= 0) {
     // Nothing to focus on: the head of the payload, as a plain chunk would give.
-    bestLo = 0;
-    bestHi = Math.min(1, n);
+    bestLo = from;
+    bestHi = Math.min(from + 1, n);
   }
   // Shrink the core to the lines that carry focus keys, then widen it evenly with context.
   let a = bestLo;
@@ -202,7 +246,7 @@ function bestRun(input: RunInput): { a: number; z: number } {
   const core = { a, z };
   for (;;) {
     const down = z < n && z - core.z < context && used + lineTokens[z]! <= cap;
-    const up = a > 0 && core.a - a < context && used + lineTokens[a - 1]! <= cap;
+    const up = a > from && core.a - a < context && used + lineTokens[a - 1]! <= cap;
     if (!down && !up) break;
     if ((growDown && down) || !up) {
       used += lineTokens[z]!;
@@ -213,7 +257,7 @@ function bestRun(input: RunInput): { a: number; z: number } {
     }
     growDown = !growDown;
   }
-  return { a, z };
+  return { a, z, score: bestScore };
 }
 
 /**
