@@ -33,6 +33,9 @@ describe('a turn longer than the analysis reads', () => {
     // The middle is kept (hydrate above) but not indexed: the ranked scan does not know it.
     const middle = await cf.scan('zookeeper quorum ensemble');
     expect(middle.selected?.some((p) => p.step_id === 1) ?? false).toBe(false);
+    // The reference recall matches the node's identifiers, extracted from the whole payload.
+    const recalled = await cf.recall('zookeeper quorum ensemble');
+    expect(recalled.candidates.map((c) => c.step_id)).toEqual([1]);
     await cf.close();
   });
 });
