@@ -314,13 +314,12 @@ describe('analyzeNode: a payload over ANALYSIS_CHARS', () => {
     expect(y.partial!.analysed).toBeLessThanOrEqual(ANALYSIS_CHARS);
   });
 
-  it('reads a payload of ANALYSIS_CHARS whole: no partial, every line in a block', () => {
+  it('reads a payload of ANALYSIS_CHARS whole, as the definition does: no partial', () => {
     const at = log(ANALYSIS_CHARS);
     const y = analyzeNode({ summary: 'tool: build', text: at, tokens: 0 });
-    expect(y.partial).toBeUndefined();
     expect('partial' in y).toBe(false);
-    expect(y.blocks.at(-1)!.end).toBe(Math.ceil(ANALYSIS_CHARS / 64));
-    expect(y.keys).toContain(key(Math.floor(ANALYSIS_CHARS / 128)));
+    expectDefinition(y, 'tool: build', at);
+    expect('partial' in analyzeNode({ summary: '', text: `${at}x`, tokens: 0 })).toBe(true);
   });
 });
 
