@@ -15,6 +15,7 @@ import { ContextFold } from './context-fold.js';
 import {
   type BuildJob,
   buildInline,
+  type DerivedText,
   type DeriveJob,
   DerivePool,
   DerivePoolClosedError,
@@ -55,6 +56,16 @@ function batch(from: number, n: number): FoldInput[] {
     };
   });
 }
+
+/** Derived texts with their deflated bytes as Buffers (a structured clone gives Uint8Arrays). */
+const buffered = (ds: readonly DerivedText[]) =>
+  ds.map((d) => ({
+    ...d,
+    packed: d.packed && {
+      body: Buffer.from(d.packed.body),
+      features: Buffer.from(d.packed.features),
+    },
+  }));
 
 const CLOCK_ISO = '2026-01-01T00:00:00Z';
 
@@ -173,15 +184,7 @@ describe('DerivePool', () => {
       );
     }
     const theirs = await pool.derive(JOBS, { count: 'none', pack: true, thisThread: true });
-    expect(
-      theirs.map((d) => ({
-        ...d,
-        packed: d.packed && {
-          body: Buffer.from(d.packed.body),
-          features: Buffer.from(d.packed.features),
-        },
-      })),
-    ).toEqual(here);
+    expect(buffered(theirs)).toEqual(buffered(here));
     // Without it, nothing is deflated.
     expect((await pool.derive(JOBS, { count: 'none' })).every((d) => d.packed === undefined)).toBe(
       true,
@@ -208,15 +211,7 @@ describe('DerivePool', () => {
     const here = derivePacked(big, 'o200k');
     // Finished at once: this thread claims jobs beside the workers.
     const now = await pool.share(big, { count: 'o200k', pack: true })();
-    expect(
-      now.map((d) => ({
-        ...d,
-        packed: d.packed && {
-          body: Buffer.from(d.packed.body),
-          features: Buffer.from(d.packed.features),
-        },
-      })),
-    ).toEqual(here);
+    expect(buffered(now)).toEqual(buffered(here));
     // Finished later: the workers took what they could meanwhile.
     const finish = pool.share(big, { count: 'none' });
     await new Promise((r) => setTimeout(r, 200));

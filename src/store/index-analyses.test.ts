@@ -29,6 +29,9 @@ describe('analysis rows', () => {
     plain.putAnalyses([A]);
     // A structured clone turns the Buffers into plain Uint8Arrays.
     const p = packAnalysis(A);
+    // Each in a buffer of its own: a structured clone copies a view's whole buffer.
+    expect(p.body.buffer.byteLength).toBe(p.body.byteLength);
+    expect(p.features.buffer.byteLength).toBe(p.features.byteLength);
     ahead.putAnalyses([
       { ...A, packed: { body: new Uint8Array(p.body), features: new Uint8Array(p.features) } },
     ]);

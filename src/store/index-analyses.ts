@@ -1,7 +1,7 @@
 // The analyses table: a node's ranked analysis is stored once, by content address, however many
 // documents share it, and read back whole when an entry is reindexed or a cache is refilled.
 import type { NodeAnalysisRecord, PackedAnalysis } from './analysis-record.js';
-import { deflate, type PackBody, type StoredBody, unpack } from './index-body.js';
+import { deflate, deflateToSend, type PackBody, type StoredBody, unpack } from './index-body.js';
 import type { IndexStatements } from './index-statements.js';
 
 /** A node's stored analysis, as the backend defines it (see {@link NodeAnalysisRecord}). */
@@ -19,7 +19,7 @@ function analysisBody(a: Pick<StoredAnalysis, 'terms' | 'tfs'>): string {
 export function packAnalysis(
   a: Pick<StoredAnalysis, 'terms' | 'tfs' | 'features'>,
 ): PackedAnalysis {
-  return { body: deflate(analysisBody(a)), features: deflate(a.features) };
+  return { body: deflateToSend(analysisBody(a)), features: deflateToSend(a.features) };
 }
 
 /** Bytes from another thread (a structured clone makes a Buffer a plain Uint8Array). */

@@ -10,6 +10,15 @@ export function deflate(text: string): Buffer {
   return deflateRawSync(text, { level: 1 });
 }
 
+/**
+ * {@link deflate}'s bytes in a buffer of their own, for a body sent to another thread: zlib's
+ * result is a view of a 16 KB buffer, and a structured clone copies the whole buffer (a
+ * thousand-turn round of analyses crossed threads as 32 MB instead of about 1 MB).
+ */
+export function deflateToSend(text: string): Uint8Array {
+  return new Uint8Array(deflate(text));
+}
+
 /** A stored body: a deflated BLOB in an index file, TEXT in an uncompressed (in-memory) index. */
 export type StoredBody = Buffer | string;
 
