@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ContextFold } from '../engine/context-fold.js';
 import { runBenchMain } from './bench-main.js';
+import { durableFloorProbe } from './durable-floor.js';
 import { fileCreateProbe } from './file-create-probe.js';
 import { log, type SynthTurn, synthesize, toInput } from './synth.js';
 
@@ -91,6 +92,7 @@ async function main(): Promise<void> {
     const { turns, queries } = synthesize(n, work);
     const dir = join(work, '.contextfold');
     const fileCreate = fileCreateProbe(work);
+    const durableFloor = await durableFloorProbe(work, turns.slice(0, 2048).map(toInput));
     const cf = await ContextFold.open({ dir });
     log(`foldMany of ${n} turns …`);
     const { wall, cpu } = await foldInBatches(cf, turns, n);
@@ -101,6 +103,7 @@ async function main(): Promise<void> {
       n,
       fold_many_per_turn_ms: { wall: +(wall / n).toFixed(3), cpu: +(cpu / n).toFixed(3) },
       file_create: fileCreate,
+      durable_floor: durableFloor,
       close_ms: Math.round(closeMs),
     };
     if (!values['skip-scan']) {

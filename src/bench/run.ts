@@ -8,6 +8,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { ContextFold } from '../engine/context-fold.js';
 import { runBenchMain } from './bench-main.js';
+import { durableFloorProbe } from './durable-floor.js';
 import { fileCreateProbe } from './file-create-probe.js';
 import { benchGuard } from './guard.js';
 import { benchHook } from './hook-bench.js';
@@ -32,6 +33,8 @@ import { log, type SynthTurn, synthesize, toInput } from './synth.js';
 
 /** The reference engine's fresh-process scan at 10k, as issue 10 quotes it (when it is not run). */
 const REFERENCE_CLI_SCAN_10K_MS = 1200;
+/** Turns the durable floor of a fold is measured on (see `durableFloorProbe`). */
+const FLOOR_TURNS = 2048;
 
 const p50 = (xs: number[]) => quantile(xs, 0.5);
 
@@ -245,6 +248,7 @@ async function foldBothWays(options: {
   // the default) and then into a second store with `redact: false`, so drift in the machine's
   // load and in the page cache hits both sides alike.
   const fileCreate = fileCreateProbe(root);
+  const durableFloor = await durableFloorProbe(root, turns.slice(0, FLOOR_TURNS).map(toInput));
   const cf = await ContextFold.open({ dir });
   const raw = await ContextFold.open({ dir: join(root, 'raw', '.contextfold'), redact: false });
   let foldManyMs = 0;
@@ -263,6 +267,7 @@ async function foldBothWays(options: {
   const [, closeMs, closeDelay] = await withLoopDelay(() => cf.close());
   return {
     fileCreate,
+    durableFloor,
     foldManyMs,
     foldManyCpu,
     rawFoldManyMs: skipUnredacted ? null : rawFoldManyMs,
@@ -291,6 +296,8 @@ function foldFigures(run: FoldRun, turns: SynthTurn[], n: number) {
       cpu_per_turn_ms: Number((foldManyCpu / n).toFixed(3)),
       // The file system's own cost of creating a node's file, in the store's parent directory.
       file_create: run.fileCreate,
+      // The same turns' nodes built and written durably with no index: what no design avoids.
+      durable_floor: run.durableFloor,
     },
     fold_many_without_redaction:
       rawFoldManyMs === null
