@@ -59,7 +59,10 @@ const OPEN_SCAN = fileURLToPath(new URL('./open-scan.js', import.meta.url));
 const hasTime = existsSync('/usr/bin/time');
 
 /** Wall time and peak RSS (MB, when GNU time is there) of a fresh process. */
-function fresh(args: string[]): {
+function fresh(
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): {
   ms: number;
   rss: number | null;
   cpuMs: number | null;
@@ -68,7 +71,7 @@ function fresh(args: string[]): {
   const cmd = hasTime ? '/usr/bin/time' : process.execPath;
   const argv = hasTime ? ['-f', '%M %U %S', process.execPath, ...args] : args;
   const t = performance.now();
-  const r = spawnSync(cmd, argv, { encoding: 'utf8' });
+  const r = spawnSync(cmd, argv, { encoding: 'utf8', env });
   const ms = performance.now() - t;
   if (r.status !== 0) throw new Error(`${args.join(' ')} failed: ${r.stderr}`);
   const last = r.stderr.trim().split('\n').pop() ?? '';
@@ -103,9 +106,41 @@ function freshProcess(dir: string, queries: string[]) {
     peak_rss_mb: runs[0]!.rss === null ? null : Math.max(...runs.map((r) => r.rss!)),
   });
   return {
+    node_startup: nodeStartup(dir, queries[0]!),
     cli_scan_ranked: stat(ranked),
     cli_scan_reference: stat(reference),
     open_scan_page_in: openScan,
+  };
+}
+
+/**
+ * What starting Node costs here (`node -e 0`, p50 of five), so the fresh-process figures can be
+ * read against it. `NODE_EXTRA_CA_CERTS` makes every Node process parse a certificate bundle
+ * before any script runs (about 0.1 s a process on the development VM); where it is set, Node's
+ * start and the CLI scans are also measured without it.
+ */
+function nodeStartup(dir: string, query: string) {
+  const startup = (env?: NodeJS.ProcessEnv) =>
+    p50(Array.from({ length: 5 }, () => fresh(['-e', '0'], env).ms));
+  const extra = process.env.NODE_EXTRA_CA_CERTS;
+  if (extra === undefined) return { p50_ms: startup(), node_extra_ca_certs: null };
+  const env = { ...process.env };
+  delete env.NODE_EXTRA_CA_CERTS;
+  const scan = (mode: string) =>
+    p50(
+      Array.from(
+        { length: 5 },
+        () => fresh([CLI, '--dir', dir, '--json', '--retrieval', mode, 'scan', query], env).ms,
+      ),
+    );
+  return {
+    p50_ms: startup(),
+    node_extra_ca_certs: extra,
+    without_extra_ca_certs: {
+      node_p50_ms: startup(env),
+      cli_scan_ranked_p50_ms: scan('ranked'),
+      cli_scan_reference_p50_ms: scan('reference'),
+    },
   };
 }
 
