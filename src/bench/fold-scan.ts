@@ -92,7 +92,10 @@ async function main(): Promise<void> {
     const { turns, queries } = synthesize(n, work);
     const dir = join(work, '.contextfold');
     const fileCreate = fileCreateProbe(work);
-    const durableFloor = await durableFloorProbe(work, turns.slice(0, 2048).map(toInput));
+    const durableFloor = await durableFloorProbe(
+      work,
+      turns.slice(0, Math.min(n, 2048)).map(toInput),
+    );
     const cf = await ContextFold.open({ dir });
     log(`foldMany of ${n} turns …`);
     const { wall, cpu } = await foldInBatches(cf, turns, n);

@@ -283,7 +283,10 @@ async function foldBothWays(options: {
   // the default) and then into a second store with `redact: false`, so drift in the machine's
   // load and in the page cache hits both sides alike.
   const fileCreate = fileCreateProbe(root);
-  const durableFloor = await durableFloorProbe(root, turns.slice(0, FLOOR_TURNS).map(toInput));
+  const durableFloor = await durableFloorProbe(
+    root,
+    turns.slice(0, Math.min(n, FLOOR_TURNS)).map(toInput),
+  );
   const cf = await ContextFold.open({ dir });
   const raw = await ContextFold.open({ dir: join(root, 'raw', '.contextfold'), redact: false });
   let foldManyMs = 0;
