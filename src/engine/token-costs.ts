@@ -66,7 +66,9 @@ export class TokenCosts {
     const known = this.knownTokens(entry);
     const tok = this.tokenizer;
     if (known === undefined) return tok;
-    return { name: tok.name, count: (s) => (s === text ? known : tok.count(s)) };
+    const count = (s: string): number => (s === text ? known : tok.count(s));
+    if (!tok.additiveAtLineStarts) return { name: tok.name, count };
+    return { name: tok.name, count, additiveAtLineStarts: true };
   }
 
   /** A payload's chunks under a cap, as hydrate serves them (cut once per payload and cap). */

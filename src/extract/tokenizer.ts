@@ -12,6 +12,12 @@ import { codePointLength } from './python-text.js';
 export interface Tokenizer {
   readonly name: string;
   count(text: string): number;
+  /**
+   * Set when counts add across a safe line start (`isSafeLineStart`), so a chunker may sum
+   * the counts of lines instead of counting their join: true of o200k, whose pre-tokenizer
+   * never merges across one. Absent means never assumed.
+   */
+  readonly additiveAtLineStarts?: boolean;
 }
 
 /**
@@ -60,6 +66,7 @@ export function o200kTokenizer(): Tokenizer {
       name: 'o200k',
       count: (text: string): number =>
         text === '' ? 0 : loadO200k().countTokens(text, PLAIN_TEXT),
+      additiveAtLineStarts: true,
     });
   }
   return o200kInstance;

@@ -1,0 +1,78 @@
+// The units hydrate's chunks are cut from: lines, and pieces of a line over the cap. Kept as
+// offsets into the payload with one count each, so the chunker slices the payload instead of
+// joining strings, and counts no line twice.
+import type { Tokenizer } from '../extract/tokenizer.js';
+
+/** A payload's units: unit `k` is `text.slice(offsets[k], offsets[k + 1])`, of `counts[k]` tokens. */
+export interface ChunkUnits {
+  readonly offsets: number[];
+  readonly counts: number[];
+}
+
+/** Code-unit offsets of a line's code points, and the line's length last. */
+function codePointStarts(line: string): number[] {
+  const starts: number[] = [];
+  for (let k = 0; k < line.length; k++) {
+    const c = line.charCodeAt(k);
+    starts.push(k);
+    // A high surrogate followed by a low one is one code point.
+    if (c >= 0xd800 && c <= 0xdbff && k + 1 < line.length) {
+      const d = line.charCodeAt(k + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) k++;
+    }
+  }
+  starts.push(line.length);
+  return starts;
+}
+
+/**
+ * Cuts a single over-long line into pieces of at most `cap` tokens, at code-point boundaries,
+ * by binary search on the code-point count of each piece; returns the pieces' lengths.
+ */
+function splitLongLine(line: string, cap: number, tok: Tokenizer): number[] {
+  const at = codePointStarts(line);
+  const cps = at.length - 1;
+  const lengths: number[] = [];
+  let i = 0;
+  while (i < cps) {
+    let lo = 1;
+    let hi = cps - i;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (tok.count(line.slice(at[i], at[i + mid])) <= cap) lo = mid;
+      else hi = mid - 1;
+    }
+    lengths.push(at[i + lo]! - at[i]!);
+    i += lo;
+  }
+  return lengths;
+}
+
+/**
+ * Splits a payload into lines (each keeping its `\n`; CRLF stays whole) and cuts a line over
+ * `cap` tokens into pieces within it, counting each unit once.
+ */
+export function chunkUnits(text: string, cap: number, tok: Tokenizer): ChunkUnits {
+  const offsets: number[] = [0];
+  const counts: number[] = [];
+  let start = 0;
+  while (start < text.length) {
+    const nl = text.indexOf('\n', start);
+    const end = nl === -1 ? text.length : nl + 1;
+    const line = text.slice(start, end);
+    const n = tok.count(line);
+    if (n <= cap) {
+      offsets.push(end);
+      counts.push(n);
+    } else {
+      let at = start;
+      for (const len of splitLongLine(line, cap, tok)) {
+        counts.push(tok.count(text.slice(at, at + len)));
+        at += len;
+        offsets.push(at);
+      }
+    }
+    start = end;
+  }
+  return { offsets, counts };
+}

@@ -1,0 +1,59 @@
+// The token count of a run of chunk units, as the chunker asks for it several times per chunk
+// (the estimate's check, the back-off, the look one unit further). Counting each join again
+// cost about three tokenizer passes over a payload; a tokenizer whose counts add across a safe
+// line start is counted once per block between such starts, and a run is the sum of its
+// blocks plus a count of its edges.
+import { isSafeLineStart } from '../extract/safe-line-start.js';
+import type { Tokenizer } from '../extract/tokenizer.js';
+import type { ChunkUnits } from './chunk-units.js';
+
+/** Tokens of units `i` (inclusive) to `j` (exclusive), `i < j`: exactly `tok.count` of their join. */
+export type UnitRangeCount = (i: number, j: number) => number;
+
+/** Index of the first of the ascending `xs` at least `v` (`xs.length` if none). */
+function lowerBound(xs: readonly number[], v: number): number {
+  let lo = 0;
+  let hi = xs.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (xs[mid]! < v) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Unit indices where a block starts or ends: 0, each safe line start, and the unit count. */
+function blockBounds(text: string, { offsets }: ChunkUnits): number[] {
+  const n = offsets.length - 1;
+  const bounds = [0];
+  for (let k = 1; k < n; k++)
+    if (isSafeLineStart(text, offsets[k]!, offsets[k + 1]!)) bounds.push(k);
+  if (n > 0) bounds.push(n);
+  return bounds;
+}
+
+/**
+ * A counter of unit runs that equals `tok.count` of their join: a direct count, or for a
+ * tokenizer `additiveAtLineStarts`, sums of block counts made once (blocks meet at safe line
+ * starts, where the counts of both sides add) and direct counts of the partial blocks at the
+ * run's two ends.
+ */
+export function unitRangeCounter(text: string, units: ChunkUnits, tok: Tokenizer): UnitRangeCount {
+  const { offsets, counts } = units;
+  const direct = (i: number, j: number): number =>
+    j - i === 1 ? counts[i]! : tok.count(text.slice(offsets[i], offsets[j]));
+  if (!tok.additiveAtLineStarts) return direct;
+  const bounds = blockBounds(text, units);
+  const sums = [0];
+  for (let b = 0; b + 1 < bounds.length; b++)
+    sums.push(sums[b]! + direct(bounds[b]!, bounds[b + 1]!));
+  return (i, j) => {
+    const lo = lowerBound(bounds, i);
+    const hi = lowerBound(bounds, j + 1) - 1;
+    if (lo > hi) return direct(i, j);
+    let n = sums[hi]! - sums[lo]!;
+    if (i < bounds[lo]!) n += direct(i, bounds[lo]!);
+    if (bounds[hi]! < j) n += direct(bounds[hi]!, j);
+    return n;
+  };
+}
