@@ -1,4 +1,5 @@
 import type { Tokenizer } from '../extract/tokenizer.js';
+import { asciiCounting } from './ascii-counting.js';
 import { chunkUnits } from './chunk-units.js';
 import { type UnitRangeCount, unitRangeCounter } from './unit-range-count.js';
 
@@ -35,8 +36,9 @@ function chunkEnd(
  */
 export function chunkText(text: string, cap: number, tok: Tokenizer): string[] {
   if (tok.count(text) <= cap) return [text];
-  const units = chunkUnits(text, cap, tok);
-  const count = unitRangeCounter(text, units, tok);
+  const counting = asciiCounting(tok);
+  const units = chunkUnits(text, cap, counting);
+  const count = unitRangeCounter(text, units, counting);
   const { offsets, counts } = units;
   const chunks: string[] = [];
   for (let i = 0; i < counts.length; ) {
