@@ -17,6 +17,9 @@ const piece = fc.constantFrom(
   '/',
   '//',
   '/usr',
+  'a/',
+  '\u0301',
+  '\r',
   '**',
   "'ll",
   'don',
@@ -62,7 +65,12 @@ describe('isSafeLineStart', () => {
     expect(isSafeLineStart('a\n  /b', 2, 6)).toBe(true);
     expect(isSafeLineStart('a\n  b', 2, 4)).toBe(false);
     expect(isSafeLineStart('ab', 1, 2)).toBe(false);
-    expect(isSafeLineStart('a\n/b', 2, 4)).toBe(false);
+    expect(isSafeLineStart(';\n/b', 2, 4)).toBe(false);
+    expect(isSafeLineStart('a/\r\n/b', 4, 6)).toBe(false);
+    expect(isSafeLineStart('a\n/b', 2, 4)).toBe(true);
+    expect(isSafeLineStart('a1 \r\n\n/b', 6, 8)).toBe(true);
+    expect(isSafeLineStart('\ud835\udd18\n/b', 3, 5)).toBe(true);
+    expect(isSafeLineStart('\n/b', 1, 3)).toBe(true);
     expect(isSafeLineStart('b', 0, 1)).toBe(false);
   });
 });
