@@ -1,7 +1,9 @@
 // The units hydrate's chunks are cut from: lines, and pieces of a line over the cap. Kept as
 // offsets into the payload with one count each, so the chunker slices the payload instead of
 // joining strings, and counts no line twice.
+import { isSafeSplitInLine } from '../extract/safe-split-in-line.js';
 import type { Tokenizer } from '../extract/tokenizer.js';
+import { splitSumCounter } from './split-sum.js';
 
 /** A payload's units: unit `k` is `text.slice(offsets[k], offsets[k + 1])`, of `counts[k]` tokens. */
 export interface ChunkUnits {
@@ -26,11 +28,23 @@ function codePointStarts(line: string): number[] {
 }
 
 /**
+ * Tokens of `line.slice(a, b)` by code-unit offsets: summed across the splits where o200k's
+ * counts add (`isSafeSplitInLine`) for a tokenizer that declares them, else counted.
+ */
+function lineSpanCounter(line: string, at: readonly number[], tok: Tokenizer) {
+  const direct = (a: number, b: number): number => tok.count(line.slice(a, b));
+  if (!tok.additiveAtLineStarts) return direct;
+  const bounds = at.filter((q, k) => k === 0 || k === at.length - 1 || isSafeSplitInLine(line, q));
+  return splitSumCounter(bounds, direct);
+}
+
+/**
  * Cuts a single over-long line into pieces of at most `cap` tokens, at code-point boundaries,
  * by binary search on the code-point count of each piece; returns the pieces' lengths.
  */
 function splitLongLine(line: string, cap: number, tok: Tokenizer): number[] {
   const at = codePointStarts(line);
+  const count = lineSpanCounter(line, at, tok);
   const cps = at.length - 1;
   const lengths: number[] = [];
   let i = 0;
@@ -39,7 +53,7 @@ function splitLongLine(line: string, cap: number, tok: Tokenizer): number[] {
     let hi = cps - i;
     while (lo < hi) {
       const mid = (lo + hi + 1) >> 1;
-      if (tok.count(line.slice(at[i], at[i + mid])) <= cap) lo = mid;
+      if (count(at[i]!, at[i + mid]!) <= cap) lo = mid;
       else hi = mid - 1;
     }
     lengths.push(at[i + lo]! - at[i]!);

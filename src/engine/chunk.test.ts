@@ -156,6 +156,16 @@ describe('chunkText', () => {
     }
   });
 
+  it('cuts a long minified line exactly as the per-join algorithm', () => {
+    const json = JSON.stringify(buildLog(40).split('\n'));
+    const tok = o200kTokenizer();
+    for (const cap of [3000, 700]) {
+      const chunks = chunkText(json, cap, tok);
+      expect(chunks.length).toBeGreaterThan(cap === 3000 ? 3 : 15);
+      expect(chunks).toEqual(oldChunkText(json, cap, tok));
+    }
+  });
+
   it('still checks the join when a tokenizer does not declare counts additive', () => {
     // Counts distinct characters: far from additive, so every summed count would be wrong.
     const distinct: Tokenizer = { name: 'distinct', count: (s) => new Set(s).size };

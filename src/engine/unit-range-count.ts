@@ -6,21 +6,10 @@
 import { isSafeLineStart } from '../extract/safe-line-start.js';
 import type { Tokenizer } from '../extract/tokenizer.js';
 import type { ChunkUnits } from './chunk-units.js';
+import { splitSumCounter } from './split-sum.js';
 
 /** Tokens of units `i` (inclusive) to `j` (exclusive), `i < j`: exactly `tok.count` of their join. */
 export type UnitRangeCount = (i: number, j: number) => number;
-
-/** Index of the first of the ascending `xs` at least `v` (`xs.length` if none). */
-function lowerBound(xs: readonly number[], v: number): number {
-  let lo = 0;
-  let hi = xs.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (xs[mid]! < v) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
 
 /** Unit indices where a block starts or ends: 0, each safe line start, and the unit count. */
 function blockBounds(text: string, { offsets }: ChunkUnits): number[] {
@@ -43,17 +32,5 @@ export function unitRangeCounter(text: string, units: ChunkUnits, tok: Tokenizer
   const direct = (i: number, j: number): number =>
     j - i === 1 ? counts[i]! : tok.count(text.slice(offsets[i], offsets[j]));
   if (!tok.additiveAtLineStarts) return direct;
-  const bounds = blockBounds(text, units);
-  const sums = [0];
-  for (let b = 0; b + 1 < bounds.length; b++)
-    sums.push(sums[b]! + direct(bounds[b]!, bounds[b + 1]!));
-  return (i, j) => {
-    const lo = lowerBound(bounds, i);
-    const hi = lowerBound(bounds, j + 1) - 1;
-    if (lo > hi) return direct(i, j);
-    let n = sums[hi]! - sums[lo]!;
-    if (i < bounds[lo]!) n += direct(i, bounds[lo]!);
-    if (bounds[hi]! < j) n += direct(bounds[hi]!, j);
-    return n;
-  };
+  return splitSumCounter(blockBounds(text, units), direct);
 }
