@@ -13,9 +13,10 @@ export interface Tokenizer {
   readonly name: string;
   count(text: string): number;
   /**
-   * Set when counts add across a safe line start (`isSafeLineStart`), so a chunker may sum
-   * the counts of lines instead of counting their join: true of o200k, whose pre-tokenizer
-   * never merges across one. Absent means never assumed.
+   * Set when counts add across a safe line start (`isSafeLineStart`) and a safe split inside a
+   * line (`isSafeSplitInLine`), so a chunker may sum the counts of lines and segments instead
+   * of counting their join: true of o200k, whose pre-tokenizer never merges across either.
+   * Absent means never assumed.
    */
   readonly additiveAtLineStarts?: boolean;
 }
