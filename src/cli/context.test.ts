@@ -1,7 +1,7 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCliInProcess } from '../test-utils/cli.js';
+import { runCliInProcess, runCliProcess } from '../test-utils/cli.js';
 import { tempDir } from '../test-utils/temp-dir.js';
 
 const READ_COMMANDS: string[][] = [
@@ -76,5 +76,36 @@ describe('a directory without a store', () => {
     }
     const one = await runCliInProcess(['--dir', dir, '--json', 'recall', 'port', '--limit', '1']);
     expect(JSON.parse(one.stdout).candidates).toHaveLength(1);
+  });
+});
+
+describe('a --store URL of another scheme', () => {
+  it.each([
+    ['mysql://cf:hunter2@db/contextfold', 'mysql:'],
+    ['sqlite:///x.db', 'sqlite:'],
+    ['http://example.com/store', 'http:'],
+  ])('%s is refused in one line, creating nothing where it runs', (url, scheme) => {
+    const cwd = tempDir().dir;
+    const r = runCliProcess(['--store', url, 'fold', '1', 'PostgreSQL on port 5433'], { cwd });
+    expect(r).toMatchObject({ code: 1, stdout: '' });
+    expect(r.stderr).toBe(
+      `contextfold: UsageError: unsupported store URL scheme '${scheme}': give a directory or a postgres:// URL\n`,
+    );
+    expect(readdirSync(cwd)).toEqual([]);
+  });
+
+  it('is refused from CONTEXTFOLD_STORE too, as one JSON object with --json', () => {
+    const cwd = tempDir().dir;
+    const before = process.env.CONTEXTFOLD_STORE;
+    process.env.CONTEXTFOLD_STORE = 'mysql://db/contextfold';
+    try {
+      const r = runCliProcess(['--json', 'status'], { cwd });
+      expect(r.code).toBe(1);
+      expect(JSON.parse(r.stdout)).toMatchObject({ code: 'USAGE' });
+      expect(readdirSync(cwd)).toEqual([]);
+    } finally {
+      if (before === undefined) delete process.env.CONTEXTFOLD_STORE;
+      else process.env.CONTEXTFOLD_STORE = before;
+    }
   });
 });

@@ -31,7 +31,22 @@ export function globals(cmd: Command): GlobalOptions {
     throw new UsageError('--store needs a directory or a postgres:// URL');
   }
   const dir = store ?? o.dir ?? '.contextfold';
-  return { dir: isPgUrl(dir) ? dir : resolve(dir), json: Boolean(o.json) };
+  if (isPgUrl(dir)) return { dir, json: Boolean(o.json) };
+  refuseOtherUrl(dir);
+  return { dir: resolve(dir), json: Boolean(o.json) };
+}
+
+/**
+ * A URL of another scheme (`mysql://…`, `sqlite:///…`) is a mistake, not a directory: taken as
+ * a path it would create `./mysql:/…` in the working directory. Only the scheme is quoted, so a
+ * password in the URL never reaches the message.
+ */
+function refuseOtherUrl(dir: string): void {
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*:)\/\//.exec(dir)?.[1];
+  if (scheme === undefined) return;
+  throw new UsageError(
+    `unsupported store URL scheme '${scheme}': give a directory or a postgres:// URL`,
+  );
 }
 
 /** Where an option's value came from (`cli`, `env`, `default`…), looking up the parents. */
