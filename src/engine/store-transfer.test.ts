@@ -1,6 +1,6 @@
 import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runCliInProcess } from '../test-utils/cli.js';
 import { describePg, pgStoreUrl } from '../test-utils/pg.js';
 import { HAS_SHARED, itShared, sharedPath } from '../test-utils/shared.js';
@@ -95,3 +95,51 @@ it.skipIf(HAS_SHARED)(
   'store transfer round trip needs ../shared for the reference store',
   () => {},
 );
+
+describe('export and import-store between directories', () => {
+  async function source(): Promise<{ work: string; dir: string }> {
+    const work = tempDir().dir;
+    const dir = join(work, 'src', '.contextfold');
+    const cf = await ContextFold.open({ dir, tokenizer: 'reference' });
+    await cf.fold({ stepId: 1, summary: 'one', content: 'first payload' });
+    await cf.close();
+    return { work, dir };
+  }
+
+  it('a target that is a file is one usage line, not an internal error', async () => {
+    const { work, dir } = await source();
+    const file = join(work, 'a-file');
+    writeFileSync(file, 'mine');
+    const exp = await runCliInProcess(['--dir', dir, 'export', '--to', file]);
+    expect(exp).toMatchObject({ code: 1, stdout: '' });
+    expect(exp.stderr).toBe(
+      `contextfold: UsageError: the target ${file} is a file, not a directory: choose a new directory\n`,
+    );
+    const imp = await runCliInProcess(['--dir', file, '--json', 'import-store', dir]);
+    expect(imp.code).toBe(1);
+    expect(JSON.parse(imp.stdout)).toMatchObject({ code: 'USAGE', path: file });
+    expect(readFileSync(file, 'utf8')).toBe('mine');
+  });
+
+  it('a target inside the source store is refused, and the source still validates', async () => {
+    const { dir } = await source();
+    for (const to of [join(dir, 'cold_nodes'), join(dir, 'copy', '.contextfold')]) {
+      const r = await runCliInProcess(['--dir', dir, 'export', '--to', to]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`is inside the source store ${dir}`);
+      const imp = await runCliInProcess(['--dir', to, 'import-store', dir]);
+      expect(imp.code).toBe(1);
+    }
+    expect(readdirSync(dir).sort()).not.toContain('copy');
+    const v = await runCliInProcess(['--dir', dir, 'validate']);
+    expect(v).toMatchObject({ code: 0, stdout: 'ok: 1 node(s) verified, no problems\n' });
+  });
+
+  it('a target beside the source is copied as before', async () => {
+    const { work, dir } = await source();
+    const to = join(work, 'src-copy');
+    const r = await runCliInProcess(['--dir', dir, '--json', 'export', '--to', to]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ nodes: 1 });
+  });
+});

@@ -1,6 +1,9 @@
+import { statSync } from 'node:fs';
+import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { UsageError } from '../protocol/errors.js';
 import type { ColdNode, IndexEntry } from '../protocol/types.js';
 import type { IndexBackend } from '../store/index-backend.js';
+import { isPgUrl } from '../store/pg/pg-url.js';
 import { ContextFold } from './context-fold.js';
 
 /** Options of {@link transferStore}. */
@@ -37,6 +40,7 @@ const PAGE = 500;
  * await transferStore({ from: 'postgres://cf@db/cf?store_id=web', to: './export/.contextfold' });
  */
 export async function transferStore(options: TransferOptions): Promise<TransferResult> {
+  assertTargetDirectory(options.from, options.to);
   const source = await ContextFold.open({
     store: options.from,
     mustExist: true,
@@ -96,6 +100,32 @@ export async function transferStore(options: TransferOptions): Promise<TransferR
     }
   } finally {
     await source.close();
+  }
+}
+
+/**
+ * Refuses a target directory the copy cannot or must not write: a path that is a file (its
+ * listing would fail half-way through opening), or the source store itself or a directory inside
+ * it (the copy's files would land among the source's own, which validate then reports).
+ */
+function assertTargetDirectory(from: string, to: string): void {
+  if (isPgUrl(to)) return;
+  const target = resolve(to);
+  if (statSync(target, { throwIfNoEntry: false })?.isDirectory() === false) {
+    throw new UsageError(
+      `the target ${target} is a file, not a directory: choose a new directory`,
+      {
+        path: target,
+      },
+    );
+  }
+  if (isPgUrl(from)) return;
+  const rel = relative(resolve(from), target);
+  if (!(rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel))) {
+    throw new UsageError(
+      `the target ${target} is inside the source store ${resolve(from)}: choose a directory outside it`,
+      { path: target },
+    );
   }
 }
 
