@@ -128,6 +128,26 @@ describe('installClaudeCode', () => {
     expect(existsSync(`${path}.bak`)).toBe(false);
   });
 
+  it('a settings path that is a directory, or a .claude that is a file, is a usage error', () => {
+    const project = tempDir().dir;
+    const path = join(project, '.claude', 'settings.json');
+    mkdirSync(path, { recursive: true });
+    const install = (projectDir: string) => () =>
+      installClaudeCode({ scope: 'project', projectDir, userDir: '/x', command: base });
+    expect(install(project)).toThrow(
+      expect.objectContaining({
+        code: 'USAGE',
+        message: `cannot read ${path} (EISDIR); fix or move it, then install again`,
+      }),
+    );
+    const other = tempDir().dir;
+    writeFileSync(join(other, '.claude'), 'not a directory');
+    expect(install(other)).toThrow(
+      expect.objectContaining({ code: 'USAGE', message: expect.stringMatching(/^cannot write /) }),
+    );
+    expect(readFileSync(join(other, '.claude'), 'utf8')).toBe('not a directory');
+  });
+
   it('refuses hooks of the wrong shape', () => {
     expect(() => mergeHooks({ hooks: [] }, () => 'x')).toThrow(/"hooks" must be an object/);
     expect(() => mergeHooks({ hooks: { PreCompact: {} } }, () => 'x')).toThrow(

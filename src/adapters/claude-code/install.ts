@@ -178,7 +178,7 @@ export function installClaudeCode(options: {
   let before: string | null = null;
   let current: unknown = {};
   if (existsSync(path)) {
-    before = readFileSync(path, 'utf8');
+    before = readSettings(path);
     try {
       current = before.trim() === '' ? {} : JSON.parse(before);
     } catch {
@@ -194,13 +194,36 @@ export function installClaudeCode(options: {
   const text = `${JSON.stringify(merged.settings, null, 2)}\n`;
   const changed = before === null || Object.values(merged.hooks).some((c) => c !== 'unchanged');
   let backup: string | null = null;
-  if (changed) {
-    mkdirSync(dirname(path), { recursive: true });
-    if (before !== null) {
-      backup = `${path}.bak`;
-      copyFileSync(path, backup);
-    }
-    writeFileAtomic(path, text);
-  }
+  if (changed) backup = writeSettings(path, text, before !== null);
   return { settings: path, backup, changed, hooks: merged.hooks };
+}
+
+/** A file system error as a one-line usage error about the settings file (no stack trace). */
+function settingsError(path: string, doing: string, e: unknown): UsageError {
+  const code = (e as NodeJS.ErrnoException).code ?? 'error';
+  return new UsageError(`cannot ${doing} ${path} (${code}); fix or move it, then install again`, {
+    path,
+  });
+}
+
+/** The settings text; a path that is a directory or unreadable is a usage error. */
+function readSettings(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (e) {
+    throw settingsError(path, 'read', e);
+  }
+}
+
+/** Writes the settings atomically, the old file kept as `.bak` first; the backup's path. */
+function writeSettings(path: string, text: string, hadFile: boolean): string | null {
+  const backup = hadFile ? `${path}.bak` : null;
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+    if (backup) copyFileSync(path, backup);
+    writeFileAtomic(path, text);
+  } catch (e) {
+    throw settingsError(path, 'write', e);
+  }
+  return backup;
 }
