@@ -113,7 +113,15 @@ function emptyReader(): TranscriptState {
 function readNewLines(path: string, offset: number): { text: string; start: number } {
   const fd = openSync(path, 'r');
   try {
-    const size = fstatSync(fd).size;
+    const stat = fstatSync(fd);
+    // A directory opens on Linux but fails to read (EISDIR): say what the path is instead.
+    if (!stat.isFile()) {
+      throw new UsageError(
+        `${path}: the transcript_path is ${stat.isDirectory() ? 'a directory' : 'not a regular file'}, not a transcript file`,
+        { path },
+      );
+    }
+    const size = stat.size;
     // A transcript shorter than what was read was rewritten: read it again from the start.
     const start = size < offset ? 0 : offset;
     const length = size - start;

@@ -2,6 +2,7 @@ import {
   appendFileSync,
   copyFileSync,
   existsSync,
+  mkdirSync,
   readFileSync,
   statSync,
   writeFileSync,
@@ -359,6 +360,16 @@ describe('incremental ingestion', () => {
     await expect(s.run('user-prompt-submit', { prompt: 'x' })).rejects.toThrow(
       /hook state file is not valid JSON/,
     );
+  });
+
+  it('a transcript_path that is a directory is a usage error, and no store is made', async () => {
+    const s = setup();
+    mkdirSync(s.transcript);
+    await expect(s.run('user-prompt-submit', { prompt: 'x' })).rejects.toMatchObject({
+      code: 'USAGE',
+      message: `${s.transcript}: the transcript_path is a directory, not a transcript file`,
+    });
+    expect(existsSync(s.store)).toBe(false);
   });
 
   it('a missing transcript is an empty session', async () => {
