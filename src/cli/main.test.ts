@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { runCliInProcess } from '../test-utils/cli.js';
+import { commandTable } from './commands/index.js';
 
 /** The one JSON object a `--json` run printed on stdout (and nothing on stderr). */
 function oneJsonObject(r: { stdout: string; stderr: string }): Record<string, unknown> {
@@ -76,5 +77,19 @@ describe('parser errors (commander) are reported like every other error', () => 
     const sub = await runCliInProcess(['--json', 'scan', '--help']);
     expect(sub.code).toBe(0);
     expect(sub.stdout).toContain('--prompt-file');
+  });
+});
+
+describe('every command has help that helps', () => {
+  const commands = [...commandTable.map((c) => c.name), 'guard scan', 'guard conformance'];
+
+  it.each(commands)('%s --help: what it does and at least one example', async (command) => {
+    const r = await runCliInProcess([...command.split(' '), '--help']);
+    expect(r.code).toBe(0);
+    const [usage, blank, about] = r.stdout.split('\n');
+    expect(usage).toMatch(/^Usage: contextfold /);
+    expect([blank, about?.length]).toEqual(['', expect.any(Number)]);
+    expect(about).not.toBe('');
+    expect(r.stdout).toMatch(/^Examples?( \(.+\))?:\n {2}\S/m);
   });
 });

@@ -80,6 +80,10 @@ export function register(program: Command): void {
         'Runs in the default retrieval mode (ranked); --retrieval reference runs the IPCF RGSC.',
         'The store is removed at the end unless --keep is given (then its path is printed, and',
         'with --json it is the "dir" field). Nothing is written outside that temporary store.',
+        '',
+        'Examples:',
+        '  contextfold demo',
+        '  contextfold demo --keep --json | jq .dir',
       ].join('\n'),
     )
     .action(async (opts: { keep?: boolean }, cmd: Command) => {

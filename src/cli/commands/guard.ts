@@ -59,7 +59,12 @@ const SCAN_HELP = helpText({
 
 /** `contextfold guard`: scan a text with the guard's tables; run the guard corpus. */
 export function register(program: Command): void {
-  const guard = program.command('guard');
+  const guard = program.command('guard').addHelpText(
+    'after',
+    helpText({
+      examples: ['contextfold guard scan page.html --json', 'contextfold guard conformance'],
+    }),
+  );
 
   guard
     .command('scan')
@@ -90,7 +95,11 @@ export function register(program: Command): void {
 Every case ends pass, fail, not-applicable (scoped to a table outside the declared set) or
 error (altered input, unknown match, malformed fixture); none is skipped. With --json the
 output is the declaration (schemas/guard-declaration.schema.json). Exit 1 if any case failed
-or errored.`,
+or errored.
+
+Examples:
+  contextfold guard conformance
+  contextfold guard conformance --json > guard-declaration.json`,
     )
     .action(async (_opts, cmd: Command) => {
       const g = globals(cmd);

@@ -35,6 +35,9 @@ export function register(program: Command): void {
         'creates the file after the first prompt), exit 1 when it was read before or on pre-compact.',
         '',
         'Install with: contextfold install claude-code --project',
+        '',
+        'Example (what Claude Code runs, with the hook input on stdin):',
+        `  echo '{"session_id":"s1","transcript_path":"t.jsonl","cwd":".","prompt":"port?"}' | contextfold hook user-prompt-submit`,
       ].join('\n'),
     )
     .action(async (event: string, _opts, cmd: Command) => {

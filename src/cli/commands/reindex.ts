@@ -14,6 +14,9 @@ export function register(program: Command): void {
         'The derived index is rebuilt automatically when it is missing, corrupt or foreign; run',
         "this when 'contextfold validate' reports it stale. Cold nodes and recall_index.json are",
         'read, never written.',
+        '',
+        'Example:',
+        '  contextfold --dir path/to/.contextfold reindex --json',
       ].join('\n'),
     )
     .action(async (_opts, cmd: Command) => {

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { StatusResult } from '../../engine/types.js';
 import { emit, globals } from '../context.js';
 import { withEngine } from '../engine-options.js';
+import { helpText } from '../help-text.js';
 
 const human = (s: StatusResult): string =>
   [
@@ -16,10 +17,21 @@ const human = (s: StatusResult): string =>
     `sanitized      ${s.sanitized_nodes} node(s) redacted before write, ${s.unsanitized_nodes} not${s.unreadable_nodes ? `, ${s.unreadable_nodes} unreadable` : ''}; new folds ${s.redact ? 'are redacted' : 'are not redacted'}`,
   ].join('\n');
 
+const HELP = helpText({
+  notes: ['Nodes, evictions, journal, policy, tokenizer, derived index and redaction counts.', ''],
+  examples: [
+    'contextfold status',
+    'contextfold --dir path/to/.contextfold status --json | jq .nodes',
+  ],
+});
+
 /** `contextfold status`. */
 export function register(program: Command): void {
-  program.command('status').action(async (_opts, cmd: Command) => {
-    const r = await withEngine(cmd, (cf) => cf.status());
-    emit(globals(cmd), r, human);
-  });
+  program
+    .command('status')
+    .addHelpText('after', HELP)
+    .action(async (_opts, cmd: Command) => {
+      const r = await withEngine(cmd, (cf) => cf.status());
+      emit(globals(cmd), r, human);
+    });
 }
