@@ -117,8 +117,20 @@ describe('text arguments from standard input and files', () => {
       [
         ['scan', '--prompt-file', join(root, 'nope.txt')],
         undefined,
-        /cannot read .*nope\.txt: ENOENT/,
+        /cannot read .*nope\.txt: no such file \(ENOENT\)$/m,
       ],
+      [
+        ['fold', '4', 'x', '--file', join(root, 'nope.log')],
+        undefined,
+        /cannot read .*nope\.log: no such file \(ENOENT\)$/m,
+      ],
+      [
+        ['fold', '4', 'x', '--file', root],
+        undefined,
+        /: it is a directory, not a file \(EISDIR\)$/m,
+      ],
+      [['fold', '--jsonl', root], undefined, /: it is a directory, not a file \(EISDIR\)$/m],
+      [['guard', 'scan', root], undefined, /: it is a directory, not a file \(EISDIR\)$/m],
       [['scan', '-'], bad, /standard input is not valid UTF-8 text/],
       [
         ['fold', '3', '-', '--file', '-'],

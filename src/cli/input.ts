@@ -12,14 +12,24 @@ function decodeText(bytes: Buffer, source: string): string {
   return text.replace(/\r?\n$/, '');
 }
 
+/** What the common read failures mean, said in words (the code follows in parentheses). */
+const READ_FAILURES: Record<string, string> = {
+  ENOENT: 'no such file',
+  EISDIR: 'it is a directory, not a file',
+  EACCES: 'permission denied',
+  ENOTDIR: 'a part of the path is not a directory',
+};
+
 /** Reads a file, or standard input for `-`, as bytes; a read failure is one usage line. */
 export function readInput(path: string): Buffer {
   try {
     return path === '-' ? readFileSync(0) : readFileSync(path);
   } catch (e) {
-    throw new UsageError(
-      `cannot read ${path === '-' ? 'standard input' : path}: ${(e as NodeJS.ErrnoException).code ?? e}`,
-    );
+    const code = (e as NodeJS.ErrnoException).code;
+    const why = code === undefined ? String(e) : `${READ_FAILURES[code] ?? 'error'} (${code})`;
+    throw new UsageError(`cannot read ${path === '-' ? 'standard input' : path}: ${why}`, {
+      path,
+    });
   }
 }
 

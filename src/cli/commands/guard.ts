@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import {
   buildGuardDeclaration,
@@ -12,18 +11,9 @@ import type { Severity } from '../../guard/types.js';
 import { UsageError } from '../../protocol/errors.js';
 import { emit, globals, setExitCode } from '../context.js';
 import { helpText } from '../help-text.js';
+import { readInput } from '../input.js';
 
 const RANK: Record<Severity, number> = { low: 0, medium: 1, high: 2 };
-
-function readInput(path: string): Buffer {
-  try {
-    return path === '-' ? readFileSync(0) : readFileSync(path);
-  } catch (e) {
-    throw new UsageError(
-      `cannot read ${path === '-' ? 'standard input' : path}: ${(e as NodeJS.ErrnoException).code ?? e}`,
-    );
-  }
-}
 
 const humanScan = (r: GuardScanResult & { file: string }): string => {
   const head = `${r.file}: ${r.bytes} bytes${r.utf8 ? '' : ' (not UTF-8: well-formed runs scanned)'}, ${r.findings.length} finding(s)`;
