@@ -97,6 +97,18 @@ describe('contextfold CLI', () => {
     expect(h.findings).toEqual([]);
     const raw = runCliProcess(['--dir', dir, 'hydrate', '37', '--raw']);
     expect(raw.stdoutBytes.equals(readFileSync(payload))).toBe(true);
+    // --raw is the bytes alone: with --json or --chunk it is a usage error, not one ignored.
+    const both = runCliProcess(['--dir', dir, '--json', 'hydrate', '37', '--raw']);
+    expect(both.code).toBe(1);
+    expect(JSON.parse(both.stdout)).toMatchObject({
+      code: 'USAGE',
+      message: 'give --raw or --json, not both (--json has the text as "content")',
+    });
+    expect(runCliProcess(['--dir', dir, 'hydrate', '37', '--raw', '--chunk', '1'])).toMatchObject({
+      code: 1,
+      stdout: '',
+      stderr: 'contextfold: UsageError: --raw writes the whole payload: leave out --chunk\n',
+    });
     expect(JSON.parse(runCliProcess(['--dir', dir, '--json', 'evict', '37']).stdout)).toMatchObject(
       {
         step_id: 37,
