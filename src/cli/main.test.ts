@@ -50,6 +50,22 @@ describe('parser errors (commander) are reported like every other error', () => 
     );
   });
 
+  it('help for a command that does not exist is one line, or one JSON object', async () => {
+    const r = await runCliInProcess(['help', 'frob']);
+    expect(r).toMatchObject({
+      code: 1,
+      stdout: '',
+      stderr: "contextfold: UsageError: unknown command 'frob' (see contextfold --help)\n",
+    });
+    const json = await runCliInProcess(['--json', 'help', 'frob']);
+    expect(oneJsonObject(json)).toMatchObject({
+      code: 'USAGE',
+      message: "unknown command 'frob' (see contextfold --help)",
+    });
+    const known = await runCliInProcess(['help', 'fold']);
+    expect(known.stdout).toMatch(/^Usage: contextfold fold /);
+  });
+
   it('no command: help on stderr, exit 1; with --json one error object', async () => {
     const plain = await runCliInProcess([]);
     expect(plain.code).toBe(1);

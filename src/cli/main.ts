@@ -110,10 +110,22 @@ function parserMessage(e: CommanderError): string {
   return `${text} (see contextfold --help)`;
 }
 
+/**
+ * `help NAME` for a command that does not exist: commander would print the whole help on stderr
+ * and exit 1 (with --json, "no command given"); one line naming the unknown command says more.
+ */
+function refuseUnknownHelpTopic(argv: string[]): void {
+  if (commandName(argv) !== 'help') return;
+  const name = commandFor(argv);
+  if (name === undefined || name === 'help' || commandTable.some((c) => c.name === name)) return;
+  throw new UsageError(`unknown command '${name}' (see contextfold --help)`);
+}
+
 /** Runs the CLI with the given argv (without node and script). Resolves to the exit code. */
 export async function main(argv: string[]): Promise<number> {
   const json = argv.includes('--json');
   try {
+    refuseUnknownHelpTopic(argv);
     const program = await buildProgram(argv);
     await program.parseAsync(argv, { from: 'user' });
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
