@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCliInProcess, runCliProcess } from '../test-utils/cli.js';
@@ -108,4 +108,34 @@ describe('a --store URL of another scheme', () => {
       else process.env.CONTEXTFOLD_STORE = before;
     }
   });
+});
+
+describe('a --dir that is a file', () => {
+  const turns = '{"step_id":0,"role":"user","content":"PostgreSQL on port 5433?"}\n';
+  const runs: [string, (file: string, root: string) => string[]][] = [
+    ['fold', (f) => ['--dir', f, 'fold', '1', 'PostgreSQL on port 5433']],
+    ['session', (f, root) => ['--dir', f, 'session', join(root, 'turns.jsonl')]],
+    ['import', (f, root) => ['--dir', f, 'import', join(root, 'turns.jsonl'), '--format', 'turns']],
+    ['mcp --create', (f) => ['--dir', f, 'mcp', '--create']],
+    ['proxy', (f) => ['--dir', f, 'proxy', '--upstream', 'http://127.0.0.1:1', '--port', '0']],
+  ];
+
+  it.each(runs)(
+    '%s: one usage line before anything starts, the file untouched',
+    async (_, args) => {
+      const root = tempDir().dir;
+      const file = join(root, 'store-file');
+      writeFileSync(file, 'mine');
+      writeFileSync(join(root, 'turns.jsonl'), turns);
+      for (const dir of [file, join(file, '.contextfold')]) {
+        const r = await runCliInProcess(args(dir, root));
+        expect(r).toMatchObject({
+          code: 1,
+          stdout: '',
+          stderr: `contextfold: UsageError: store directory ${dir} is (or is under) a file: choose another --dir\n`,
+        });
+      }
+      expect(readFileSync(file, 'utf8')).toBe('mine');
+    },
+  );
 });

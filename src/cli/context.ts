@@ -8,7 +8,7 @@ import {
   StoreNotFoundError,
   UsageError,
 } from '../protocol/errors.js';
-import { storeExists } from '../store/layout.js';
+import { assertNotAFile, storeExists } from '../store/layout.js';
 import { isPgUrl } from '../store/pg/pg-url.js';
 
 /** Global options every command sees. */
@@ -122,6 +122,14 @@ export function requireStore(dir: string): void {
       { path: dir },
     );
   }
+}
+
+/**
+ * Refuses, before it starts, a server whose store directory is a file: `mcp --create` and the
+ * proxy open their stores on the first call, and would otherwise fail every call instead.
+ */
+export function requireDirectory(dir: string): void {
+  if (!isPgUrl(dir)) assertNotAFile(dir);
 }
 
 /** Parses a non-negative integer argument or throws a one-line usage error. */

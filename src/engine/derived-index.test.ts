@@ -805,7 +805,7 @@ describe('a store directory that is not writable', () => {
       } else {
         expect(r.stderr.trim().split('\n')).toEqual([
           expect.stringMatching(
-            /^contextfold: UsageError: store directory is not writable \(ENOTDIR\)/,
+            /^contextfold: UsageError: store directory .*file\/\.contextfold is \(or is under\) a file: choose another --dir$/,
           ),
         ]);
       }

@@ -1,5 +1,6 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { UsageError } from '../protocol/errors.js';
 
 /** Every path of one store, derived from its directory. */
 export interface StoreLayout {
@@ -60,4 +61,24 @@ export function storeExists(dir: string): boolean {
   return [l.indexPath, l.journalPath, l.coldDir, l.policyPath, l.evictionLogPath].some((p) =>
     existsSync(p),
   );
+}
+
+/**
+ * Refuses a store directory that is a file, or lies under one: every read and write there fails
+ * with ENOTDIR or EISDIR deep inside the store (an internal error, or a server that starts and
+ * then fails each call); said once, when the store is opened, it is one line for the user.
+ */
+export function assertNotAFile(dir: string): void {
+  let isFile: boolean;
+  try {
+    isFile = statSync(dir, { throwIfNoEntry: false })?.isDirectory() === false;
+  } catch (e) {
+    isFile = (e as NodeJS.ErrnoException).code === 'ENOTDIR';
+    if (!isFile) throw e;
+  }
+  if (isFile) {
+    throw new UsageError(`store directory ${dir} is (or is under) a file: choose another --dir`, {
+      path: dir,
+    });
+  }
 }

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { packageJson } from '../../fs/package-root.js';
 import { UsageError } from '../../protocol/errors.js';
-import { requireStore } from '../context.js';
+import { requireDirectory, requireStore } from '../context.js';
 import { engineOptions, NO_REDACT_FLAG, NO_REDACT_HELP } from '../engine-options.js';
 
 /** The MCP adapter, or a usage error naming the optional peer to install. */
@@ -40,7 +40,8 @@ export function register(program: Command): void {
     .option('--create', 'serve a store that does not exist yet (created by the first fold_turn)')
     .action(async (opts: { create?: boolean }, cmd: Command) => {
       const options = engineOptions(cmd);
-      if (!opts.create) requireStore(options.dir!);
+      if (opts.create) requireDirectory(options.dir!);
+      else requireStore(options.dir!);
       // Loaded here so the MCP SDK costs nothing to every other command; it is an optional peer.
       const { runStdioServer } = await loadMcpServer();
       await runStdioServer({

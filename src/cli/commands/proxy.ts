@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { RunningProxy } from '../../adapters/proxy/index.js';
 import { UsageError } from '../../protocol/errors.js';
-import { type GlobalOptions, globals, parseIntArg } from '../context.js';
+import { type GlobalOptions, globals, parseIntArg, requireDirectory } from '../context.js';
 import { engineOptions, parseLiveOverflow } from '../engine-options.js';
 import { helpText } from '../help-text.js';
 
@@ -34,6 +34,7 @@ async function runProxy(opts: ProxyFlags, cmd: Command): Promise<void> {
       'proxy needs --upstream URL (e.g. https://api.anthropic.com or https://api.openai.com)',
     );
   }
+  requireDirectory(g.dir);
   const e = engineOptions(cmd);
   // Loaded here so hono costs nothing to every other command.
   const { humanLogLine, isLoopback, startProxy } = await import('../../adapters/proxy/index.js');
