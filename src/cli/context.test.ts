@@ -139,3 +139,24 @@ describe('a --dir that is a file', () => {
     },
   );
 });
+
+describe('--dir and --store on one command line', () => {
+  it('both are a usage error; an empty --dir is one too (not the working directory)', async () => {
+    const dir = join(tempDir().dir, '.contextfold');
+    const both = await runCliInProcess(['--dir', dir, '--store', dir, 'fold', '1', 'x']);
+    expect(both).toMatchObject({
+      code: 1,
+      stderr:
+        'contextfold: UsageError: give --store or --dir, not both (they name the same thing)\n',
+    });
+    const cwd = tempDir().dir;
+    const empty = runCliProcess(['--dir', '', '--json', 'fold', '1', 'x'], { cwd });
+    expect(empty.code).toBe(1);
+    expect(JSON.parse(empty.stdout)).toMatchObject({
+      code: 'USAGE',
+      message: '--dir needs a directory (it was empty)',
+    });
+    expect(readdirSync(cwd)).toEqual([]);
+    expect(existsSync(dir)).toBe(false);
+  });
+});

@@ -25,11 +25,17 @@ export interface GlobalOptions {
 export function globals(cmd: Command): GlobalOptions {
   const o = cmd.optsWithGlobals() as { dir?: string; store?: string; json?: boolean };
   const env = process.env.CONTEXTFOLD_STORE;
-  const explicitDir = cmd.optsWithGlobals() && cmdSource(cmd, 'dir') === 'cli';
+  const explicitDir = cmdSource(cmd, 'dir') === 'cli';
+  // Both on one command line name two stores: which one was meant is not ours to guess.
+  if (explicitDir && o.store !== undefined) {
+    throw new UsageError('give --store or --dir, not both (they name the same thing)');
+  }
   const store = o.store ?? (explicitDir || !env ? undefined : env);
   if (store !== undefined && store.length === 0) {
     throw new UsageError('--store needs a directory or a postgres:// URL');
   }
+  // An empty --dir (an unset shell variable) would otherwise be the working directory itself.
+  if (o.dir === '') throw new UsageError('--dir needs a directory (it was empty)');
   const dir = store ?? o.dir ?? '.contextfold';
   if (isPgUrl(dir)) return { dir, json: Boolean(o.json) };
   refuseOtherUrl(dir);
