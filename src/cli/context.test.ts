@@ -160,3 +160,27 @@ describe('--dir and --store on one command line', () => {
     expect(existsSync(dir)).toBe(false);
   });
 });
+
+describe("a --dir inside a store's cold_nodes", () => {
+  it('is refused in one line naming the store, which still validates', async () => {
+    const dir = join(tempDir().dir, '.contextfold');
+    expect(
+      (await runCliInProcess(['--dir', dir, 'fold', '1', 'PostgreSQL on port 5433'])).code,
+    ).toBe(0);
+    for (const inner of [join(dir, 'cold_nodes'), join(dir, 'cold_nodes', 'x', '.contextfold')]) {
+      const r = await runCliInProcess(['--dir', inner, 'fold', '2', 'x']);
+      expect(r).toMatchObject({
+        code: 1,
+        stderr: `contextfold: UsageError: store directory ${inner} is inside the cold_nodes of the store ${dir}: pass --dir ${dir}\n`,
+      });
+    }
+    const v = await runCliInProcess(['--dir', dir, 'validate']);
+    expect(v).toMatchObject({ code: 0, stdout: 'ok: 1 node(s) verified, no problems\n' });
+  });
+
+  it('a store that is itself named cold_nodes, in no store, is an ordinary store', async () => {
+    const dir = join(tempDir().dir, 'cold_nodes');
+    expect((await runCliInProcess(['--dir', dir, 'fold', '1', 'x'])).code).toBe(0);
+    expect((await runCliInProcess(['--dir', dir, 'validate'])).code).toBe(0);
+  });
+});

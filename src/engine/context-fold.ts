@@ -21,7 +21,13 @@ import { DEFAULT_SESSION_ID, type IndexEntry } from '../protocol/types.js';
 import { recall as recallIndex } from '../retrieval/recall.js';
 import { referenceScan } from '../retrieval/reference-scan.js';
 import type { IndexBackend } from '../store/index-backend.js';
-import { assertNotAFile, type StoreLayout, storeExists, storeLayout } from '../store/layout.js';
+import {
+  assertNotAFile,
+  assertNotInColdNodes,
+  type StoreLayout,
+  storeExists,
+  storeLayout,
+} from '../store/layout.js';
 import type { PgStore } from '../store/pg/pg-store.js';
 import { isPgUrl } from '../store/pg/pg-url.js';
 import { BatchFold, FOLD_ROUND, foldResult } from './batch-fold.js';
@@ -104,7 +110,10 @@ export class ContextFold implements ContextFoldEngine {
     }
     const pg = isPgUrl(where);
     this.layout = pg ? null : storeLayout(resolve(where));
-    if (this.layout) assertNotAFile(this.layout.dir);
+    if (this.layout) {
+      assertNotAFile(this.layout.dir);
+      assertNotInColdNodes(this.layout.dir);
+    }
     if (this.layout && options.mustExist && !storeExists(this.layout.dir)) {
       throw new StoreNotFoundError(
         `no store at ${this.layout.dir}: nothing has been folded or imported there`,

@@ -82,3 +82,25 @@ export function assertNotAFile(dir: string): void {
     });
   }
 }
+
+/**
+ * Refuses a store directory inside another store's `cold_nodes` (`--dir .contextfold/cold_nodes`,
+ * a plausible guess at where a store is): its files would land among that store's nodes, which
+ * validate then reports as unexpected entries.
+ */
+export function assertNotInColdNodes(dir: string): void {
+  for (let p = dir; dirname(p) !== p; p = dirname(p)) {
+    if (basename(p) === 'cold_nodes' && indexed(dirname(p))) {
+      throw new UsageError(
+        `store directory ${dir} is inside the cold_nodes of the store ${dirname(p)}: pass --dir ${dirname(p)}`,
+        { path: dir },
+      );
+    }
+  }
+}
+
+/** True when `dir` has a store's index (a store's own files, not only a `cold_nodes`). */
+function indexed(dir: string): boolean {
+  const l = storeLayout(dir);
+  return existsSync(l.indexPath) || existsSync(l.journalPath);
+}
