@@ -36,6 +36,10 @@ export function loadQuestions(path: string): EvalQuestion[] {
     throw new UsageError(`questions file ${path}: ${where}: ${issue?.message}`, { path });
   }
   const questions = r.data;
+  // An empty file would print a table of 0% rates and exit 0, read as a measurement.
+  if (questions.length === 0) {
+    throw new UsageError(`questions file ${path} has no questions: nothing to measure`, { path });
+  }
   const seen = new Set<string>();
   for (const q of questions) {
     if (seen.has(q.id)) throw new UsageError(`questions file ${path}: duplicate id '${q.id}'`);

@@ -235,5 +235,9 @@ describe('bad input', () => {
     expect(() => loadQuestions(file)).toThrow(/is not valid JSON/);
     writeFileSync(file, JSON.stringify([{ ...QUESTIONS[0]!, latest_step: 2 }]));
     expect(() => loadQuestions(file)).toThrow(/latest_step 2 is not a gold step/);
+    for (const empty of ['[]', '{"questions": []}']) {
+      writeFileSync(file, empty);
+      expect(() => loadQuestions(file)).toThrow(/q\.json has no questions: nothing to measure$/);
+    }
   });
 });
