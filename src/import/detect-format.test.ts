@@ -73,9 +73,17 @@ describe('detectImportFormat', () => {
     );
     const mixed = [{ role: 'tool', content: [{ type: 'tool_result' }] }];
     expect(() => detect(JSON.stringify(mixed))).toThrow(/read the same/);
-    for (const text of ['', 'hello\nworld\n', '42', '{"a": 1}\n{"b": 2}\n']) {
+    for (const text of ['hello\nworld\n', '42', '{"a": 1}\n{"b": 2}\n']) {
       expect(() => detect(text)).toThrow(
         /neither a message array, a JSONL transcript, rollout or turns file, an aider history nor a SWE-agent trajectory; pass --format \(claude-code, codex, openai, anthropic, aider, swe-agent, turns\)/,
+      );
+    }
+  });
+
+  it('an empty file or message array says there is nothing to import (not to pass --format)', () => {
+    for (const text of ['', ' \n\n', '[]', '{"messages": []}']) {
+      expect(() => detect(text), JSON.stringify(text)).toThrow(
+        /^f has no messages: nothing to import$/,
       );
     }
   });

@@ -53,6 +53,10 @@ export function detectImportFormat(options: { text: string; source: string }): I
       ? jsonlFormat(text)
       : undefined;
   if (found) return found;
+  // Nothing to tell a format from: asking for --format would only import nothing.
+  if (text.trim() === '' || (Array.isArray(messages) && messages.length === 0)) {
+    throw new UsageError(`${source} has no messages: nothing to import`, { path: source });
+  }
   const why = Array.isArray(messages)
     ? 'its messages read the same as OpenAI and Anthropic messages'
     : 'it is neither a message array, a JSONL transcript, rollout or turns file, an aider history nor a SWE-agent trajectory';
