@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -8,6 +9,18 @@ import { WriteLock } from './write-lock.js';
 const lockModule = fileURLToPath(new URL('../../dist/store/write-lock.js', import.meta.url));
 
 describe('WriteLock', () => {
+  it('a lock file that cannot be created is a usage error naming it', () => {
+    const root = tempDir().dir;
+    writeFileSync(join(root, 'file'), 'not a directory');
+    const path = join(root, 'file', 'write.lock');
+    expect(() => new WriteLock(path).tryAcquire()).toThrow(
+      expect.objectContaining({
+        code: 'USAGE',
+        message: `store directory is not writable: cannot create its lock file ${path} (check its permissions, or choose another --dir)`,
+      }),
+    );
+  });
+
   it('two handles exclude each other, in one process', async () => {
     const path = join(tempDir().dir, 'write.lock');
     const a = new WriteLock(path);

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { LockTimeoutError } from '../protocol/errors.js';
+import { LockTimeoutError, UsageError } from '../protocol/errors.js';
 
 const isBusy = (e: unknown): boolean => {
   const code = (e as { code?: unknown }).code;
@@ -38,7 +38,7 @@ export class WriteLock {
 
   #open(): Database.Database {
     if (!this.#db) {
-      const db = new Database(this.path, { timeout: 0 });
+      const db = openLockFile(this.path);
       // The lock database is never written: keep its rollback journal in memory (no extra file).
       db.pragma('journal_mode = MEMORY');
       this.#db = db;
@@ -98,6 +98,23 @@ export class WriteLock {
     this.release();
     this.#db?.close();
     this.#db = undefined;
+  }
+}
+
+/**
+ * The lock's database file. One that cannot be created (a read-only store directory, a path
+ * under a file) is the user's to fix: a usage line, not SQLite's "unable to open database file"
+ * with its stack.
+ */
+function openLockFile(path: string): Database.Database {
+  try {
+    return new Database(path, { timeout: 0 });
+  } catch (e) {
+    if ((e as { code?: unknown }).code !== 'SQLITE_CANTOPEN') throw e;
+    throw new UsageError(
+      `store directory is not writable: cannot create its lock file ${path} (check its permissions, or choose another --dir)`,
+      { path },
+    );
   }
 }
 
