@@ -42,13 +42,26 @@ export function globals(cmd: Command): GlobalOptions {
   return { dir: resolve(dir), json: Boolean(o.json) };
 }
 
+const URL_SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*:)\/\//;
+
+/**
+ * A command argument that names a directory (`export --to`, `import-store DIR`), resolved. A URL
+ * there would be taken as a relative path (`./postgres:/…`); it is refused with `instead`, the
+ * command that does take one. The URL is not quoted: it may carry a password.
+ */
+export function directoryArg(value: string, what: string, instead: string): string {
+  if (URL_SCHEME.test(value))
+    throw new UsageError(`${what} takes a directory, not a URL: ${instead}`);
+  return resolve(value);
+}
+
 /**
  * A URL of another scheme (`mysql://…`, `sqlite:///…`) is a mistake, not a directory: taken as
  * a path it would create `./mysql:/…` in the working directory. Only the scheme is quoted, so a
  * password in the URL never reaches the message.
  */
 function refuseOtherUrl(dir: string): void {
-  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*:)\/\//.exec(dir)?.[1];
+  const scheme = URL_SCHEME.exec(dir)?.[1];
   if (scheme === undefined) return;
   throw new UsageError(
     `unsupported store URL scheme '${scheme}': give a directory or a postgres:// URL`,

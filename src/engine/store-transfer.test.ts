@@ -1,7 +1,7 @@
 import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCliInProcess } from '../test-utils/cli.js';
+import { runCliInProcess, runCliProcess } from '../test-utils/cli.js';
 import { describePg, pgStoreUrl } from '../test-utils/pg.js';
 import { HAS_SHARED, itShared, sharedPath } from '../test-utils/shared.js';
 import { tempDir } from '../test-utils/temp-dir.js';
@@ -141,5 +141,25 @@ describe('export and import-store between directories', () => {
     const r = await runCliInProcess(['--dir', dir, '--json', 'export', '--to', to]);
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ nodes: 1 });
+  });
+});
+
+describe('export --to and import-store DIR take directories', () => {
+  it('a URL there is one usage line naming the command that takes it, and nothing is created', async () => {
+    const cwd = tempDir().dir;
+    const dir = join(tempDir().dir, '.contextfold');
+    await runCliInProcess(['--dir', dir, 'fold', '1', 'x']);
+    const url = 'postgres://cf:secret@db:5432/contextfold?store_id=web';
+    const exp = runCliProcess(['--dir', dir, 'export', '--to', url], { cwd });
+    expect(exp).toMatchObject({
+      code: 1,
+      stderr:
+        'contextfold: UsageError: --to takes a directory, not a URL: to copy a store into PostgreSQL, run contextfold --store URL import-store DIR\n',
+    });
+    const imp = runCliProcess(['--dir', join(cwd, 'new'), '--json', 'import-store', url], { cwd });
+    expect(imp.code).toBe(1);
+    expect(JSON.parse(imp.stdout).message).toMatch(/^import-store takes a directory, not a URL/);
+    expect(imp.stdout).not.toContain('secret');
+    expect(readdirSync(cwd)).toEqual([]);
   });
 });

@@ -1,9 +1,8 @@
-import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { transferStore } from '../../engine/store-transfer.js';
 import { UsageError } from '../../protocol/errors.js';
 import { storeExists } from '../../store/layout.js';
-import { emit, globals } from '../context.js';
+import { directoryArg, emit, globals } from '../context.js';
 import { helpText } from '../help-text.js';
 
 const HELP = helpText({
@@ -20,7 +19,11 @@ export function register(program: Command): void {
     .addHelpText('after', HELP)
     .action(async (opts: { to: string }, cmd: Command) => {
       const g = globals(cmd);
-      const to = resolve(opts.to);
+      const to = directoryArg(
+        opts.to,
+        '--to',
+        'to copy a store into PostgreSQL, run contextfold --store URL import-store DIR',
+      );
       if (storeExists(to)) {
         throw new UsageError(`--to ${to} already holds a store: choose a new directory`, {
           path: to,

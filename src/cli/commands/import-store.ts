@@ -1,7 +1,6 @@
-import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { transferStore } from '../../engine/store-transfer.js';
-import { emit, globals, requireStore } from '../context.js';
+import { directoryArg, emit, globals, requireStore } from '../context.js';
 import { helpText } from '../help-text.js';
 
 const HELP = helpText({
@@ -23,7 +22,11 @@ export function register(program: Command): void {
     .addHelpText('after', HELP)
     .action(async (dir: string, _opts: unknown, cmd: Command) => {
       const g = globals(cmd);
-      const from = resolve(dir);
+      const from = directoryArg(
+        dir,
+        'import-store',
+        'to copy a store out of PostgreSQL, run contextfold --store URL export --to DIR',
+      );
       requireStore(from);
       const r = await transferStore({ from, to: g.dir });
       emit(
