@@ -1,7 +1,8 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCliInProcess, runCliProcess } from '../test-utils/cli.js';
+import { CLI, runCliInProcess, runCliProcess } from '../test-utils/cli.js';
 import { tempDir } from '../test-utils/temp-dir.js';
 
 const READ_COMMANDS: string[][] = [
@@ -182,5 +183,20 @@ describe("a --dir inside a store's cold_nodes", () => {
     const dir = join(tempDir().dir, 'cold_nodes');
     expect((await runCliInProcess(['--dir', dir, 'fold', '1', 'x'])).code).toBe(0);
     expect((await runCliInProcess(['--dir', dir, 'validate'])).code).toBe(0);
+  });
+});
+
+describe('a TMPDIR that does not exist', () => {
+  it('demo says so in one line and exits 1', () => {
+    const missing = join(tempDir().dir, 'missing');
+    const r = spawnSync(process.execPath, [CLI, 'demo'], {
+      env: { ...process.env, TMPDIR: missing },
+      encoding: 'utf8',
+    });
+    expect(r.status).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(
+      `contextfold: UsageError: cannot create a temporary directory under ${missing} (ENOENT): set TMPDIR to a writable directory\n`,
+    );
   });
 });

@@ -1,9 +1,9 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { referenceTokenizer } from '../extract/tokenizer.js';
 import { sha256Hex } from '../protocol/canonical-json.js';
 import { UsageError } from '../protocol/errors.js';
+import { makeTempDir } from '../store/temp-dir.js';
 import { type Corpus, openCorpus } from './corpus.js';
 import { applyFsAction, FsActionError } from './fs-actions.js';
 import { match, pluck } from './matcher.js';
@@ -450,7 +450,7 @@ async function runCase(entry: Manifest['cases'][number], setting: CaseSetting): 
   };
   let doc: CaseDoc | null = null;
   let refused: Pending['refused'] = null;
-  const root = mkdtempSync(join(setting.tmpDir ?? tmpdir(), 'cf-conf-'));
+  const root = makeTempDir('cf-conf-', setting.tmpDir);
   try {
     doc = corpus.caseDoc(entry.id);
     if (

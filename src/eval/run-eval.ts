@@ -1,5 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { resolveTokenizer } from '../extract/tokenizer.js';
 import { compareCodePoints } from '../protocol/canonical-json.js';
@@ -7,6 +6,7 @@ import { UsageError } from '../protocol/errors.js';
 import { groupBy } from '../protocol/group-by.js';
 import type { RetrievalMode } from '../protocol/results.js';
 import type { NodeAnalysis } from '../retrieval/node-analysis.js';
+import { makeTempDir } from '../store/temp-dir.js';
 import { familiesOf, familyOf } from './families.js';
 import { loadTrajectory } from './load.js';
 import {
@@ -91,7 +91,7 @@ export async function runEval(options: RunEvalOptions): Promise<EvalResult> {
   const groups = byTrajectory(options.questions);
   const rowsById = new Map<string, EvalRow>();
   const total = options.questions.length;
-  const work = mkdtempSync(join(options.workDir ?? tmpdir(), 'cf-eval-'));
+  const work = makeTempDir('cf-eval-', options.workDir);
   try {
     for (const [i, name] of [...groups.keys()].sort(compareCodePoints).entries()) {
       const turns = loadTrajectory(options.trajectoriesDir, name);

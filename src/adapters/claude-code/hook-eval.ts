@@ -1,11 +1,11 @@
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { gunzipSync } from 'node:zlib';
 import { z } from 'zod';
 import { compareCodePoints } from '../../protocol/canonical-json.js';
 import { UsageError } from '../../protocol/errors.js';
+import { makeTempDir } from '../../store/temp-dir.js';
 import { runHook } from './run-hook.js';
 
 /** zod schema of one hook probe: a post-compaction prompt about a pre-compaction fact. */
@@ -186,7 +186,7 @@ function summarise(rows: readonly HookProbeRow[]): HookEvalSummary {
  * r.summary.hit_rate;
  */
 export async function runHookEval(options: HookEvalOptions): Promise<HookEvalResult> {
-  const work = mkdtempSync(join(options.workDir ?? tmpdir(), 'cf-hook-eval-'));
+  const work = makeTempDir('cf-hook-eval-', options.workDir);
   const rows: HookProbeRow[] = [];
   try {
     const names = [...new Set(options.probes.map((p) => p.transcript))].sort(compareCodePoints);

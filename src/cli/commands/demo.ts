@@ -1,5 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import type { Command } from 'commander';
 import {
@@ -8,6 +7,7 @@ import {
   type DemoQuestion,
   runDemo,
 } from '../../engine/demo-scenario.js';
+import { makeTempDir } from '../../store/temp-dir.js';
 import { globals } from '../context.js';
 import { engineOptions } from '../engine-options.js';
 
@@ -89,7 +89,7 @@ export function register(program: Command): void {
     .action(async (opts: { keep?: boolean }, cmd: Command) => {
       const g = globals(cmd);
       const { retrieval } = engineOptions(cmd);
-      const root = mkdtempSync(join(tmpdir(), 'contextfold-demo-'));
+      const root = makeTempDir('contextfold-demo-');
       const dir = join(root, '.contextfold');
       const raw = { tokens: 0 };
       let asked = 0;
