@@ -40,13 +40,18 @@ function lineSpanCounter(line: string, at: readonly number[], tok: Tokenizer) {
 
 /**
  * Cuts a single over-long line into pieces of at most `cap` tokens, at code-point boundaries,
- * by binary search on the code-point count of each piece; returns the pieces' lengths.
+ * by binary search on the code-point count of each piece; returns each piece's length and
+ * count (from the same counter, so no piece is counted from scratch again).
  */
-function splitLongLine(line: string, cap: number, tok: Tokenizer): number[] {
+function splitLongLine(
+  line: string,
+  cap: number,
+  tok: Tokenizer,
+): { length: number; count: number }[] {
   const at = codePointStarts(line);
   const count = lineSpanCounter(line, at, tok);
   const cps = at.length - 1;
-  const lengths: number[] = [];
+  const pieces: { length: number; count: number }[] = [];
   let i = 0;
   while (i < cps) {
     let lo = 1;
@@ -56,10 +61,10 @@ function splitLongLine(line: string, cap: number, tok: Tokenizer): number[] {
       if (count(at[i]!, at[i + mid]!) <= cap) lo = mid;
       else hi = mid - 1;
     }
-    lengths.push(at[i + lo]! - at[i]!);
+    pieces.push({ length: at[i + lo]! - at[i]!, count: count(at[i]!, at[i + lo]!) });
     i += lo;
   }
-  return lengths;
+  return pieces;
 }
 
 /**
@@ -80,9 +85,9 @@ export function chunkUnits(text: string, cap: number, tok: Tokenizer): ChunkUnit
       counts.push(n);
     } else {
       let at = start;
-      for (const len of splitLongLine(line, cap, tok)) {
-        counts.push(tok.count(text.slice(at, at + len)));
-        at += len;
+      for (const piece of splitLongLine(line, cap, tok)) {
+        counts.push(piece.count);
+        at += piece.length;
         offsets.push(at);
       }
     }
