@@ -2,8 +2,8 @@
 // offsets into the payload with one count each, so the chunker slices the payload instead of
 // joining strings, and counts no line twice.
 import { isSafeSplitInLine } from '../extract/safe-split-in-line.js';
-import type { Tokenizer } from '../extract/tokenizer.js';
-import { splitSumCounter } from './split-sum.js';
+import { countUpTo, type Tokenizer } from '../extract/tokenizer.js';
+import { type SpanCount, splitSumCounter } from './split-sum.js';
 
 /** A payload's units: unit `k` is `text.slice(offsets[k], offsets[k + 1])`, of `counts[k]` tokens. */
 export interface ChunkUnits {
@@ -27,21 +27,36 @@ function codePointStarts(line: string): number[] {
   return starts;
 }
 
+/** The shortest segment (in code units) between two split points a line's counter sums. */
+const MIN_SEGMENT = 64;
+
 /**
  * Tokens of `line.slice(a, b)` by code-unit offsets: summed across the splits where o200k's
  * counts add (`isSafeSplitInLine`) for a tokenizer that declares them, else counted.
  */
-function lineSpanCounter(line: string, at: readonly number[], tok: Tokenizer) {
-  const direct = (a: number, b: number): number => tok.count(line.slice(a, b));
+function lineSpanCounter(line: string, at: readonly number[], tok: Tokenizer): SpanCount {
+  const direct = (a: number, b: number, limit = Number.POSITIVE_INFINITY): number =>
+    countUpTo(tok, line.slice(a, b), limit);
   if (!tok.additiveAtLineStarts) return direct;
-  const bounds = at.filter((q, k) => k === 0 || k === at.length - 1 || isSafeSplitInLine(line, q));
+  // Splits closer than this to the last one kept are skipped: hex or minified code has one every
+  // few characters, and a count per segment that short costs more in calls than in tokens.
+  const bounds = [0];
+  for (let k = 1; k < at.length - 1; k++) {
+    const q = at[k]!;
+    if (q - bounds[bounds.length - 1]! >= MIN_SEGMENT && isSafeSplitInLine(line, q)) bounds.push(q);
+  }
+  bounds.push(line.length);
   return splitSumCounter(bounds, direct);
 }
 
 /**
  * Cuts a single over-long line into pieces of at most `cap` tokens, at code-point boundaries,
  * by binary search on the code-point count of each piece; returns each piece's length and
- * count (from the same counter, so no piece is counted from scratch again).
+ * count (from the same counter, so no piece is counted from scratch again). Each probe asks
+ * only whether a piece fits, so a tokenizer that stops counting past the cap
+ * (`Tokenizer.countUpTo`) spends about a piece's worth of text on it, not the rest of the line:
+ * a line of megabytes without a split point is cut in time linear in its length, times the
+ * search's steps.
  */
 function splitLongLine(
   line: string,
@@ -58,10 +73,13 @@ function splitLongLine(
     let hi = cps - i;
     while (lo < hi) {
       const mid = (lo + hi + 1) >> 1;
-      if (count(at[i]!, at[i + mid]!) <= cap) lo = mid;
+      if (count(at[i]!, at[i + mid]!, cap) <= cap) lo = mid;
       else hi = mid - 1;
     }
-    pieces.push({ length: at[i + lo]! - at[i]!, count: count(at[i]!, at[i + lo]!) });
+    // Exact when the piece fits; a single code point over the cap is counted in full.
+    let n = count(at[i]!, at[i + lo]!, cap);
+    if (n > cap) n = count(at[i]!, at[i + lo]!);
+    pieces.push({ length: at[i + lo]! - at[i]!, count: n });
     i += lo;
   }
   return pieces;
@@ -79,7 +97,8 @@ export function chunkUnits(text: string, cap: number, tok: Tokenizer): ChunkUnit
     const nl = text.indexOf('\n', start);
     const end = nl === -1 ? text.length : nl + 1;
     const line = text.slice(start, end);
-    const n = tok.count(line);
+    // A line far over the cap is not counted to its end: it is cut into pieces next.
+    const n = countUpTo(tok, line, cap);
     if (n <= cap) {
       offsets.push(end);
       counts.push(n);

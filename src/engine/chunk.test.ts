@@ -1,6 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { o200kTokenizer, referenceTokenizer, type Tokenizer } from '../extract/tokenizer.js';
+import {
+  countUpTo,
+  o200kTokenizer,
+  referenceTokenizer,
+  type Tokenizer,
+} from '../extract/tokenizer.js';
 import { chunkText } from './chunk.js';
 
 /** The chunker as it was before counts were summed (the oracle: its chunks are the contract). */
@@ -83,6 +88,8 @@ const piece = fc.constantFrom(
   'npm',
   '2026-01-04T10:00:00.231Z',
   '12345678',
+  'a3f9e0',
+  '7d',
   '🙂',
   '𝔘𝔫𝔦',
   '\ud83d',
@@ -164,6 +171,42 @@ describe('chunkText', () => {
       expect(chunks.length).toBeGreaterThan(cap === 3000 ? 3 : 15);
       expect(chunks).toEqual(oldChunkText(json, cap, tok));
     }
+  });
+
+  it('cuts a long hex line exactly as the per-join algorithm', () => {
+    // No space or punctuation: the line splits only at its letter–digit edges.
+    const hex = buildLog(24).replace(/[^0-9a-f]/g, '');
+    const tok = o200kTokenizer();
+    for (const cap of [300, 100]) {
+      const chunks = chunkText(hex, cap, tok);
+      expect(chunks.length).toBeGreaterThan(cap === 300 ? 10 : 30);
+      expect(chunks).toEqual(oldChunkText(hex, cap, tok));
+    }
+  });
+
+  it('cuts a line far over the cap with work linear in its length (times the search steps)', () => {
+    // The reference estimator, charging every code unit it reads: a bounded count reads at most
+    // 8 × (limit + 1) units. Asking "does this piece fit?" with a whole count of the rest of the
+    // line made this quadratic (a megabyte of hex on one line took minutes).
+    let work = 0;
+    const spy: Tokenizer = {
+      name: 'spy',
+      count: (s) => {
+        work += s.length;
+        return referenceTokenizer.count(s);
+      },
+      countUpTo: (s, limit) => {
+        work += Math.min(s.length, 8 * (limit + 1));
+        return countUpTo(referenceTokenizer, s, limit);
+      },
+    };
+    const line = 'x'.repeat(400_000);
+    const chunks = chunkText(line, 100, spy);
+    expect(chunks.join('')).toBe(line);
+    expect(chunks.every((c) => referenceTokenizer.count(c) <= 100)).toBe(true);
+    // The largest piece the estimator counts as 100 tokens: 403 code points.
+    expect(chunks).toHaveLength(Math.ceil(line.length / 403));
+    expect(work).toBeLessThan(64 * line.length);
   });
 
   it('still checks the join when a tokenizer does not declare counts additive', () => {

@@ -1,4 +1,4 @@
-import type { Tokenizer } from '../extract/tokenizer.js';
+import { countUpTo, type Tokenizer } from '../extract/tokenizer.js';
 import { asciiCounting } from './ascii-counting.js';
 import { chunkUnits } from './chunk-units.js';
 import { type UnitRangeCount, unitRangeCounter } from './unit-range-count.js';
@@ -20,10 +20,10 @@ function chunkEnd(
   let est = counts[i]!;
   while (j < n && est + counts[j]! <= cap) est += counts[j++]!;
   let over = -1;
-  while (j - i > 1 && count(i, j) > cap) over = j--;
+  while (j - i > 1 && count(i, j, cap) > cap) over = j--;
   // After a back-off, the run one unit further was just counted over the cap.
   if (over === j + 1) return j;
-  while (j < n && count(i, j + 1) <= cap) j++;
+  while (j < n && count(i, j + 1, cap) <= cap) j++;
   return j;
 }
 
@@ -35,7 +35,7 @@ function chunkEnd(
  * chunkText('a\nb\n', 1, referenceTokenizer); // ['a\n', 'b\n']
  */
 export function chunkText(text: string, cap: number, tok: Tokenizer): string[] {
-  if (tok.count(text) <= cap) return [text];
+  if (countUpTo(tok, text, cap) <= cap) return [text];
   const counting = asciiCounting(tok);
   const units = chunkUnits(text, cap, counting);
   const count = unitRangeCounter(text, units, counting);

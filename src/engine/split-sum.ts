@@ -14,26 +14,32 @@ function lowerBound(xs: readonly number[], v: number): number {
 }
 
 /**
- * A counter of spans `[i, j)` equal to `direct(i, j)`, given ascending `bounds` (the first
- * and last ends of the whole, and split points between) where, for any span holding a bound
- * strictly inside, the count is the sum of the counts of the two sides: each segment between
- * bounds is counted once, and a span is the sum of its whole segments plus direct counts of
- * its two partial ends.
+ * A span counter: the count of `[i, j)` when it is at most `limit` (default: no limit), else any
+ * number over `limit` (see `Tokenizer.countUpTo`).
+ */
+export type SpanCount = (i: number, j: number, limit?: number) => number;
+
+/**
+ * A counter of spans `[i, j)` equal to `direct(i, j)` (up to a limit, as {@link SpanCount}),
+ * given ascending `bounds` (the first and last ends of the whole, and split points between)
+ * where, for any span holding a bound strictly inside, the count is the sum of the counts of
+ * the two sides: each segment between bounds is counted once, and a span is the sum of its
+ * whole segments plus direct counts of its two partial ends.
  */
 export function splitSumCounter(
   bounds: readonly number[],
-  direct: (i: number, j: number) => number,
-): (i: number, j: number) => number {
+  direct: (i: number, j: number, limit: number) => number,
+): SpanCount {
   const sums = [0];
   for (let b = 0; b + 1 < bounds.length; b++)
-    sums.push(sums[b]! + direct(bounds[b]!, bounds[b + 1]!));
-  return (i, j) => {
+    sums.push(sums[b]! + direct(bounds[b]!, bounds[b + 1]!, Number.POSITIVE_INFINITY));
+  return (i, j, limit = Number.POSITIVE_INFINITY) => {
     const lo = lowerBound(bounds, i);
     const hi = lowerBound(bounds, j + 1) - 1;
-    if (lo > hi) return direct(i, j);
+    if (lo > hi) return direct(i, j, limit);
     let n = sums[hi]! - sums[lo]!;
-    if (i < bounds[lo]!) n += direct(i, bounds[lo]!);
-    if (bounds[hi]! < j) n += direct(bounds[hi]!, j);
+    if (n <= limit && i < bounds[lo]!) n += direct(i, bounds[lo]!, limit - n);
+    if (n <= limit && bounds[hi]! < j) n += direct(bounds[hi]!, j, limit - n);
     return n;
   };
 }

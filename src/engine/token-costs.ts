@@ -1,7 +1,7 @@
 // What a payload costs under the engine's tokenizer, and the chunks it is served in: counted
 // once and cached, because a fold, a ranked page-in and a hydrate all ask again for the same
 // payloads, and counting a large payload is the slow part of a read.
-import type { Tokenizer } from '../extract/tokenizer.js';
+import { countUpTo, derivedTokenizer, type Tokenizer } from '../extract/tokenizer.js';
 import type { IndexEntry } from '../protocol/types.js';
 import { NodeNotLoadedError } from '../store/index-backend.js';
 import { chunkText } from './chunk.js';
@@ -66,9 +66,11 @@ export class TokenCosts {
     const known = this.knownTokens(entry);
     const tok = this.tokenizer;
     if (known === undefined) return tok;
-    const count = (s: string): number => (s === text ? known : tok.count(s));
-    if (!tok.additiveAtLineStarts) return { name: tok.name, count };
-    return { name: tok.name, count, additiveAtLineStarts: true };
+    return derivedTokenizer(
+      tok,
+      (s) => (s === text ? known : tok.count(s)),
+      (s, limit) => (s === text ? known : countUpTo(tok, s, limit)),
+    );
   }
 
   /** A payload's chunks under a cap, as hydrate serves them (cut once per payload and cap). */

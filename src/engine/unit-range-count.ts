@@ -4,12 +4,15 @@
 // line start is counted once per block between such starts, and a run is the sum of its
 // blocks plus a count of its edges.
 import { isSafeLineStart } from '../extract/safe-line-start.js';
-import type { Tokenizer } from '../extract/tokenizer.js';
+import { countUpTo, type Tokenizer } from '../extract/tokenizer.js';
 import type { ChunkUnits } from './chunk-units.js';
-import { splitSumCounter } from './split-sum.js';
+import { type SpanCount, splitSumCounter } from './split-sum.js';
 
-/** Tokens of units `i` (inclusive) to `j` (exclusive), `i < j`: exactly `tok.count` of their join. */
-export type UnitRangeCount = (i: number, j: number) => number;
+/**
+ * Tokens of units `i` (inclusive) to `j` (exclusive), `i < j`: exactly `tok.count` of their join
+ * when it is at most `limit` (default: no limit), else a number over `limit`.
+ */
+export type UnitRangeCount = SpanCount;
 
 /** Unit indices where a block starts or ends: 0, each safe line start, and the unit count. */
 function blockBounds(text: string, { offsets }: ChunkUnits): number[] {
@@ -29,8 +32,8 @@ function blockBounds(text: string, { offsets }: ChunkUnits): number[] {
  */
 export function unitRangeCounter(text: string, units: ChunkUnits, tok: Tokenizer): UnitRangeCount {
   const { offsets, counts } = units;
-  const direct = (i: number, j: number): number =>
-    j - i === 1 ? counts[i]! : tok.count(text.slice(offsets[i], offsets[j]));
+  const direct = (i: number, j: number, limit = Number.POSITIVE_INFINITY): number =>
+    j - i === 1 ? counts[i]! : countUpTo(tok, text.slice(offsets[i], offsets[j]), limit);
   if (!tok.additiveAtLineStarts) return direct;
   return splitSumCounter(blockBounds(text, units), direct);
 }

@@ -28,6 +28,11 @@ const piece = fc.constantFrom(
   'A',
   '123',
   '4',
+  '٣',
+  '²',
+  'Ⅻ',
+  'f0',
+  'e9b',
   '🙂',
   '𝔘',
   'é',
@@ -46,10 +51,15 @@ describe('isSafeSplitInLine', () => {
     );
   });
 
-  it('splits before a space after a word and before punctuation after a letter or digit', () => {
+  it('splits before a space after a word, punctuation after a letter or digit, and at letter–digit edges', () => {
     expect(isSafeSplitInLine('foo bar', 3)).toBe(true);
     expect(isSafeSplitInLine('{"key":1}', 5)).toBe(true);
     expect(isSafeSplitInLine('𝔘,', 2)).toBe(true);
+    expect(isSafeSplitInLine('a3f9', 1)).toBe(true);
+    expect(isSafeSplitInLine('a3f9', 2)).toBe(true);
+    expect(isSafeSplitInLine('Ⅻx', 1)).toBe(true);
+    expect(isSafeSplitInLine('1234', 2)).toBe(false);
+    expect(isSafeSplitInLine('1\u0301', 1)).toBe(false);
     expect(isSafeSplitInLine('foo  bar', 4)).toBe(false);
     expect(isSafeSplitInLine("don't", 3)).toBe(false);
     expect(isSafeSplitInLine('a\u0301', 1)).toBe(false);

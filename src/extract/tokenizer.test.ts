@@ -1,6 +1,9 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isUsageError } from '../protocol/errors.js';
 import {
+  countUpTo,
+  derivedTokenizer,
   o200kTokenizer,
   referenceTokenizer,
   resolveTokenizer,
@@ -39,6 +42,43 @@ describe('o200kTokenizer', () => {
 
   it('is a shared instance', () => {
     expect(o200kTokenizer()).toBe(t);
+  });
+});
+
+describe('countUpTo', () => {
+  const text = fc
+    .array(fc.constantFrom('a', 'Z', '7', ' ', '\n', '🚀', 'é', '<|endoftext|>', 'ab12cd'), {
+      maxLength: 80,
+    })
+    .map((ps) => ps.join(''));
+
+  for (const tok of [o200kTokenizer(), referenceTokenizer]) {
+    it(`is the count up to the limit and over the limit past it (${tok.name})`, () => {
+      fc.assert(
+        fc.property(text, fc.integer({ min: 0, max: 60 }), (s, limit) => {
+          const n = tok.count(s);
+          const bounded = countUpTo(tok, s, limit);
+          if (n <= limit) expect(bounded).toBe(n);
+          else expect(bounded).toBeGreaterThan(limit);
+          expect(countUpTo(tok, s, Number.POSITIVE_INFINITY)).toBe(n);
+        }),
+        { numRuns: 1000 },
+      );
+    });
+  }
+
+  it('is the count for a tokenizer without a bounded count', () => {
+    const words: Tokenizer = { name: 'words', count: (s) => s.split(' ').length };
+    expect(countUpTo(words, 'a b c', 1)).toBe(3);
+  });
+
+  it('is kept by a derived tokenizer only when the wrapped one has it', () => {
+    const words: Tokenizer = { name: 'words', count: (s) => s.split(' ').length };
+    expect(derivedTokenizer(words, words.count).countUpTo).toBeUndefined();
+    const derived = derivedTokenizer(o200kTokenizer(), (s) => o200kTokenizer().count(s));
+    expect(derived.additiveAtLineStarts).toBe(true);
+    expect(derived.countUpTo?.('hello world', 1)).toBeGreaterThan(1);
+    expect(derived.countUpTo?.('hello world', 5)).toBe(2);
   });
 });
 

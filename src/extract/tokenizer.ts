@@ -19,6 +19,45 @@ export interface Tokenizer {
    * Absent means never assumed.
    */
   readonly additiveAtLineStarts?: boolean;
+  /**
+   * Optional: `count(text)` when that is at most `limit`, otherwise any number over `limit`,
+   * found without counting the rest of the text. A chunker cutting a long line asks "does this
+   * piece fit?" of pieces far over the cap; without it, each question costs a whole count.
+   */
+  countUpTo?(text: string, limit: number): number;
+}
+
+/**
+ * A tokenizer counting as `tok` does, through other functions (a cache, a copy): its name and
+ * its `additiveAtLineStarts` flag are kept, and `countUpTo` is set only when `tok` has one, so
+ * a wrapper never claims what the tokenizer it wraps does not.
+ *
+ * @example
+ * const known = derivedTokenizer(tok, (s) => (s === payload ? stored : tok.count(s)));
+ */
+export function derivedTokenizer(
+  tok: Tokenizer,
+  count: (text: string) => number,
+  upTo?: (text: string, limit: number) => number,
+): Tokenizer {
+  return {
+    name: tok.name,
+    count,
+    ...(tok.additiveAtLineStarts ? { additiveAtLineStarts: true } : {}),
+    ...(tok.countUpTo ? { countUpTo: upTo ?? ((t, limit) => countUpTo(tok, t, limit)) } : {}),
+  };
+}
+
+/**
+ * `tok.count(text)` when it is at most `limit`, else a number over `limit` (early, when the
+ * tokenizer can stop: see {@link Tokenizer.countUpTo}).
+ *
+ * @example
+ * countUpTo(referenceTokenizer, 'x'.repeat(400), 10); // 11 (over the limit)
+ * countUpTo(referenceTokenizer, 'abcdefgh', 10); // 2
+ */
+export function countUpTo(tok: Tokenizer, text: string, limit: number): number {
+  return tok.countUpTo ? tok.countUpTo(text, limit) : tok.count(text);
 }
 
 /**
@@ -31,10 +70,22 @@ export interface Tokenizer {
 export const referenceTokenizer: Tokenizer = Object.freeze({
   name: 'reference',
   count: (text: string): number => Math.max(1, Math.floor(codePointLength(text) / 4)),
+  countUpTo: (text: string, limit: number): number => {
+    // The first 8 × (limit + 1) code units hold at least 4 × (limit + 1) code points (one is
+    // at most two units), so their count alone is over the limit.
+    const enough = 8 * (Math.max(0, limit) + 1);
+    if (text.length <= enough) return Math.max(1, Math.floor(codePointLength(text) / 4));
+    return Math.floor(codePointLength(text.slice(0, enough)) / 4);
+  },
 });
 
 interface O200kModule {
   countTokens(text: string, options?: { disallowedSpecial?: Set<string> }): number;
+  isWithinTokenLimit(
+    text: string,
+    limit: number,
+    options?: { disallowedSpecial?: Set<string> },
+  ): number | false;
 }
 
 // Text such as '<|endoftext|>' is counted as plain text, never as a special token (the library
@@ -68,6 +119,14 @@ export function o200kTokenizer(): Tokenizer {
       count: (text: string): number =>
         text === '' ? 0 : loadO200k().countTokens(text, PLAIN_TEXT),
       additiveAtLineStarts: true,
+      // Encodes piece by piece and stops at the first piece over the limit.
+      countUpTo: (text: string, limit: number): number => {
+        if (text === '') return 0;
+        // The piece-by-piece path allocates per piece: a count with no limit takes the plain one.
+        if (limit === Number.POSITIVE_INFINITY) return loadO200k().countTokens(text, PLAIN_TEXT);
+        const n = loadO200k().isWithinTokenLimit(text, limit, PLAIN_TEXT);
+        return n === false ? limit + 1 : n;
+      },
     });
   }
   return o200kInstance;
