@@ -1,4 +1,4 @@
-// contextfold: the IPCF-1.1 engine. The root is the curated surface (≤ 73 names, pinned by
+// contextfold: the IPCF-1.1 engine. The root is the curated surface (≤ 77 names, pinned by
 // src/exports.test.ts): the engine facade, sessions, the guard's main entry points, errors, and
 // the option and result types their signatures use.
 // Everything else lives on a subpath (`contextfold/harness`, `contextfold/guard`,
@@ -13,6 +13,12 @@ export {
   type RepairResult,
   repairStore,
 } from './engine/repair.js';
+export {
+  type TransferOptions,
+  type TransferPhase,
+  type TransferResult,
+  transferStore,
+} from './engine/store-transfer.js';
 export type {
   ContextFoldEngine,
   EntriesPage,

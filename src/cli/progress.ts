@@ -25,3 +25,26 @@ export function progressBar(label: string): {
     },
   };
 }
+
+/**
+ * Progress of work in named passes (verifying, then writing): one bar per pass, each ended when
+ * the next starts. `done()` ends the last.
+ */
+export function phasedProgress(labels: Readonly<Record<string, string>>): {
+  update(done: number, total: number, phase: string): void;
+  done(): void;
+} {
+  let current: { phase: string; bar: ReturnType<typeof progressBar> } | undefined;
+  return {
+    update(done, total, phase) {
+      if (current?.phase !== phase) {
+        current?.bar.done();
+        current = { phase, bar: progressBar(labels[phase] ?? phase) };
+      }
+      current.bar.update(done, total);
+    },
+    done() {
+      current?.bar.done();
+    },
+  };
+}

@@ -135,6 +135,31 @@ describe('export and import-store between directories', () => {
     expect(v).toMatchObject({ code: 0, stdout: 'ok: 1 node(s) verified, no problems\n' });
   });
 
+  it('tells its progress: every node verified, then every node written, page by page', async () => {
+    const work = tempDir().dir;
+    const dir = join(work, 'big', '.contextfold');
+    const cf = await ContextFold.open({ dir, tokenizer: 'reference' });
+    await cf.foldMany(
+      Array.from({ length: 1200 }, (_, i) => ({ stepId: i, summary: `s${i}`, content: `p${i}` })),
+    );
+    await cf.close();
+    const calls: [number, number, string][] = [];
+    const r = await transferStore({
+      from: dir,
+      to: join(work, 'copy'),
+      onProgress: (done, total, phase) => calls.push([done, total, phase]),
+    });
+    expect(r.nodes).toBe(1200);
+    expect(calls).toEqual([
+      [500, 1200, 'verifying'],
+      [1000, 1200, 'verifying'],
+      [1200, 1200, 'verifying'],
+      [500, 1200, 'writing'],
+      [1000, 1200, 'writing'],
+      [1200, 1200, 'writing'],
+    ]);
+  });
+
   it('a target beside the source is copied as before', async () => {
     const { work, dir } = await source();
     const to = join(work, 'src-copy');

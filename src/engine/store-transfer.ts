@@ -12,9 +12,15 @@ export interface TransferOptions {
   from: string;
   /** The store to fill: a directory or a `postgres://` URL. It must hold no node yet. */
   to: string;
-  /** Told after each page of nodes written. */
-  onProgress?: (done: number, total: number) => void;
+  /**
+   * Told after each page of nodes: verified (the first pass, nothing written yet), then
+   * written.
+   */
+  onProgress?: (done: number, total: number, phase: TransferPhase) => void;
 }
+
+/** The pass of a copy: every node verified first, then written. */
+export type TransferPhase = 'verifying' | 'writing';
 
 /** What {@link transferStore} copied. */
 export interface TransferResult {
@@ -52,9 +58,12 @@ export async function transferStore(options: TransferOptions): Promise<TransferR
     const src = source.backend;
     const total = (await source.entriesPage({ limit: 0 })).total;
     // First pass: every node verified, nothing written yet (a bad node stops the copy here).
+    let verified = 0;
     for await (const page of source.entryPages({ pageSize: PAGE })) {
       await src.load(page.map((e) => e.step_id));
       for (const e of page) src.verifyNode(e);
+      verified += page.length;
+      options.onProgress?.(verified, total, 'verifying');
     }
     const target = await ContextFold.open({
       store: options.to,
@@ -82,7 +91,7 @@ export async function transferStore(options: TransferOptions): Promise<TransferR
             })),
           );
           done += page.length;
-          options.onProgress?.(done, total);
+          options.onProgress?.(done, total, 'writing');
         }
         for (const ev of evictions) await tx.evict(ev.step_id, ev.evicted_at);
       });

@@ -4,6 +4,10 @@ import { UsageError } from '../../protocol/errors.js';
 import { storeExists } from '../../store/layout.js';
 import { directoryArg, emit, globals } from '../context.js';
 import { helpText } from '../help-text.js';
+import { phasedProgress } from '../progress.js';
+
+/** The copy's two passes, as its progress bars name them. */
+const PHASES = { verifying: 'verifying nodes', writing: 'exporting nodes' };
 
 const HELP = helpText({
   examples: [
@@ -29,7 +33,12 @@ export function register(program: Command): void {
           path: to,
         });
       }
-      const r = await transferStore({ from: g.dir, to });
+      const progress = phasedProgress(PHASES);
+      const r = await transferStore({
+        from: g.dir,
+        to,
+        ...(g.json ? {} : { onProgress: progress.update }),
+      }).finally(progress.done);
       emit(
         g,
         r,

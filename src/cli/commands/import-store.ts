@@ -2,6 +2,10 @@ import type { Command } from 'commander';
 import { transferStore } from '../../engine/store-transfer.js';
 import { directoryArg, emit, globals, requireStore } from '../context.js';
 import { helpText } from '../help-text.js';
+import { phasedProgress } from '../progress.js';
+
+/** The copy's two passes, as its progress bars name them. */
+const PHASES = { verifying: 'verifying nodes', writing: 'importing nodes' };
 
 const HELP = helpText({
   notes: [
@@ -28,7 +32,12 @@ export function register(program: Command): void {
         'to copy a store out of PostgreSQL, run contextfold --store URL export --to DIR',
       );
       requireStore(from);
-      const r = await transferStore({ from, to: g.dir });
+      const progress = phasedProgress(PHASES);
+      const r = await transferStore({
+        from,
+        to: g.dir,
+        ...(g.json ? {} : { onProgress: progress.update }),
+      }).finally(progress.done);
       emit(
         g,
         r,
