@@ -12,7 +12,7 @@ export const SHIPPED_TABLES_SHA256: Readonly<Record<string, string>> = {
   'lexicon/injection-lexicon.json':
     '29eb836335c99464e5ce03e8ea39906b64433ad51f83468572c3ac2862000bef',
   'secrets/secret-patterns.json':
-    '1fda043d99056db4d50c5ceb613d6a9b1b3d6c0400854199295fe86817719047',
+    '2e4ec093a79bc29a30b7d85dd77db04014b07326178be50acb8158a254c3c91a',
   'signatures/active-content.json':
     '01de0227392edbfc6add318fcdf1443fc066457f70e8e7eaebfff5ad8d2f0f12',
 };
