@@ -10,7 +10,7 @@
  */
 export const SHIPPED_TABLES_SHA256: Readonly<Record<string, string>> = {
   'lexicon/injection-lexicon.json':
-    '29eb836335c99464e5ce03e8ea39906b64433ad51f83468572c3ac2862000bef',
+    '021627174ce44cddeb0d5d517792dc33afc070eade47a2c2285183d279d2d3fb',
   'secrets/secret-patterns.json':
     '2e4ec093a79bc29a30b7d85dd77db04014b07326178be50acb8158a254c3c91a',
   'signatures/active-content.json':
