@@ -14,5 +14,5 @@ export const SHIPPED_TABLES_SHA256: Readonly<Record<string, string>> = {
   'secrets/secret-patterns.json':
     '2e4ec093a79bc29a30b7d85dd77db04014b07326178be50acb8158a254c3c91a',
   'signatures/active-content.json':
-    '01de0227392edbfc6add318fcdf1443fc066457f70e8e7eaebfff5ad8d2f0f12',
+    'aa8e264581e41b181a464629848ea4d9e4e06c9d8a493a85d04135e511e1e3cb',
 };
