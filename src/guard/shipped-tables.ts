@@ -12,7 +12,7 @@ export const SHIPPED_TABLES_SHA256: Readonly<Record<string, string>> = {
   'lexicon/injection-lexicon.json':
     '021627174ce44cddeb0d5d517792dc33afc070eade47a2c2285183d279d2d3fb',
   'secrets/secret-patterns.json':
-    '1d7e49aecc5474cf4e5e92293859f2fdb1de079c5ee517888f547df727e98b52',
+    '6821388826d4c917d22ab0e20d6cf21c276bf34272eb4d7f16e25121d6d2f6c5',
   'signatures/active-content.json':
     'aa8e264581e41b181a464629848ea4d9e4e06c9d8a493a85d04135e511e1e3cb',
 };
