@@ -10,7 +10,7 @@
  */
 export const SHIPPED_TABLES_SHA256: Readonly<Record<string, string>> = {
   'lexicon/injection-lexicon.json':
-    '021627174ce44cddeb0d5d517792dc33afc070eade47a2c2285183d279d2d3fb',
+    '76a612d87b4d0357d01bf7fc3ef9c2e4191c383e56225bffa261ffb618ce05f5',
   'secrets/secret-patterns.json':
     '6821388826d4c917d22ab0e20d6cf21c276bf34272eb4d7f16e25121d6d2f6c5',
   'signatures/active-content.json':
