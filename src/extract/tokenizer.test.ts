@@ -79,6 +79,9 @@ describe('countUpTo', () => {
     expect(derived.additiveAtLineStarts).toBe(true);
     expect(derived.countUpTo?.('hello world', 1)).toBeGreaterThan(1);
     expect(derived.countUpTo?.('hello world', 5)).toBe(2);
+    // Without a bounded form of its own, the wrapper's count answers (a cache, a stored count).
+    const stored = derivedTokenizer(o200kTokenizer(), () => 42);
+    expect(stored.countUpTo?.('hello world', 100)).toBe(42);
   });
 });
 

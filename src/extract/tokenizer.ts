@@ -44,7 +44,9 @@ export function derivedTokenizer(
     name: tok.name,
     count,
     ...(tok.additiveAtLineStarts ? { additiveAtLineStarts: true } : {}),
-    ...(tok.countUpTo ? { countUpTo: upTo ?? ((t, limit) => countUpTo(tok, t, limit)) } : {}),
+    // Without a bounded form of its own, the wrapper's full count (never the wrapped one's, which
+    // could disagree with it).
+    ...(tok.countUpTo ? { countUpTo: upTo ?? ((t) => count(t)) } : {}),
   };
 }
 
