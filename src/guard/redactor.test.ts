@@ -105,6 +105,25 @@ describe('Redactor.redactText', () => {
     }
   });
 
+  it('removes a quoted value whole, with the punctuation password rules ask for: no fragment stays', async () => {
+    // Before, the value stopped at the first & $ ( ; | and the rest of the password was stored.
+    const cases: [string, string][] = [
+      ['DB_PASSWORD="Tr0ub4dor&3xyz"', 'DB_PASSWORD="[REDACTED:env-assignment]"'],
+      ["export API_TOKEN='a1b2c3d4$e5f6g7h8'", "export API_TOKEN='[REDACTED:env-assignment]'"],
+      ["{ password: 'Tr0ub4dor&3xyz' }", "{ password: '[REDACTED:config-assignment]' }"],
+      ['{"password": "pa55(word)[x]{y}"}', '{"password": "[REDACTED:config-assignment]"}'],
+      ["mysql -u root -p'S3cret&Pass!' db", "mysql -u root -p'[REDACTED:cli-password-flag]' db"],
+      ['Cookie: sid=s%3Aab12cd34ef56gh78; theme=dark', 'Cookie: sid=[REDACTED:cookie-value]; theme=dark'],
+      ['db:5432:billing:app:Xk9v&Pq2:mL\\:r7', 'db:5432:billing:app:Xk9v&Pq2:mL\\:r7'],
+      ['db:5432:billing:app:Xk9v&Pq2mL\\:r7', 'db:5432:billing:app:[REDACTED:pgpass-password]'],
+    ];
+    for (const [text, stored] of cases) expect((await redactor.redactText(text)).text).toBe(stored);
+    // References and templates in quotes stay: they are not values.
+    for (const text of ['password: "${DB_PASSWORD}"', 'api_key = "$(cat ~/.key)"', '"token": "<token>"']) {
+      expect((await redactor.redactText(text)).redactions, text).toEqual([]);
+    }
+  });
+
   it('removes the credential of an Authorization header, with or without its scheme, never a reference', async () => {
     const v = `${s.postgresPassword}0x`;
     for (const [text, kept] of [

@@ -12,7 +12,7 @@ export const SHIPPED_TABLES_SHA256: Readonly<Record<string, string>> = {
   'lexicon/injection-lexicon.json':
     '76a612d87b4d0357d01bf7fc3ef9c2e4191c383e56225bffa261ffb618ce05f5',
   'secrets/secret-patterns.json':
-    '6821388826d4c917d22ab0e20d6cf21c276bf34272eb4d7f16e25121d6d2f6c5',
+    'c0d324ba3ae1165136c89d6ea4b5dc3cc29ff70e03abce610e19e5e103f0c5c2',
   'signatures/active-content.json':
     'aa8e264581e41b181a464629848ea4d9e4e06c9d8a493a85d04135e511e1e3cb',
 };
