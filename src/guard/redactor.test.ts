@@ -109,6 +109,7 @@ describe('Redactor.redactText', () => {
     // Before, the value stopped at the first & $ ( ; | and the rest of the password was stored.
     const cases: [string, string][] = [
       ['DB_PASSWORD="Tr0ub4dor&3xyz"', 'DB_PASSWORD="[REDACTED:env-assignment]"'],
+      ['PASSPHRASE="correct horse battery staple"', 'PASSPHRASE="[REDACTED:env-assignment]"'],
       ["export API_TOKEN='a1b2c3d4$e5f6g7h8'", "export API_TOKEN='[REDACTED:env-assignment]'"],
       ["{ password: 'Tr0ub4dor&3xyz' }", "{ password: '[REDACTED:config-assignment]' }"],
       ['{"password": "pa55(word)[x]{y}"}', '{"password": "[REDACTED:config-assignment]"}'],
