@@ -114,13 +114,20 @@ describe('Redactor.redactText', () => {
       ["{ password: 'Tr0ub4dor&3xyz' }", "{ password: '[REDACTED:config-assignment]' }"],
       ['{"password": "pa55(word)[x]{y}"}', '{"password": "[REDACTED:config-assignment]"}'],
       ["mysql -u root -p'S3cret&Pass!' db", "mysql -u root -p'[REDACTED:cli-password-flag]' db"],
-      ['Cookie: sid=s%3Aab12cd34ef56gh78; theme=dark', 'Cookie: sid=[REDACTED:cookie-value]; theme=dark'],
+      [
+        'Cookie: sid=s%3Aab12cd34ef56gh78; theme=dark',
+        'Cookie: sid=[REDACTED:cookie-value]; theme=dark',
+      ],
       ['db:5432:billing:app:Xk9v&Pq2:mL\\:r7', 'db:5432:billing:app:Xk9v&Pq2:mL\\:r7'],
       ['db:5432:billing:app:Xk9v&Pq2mL\\:r7', 'db:5432:billing:app:[REDACTED:pgpass-password]'],
     ];
     for (const [text, stored] of cases) expect((await redactor.redactText(text)).text).toBe(stored);
     // References and templates in quotes stay: they are not values.
-    for (const text of ['password: "${DB_PASSWORD}"', 'api_key = "$(cat ~/.key)"', '"token": "<token>"']) {
+    for (const text of [
+      'password: "${DB_PASSWORD}"',
+      'api_key = "$(cat ~/.key)"',
+      '"token": "<token>"',
+    ]) {
       expect((await redactor.redactText(text)).redactions, text).toEqual([]);
     }
   });
