@@ -420,6 +420,7 @@ const EXPECTED: Record<string, string[]> = {
     'readHistoryRecords',
     'readSourceText',
     'readTurnsJsonl',
+    'redactedFoldInputs',
   ],
   './inspect': [
     'DiskResponse',

@@ -72,9 +72,17 @@ export function wellFormed(text: string): string {
   );
 }
 
+/**
+ * The text in at most `max` code points, cut at a word boundary. Never inside a word: a token
+ * cut in two (a secret among them) no longer matches the redactor's patterns, and its first
+ * part would reach the store (`export GITHUB_TOKEN=ghp_u8jz…`).
+ */
 function cut(text: string, max: number): string {
   const cps = Array.from(text);
-  return cps.length <= max ? text : `${cps.slice(0, max - 1).join('')}…`;
+  if (cps.length <= max) return text;
+  let end = max - 1;
+  while (end > 0 && !/\s/.test(cps[end]!)) end--;
+  return `${cps.slice(0, end).join('').trimEnd()}…`;
 }
 
 function pushUnique(list: string[], value: string): void {

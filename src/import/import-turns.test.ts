@@ -1,9 +1,10 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ContextFold } from '../engine/context-fold.js';
 import { summarizeTurn } from '../harness/summarize.js';
 import { isContextFoldError } from '../protocol/errors.js';
+import { fakeSecrets } from '../test-utils/fake-secrets.js';
 import { tempDir } from '../test-utils/temp-dir.js';
 import { importFile, loadHistoryFile } from './import-file.js';
 import { importTurns } from './import-turns.js';
@@ -99,5 +100,24 @@ describe('importFile', () => {
     );
     expect(existsSync(join(dir, 'cold_nodes'))).toBe(false);
     await cf.close();
+  });
+});
+
+describe('importTurns: no piece of a secret in the summary', () => {
+  it('summarises the redacted turn, so a secret cut short by the summary never reaches the store', async () => {
+    const s = fakeSecrets();
+    // The command is longer than a summary's command slot: a cut inside the token used to
+    // store `export GITHUB_TOKEN=ghp_…` with all but a few characters of it.
+    const content = `$ export GITHUB_TOKEN=${s.githubToken} && gh release create v1.2.3 --notes-file NOTES.md\nrelease created`;
+    const dir = join(tempDir().dir, '.contextfold');
+    const cf = await ContextFold.open({ dir });
+    await importTurns(cf, [{ step_id: 0, role: 'assistant', content }]);
+    await cf.close();
+    const fragment = s.githubToken.slice(4, 16);
+    for (const f of readdirSync(dir, { recursive: true, encoding: 'utf8' })) {
+      const path = join(dir, f);
+      if (!statSync(path).isFile()) continue;
+      expect(readFileSync(path).includes(fragment), f).toBe(false);
+    }
   });
 });

@@ -24,7 +24,8 @@ export interface ImportTurnsResult {
 
 /**
  * The fold inputs for a parsed history: step id from the history, the rendered turn as the
- * payload, a deterministic summary.
+ * payload, a deterministic summary of the text as given (for a store that redacts, prefer
+ * {@link redactedFoldInputs}: its summaries are made from the redacted text).
  *
  * @example
  * const inputs = foldInputsFor([{ step_id: 0, role: 'user', content: 'hi' }]);
@@ -34,6 +35,28 @@ export function foldInputsFor(
   summarise: (turn: ImportedTurn) => string = summarizeTurn,
 ): FoldInput[] {
   return turns.map((t) => ({ stepId: t.step_id, summary: summarise(t), content: t.content }));
+}
+
+/**
+ * {@link foldInputsFor} with each summary made from the turn as the store will keep it
+ * (redacted by the engine, the batch jointly, as `foldMany` does): the engine redacts a summary
+ * too, but a summary that quotes a secret cut short (`GITHUB_TOKEN=ghp_u8jz…`) no longer matches
+ * its pattern. The payload stays the turn's own text; the fold redacts it.
+ *
+ * @example
+ * const inputs = await redactedFoldInputs(engine, [{ step_id: 0, role: 'user', content: 'hi' }]);
+ */
+export async function redactedFoldInputs(
+  engine: Pick<ContextFoldEngine, 'redactTexts'>,
+  turns: readonly ImportedTurn[],
+  summarise: (turn: ImportedTurn) => string = summarizeTurn,
+): Promise<FoldInput[]> {
+  const stored = await engine.redactTexts(turns.map((t) => t.content));
+  return turns.map((t, i) => ({
+    stepId: t.step_id,
+    summary: summarise({ ...t, content: stored[i]! }),
+    content: t.content,
+  }));
 }
 
 /**
@@ -49,7 +72,7 @@ export async function importTurns(
   turns: readonly ImportedTurn[],
   options: ImportTurnsOptions = {},
 ): Promise<ImportTurnsResult> {
-  const inputs = foldInputsFor(turns, options.summarise);
+  const inputs = await redactedFoldInputs(engine, turns, options.summarise);
   const results = inputs.length > 0 ? await engine.foldMany(inputs, options.onProgress) : [];
   const already = results.filter((r) => r.already_folded).length;
   return {

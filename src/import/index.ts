@@ -31,6 +31,7 @@ export {
   type ImportTurnsOptions,
   type ImportTurnsResult,
   importTurns,
+  redactedFoldInputs,
 } from './import-turns.js';
 export { parseOpenAiMessages } from './openai-chat.js';
 export { type ParsedHistory, parseHistory } from './parse-history.js';
