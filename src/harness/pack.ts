@@ -157,6 +157,14 @@ export interface AssembleInput {
   priorTruncated?: readonly TruncationNote[];
   /** A live turn that does not fit beside L3 and the pages: excerpted (default) or sent whole. */
   liveOverflow?: LiveOverflow;
+  /**
+   * The live exchange (`SessionConfig.live_task`): L1 turns it also holds (the user request a
+   * tool loop works on; the tool turn a prompt follows without a reply), never dropped and
+   * excerpted together with L0; and, with `liveOverflow: 'excerpt'`, an oversized live part is
+   * cut to what L2 and L1 leave, but keeps at least half of the room. Absent: the live part is
+   * L0 alone and takes all the room it needs (sessions recorded before the rule).
+   */
+  live?: { task: readonly Turn[] };
 }
 
 const lines = new WeakMap<FoldedStep, string>();
@@ -293,21 +301,38 @@ function leftOutOfPack(
 function trimToBudget(input: AssembleInput, m: Measured): Trimmed {
   const truncated: TruncationNote[] = [...(input.priorTruncated ?? [])];
   const l2 = m.lineTokens.length === 0 ? 0 : m.frame + sum(m.lineTokens);
+  const task = input.live?.task ?? [];
+  const isTask = input.recent.map((t) => task.includes(t));
+  const live = m.currentTokens + sum(m.recentTokens.filter((_, i) => isTask[i]));
   let total = m.l3.total + l2 + sum(m.recentTokens) + m.currentTokens + m.pageTotal;
+  // The live part plans with what it keeps: all of it, or (live rule, excerpt mode) at least
+  // half of the room beside L3 and the pages, so L2 and L1 are not all given up to one output.
+  total -= live - liveFloor(input, m, live);
   const r = dropOldest({ costs: m.lineTokens, total, budget: input.budget, lastExtra: m.frame });
   total = r.total;
-  const t = dropOldest({ costs: m.recentTokens, total, budget: input.budget, lastExtra: 0 });
+  const dropped = new Set<number>();
+  for (let i = 0; i < input.recent.length && total > input.budget; i++) {
+    if (isTask[i]) continue;
+    total -= m.recentTokens[i]!;
+    dropped.add(i);
+  }
   const records = input.records.slice(r.count);
-  const recent = input.recent.slice(t.count);
+  const recent = input.recent.filter((_, i) => !dropped.has(i));
   if (r.count > 0) {
     const steps = input.records.slice(0, r.count).map((x) => x.step_id);
     truncated.push(leftOutOfPack('L2', steps, 'this turn’s pages', 'records'));
   }
-  if (t.count > 0) {
-    const steps = input.recent.slice(0, t.count).flatMap((x) => x.steps);
+  if (dropped.size > 0) {
+    const steps = input.recent.filter((_, i) => dropped.has(i)).flatMap((x) => x.steps);
     truncated.push(leftOutOfPack('L1', steps, 'L2 empty', 'recent turns'));
   }
   return { records, lineTokens: m.lineTokens.slice(r.count), recent, truncated };
+}
+
+/** Tokens the live part is planned with (see `AssembleInput.live`). */
+function liveFloor(input: AssembleInput, m: Measured, live: number): number {
+  if (!input.live || (input.liveOverflow ?? 'excerpt') !== 'excerpt') return live;
+  return Math.min(live, Math.floor((input.budget - m.l3.total - m.pageTotal) / 2));
 }
 
 /** The pack's messages and entries as they are appended, layer by layer. */
@@ -359,8 +384,10 @@ function addFoldedSteps(parts: Parts, t: Trimmed, frame: number): void {
   parts.prefix += FRAME_HEAD + text;
 }
 
-function addRecent(parts: Parts, turns: readonly PackTurn[]): void {
-  for (const pt of turns) {
+function addRecent(parts: Parts, turns: readonly PackTurn[], cut: LiveCut | null): void {
+  for (const compressed of turns) {
+    // A task turn cut with the live part is sent as cut (see `AssembleInput.live`).
+    const pt = { ...compressed, ...cut?.task.get(compressed.turn) };
     parts.messages.push(...pt.messages);
     parts.entries.push({
       layer: 'L1',
@@ -421,23 +448,50 @@ function addLive(
   });
 }
 
+/** The live part as sent after {@link excerptLive}: L0 (with every note), and each task turn. */
+interface LiveCut {
+  current: LiveExcerpt;
+  task: Map<Turn, { messages: Message[]; tokens: number[] }>;
+}
+
 /**
- * The live turn cut to what the budget leaves beside L3 and the pages, when it does not fit
- * (L1 and L2 are empty by then: they were left out first). Null when it fits or is sent whole.
+ * The live part (L0, and the task turns of `input.live`) cut to what the budget leaves beside L3,
+ * the pages and what L2 and L1 kept, when it does not fit. Null when it fits or is sent whole.
  */
-function liveExcerpt(input: AssembleInput, m: Measured): LiveExcerpt | null {
+function liveExcerpt(input: AssembleInput, m: Measured, t: Trimmed): LiveCut | null {
   const current = input.current;
   if (!current || (input.liveOverflow ?? 'excerpt') !== 'excerpt') return null;
-  const room = input.budget - m.l3.total - m.pageTotal;
-  if (m.currentTokens <= room) return null;
-  return excerptLive({
-    messages: current.messages.map((x) => toPlainMessage(x as HistoryMessage)),
-    steps: current.messages.map((x) => (x as HistoryMessage).stepId),
-    tokens: current.messages.map((x) => input.meter.message(x)),
+  const task = (input.live?.task ?? []).filter((x) => t.recent.includes(x));
+  const kept = t.recent.filter((x) => !task.includes(x));
+  const l2 = t.lineTokens.length === 0 ? 0 : m.frame + sum(t.lineTokens);
+  const l1 = sum(kept.map((x) => m.recentTokens[input.recent.indexOf(x)]!));
+  const room = input.budget - m.l3.total - m.pageTotal - l2 - l1;
+  const turns = [...task, current];
+  const messages = turns.flatMap((x) => x.messages);
+  const tokens = messages.map((x) => input.meter.message(x));
+  if (sum(tokens) <= room) return null;
+  const cut = excerptLive({
+    messages: messages.map((x) => toPlainMessage(x as HistoryMessage)),
+    steps: messages.map((x) => (x as HistoryMessage).stepId),
+    tokens,
     room,
     budget: input.budget,
     meter: input.meter,
   });
+  if (!cut) return null;
+  const byTurn = new Map<Turn, { messages: Message[]; tokens: number[] }>();
+  let at = 0;
+  for (const x of turns) {
+    const n = x.messages.length;
+    byTurn.set(x, {
+      messages: cut.messages.slice(at, at + n),
+      tokens: cut.tokens.slice(at, at + n),
+    });
+    at += n;
+  }
+  const own = byTurn.get(current)!;
+  byTurn.delete(current);
+  return { current: { ...own, notes: cut.notes }, task: byTurn };
 }
 
 function excerptWarning(notes: readonly LiveExcerptNote[], live: number, budget: number): string {
@@ -515,10 +569,10 @@ export function assemblePack(input: AssembleInput): ContextPack {
   const parts: Parts = { messages: [], entries: [], prefix: '', pagedIn: [] };
   addPinned(parts, m);
   addFoldedSteps(parts, trimmed, m.frame);
-  addRecent(parts, compressed.turns);
-  const excerpt = liveExcerpt(input, m);
-  addLive(parts, input, m, excerpt);
-  return finishPack(input, m, trimmed, compressed, parts, excerpt);
+  const cut = liveExcerpt(input, m, trimmed);
+  addRecent(parts, compressed.turns, cut);
+  addLive(parts, input, m, cut?.current ?? null);
+  return finishPack(input, m, trimmed, compressed, parts, cut?.current ?? null);
 }
 
 /**

@@ -130,30 +130,73 @@ export class SessionCore {
     return last.messages[last.messages.length - 1]?.role === 'tool' ? last : null;
   }
 
+  /**
+   * The L1 turns of the live exchange (`SessionConfig.live_task`), oldest first: for a pending
+   * tool output, the user request the loop works on; for a prompt that follows a tool result
+   * with no reply (Claude Code sends text after the results of one message), that tool turn and
+   * the request before it. A user message that follows a tool result is such text, not a
+   * request. Empty under the earlier rule.
+   */
+  private taskTurns(current: Turn | null, promptStep: number | null): Turn[] {
+    if (!current || this.state.config?.live_task !== 'kept') return [];
+    const conv = this.conversation();
+    const endsInTool = (t: Turn | undefined): boolean =>
+      t?.messages[t.messages.length - 1]?.role === 'tool';
+    let i = conv.indexOf(current);
+    const out: Turn[] = [];
+    if (promptStep !== null) {
+      const before = conv[i - 1];
+      if (!endsInTool(before) || this.state.folded.has(before!.stepId)) return [];
+      out.push(before!);
+      i--;
+    }
+    for (let j = i - 1; j >= 0; j--) {
+      const t = conv[j]!;
+      if (t.kind !== 'user' || endsInTool(conv[j - 1])) continue;
+      if (!this.state.folded.has(t.stepId)) out.unshift(t);
+      break;
+    }
+    return out;
+  }
+
   /** L1: every turn not folded, not system, not the current one. */
   private recentTurns(current: Turn | null): Turn[] {
     return this.conversation().filter((t) => t !== current && !this.state.folded.has(t.stepId));
   }
 
-  /** Turns older than the last `keep_recent` that are not folded yet. */
-  private foldCandidates(current: Turn | null): Turn[] {
+  /** Turns older than the last `keep_recent` that are not folded yet (nor live). */
+  private foldCandidates(current: Turn | null, task: readonly Turn[] = []): Turn[] {
     const before = this.conversation().filter((t) => t !== current);
     const cut = Math.max(0, before.length - this.config.keep_recent);
-    return before.slice(0, cut).filter((t) => !this.state.folded.has(t.stepId));
+    return before
+      .slice(0, cut)
+      .filter((t) => !this.state.folded.has(t.stepId) && !task.includes(t));
   }
 
-  /** Tokens of the pack without pages and before compression: what the policy plans with. */
-  baseline(current: Turn | null): number {
+  /**
+   * Tokens of the pack without pages and before compression: what the policy plans with. An
+   * oversized live part (L0 and `task`) counts at half the room under the live rule with
+   * excerpts (the pack cuts it to that), so one large output does not fold every recent turn.
+   */
+  baseline(current: Turn | null, task: readonly Turn[] = []): number {
     const s = this.state;
-    let n = pinnedTokens(this.meter, s.pinned);
+    const pinned = pinnedTokens(this.meter, s.pinned);
+    let n = pinned;
     if (s.l2Start < s.foldOrder.length) {
       n += frameTokens(this.meter);
       for (let i = s.l2Start; i < s.foldOrder.length; i++)
         n += recordTokens(this.meter, s.foldOrder[i]!);
     }
-    for (const t of this.recentTurns(current)) n += turnTokens(t, this.meter);
-    if (current) n += turnTokens(current, this.meter);
-    return n;
+    let live = current ? turnTokens(current, this.meter) : 0;
+    for (const t of this.recentTurns(current)) {
+      if (task.includes(t)) live += turnTokens(t, this.meter);
+      else n += turnTokens(t, this.meter);
+    }
+    const cfg = this.config;
+    if (cfg.live_task === 'kept' && (cfg.live_overflow ?? 'send-whole') === 'excerpt') {
+      live = Math.min(live, Math.floor((cfg.budget - cfg.page_reserve - pinned) / 2));
+    }
+    return n + live;
   }
 
   private async foldTurns(
@@ -191,12 +234,13 @@ export class SessionCore {
   private advanceWindow(
     turn: number,
     current: Turn | null,
+    task: readonly Turn[],
     limit: number,
     reason: string,
     notes: TruncationNote[],
   ): void {
     const s = this.state;
-    let total = this.baseline(current);
+    let total = this.baseline(current, task);
     let start = s.l2Start;
     const dropped: number[] = [];
     while (total > limit && start < s.foldOrder.length) {
@@ -229,9 +273,10 @@ export class SessionCore {
       history_length: this.state.history.length,
     });
     const current = this.currentTurn(promptStep);
-    const { folded, truncated } = await this.fitBudget(turn, current);
+    const task = this.taskTurns(current, promptStep);
+    const { folded, truncated } = await this.fitBudget(turn, current, task);
     const { pages, failures } = await this.pageInFor(turn, current, promptStep);
-    return this.buildPack({ turn, promptStep, current, pages, failures, folded, truncated });
+    return this.buildPack({ turn, promptStep, current, task, pages, failures, folded, truncated });
   }
 
   /**
@@ -242,28 +287,31 @@ export class SessionCore {
   private async fitBudget(
     turn: number,
     current: Turn | null,
+    task: readonly Turn[],
   ): Promise<{ folded: FoldedNote[]; truncated: TruncationNote[] }> {
     const cfg = this.config;
     const folded: FoldedNote[] = [];
     const truncated: TruncationNote[] = [];
-    const big = this.foldCandidates(current).filter(
+    const big = this.foldCandidates(current, task).filter(
       (t) => turnTokens(t, this.meter) > cfg.fold_threshold,
     );
     await this.foldTurns(turn, big, 'size', folded);
-    if (this.baseline(current) > cfg.high_water_tokens) {
-      await this.foldTurns(turn, this.foldCandidates(current), 'high_water', folded);
+    if (this.baseline(current, task) > cfg.high_water_tokens) {
+      await this.foldTurns(turn, this.foldCandidates(current, task), 'high_water', folded);
     }
     const target = cfg.budget - cfg.page_reserve;
-    while (this.baseline(current) > target) {
+    while (this.baseline(current, task) > target) {
       this.advanceWindow(
         turn,
         current,
+        task,
         cfg.low_water_tokens,
         'over budget: oldest folded-step records leave the prompt (still paged in on demand)',
         truncated,
       );
-      if (this.baseline(current) <= target) break;
-      const oldest = this.recentTurns(current)[0];
+      if (this.baseline(current, task) <= target) break;
+      // The live exchange's own turns are never folded while it runs (see `taskTurns`).
+      const oldest = this.recentTurns(current).find((t) => !task.includes(t));
       if (!oldest) break;
       await this.foldTurns(turn, [oldest], 'budget', folded);
       truncated.push({
@@ -326,12 +374,13 @@ export class SessionCore {
     turn: number;
     promptStep: number | null;
     current: Turn | null;
+    task: readonly Turn[];
     pages: PagedIn[];
     failures: PageInFailure[];
     folded: FoldedNote[];
     truncated: TruncationNote[];
   }): ContextPack {
-    const { turn, promptStep, current } = parts;
+    const { turn, promptStep, current, task } = parts;
     const cfg = this.config;
     const s = this.state;
     const pack = assemblePack({
@@ -349,6 +398,7 @@ export class SessionCore {
       folded: parts.folded,
       priorTruncated: parts.truncated,
       liveOverflow: cfg.live_overflow ?? 'send-whole',
+      ...(cfg.live_task === 'kept' ? { live: { task } } : {}),
     });
     if (pack.metadata.compressed.length > 0) {
       this.record({ type: 'compress', turn, notes: pack.metadata.compressed });

@@ -36,6 +36,14 @@ export interface SessionConfig {
    * rendered messages, and keep doing so when reopened or replayed (`TurnStepIds`).
    */
   step_ids?: 'turns';
+  /**
+   * `kept`: the live exchange is more than L0 (the user request a tool loop works on, the tool
+   * turn a prompt follows without a reply): never folded or dropped while live, excerpted with
+   * L0, and an oversized live part is planned at half the room so L2 and L1 are not all given
+   * up to it. Absent in logs written before the rule: their sessions could fold the request of
+   * a running tool loop, and replay does too.
+   */
+  live_task?: 'kept';
 }
 
 /** Archived blocks removed from one incoming message. */

@@ -121,6 +121,7 @@ export function sessionConfig(options: SessionOptions, engine: ContextFoldEngine
     summarizer: options.summarize ? 'custom' : 'default',
     live_overflow: liveOverflow(options.liveOverflow),
     step_ids: 'turns',
+    live_task: 'kept',
   };
 }
 
