@@ -266,6 +266,25 @@ describe('contextFoldMiddleware with generateText', () => {
     await mw.close();
   });
 
+  it('refuses session ids that would name a directory above the session (`.`, `..`)', async () => {
+    const mw = setup();
+    const model = wrapLanguageModel({
+      model: new MockLanguageModelV3({ doGenerate: [text('a')] }),
+      middleware: mw,
+    });
+    for (const sessionId of ['..', '.', '.hidden']) {
+      await expect(
+        generateText({
+          model,
+          prompt: 'hello',
+          maxRetries: 0,
+          providerOptions: { contextfold: { sessionId } },
+        }),
+      ).rejects.toThrow(/not starting with '\.'/);
+    }
+    await mw.close();
+  });
+
   it('refuses a prompt that does not continue the session history', async () => {
     const mw = setup();
     const model = wrapLanguageModel({

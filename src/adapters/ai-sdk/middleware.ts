@@ -48,7 +48,8 @@ interface Live {
   lastPack: ContextPack | null;
 }
 
-const ID_RE = /^[A-Za-z0-9._-]{1,200}$/;
+// Not starting with a dot: `.` and `..` would name the directory above the session store.
+const ID_RE = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/;
 
 function sessionIdOf(
   params: LanguageModelV3CallOptions,
@@ -61,7 +62,7 @@ function sessionIdOf(
   const id = own ?? fallback;
   if (id !== undefined && !ID_RE.test(id)) {
     throw new UsageError(
-      `session id '${id}' must be letters, digits, '.', '_' or '-' (it names a directory)`,
+      `session id '${id}' must be letters, digits, '.', '_' or '-', not starting with '.' (it names a directory)`,
     );
   }
   return id;

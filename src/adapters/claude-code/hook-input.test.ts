@@ -35,6 +35,9 @@ describe('parseHookInput', () => {
       /session_id: must be a plain id/,
     ],
     ['an empty session id', { ...valid, session_id: '' }, /session_id: must be a plain id/],
+    // `..` named the directory above the session stores, `.` the one holding them.
+    ['a session id of two dots', { ...valid, session_id: '..' }, /session_id: must be a plain id/],
+    ['a session id of one dot', { ...valid, session_id: '.' }, /session_id: must be a plain id/],
     ['a session id of 201 characters', { ...valid, session_id: 'a'.repeat(201) }, /plain id/],
     ['a numeric session id', { ...valid, session_id: 7 }, /session_id: must be a plain id/],
     [

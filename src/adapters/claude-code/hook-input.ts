@@ -18,7 +18,8 @@ export const CLAUDE_EVENT_NAMES: Record<HookEvent, string> = {
   'session-start': 'SessionStart',
 };
 
-const PLAIN_ID = /^[A-Za-z0-9._-]{1,200}$/;
+// Not starting with a dot: `.` and `..` would name the directory above the session store.
+const PLAIN_ID = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/;
 
 /**
  * The JSON a Claude Code command hook receives on stdin (common fields plus the event's own:

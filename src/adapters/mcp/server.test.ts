@@ -176,6 +176,24 @@ describe('contextfold mcp (stdio, real SDK client)', () => {
     expect(status.nodes).toBe(3);
     expect(stderr).not.toMatch(/internal error/);
   });
+
+  it('answers fold_turn and recall_archived_nodes with bounded replies, whatever the input', async () => {
+    // A log with thousands of identifiers: the whole fold result was larger than the log.
+    const log = Array.from({ length: 4000 }, (_, i) => `job-${i} id=req_${i}abc${i} done`).join(
+      '\n',
+    );
+    const folded = await call('fold_turn', { step_id: 300, summary: 'a job log', content: log });
+    const receipt = JSON.parse(text(folded));
+    expect(receipt).toMatchObject({ step_id: 300, already_folded: false });
+    expect(receipt.identifiers.count).toBeGreaterThan(1000);
+    expect(receipt.identifiers.first).toHaveLength(10);
+    expect(text(folded).length).toBeLessThan(4000);
+    // The query is not echoed back, and the candidates are capped without a limit.
+    const query = `job ${'x'.repeat(200_000)}`;
+    const recall = await call('recall_archived_nodes', { query });
+    expect(text(recall).length).toBeLessThan(20_000);
+    expect(JSON.parse(text(recall)).query).toBeUndefined();
+  });
 });
 
 describe('contextfold mcp stdout', () => {

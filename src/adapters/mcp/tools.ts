@@ -1,7 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import type { ContextFoldEngine, HydrateResult } from '../../engine/types.js';
+import type { ContextFoldEngine, FoldResult, HydrateResult } from '../../engine/types.js';
 import { summarizeFindings } from '../../guard/scan-page.js';
 import { formatArchivedBlock } from '../../harness/archived-block.js';
 import { ipcfErrorName, isContextFoldError } from '../../protocol/errors.js';
@@ -67,6 +67,9 @@ type Runner = <A>(
   fn: (cf: ContextFoldEngine, args: A) => Promise<CallToolResult>,
 ) => (args: A) => Promise<CallToolResult>;
 
+/** Candidates `recall_archived_nodes` lists when the caller sets no limit. */
+const RECALL_DEFAULT_LIMIT = 20;
+
 function registerRecall(server: McpServer, run: Runner): void {
   server.registerTool(
     'recall_archived_nodes',
@@ -82,13 +85,15 @@ function registerRecall(server: McpServer, run: Runner): void {
           .min(1)
           .max(200)
           .optional()
-          .describe('maximum candidates (default: all)'),
+          .describe(`maximum candidates (default ${RECALL_DEFAULT_LIMIT})`),
       },
       annotations: { readOnlyHint: true },
     },
-    run(async (cf, { query, limit }: { query: string; limit?: number }) =>
-      json(await cf.recall(query, limit === undefined ? {} : { limit })),
-    ),
+    run(async (cf, { query, limit }: { query: string; limit?: number }) => {
+      // The query is the caller's own text: not echoed back (a 2 MB query made a 2 MB reply).
+      const { candidates } = await cf.recall(query, { limit: limit ?? RECALL_DEFAULT_LIMIT });
+      return json({ candidates });
+    }),
   );
 }
 
@@ -204,6 +209,39 @@ interface FoldArgs {
   errors?: string[];
 }
 
+/** Entries of each extracted list a `fold_turn` reply shows (the count says how many there are). */
+const RECEIPT_LIST = 10;
+/** Characters of one listed entry in a `fold_turn` reply. */
+const RECEIPT_CHARS = 200;
+
+/**
+ * What `fold_turn` answers: the node's hashes and path, and the extracted lists as counts with
+ * their first entries, so the reply stays small whatever was folded (the whole result of a log
+ * with 100,000 identifiers was larger than the log itself).
+ */
+function foldReceipt(r: FoldResult) {
+  const list = (xs: readonly string[]) => ({
+    count: xs.length,
+    first: xs
+      .slice(0, RECEIPT_LIST)
+      .map((x) => (x.length > RECEIPT_CHARS ? `${x.slice(0, RECEIPT_CHARS)}…` : x)),
+  });
+  return {
+    step_id: r.step_id,
+    already_folded: r.already_folded,
+    payload_sha256: r.payload_sha256,
+    projection_sha256: r.projection_sha256,
+    artifact_sha256: r.artifact_sha256,
+    file_path: r.file_path,
+    token_estimate: r.token_estimate,
+    folded_at: r.folded_at,
+    files: list(r.files),
+    commands: list(r.commands),
+    errors: list(r.errors),
+    identifiers: list(r.identifiers),
+  };
+}
+
 function registerFold(server: McpServer, run: Runner): void {
   server.registerTool(
     'fold_turn',
@@ -223,14 +261,16 @@ function registerFold(server: McpServer, run: Runner): void {
     },
     run(async (cf, a: FoldArgs) =>
       json(
-        await cf.fold({
-          stepId: a.step_id,
-          summary: a.summary,
-          content: a.content,
-          ...(a.files ? { files: a.files } : {}),
-          ...(a.commands ? { commands: a.commands } : {}),
-          ...(a.errors ? { errors: a.errors } : {}),
-        }),
+        foldReceipt(
+          await cf.fold({
+            stepId: a.step_id,
+            summary: a.summary,
+            content: a.content,
+            ...(a.files ? { files: a.files } : {}),
+            ...(a.commands ? { commands: a.commands } : {}),
+            ...(a.errors ? { errors: a.errors } : {}),
+          }),
+        ),
       ),
     ),
   );
