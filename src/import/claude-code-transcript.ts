@@ -129,6 +129,11 @@ export class TranscriptReader {
     return this.builder.flush(mode);
   }
 
+  /** Step ids of the turns not emitted yet (see `ConversationBuilder.pending`). */
+  pending(): number[] {
+    return this.builder.pending();
+  }
+
   private markCompaction(): void {
     if (this.compactions.at(-1) !== this.builder.nextStep)
       this.compactions.push(this.builder.nextStep);
@@ -140,6 +145,12 @@ export interface ParsedTranscript {
   turns: ImportedTurn[];
   sessionId: string | null;
   compactions: number[];
+  /**
+   * Steps of the last turns still open (a tool call without its result: the session is
+   * running): not in `turns`, so a later import of the grown file adds them whole instead of
+   * conflicting with a partial copy.
+   */
+  open: number[];
 }
 
 /**
@@ -153,7 +164,12 @@ export function parseClaudeCodeTranscript(text: string, source: string): ParsedT
   const turns: ImportedTurn[] = [];
   const lines = text.split('\n');
   for (const [i, line] of lines.entries()) turns.push(...reader.pushLine(line, i + 1, source));
-  turns.push(...reader.flush());
+  turns.push(...reader.flush('complete'));
   turns.sort((a, b) => a.step_id - b.step_id);
-  return { turns, sessionId: reader.session, compactions: [...reader.compactionSteps] };
+  return {
+    turns,
+    sessionId: reader.session,
+    compactions: [...reader.compactionSteps],
+    open: reader.pending(),
+  };
 }

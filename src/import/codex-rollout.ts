@@ -125,8 +125,10 @@ function imageGenerationMessage(item: Record<string, unknown>): BuilderMessage |
  * own line that no output can name. Other calls without `call_id` are malformed.
  */
 function unpairedShellCallId(item: Record<string, unknown>, line: number): string | undefined {
-  return item.type === 'local_shell_call' ? `local_shell_call@line-${line}` : undefined;
+  return item.type === 'local_shell_call' ? `${UNPAIRED_SHELL_CALL}${line}` : undefined;
 }
+
+const UNPAIRED_SHELL_CALL = 'local_shell_call@line-';
 
 function itemMessage(
   item: Record<string, unknown>,
@@ -185,12 +187,12 @@ function itemMessage(
  *
  * @example
  * parseCodexRollout('{"type":"session_meta","payload":{"id":"s1"}}\n', 'rollout.jsonl');
- * // { turns: [], sessionId: 's1' }
+ * // { turns: [], sessionId: 's1', open: [] }
  */
 export function parseCodexRollout(
   text: string,
   source: string,
-): { turns: ImportedTurn[]; sessionId: string | null } {
+): { turns: ImportedTurn[]; sessionId: string | null; open: number[] } {
   const builder = new ConversationBuilder();
   const turns: ImportedTurn[] = [];
   let sessionId: string | null = null;
@@ -224,6 +226,7 @@ export function parseCodexRollout(
       ...builder.push(msg.role === 'assistant' ? { ...msg, groupKey: `r${response}` } : msg),
     );
   }
-  turns.push(...builder.flush());
-  return { turns, sessionId };
+  // A last turn still open (a call without its output) is left out: see `ParsedTranscript.open`.
+  turns.push(...builder.flush('complete', (id) => id.startsWith(UNPAIRED_SHELL_CALL)));
+  return { turns, sessionId, open: builder.pending() };
 }

@@ -161,8 +161,22 @@ export class ConversationBuilder {
    * Ends the input. `all` (end of file) emits every open turn; `complete` (the hook before a
    * compaction) emits only turns whose calls are all answered, including the last one.
    */
-  flush(mode: 'all' | 'complete' = 'all'): ImportedTurn[] {
-    return this.take((t) => mode === 'all' || t.closed || !unanswered(t));
+  flush(
+    mode: 'all' | 'complete' = 'all',
+    /** Calls no result can answer (an id no output can name): they do not keep a turn open. */
+    unanswerable: (callId: string) => boolean = () => false,
+  ): ImportedTurn[] {
+    return this.take(
+      (t) =>
+        mode === 'all' ||
+        t.closed ||
+        !t.segments.some((s) => s.kind === 'call' && s.result === null && !unanswerable(s.id)),
+    );
+  }
+
+  /** Step ids of the turns not emitted yet (after `flush('complete')`: those still open). */
+  pending(): number[] {
+    return this.s.open.map((t) => t.step_id);
   }
 
   private newTurn(role: TurnRole, groupKey: string | null): OpenTurn {

@@ -14,6 +14,8 @@ export interface LoadedHistory {
   turns: ImportedTurn[];
   /** The session id the file records (Claude Code transcripts), else null. */
   sessionId: string | null;
+  /** Steps of a transcript's last turns still open, left out (see `ParsedTranscript.open`). */
+  open: number[];
 }
 
 /**
@@ -34,6 +36,7 @@ export function loadHistoryFile(options: { file: string; format?: ImportFormat }
     detected: options.format === undefined,
     turns: parsed.turns,
     sessionId: parsed.sessionId,
+    open: parsed.open ?? [],
   };
 }
 

@@ -12,6 +12,8 @@ export interface ParsedHistory {
   format: ImportFormat;
   turns: ImportedTurn[];
   sessionId: string | null;
+  /** Transcripts: steps of the last turns still open, left out (see `ParsedTranscript.open`). */
+  open?: number[];
 }
 
 /**
@@ -30,11 +32,11 @@ export function parseHistory(options: {
   switch (format) {
     case 'claude-code': {
       const t = parseClaudeCodeTranscript(text, source);
-      return { format, turns: t.turns, sessionId: t.sessionId };
+      return { format, turns: t.turns, sessionId: t.sessionId, open: t.open };
     }
     case 'codex': {
       const t = parseCodexRollout(text, source);
-      return { format, turns: t.turns, sessionId: t.sessionId };
+      return { format, turns: t.turns, sessionId: t.sessionId, open: t.open };
     }
     case 'openai':
       return { format, turns: parseOpenAiMessages(text, source), sessionId: null };

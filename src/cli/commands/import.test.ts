@@ -37,12 +37,87 @@ describe('contextfold import', () => {
       already_folded: 0,
       first_step: 0,
       last_step: 5,
+      open_steps: [],
     });
     const node = JSON.parse(readFileSync(join(dir, 'cold_nodes', 'step_000001.json'), 'utf8'));
     expect(node.session_id).toBe('5e551011-aaaa-4bbb-8ccc-000000000001');
     const again = await runCliInProcess(['--dir', dir, 'import', gz, '--format', 'claude-code']);
     expect(again.stdout).toMatch(
       /^imported 6 turn\(s\) from .*: 0 folded, 6 already folded; steps 0–5;/,
+    );
+  });
+
+  it('leaves out a last turn still open, and adds it whole when the grown transcript is imported again', async () => {
+    // A running session: the last row is a tool call whose result is not written yet (the
+    // import itself, run from Claude Code's Bash tool, is such a call). Importing it used to
+    // store the call alone, and the grown transcript then failed with a step conflict.
+    const root = tempDir().dir;
+    const dir = join(root, '.contextfold');
+    const file = join(root, 'live.jsonl');
+    const row = (o: object) => JSON.stringify({ sessionId: 's-live', cwd: '/w', ...o });
+    const rows = [
+      row({ type: 'user', uuid: 'u1', message: { role: 'user', content: 'list files' } }),
+      row({
+        type: 'assistant',
+        uuid: 'u2',
+        message: {
+          id: 'm1',
+          role: 'assistant',
+          content: [{ type: 'tool_use', id: 't1', name: 'Bash', input: { command: 'ls' } }],
+        },
+      }),
+    ];
+    writeFileSync(file, `${rows.join('\n')}\n`);
+    const first = await runCliInProcess(['--dir', dir, 'import', file, '--json']);
+    expect(first.code).toBe(0);
+    expect(JSON.parse(first.stdout)).toMatchObject({ turns: 1, folded: 1, open_steps: [1] });
+    const human = await runCliInProcess(['--dir', dir, 'import', file]);
+    expect(human.stdout).toContain(
+      'not imported: step 1, still open (a tool call without its result)',
+    );
+    rows.push(
+      row({
+        type: 'user',
+        uuid: 'u3',
+        message: {
+          role: 'user',
+          content: [{ type: 'tool_result', tool_use_id: 't1', content: 'a.txt' }],
+        },
+      }),
+      row({
+        type: 'assistant',
+        uuid: 'u4',
+        message: { id: 'm2', role: 'assistant', content: [{ type: 'text', text: 'One file.' }] },
+      }),
+    );
+    writeFileSync(file, `${rows.join('\n')}\n`);
+    const grown = await runCliInProcess(['--dir', dir, 'import', file, '--json']);
+    expect(grown.stderr).toBe('');
+    expect(JSON.parse(grown.stdout)).toMatchObject({
+      turns: 3,
+      folded: 2,
+      already_folded: 1,
+      open_steps: [],
+    });
+    const cf = await ContextFold.open({ dir });
+    expect((await cf.hydrate(1)).content).toContain('a.txt');
+    await cf.close();
+  });
+
+  it('a second conversation into the same store: the conflict says to use its own --dir', async () => {
+    const dir = join(tempDir().dir, '.contextfold');
+    await runCliInProcess(['--dir', dir, 'import', fixture('claude-code-session.jsonl')]);
+    const other = await runCliInProcess([
+      '--dir',
+      dir,
+      'import',
+      fixture('openai-chat.json'),
+      '--format',
+      'openai',
+    ]);
+    expect(other.code).toBe(1);
+    expect(other.stderr).toMatch(
+      /StepConflictError: .*import each conversation into its own store \(--dir\)/,
     );
   });
 

@@ -3,7 +3,7 @@ import { ContextFold } from '../../engine/context-fold.js';
 import { loadHistoryFile } from '../../import/import-file.js';
 import { importTurns } from '../../import/import-turns.js';
 import { IMPORT_FORMATS, type ImportFormat } from '../../import/turn.js';
-import { UsageError } from '../../protocol/errors.js';
+import { isStepConflictError, StepConflictError, UsageError } from '../../protocol/errors.js';
 import { emit, globals } from '../context.js';
 import { engineOptions, NO_REDACT_FLAG, NO_REDACT_HELP } from '../engine-options.js';
 import { helpText } from '../help-text.js';
@@ -21,13 +21,18 @@ interface ImportReport {
   already_folded: number;
   first_step: number | null;
   last_step: number | null;
+  /** Steps of the transcript's last turns still open (a tool call without its result): not imported. */
+  open_steps: number[];
 }
 
 const human = (r: ImportReport): string => {
   const steps = r.first_step === null ? 'no turns' : `steps ${r.first_step}–${r.last_step}`;
   const again = r.already_folded ? `, ${r.already_folded} already folded` : '';
   const format = r.format_detected ? `${r.format}, detected` : r.format;
-  return `imported ${r.turns} turn(s) from ${r.file} (${format}): ${r.folded} folded${again}; ${steps}; session ${r.session_id} → ${r.dir}`;
+  const line = `imported ${r.turns} turn(s) from ${r.file} (${format}): ${r.folded} folded${again}; ${steps}; session ${r.session_id} → ${r.dir}`;
+  if (r.open_steps.length === 0) return line;
+  const open = r.open_steps.join(', ');
+  return `${line}\nnot imported: step ${open}, still open (a tool call without its result); import the file again once the session has moved on to add it whole`;
 };
 
 const HELP = helpText({
@@ -46,7 +51,10 @@ const HELP = helpText({
     "tell OpenAI from Anthropic messages; a file of plain text messages needs --format (Cline's",
     'api_conversation_history.json is --format anthropic).',
     'Step ids are turn positions in the history; a tool call and its result form one turn.',
-    'The whole file is parsed before anything is written; re-importing the same file is a no-op.',
+    'The whole file is parsed before anything is written; re-importing the same file is a no-op,',
+    'and re-importing a transcript that has grown adds its new turns. A last turn still open (a',
+    'tool call without its result, as in a running session) is left out until it is complete.',
+    'One store holds one conversation: import another session into its own --dir.',
     "The session id (--session) defaults to the transcript's own session id for claude-code and codex.",
     '',
   ],
@@ -56,6 +64,18 @@ const HELP = helpText({
     'contextfold import .aider.chat.history.md',
   ],
 });
+
+/**
+ * A step conflict on import is, almost always, another conversation in the same store (each
+ * history numbers its turns from 0): say so, and what to do.
+ */
+function anotherConversation(e: unknown, file: string): unknown {
+  if (!isStepConflictError(e)) return e;
+  return new StepConflictError(
+    `${e.message}. ${file} is not the history this store holds at that step: import each conversation into its own store (--dir)`,
+    e.details,
+  );
+}
 
 /** `contextfold import`. */
 export function register(program: Command): void {
@@ -87,6 +107,8 @@ export function register(program: Command): void {
       try {
         const r = await importTurns(cf, history.turns, {
           onProgress: g.json ? undefined : (d, t) => bar.update(d, t),
+        }).catch((e: unknown) => {
+          throw anotherConversation(e, file);
         });
         bar.done();
         const report: ImportReport = {
@@ -100,6 +122,7 @@ export function register(program: Command): void {
           already_folded: r.already_folded,
           first_step: r.first_step,
           last_step: r.last_step,
+          open_steps: history.open,
         };
         emit(g, report, human);
       } finally {
