@@ -314,6 +314,36 @@ describe('upstream errors come back as the provider sent them and never corrupt 
     await expectConsistent(r.dir, (r.logs[0] as { session: string }).session);
     await r.close();
   });
+
+  it('a client that gives up before the answer starts: the upstream call is cancelled, the lock released', async () => {
+    // Before, the upstream call ran on (billed) until the upstream answered or --timeout, and a
+    // retry of the same conversation waited for it.
+    let calls = 0;
+    let upstreamClosed = false;
+    const r = await rig((rec) => {
+      calls++;
+      if (calls > 1) return cannedReply()(rec);
+      rec.onClose?.(() => {
+        upstreamClosed = true;
+      });
+      return { kind: 'hang' };
+    });
+    const gaveUp = new AbortController();
+    setTimeout(() => gaveUp.abort(), 300);
+    await expect(
+      r.anthropic.messages.create(
+        { ...ask, messages: hello },
+        { signal: gaveUp.signal, maxRetries: 0 },
+      ),
+    ).rejects.toThrow();
+    for (let i = 0; i < 100 && r.logs.length === 0; i++)
+      await new Promise((ok) => setTimeout(ok, 20));
+    expect(r.logs).toMatchObject([{ kind: 'call', outcome: 'client_closed' }]);
+    expect(upstreamClosed).toBe(true);
+    // The same conversation again: it waited for the lock the hung call held.
+    await r.anthropic.messages.create({ ...ask, messages: hello });
+    await r.close();
+  });
 });
 
 describe('a store that refuses a write', () => {

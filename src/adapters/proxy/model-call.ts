@@ -163,6 +163,7 @@ async function exchange(
   p: Prepared,
   connected: ConnectedRequest,
   release: () => void,
+  client: AbortSignal,
 ): Promise<Response> {
   let ended: Promise<void> | null = null;
   const end = (status: number, outcome: CallOutcome, error: string | null): Promise<void> => {
@@ -183,16 +184,24 @@ async function exchange(
   };
   const headers = reportHeaders(p.id, p.report);
   run.sentAt = performance.now();
+  // A client that gives up before the answer starts (an SDK timeout, Ctrl-C) cancels the
+  // upstream call: it would run to the end otherwise, billed, holding the conversation's lock.
+  const cancel = (): void => connected.abort();
+  if (client.aborted) cancel();
+  else client.addEventListener('abort', cancel, { once: true });
   try {
     const res = await connected.send(p.bytes);
+    client.removeEventListener('abort', cancel);
     return await relay(res, {
       api: run.api,
       headers,
       onEnd: (outcome, detail) => end(res.statusCode ?? 502, outcome, detail),
     });
   } catch (e) {
+    client.removeEventListener('abort', cancel);
     const err = e instanceof UpstreamError ? e : new UpstreamError('dropped', String(e));
-    await end(upstreamStatus(err), err.failure, err.message);
+    const outcome = client.aborted ? 'client_closed' : err.failure;
+    await end(upstreamStatus(err), outcome, err.message);
     return errorResponse(run.api, upstreamStatus(err), err.message, headers);
   }
 }
@@ -247,5 +256,5 @@ export async function modelCall(
     return run.refuse(500, 'error', `contextfold could not build the prompt: ${message}`);
   }
   run.packMs = ms(tPack);
-  return exchange(run, c, p, connected, release);
+  return exchange(run, c, p, connected, release, req.signal);
 }

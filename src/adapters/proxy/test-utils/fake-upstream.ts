@@ -9,6 +9,8 @@ export interface Recorded {
   body: Buffer;
   /** The body parsed as JSON (throws if it is not). */
   json(): Record<string, unknown>;
+  /** Calls `fn` when the proxy closes this request's connection before an answer ended. */
+  onClose?(fn: () => void): void;
 }
 
 /** What the fake upstream answers. */
@@ -67,6 +69,11 @@ export async function startFakeUpstream(
         headers: req.headers,
         body,
         json: () => JSON.parse(body.toString('utf8')) as Record<string, unknown>,
+        onClose: (fn) => {
+          res.once('close', () => {
+            if (!res.writableFinished) fn();
+          });
+        },
       };
       if (lookup) lookups.push(decodeURIComponent(lookup[1]!));
       else requests.push(r);
