@@ -62,8 +62,14 @@ export function openAiUpstream(
       messages.push(original);
     }
   }
+  // Every message the client's own object, none added, dropped or changed: the body goes as it
+  // came, even when the pack put a system message from mid-conversation with the other pinned
+  // ones (a reorder alone would move an instruction and change the cached prompt prefix).
+  const own = new Set<ChatMessage>(body.messages);
   const unchanged =
-    messages.length === body.messages.length && messages.every((m, i) => m === body.messages[i]);
+    messages.length === body.messages.length &&
+    messages.every((m) => own.delete(m)) &&
+    own.size === 0;
   if (unchanged) return { body, unchanged: true, warnings };
   return { body: { ...body, messages }, unchanged: false, warnings };
 }

@@ -126,6 +126,28 @@ describe('startProxy with the official SDK clients', () => {
     expect(up.requests.at(-1)!.body.toString('utf8')).toBe(body);
   });
 
+  it('an OpenAI conversation that fits, with a system message midway, is forwarded byte for byte', async () => {
+    // Before, the pack's order (system messages first) was sent: the instruction moved to the
+    // front and the cached prompt prefix changed, with nothing folded.
+    const body = JSON.stringify({
+      model: 'gpt-4o',
+      messages: [
+        { role: 'system', content: 'You are terse.' },
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: 'hello' },
+        { role: 'system', content: 'From now on, answer in French.' },
+        { role: 'user', content: 'how are you?' },
+      ],
+    });
+    const res = await fetch(`${proxy.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
+      body,
+    });
+    expect(res.status).toBe(200);
+    expect(up.requests.at(-1)!.body.toString('utf8')).toBe(body);
+  });
+
   it("Claude Code's /v1/messages?beta=true is folded too, and the query reaches the upstream", async () => {
     const before = logs.length;
     const res = await fetch(`${proxy.url}/v1/messages?beta=true`, {
