@@ -30,6 +30,7 @@ import {
 } from '../store/layout.js';
 import type { PgStore } from '../store/pg/pg-store.js';
 import { isPgUrl } from '../store/pg/pg-url.js';
+import type { RecordsMark } from '../store/records-mark.js';
 import { BatchFold, FOLD_ROUND, foldResult } from './batch-fold.js';
 import { DerivePool } from './derive-pool.js';
 import { hydrateEntry } from './hydrate-node.js';
@@ -594,9 +595,9 @@ export class ContextFold implements ContextFoldEngine {
   }
 
   /** Appends newline-terminated lines of a kind (`events`: a session's log) to the store. */
-  async appendRecords(kind: string, text: string): Promise<void> {
+  async appendRecords(kind: string, text: string, after?: RecordsMark): Promise<void> {
     this.assertOpen();
-    await this.store.appendRecords(kind, text);
+    await this.store.appendRecords(kind, text, after);
   }
 
   /** Every line of a kind, in append order, and where it lives (for messages). */

@@ -11,6 +11,7 @@ import type {
 } from '../protocol/results.js';
 import type { IndexEntry } from '../protocol/types.js';
 import type { IndexWarning } from '../store/index-backend.js';
+import type { RecordsMark } from '../store/records-mark.js';
 
 export type { Tokenizer } from '../extract/tokenizer.js';
 export type {
@@ -272,8 +273,12 @@ export interface PageInResult {
 export interface ContextFoldEngine {
   /** The store's directory, or its database URL (with `store_id`, no password). */
   readonly dir: string;
-  /** Appends newline-terminated lines of a kind (`events`: a session's log) to the store. */
-  appendRecords(kind: string, text: string): Promise<void>;
+  /**
+   * Appends newline-terminated lines of a kind (`events`: a session's log) to the store. With
+   * `after`, only if the log is still as long as the caller last saw it (a `StepConflictError`
+   * otherwise, nothing written): two writers of one session never interleave their histories.
+   */
+  appendRecords(kind: string, text: string, after?: RecordsMark): Promise<void>;
   /** Every line of a kind, in append order, and where it lives. */
   readRecords(kind: string): Promise<{ path: string; text: string }>;
   readonly policy: HydrationPolicy;

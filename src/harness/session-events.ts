@@ -6,6 +6,7 @@ import { appendDurable } from '../fs/durable-fs.js';
 import type { FindingSummary } from '../guard/types.js';
 import { IntegrityCheckError } from '../protocol/ipcf-errors.js';
 import type { FoldedStep } from '../protocol/types.js';
+import { type RecordsMark, recordsMark } from '../store/records-mark.js';
 import { withWriteLock } from '../store/write-lock.js';
 import type { CompressionNote } from './compress.js';
 import type { LiveExcerptNote, LiveOverflow } from './live-excerpt.js';
@@ -224,12 +225,27 @@ export function readEvents(dir: string): SessionEvent[] {
  * const events = await loadEvents(engine);
  */
 export async function loadEvents(engine: ContextFoldEngine): Promise<SessionEvent[]> {
-  const { path, text } = await engine.readRecords(EVENTS_KIND);
-  return parseEvents(text, path);
+  return (await loadEventLog(engine)).events;
 }
 
 /**
- * Appends events to a store's log (any backend) in one durable write.
+ * {@link loadEvents}, with the log's mark: hand it to {@link storeEvents} so a write lands only
+ * on the log as it was read.
+ *
+ * @example
+ * const { events, mark } = await loadEventLog(engine);
+ */
+export async function loadEventLog(
+  engine: ContextFoldEngine,
+): Promise<{ events: SessionEvent[]; mark: RecordsMark }> {
+  const { path, text } = await engine.readRecords(EVENTS_KIND);
+  return { events: parseEvents(text, path), mark: recordsMark(text) };
+}
+
+/**
+ * Appends events to a store's log (any backend) in one durable write. With `after` (the mark
+ * of the log this writer last read or wrote), only if no one else wrote since: a
+ * `StepConflictError` otherwise, nothing written; returns the new mark.
  *
  * @example
  * await storeEvents(cf, events);
@@ -238,11 +254,13 @@ export async function loadEvents(engine: ContextFoldEngine): Promise<SessionEven
 export async function storeEvents(
   engine: ContextFoldEngine,
   events: readonly SessionEvent[],
-): Promise<void> {
-  if (events.length === 0) return;
+  after?: RecordsMark,
+): Promise<RecordsMark | undefined> {
+  if (events.length === 0) return after;
   let text = '';
   for (const e of events) text += `${JSON.stringify(e)}\n`;
-  await engine.appendRecords(EVENTS_KIND, text);
+  await engine.appendRecords(EVENTS_KIND, text, after);
+  return after && recordsMark(text, after);
 }
 
 /**

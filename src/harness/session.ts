@@ -8,6 +8,7 @@ import { sha256Hex } from '../protocol/canonical-json.js';
 import { UsageError } from '../protocol/errors.js';
 import { BrokenReferenceError } from '../protocol/ipcf-errors.js';
 import { isoSeconds } from '../protocol/time.js';
+import type { RecordsMark } from '../store/records-mark.js';
 import { stripArchivedBlocks } from './archived-block.js';
 import {
   type HistoryMessage,
@@ -22,7 +23,7 @@ import { redactMessages } from './redact-message.js';
 import { stableJson } from './render.js';
 import { SessionCore } from './session-core.js';
 import {
-  loadEvents,
+  loadEventLog,
   type SessionConfig,
   type StrippedRecord,
   storeEvents,
@@ -89,6 +90,8 @@ export class Session {
   private readonly ownsEngine: boolean;
   private broken: Error | null = null;
   private closed = false;
+  /** The event log as this session last read or wrote it (see `storeEvents`). */
+  private logged: RecordsMark;
   /** Original message (by {@link formKey}) → history position of its record. */
   private readonly recorded = new Map<string, number>();
 
@@ -98,7 +101,9 @@ export class Session {
     core: SessionCore,
     config: SessionConfig,
     clock: () => Date,
+    logged: RecordsMark,
   ) {
+    this.logged = logged;
     this.engine = engine;
     this.ownsEngine = ownsEngine;
     this.core = core;
@@ -141,7 +146,8 @@ export class Session {
         clock,
         options.pageInToolOutput === true,
       );
-      for (const e of await loadEvents(engine)) core.state.apply(e);
+      const log = await loadEventLog(engine);
+      for (const e of log.events) core.state.apply(e);
       const prior = core.state.config;
       // The step-id rule is the session's for good: one recorded before it was unified keeps
       // numbering (and rendering) its turns as it did.
@@ -156,8 +162,8 @@ export class Session {
       if (!prior || JSON.stringify(prior) !== JSON.stringify(config)) {
         core.record({ type: 'session_opened', config });
       }
-      await storeEvents(engine, core.drain());
-      return new Session(engine, !options.engine, core, config, clock);
+      const mark = await storeEvents(engine, core.drain(), log.mark);
+      return new Session(engine, !options.engine, core, config, clock, mark ?? log.mark);
     } catch (e) {
       if (!options.engine) await engine.close();
       throw e;
@@ -200,7 +206,9 @@ export class Session {
     this.assertUsable();
     try {
       const out = await fn();
-      await storeEvents(this.engine, this.core.drain());
+      // Only onto the log as this session last saw it: a second writer of the same session
+      // (another process, a second middleware instance) is refused, never interleaved.
+      this.logged = (await storeEvents(this.engine, this.core.drain(), this.logged)) ?? this.logged;
       return out;
     } catch (e) {
       // Bad input is refused before `change` runs; a failure in here leaves the in-memory

@@ -3,6 +3,7 @@ import type { NodeAnalysisRecord } from './analysis-record.js';
 import type { DocDetail, DocStats } from './index-db.js';
 import type { LoadProblem } from './index-loader.js';
 import type { FlagCounts, NodeFlag } from './node-flag.js';
+import type { RecordsMark } from './records-mark.js';
 import type { VerifiedNode } from './verify.js';
 
 export type { LoadProblem } from './index-loader.js';
@@ -224,7 +225,7 @@ export interface IndexBackend {
    * Appends newline-terminated lines (a session's events: `kind` 'events') durably, in one
    * write. The local store appends to `<kind>.jsonl` in its directory.
    */
-  appendRecords(kind: string, text: string): Promise<void>;
+  appendRecords(kind: string, text: string, after?: RecordsMark): Promise<void>;
   /** Every line of a kind in append order as one text, and where it lives (for messages). */
   readRecords(kind: string): Promise<{ path: string; text: string }>;
   /**

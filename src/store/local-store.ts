@@ -44,6 +44,7 @@ import type { LocalStoreOptions } from './local-store-options.js';
 import type { FlagCounts, NodeFlag } from './node-flag.js';
 import { quickCheck } from './quick-check.js';
 import { ReadCache } from './read-cache.js';
+import { expectRecords, fileSize, type RecordsMark } from './records-mark.js';
 import { SerialQueue } from './serial-queue.js';
 import { type VerifiedNode, verifyNode } from './verify.js';
 import { WriteLock, withWriteLock } from './write-lock.js';
@@ -427,14 +428,15 @@ export class LocalStore implements IndexBackend {
     }
   }
 
-  async appendRecords(kind: string, text: string): Promise<void> {
+  async appendRecords(kind: string, text: string, after?: RecordsMark): Promise<void> {
     if (text.length === 0) return;
     const dir = this.layout.dir;
     const path = join(dir, `${kind}.jsonl`);
     // The same lock as the harness's appendEvents: two processes never interleave lines.
-    await withWriteLock(dir, `${path}.lock`, this.#opts.lockTimeoutMs, () =>
-      appendDurable(path, text),
-    );
+    await withWriteLock(dir, `${path}.lock`, this.#opts.lockTimeoutMs, () => {
+      if (after) expectRecords(path, fileSize(path), after.bytes, 'bytes');
+      appendDurable(path, text);
+    });
   }
 
   async readRecords(kind: string): Promise<{ path: string; text: string }> {

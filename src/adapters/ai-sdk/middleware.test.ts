@@ -266,6 +266,36 @@ describe('contextFoldMiddleware with generateText', () => {
     await mw.close();
   });
 
+  it('two instances on one store take turns on a session: each reads the other’s writes, the log stays whole', async () => {
+    // Two workers, two serverless instances, or a hot reload. Before, the instance with a stale
+    // copy appended from its own step count and no later open could read the log again.
+    const dir = tempDir().dir;
+    const mk = () => contextFoldMiddleware({ dir, budget: 4000, tokenizer: 'reference' });
+    const a = mk();
+    const b = mk();
+    const conversation: ModelMessage[] = [];
+    const ask = async (mw: ReturnType<typeof mk>, q: string) => {
+      conversation.push({ role: 'user', content: q });
+      const model = wrapLanguageModel({
+        model: new MockLanguageModelV3({ doGenerate: [text(`re: ${q}`)] }),
+        middleware: mw,
+      });
+      const r = await generateText({ model, messages: conversation });
+      conversation.push(...r.response.messages);
+    };
+    await ask(a, 'one');
+    await ask(b, 'two');
+    await ask(a, 'three');
+    await ask(b, 'four');
+    await a.close();
+    await b.close();
+    const again = mk();
+    const history = (await again.session()).history().map((m) => m.content);
+    // The last answer joins the history with the next call's prompt.
+    expect(history).toEqual(['one', 're: one', 'two', 're: two', 'three', 're: three', 'four']);
+    await again.close();
+  });
+
   it('refuses session ids that would name a directory above the session (`.`, `..`)', async () => {
     const mw = setup();
     const model = wrapLanguageModel({

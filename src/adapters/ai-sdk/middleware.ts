@@ -7,7 +7,7 @@ import type {
 import type { Message } from '../../harness/messages.js';
 import type { ContextPack } from '../../harness/pack.js';
 import { Session, type SessionOptions } from '../../harness/session.js';
-import { UsageError } from '../../protocol/errors.js';
+import { isStepConflictError, UsageError } from '../../protocol/errors.js';
 import { subStore } from '../../store/store-location.js';
 import { packToPrompt } from './pack-prompt.js';
 import { messageKey, toNeutral } from './prompt-messages.js';
@@ -40,6 +40,8 @@ export interface ContextFoldMiddleware extends LanguageModelV3Middleware {
 }
 
 interface Live {
+  /** The session id (undefined: the middleware's default session). */
+  id: string | undefined;
   session: Session;
   /** Serialises the calls of one session. */
   queue: Promise<unknown>;
@@ -81,12 +83,21 @@ async function serial<T>(l: Live, fn: () => Promise<T>): Promise<T> {
   return run;
 }
 
-/** Closes the open turn after the model answered: its pages leave (CONF-07). */
-async function finish(l: Live): Promise<void> {
-  await serial(l, async () => {
-    if (l.session.status().open_turn !== null) await l.session.afterTurn();
-    l.pending = null;
-  });
+/**
+ * Closes the open turn after the model answered: its pages leave (CONF-07). A conflict (another
+ * writer of the session moved its log on meanwhile) drops this copy, so the next call reads the
+ * log again, and is reported.
+ */
+async function finish(l: Live, drop: (stale: Live) => Promise<void>): Promise<void> {
+  try {
+    await serial(l, async () => {
+      if (l.session.status().open_turn !== null) await l.session.afterTurn();
+      l.pending = null;
+    });
+  } catch (e) {
+    if (isStepConflictError(e)) await drop(l);
+    throw e;
+  }
 }
 
 /** The sessions of one middleware, opened lazily (one per id) and shared by concurrent calls. */
@@ -102,7 +113,7 @@ function sessionPool(dir: string, sessionOptions: Omit<SessionOptions, 'dir' | '
         dir: id === undefined ? dir : subStore(dir, ['sessions', id]),
         ...(id === undefined ? {} : { sessionId: id }),
       }).then((session) => {
-        const x: Live = { session, queue: Promise.resolve(), pending: null, lastPack: null };
+        const x: Live = { id, session, queue: Promise.resolve(), pending: null, lastPack: null };
         resolved.set(key(id), x);
         return x;
       });
@@ -110,6 +121,14 @@ function sessionPool(dir: string, sessionOptions: Omit<SessionOptions, 'dir' | '
       live.set(key(id), l);
     }
     return l;
+  };
+  /** Forgets `stale` (closed) so that the next `open` reads the session's log again. */
+  const drop = async (stale: Live): Promise<void> => {
+    if (resolved.get(key(stale.id)) === stale) {
+      live.delete(key(stale.id));
+      resolved.delete(key(stale.id));
+    }
+    await stale.session.close().catch(() => undefined);
   };
   const close = async (): Promise<void> => {
     const all = [...live.values()];
@@ -120,7 +139,7 @@ function sessionPool(dir: string, sessionOptions: Omit<SessionOptions, 'dir' | '
       if (x) await x.session.close();
     }
   };
-  return { open, close, resolved: (id: string | undefined) => resolved.get(key(id)) };
+  return { open, drop, close, resolved: (id: string | undefined) => resolved.get(key(id)) };
 }
 
 /**
@@ -204,8 +223,20 @@ export function contextFoldMiddleware(
 
     async transformParams({ params }) {
       const id = sessionIdOf(params, defaultId);
-      const l = await pool.open(id);
-      const prompt = await serial(l, () => promptFor(l, params, id));
+      let l = await pool.open(id);
+      let prompt: LanguageModelV3Prompt;
+      try {
+        prompt = await serial(l, () => promptFor(l, params, id));
+      } catch (e) {
+        if (!isStepConflictError(e)) throw e;
+        // Another writer of this session (a second middleware instance, another process) moved
+        // its log on: this instance's copy is stale and wrote nothing. Read the log again and
+        // build this call on it; a conflict that remains is the caller's to see.
+        await pool.drop(l);
+        l = await pool.open(id);
+        const fresh = l;
+        prompt = await serial(fresh, () => promptFor(fresh, params, id));
+      }
       const next = { ...withoutOwnOptions(params), prompt };
       ids.set(next, l);
       return next;
@@ -214,7 +245,7 @@ export function contextFoldMiddleware(
     async wrapGenerate({ doGenerate, params }) {
       const result = await doGenerate();
       const l = ids.get(params);
-      if (l) await finish(l);
+      if (l) await finish(l, pool.drop);
       return result;
     },
 
@@ -225,7 +256,7 @@ export function contextFoldMiddleware(
       const stream = result.stream.pipeThrough(
         new TransformStream<LanguageModelV3StreamPart, LanguageModelV3StreamPart>({
           async flush() {
-            await finish(l);
+            await finish(l, pool.drop);
           },
         }),
       );

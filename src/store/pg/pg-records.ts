@@ -1,4 +1,6 @@
+import { isStepConflictError } from '../../protocol/errors.js';
 import { isoSeconds } from '../../protocol/time.js';
+import { expectRecords, type RecordsMark } from '../records-mark.js';
 import type { PgConnections } from './pg-connections.js';
 import { storeError } from './pg-errors.js';
 import type { PgLocation } from './pg-url.js';
@@ -20,7 +22,7 @@ export class PgRecords {
   }
 
   /** Appends newline-terminated records of `kind` (creating the store's row if need be). */
-  async append(kind: string, text: string): Promise<void> {
+  async append(kind: string, text: string, after?: RecordsMark): Promise<void> {
     const bodies = text.split('\n');
     if (bodies.pop() !== '') throw new Error('records must end with a newline');
     if (bodies.length === 0) return;
@@ -30,6 +32,22 @@ export class PgRecords {
         'INSERT INTO cf_stores (store_id, created_at) VALUES ($1, $2) ON CONFLICT DO NOTHING',
         [this.#where.storeId, isoSeconds(this.#clock())],
       );
+      if (after) {
+        // One appender of a store's records at a time, so the count is still true at COMMIT.
+        await client.query('SELECT 1 FROM cf_stores WHERE store_id = $1 FOR UPDATE', [
+          this.#where.storeId,
+        ]);
+        const { rows } = await client.query<{ n: string }>(
+          'SELECT count(*) AS n FROM cf_records WHERE store_id = $1 AND kind = $2',
+          [this.#where.storeId, kind],
+        );
+        expectRecords(
+          `${this.#where.display} (${kind})`,
+          Number(rows[0]!.n),
+          after.lines,
+          'records',
+        );
+      }
       await client.query(
         'INSERT INTO cf_records (store_id, kind, body) SELECT $1, $2, * FROM unnest($3::text[])',
         [this.#where.storeId, kind, bodies],
@@ -39,6 +57,7 @@ export class PgRecords {
     } catch (e) {
       await client.query('ROLLBACK').catch(() => {});
       this.#connections.release(client, e);
+      if (isStepConflictError(e)) throw e;
       throw storeError(e, this.#where.display, 'recording events', 'no');
     }
   }

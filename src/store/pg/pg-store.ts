@@ -22,6 +22,7 @@ import type { AnalysisKeyOf, LoadProblem } from '../index-loader.js';
 import { nodeFileName } from '../layout.js';
 import { IndexBrokenError } from '../local-store.js';
 import type { FlagCounts, NodeFlag } from '../node-flag.js';
+import type { RecordsMark } from '../records-mark.js';
 import { SerialQueue } from '../serial-queue.js';
 import { type VerifiedNode, verifyNodeText } from '../verify.js';
 import { discardAnalyses, storeAnalyses } from './pg-analyses.js';
@@ -579,9 +580,9 @@ export class PgStore implements IndexBackend {
 
   // --- records (session events) ---
 
-  async appendRecords(kind: string, text: string): Promise<void> {
+  async appendRecords(kind: string, text: string, after?: RecordsMark): Promise<void> {
     this.#assertOpen();
-    await this.#records.append(kind, text);
+    await this.#records.append(kind, text, after);
   }
 
   async readRecords(kind: string): Promise<{ path: string; text: string }> {
