@@ -1,5 +1,5 @@
 import type { ContextFoldEngine, FoldInput, FoldResult } from '../engine/types.js';
-import { summarizeTurn } from '../harness/summarize.js';
+import { summarizeTurn, wellFormed } from '../harness/summarize.js';
 import type { ImportedTurn } from './turn.js';
 
 /** Options of {@link importTurns}. */
@@ -19,6 +19,12 @@ export interface ImportTurnsResult {
   already_folded: number;
   first_step: number | null;
   last_step: number | null;
+  /**
+   * Steps whose text held a lone UTF-16 surrogate (half an emoji: Claude Code wrote some when
+   * it cut a tool output mid-character). Such text has no UTF-8 form, so each one is stored as
+   * U+FFFD; every other character of the turn is kept.
+   */
+  lone_surrogate_steps: number[];
   results: FoldResult[];
 }
 
@@ -69,9 +75,10 @@ export async function redactedFoldInputs(
  */
 export async function importTurns(
   engine: ContextFoldEngine,
-  turns: readonly ImportedTurn[],
+  given: readonly ImportedTurn[],
   options: ImportTurnsOptions = {},
 ): Promise<ImportTurnsResult> {
+  const { turns, repaired } = storableTurns(given);
   const inputs = await redactedFoldInputs(engine, turns, options.summarise);
   const results = inputs.length > 0 ? await engine.foldMany(inputs, options.onProgress) : [];
   const already = results.filter((r) => r.already_folded).length;
@@ -81,6 +88,30 @@ export async function importTurns(
     already_folded: already,
     first_step: turns[0]?.step_id ?? null,
     last_step: turns.at(-1)?.step_id ?? null,
+    lone_surrogate_steps: repaired,
     results,
   };
 }
+
+/**
+ * The turns as a store can hold them: a lone UTF-16 surrogate (half an emoji, from a tool output
+ * cut mid-character) has no UTF-8 form, and a fold refuses text that holds one. Each becomes
+ * U+FFFD; `repaired` lists the steps, for the caller to report.
+ *
+ * @example
+ * storableTurns([{ step_id: 0, role: 'tool', content: 'cut \uD83D' }]).repaired; // [0]
+ */
+export function storableTurns(turns: readonly ImportedTurn[]): {
+  turns: ImportedTurn[];
+  repaired: number[];
+} {
+  const repaired: number[] = [];
+  const out = turns.map((t) => {
+    if (!LONE_SURROGATE.test(t.content)) return t;
+    repaired.push(t.step_id);
+    return { ...t, content: wellFormed(t.content) };
+  });
+  return { turns: out, repaired };
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;

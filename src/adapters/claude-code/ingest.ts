@@ -12,7 +12,7 @@ import type { ContextFoldEngine } from '../../engine/types.js';
 import { writeFileAtomic } from '../../fs/durable-fs.js';
 import { TranscriptReader, type TranscriptState } from '../../import/claude-code-transcript.js';
 import type { OpenTurn, OpenTurnSegment } from '../../import/conversation-builder.js';
-import { redactedFoldInputs } from '../../import/import-turns.js';
+import { redactedFoldInputs, storableTurns } from '../../import/import-turns.js';
 import type { ImportedTurn } from '../../import/turn.js';
 import { UsageError } from '../../protocol/errors.js';
 import { IntegrityCheckError } from '../../protocol/ipcf-errors.js';
@@ -234,7 +234,10 @@ export async function ingestTranscript(
       : Buffer.byteLength(text.slice(0, pos), 'utf8');
   if (options.mode === 'compact' && !more) turns.push(...reader.flush('complete'));
   turns.sort((a, b) => a.step_id - b.step_id);
-  if (turns.length > 0) await engine.foldMany(await redactedFoldInputs(engine, turns));
+  // A lone surrogate (a tool output Claude Code cut mid-emoji) would fail every later prompt.
+  if (turns.length > 0) {
+    await engine.foldMany(await redactedFoldInputs(engine, storableTurns(turns).turns));
+  }
   const offset = start + consumed;
   // Nothing read and nothing folded: the state file already holds this state (redacted), and
   // redacting it again would load the secret scanner on a prompt that changed nothing.

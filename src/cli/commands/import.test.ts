@@ -38,6 +38,7 @@ describe('contextfold import', () => {
       first_step: 0,
       last_step: 5,
       open_steps: [],
+      lone_surrogate_steps: [],
     });
     const node = JSON.parse(readFileSync(join(dir, 'cold_nodes', 'step_000001.json'), 'utf8'));
     expect(node.session_id).toBe('5e551011-aaaa-4bbb-8ccc-000000000001');
@@ -102,6 +103,39 @@ describe('contextfold import', () => {
     const cf = await ContextFold.open({ dir });
     expect((await cf.hydrate(1)).content).toContain('a.txt');
     await cf.close();
+  });
+
+  it('imports a transcript with half an emoji (a lone surrogate) and says which step holds U+FFFD', async () => {
+    // Claude Code wrote such rows when it cut a tool output mid-emoji; the whole import failed.
+    const root = tempDir().dir;
+    const dir = join(root, '.contextfold');
+    const file = join(root, 'cut.jsonl');
+    const row = (o: object) => JSON.stringify({ sessionId: 's-cut', cwd: '/w', ...o });
+    writeFileSync(
+      file,
+      `${[
+        row({ type: 'user', uuid: 'u1', message: { role: 'user', content: 'show the log' } }),
+        row({
+          type: 'assistant',
+          uuid: 'u2',
+          message: {
+            id: 'm1',
+            role: 'assistant',
+            content: [{ type: 'text', text: 'The log ends with \uD83D' }],
+          },
+        }),
+      ].join('\n')}\n`,
+    );
+    const r = await runCliInProcess(['--dir', dir, 'import', file, '--json']);
+    expect(r.stderr).toBe('');
+    expect(JSON.parse(r.stdout)).toMatchObject({ folded: 2, lone_surrogate_steps: [1] });
+    const cf = await ContextFold.open({ dir });
+    expect((await cf.hydrate(1)).content).toContain('The log ends with \uFFFD');
+    await cf.close();
+    const human = await runCliInProcess(['--dir', dir, 'import', file]);
+    expect(human.stdout).toContain(
+      'step 1: half an emoji (a lone surrogate, no UTF-8 form) stored as U+FFFD',
+    );
   });
 
   it('a second conversation into the same store: the conflict says to use its own --dir', async () => {

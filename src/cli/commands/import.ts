@@ -23,16 +23,28 @@ interface ImportReport {
   last_step: number | null;
   /** Steps of the transcript's last turns still open (a tool call without its result): not imported. */
   open_steps: number[];
+  /** Steps whose text held a lone surrogate, stored as U+FFFD (see `ImportTurnsResult`). */
+  lone_surrogate_steps: number[];
 }
 
 const human = (r: ImportReport): string => {
   const steps = r.first_step === null ? 'no turns' : `steps ${r.first_step}–${r.last_step}`;
   const again = r.already_folded ? `, ${r.already_folded} already folded` : '';
   const format = r.format_detected ? `${r.format}, detected` : r.format;
-  const line = `imported ${r.turns} turn(s) from ${r.file} (${format}): ${r.folded} folded${again}; ${steps}; session ${r.session_id} → ${r.dir}`;
-  if (r.open_steps.length === 0) return line;
-  const open = r.open_steps.join(', ');
-  return `${line}\nnot imported: step ${open}, still open (a tool call without its result); import the file again once the session has moved on to add it whole`;
+  const lines = [
+    `imported ${r.turns} turn(s) from ${r.file} (${format}): ${r.folded} folded${again}; ${steps}; session ${r.session_id} → ${r.dir}`,
+  ];
+  if (r.lone_surrogate_steps.length > 0) {
+    lines.push(
+      `step ${r.lone_surrogate_steps.join(', ')}: half an emoji (a lone surrogate, no UTF-8 form) stored as U+FFFD`,
+    );
+  }
+  if (r.open_steps.length > 0) {
+    lines.push(
+      `not imported: step ${r.open_steps.join(', ')}, still open (a tool call without its result); import the file again once the session has moved on to add it whole`,
+    );
+  }
+  return lines.join('\n');
 };
 
 const HELP = helpText({
@@ -123,6 +135,7 @@ export function register(program: Command): void {
           first_step: r.first_step,
           last_step: r.last_step,
           open_steps: history.open,
+          lone_surrogate_steps: r.lone_surrogate_steps,
         };
         emit(g, report, human);
       } finally {
