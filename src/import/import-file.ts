@@ -1,4 +1,5 @@
 import type { ContextFoldEngine } from '../engine/types.js';
+import { UsageError } from '../protocol/errors.js';
 import { detectImportFormat } from './detect-format.js';
 import { type ImportTurnsResult, importTurns } from './import-turns.js';
 import { parseHistory } from './parse-history.js';
@@ -30,6 +31,14 @@ export function loadHistoryFile(options: { file: string; format?: ImportFormat }
   const text = readSourceText(options.file);
   const format = options.format ?? detectImportFormat({ text, source: options.file });
   const parsed = parseHistory({ text, format, source: options.file });
+  if (parsed.turns.length === 0 && (parsed.open ?? []).length === 0) {
+    // A file of another format reads as no records of this one: say so rather than import
+    // nothing and succeed.
+    const hint = options.format === undefined ? '' : ' (another format? try without --format)';
+    throw new UsageError(`${options.file} has no ${format} messages: nothing to import${hint}`, {
+      path: options.file,
+    });
+  }
   return {
     file: options.file,
     format,

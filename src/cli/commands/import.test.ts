@@ -138,6 +138,24 @@ describe('contextfold import', () => {
     );
   });
 
+  it('a file of another format under --format is refused, not imported as nothing', async () => {
+    // Before, a Claude Code transcript read as codex imported 0 turns and exited 0.
+    const dir = join(tempDir().dir, '.contextfold');
+    const r = await runCliInProcess([
+      '--dir',
+      dir,
+      'import',
+      fixture('claude-code-session.jsonl'),
+      '--format',
+      'codex',
+    ]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /has no codex messages: nothing to import \(another format\? try without --format\)$/m,
+    );
+    expect(existsSync(dir)).toBe(false);
+  });
+
   it('a second conversation into the same store: the conflict says to use its own --dir', async () => {
     const dir = join(tempDir().dir, '.contextfold');
     await runCliInProcess(['--dir', dir, 'import', fixture('claude-code-session.jsonl')]);
