@@ -26,13 +26,31 @@ export function isHopByHop(name: string): boolean {
 }
 
 /**
+ * The header names a message's `Connection` header lists: they describe this hop too and are
+ * not forwarded (RFC 9110 §7.6.1).
+ *
+ * @example
+ * connectionListed('keep-alive, X-Hop-Secret'); // Set { 'keep-alive', 'x-hop-secret' }
+ */
+export function connectionListed(connection: string | null | undefined): Set<string> {
+  const names = new Set<string>();
+  for (const n of (connection ?? '').split(',')) {
+    const name = n.trim().toLowerCase();
+    if (name !== '') names.add(name);
+  }
+  return names;
+}
+
+/**
  * The headers to send upstream: the client's own (API keys and auth headers included: they
- * are forwarded, never stored), minus hop-by-hop headers and the proxy's `x-contextfold-*`.
+ * are forwarded, never stored), minus hop-by-hop headers (those its `Connection` header names
+ * too) and the proxy's `x-contextfold-*`.
  */
 export function upstreamHeaders(headers: Headers): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = {};
+  const listed = connectionListed(headers.get('connection'));
   headers.forEach((value, name) => {
-    if (isHopByHop(name) || name.startsWith('x-contextfold-')) return;
+    if (isHopByHop(name) || listed.has(name) || name.startsWith('x-contextfold-')) return;
     out[name] = value;
   });
   return out;

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { isHopByHop } from './headers.js';
+import { connectionListed, isHopByHop } from './headers.js';
 import { type ApiKind, errorBody, sseError } from './provider-errors.js';
 
 /** How a relayed response ended. */
@@ -8,8 +8,10 @@ export type RelayOutcome = 'ok' | 'dropped' | 'client_closed';
 function responseHeaders(res: IncomingMessage, extra: Record<string, string>): Headers {
   const h = new Headers();
   const raw = res.rawHeaders;
+  const listed = connectionListed(res.headers.connection);
   for (let i = 0; i + 1 < raw.length; i += 2) {
-    if (!isHopByHop(raw[i]!)) h.append(raw[i]!, raw[i + 1]!);
+    const name = raw[i]!;
+    if (!isHopByHop(name) && !listed.has(name.toLowerCase())) h.append(name, raw[i + 1]!);
   }
   for (const [k, v] of Object.entries(extra)) h.set(k, v);
   return h;
