@@ -102,6 +102,14 @@ function upstreamBase(value: unknown): URL {
       `upstream '${url.origin}…' must be a plain base URL (no credentials, query or fragment)`,
     );
   }
+  // Clients send /v1/… paths; a base that ends in /v1 (OPENAI_BASE_URL does) made every call
+  // go to /v1/v1/… and fail with the upstream's 404.
+  if (/\/v1\/?$/.test(url.pathname)) {
+    const root = `${url.origin}${url.pathname.replace(/\/v1\/?$/, '')}`;
+    throw new UsageError(
+      `upstream '${value}' ends in /v1, but clients send /v1/… paths: give the server's base without it (--upstream ${root})`,
+    );
+  }
   return url;
 }
 

@@ -112,5 +112,9 @@ describe('contextfold proxy', () => {
     expect(runCliProcess(['proxy', '--upstream', 'http://x', '--port', 'eighty']).stderr).toMatch(
       /--port must be a non-negative integer/,
     );
+    // OPENAI_BASE_URL ends in /v1: every call went to /v1/v1/… and got the upstream's 404.
+    expect(runCliProcess(['proxy', '--upstream', 'https://api.openai.com/v1']).stderr).toBe(
+      "contextfold: UsageError: upstream 'https://api.openai.com/v1' ends in /v1, but clients send /v1/… paths: give the server's base without it (--upstream https://api.openai.com)\n",
+    );
   });
 });
