@@ -5,7 +5,7 @@ import { Session } from '../../harness/session.js';
 import { tempDir } from '../../test-utils/temp-dir.js';
 import { type AnthropicBody, anthropicHistory } from './anthropic-history.js';
 import { anthropicUpstream } from './anthropic-request.js';
-import { FOLDED_START_NOTE } from './upstream-body.js';
+import { FOLDED_START_NOTE, FOLDED_START_NOTE_NO_RECORDS } from './upstream-body.js';
 
 const tmp = tempDir('cf-proxy-areq-');
 afterAll(() => tmp.cleanup());
@@ -83,6 +83,15 @@ describe('anthropicUpstream', () => {
     const messages = out.messages as { role: string; content: unknown }[];
     expect(messages[0]).toEqual({ role: 'user', content: FOLDED_START_NOTE });
     expect(messages[1]!.role).toBe('assistant');
+  });
+
+  it('does not point to folded-step records the pack left out', async () => {
+    // A budget so small that no record fits beside the live turn: the note said "see the
+    // folded-step records in the system prompt" and there were none.
+    const { body: out } = await upstreamOf(long(12, 'Thanks.'), 260);
+    const messages = out.messages as { role: string; content: unknown }[];
+    expect(JSON.stringify(out.system ?? '')).not.toContain('Folded steps');
+    expect(messages[0]).toEqual({ role: 'user', content: FOLDED_START_NOTE_NO_RECORDS });
   });
 
   it('pages go at the end of a string prompt, as text', async () => {

@@ -3,7 +3,11 @@ import type { ContextPack } from '../../harness/pack.js';
 import type { AnthropicBody } from './anthropic-history.js';
 import type { ClientHistory } from './client-history.js';
 import { type PackItem, packItems, stepChange } from './pack-items.js';
-import { FOLDED_START_NOTE, type UpstreamBody } from './upstream-body.js';
+import {
+  FOLDED_START_NOTE,
+  FOLDED_START_NOTE_NO_RECORDS,
+  type UpstreamBody,
+} from './upstream-body.js';
 
 /** Anthropic accepts at most this many `cache_control` breakpoints in one request. */
 export const MAX_CACHE_BREAKPOINTS = 4;
@@ -151,8 +155,11 @@ export function anthropicUpstream(
     messages.push(assemble(pieces.slice(i, j), body.messages[pieces[i]!.message]!));
     i = j;
   }
-  if (messages[0]?.role === 'assistant')
-    messages.unshift({ role: 'user', content: FOLDED_START_NOTE });
+  if (messages[0]?.role === 'assistant') {
+    // The note points to the records only when the pack carries them.
+    const note = folded ? FOLDED_START_NOTE : FOLDED_START_NOTE_NO_RECORDS;
+    messages.unshift({ role: 'user', content: note });
+  }
   const unchanged =
     extra.length === 0 &&
     messages.length === body.messages.length &&
