@@ -246,6 +246,36 @@ describe('contextFoldMiddleware with generateText', () => {
     await mw.close();
   });
 
+  it('a prompt with a pasted secret keeps its files and provider options; only the text is redacted', async () => {
+    // Before, the redacted prompt was rebuilt from its text alone: the image and the message's
+    // provider options were dropped.
+    const mw = setup({ budget: 20_000 });
+    const mock = new MockLanguageModelV3({ doGenerate: [text('A cat.')] });
+    const model = wrapLanguageModel({ model: mock, middleware: mw });
+    const token = fakeSecrets('parts').githubToken;
+    await generateText({
+      model,
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: `My token is ${token}. What is in this picture?` },
+            { type: 'image', image: new Uint8Array([137, 80, 78, 71]), mediaType: 'image/png' },
+          ],
+          providerOptions: { anthropic: { cacheControl: { type: 'ephemeral' } } },
+        },
+      ],
+    });
+    const user = mock.doGenerateCalls[0]!.prompt.at(-1)!;
+    if (user.role !== 'user') throw new Error('expected the user message last');
+    expect(user.providerOptions).toEqual({ anthropic: { cacheControl: { type: 'ephemeral' } } });
+    expect(user.content.some((p) => p.type === 'file' && p.mediaType === 'image/png')).toBe(true);
+    const sent = user.content.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('\n');
+    expect(sent).toContain('My token is [REDACTED:github-token]. What is in this picture?');
+    expect(sent).not.toContain(token.slice(4, 16));
+    await mw.close();
+  });
+
   it('keeps sessions apart by providerOptions.contextfold.sessionId', async () => {
     const mw = setup();
     const mock = new MockLanguageModelV3({ doGenerate: [text('a'), text('b')] });

@@ -1,5 +1,6 @@
 import type {
   LanguageModelV3CallOptions,
+  LanguageModelV3Message,
   LanguageModelV3Middleware,
   LanguageModelV3Prompt,
   LanguageModelV3StreamPart,
@@ -166,6 +167,39 @@ async function checkContinues(
 }
 
 /**
+ * The user messages of a prompt that the session records redacted (a pasted secret), each as
+ * the original with its text parts redacted, so a rebuilt message keeps its files and provider
+ * options; only when the parts redacted one by one give exactly the recorded text.
+ */
+async function redactedUserMessages(
+  session: Session,
+  prompt: LanguageModelV3Prompt,
+  incoming: ReturnType<typeof toNeutral>,
+): Promise<Map<number, { message: LanguageModelV3Message; text: string }>> {
+  const out = new Map<number, { message: LanguageModelV3Message; text: string }>();
+  const users = incoming.messages.flatMap((m, k) => (m.role === 'user' ? [k] : []));
+  const forms = await session.recordedForm(users.map((k) => incoming.messages[k]!));
+  const recorded = new Map(users.map((k, i) => [k, forms[i]!]));
+  for (const k of users) {
+    const o = incoming.origin[k]!;
+    const original = prompt[o]!;
+    if (original.role !== 'user' || recorded.get(k)!.content === incoming.messages[k]!.content) {
+      continue;
+    }
+    const texts = original.content.flatMap((p) => (p.type === 'text' ? [p.text] : []));
+    const clean = await session.recordedForm(texts.map((t) => ({ role: 'user', content: t })));
+    let t = 0;
+    const content = original.content.map((p) =>
+      p.type === 'text' ? { ...p, text: clean[t++]!.content } : p,
+    );
+    const message = { ...original, content };
+    const text = recorded.get(k)!.content;
+    if (toNeutral([message]).messages[0]?.content === text) out.set(o, { message, text });
+  }
+  return out;
+}
+
+/**
  * The prompt to send for one call: the new messages are appended, the open turn (if any) is
  * closed, and the pack is built. A retry of the same call gets the same prompt back.
  */
@@ -189,6 +223,7 @@ async function promptFor(
     original: params.prompt,
     history: incoming.messages,
     origin: incoming.origin,
+    redacted: await redactedUserMessages(session, params.prompt, incoming),
   });
   l.pending = { key: callKey, prompt: out };
   l.lastPack = pack;

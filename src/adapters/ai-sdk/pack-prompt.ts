@@ -79,6 +79,11 @@ export function packToPrompt(
     original: LanguageModelV3Prompt;
     history: readonly Message[];
     origin: readonly number[];
+    /**
+     * User messages the session recorded redacted, by prompt index: the original with each
+     * text part redacted (files and provider options kept), and its recorded neutral text.
+     */
+    redacted?: ReadonlyMap<number, { message: LanguageModelV3Message; text: string }>;
   },
 ): LanguageModelV3Prompt {
   const steps = pack.entries.flatMap(entrySteps);
@@ -106,12 +111,16 @@ export function packToPrompt(
     if (whole && run.every((_, k) => same(i + k))) {
       out.push(original);
     } else if (whole && run.length === 1 && original.role === 'user' && m.role === 'user') {
-      // The prompt with the paged-in blocks appended: keep the original parts, add the blocks.
-      const base = source.history[step]!.content;
+      // The prompt as recorded (redacted, if the session removed a secret from it), maybe with
+      // the paged-in blocks appended: keep the original parts (files, provider options), with
+      // the redacted text parts, and add the blocks.
+      const red = source.redacted?.get(o);
+      const sent = red?.message ?? original;
+      const base = red?.text ?? source.history[step]!.content;
       const extra = m.content.startsWith(base) ? m.content.slice(base.length) : null;
-      if (extra !== null)
-        out.push({ ...original, content: [...original.content, { type: 'text', text: extra }] });
-      else out.push(fromNeutral(m));
+      if (extra === null || sent.role !== 'user') out.push(fromNeutral(m));
+      else if (extra === '') out.push(sent);
+      else out.push({ ...sent, content: [...sent.content, { type: 'text', text: extra }] });
     } else {
       for (let k = i; k < j; k++) out.push(fromNeutral(pack.messages[k]!));
     }
