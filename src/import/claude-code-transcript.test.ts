@@ -78,6 +78,26 @@ describe('parseClaudeCodeTranscript', () => {
     expect(parsed.sessionId).toBe('5e551011-aaaa-4bbb-8ccc-000000000001');
   });
 
+  it('keeps a compaction summary flagged isMeta (other meta rows stay out)', () => {
+    const row = (o: object) => JSON.stringify({ sessionId: 's', cwd: '/w', ...o });
+    const text = [
+      row({ type: 'user', uuid: 'a', message: { role: 'user', content: 'port 5433' } }),
+      row({ type: 'user', uuid: 'b', isMeta: true, message: { role: 'user', content: 'caveat' } }),
+      row({
+        type: 'user',
+        uuid: 'c',
+        isMeta: true,
+        isCompactSummary: true,
+        message: { role: 'user', content: 'The port is 5433.' },
+      }),
+    ].join('\n');
+    const r = parseClaudeCodeTranscript(text, 't.jsonl');
+    expect(r.turns.map((t) => t.content)).toEqual([
+      'port 5433',
+      `${COMPACT_SUMMARY_LABEL}The port is 5433.`,
+    ]);
+  });
+
   it('joins text blocks of an array tool result', () => {
     expect(parsed.turns[5]!.content).toContain(
       '[tool_result: Read id=toolu_01READ]\n[info] Running BillingWeb.Endpoint with cowboy 2.12 at 127.0.0.1:4000\n[info] GET /invoices 200 in 12ms',

@@ -104,7 +104,8 @@ export class TranscriptReader {
     }
     this.mode ??= r.isSidechain === true ? 'sidechain' : 'main';
     if (this.mode === 'main' && r.isSidechain === true) return [];
-    if (r.isMeta === true) return [];
+    // A compaction summary is kept even when flagged meta (some Claude Code versions do).
+    if (r.isMeta === true && r.isCompactSummary !== true) return [];
     if (!isRecord(r.message)) fail(`"${r.type}" row has no "message" object`);
     const message = r.message as Record<string, unknown>;
     let parts: MessagePart[] = anthropicParts(message.content, (p) => fail(`message ${p}`));
