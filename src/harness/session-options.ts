@@ -76,7 +76,11 @@ export interface SessionOptions {
   redact?: boolean;
   /** Ranked-analysis cache directory of the engine the session opens (`OpenOptions.cacheDir`). */
   cacheDir?: string | false;
-  /** Clock for message times and `recorded_at`; never part of a pack. */
+  /**
+   * Clock for message times and `recorded_at`. A folded-step record in a pack shows its turn's
+   * time, so two runs of the same conversation give the same pack bytes only with the same
+   * clock (replay uses the recorded times).
+   */
   clock?: () => Date;
 }
 
