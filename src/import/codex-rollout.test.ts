@@ -129,6 +129,21 @@ describe('parseCodexRollout', () => {
     expect(last.content).toContain('"ls","-la"');
   });
 
+  it('counts the items of a type it does not read (left out, never silently)', () => {
+    const item = (payload: object) => JSON.stringify({ type: 'response_item', payload });
+    const r = parseCodexRollout(
+      [
+        lines[0],
+        item({ type: 'tool_search_call', query: 'x' }),
+        item({ type: 'tool_search_output', results: [] }),
+        item({ type: 'tool_search_call', query: 'y' }),
+        item({ type: 'ghost_snapshot', ghost_commit: { id: 'abc' } }),
+      ].join('\n'),
+      'r.jsonl',
+    );
+    expect(r.skipped).toEqual({ tool_search_call: 2, tool_search_output: 1 });
+  });
+
   it('refuses a malformed record in one line naming the file and line', () => {
     const bad = [lines[0], '{"type": "response_item", "payload": {"type": "function_call"}}'];
     expect(() => parseCodexRollout(bad.join('\n'), 'r.jsonl')).toThrow(

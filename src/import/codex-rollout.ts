@@ -187,13 +187,20 @@ function itemMessage(
  *
  * @example
  * parseCodexRollout('{"type":"session_meta","payload":{"id":"s1"}}\n', 'rollout.jsonl');
- * // { turns: [], sessionId: 's1', open: [] }
+ * // { turns: [], sessionId: 's1', open: [], skipped: {} }
  */
 export function parseCodexRollout(
   text: string,
   source: string,
-): { turns: ImportedTurn[]; sessionId: string | null; open: number[] } {
+): {
+  turns: ImportedTurn[];
+  sessionId: string | null;
+  open: number[];
+  /** Items of a type this reader does not know, by type: left out, and reported. */
+  skipped: Record<string, number>;
+} {
   const builder = new ConversationBuilder();
+  const skipped: Record<string, number> = {};
   const turns: ImportedTurn[] = [];
   let sessionId: string | null = null;
   let response = 0;
@@ -219,7 +226,12 @@ export function parseCodexRollout(
     }
     if (kind !== 'response_item') continue;
     const msg = itemMessage(payload, fail, line);
-    if (!msg) continue;
+    if (!msg) {
+      const type = String(payload.type);
+      if (!READ_ITEMS.has(type) && !IGNORED_ITEMS.has(type))
+        skipped[type] = (skipped[type] ?? 0) + 1;
+      continue;
+    }
     // A tool output or a user message ends a model response: what follows is the next one.
     if (msg.role !== 'assistant') response++;
     turns.push(
@@ -228,5 +240,21 @@ export function parseCodexRollout(
   }
   // A last turn still open (a call without its output) is left out: see `ParsedTranscript.open`.
   turns.push(...builder.flush('complete', (id) => id.startsWith(UNPAIRED_SHELL_CALL)));
-  return { turns, sessionId, open: builder.pending() };
+  return { turns, sessionId, open: builder.pending(), skipped };
 }
+
+/** Item types {@link itemMessage} reads. */
+const READ_ITEMS = new Set([
+  'message',
+  'reasoning',
+  'web_search_call',
+  'image_generation_call',
+  'function_call',
+  'custom_tool_call',
+  'local_shell_call',
+  'function_call_output',
+  'custom_tool_call_output',
+]);
+
+/** Item types that hold no conversation (a snapshot of the work tree for undo). */
+const IGNORED_ITEMS = new Set(['ghost_snapshot']);

@@ -17,6 +17,8 @@ export interface LoadedHistory {
   sessionId: string | null;
   /** Steps of a transcript's last turns still open, left out (see `ParsedTranscript.open`). */
   open: number[];
+  /** Records of a type the reader does not know, by type: left out (see `ParsedHistory`). */
+  skipped: Record<string, number>;
 }
 
 /**
@@ -46,6 +48,7 @@ export function loadHistoryFile(options: { file: string; format?: ImportFormat }
     turns: parsed.turns,
     sessionId: parsed.sessionId,
     open: parsed.open ?? [],
+    skipped: parsed.skipped ?? {},
   };
 }
 

@@ -14,6 +14,8 @@ export interface ParsedHistory {
   sessionId: string | null;
   /** Transcripts: steps of the last turns still open, left out (see `ParsedTranscript.open`). */
   open?: number[];
+  /** Records of a type the reader does not know, by type: left out (Codex rollouts). */
+  skipped?: Record<string, number>;
 }
 
 /**
@@ -36,7 +38,7 @@ export function parseHistory(options: {
     }
     case 'codex': {
       const t = parseCodexRollout(text, source);
-      return { format, turns: t.turns, sessionId: t.sessionId, open: t.open };
+      return { format, turns: t.turns, sessionId: t.sessionId, open: t.open, skipped: t.skipped };
     }
     case 'openai':
       return { format, turns: parseOpenAiMessages(text, source), sessionId: null };

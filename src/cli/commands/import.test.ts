@@ -39,6 +39,7 @@ describe('contextfold import', () => {
       last_step: 5,
       open_steps: [],
       lone_surrogate_steps: [],
+      skipped_records: {},
     });
     const node = JSON.parse(readFileSync(join(dir, 'cold_nodes', 'step_000001.json'), 'utf8'));
     expect(node.session_id).toBe('5e551011-aaaa-4bbb-8ccc-000000000001');

@@ -25,6 +25,8 @@ interface ImportReport {
   open_steps: number[];
   /** Steps whose text held a lone surrogate, stored as U+FFFD (see `ImportTurnsResult`). */
   lone_surrogate_steps: number[];
+  /** Records of a type this version does not read, by type: not imported. */
+  skipped_records: Record<string, number>;
 }
 
 const human = (r: ImportReport): string => {
@@ -38,6 +40,11 @@ const human = (r: ImportReport): string => {
     lines.push(
       `step ${r.lone_surrogate_steps.join(', ')}: half an emoji (a lone surrogate, no UTF-8 form) stored as U+FFFD`,
     );
+  }
+  const skipped = Object.entries(r.skipped_records);
+  if (skipped.length > 0) {
+    const list = skipped.map(([type, n]) => `${type} (${n})`).join(', ');
+    lines.push(`not imported: records of a type this version does not read: ${list}`);
   }
   if (r.open_steps.length > 0) {
     lines.push(
@@ -136,6 +143,7 @@ export function register(program: Command): void {
           last_step: r.last_step,
           open_steps: history.open,
           lone_surrogate_steps: r.lone_surrogate_steps,
+          skipped_records: history.skipped,
         };
         emit(g, report, human);
       } finally {
