@@ -7,7 +7,7 @@ import { beginCall, endCall } from './per-call.js';
 import { replaySession } from './replay.js';
 import { Session } from './session.js';
 import { parseEvents } from './session-events.js';
-import { stepClock } from './test-utils/session-helpers.js';
+import { bigTestLog, stepClock } from './test-utils/session-helpers.js';
 
 const BUDGET = 1500;
 
@@ -16,17 +16,7 @@ async function readEvents(st: TestStore) {
   return parseEvents(await st.readEventsText(), st.eventsPath());
 }
 
-/** A test log about 3× the budget, with distinct first, middle and last lines. */
-function bigOutput(): string {
-  const out = ['HEAD-FIRST-LINE $ npm test'];
-  for (let i = 1; i < 600; i++) {
-    out.push(i === 300 ? 'MIDDLE-ONLY-IN-STORE pass 300' : `ok ${i} - suite ${i} passes`);
-  }
-  out.push('TAIL-LAST-LINE 1 failing: expected 3, got 4');
-  return out.join('\n');
-}
-
-const log = bigOutput();
+const log = bigTestLog();
 const history: Message[] = [
   { role: 'user', content: 'Run the tests' },
   {

@@ -4,20 +4,10 @@ import { type ContextPack, renderPackText } from './pack.js';
 import { beginCall } from './per-call.js';
 import { replaySession } from './replay.js';
 import { Session } from './session.js';
-import { scratch, stepClock } from './test-utils/session-helpers.js';
+import { bigTestLog, scratch, stepClock } from './test-utils/session-helpers.js';
 
 const BUDGET = 1500;
 const REQUEST = 'TASK-REQUEST: run the suite and fix what fails';
-
-/** A test log about 3× the budget, with distinct first, middle and last lines. */
-function bigOutput(): string {
-  const out = ['HEAD-FIRST-LINE $ npm test'];
-  for (let i = 1; i < 600; i++) {
-    out.push(i === 300 ? 'MIDDLE-ONLY-IN-STORE pass 300' : `ok ${i} - suite ${i} passes`);
-  }
-  out.push('TAIL-LAST-LINE 1 failing: expected 3, got 4');
-  return out.join('\n');
-}
 
 /** Earlier exchanges: `n` short user/assistant pairs, each line named so the test can find it. */
 function earlier(n: number): Message[] {
@@ -37,7 +27,7 @@ const result: Message = {
   toolCallId: 'c1',
   toolName: 'bash',
   exitCode: 1,
-  content: bigOutput(),
+  content: bigTestLog(),
 };
 
 const cleanups: (() => void)[] = [];

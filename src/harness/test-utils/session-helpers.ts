@@ -127,3 +127,16 @@ export function assertPairsIntact(pack: ContextPack, answered: ReadonlySet<strin
       throw new Error(`turn ${pack.turn}: call ${id} without its result`);
   }
 }
+
+/**
+ * A test log of about 4,500 tokens (3× a 1,500-token budget) with distinct first, middle and
+ * last lines, to tell what an excerpt kept from what it left out.
+ */
+export function bigTestLog(): string {
+  const out = ['HEAD-FIRST-LINE $ npm test'];
+  for (let i = 1; i < 600; i++) {
+    out.push(i === 300 ? 'MIDDLE-ONLY-IN-STORE pass 300' : `ok ${i} - suite ${i} passes`);
+  }
+  out.push('TAIL-LAST-LINE 1 failing: expected 3, got 4');
+  return out.join('\n');
+}
