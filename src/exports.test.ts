@@ -123,6 +123,7 @@ const EXPECTED: Record<string, string[]> = {
     'PagedInNote',
     'PerCallTotals',
     'PinnedItem',
+    'RecordsMark',
     'ReplayMismatch',
     'ReplayOptions',
     'ReplayResult',

@@ -339,6 +339,8 @@ describe('upstream errors come back as the provider sent them and never corrupt 
     for (let i = 0; i < 100 && r.logs.length === 0; i++)
       await new Promise((ok) => setTimeout(ok, 20));
     expect(r.logs).toMatchObject([{ kind: 'call', outcome: 'client_closed' }]);
+    // The upstream sees its connection close a moment after the proxy cancelled the call.
+    for (let i = 0; i < 100 && !upstreamClosed; i++) await new Promise((ok) => setTimeout(ok, 20));
     expect(upstreamClosed).toBe(true);
     // The same conversation again: it waited for the lock the hung call held.
     await r.anthropic.messages.create({ ...ask, messages: hello });
