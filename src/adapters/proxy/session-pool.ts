@@ -52,15 +52,19 @@ function keyOf(messages: readonly Message[]): string {
 }
 
 /**
- * The session id of a conversation that names none: a hash of its first two messages (the
- * system prompt and first prompt, typically) and the API it speaks. Two conversations that
- * start alike share it until they differ; then the later one forks (see {@link SessionPool}).
+ * The session id of a conversation that names none: a hash of its opening (the system messages
+ * and the first prompt after them) and the API it speaks, so its first call and every later one
+ * agree (two messages were hashed, and a conversation without a system prompt got another id on
+ * its first call). Two conversations that start alike share it until they differ; then the
+ * later one forks (see {@link SessionPool}).
  *
  * @example
  * derivedSessionId('anthropic', history.messages); // 'auto-3f2a…'
  */
 export function derivedSessionId(api: string, messages: readonly Message[]): string {
-  return `auto-${sha256Hex(`${api}\n${keyOf(messages.slice(0, 2))}`).slice(0, 24)}`;
+  const first = messages.findIndex((m) => m.role !== 'system');
+  const opening = messages.slice(0, first === -1 ? messages.length : first + 1);
+  return `auto-${sha256Hex(`${api}\n${keyOf(opening)}`).slice(0, 24)}`;
 }
 
 /**
