@@ -194,6 +194,15 @@ describe('contextfold mcp (stdio, real SDK client)', () => {
     expect(text(recall).length).toBeLessThan(20_000);
     expect(JSON.parse(text(recall)).query).toBeUndefined();
   });
+
+  it('fold_turn stores half an emoji (a lone surrogate) as U+FFFD and says so', async () => {
+    // Before: a UsageError telling the MCP client to send bytes, which it cannot.
+    const r = await call('fold_turn', { step_id: 301, summary: 'cut', content: 'log ends \uD83D' });
+    expect(r.isError).toBeFalsy();
+    expect(JSON.parse(text(r))).toMatchObject({ step_id: 301, lone_surrogates_replaced: true });
+    const h = await call('hydrate_archived_node', { step_id: 301 });
+    expect(text(h)).toContain('log ends \uFFFD');
+  });
 });
 
 describe('contextfold mcp stdout', () => {

@@ -4,6 +4,8 @@ import { z } from 'zod';
 import type { ContextFoldEngine, FoldResult, HydrateResult } from '../../engine/types.js';
 import { summarizeFindings } from '../../guard/scan-page.js';
 import { formatArchivedBlock } from '../../harness/archived-block.js';
+import { wellFormed } from '../../harness/summarize.js';
+import { storableTurns } from '../../import/import-turns.js';
 import { ipcfErrorName, isContextFoldError } from '../../protocol/errors.js';
 
 /** Names of the tools the server registers, in registration order. */
@@ -259,20 +261,24 @@ function registerFold(server: McpServer, run: Runner): void {
       },
       annotations: { idempotentHint: true, destructiveHint: false },
     },
-    run(async (cf, a: FoldArgs) =>
-      json(
-        foldReceipt(
-          await cf.fold({
-            stepId: a.step_id,
-            summary: a.summary,
-            content: a.content,
-            ...(a.files ? { files: a.files } : {}),
-            ...(a.commands ? { commands: a.commands } : {}),
-            ...(a.errors ? { errors: a.errors } : {}),
-          }),
-        ),
-      ),
-    ),
+    run(async (cf, a: FoldArgs) => {
+      // Half an emoji (a lone surrogate) has no UTF-8 form and an MCP client cannot send bytes:
+      // it is stored as U+FFFD, and the receipt says so, as `contextfold import` does.
+      const { turns, repaired } = storableTurns([
+        { step_id: a.step_id, role: 'tool', content: a.content },
+      ]);
+      const receipt = foldReceipt(
+        await cf.fold({
+          stepId: a.step_id,
+          summary: wellFormed(a.summary),
+          content: turns[0]!.content,
+          ...(a.files ? { files: a.files } : {}),
+          ...(a.commands ? { commands: a.commands } : {}),
+          ...(a.errors ? { errors: a.errors } : {}),
+        }),
+      );
+      return json(repaired.length > 0 ? { ...receipt, lone_surrogates_replaced: true } : receipt);
+    }),
   );
 }
 
