@@ -217,7 +217,14 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     env: { ANTHROPIC_BASE_URL: url, OPENAI_BASE_URL: `${url}/v1` },
     close() {
       closing ??= (async () => {
+        // `close` ends the connections idle now; one that goes idle when its call ends would
+        // stay open until its keep-alive timeout (about 5 s more), so those are ended as they
+        // become idle.
+        const idle = setInterval(() => {
+          if ('closeIdleConnections' in server) server.closeIdleConnections();
+        }, 50);
         await new Promise<void>((done) => server.close(() => done()));
+        clearInterval(idle);
         await pool.close();
         agents.http.destroy();
         agents.https.destroy();
