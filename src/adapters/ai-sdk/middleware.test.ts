@@ -276,6 +276,84 @@ describe('contextFoldMiddleware with generateText', () => {
     await mw.close();
   });
 
+  it('pages after a pending tool output keep the other results of its message whole (an image too)', async () => {
+    // Before, pages on one result rebuilt every result of the message from text: the
+    // screenshot's image became a label.
+    const mw = setup({ budget: 6000, pageInToolOutput: true });
+    const mock = new MockLanguageModelV3({ doGenerate: [text('a')] });
+    const model = wrapLanguageModel({ model: mock, middleware: mw });
+    const log = Array.from({ length: 200 }, (_, i) => `kafka cfg ${i}`).join('\n');
+    const messages: ModelMessage[] = [
+      { role: 'user', content: 'check the kafka broker config' },
+      {
+        role: 'assistant',
+        content: [{ type: 'tool-call', toolCallId: 'k1', toolName: 'sh', input: {} }],
+      },
+      {
+        role: 'tool',
+        content: [
+          {
+            type: 'tool-result',
+            toolCallId: 'k1',
+            toolName: 'sh',
+            output: {
+              type: 'text',
+              value: `KAFKA_BROKER_PORT=9094 retention.ms=604800000\n${log}`,
+            },
+          },
+        ],
+      },
+      { role: 'assistant', content: 'ok' },
+    ];
+    for (let i = 0; i < 4; i++) {
+      messages.push({ role: 'user', content: `t${i}` }, { role: 'assistant', content: `d${i}` });
+    }
+    const screenshot = {
+      type: 'content' as const,
+      value: [
+        { type: 'text' as const, text: 'screen' },
+        { type: 'image-data' as const, data: 'iVBORw0KGgo=', mediaType: 'image/png' },
+      ],
+    };
+    messages.push(
+      { role: 'user', content: 'run the producer test and take a screenshot' },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'tool-call', toolCallId: 's1', toolName: 'screenshot', input: {} },
+          { type: 'tool-call', toolCallId: 'p1', toolName: 'producer', input: {} },
+        ],
+      },
+      {
+        role: 'tool',
+        content: [
+          { type: 'tool-result', toolCallId: 's1', toolName: 'screenshot', output: screenshot },
+          {
+            type: 'tool-result',
+            toolCallId: 'p1',
+            toolName: 'producer',
+            output: {
+              type: 'text',
+              value: 'cannot connect to KAFKA_BROKER_PORT retention.ms broker',
+            },
+          },
+        ],
+      },
+    );
+    await generateText({ model, system: 'S', messages });
+    const tool = mock.doGenerateCalls[0]!.prompt.at(-1)!;
+    if (tool.role !== 'tool') throw new Error('expected the pending tool output last');
+    const [shot, producer] = tool.content;
+    expect(shot).toMatchObject({ type: 'tool-result', toolCallId: 's1', output: screenshot });
+    if (producer?.type !== 'tool-result' || producer.output.type !== 'text') {
+      throw new Error('expected the producer result as text');
+    }
+    expect(producer.output.value).toMatch(
+      /^cannot connect to KAFKA_BROKER_PORT retention\.ms broker\n\n<archived_record step_id="2"/,
+    );
+    await mw.close();
+  });
+
   it('keeps sessions apart by providerOptions.contextfold.sessionId', async () => {
     const mw = setup();
     const mock = new MockLanguageModelV3({ doGenerate: [text('a'), text('b')] });

@@ -121,10 +121,65 @@ export function packToPrompt(
       if (extra === null || sent.role !== 'user') out.push(fromNeutral(m));
       else if (extra === '') out.push(sent);
       else out.push({ ...sent, content: [...sent.content, { type: 'text', text: extra }] });
+    } else if (whole && original.role === 'tool' && resultCount(original) === run.length) {
+      out.push(toolMessage(original, run, i, pack, source.history));
     } else {
       for (let k = i; k < j; k++) out.push(fromNeutral(pack.messages[k]!));
     }
     i = j;
   }
   return out;
+}
+
+/**
+ * A tool message the pack changed some results of (pages after the last one, a compressed or
+ * redacted output): each unchanged result is the caller's own part; a result with pages keeps
+ * its output type where it can take more text (`content` keeps its images and files, `text`
+ * its value); any other changed result is sent as the pack's text. Before, one change rebuilt
+ * every result of the message from text (images dropped, `json` turned into `text`).
+ */
+function toolMessage(
+  original: Extract<LanguageModelV3Message, { role: 'tool' }>,
+  run: readonly number[],
+  at: number,
+  pack: ContextPack,
+  history: readonly Message[],
+): LanguageModelV3Message {
+  let r = 0;
+  const content = original.content.map((p) => {
+    if (p.type !== 'tool-result') return p;
+    const k = r++;
+    const sent = pack.messages[at + k]!;
+    const own = history[run[k]!]!;
+    if (messageKey(sent) === messageKey(own)) return p;
+    const extra = sent.content.startsWith(own.content)
+      ? sent.content.slice(own.content.length)
+      : null;
+    if (extra !== null && p.output.type === 'content') {
+      return {
+        ...p,
+        output: { ...p.output, value: [...p.output.value, { type: 'text' as const, text: extra }] },
+      };
+    }
+    if (extra !== null && (p.output.type === 'text' || p.output.type === 'error-text')) {
+      return { ...p, output: { ...p.output, value: p.output.value + extra } };
+    }
+    return {
+      ...toolPart(fromNeutral(sent)),
+      ...(p.providerOptions ? { providerOptions: p.providerOptions } : {}),
+    };
+  });
+  return { ...original, content };
+}
+
+/** Tool results of a tool message (one neutral message each). */
+function resultCount(m: LanguageModelV3Message): number {
+  return m.role === 'tool' ? m.content.filter((p) => p.type === 'tool-result').length : 0;
+}
+
+/** The tool-result part of a message {@link fromNeutral} built from a tool message. */
+function toolPart(m: LanguageModelV3Message) {
+  if (m.role !== 'tool' || m.content[0]?.type !== 'tool-result')
+    throw new Error('not a tool result');
+  return m.content[0];
 }
