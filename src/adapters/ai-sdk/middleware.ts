@@ -175,9 +175,12 @@ async function redactedUserMessages(
   session: Session,
   prompt: LanguageModelV3Prompt,
   incoming: ReturnType<typeof toNeutral>,
+  pack: ContextPack,
 ): Promise<Map<number, { message: LanguageModelV3Message; text: string }>> {
   const out = new Map<number, { message: LanguageModelV3Message; text: string }>();
-  const users = incoming.messages.flatMap((m, k) => (m.role === 'user' ? [k] : []));
+  // Only the messages the pack sends (bounded by its budget, not by the history's length).
+  const sent = new Set(pack.entries.flatMap((e) => e.steps));
+  const users = incoming.messages.flatMap((m, k) => (m.role === 'user' && sent.has(k) ? [k] : []));
   const forms = await session.recordedForm(users.map((k) => incoming.messages[k]!));
   const recorded = new Map(users.map((k, i) => [k, forms[i]!]));
   for (const k of users) {
@@ -223,7 +226,7 @@ async function promptFor(
     original: params.prompt,
     history: incoming.messages,
     origin: incoming.origin,
-    redacted: await redactedUserMessages(session, params.prompt, incoming),
+    redacted: await redactedUserMessages(session, params.prompt, incoming, pack),
   });
   l.pending = { key: callKey, prompt: out };
   l.lastPack = pack;
