@@ -332,7 +332,7 @@ function trimToBudget(input: AssembleInput, m: Measured): Trimmed {
 /** Tokens the live part is planned with (see `AssembleInput.live`). */
 function liveFloor(input: AssembleInput, m: Measured, live: number): number {
   if (!input.live || (input.liveOverflow ?? 'excerpt') !== 'excerpt') return live;
-  return Math.min(live, Math.floor((input.budget - m.l3.total - m.pageTotal) / 2));
+  return Math.min(live, Math.max(0, Math.floor((input.budget - m.l3.total - m.pageTotal) / 2)));
 }
 
 /** The pack's messages and entries as they are appended, layer by layer. */

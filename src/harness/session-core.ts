@@ -194,7 +194,7 @@ export class SessionCore {
     }
     const cfg = this.config;
     if (cfg.live_task === 'kept' && (cfg.live_overflow ?? 'send-whole') === 'excerpt') {
-      live = Math.min(live, Math.floor((cfg.budget - cfg.page_reserve - pinned) / 2));
+      live = Math.min(live, Math.max(0, Math.floor((cfg.budget - cfg.page_reserve - pinned) / 2)));
     }
     return n + live;
   }
