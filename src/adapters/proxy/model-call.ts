@@ -14,6 +14,7 @@ import { errorResponse, type ProxyContext } from './proxy-context.js';
 import { relay } from './relay.js';
 import { type ParsedRequest, parseModelRequest, RefusedRequest, readBody } from './request-body.js';
 import { checkSessionId, derivedSessionId } from './session-pool.js';
+import { spliceBody } from './splice-body.js';
 import { type ConnectedRequest, connectUpstream, UpstreamError, upstreamUrl } from './upstream.js';
 import type { UpstreamBody } from './upstream-body.js';
 
@@ -34,6 +35,20 @@ function upstreamBody(parsed: ParsedRequest, pack: ContextPack): UpstreamBody {
   return parsed.api === 'anthropic'
     ? anthropicUpstream(parsed.body, parsed.history, pack)
     : openAiUpstream(parsed.body, parsed.history, pack);
+}
+
+/**
+ * The bytes of a rebuilt body: the client's own with only the members the pack changed
+ * (`messages`, `system`) replaced, so fields the proxy does not know keep their exact bytes
+ * (`JSON.parse` then `JSON.stringify` turned 12345678901234567890 into …7000 and 1e400 into
+ * null); serialised whole only when the client's bytes cannot be spliced.
+ */
+function bodyBytes(c: Checked, body: Record<string, unknown>): Uint8Array {
+  const own = c.parsed.body as Record<string, unknown>;
+  const changed: Record<string, unknown> = Object.create(null);
+  for (const [k, v] of Object.entries(body)) if (own[k] !== v) changed[k] = v;
+  const dropped = Object.keys(own).some((k) => !Object.hasOwn(body, k));
+  return (!dropped && spliceBody(c.raw, changed)) || Buffer.from(JSON.stringify(body), 'utf8');
 }
 
 /** The call's session, pack and upstream body: the only part that writes to a store. */
@@ -146,7 +161,7 @@ async function prepare(ctx: ProxyContext, c: Checked): Promise<Prepared> {
     const pack = await beginCall(session, c.parsed.history.messages);
     const report = callReport(session, pack);
     const built = upstreamBody(c.parsed, pack);
-    const bytes = built.unchanged ? c.raw : Buffer.from(JSON.stringify(built.body), 'utf8');
+    const bytes = built.unchanged ? c.raw : bodyBytes(c, built.body);
     return { id, session, report, bytes, warnings: built.warnings };
   } catch (e) {
     await endCall(session).catch(() => undefined);
