@@ -128,6 +128,14 @@ describe('bad input is refused in the provider error shape, before anything is w
       expect(error.message).toContain(message);
       expect(r.logs.slice(before)).toMatchObject([{ kind: 'refused', status }]);
     }
+    // A compressed body: it said "not valid JSON".
+    const gz = await post(url, JSON.stringify({ ...ask, messages: hello }), {
+      'content-encoding': 'gzip',
+    });
+    expect(gz.status).toBe(415);
+    expect((gz.json.error as { message: string }).message).toBe(
+      'request body has content-encoding gzip: the proxy folds plain JSON bodies; send it uncompressed',
+    );
     // Through the SDKs: their usual error classes, with the status.
     const big = [{ role: 'user' as const, content: 'y'.repeat(3000) }];
     expect((await caught(r.anthropic.messages.create({ ...ask, messages: big }))).status).toBe(413);

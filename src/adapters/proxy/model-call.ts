@@ -148,6 +148,15 @@ class CallRun {
 }
 
 async function check(run: CallRun, req: Request): Promise<Checked> {
+  // A compressed body cannot be folded (its messages are not readable as sent); say so rather
+  // than "not valid JSON". The official SDKs send plain JSON.
+  const encoding = req.headers.get('content-encoding');
+  if (encoding !== null && encoding.trim().toLowerCase() !== 'identity') {
+    throw new RefusedRequest(
+      415,
+      `request body has content-encoding ${encoding}: the proxy folds plain JSON bodies; send it uncompressed`,
+    );
+  }
   const raw = await readBody(req, run.ctx.maxBodyBytes);
   const parsed = parseModelRequest(run.api, raw);
   const named = req.headers.get(SESSION_HEADER);
