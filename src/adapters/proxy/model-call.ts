@@ -51,6 +51,44 @@ function bodyBytes(c: Checked, body: Record<string, unknown>): Uint8Array {
   return (!dropped && spliceBody(c.raw, changed)) || Buffer.from(JSON.stringify(body), 'utf8');
 }
 
+/**
+ * Where the draft of a `count_tokens` request starts: the first message the session has not
+ * seen, as an index into the neutral history and into the request's `messages`. Null when the
+ * request holds no new message, or the first new one shares a request message with a known one.
+ */
+function draftStart(
+  parsed: ParsedRequest,
+  known: number,
+): { step: number; message: number } | null {
+  const { origin } = parsed.history;
+  if (known >= origin.length || known === 0) return null;
+  const message = origin[known]!.message;
+  if (message < 0 || origin[known - 1]!.message === message) return null;
+  return { step: known, message };
+}
+
+/** The request without its draft (see {@link draftStart}). */
+function draftPrefix(
+  parsed: ParsedRequest,
+  draft: { step: number; message: number },
+): ParsedRequest {
+  const history = {
+    messages: parsed.history.messages.slice(0, draft.step),
+    origin: parsed.history.origin.slice(0, draft.step),
+  };
+  return parsed.api === 'anthropic'
+    ? {
+        ...parsed,
+        history,
+        body: { ...parsed.body, messages: parsed.body.messages.slice(0, draft.message) },
+      }
+    : {
+        ...parsed,
+        history,
+        body: { ...parsed.body, messages: parsed.body.messages.slice(0, draft.message) },
+      };
+}
+
 /** The call's session, pack and upstream body: the only part that writes to a store. */
 interface Prepared {
   id: string;
@@ -164,13 +202,30 @@ async function check(run: CallRun, req: Request): Promise<Checked> {
   return { parsed, raw, base };
 }
 
-async function prepare(ctx: ProxyContext, c: Checked): Promise<Prepared> {
+async function prepare(ctx: ProxyContext, c: Checked, endpoint: Endpoint): Promise<Prepared> {
   const { id, session } = await ctx.pool.resolve(c.base, c.parsed.history.messages);
   try {
-    const pack = await beginCall(session, c.parsed.history.messages);
+    // A count of a draft (messages the session has not seen) records nothing of the draft: the
+    // folded history it continues is counted with the draft as the client wrote it. Recording
+    // it made the real call, with another last message, start a fork.
+    const draft =
+      endpoint === 'count_tokens' ? draftStart(c.parsed, session.history().length) : null;
+    const parsed = draft === null ? c.parsed : draftPrefix(c.parsed, draft);
+    const pack = await beginCall(session, parsed.history.messages);
     const report = callReport(session, pack);
-    const built = upstreamBody(c.parsed, pack);
-    const bytes = built.unchanged ? c.raw : bodyBytes(c, built.body);
+    const built = upstreamBody(parsed, pack);
+    let bytes: Uint8Array;
+    if (draft === null) bytes = built.unchanged ? c.raw : bodyBytes(c, built.body);
+    else {
+      const messages = [
+        ...(built.body.messages as unknown[]),
+        ...c.parsed.body.messages.slice(draft.message),
+      ];
+      const same =
+        messages.length === c.parsed.body.messages.length &&
+        messages.every((m, i) => m === c.parsed.body.messages[i]);
+      bytes = built.unchanged && same ? c.raw : bodyBytes(c, { ...built.body, messages });
+    }
     return { id, session, report, bytes, warnings: built.warnings };
   } catch (e) {
     await endCall(session).catch(() => undefined);
@@ -272,7 +327,7 @@ export async function modelCall(
   const tPack = performance.now();
   let p: Prepared;
   try {
-    p = await prepare(ctx, c);
+    p = await prepare(ctx, c, endpoint);
   } catch (e) {
     connected.abort();
     release();

@@ -148,6 +148,33 @@ describe('startProxy with the official SDK clients', () => {
     expect(up.requests.at(-1)!.body.toString('utf8')).toBe(body);
   });
 
+  it('count_tokens of a draft records nothing of it: the real call continues the same session', async () => {
+    // Before, the draft was appended to the session, and the real call (another last message)
+    // started a fork that folded the whole history again.
+    const client = anthropic();
+    const opening = [{ role: 'user' as const, content: `count opening ${Date.now()}` }];
+    const first = await client.messages
+      .create({ model: 'm', max_tokens: 5, messages: opening })
+      .withResponse();
+    const session = first.response.headers.get('x-contextfold-session')!;
+    const history = [...opening, { role: 'assistant' as const, content: 'Port 5433.' }];
+    const draft = { role: 'user' as const, content: 'a draft question about the pool size' };
+    await client.messages.countTokens({ model: 'm', messages: [...history, draft] });
+    const counted = up.requests.at(-1)!;
+    expect(counted.path).toContain('/v1/messages/count_tokens');
+    expect(JSON.stringify(counted.json().messages)).toContain(
+      'a draft question about the pool size',
+    );
+    const real = await client.messages
+      .create({
+        model: 'm',
+        max_tokens: 5,
+        messages: [...history, { role: 'user', content: 'the real question' }],
+      })
+      .withResponse();
+    expect(real.response.headers.get('x-contextfold-session')).toBe(session);
+  });
+
   it("Claude Code's /v1/messages?beta=true is folded too, and the query reaches the upstream", async () => {
     const before = logs.length;
     const res = await fetch(`${proxy.url}/v1/messages?beta=true`, {
