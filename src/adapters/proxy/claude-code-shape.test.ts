@@ -165,10 +165,13 @@ describe("Claude Code's request shape through the proxy", () => {
   it('folds a long session: kept messages, tools, thinking, metadata and unknown fields arrive untouched', async () => {
     await withProxy(3000, async (proxy) => {
       const body = longSession(40);
+      // A field the proxy does not know, with numbers JSON.stringify cannot give back: a
+      // rebuilt body used to say 12345678901234567000, null and 0.
+      const exotic = '"x_numbers":{"seed":12345678901234567890,"big":1e400,"neg":-0}';
       const res = await fetch(`${proxy.url}/v1/messages`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'anthropic-beta': BETA },
-        body: JSON.stringify(body),
+        body: `{${exotic},${JSON.stringify(body).slice(1)}`,
       });
       expect(res.status).toBe(200);
       expect(await res.text()).toBe(ANTHROPIC_SSE.join(''));
@@ -178,6 +181,7 @@ describe("Claude Code's request shape through the proxy", () => {
       expect(call.folded.length).toBeGreaterThan(20);
       expect(call.pack_tokens).toBeLessThanOrEqual(3000);
 
+      expect(up.requests.at(-1)!.body.toString('utf8').startsWith(`{${exotic},`)).toBe(true);
       const sent = up.requests.at(-1)!.json() as Body;
       const original = longSession(40);
       for (const k of [
