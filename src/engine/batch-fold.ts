@@ -89,6 +89,9 @@ export function foldResult(entry: IndexEntry, already: boolean): FoldResult {
  * The engine's batch folding (see `ContextFold.foldMany`): preparation first, then the rounds.
  * Holds no state of its own; the engine's caches and pool come in through its sources.
  */
+
+/** Inputs between two `preparing` progress calls of a batch. */
+const PROGRESS_EVERY = 256;
 export class BatchFold {
   private readonly src: BatchFoldSources;
 
@@ -143,15 +146,30 @@ export class BatchFold {
    * built again here, so a bad input fails with its own error, the first in batch order; a pool
    * that fails builds the batch here. The caller closes the pool.
    */
-  async prepareAll(inputs: readonly FoldInput[], foldedAt: string): Promise<Prepared[]> {
+  async prepareAll(
+    inputs: readonly FoldInput[],
+    foldedAt: string,
+    onProgress?: (done: number, total: number, phase: 'preparing') => void,
+  ): Promise<Prepared[]> {
     const pool = inputs.length > FOLD_ROUND ? this.src.derivePool() : null;
     const prepared: Prepared[] = [];
+    const tell = (done: number): void => {
+      if (done % PROGRESS_EVERY === 0 || done === inputs.length) {
+        onProgress?.(done, inputs.length, 'preparing');
+      }
+    };
     if (!pool) {
-      for (const i of inputs) prepared.push(await this.prepare(i, foldedAt));
+      for (const i of inputs) {
+        prepared.push(await this.prepare(i, foldedAt));
+        tell(prepared.length);
+      }
       return prepared;
     }
     const jobs: BuildJob[] = [];
-    for (const i of inputs) jobs.push(await this.redacted(i));
+    for (const i of inputs) {
+      jobs.push(await this.redacted(i));
+      tell(jobs.length);
+    }
     const ctx = this.nodeContext(foldedAt);
     let built: BuildOutcome[];
     try {
@@ -173,7 +191,7 @@ export class BatchFold {
   /** A prepared batch: checked as a whole, then folded round by round (see `foldMany`). */
   async foldPrepared(
     prepared: readonly Prepared[],
-    onProgress?: (done: number, total: number) => void,
+    onProgress?: (done: number, total: number, phase: 'writing') => void,
   ): Promise<FoldResult[]> {
     const seen = new Map<number, Prepared>();
     for (const p of prepared) {
@@ -209,7 +227,7 @@ export class BatchFold {
       next = r + 1 < rounds.length ? ahead?.(r + 1) : undefined;
       if (r > 0) await new Promise((res) => setTimeout(res, ROUND_PAUSE_MS));
       results.push(...(await this.foldRound(rounds[r]!, derived)));
-      onProgress?.(Math.min((r + 1) * FOLD_ROUND, prepared.length), prepared.length);
+      onProgress?.(Math.min((r + 1) * FOLD_ROUND, prepared.length), prepared.length, 'writing');
     }
     return results;
   }

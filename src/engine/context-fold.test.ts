@@ -493,6 +493,33 @@ describe('local store only', () => {
     return ContextFold.open({ dir: cf.dir, tokenizer: 'reference' });
   }
 
+  it('foldMany reports the preparing pass (redaction, before any write), then the writing pass', async () => {
+    // Before, nothing was heard while a large batch was redacted: most of an import's time.
+    const cf = await open();
+    const inputs = Array.from({ length: 1500 }, (_, i) => ({
+      stepId: i,
+      summary: `turn ${i}`,
+      content: `line ${i}`,
+    }));
+    const calls: [number, number, string][] = [];
+    const nodes = join(cf.dir, 'cold_nodes');
+    const writtenWhenPrepared: boolean[] = [];
+    await cf.foldMany(inputs, (done, total, phase) => {
+      calls.push([done, total, phase]);
+      if (phase === 'preparing' && done === total) {
+        writtenWhenPrepared.push(existsSync(nodes) && readdirSync(nodes).length > 0);
+      }
+    });
+    const phases = calls.map((c) => c[2]);
+    expect(phases.indexOf('writing')).toBeGreaterThan(phases.lastIndexOf('preparing'));
+    expect(calls.filter((c) => c[2] === 'preparing').map((c) => c[0])).toEqual([
+      256, 512, 768, 1024, 1280, 1500,
+    ]);
+    expect(calls.filter((c) => c[2] === 'writing').map((c) => c[0])).toEqual([1024, 1500]);
+    expect(writtenWhenPrepared).toEqual([false]);
+    await cf.close();
+  });
+
   it('unparsable index → every read refuses, validate reports the path', async () => {
     const cf = await seeded();
     const ip = join(cf.dir, 'recall_index.json');

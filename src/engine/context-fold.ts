@@ -251,14 +251,14 @@ export class ContextFold implements ContextFoldEngine {
    */
   async foldMany(
     inputs: FoldInput[],
-    onProgress?: (done: number, total: number) => void,
+    onProgress?: (done: number, total: number, phase: 'preparing' | 'writing') => void,
   ): Promise<FoldResult[]> {
     this.assertOpen();
     if (!Array.isArray(inputs)) throw new UsageError('foldMany needs an array of fold inputs');
     const foldedAt = isoSeconds(this.clock());
     try {
       // Redaction happens here, before the lock and before any byte is written.
-      const prepared = await this.batch.prepareAll(inputs, foldedAt);
+      const prepared = await this.batch.prepareAll(inputs, foldedAt, onProgress);
       return await this.batch.foldPrepared(prepared, onProgress);
     } finally {
       // Only a batch of more than a round uses the workers. They hold a vocabulary each: a

@@ -297,9 +297,13 @@ export interface ContextFoldEngine {
    */
   redactTexts(texts: readonly string[]): Promise<string[]>;
   fold(input: FoldInput): Promise<FoldResult>;
+  /**
+   * Folds a batch. `onProgress` hears of both passes: `preparing` (redaction and node building,
+   * before anything is written; most of a large import's time) and `writing`.
+   */
   foldMany(
     inputs: FoldInput[],
-    onProgress?: (done: number, total: number) => void,
+    onProgress?: (done: number, total: number, phase: 'preparing' | 'writing') => void,
   ): Promise<FoldResult[]>;
   recall(query: string, options?: { limit?: number }): Promise<RecallResult>;
   scan(prompt: string, options?: ScanOptions): Promise<ScanResult>;

@@ -6,8 +6,8 @@ import type { ImportedTurn } from './turn.js';
 export interface ImportTurnsOptions {
   /** Summary of each turn. Default: the harness's offline `summarizeTurn` (deterministic, no model). */
   summarise?: (turn: ImportedTurn) => string;
-  /** Called while folding, e.g. to draw a progress bar. */
-  onProgress?: (done: number, total: number) => void;
+  /** Called while folding, e.g. to draw a progress bar (see `ContextFoldEngine.foldMany`). */
+  onProgress?: (done: number, total: number, phase: 'preparing' | 'writing') => void;
 }
 
 /** What an import folded. */

@@ -6,7 +6,7 @@ import { emit, globals, parseIntArg, parseList } from '../context.js';
 import { NO_REDACT_FLAG, NO_REDACT_HELP, withEngine } from '../engine-options.js';
 import { helpText } from '../help-text.js';
 import { readInput, textArg } from '../input.js';
-import { progressBar } from '../progress.js';
+import { phasedProgress } from '../progress.js';
 
 /** First meaningful line of a payload, as a fallback summary for batch lines without one. */
 function firstLine(text: string): string {
@@ -99,10 +99,10 @@ export function register(program: Command): void {
         if (step !== undefined)
           throw new UsageError('give either STEP SUMMARY or --jsonl FILE, not both');
         const inputs = await parseFoldJsonl(readInput(opts.jsonl).toString('utf8'), opts.jsonl);
-        const bar = progressBar('folding');
+        const bar = phasedProgress({ preparing: 'redacting', writing: 'folding' });
         const results = await withEngine(
           cmd,
-          (cf) => cf.foldMany(inputs, (d, t) => bar.update(d, t)),
+          (cf) => cf.foldMany(inputs, (d, t, phase) => bar.update(d, t, phase)),
           { write: true, create: true },
         );
         bar.done();

@@ -7,7 +7,10 @@ import { isStepConflictError, StepConflictError, UsageError } from '../../protoc
 import { emit, globals } from '../context.js';
 import { engineOptions, NO_REDACT_FLAG, NO_REDACT_HELP } from '../engine-options.js';
 import { helpText } from '../help-text.js';
-import { progressBar } from '../progress.js';
+import { phasedProgress } from '../progress.js';
+
+/** The passes of an import, as its progress bars name them. */
+const PHASES = { preparing: 'redacting', writing: 'importing' } as const;
 
 interface ImportReport {
   file: string;
@@ -122,10 +125,10 @@ export function register(program: Command): void {
       const sessionGiven = cmd.getOptionValueSourceWithGlobals('session') === 'cli';
       const sessionId = !sessionGiven && history.sessionId ? history.sessionId : options.sessionId;
       const cf = await ContextFold.open({ ...options, sessionId });
-      const bar = progressBar('importing');
+      const bar = phasedProgress(PHASES);
       try {
         const r = await importTurns(cf, history.turns, {
-          onProgress: g.json ? undefined : (d, t) => bar.update(d, t),
+          onProgress: g.json ? undefined : (d, t, phase) => bar.update(d, t, phase),
         }).catch((e: unknown) => {
           throw anotherConversation(e, file);
         });
