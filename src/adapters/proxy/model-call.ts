@@ -76,17 +76,9 @@ function draftPrefix(
     messages: parsed.history.messages.slice(0, draft.step),
     origin: parsed.history.origin.slice(0, draft.step),
   };
-  return parsed.api === 'anthropic'
-    ? {
-        ...parsed,
-        history,
-        body: { ...parsed.body, messages: parsed.body.messages.slice(0, draft.message) },
-      }
-    : {
-        ...parsed,
-        history,
-        body: { ...parsed.body, messages: parsed.body.messages.slice(0, draft.message) },
-      };
+  // The same body type as the request's: only its message list is shorter.
+  const body = { ...parsed.body, messages: parsed.body.messages.slice(0, draft.message) };
+  return { ...parsed, history, body } as ParsedRequest;
 }
 
 /** The call's session, pack and upstream body: the only part that writes to a store. */
