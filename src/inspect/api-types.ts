@@ -126,6 +126,8 @@ export interface PayloadResponse {
   total_lines: number;
   /** Lines shown (from line 1); `truncated` when the payload has more. */
   lines: PayloadSegment[][];
+  /** Bytes the lines shown stand for; the last line shown may be cut. */
+  shown_bytes: number;
   truncated: boolean;
 }
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { PayloadSegment } from './api-types.js';
 import { payloadLines } from './payload-text.js';
 
-const ALL = { maxLines: 1000, maxBytes: 1e9 };
+const ALL = { maxLines: 1000, maxBytes: 1e9, maxSegments: 1e9 };
 const view = (b: string | Uint8Array, o = ALL) =>
   payloadLines(typeof b === 'string' ? Buffer.from(b, 'utf8') : b, o);
 
@@ -86,13 +86,39 @@ describe('payloadLines', () => {
 
   it('stops at the line or byte limit but still counts every line', () => {
     const text = Array.from({ length: 50 }, (_, i) => `line ${i}`).join('\n');
-    const v = view(text, { maxLines: 10, maxBytes: 1e9 });
+    const v = view(text, { ...ALL, maxLines: 10 });
     expect(v.lines).toHaveLength(10);
     expect(v.total_lines).toBe(50);
     expect(v.truncated).toBe(true);
-    const w = view(text, { maxLines: 1000, maxBytes: 20 });
+    const w = view(text, { ...ALL, maxBytes: 20 });
     expect(w.lines).toHaveLength(3); // the line that crosses 20 bytes is the last shown
     expect(w.truncated).toBe(true);
     expect(view(text).truncated).toBe(false);
+    expect(view(text).shown_bytes).toBe(Buffer.byteLength(text));
+  });
+
+  it('cuts one long line at the byte limit, on a character boundary', () => {
+    const v = view(`${'é'.repeat(10)}\nnext\n`, { ...ALL, maxBytes: 7 });
+    expect(v.lines).toEqual([[{ kind: 'text', text: 'ééé' }]]);
+    expect(v.shown_bytes).toBe(6);
+    expect(v.total_lines).toBe(2);
+    expect(v.truncated).toBe(true);
+    // A 6 MB line is not sent whole.
+    const huge = view('word '.repeat(1_200_000), { ...ALL, maxBytes: 1024 });
+    expect(bytesOf(huge.lines[0]!).length).toBe(1024);
+    expect(huge.truncated).toBe(true);
+  });
+
+  it('stops at the segment limit: text between invalid bytes cannot blow up the answer', () => {
+    const bytes = Buffer.from('ab\xff'.repeat(100_000), 'latin1');
+    const v = view(bytes, { ...ALL, maxSegments: 1000 });
+    expect(v.lines).toHaveLength(1);
+    expect(v.lines[0]).toHaveLength(1000);
+    expect(v.shown_bytes).toBe(bytesOf(v.lines[0]!).length);
+    expect(bytes.subarray(0, v.shown_bytes)).toEqual(bytesOf(v.lines[0]!));
+    expect(v.truncated).toBe(true);
+    const invisible = view('\u200b'.repeat(5000), { ...ALL, maxSegments: 10 });
+    expect(invisible.lines[0]).toHaveLength(10);
+    expect(invisible.shown_bytes).toBe(30);
   });
 });

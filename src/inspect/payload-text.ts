@@ -5,8 +5,13 @@ import type { PayloadSegment } from './api-types.js';
 export interface PayloadLinesOptions {
   /** Show at most this many lines. */
   maxLines: number;
-  /** Stop after the line that crosses this many bytes. */
+  /** Show at most this many bytes: the line that crosses it is cut there. */
   maxBytes: number;
+  /**
+   * Show at most this many segments (runs of text or hex, invisible characters): a line that
+   * alternates text and invalid bytes makes one per byte or two.
+   */
+  maxSegments: number;
 }
 
 /** A payload as numbered lines for a person: exact text, with what cannot be shown as such marked. */
@@ -14,6 +19,9 @@ export interface PayloadLines {
   valid_utf8: boolean;
   total_lines: number;
   lines: PayloadSegment[][];
+  /** Bytes of the payload the lines stand for (line breaks included). */
+  shown_bytes: number;
+  /** Some of the payload is not shown (lines, or the end of the last line shown). */
   truncated: boolean;
 }
 
@@ -47,15 +55,19 @@ const isControl = (x: number): boolean => (x < 0x20 && x !== 0x09) || x === 0x7f
 const INVISIBLE =
   /[\u0080-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb]|\udb40[\udc00-\udc7f]/g;
 
-function pushText(out: PayloadSegment[], text: string): void {
+function pushText(out: PayloadSegment[], text: string, maxSegments: number): void {
   let pos = 0;
   for (const m of text.matchAll(INVISIBLE)) {
+    if (out.length >= maxSegments) return;
     if (m.index > pos) out.push({ kind: 'text', text: text.slice(pos, m.index) });
+    if (out.length >= maxSegments) return;
     const cp = m[0].codePointAt(0)!;
     out.push({ kind: 'invisible', code: `U+${cp.toString(16).toUpperCase().padStart(4, '0')}` });
     pos = m.index + m[0].length;
   }
-  if (pos < text.length) out.push({ kind: 'text', text: text.slice(pos) });
+  if (pos < text.length && out.length < maxSegments) {
+    out.push({ kind: 'text', text: text.slice(pos) });
+  }
 }
 
 function pushHex(out: PayloadSegment[], x: number): void {
@@ -65,14 +77,30 @@ function pushHex(out: PayloadSegment[], x: number): void {
   else out.push({ kind: 'hex', hex });
 }
 
-/** One line's bytes (without its `\n`) as segments. */
-function lineSegments(b: Uint8Array, out: PayloadSegment[]): void {
+/** Bytes a segment stands for. */
+function segmentBytes(s: PayloadSegment): number {
+  if (s.kind === 'text') return Buffer.byteLength(s.text, 'utf8');
+  if (s.kind === 'hex') return (s.hex.length + 1) / 3;
+  return Buffer.byteLength(String.fromCodePoint(Number.parseInt(s.code.slice(2), 16)), 'utf8');
+}
+
+/** The largest cut at most `n` that does not split a valid UTF-8 sequence (`n` < length). */
+function charBoundary(b: Uint8Array, n: number): number {
+  let k = n;
+  while (k > 0 && n - k < 3 && (b[k]! & 0xc0) === 0x80) k--;
+  return k < n && k + sequenceLength(b, k) > n ? k : n;
+}
+
+/** One line's bytes (without its `\n`) as segments, at most `maxSegments` of them. */
+function lineSegments(b: Uint8Array, out: PayloadSegment[], maxSegments: number): void {
   let runStart = 0;
   let i = 0;
   const flush = (end: number): void => {
-    if (end > runStart) pushText(out, Buffer.from(b.subarray(runStart, end)).toString('utf8'));
+    if (end > runStart) {
+      pushText(out, Buffer.from(b.subarray(runStart, end)).toString('utf8'), maxSegments);
+    }
   };
-  while (i < b.length) {
+  while (i < b.length && out.length < maxSegments) {
     const n = sequenceLength(b, i);
     if (n > 0 && !(n === 1 && isControl(b[i]!))) {
       i += n;
@@ -89,16 +117,18 @@ function lineSegments(b: Uint8Array, out: PayloadSegment[]): void {
 /**
  * Splits payload bytes into numbered lines for display: valid UTF-8 as text; invalid bytes and
  * control bytes (NUL, CR, ESC, …; not tab) as hex; invisible or reordering characters by code
- * point. A final newline ends the last line rather than starting an empty one. Pure.
+ * point. A final newline ends the last line rather than starting an empty one. What is shown is
+ * bounded by lines, bytes and segments, the last line shown cut if need be (`truncated`). Pure.
  *
  * @example
- * payloadLines(Buffer.from('a\r\nb\x80'), { maxLines: 100, maxBytes: 1e6 });
+ * payloadLines(Buffer.from('a\r\nb\x80'), { maxLines: 100, maxBytes: 1e6, maxSegments: 1e4 });
  * // { valid_utf8: false, total_lines: 2, lines: [[text 'a', hex '0d'], [text 'b', hex '80']], … }
  */
 export function payloadLines(bytes: Uint8Array, options: PayloadLinesOptions): PayloadLines {
   const lines: PayloadSegment[][] = [];
   let total = 0;
   let shownBytes = 0;
+  let segments = 0;
   let start = 0;
   let truncated = false;
   const end =
@@ -107,16 +137,34 @@ export function payloadLines(bytes: Uint8Array, options: PayloadLinesOptions): P
     let nl = bytes.indexOf(0x0a, start);
     if (nl === -1 || nl > end) nl = end;
     total++;
-    if (!truncated && lines.length < options.maxLines && shownBytes < options.maxBytes) {
+    if (
+      !truncated &&
+      lines.length < options.maxLines &&
+      shownBytes < options.maxBytes &&
+      segments < options.maxSegments
+    ) {
+      let line = bytes.subarray(start, nl);
+      const room = options.maxBytes - shownBytes;
+      if (line.length > room) line = line.subarray(0, charBoundary(line, room));
       const segs: PayloadSegment[] = [];
-      lineSegments(bytes.subarray(start, nl), segs);
+      lineSegments(line, segs, options.maxSegments - segments);
       lines.push(segs);
-      shownBytes += nl - start + 1;
+      segments += segs.length;
+      const shown = segs.reduce((n, s) => n + segmentBytes(s), 0);
+      if (shown < nl - start) truncated = true;
+      else shownBytes += nl < bytes.length ? 1 : 0; // the line break
+      shownBytes += shown;
     } else {
       truncated = true;
     }
     if (nl >= end) break;
     start = nl + 1;
   }
-  return { valid_utf8: isUtf8(bytes), total_lines: total, lines, truncated };
+  return {
+    valid_utf8: isUtf8(bytes),
+    total_lines: total,
+    lines,
+    shown_bytes: shownBytes,
+    truncated,
+  };
 }

@@ -31,9 +31,10 @@ export interface ViewOptions {
   retrieval?: RetrievalMode;
 }
 
-/** Lines of a payload the drawer shows at most (the rest is counted, not sent). */
+/** What of a payload the drawer shows at most (the rest is counted, not sent). */
 const PAYLOAD_MAX_LINES = 5000;
 const PAYLOAD_MAX_BYTES = 2 * 1024 * 1024;
+const PAYLOAD_MAX_SEGMENTS = 50_000;
 
 interface TimelineCache {
   key: string;
@@ -232,6 +233,7 @@ export class StoreView {
     const view = payloadLines(bytes, {
       maxLines: PAYLOAD_MAX_LINES,
       maxBytes: PAYLOAD_MAX_BYTES,
+      maxSegments: PAYLOAD_MAX_SEGMENTS,
     });
     return { step_id: step, bytes: bytes.length, ...view };
   }

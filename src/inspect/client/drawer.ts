@@ -80,7 +80,9 @@ function payloadView(p: PayloadResponse): HTMLElement {
       'p',
       { class: 'muted', testid: 'payload-info' },
       `${bytes(p.bytes)} · ${num(p.total_lines)} line(s) · ${p.valid_utf8 ? 'valid UTF-8' : 'not valid UTF-8: invalid bytes shown as hex'}`,
-      p.truncated ? ` · showing the first ${num(p.lines.length)} lines` : '',
+      p.truncated
+        ? ` · showing the first ${bytes(p.shown_bytes)} (${num(p.lines.length)} line(s))`
+        : '',
     ),
     h('table', { class: 'payload' }, h('tbody', {}, rows)),
   );
