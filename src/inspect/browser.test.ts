@@ -209,6 +209,34 @@ suite('the inspector in a real browser', () => {
     await shot('search');
   });
 
+  it('an answer that arrives after the user moved on does not replace the view now shown', async () => {
+    // On the search view; the overview's answer is held until the user is back on search.
+    let arrived!: () => void;
+    const requested = new Promise<void>((done) => {
+      arrived = done;
+    });
+    let release!: () => void;
+    const held = new Promise<void>((done) => {
+      release = done;
+    });
+    await page.route('**/api/overview?*', async (route) => {
+      arrived();
+      await held;
+      await route.continue();
+    });
+    await page.click('[data-testid="nav-overview"]');
+    await requested;
+    await page.click('[data-testid="nav-search"]');
+    await page.waitForSelector('[data-testid="recall-input"]');
+    const rendered = page.waitForRequest('**/api/disk?*'); // the overview asks for it once drawn
+    release();
+    await rendered;
+    await page.unroute('**/api/overview?*');
+    expect(await page.evaluate('location.hash')).toMatch(/^#\/search/);
+    expect(await page.locator('[data-testid="recall-input"]').count()).toBe(1);
+    expect(await page.locator('[data-testid="overview-cards"]').count()).toBe(0);
+  });
+
   it('a node holding HTML and script renders as text and runs nothing', async () => {
     await page.selectOption('[data-testid="store-select"]', 'sessions/odd');
     await page.click('[data-testid="nav-overview"]');

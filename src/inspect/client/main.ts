@@ -33,15 +33,17 @@ async function render(): Promise<void> {
   const key = `${route.view}?${p.toString()}|${store}`;
   if (key !== rendered) {
     rendered = key;
-    const main = document.getElementById('main')!;
-    replace(main, h('p', { class: 'muted' }, 'loading…'));
+    // Each render fills an element of its own: an answer that arrives after the user moved on
+    // lands in a detached one, never over the view now shown.
+    const view = h('div', { testid: 'view' }, h('p', { class: 'muted' }, 'loading…'));
+    replace(document.getElementById('main')!, view);
     try {
-      if (route.view === 'timeline') await renderTimeline(main, store, route.params);
-      else if (route.view === 'pack') await renderPack(main, store, route.params);
-      else if (route.view === 'search') await renderSearch(main, store, route.params);
-      else await renderOverview(main, store, route.params);
+      if (route.view === 'timeline') await renderTimeline(view, store, route.params);
+      else if (route.view === 'pack') await renderPack(view, store, route.params);
+      else if (route.view === 'search') await renderSearch(view, store, route.params);
+      else await renderOverview(view, store, route.params);
     } catch (e) {
-      replace(main, errorBox(e));
+      replace(view, errorBox(e));
     }
   }
   if (node !== null && /^\d+$/.test(node)) await showDrawer(store, Number(node), drawerKey);
