@@ -269,6 +269,17 @@ suite('the inspector in a real browser', () => {
       '⟨U+202E⟩',
       '⟨U+202C⟩',
     ]);
+    // A summary cannot reorder what is on screen either ('evil' would read 'live'): in the node
+    // list, the drawer and recall, the bidi controls are shown by code point.
+    const marked = 'invisible ⟨U+202E⟩evil⟨U+202C⟩';
+    expect(await text('[data-testid="node-summary"]')).toBe(marked);
+    expect(await text('[data-testid="node-row"][data-step="3"] td.summary')).toBe(marked);
+    await page.click('[data-testid="drawer-close"]');
+    await page.click('[data-testid="nav-search"]');
+    await page.fill('[data-testid="recall-input"]', 'evil');
+    await page.click('[data-testid="recall-button"]');
+    await page.waitForSelector('[data-testid="recall-row"][data-step="3"]');
+    expect(await text('[data-testid="recall-row"][data-step="3"] td:last-child')).toBe(marked);
   });
 
   it('nothing ran, nothing failed, nothing was written', async () => {

@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type { PayloadSegment } from './api-types.js';
+import { textPieces } from './invisible-chars.js';
 
 /** Options of {@link payloadLines}. */
 export interface PayloadLinesOptions {
@@ -48,25 +49,10 @@ function sequenceLength(b: Uint8Array, i: number): number {
 /** Control bytes other than tab: shown as hex so NUL, CR, ESC … are visible. */
 const isControl = (x: number): boolean => (x < 0x20 && x !== 0x09) || x === 0x7f;
 
-/**
- * Characters that render as nothing or reorder the text around them (zero-width, bidi controls,
- * the tags block, C1 controls): shown by code point so nothing in a payload is hidden.
- */
-const INVISIBLE =
-  /[\u0080-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb]|\udb40[\udc00-\udc7f]/g;
-
 function pushText(out: PayloadSegment[], text: string, maxSegments: number): void {
-  let pos = 0;
-  for (const m of text.matchAll(INVISIBLE)) {
+  for (const piece of textPieces(text)) {
     if (out.length >= maxSegments) return;
-    if (m.index > pos) out.push({ kind: 'text', text: text.slice(pos, m.index) });
-    if (out.length >= maxSegments) return;
-    const cp = m[0].codePointAt(0)!;
-    out.push({ kind: 'invisible', code: `U+${cp.toString(16).toUpperCase().padStart(4, '0')}` });
-    pos = m.index + m[0].length;
-  }
-  if (pos < text.length && out.length < maxSegments) {
-    out.push({ kind: 'text', text: text.slice(pos) });
+    out.push(piece);
   }
 }
 

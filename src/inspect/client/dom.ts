@@ -1,6 +1,8 @@
 // The only way the client builds DOM: elements with text children (never HTML strings), so
 // archived content, however hostile, is always shown as text.
 
+import { textPieces } from '../invisible-chars.js';
+
 /** A child: text (shown as text), a node, or nothing. Arrays are flattened. */
 export type Child = Node | string | number | null | undefined | false | Child[];
 
@@ -75,6 +77,26 @@ export function table(props: Props, head: readonly string[], rows: Child): HTMLT
 export function replace(el: Element, ...children: Child[]): void {
   el.replaceChildren();
   append(el, children);
+}
+
+/**
+ * Archived text (a summary, a term, a pack's body) as children: text, with each invisible or
+ * reordering character (zero-width, bidi override) shown by code point, as in a payload, so
+ * archived text cannot hide or reorder what is on screen.
+ *
+ * @example
+ * h('td', {}, archivedText('rtl \u202eevil')); // rtl ⟨U+202E⟩evil
+ */
+export function archivedText(text: string): (string | HTMLElement)[] {
+  return Array.from(textPieces(text), (p) =>
+    p.kind === 'text'
+      ? p.text
+      : h(
+          'span',
+          { class: 'invisible', title: 'an invisible or reordering character' },
+          `⟨${p.code}⟩`,
+        ),
+  );
 }
 
 /** A number with thousands separators. */

@@ -1,6 +1,6 @@
 import type { HashView, NodeResponse, PayloadResponse, PayloadSegment } from '../api-types.js';
 import { api } from './api.js';
-import { badge, bytes, type Child, h, num, replace, table } from './dom.js';
+import { archivedText, badge, bytes, type Child, h, num, replace, table } from './dom.js';
 import { patch } from './route.js';
 
 let shown = '';
@@ -24,7 +24,7 @@ function terms(label: string, list: string[], testid: string): HTMLElement | nul
     'div',
     { class: 'terms', testid },
     h('h4', {}, `${label} (${list.length})`),
-    shownList.map((t) => h('span', { class: 'chip term' }, t)),
+    shownList.map((t) => h('span', { class: 'chip term' }, archivedText(t))),
     list.length > shownList.length
       ? h('span', { class: 'muted' }, ` … ${list.length - shownList.length} more`)
       : null,
@@ -152,7 +152,7 @@ function otherFields(n: NodeResponse): HTMLElement {
 function nodeDetails(n: NodeResponse): Child[] {
   return [
     h('h3', {}, 'Summary'),
-    h('p', { class: 'summary-text', testid: 'node-summary' }, n.summary),
+    h('p', { class: 'summary-text', testid: 'node-summary' }, archivedText(n.summary)),
     fieldList(n),
     h('h3', {}, 'Hashes'),
     hashTable(n.hashes),

@@ -5,7 +5,7 @@ import type {
   ValidateResponse,
 } from '../api-types.js';
 import { api } from './api.js';
-import { badge, bytes, h, num, replace, table } from './dom.js';
+import { archivedText, badge, bytes, h, num, replace, table } from './dom.js';
 import { patch } from './route.js';
 
 const PAGE = 50;
@@ -88,7 +88,7 @@ function nodeTable(page: NodesResponse): HTMLElement {
           on: { click: () => patch({ node: r.step_id }) },
         },
         h('td', { class: 'num' }, r.step_id),
-        h('td', { class: 'summary' }, r.summary),
+        h('td', { class: 'summary' }, archivedText(r.summary)),
         h('td', { class: 'num' }, num(r.token_estimate)),
         h('td', { class: 'mono' }, r.folded_at),
         h('td', { class: 'num' }, r.files),

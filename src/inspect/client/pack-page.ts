@@ -1,6 +1,6 @@
 import type { PackLayerView, PackMessageView, PackResponse } from '../api-types.js';
 import { api } from './api.js';
-import { badge, h, num, replace } from './dom.js';
+import { archivedText, badge, h, num, replace } from './dom.js';
 import { go, patch } from './route.js';
 
 const LAYER_NAMES: Record<PackLayerView['layer'], string> = {
@@ -24,11 +24,11 @@ function messageView(m: PackMessageView): HTMLElement {
             title: `archived step ${s.step_id}, paged in for this turn: click to open the node`,
             on: { click: () => patch({ node: s.step_id }) },
           },
-          s.text,
+          archivedText(s.text),
         ),
       );
     } else {
-      body.append(document.createTextNode(s.text));
+      body.append(...archivedText(s.text));
     }
   }
   return h(

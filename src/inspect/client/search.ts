@@ -1,9 +1,9 @@
 import type { RecallResponse, ScanPickView, ScanResponse } from '../api-types.js';
 import { api } from './api.js';
-import { h, num, replace, table } from './dom.js';
+import { archivedText, type Child, h, num, replace, table } from './dom.js';
 import { patch } from './route.js';
 
-function stepRow(step: number, cells: (string | number)[], testid: string): HTMLElement {
+function stepRow(step: number, cells: Child[], testid: string): HTMLElement {
   return h(
     'tr',
     { testid, attrs: { 'data-step': String(step) }, on: { click: () => patch({ node: step }) } },
@@ -31,7 +31,7 @@ function recallView(r: RecallResponse): HTMLElement {
       { class: 'grid clickable', testid: 'recall-results' },
       ['step', 'status', 'coverage', 'score', 'summary'],
       r.candidates.map((c) =>
-        stepRow(c.step_id, [c.status, c.coverage, c.score, c.summary], 'recall-row'),
+        stepRow(c.step_id, [c.status, c.coverage, c.score, archivedText(c.summary)], 'recall-row'),
       ),
     ),
   );

@@ -83,7 +83,11 @@ export async function buildOddStore(dir: string): Promise<void> {
       summary: 'binary output',
       content: Uint8Array.from([0x6f, 0x6b, 0x0a, 0x80, 0xff, 0x41, 0x00, 0x42, 0x0d, 0x0a]),
     },
-    { stepId: 3, summary: 'invisible', content: 'a\u200bb \u202eevil\u202c done\n' },
+    {
+      stepId: 3,
+      summary: 'invisible \u202eevil\u202c',
+      content: 'a\u200bb \u202eevil\u202c done\n',
+    },
   ]);
   await cf.close({ compact: false });
 }
