@@ -103,7 +103,7 @@ export interface NodeResponse {
   verified: boolean;
   problem: { code: string; error: string; message: string; path: string } | null;
   hashes: HashView[];
-  /** Null when the file cannot be read. */
+  /** From the node file, only when it verifies (else null, and `extra` empty). */
   sanitized: boolean | null;
   session_id: string | null;
   status: string | null;

@@ -289,6 +289,8 @@ describe('a store with problems', () => {
     expect(n.verified).toBe(false);
     expect(n.problem).toMatchObject({ code: 'INTEGRITY_CHECK', path: broken.tampered });
     expect(n.hashes.find((h) => h.name === 'artifact_sha256')!.ok).toBe(false);
+    // The tampered file's own claims are not shown as the node's.
+    expect(n).toMatchObject({ sanitized: null, session_id: null, status: null, extra: {} });
     const payload = await fetch(`${base()}api/payload?store=claude-code/broken&step=2`);
     expect(payload.status).toBe(409);
     const body = (await payload.json()) as { code: string; path: string };

@@ -200,10 +200,15 @@ export class StoreView {
     };
   }
 
-  /** The node drawer: the entry, and hydrate's verdict taken now, hash by hash. */
+  /**
+   * The node drawer: the entry, and hydrate's verdict taken now, hash by hash. The node file's
+   * own fields (session, sanitized, status, unknown fields) only when it verifies: a tampered
+   * file's claims are not shown as the node's.
+   */
   async node(step: number): Promise<NodeResponse> {
     const c = await (await this.cf()).checkNode(step);
     const e = c.entry;
+    const file = c.verified ? c.node : null;
     return {
       step_id: c.step_id,
       summary: e.summary,
@@ -219,11 +224,11 @@ export class StoreView {
       verified: c.verified,
       problem: c.problem,
       hashes: c.hashes.map((h) => ({ ...h })),
-      sanitized: c.node?.sanitized ?? null,
-      session_id: c.node?.session_id ?? null,
-      status: c.node?.status ?? null,
-      encoding: c.node?.raw_content_encoding ?? null,
-      extra: c.node?.extra ?? {},
+      sanitized: file?.sanitized ?? null,
+      session_id: file?.session_id ?? null,
+      status: file?.status ?? null,
+      encoding: file?.raw_content_encoding ?? null,
+      extra: file?.extra ?? {},
     };
   }
 

@@ -132,6 +132,13 @@ function fieldList(n: NodeResponse): HTMLElement {
 
 /** The node file's fields the check does not know, titled as guard findings when they look so. */
 function otherFields(n: NodeResponse): HTMLElement {
+  if (!n.verified) {
+    return h(
+      'p',
+      { class: 'muted', testid: 'findings' },
+      'Fields of the node file (guard findings, session, status) are not shown: it does not verify.',
+    );
+  }
   const extraKeys = Object.keys(n.extra);
   const findings = extraKeys.some((k) => /finding|redact|guard/i.test(k));
   return extraKeys.length === 0

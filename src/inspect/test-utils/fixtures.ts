@@ -94,7 +94,7 @@ export async function buildOddStore(dir: string): Promise<void> {
 
 /**
  * A store with problems validate must report with their paths: a node whose payload was edited
- * (hash mismatch) and an orphaned node file without an index entry.
+ * (hash mismatch, and a field added) and an orphaned node file without an index entry.
  */
 export async function buildBrokenStore(dir: string): Promise<{ tampered: string; orphan: string }> {
   const cf = await ContextFold.open({ dir, tokenizer: 'reference', cacheDir: false });
@@ -106,6 +106,7 @@ export async function buildBrokenStore(dir: string): Promise<{ tampered: string;
   const tampered = join(dir, 'cold_nodes', 'step_000002.json');
   const node = JSON.parse(readFileSync(tampered, 'utf8'));
   node.raw_content = 'edited bytes\n';
+  node.guard_findings = ['forged: nothing to see here']; // a claim the edit added
   writeFileSync(tampered, JSON.stringify(node));
   const orphan = join(dir, 'cold_nodes', 'step_000009.json');
   writeFileSync(orphan, readFileSync(join(dir, 'cold_nodes', 'step_000001.json')));
