@@ -237,6 +237,23 @@ suite('the inspector in a real browser', () => {
     expect(await page.locator('[data-testid="overview-cards"]').count()).toBe(0);
   });
 
+  it('from the keyboard: Tab reaches the node rows, Enter opens one, Escape closes it', async () => {
+    await page.click('[data-testid="nav-overview"]');
+    await page.waitForSelector('[data-testid="node-row"]');
+    await page.focus('[data-testid="validate-button"]');
+    const focused = (): Promise<string> =>
+      page.evaluate('document.activeElement?.getAttribute("data-testid") ?? ""');
+    for (let i = 0; i < 5 && (await focused()) !== 'node-row'; i++)
+      await page.keyboard.press('Tab');
+    expect(await focused()).toBe('node-row');
+    const step = await page.evaluate('document.activeElement.getAttribute("data-step")');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('[data-testid="verified"]');
+    expect(await text('[data-testid="drawer"] h2')).toBe(`Node · step ${step}`);
+    await page.keyboard.press('Escape');
+    await page.waitForSelector('[data-testid="drawer"]', { state: 'hidden' });
+  });
+
   it('a node holding HTML and script renders as text and runs nothing', async () => {
     await page.selectOption('[data-testid="store-select"]', 'sessions/odd');
     await page.click('[data-testid="nav-overview"]');

@@ -15,6 +15,11 @@ export interface Props {
   href?: string;
   attrs?: Record<string, string>;
   on?: Partial<Record<keyof HTMLElementEventMap, (e: Event) => void>>;
+  /**
+   * What a click on the element (a row, a block) does; the element is also reached with Tab and
+   * run with Enter or Space, so everything that opens something works from the keyboard.
+   */
+  activate?: () => void;
 }
 
 const FORBIDDEN_ATTR = /^(on|style$|src$|href$|srcdoc$|action$|formaction$)/i;
@@ -28,6 +33,16 @@ function append(el: Node, child: Child): void {
   } else {
     el.appendChild(child);
   }
+}
+
+function activatable(el: HTMLElement, run: () => void): void {
+  el.tabIndex = 0;
+  el.addEventListener('click', () => run());
+  el.addEventListener('keydown', (e) => {
+    if (e.key !== 'Enter' && e.key !== ' ') return;
+    e.preventDefault();
+    run();
+  });
 }
 
 /**
@@ -54,6 +69,7 @@ export function h<K extends keyof HTMLElementTagNameMap>(
     el.setAttribute(k, v);
   }
   for (const [k, fn] of Object.entries(props.on ?? {})) if (fn) el.addEventListener(k, fn);
+  if (props.activate) activatable(el, props.activate);
   append(el, children);
   return el;
 }

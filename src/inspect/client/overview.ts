@@ -85,7 +85,7 @@ function nodeTable(page: NodesResponse): HTMLElement {
         {
           testid: 'node-row',
           attrs: { 'data-step': String(r.step_id) },
-          on: { click: () => patch({ node: r.step_id }) },
+          activate: () => patch({ node: r.step_id }),
         },
         h('td', { class: 'num' }, r.step_id),
         h('td', { class: 'summary' }, archivedText(r.summary)),

@@ -6,7 +6,7 @@ import { patch } from './route.js';
 function stepRow(step: number, cells: Child[], testid: string): HTMLElement {
   return h(
     'tr',
-    { testid, attrs: { 'data-step': String(step) }, on: { click: () => patch({ node: step }) } },
+    { testid, attrs: { 'data-step': String(step) }, activate: () => patch({ node: step }) },
     h('td', { class: 'num' }, step),
     cells.map((c) => h('td', {}, c)),
   );

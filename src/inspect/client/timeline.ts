@@ -86,7 +86,7 @@ function rowView(r: TimelineRow, scale: number): HTMLElement {
       class: `trow${r.over_budget ? ' over' : ''}`,
       testid: 'timeline-row',
       attrs: { 'data-turn': String(r.turn) },
-      on: { click: () => go('pack', { turn: r.turn }) },
+      activate: () => go('pack', { turn: r.turn }),
     },
     h(
       'div',
