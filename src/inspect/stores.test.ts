@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../test-utils/temp-dir.js';
@@ -21,5 +21,18 @@ describe('discoverStores', () => {
       ['sessions/auto-3f2a', join(root, 'sessions', 'auto-3f2a', '.contextfold')],
       ['sessions/middleware-chat', join(root, 'sessions', 'middleware-chat')],
     ]);
+  });
+
+  it('follows no symbolic link out of the tree it was given', () => {
+    const root = join(tmp.dir, 'links', '.contextfold');
+    const outside = join(tmp.dir, 'outside');
+    mkdirSync(join(outside, 'leak'), { recursive: true });
+    writeFileSync(join(outside, 'leak', 'events.jsonl'), '');
+    mkdirSync(join(root, 'claude-code', 'linked'), { recursive: true });
+    writeFileSync(join(root, 'events.jsonl'), '');
+    symlinkSync(outside, join(root, 'sessions')); // sessions/ itself
+    symlinkSync(join(outside, 'leak'), join(root, 'claude-code', 'linked', '.contextfold'));
+    symlinkSync(join(outside, 'leak'), join(root, 'claude-code', 'direct')); // <id>/ (as before)
+    expect(discoverStores(root).map((s) => s.id)).toEqual(['.']);
   });
 });

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { EVENTS_FILE } from '../harness/session-events.js';
 import { compareCodePoints } from '../protocol/canonical-json.js';
@@ -19,6 +19,15 @@ export function isStoreDir(dir: string): boolean {
   return MARKERS.some((m) => existsSync(join(dir, m)));
 }
 
+/** True if the path is a symbolic link (which the discovery never follows out of the tree). */
+function isLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
 function subdirs(dir: string): string[] {
   try {
     return readdirSync(dir, { withFileTypes: true })
@@ -32,8 +41,9 @@ function subdirs(dir: string): string[] {
 /**
  * The stores under an inspected directory: the directory itself if it is one, and each session
  * store under `sessions/<id>/` (ai-sdk middleware; `sessions/<id>/.contextfold` for the proxy)
- * and `claude-code/<id>/` (the hook), sorted by id. Reads only. Throws a one-line usage error if
- * there is none.
+ * and `claude-code/<id>/` (the hook), sorted by id. Symbolic links below the directory (a
+ * `sessions/` or `<id>/.contextfold` that is one) are not followed: nothing outside the tree
+ * given is served. Reads only. Throws a one-line usage error if there is none.
  *
  * @example
  * discoverStores('.contextfold'); // [{ id: '.', … }, { id: 'sessions/chat-1', … }]
@@ -55,11 +65,12 @@ export function discoverStores(dir: string): StoreInfo[] {
   };
   if (isStoreDir(root)) add('.', root);
   for (const parent of SESSION_PARENTS) {
+    if (isLink(join(root, parent))) continue;
     for (const name of subdirs(join(root, parent))) {
       const d = join(root, parent, name);
+      const proxy = join(d, '.contextfold');
       if (isStoreDir(d)) add(`${parent}/${name}`, d);
-      else if (isStoreDir(join(d, '.contextfold')))
-        add(`${parent}/${name}`, join(d, '.contextfold'));
+      else if (!isLink(proxy) && isStoreDir(proxy)) add(`${parent}/${name}`, proxy);
     }
   }
   if (found.length === 0) {
