@@ -74,7 +74,9 @@ export interface ValidateResponse {
   ok: boolean;
   checked: number;
   sanitized: number;
+  /** The first problems found (at most 1,000); `problems_total` counts them all. */
   problems: ProblemView[];
+  problems_total: number;
   ms: number;
 }
 

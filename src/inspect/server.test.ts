@@ -22,6 +22,7 @@ import type {
   ValidateResponse,
 } from './api-types.js';
 import { type Inspector, startInspector } from './server.js';
+import { StoreView } from './store-view.js';
 import {
   buildBrokenStore,
   buildOddStore,
@@ -296,6 +297,21 @@ describe('a store with problems', () => {
     const body = (await payload.json()) as { code: string; path: string };
     expect(body).toMatchObject({ code: 'INTEGRITY_CHECK', path: broken.tampered });
     expect(JSON.stringify(body)).not.toContain('edited bytes');
+  });
+
+  it('validate sends at most the first problems and counts them all', async () => {
+    expect(
+      (await get<ValidateResponse>('api/validate?store=claude-code/broken')).problems_total,
+    ).toBe(2);
+    const dir = join(root, 'claude-code', 'broken');
+    const view = new StoreView({ id: 'x', dir, has_events: false }, { maxProblems: 1 });
+    try {
+      const v = await view.validate();
+      expect(v.problems_total).toBe(2);
+      expect(v.problems.map((p) => p.path)).toEqual([broken.tampered]);
+    } finally {
+      await view.close();
+    }
   });
 });
 

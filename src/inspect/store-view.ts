@@ -29,6 +29,8 @@ import { layerTokens, timelineRows } from './timeline.js';
 export interface ViewOptions {
   tokenizer?: 'o200k' | 'reference';
   retrieval?: RetrievalMode;
+  /** Problems of a validate run sent at most (all are counted). Default 1,000. */
+  maxProblems?: number;
 }
 
 /** What of a payload the drawer shows at most (the rest is counted, not sent). */
@@ -249,11 +251,13 @@ export class StoreView {
       try {
         const t = performance.now();
         const v = await (await this.cf()).validate();
+        const max = this.options.maxProblems ?? 1000;
         return {
           ok: v.ok,
           checked: v.checked,
           sanitized: v.sanitized,
-          problems: v.problems.map((p) => ({ ...p })),
+          problems: v.problems.slice(0, max).map((p) => ({ ...p })),
+          problems_total: v.problems.length,
           ms: Math.round(performance.now() - t),
         };
       } finally {

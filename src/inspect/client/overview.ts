@@ -59,10 +59,17 @@ function validateSection(store: string, sanitized: HTMLElement): HTMLElement {
           ? badge('ok', `ok: ${num(v.checked)} node(s) verified, no problems`, 'validate-status')
           : badge(
               'bad',
-              `${v.problems.length} problem(s) in ${num(v.checked)} node(s)`,
+              `${num(v.problems_total)} problem(s) in ${num(v.checked)} node(s)`,
               'validate-status',
             ),
         h('span', { class: 'muted' }, ` ${v.ms} ms`),
+        v.problems_total > v.problems.length
+          ? h(
+              'p',
+              { class: 'muted', testid: 'problems-cut' },
+              `The first ${num(v.problems.length)} are listed; contextfold validate lists them all.`,
+            )
+          : null,
         v.ok ? null : problemsTable(v),
       );
     } catch (e) {
