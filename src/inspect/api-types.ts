@@ -98,10 +98,12 @@ export interface NodeResponse {
   evicted: boolean;
   file_path: string;
   path: string;
+  /** The first terms of each kind (at most 300); `term_counts` counts them all. */
   identifiers: string[];
   files: string[];
   commands: string[];
   errors: string[];
+  term_counts: { identifiers: number; files: number; commands: number; errors: number };
   verified: boolean;
   problem: { code: string; error: string; message: string; path: string } | null;
   hashes: HashView[];

@@ -315,6 +315,27 @@ describe('a store with problems', () => {
   });
 });
 
+describe('bounded answers', () => {
+  it('the node answer sends the first 300 terms of each kind and counts them all', async () => {
+    const dir = join(tmp.dir, 'many-terms', '.contextfold');
+    const cf = await ContextFold.open({ dir, tokenizer: 'reference', cacheDir: false });
+    const lines = Array.from({ length: 400 }, (_, i) => `$ cat src/m${i}/f_${i}.ts`);
+    await cf.fold({ stepId: 1, summary: 'many terms', content: `${lines.join('\n')}\n` });
+    await cf.close();
+    const view = new StoreView({ id: '.', dir, has_events: false });
+    try {
+      const n = await view.node(1);
+      expect(n.term_counts).toMatchObject({ files: 400, commands: 400 });
+      expect(n.files).toHaveLength(300);
+      expect(n.commands).toHaveLength(300);
+      expect(n.term_counts.identifiers).toBeGreaterThan(300);
+      expect(n.identifiers).toHaveLength(300);
+    } finally {
+      await view.close();
+    }
+  });
+});
+
 describe('read-only by construction (CONF-08)', () => {
   it('after every endpoint, the whole directory is identical and no cache was created', async () => {
     for (const store of ['.', 'sessions/odd', 'claude-code/broken']) {

@@ -37,6 +37,8 @@ export interface ViewOptions {
 const PAYLOAD_MAX_LINES = 5000;
 const PAYLOAD_MAX_BYTES = 2 * 1024 * 1024;
 const PAYLOAD_MAX_SEGMENTS = 50_000;
+/** Terms of each kind the drawer shows at most (the rest is counted, not sent). */
+const TERMS_MAX = 300;
 
 interface TimelineCache {
   key: string;
@@ -219,10 +221,16 @@ export class StoreView {
       evicted: e.evicted,
       file_path: e.file_path,
       path: c.path,
-      identifiers: [...e.identifiers],
-      files: [...e.files],
-      commands: [...e.commands],
-      errors: [...e.errors],
+      identifiers: e.identifiers.slice(0, TERMS_MAX),
+      files: e.files.slice(0, TERMS_MAX),
+      commands: e.commands.slice(0, TERMS_MAX),
+      errors: e.errors.slice(0, TERMS_MAX),
+      term_counts: {
+        identifiers: e.identifiers.length,
+        files: e.files.length,
+        commands: e.commands.length,
+        errors: e.errors.length,
+      },
       verified: c.verified,
       problem: c.problem,
       hashes: c.hashes.map((h) => ({ ...h })),

@@ -17,16 +17,16 @@ export function closeDrawer(): void {
   d.replaceChildren();
 }
 
-function terms(label: string, list: string[], testid: string): HTMLElement | null {
-  if (list.length === 0) return null;
-  const shownList = list.slice(0, 300);
+/** One kind of term: the first ones the server sent, and how many there are in all. */
+function terms(label: string, list: string[], total: number, testid: string): HTMLElement | null {
+  if (total === 0) return null;
   return h(
     'div',
     { class: 'terms', testid },
-    h('h4', {}, `${label} (${list.length})`),
-    shownList.map((t) => h('span', { class: 'chip term' }, archivedText(t))),
-    list.length > shownList.length
-      ? h('span', { class: 'muted' }, ` … ${list.length - shownList.length} more`)
+    h('h4', {}, `${label} (${num(total)})`),
+    list.map((t) => h('span', { class: 'chip term' }, archivedText(t))),
+    total > list.length
+      ? h('span', { class: 'muted' }, ` … ${num(total - list.length)} more`)
       : null,
   );
 }
@@ -164,10 +164,10 @@ function nodeDetails(n: NodeResponse): Child[] {
     h('h3', {}, 'Hashes'),
     hashTable(n.hashes),
     h('h3', {}, 'Terms'),
-    terms('identifiers', n.identifiers, 'terms-identifiers'),
-    terms('files', n.files, 'terms-files'),
-    terms('commands', n.commands, 'terms-commands'),
-    terms('errors', n.errors, 'terms-errors'),
+    terms('identifiers', n.identifiers, n.term_counts.identifiers, 'terms-identifiers'),
+    terms('files', n.files, n.term_counts.files, 'terms-files'),
+    terms('commands', n.commands, n.term_counts.commands, 'terms-commands'),
+    terms('errors', n.errors, n.term_counts.errors, 'terms-errors'),
     otherFields(n),
     h('h3', {}, 'Payload'),
     n.verified
