@@ -316,6 +316,26 @@ describe('a store with problems', () => {
 });
 
 describe('bounded answers', () => {
+  it('list rows carry the start of a long summary; the drawer has it whole', async () => {
+    const dir = join(tmp.dir, 'long-summary', '.contextfold');
+    const cf = await ContextFold.open({ dir, tokenizer: 'reference', cacheDir: false });
+    const summary = `longsummary ${'x'.repeat(100_000)}`;
+    await cf.fold({ stepId: 1, summary, content: 'output\n' });
+    await cf.close();
+    const view = new StoreView({ id: '.', dir, has_events: false });
+    try {
+      const row = (await view.nodes(0, 50)).rows[0]!;
+      expect(row.summary).toBe(
+        `${summary.slice(0, 2000)} … (${summary.length - 2000} more characters: open the node)`,
+      );
+      const hit = (await view.recall('longsummary', 50)).candidates[0]!;
+      expect(hit.summary).toBe(row.summary);
+      expect((await view.node(1)).summary).toBe(summary);
+    } finally {
+      await view.close();
+    }
+  });
+
   it('the node answer sends the first 300 terms of each kind and counts them all', async () => {
     const dir = join(tmp.dir, 'many-terms', '.contextfold');
     const cf = await ContextFold.open({ dir, tokenizer: 'reference', cacheDir: false });

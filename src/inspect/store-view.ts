@@ -39,6 +39,17 @@ const PAYLOAD_MAX_BYTES = 2 * 1024 * 1024;
 const PAYLOAD_MAX_SEGMENTS = 50_000;
 /** Terms of each kind the drawer shows at most (the rest is counted, not sent). */
 const TERMS_MAX = 300;
+/** Characters of a summary in a list row (the node drawer has it whole). */
+const LIST_SUMMARY_MAX = 2000;
+
+/** A summary for a list row: whole, or its start and how many characters are left out. */
+function listSummary(s: string): string {
+  if (s.length <= LIST_SUMMARY_MAX) return s;
+  const cut = /[\ud800-\udbff]/.test(s[LIST_SUMMARY_MAX - 1]!)
+    ? LIST_SUMMARY_MAX - 1
+    : LIST_SUMMARY_MAX;
+  return `${s.slice(0, cut)} … (${s.length - cut} more characters: open the node)`;
+}
 
 interface TimelineCache {
   key: string;
@@ -194,7 +205,7 @@ export class StoreView {
       limit,
       rows: page.entries.map((e) => ({
         step_id: e.step_id,
-        summary: e.summary,
+        summary: listSummary(e.summary),
         token_estimate: e.token_estimate,
         folded_at: e.folded_at,
         evicted: e.evicted,
@@ -281,7 +292,9 @@ export class StoreView {
     return {
       query: r.query,
       total: r.candidates.length,
-      candidates: r.candidates.slice(0, limit).map((c) => ({ ...c })),
+      candidates: r.candidates
+        .slice(0, limit)
+        .map((c) => ({ ...c, summary: listSummary(c.summary) })),
     };
   }
 
