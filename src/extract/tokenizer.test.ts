@@ -40,6 +40,16 @@ describe('o200kTokenizer', () => {
     expect(t.count('<|endoftext|>')).toBe(7);
   });
 
+  it('counts a text its pre-tokenizer runs out of stack on (it threw RangeError)', () => {
+    // 5 MB of one letter, then a NUL and U+FFFD: the library's regular expression overflows.
+    const text = `${'A'.repeat(5_000_000)}\u0000\uFFFD`;
+    const tok = o200kTokenizer();
+    const n = tok.count(text);
+    expect(n).toBeGreaterThan(600_000);
+    expect(tok.count(text)).toBe(n);
+    expect(countUpTo(tok, text, 1000)).toBe(1001);
+  });
+
   it('is a shared instance', () => {
     expect(o200kTokenizer()).toBe(t);
   });

@@ -110,6 +110,37 @@ function loadO200k(): O200kModule {
   return o200kModule;
 }
 
+/** Characters per piece when a text is counted in pieces (see {@link countO200k}). */
+const COUNT_PIECE = 1 << 16;
+
+/**
+ * The o200k count of a text. The library's pre-tokenizer is a regular expression that runs out
+ * of stack on some megabyte-long runs (5 MB of `A` then a NUL: `RangeError: Maximum call stack
+ * size exceeded`); such a text is counted in pieces of 65,536 characters instead, cut anywhere
+ * but inside a surrogate pair: deterministic, and off from o200k's own count by at most a few
+ * tokens at each cut, where a fold used to fail.
+ */
+function countO200k(text: string): number {
+  try {
+    return loadO200k().countTokens(text, PLAIN_TEXT);
+  } catch (e) {
+    if (!(e instanceof RangeError)) throw e;
+    return countInPieces(text);
+  }
+}
+
+function countInPieces(text: string): number {
+  let n = 0;
+  for (let i = 0; i < text.length; ) {
+    let j = Math.min(text.length, i + COUNT_PIECE);
+    const c = text.charCodeAt(j - 1);
+    if (j < text.length && c >= 0xd800 && c <= 0xdbff) j--;
+    n += loadO200k().countTokens(text.slice(i, j), PLAIN_TEXT);
+    i = j;
+  }
+  return n;
+}
+
 let o200kInstance: Tokenizer | undefined;
 
 /**
@@ -123,16 +154,21 @@ export function o200kTokenizer(): Tokenizer {
   if (o200kInstance === undefined) {
     o200kInstance = Object.freeze({
       name: 'o200k',
-      count: (text: string): number =>
-        text === '' ? 0 : loadO200k().countTokens(text, PLAIN_TEXT),
+      count: (text: string): number => (text === '' ? 0 : countO200k(text)),
       additiveAtLineStarts: true,
       // Encodes piece by piece and stops at the first piece over the limit.
       countUpTo: (text: string, limit: number): number => {
         if (text === '') return 0;
         // The piece-by-piece path allocates per piece: a count with no limit takes the plain one.
-        if (limit === Number.POSITIVE_INFINITY) return loadO200k().countTokens(text, PLAIN_TEXT);
-        const n = loadO200k().isWithinTokenLimit(text, limit, PLAIN_TEXT);
-        return n === false ? limit + 1 : n;
+        if (limit === Number.POSITIVE_INFINITY) return countO200k(text);
+        let n: number | false;
+        try {
+          n = loadO200k().isWithinTokenLimit(text, limit, PLAIN_TEXT);
+        } catch (e) {
+          if (!(e instanceof RangeError)) throw e;
+          n = countInPieces(text);
+        }
+        return n === false || n > limit ? limit + 1 : n;
       },
     });
   }
