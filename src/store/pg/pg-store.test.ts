@@ -235,6 +235,57 @@ describePg('PgStore', () => {
     await sql(`DROP DATABASE ${name}`);
   });
 
+  it("another application's tables, a missing database: one UsageError, nothing created", async () => {
+    const name = `foreign_${process.pid}`;
+    await sql(`DROP DATABASE IF EXISTS ${name}`);
+    await sql(`CREATE DATABASE ${name}`);
+    const url = PG_URL!.replace(/\/contextfold$/, `/${name}`);
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    await c.query('CREATE TABLE cf_nodes (id integer, note text)');
+    await expect(
+      ContextFold.open({ store: `${url}?store_id=x` }).then((cf) => cf.fold(turns[0]!)),
+    ).rejects.toMatchObject({
+      code: 'USAGE',
+      message: expect.stringContaining('tables contextfold did not create (cf_nodes)'),
+    });
+    const tables = await c.query(
+      "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename",
+    );
+    expect(tables.rows.map((r) => r.tablename)).toEqual(['cf_nodes']);
+    await c.end();
+    await sql(`DROP DATABASE ${name}`);
+    const missing = PG_URL!.replace(/\/contextfold$/, `/missing_${process.pid}`);
+    await expect(ContextFold.open({ store: `${missing}?store_id=x` })).rejects.toMatchObject({
+      code: 'USAGE',
+      message: expect.stringContaining('does not exist'),
+    });
+  });
+
+  it('a role without CREATE rights reads a current schema; its fold is one UsageError', async () => {
+    const url = pgStoreUrl('reader');
+    const cf = await ContextFold.open({ store: url, tokenizer: 'reference', clock });
+    await cf.fold(turns[0]!);
+    await cf.close();
+    const role = `reader_${process.pid}`;
+    await sql(`DROP ROLE IF EXISTS ${role}`);
+    await sql(`CREATE ROLE ${role} LOGIN`);
+    await sql(`GRANT SELECT ON ALL TABLES IN SCHEMA public TO ${role}`);
+    try {
+      const asRole = url.replace('postgres://contextfold@', `postgres://${role}@`);
+      const reader = await ContextFold.open({ store: asRole, tokenizer: 'reference' });
+      expect((await reader.pageIn('Which port does PostgreSQL use?')).pages).toHaveLength(1);
+      await expect(reader.fold(turns[2]!)).rejects.toMatchObject({
+        code: 'USAGE',
+        message: expect.stringContaining('permission denied'),
+      });
+      await reader.close();
+    } finally {
+      await sql(`DROP OWNED BY ${role}`);
+      await sql(`DROP ROLE ${role}`);
+    }
+  });
+
   it('a writer waits for the store lock at most lockTimeoutMs, then LOCK_TIMEOUT', async () => {
     const url = pgStoreUrl('locked');
     const cf = await ContextFold.open({ store: url, tokenizer: 'reference', lockTimeoutMs: 300 });
