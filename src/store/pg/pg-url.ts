@@ -52,9 +52,28 @@ export function parsePgUrl(value: string): PgLocation {
   return { connectionString, storeId, display: shown.toString() };
 }
 
-/** The value with any password replaced (for one-line errors). */
+/**
+ * The value with any password replaced (for one-line errors). A password may hold `@` itself:
+ * everything up to the last `@` goes.
+ */
 function redact(value: string): string {
-  return value.replace(/(\/\/[^:/@]*:)[^@]*@/, '$1***@');
+  return value.replace(/(\/\/[^:/@]*:).*@/, '$1***@');
+}
+
+/**
+ * A store location as messages and reports show it: a PostgreSQL URL without its password,
+ * a directory as it is.
+ *
+ * @example
+ * shownStore('postgres://cf:secret@db/cf?store_id=web'); // 'postgres://cf:***@db/cf?store_id=web'
+ */
+export function shownStore(value: string): string {
+  if (!isPgUrl(value)) return value;
+  try {
+    return parsePgUrl(value).display;
+  } catch {
+    return redact(value);
+  }
 }
 
 /**
