@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { canonicalJson } from '../../protocol/canonical-json.js';
-import type { IndexEntry } from '../../protocol/types.js';
+import { parseEntryRow } from './pg-feed.js';
 import type { PgMirror } from './pg-mirror.js';
 
 /**
@@ -30,9 +30,9 @@ export async function mirrorProblem(
     if (r.rows.length === 0) break;
     for (const e of r.rows) {
       const step = Number(e.step);
-      const want = e.evicted
-        ? canonicalJson({ ...(JSON.parse(e.body) as IndexEntry), evicted: true })
-        : e.body;
+      const parsed = parseEntryRow(step, e.body);
+      if (!parsed.ok) return `the index row of step ${step} ${parsed.reason}`;
+      const want = e.evicted ? canonicalJson({ ...parsed.entry, evicted: true }) : parsed.json;
       if (mirror.current.db.entryJson(step) !== want)
         return `step ${step} differs from the database`;
       seen++;

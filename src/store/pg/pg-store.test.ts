@@ -191,6 +191,50 @@ describePg('PgStore', () => {
     await fresh.close();
   });
 
+  it('an entry row that is no recall index record is refused naming its row', async () => {
+    for (const [label, edit] of [
+      ['json', `body = '{not json'`],
+      ['step', `body = replace(body, '"step_id":3,', '"step_id":4,')`],
+      ['shape', `body = replace(body, '"evicted":false', '"evicted":"no"')`],
+    ] as const) {
+      const url = pgStoreUrl(`entry-${label}`);
+      const id = parsePgUrl(url).storeId;
+      const cf = await ContextFold.open({ store: url, tokenizer: 'reference', clock });
+      await cf.foldMany(turns);
+      await cf.close();
+      await sql(`UPDATE cf_entries SET ${edit} WHERE store_id = $1 AND step = 3`, [id]);
+      const fresh = await ContextFold.open({ store: url, tokenizer: 'reference' });
+      const row = `${fresh.dir}#cf_entries/3`;
+      await expect(fresh.hydrate(9)).rejects.toMatchObject({
+        code: 'INTEGRITY_CHECK',
+        details: { path: row },
+      });
+      await expect(fresh.pageIn('Which port does PostgreSQL use?')).rejects.toMatchObject({
+        code: 'INTEGRITY_CHECK',
+      });
+      const v = await fresh.validate();
+      expect(v.ok).toBe(false);
+      expect(v.problems.find((p) => p.kind === 'index')?.path).toBe(row);
+      expect(v.problems.find((p) => p.kind === 'orphaned_node')?.step_id).toBe(3);
+      await fresh.close();
+    }
+  });
+
+  it('a malformed stored analysis is derived content: the node is analysed again', async () => {
+    const url = pgStoreUrl('analysis');
+    const id = parsePgUrl(url).storeId;
+    const cf = await ContextFold.open({ store: url, tokenizer: 'reference', clock });
+    await cf.foldMany(turns);
+    await cf.scan('port');
+    await cf.close();
+    await sql(`UPDATE cf_analyses SET body = '[[' WHERE store_id = $1`, [id]);
+    const fresh = await ContextFold.open({ store: url, tokenizer: 'reference' });
+    const p = await fresh.pageIn('Which port does PostgreSQL use?');
+    expect(p.pages.map((x) => x.step_id)).toEqual([3]);
+    expect((await fresh.validate()).ok).toBe(true);
+    await fresh.close();
+  });
+
   it('a node row deleted behind the engine is a broken reference; a row without entry an orphan', async () => {
     const url = pgStoreUrl('gone');
     const id = parsePgUrl(url).storeId;
