@@ -330,6 +330,17 @@ describePg('PgStore', () => {
     }
   });
 
+  it('records holding a NUL are refused with one UsageError, nothing appended', async () => {
+    const cf = await ContextFold.open({ store: pgStoreUrl('nul'), tokenizer: 'reference' });
+    await cf.appendRecords('events', '{"a":1}\n');
+    await expect(cf.appendRecords('events', '{"b":2}\nraw \u0000 nul\n')).rejects.toMatchObject({
+      code: 'USAGE',
+      message: expect.stringContaining('NUL'),
+    });
+    expect((await cf.readRecords('events')).text).toBe('{"a":1}\n');
+    await cf.close();
+  });
+
   it('a writer waits for the store lock at most lockTimeoutMs, then LOCK_TIMEOUT', async () => {
     const url = pgStoreUrl('locked');
     const cf = await ContextFold.open({ store: url, tokenizer: 'reference', lockTimeoutMs: 300 });
