@@ -14,6 +14,7 @@ describe('storeError', () => {
     ['28000', 'role "nobody" does not exist', 'pg_hba.conf'],
     ['3D000', 'database "nodb" does not exist', 'createdb'],
     ['42501', 'permission denied for schema public', 'grant the role'],
+    ['25006', 'cannot execute INSERT in a read-only transaction', 'point writers at the primary'],
     [undefined, 'SASL: SCRAM-SERVER-FIRST-MESSAGE: client password must be a string', 'password'],
     [undefined, 'The server does not support SSL connections', 'sslmode'],
     ['DEPTH_ZERO_SELF_SIGNED_CERT', 'self-signed certificate', 'sslmode'],

@@ -41,6 +41,8 @@ const SETUP_HINTS: Record<string, string> = {
   '28P01': 'check the password (PGPASSWORD, ~/.pgpass or the URL)',
   '28000': "check the user name and the server's pg_hba.conf",
   '3D000': 'create the database (createdb) or fix its name in the URL',
+  '25006':
+    'the server accepts no writes here (a read-only standby, or default_transaction_read_only): point writers at the primary',
   '42501':
     'grant the role what contextfold needs (CREATE on the schema for its first use, then SELECT, INSERT, UPDATE and DELETE on its tables)',
 };
