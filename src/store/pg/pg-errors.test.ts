@@ -34,6 +34,11 @@ describe('storeError', () => {
       'no',
     );
     expect(refused).toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    const dropped = driverError(
+      'Client network socket disconnected before secure TLS connection was established',
+      'ECONNRESET',
+    );
+    expect(storeError(dropped, where, 'x', 'no')).toMatchObject({ code: 'STORE_UNAVAILABLE' });
     const bug = driverError('syntax error at or near "x"', '42601');
     expect(storeError(bug, where, 'x')).toBe(bug);
   });

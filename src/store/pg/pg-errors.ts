@@ -54,6 +54,9 @@ function setupHint(e: unknown): string | null {
   const msg = String((e as { message?: unknown } | null)?.message ?? '');
   // The driver's own refusal of a password login it has no password for.
   if (/^SASL: /.test(msg)) return SETUP_HINTS['28P01']!;
+  // A dropped connection may mention TLS too ('socket disconnected before secure TLS
+  // connection was established'): that is an outage, not a setting to fix.
+  if (isConnectionError(e)) return null;
   if (/\bSSL\b|\bTLS\b|certificate/i.test(msg) || (typeof code === 'string' && /CERT/.test(code))) {
     return "check the URL's sslmode and the server's certificate";
   }
