@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -52,6 +53,31 @@ describePg(
       const down = await runCliInProcess(['--store', 'postgres://x@127.0.0.1:1/db', 'status']);
       expect(down.code).toBe(1);
       expect(down.stderr).toMatch(/^contextfold: StoreUnavailableError: .*127\.0\.0\.1:1/);
+    });
+
+    it('a password in the store URL is printed by no command, error or summary', async () => {
+      // Trust authentication ignores the password; every output must still hide it.
+      const secret = 'pw-S3cret-42';
+      const url = pgStoreUrl('secret').replace(
+        'postgres://contextfold@',
+        `postgres://contextfold:${secret}@`,
+      );
+      const turns = join(tempDir().dir, 'turns.jsonl');
+      writeFileSync(
+        turns,
+        `${[0, 1, 2, 3].map((i) => JSON.stringify({ step_id: i, role: i % 2 ? 'assistant' : 'user', content: `turn ${i} on port 5433` })).join('\n')}\n`,
+      );
+      const runs = [
+        await runCliInProcess(['--store', url, 'pack']),
+        await runCliInProcess(['--store', url, 'session', turns, '--budget', '4000']),
+        await runCliInProcess(['--store', `${url}b`, 'session', turns, '--per-call']),
+        await runCliInProcess(['--store', url, 'status']),
+        // A password holding '@' (not percent-encoded) makes the URL unparseable.
+        await runCliInProcess(['--store', `postgres://u:${secret}@x@h/db`, 'status']),
+      ];
+      expect(runs[1]!.code, runs[1]!.stderr).toBe(0);
+      expect(runs[1]!.stdout).toContain('contextfold:***@');
+      for (const r of runs) expect(r.stdout + r.stderr).not.toContain('S3cret');
     });
 
     it('Session.open and the AI SDK middleware put per-session stores under the store_id', async () => {

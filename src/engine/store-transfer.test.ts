@@ -160,6 +160,32 @@ describe('export and import-store between directories', () => {
     ]);
   });
 
+  it('a copy that fails half-way through writing leaves no partial store at the target', async () => {
+    const work = tempDir().dir;
+    const dir = join(work, 'big', '.contextfold');
+    const cf = await ContextFold.open({ dir, tokenizer: 'reference' });
+    await cf.foldMany(
+      Array.from({ length: 700 }, (_, i) => ({ stepId: i, summary: `s${i}`, content: `p${i}` })),
+    );
+    await cf.close();
+    const to = join(work, 'out', '.contextfold');
+    // The source changes between the passes (as a server that stops would fail the read): the
+    // second page no longer verifies after the first was written.
+    const late = join(dir, 'cold_nodes', 'step_000600.json');
+    await expect(
+      transferStore({
+        from: dir,
+        to,
+        onProgress: (_done, _total, phase) => {
+          if (phase === 'writing')
+            writeFileSync(late, readFileSync(late, 'utf8').replace('p600', 'p601'));
+        },
+      }),
+    ).rejects.toMatchObject({ code: 'INTEGRITY_CHECK' });
+    expect(existsSync(to)).toBe(false);
+    expect(readdirSync(join(work, 'out'))).toEqual([]);
+  });
+
   it('a target beside the source is copied as before', async () => {
     const { work, dir } = await source();
     const to = join(work, 'src-copy');

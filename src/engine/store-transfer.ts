@@ -1,5 +1,13 @@
-import { statSync } from 'node:fs';
-import { isAbsolute, relative, resolve, sep } from 'node:path';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { UsageError } from '../protocol/errors.js';
 import type { ColdNode, IndexEntry } from '../protocol/types.js';
 import type { IndexBackend } from '../store/index-backend.js';
@@ -65,51 +73,87 @@ export async function transferStore(options: TransferOptions): Promise<TransferR
       verified += page.length;
       options.onProgress?.(verified, total, 'verifying');
     }
-    const target = await ContextFold.open({
-      store: options.to,
-      tokenizer: 'reference',
-      retrieval: 'reference',
-    });
+    // A new directory is written under a temporary name beside it and renamed into place
+    // once complete: a copy that fails or is killed half-way leaves no partial store there.
+    const staged = stagingFor(options.to);
     try {
-      const tgt = target.backend;
-      if ((await target.entriesAfter({ limit: 1 })).length > 0) {
-        throw new UsageError(
-          `the target store already holds nodes: ${tgt.location} (export or import into an empty one)`,
-          { path: tgt.location },
-        );
-      }
-      const evictions = src.evictions();
-      await tgt.write(async (tx) => {
-        let done = 0;
-        for await (const page of source.entryPages({ pageSize: PAGE })) {
-          const nodes = await verifiedNodes(src, page);
-          await tx.writeNodes(nodes);
-          await tx.commit(
-            page.map((e, i) => ({
-              entry: { ...e, file_path: tgt.entryFilePath(e.step_id), evicted: false },
-              sanitized: nodes[i]!.sanitized === true,
-            })),
-          );
-          done += page.length;
-          options.onProgress?.(done, total, 'writing');
-        }
-        for (const ev of evictions) await tx.evict(ev.step_id, ev.evicted_at);
-      });
-      const events = await source.readRecords('events');
-      if (events.text.length > 0) await target.appendRecords('events', events.text);
-      return {
-        from: src.location,
-        to: tgt.location,
-        nodes: total,
-        evictions: evictions.length,
-        events: events.text.split('\n').length - 1,
-      };
+      const r = await copyInto(source, staged?.store ?? options.to, total, options.onProgress);
+      if (!staged) return r;
+      renameSync(staged.store, resolve(options.to));
+      return { ...r, to: resolve(options.to) };
     } finally {
-      await target.close();
+      if (staged) rmSync(staged.root, { recursive: true, force: true });
     }
   } finally {
     await source.close();
   }
+}
+
+/** The second pass: every page read again, verified and written into the store at `to`. */
+async function copyInto(
+  source: ContextFold,
+  to: string,
+  total: number,
+  onProgress: TransferOptions['onProgress'],
+): Promise<TransferResult> {
+  const src = source.backend;
+  const target = await ContextFold.open({
+    store: to,
+    tokenizer: 'reference',
+    retrieval: 'reference',
+  });
+  try {
+    const tgt = target.backend;
+    if ((await target.entriesAfter({ limit: 1 })).length > 0) {
+      throw new UsageError(
+        `the target store already holds nodes: ${tgt.location} (export or import into an empty one)`,
+        { path: tgt.location },
+      );
+    }
+    const evictions = src.evictions();
+    await tgt.write(async (tx) => {
+      let done = 0;
+      for await (const page of source.entryPages({ pageSize: PAGE })) {
+        const nodes = await verifiedNodes(src, page);
+        await tx.writeNodes(nodes);
+        await tx.commit(
+          page.map((e, i) => ({
+            entry: { ...e, file_path: tgt.entryFilePath(e.step_id), evicted: false },
+            sanitized: nodes[i]!.sanitized === true,
+          })),
+        );
+        done += page.length;
+        onProgress?.(done, total, 'writing');
+      }
+      for (const ev of evictions) await tx.evict(ev.step_id, ev.evicted_at);
+    });
+    const events = await source.readRecords('events');
+    if (events.text.length > 0) await target.appendRecords('events', events.text);
+    return {
+      from: src.location,
+      to: tgt.location,
+      nodes: total,
+      evictions: evictions.length,
+      events: events.text.split('\n').length - 1,
+    };
+  } finally {
+    await target.close();
+  }
+}
+
+/**
+ * Where a copy into a directory is written first: a fresh temporary directory beside the
+ * target, holding a store of the target's name (entries record `file_path` under the store's
+ * name). Null for a database, or a target directory that already has content (an existing
+ * store without nodes is filled in place, as before).
+ */
+function stagingFor(to: string): { root: string; store: string } | null {
+  if (isPgUrl(to)) return null;
+  const target = resolve(to);
+  if (existsSync(target) && readdirSync(target).length > 0) return null;
+  mkdirSync(dirname(target), { recursive: true });
+  const root = mkdtempSync(join(dirname(target), `.${basename(target)}.copy-`));
+  return { root, store: join(root, basename(target)) };
 }
 
 /**

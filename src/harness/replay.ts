@@ -6,7 +6,7 @@ import { groupBy } from '../protocol/group-by.js';
 import { IntegrityCheckError, NodeNotFoundError } from '../protocol/ipcf-errors.js';
 import type { PageInFailure } from '../protocol/results.js';
 import type { IndexEntry } from '../protocol/types.js';
-import { isPgUrl } from '../store/pg/pg-url.js';
+import { isPgUrl, shownStore } from '../store/pg/pg-url.js';
 import type { FoldRef } from './folded-step.js';
 import type { ContextPack } from './pack.js';
 import { type FoldRequest, type PagedIn, SessionCore, type SessionIO } from './session-core.js';
@@ -231,7 +231,9 @@ async function replayEngine(
     (e): e is Extract<SessionEvent, { type: 'session_opened' }> => e.type === 'session_opened',
   );
   if (!opened) {
-    throw new UsageError(`no session recorded in ${dir} (no events.jsonl): run a session first`);
+    throw new UsageError(
+      `no session recorded in ${shownStore(dir)} (no events.jsonl): run a session first`,
+    );
   }
   const name = opened.config.tokenizer;
   if (options.tokenizer && options.tokenizer.name !== name) {

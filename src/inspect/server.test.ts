@@ -408,6 +408,10 @@ describe('binding', () => {
 
   it('one clear error for a missing directory, an empty one, a bad port, a port in use', async () => {
     await expect(startInspector({ dir: join(tmp.dir, 'nope') })).rejects.toThrow(/no store at/);
+    // A database store: said so, with the export to run, and never its password.
+    const db = startInspector({ dir: 'postgres://cf:S3cret@127.0.0.1:1/cf?store_id=web' });
+    await expect(db).rejects.toMatchObject({ code: 'USAGE' });
+    await expect(db).rejects.toThrow(/not a database: postgres:\/\/cf:\*\*\*@.*export --to DIR/);
     mkdirSync(join(tmp.dir, 'empty'));
     await expect(startInspector({ dir: join(tmp.dir, 'empty') })).rejects.toThrow(
       /holds no contextfold store/,

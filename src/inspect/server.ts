@@ -5,6 +5,7 @@ import { createAdaptorServer } from '@hono/node-server';
 import type { RetrievalMode } from '../engine/types.js';
 import { isLoopbackHost } from '../net/loopback.js';
 import { UsageError } from '../protocol/errors.js';
+import { isPgUrl, shownStore } from '../store/pg/pg-url.js';
 import type { StoreInfo } from './api-types.js';
 import { createInspectorApp } from './app.js';
 import { loadAssets } from './assets.js';
@@ -48,6 +49,11 @@ export interface Inspector {
 function checkOptions(o: InspectorOptions): { host: string; port: number } {
   if (!o || typeof o.dir !== 'string' || o.dir === '') {
     throw new UsageError('startInspector needs { dir }: the store directory, e.g. ".contextfold"');
+  }
+  if (isPgUrl(o.dir)) {
+    throw new UsageError(
+      `the inspector reads a store directory, not a database: ${shownStore(o.dir)} (export the store with contextfold --store URL export --to DIR, then inspect DIR)`,
+    );
   }
   const host = o.host ?? '127.0.0.1';
   if (typeof host !== 'string' || host.trim() === '' || /[\s/]/.test(host)) {

@@ -5,6 +5,7 @@ import { type ContextPack, renderPackText } from '../../harness/pack.js';
 import { replaySession } from '../../harness/replay.js';
 import { eventsPath } from '../../harness/session-events.js';
 import { IntegrityCheckError } from '../../protocol/ipcf-errors.js';
+import { shownStore } from '../../store/pg/pg-url.js';
 import { emit, globals, parseIntArg, requireStore } from '../context.js';
 import { helpText } from '../help-text.js';
 
@@ -41,8 +42,8 @@ export function register(program: Command): void {
       if (!r.matches) {
         const m = r.mismatch!;
         throw new IntegrityCheckError(
-          `the session log and the store disagree at event ${m.index + 1} of ${g.dir}/events.jsonl (recorded ${m.recorded?.slice(0, 120) ?? 'nothing'}, rebuilt ${m.replayed?.slice(0, 120) ?? 'nothing'}); the pack cannot be reproduced`,
-          { path: `${g.dir}/events.jsonl` },
+          `the session log and the store disagree at event ${m.index + 1} of ${shownStore(g.dir)}/events.jsonl (recorded ${m.recorded?.slice(0, 120) ?? 'nothing'}, rebuilt ${m.replayed?.slice(0, 120) ?? 'nothing'}); the pack cannot be reproduced`,
+          { path: `${shownStore(g.dir)}/events.jsonl` },
         );
       }
       const pack = r.packs[r.packs.length - 1];

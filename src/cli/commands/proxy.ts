@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { RunningProxy } from '../../adapters/proxy/index.js';
 import { UsageError } from '../../protocol/errors.js';
+import { shownStore } from '../../store/pg/pg-url.js';
 import { type GlobalOptions, globals, parseIntArg, requireDirectory } from '../context.js';
 import { engineOptions, parseLiveOverflow } from '../engine-options.js';
 import { helpText } from '../help-text.js';
@@ -72,12 +73,12 @@ async function runProxy(opts: ProxyFlags, cmd: Command): Promise<void> {
 function printListening(proxy: RunningProxy, upstream: string, g: GlobalOptions): void {
   if (g.json) {
     process.stdout.write(
-      `${JSON.stringify({ listening: proxy.url, upstream, store: g.dir, env: proxy.env })}\n`,
+      `${JSON.stringify({ listening: proxy.url, upstream, store: shownStore(g.dir), env: proxy.env })}\n`,
     );
   } else {
     process.stdout.write(
       [
-        `contextfold proxy listening on ${proxy.url} → ${upstream} (sessions in ${g.dir}/sessions)`,
+        `contextfold proxy listening on ${proxy.url} → ${upstream} (sessions in ${shownStore(g.dir)}/sessions)`,
         `export ANTHROPIC_BASE_URL=${proxy.env.ANTHROPIC_BASE_URL}`,
         `export OPENAI_BASE_URL=${proxy.env.OPENAI_BASE_URL}`,
         '',

@@ -4,6 +4,7 @@ import { type CallReport, type PerCallTotals, runPerCall } from '../../harness/p
 import { Session } from '../../harness/session.js';
 import { runTurns, type TurnReport } from '../../harness/turns-file.js';
 import { readHistoryRecords } from '../../import/turns-jsonl.js';
+import { shownStore } from '../../store/pg/pg-url.js';
 import { globals, parseIntArg } from '../context.js';
 import {
   engineOptions,
@@ -85,7 +86,7 @@ async function runSession(file: string, opts: SessionFlags, cmd: Command): Promi
     ...(e.redact === false ? { redact: false } : {}),
     ...(opts.perCall ? { pageInToolOutput: true } : {}),
   });
-  const target: ReportTarget = { json: g.json, dir: g.dir, budget };
+  const target: ReportTarget = { json: g.json, dir: shownStore(g.dir), budget };
   try {
     if (opts.perCall) await replayPerCall(session, records, target);
     else await replayTurns(session, records, target);

@@ -11,6 +11,8 @@ import {
   analysisFromRow,
   FEED_PAGE,
   type Mirror,
+  parseEntryRow,
+  refuseEntryRow,
 } from './pg-feed.js';
 
 /**
@@ -21,6 +23,8 @@ import {
 /** What a bootstrap reads with: the store, and which stored analyses the mirror may take. */
 export interface BootstrapOptions {
   storeId: string;
+  /** The store's URL without password, for the rows problems name. */
+  location: string;
   keyOf: AnalysisKeyOf | undefined;
   /** The stored analyses are not read (a read-only mirror after a damaged analysis). */
   ignoreAnalyses: boolean;
@@ -69,8 +73,14 @@ async function bootstrapEntries(
       [o.storeId, after, FEED_PAGE],
     );
     if (page.rows.length === 0) break;
-    const rows: FoldRow[] = page.rows.map((r) => {
-      const entry = JSON.parse(r.body) as IndexEntry;
+    const rows: FoldRow[] = page.rows.flatMap((r) => {
+      const parsed = parseEntryRow(Number(r.step), r.body);
+      if (!parsed.ok) {
+        // Left out, as a malformed record of a local index is: the mirror's load problem.
+        refuseEntryRow(m, o.location, Number(r.step), parsed.reason);
+        return [];
+      }
+      const entry = parsed.entry;
       if (r.evicted) evicted.add(entry.step_id);
       if (keyOf && r.akey !== null && r.akey === keyOf(entry)) {
         const list = byKey.get(r.akey) ?? [];
@@ -81,7 +91,7 @@ async function bootstrapEntries(
         });
         byKey.set(r.akey, list);
       }
-      return { entry, json: r.body };
+      return [{ entry, json: parsed.json }];
     });
     m.db.transaction(() => m.db.insertFolds(rows, m.state));
     after = Number(page.rows[page.rows.length - 1]!.step);
@@ -104,6 +114,8 @@ async function bootstrapAnalyses(
     if (page.rows.length === 0) break;
     const attach = page.rows.flatMap((a) => {
       const analysis = analysisFromRow(a);
+      // A malformed analysis is left out: its nodes are analysed again from their bytes.
+      if (!analysis) return [];
       return (byKey.get(a.akey) ?? []).map((p) => ({ ...p, analysis }));
     });
     m.db.transaction(() => m.db.attachAnalyses(attach, m.state));

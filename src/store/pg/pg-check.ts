@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { canonicalJson } from '../../protocol/canonical-json.js';
-import type { IndexEntry } from '../../protocol/types.js';
+import { parseEntryRow } from './pg-feed.js';
 import type { PgMirror } from './pg-mirror.js';
 
 /**
@@ -22,6 +22,7 @@ export async function mirrorProblem(
   if (!row) return s.entries === 0 ? null : 'the store is gone from the database';
   let after = -1;
   let seen = 0;
+  let malformed = 0;
   for (;;) {
     const r = await c.query<{ step: string; body: string; evicted: boolean }>(
       'SELECT step, body, evicted FROM cf_entries WHERE store_id = $1 AND step > $2 ORDER BY step LIMIT 2000',
@@ -30,17 +31,25 @@ export async function mirrorProblem(
     if (r.rows.length === 0) break;
     for (const e of r.rows) {
       const step = Number(e.step);
-      const want = e.evicted
-        ? canonicalJson({ ...(JSON.parse(e.body) as IndexEntry), evicted: true })
-        : e.body;
+      const parsed = parseEntryRow(step, e.body);
+      after = step;
+      if (!parsed.ok) {
+        // A row the mirror left out is its load problem (validate reports it), not staleness
+        // a reindex would cure.
+        if (mirror.current.db.entryJson(step) === undefined) {
+          malformed++;
+          continue;
+        }
+        return `the index row of step ${step} ${parsed.reason}`;
+      }
+      const want = e.evicted ? canonicalJson({ ...parsed.entry, evicted: true }) : parsed.json;
       if (mirror.current.db.entryJson(step) !== want)
         return `step ${step} differs from the database`;
       seen++;
-      after = step;
     }
   }
   if (seen !== s.entries) return `the mirror holds ${s.entries} entries, the database ${seen}`;
-  if (Number(row.entries) !== seen)
-    return `the store's counter says ${row.entries} entries, its table holds ${seen}`;
+  if (Number(row.entries) !== seen + malformed)
+    return `the store's counter says ${row.entries} entries, its table holds ${seen + malformed}`;
   return null;
 }

@@ -2,6 +2,7 @@ import {
   isContextFoldError,
   LockTimeoutError,
   StoreUnavailableError,
+  UsageError,
 } from '../../protocol/errors.js';
 
 /** SQLSTATEs and driver errors that mean the connection or server went away (or timed out). */
@@ -33,9 +34,40 @@ export function isConnectionError(e: unknown): boolean {
 }
 
 /**
+ * SQLSTATEs that say the URL, the role or the server's setup is wrong (not an outage: trying
+ * again does not help), with what to do about each.
+ */
+const SETUP_HINTS: Record<string, string> = {
+  '28P01': 'check the password (PGPASSWORD, ~/.pgpass or the URL)',
+  '28000': "check the user name and the server's pg_hba.conf",
+  '3D000': 'create the database (createdb) or fix its name in the URL',
+  '25006':
+    'the server accepts no writes here (a read-only standby, or default_transaction_read_only): point writers at the primary',
+  '42501':
+    'grant the role what contextfold needs (CREATE on the schema for its first use, then SELECT, INSERT, UPDATE and DELETE on its tables)',
+};
+
+/** What to do about a refused connection or statement, if `e` is one (see {@link SETUP_HINTS}). */
+function setupHint(e: unknown): string | null {
+  const code = (e as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && SETUP_HINTS[code]) return SETUP_HINTS[code];
+  const msg = String((e as { message?: unknown } | null)?.message ?? '');
+  // The driver's own refusal of a password login it has no password for.
+  if (/^SASL: /.test(msg)) return SETUP_HINTS['28P01']!;
+  // A dropped connection may mention TLS too ('socket disconnected before secure TLS
+  // connection was established'): that is an outage, not a setting to fix.
+  if (isConnectionError(e)) return null;
+  if (/\bSSL\b|\bTLS\b|certificate/i.test(msg) || (typeof code === 'string' && /CERT/.test(code))) {
+    return "check the URL's sslmode and the server's certificate";
+  }
+  return null;
+}
+
+/**
  * The error the engine reports for a database failure: connection problems and timeouts become
  * {@link StoreUnavailableError} (a lock wait past its limit a {@link LockTimeoutError}), naming
- * the store; contextfold's own errors pass unchanged; anything else is rethrown as is (a bug or
+ * the store; a refused login, a missing database or a missing privilege a {@link UsageError}
+ * saying what to fix; contextfold's own errors pass unchanged; anything else is rethrown as is (a bug or
  * a schema problem, which must not look like an outage).
  */
 export function storeError(
@@ -57,6 +89,14 @@ export function storeError(
     return new StoreUnavailableError(
       `${doing}: a statement ran past the statement timeout (${why}): ${where}`,
       { path: where, ...(committed ? { committed } : {}) },
+      { cause: e },
+    );
+  }
+  const hint = setupHint(e);
+  if (hint !== null) {
+    return new UsageError(
+      `${doing}: the PostgreSQL server refused it (${why}): ${hint}: ${where}`,
+      { path: where },
       { cause: e },
     );
   }

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { IndexDb, IndexState, StoredAnalysis } from '../index-db.js';
+import { type ParsedEntry, parseEntry } from '../index-entry.js';
 
 /**
  * The change feed as a process's mirror reads it: the mirror (an index and its place in the
@@ -43,17 +44,67 @@ export interface AnalysisRow {
   body: string;
 }
 
-/** A stored analysis from its row (postings in forward form: JSON [terms, tfs]). */
-export function analysisFromRow(a: AnalysisRow): StoredAnalysis {
-  const [terms, tfs] = JSON.parse(a.body) as [string[], number[]];
+/**
+ * A stored analysis from its row (postings in forward form: JSON [terms, tfs]), or undefined
+ * when the body is not that shape: derived content, so the node is analysed again from its
+ * verified bytes instead.
+ */
+export function analysisFromRow(a: AnalysisRow): StoredAnalysis | undefined {
+  let body: unknown;
+  try {
+    body = JSON.parse(a.body);
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(body) || body.length !== 2) return undefined;
+  const [terms, tfs] = body as unknown[];
+  if (!Array.isArray(terms) || !Array.isArray(tfs) || terms.length !== tfs.length) return undefined;
+  if (!terms.every((t) => typeof t === 'string') || !tfs.every((n) => Number.isInteger(n))) {
+    return undefined;
+  }
   return {
     akey: a.akey,
-    terms,
-    tfs,
+    terms: terms as string[],
+    tfs: tfs as number[],
     length: a.length,
     parts: a.parts,
     partLength: a.part_length,
     features: a.features,
+  };
+}
+
+/**
+ * An entry row's body checked as a `recall_index.json` record is (the schema, then the step
+ * its row is keyed by), or why it is refused.
+ */
+export function parseEntryRow(step: number, body: string): ParsedEntry {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(body);
+  } catch {
+    return { ok: false, reason: 'is not valid JSON' };
+  }
+  const parsed = parseEntry(raw);
+  if (!parsed.ok || parsed.entry.step_id === step) return parsed;
+  return { ok: false, reason: `holds step_id ${parsed.entry.step_id}` };
+}
+
+/** The row of `cf_entries` holding a step, as problems name it. */
+export function entryRowPath(location: string, step: number): string {
+  return `${location}#cf_entries/${step}`;
+}
+
+/**
+ * Records a missing or malformed entry row as the mirror's load problem (the first one wins):
+ * the row is left out of the mirror, operations refuse the store, `validate` reports it.
+ */
+export function refuseEntryRow(m: Mirror, location: string, step: number, reason: string): void {
+  if (m.state.problem) return;
+  const path = entryRowPath(location, step);
+  m.state.problem = {
+    kind: 'index',
+    path,
+    message: `the index row of step ${step} ${reason}: ${path}`,
   };
 }
 

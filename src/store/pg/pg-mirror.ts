@@ -2,11 +2,19 @@ import type pg from 'pg';
 import { canonicalJson } from '../../protocol/canonical-json.js';
 import type { IndexEntry } from '../../protocol/types.js';
 import { emptyState, type FoldRow, IndexDb, type StoredAnalysis } from '../index-db.js';
+import type { ParsedEntry } from '../index-entry.js';
 import type { AnalysisKeyOf } from '../index-loader.js';
 import type { NodeFlag } from '../node-flag.js';
 import { ReadCache } from '../read-cache.js';
 import { bootstrap } from './pg-bootstrap.js';
-import { analysisFromRow, type FeedRow, feedPage, type Mirror } from './pg-feed.js';
+import {
+  analysisFromRow,
+  type FeedRow,
+  feedPage,
+  type Mirror,
+  parseEntryRow,
+  refuseEntryRow,
+} from './pg-feed.js';
 
 /** A mirror that starts behind by more changes than this is filled from the tables instead. */
 const BOOTSTRAP_MIN = 2000;
@@ -19,6 +27,8 @@ const BOOTSTRAP_MIN = 2000;
  */
 export class PgMirror {
   readonly #storeId: string;
+  /** The store's URL without password, for the rows problems name. */
+  readonly #location: string;
   readonly #analyzer: { version: string; keyOf: AnalysisKeyOf } | undefined;
   #mirror: Mirror;
   /** Lists and counts read from the mirror, valid while the mirror does not change. */
@@ -30,8 +40,13 @@ export class PgMirror {
   /** Read-only after a damaged analysis: the mirror ignores stored analyses (recomputed). */
   ignoreAnalyses = false;
 
-  constructor(storeId: string, analyzer: { version: string; keyOf: AnalysisKeyOf } | undefined) {
+  constructor(
+    storeId: string,
+    location: string,
+    analyzer: { version: string; keyOf: AnalysisKeyOf } | undefined,
+  ) {
     this.#storeId = storeId;
+    this.#location = location;
     this.#analyzer = analyzer;
     this.#mirror = this.#emptyMirror(0);
   }
@@ -105,6 +120,7 @@ export class PgMirror {
       this.#version++;
       await bootstrap(c, this.#mirror, seq, {
         storeId: this.#storeId,
+        location: this.#location,
         keyOf: this.#analyzer?.keyOf,
         ignoreAnalyses: this.ignoreAnalyses,
       });
@@ -118,17 +134,14 @@ export class PgMirror {
         this.#mirror.seq = Math.max(this.#mirror.seq, seq);
         break;
       }
+      const entries = feed.rows.map((r) => this.#entryOf(r));
       // Token counts of the folded payloads (stored beside the feed, not in it): without them
       // a scan would read and count every candidate's payload.
-      const payloads = [
-        ...new Set(
-          feed.rows.flatMap((r) =>
-            r.op === 1 && r.body !== null
-              ? [(JSON.parse(r.body) as IndexEntry).payload_sha256]
-              : [],
-          ),
-        ),
-      ];
+      const folded = feed.rows.flatMap((r, i) => {
+        const e = entries[i]!;
+        return r.op === 1 && e.ok ? [e.entry] : [];
+      });
+      const payloads = [...new Set(folded.map((e) => e.payload_sha256))];
       const tokens =
         payloads.length === 0
           ? []
@@ -138,9 +151,7 @@ export class PgMirror {
                 [this.#storeId, payloads],
               )
             ).rows;
-      const artifacts = feed.rows.flatMap((r) =>
-        r.op === 1 && r.body !== null ? [(JSON.parse(r.body) as IndexEntry).artifact_sha256] : [],
-      );
+      const artifacts = folded.map((e) => e.artifact_sha256);
       const flags =
         artifacts.length === 0
           ? []
@@ -150,10 +161,25 @@ export class PgMirror {
                 [this.#storeId, artifacts],
               )
             ).rows;
-      this.#apply(feed.rows);
+      this.#apply(feed.rows, entries);
       this.#mirror.db.putTokens(tokens);
       this.#mirror.db.putFlags(flags);
     }
+  }
+
+  /**
+   * A feed row's entry, checked as a `recall_index.json` record is. A missing or malformed
+   * entry row is the mirror's load problem (the first one found): operations refuse the store
+   * and `validate` names the row, as a malformed record of a local store's index.
+   */
+  #entryOf(r: FeedRow): ParsedEntry {
+    const step = Number(r.step);
+    const parsed: ParsedEntry =
+      r.body === null
+        ? { ok: false, reason: `is missing (feed change ${r.seq} names it)` }
+        : parseEntryRow(step, r.body);
+    if (!parsed.ok) refuseEntryRow(this.#mirror, this.#location, step, parsed.reason);
+    return parsed;
   }
 
   /** The analysis a feed row carries, if it is the current analyzer's for the entry. */
@@ -171,8 +197,8 @@ export class PgMirror {
     });
   }
 
-  /** Applies feed rows, in order, to the mirror. */
-  #apply(rows: readonly FeedRow[]): void {
+  /** Applies feed rows with their checked entries, in order, to the mirror. */
+  #apply(rows: readonly FeedRow[], entries: readonly ParsedEntry[]): void {
     const m = this.#mirror;
     this.#version++;
     m.db.transaction(() => {
@@ -182,31 +208,40 @@ export class PgMirror {
         m.db.insertFolds(folds, m.state);
         folds = [];
       };
-      for (const r of rows) {
+      rows.forEach((r, i) => {
         const step = Number(r.step);
-        if (r.body === null) throw new Error(`feed row ${r.seq} names step ${step}, not stored`);
-        const entry = JSON.parse(r.body) as IndexEntry;
-        if (r.op === 1) {
-          if (m.db.entryJson(step) === undefined)
-            folds.push({ entry, json: r.body, analysis: this.#analysisOf(entry, r) });
-        } else if (r.op === 2) {
-          flush();
-          const current = m.db.entryJson(step);
-          const was = current !== undefined && (JSON.parse(current) as IndexEntry).evicted;
-          const json = canonicalJson({ ...entry, evicted: true });
-          m.db.evict(step, json, r.evicted_at ?? '', was, m.state);
-        } else if (r.op === 3) {
-          flush();
-          const a = this.#analysisOf(entry, r);
-          if (a) {
-            m.db.attachAnalyses(
-              [{ step, payload_sha256: entry.payload_sha256, summary: entry.summary, analysis: a }],
-              m.state,
-            );
+        const parsed = entries[i]!;
+        if (parsed.ok) {
+          const entry = parsed.entry;
+          if (r.op === 1) {
+            if (m.db.entryJson(step) === undefined)
+              folds.push({ entry, json: parsed.json, analysis: this.#analysisOf(entry, r) });
+          } else if (r.op === 2) {
+            flush();
+            const current = m.db.entryJson(step);
+            const was = current !== undefined && (JSON.parse(current) as IndexEntry).evicted;
+            const json = canonicalJson({ ...entry, evicted: true });
+            m.db.evict(step, json, r.evicted_at ?? '', was, m.state);
+          } else if (r.op === 3) {
+            flush();
+            const a = this.#analysisOf(entry, r);
+            if (a) {
+              m.db.attachAnalyses(
+                [
+                  {
+                    step,
+                    payload_sha256: entry.payload_sha256,
+                    summary: entry.summary,
+                    analysis: a,
+                  },
+                ],
+                m.state,
+              );
+            }
           }
         }
         m.seq = Number(r.seq);
-      }
+      });
       flush();
     });
   }

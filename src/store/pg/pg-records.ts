@@ -1,4 +1,4 @@
-import { isStepConflictError } from '../../protocol/errors.js';
+import { isStepConflictError, UsageError } from '../../protocol/errors.js';
 import { isoSeconds } from '../../protocol/time.js';
 import { expectRecords, type RecordsMark } from '../records-mark.js';
 import type { PgConnections } from './pg-connections.js';
@@ -26,6 +26,13 @@ export class PgRecords {
     const bodies = text.split('\n');
     if (bodies.pop() !== '') throw new Error('records must end with a newline');
     if (bodies.length === 0) return;
+    if (text.includes('\0')) {
+      // PostgreSQL text holds no NUL: refused whole, rather than failing inside the INSERT.
+      throw new UsageError(
+        `records cannot hold a NUL character (U+0000) in a PostgreSQL store; escape it (JSON writes \\u0000): ${this.#where.display}`,
+        { path: this.#where.display },
+      );
+    }
     const client = await this.#connections.begin();
     try {
       await client.query(

@@ -121,21 +121,46 @@ export const PG_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
 /** Advisory lock key taken (session level) while migrating: one migrator at a time. */
 const MIGRATE_LOCK = 0x43466d31;
 
+/** The tables the migrations create (what a database must not hold before contextfold's first use). */
+const TABLES = MIGRATIONS.flatMap((m) =>
+  [...m.sql.matchAll(/CREATE TABLE (\w+)/g)].map((x) => x[1]!),
+);
+
+/** The table that records which migrations ran. */
+const SCHEMA_TABLE =
+  'CREATE TABLE contextfold_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())';
+
 /**
  * Brings the database's schema to {@link PG_SCHEMA_VERSION}: each missing migration in its own
- * transaction, under an advisory lock so concurrent first opens do not race. A database newer
- * than this code is refused (never downgraded).
+ * transaction, under an advisory lock so concurrent first opens do not race. A current schema
+ * is only read (a role without CREATE rights can use it). A database newer than this code is
+ * refused (never downgraded), and so is one holding tables of contextfold's names that it did
+ * not create (another application's database): nothing is created there.
  */
 export async function migrate(client: pg.ClientBase): Promise<number> {
   await client.query('SELECT pg_advisory_lock($1)', [MIGRATE_LOCK]);
   try {
-    await client.query(
-      'CREATE TABLE IF NOT EXISTS contextfold_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
+    const known = await client.query<{ known: boolean }>(
+      "SELECT to_regclass('contextfold_schema') IS NOT NULL AS known",
     );
-    const r = await client.query<{ v: number | null }>(
-      'SELECT max(version) AS v FROM contextfold_schema',
-    );
-    const current = r.rows[0]?.v ?? 0;
+    let recorded = known.rows[0]?.known === true;
+    let current = 0;
+    if (recorded) {
+      const r = await client.query<{ v: number | null }>(
+        'SELECT max(version) AS v FROM contextfold_schema',
+      );
+      current = r.rows[0]?.v ?? 0;
+    } else {
+      const taken = await client.query<{ t: string }>(
+        'SELECT t FROM unnest($1::text[]) AS t WHERE to_regclass(t) IS NOT NULL ORDER BY t',
+        [TABLES],
+      );
+      if (taken.rows.length > 0) {
+        throw new UsageError(
+          `the database already holds tables contextfold did not create (${taken.rows.map((r) => r.t).join(', ')}) and no contextfold_schema: give contextfold a database of its own`,
+        );
+      }
+    }
     if (current > PG_SCHEMA_VERSION) {
       throw new UsageError(
         `the database's contextfold schema is version ${current}, newer than this contextfold understands (${PG_SCHEMA_VERSION}): upgrade contextfold`,
@@ -145,9 +170,11 @@ export async function migrate(client: pg.ClientBase): Promise<number> {
       if (m.version <= current) continue;
       await client.query('BEGIN');
       try {
+        if (!recorded) await client.query(SCHEMA_TABLE);
         await client.query(m.sql);
         await client.query('INSERT INTO contextfold_schema (version) VALUES ($1)', [m.version]);
         await client.query('COMMIT');
+        recorded = true;
       } catch (e) {
         await client.query('ROLLBACK').catch(() => {});
         throw e;

@@ -191,6 +191,51 @@ describePg('PgStore', () => {
     await fresh.close();
   });
 
+  it('an entry row that is no recall index record is refused naming its row', async () => {
+    for (const [label, edit] of [
+      ['json', `body = '{not json'`],
+      ['step', `body = replace(body, '"step_id":3,', '"step_id":4,')`],
+      ['shape', `body = replace(body, '"evicted":false', '"evicted":"no"')`],
+    ] as const) {
+      const url = pgStoreUrl(`entry-${label}`);
+      const id = parsePgUrl(url).storeId;
+      const cf = await ContextFold.open({ store: url, tokenizer: 'reference', clock });
+      await cf.foldMany(turns);
+      await cf.close();
+      await sql(`UPDATE cf_entries SET ${edit} WHERE store_id = $1 AND step = 3`, [id]);
+      const fresh = await ContextFold.open({ store: url, tokenizer: 'reference' });
+      const row = `${fresh.dir}#cf_entries/3`;
+      await expect(fresh.hydrate(9)).rejects.toMatchObject({
+        code: 'INTEGRITY_CHECK',
+        details: { path: row },
+      });
+      await expect(fresh.pageIn('Which port does PostgreSQL use?')).rejects.toMatchObject({
+        code: 'INTEGRITY_CHECK',
+      });
+      const v = await fresh.validate();
+      expect(v.ok).toBe(false);
+      // Reported once, as the row it is (no 'stale index: run reindex' beside it).
+      expect(v.problems.filter((p) => p.kind === 'index').map((p) => p.path)).toEqual([row]);
+      expect(v.problems.find((p) => p.kind === 'orphaned_node')?.step_id).toBe(3);
+      await fresh.close();
+    }
+  });
+
+  it('a malformed stored analysis is derived content: the node is analysed again', async () => {
+    const url = pgStoreUrl('analysis');
+    const id = parsePgUrl(url).storeId;
+    const cf = await ContextFold.open({ store: url, tokenizer: 'reference', clock });
+    await cf.foldMany(turns);
+    await cf.scan('port');
+    await cf.close();
+    await sql(`UPDATE cf_analyses SET body = '[[' WHERE store_id = $1`, [id]);
+    const fresh = await ContextFold.open({ store: url, tokenizer: 'reference' });
+    const p = await fresh.pageIn('Which port does PostgreSQL use?');
+    expect(p.pages.map((x) => x.step_id)).toEqual([3]);
+    expect((await fresh.validate()).ok).toBe(true);
+    await fresh.close();
+  });
+
   it('a node row deleted behind the engine is a broken reference; a row without entry an orphan', async () => {
     const url = pgStoreUrl('gone');
     const id = parsePgUrl(url).storeId;
@@ -233,6 +278,68 @@ describePg('PgStore', () => {
       message: expect.stringContaining('newer than this contextfold'),
     });
     await sql(`DROP DATABASE ${name}`);
+  });
+
+  it("another application's tables, a missing database: one UsageError, nothing created", async () => {
+    const name = `foreign_${process.pid}`;
+    await sql(`DROP DATABASE IF EXISTS ${name}`);
+    await sql(`CREATE DATABASE ${name}`);
+    const url = PG_URL!.replace(/\/contextfold$/, `/${name}`);
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    await c.query('CREATE TABLE cf_nodes (id integer, note text)');
+    await expect(
+      ContextFold.open({ store: `${url}?store_id=x` }).then((cf) => cf.fold(turns[0]!)),
+    ).rejects.toMatchObject({
+      code: 'USAGE',
+      message: expect.stringContaining('tables contextfold did not create (cf_nodes)'),
+    });
+    const tables = await c.query(
+      "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename",
+    );
+    expect(tables.rows.map((r) => r.tablename)).toEqual(['cf_nodes']);
+    await c.end();
+    await sql(`DROP DATABASE ${name}`);
+    const missing = PG_URL!.replace(/\/contextfold$/, `/missing_${process.pid}`);
+    await expect(ContextFold.open({ store: `${missing}?store_id=x` })).rejects.toMatchObject({
+      code: 'USAGE',
+      message: expect.stringContaining('does not exist'),
+    });
+  });
+
+  it('a role without CREATE rights reads a current schema; its fold is one UsageError', async () => {
+    const url = pgStoreUrl('reader');
+    const cf = await ContextFold.open({ store: url, tokenizer: 'reference', clock });
+    await cf.fold(turns[0]!);
+    await cf.close();
+    const role = `reader_${process.pid}`;
+    await sql(`DROP ROLE IF EXISTS ${role}`);
+    await sql(`CREATE ROLE ${role} LOGIN`);
+    await sql(`GRANT SELECT ON ALL TABLES IN SCHEMA public TO ${role}`);
+    try {
+      const asRole = url.replace('postgres://contextfold@', `postgres://${role}@`);
+      const reader = await ContextFold.open({ store: asRole, tokenizer: 'reference' });
+      expect((await reader.pageIn('Which port does PostgreSQL use?')).pages).toHaveLength(1);
+      await expect(reader.fold(turns[2]!)).rejects.toMatchObject({
+        code: 'USAGE',
+        message: expect.stringContaining('permission denied'),
+      });
+      await reader.close();
+    } finally {
+      await sql(`DROP OWNED BY ${role}`);
+      await sql(`DROP ROLE ${role}`);
+    }
+  });
+
+  it('records holding a NUL are refused with one UsageError, nothing appended', async () => {
+    const cf = await ContextFold.open({ store: pgStoreUrl('nul'), tokenizer: 'reference' });
+    await cf.appendRecords('events', '{"a":1}\n');
+    await expect(cf.appendRecords('events', '{"b":2}\nraw \u0000 nul\n')).rejects.toMatchObject({
+      code: 'USAGE',
+      message: expect.stringContaining('NUL'),
+    });
+    expect((await cf.readRecords('events')).text).toBe('{"a":1}\n');
+    await cf.close();
   });
 
   it('a writer waits for the store lock at most lockTimeoutMs, then LOCK_TIMEOUT', async () => {

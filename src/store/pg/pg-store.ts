@@ -1,5 +1,9 @@
 import { StoreNotFoundError, UsageError } from '../../protocol/errors.js';
-import { BrokenReferenceError, PathContainmentError } from '../../protocol/ipcf-errors.js';
+import {
+  BrokenReferenceError,
+  IntegrityCheckError,
+  PathContainmentError,
+} from '../../protocol/ipcf-errors.js';
 import { isoSeconds } from '../../protocol/time.js';
 import type { IndexEntry } from '../../protocol/types.js';
 import { fieldStatsOf } from '../field-stats.js';
@@ -102,7 +106,7 @@ export class PgStore implements IndexBackend {
     this.where = parsePgUrl(options.url);
     this.#lockKey = lockKey(this.where.storeId);
     this.#connections = new PgConnections(this.where, options);
-    this.#follower = new PgMirror(this.where.storeId, options.analyzer);
+    this.#follower = new PgMirror(this.where.storeId, this.where.display, options.analyzer);
     this.#nodes = new PgNodes(this.#connections, this.where.storeId);
     this.#records = new PgRecords(this.#connections, this.where, options.clock);
   }
@@ -127,11 +131,18 @@ export class PgStore implements IndexBackend {
     return `${this.generation}:${this.#mirror.seq}`;
   }
 
+  /** A missing or malformed entry row the mirror left out (see `PgMirror`), else null. */
   get loadProblem(): LoadProblem | null {
-    return null;
+    return this.#mirror.state.problem;
   }
 
-  assertConsistent(): void {}
+  /** Refuses to answer from a mirror that left an entry row out, as a local store does. */
+  assertConsistent(): void {
+    const p = this.loadProblem;
+    if (p) {
+      throw new IntegrityCheckError(`${p.message} (run 'contextfold validate')`, { path: p.path });
+    }
+  }
 
   entryFilePath(step: number): string {
     return `${PG_STORE_DIR}/cold_nodes/${nodeFileName(step)}`;

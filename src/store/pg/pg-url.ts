@@ -13,6 +13,8 @@ export interface PgLocation {
 /** Store ids: names separated by `/` (a proxy's sessions: `web/sessions/chat-42`). */
 const STORE_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._~-]*(\/[A-Za-z0-9_~-][A-Za-z0-9._~-]*)*$/;
 const STORE_ID_MAX = 512;
+/** Query parameters that carry a password (the driver reads `password` and `sslpassword`). */
+const PASSWORD_PARAM = /password/i;
 
 /** True when a `--store` / `CONTEXTFOLD_STORE` value names a PostgreSQL store. */
 export function isPgUrl(value: string): boolean {
@@ -48,13 +50,38 @@ export function parsePgUrl(value: string): PgLocation {
   const connectionString = url.toString();
   const shown = new URL(connectionString);
   if (shown.password) shown.password = '***';
+  // The driver also takes a password as a parameter (`password`, `sslpassword`).
+  for (const k of [...shown.searchParams.keys()]) {
+    if (PASSWORD_PARAM.test(k)) shown.searchParams.set(k, '***');
+  }
   shown.searchParams.set('store_id', storeId);
   return { connectionString, storeId, display: shown.toString() };
 }
 
-/** The value with any password replaced (for one-line errors). */
+/**
+ * The value with any password replaced (for one-line errors). A password may hold `@` itself:
+ * everything up to the last `@` goes.
+ */
 function redact(value: string): string {
-  return value.replace(/(\/\/[^:/@]*:)[^@]*@/, '$1***@');
+  return value
+    .replace(/(\/\/[^:/@]*:).*@/, '$1***@')
+    .replace(/([?&][^=&#]*password[^=&#]*=)[^&#]*/gi, '$1***');
+}
+
+/**
+ * A store location as messages and reports show it: a PostgreSQL URL without its password,
+ * a directory as it is.
+ *
+ * @example
+ * shownStore('postgres://cf:secret@db/cf?store_id=web'); // 'postgres://cf:***@db/cf?store_id=web'
+ */
+export function shownStore(value: string): string {
+  if (!isPgUrl(value)) return value;
+  try {
+    return parsePgUrl(value).display;
+  } catch {
+    return redact(value);
+  }
 }
 
 /**
