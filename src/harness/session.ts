@@ -23,6 +23,7 @@ import { redactMessages } from './redact-message.js';
 import { stableJson } from './render.js';
 import { SessionCore } from './session-core.js';
 import {
+  errorAtLine,
   loadEventLog,
   type SessionConfig,
   type StrippedRecord,
@@ -147,7 +148,13 @@ export class Session {
         options.pageInToolOutput === true,
       );
       const log = await loadEventLog(engine);
-      for (const e of log.events) core.state.apply(e);
+      for (const [i, e] of log.events.entries()) {
+        try {
+          core.state.apply(e);
+        } catch (err) {
+          throw errorAtLine(err, log.path, i + 1);
+        }
+      }
       const prior = core.state.config;
       // The step-id rule is the session's for good: one recorded before it was unified keeps
       // numbering (and rendering) its turns as it did.
