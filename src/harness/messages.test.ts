@@ -43,6 +43,13 @@ describe('parseMessage', () => {
         { role: 'user', content: 'x', timestamp: 'yesterday' },
         /timestamp: must be an RFC 3339 date-time/,
       ],
+      // The shape of a date-time with fields out of range (the folded-step schema refuses it).
+      ...['2025-13-45T99:99:99Z', '2025-02-29T00:00:00Z', '2025-01-01T00:00:00+24:00'].map(
+        (timestamp): [unknown, RegExp] => [
+          { role: 'user', content: 'x', timestamp },
+          /timestamp: must be an RFC 3339 date-time/,
+        ],
+      ),
       [
         { role: 'assistant', content: '', toolCalls: [{ name: 'bash', input: {} }] },
         /toolCalls\.0\.id/,
