@@ -35,6 +35,8 @@ describe('parseMessage', () => {
   });
 
   it('refuses bad input with one line naming where and what', () => {
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
     const cases: [unknown, RegExp][] = [
       [{ role: 'robot', content: 'x' }, /^message 3: invalid message: role/],
       [{ role: 'user' }, /^message 3: invalid message: content/],
@@ -54,6 +56,11 @@ describe('parseMessage', () => {
         { role: 'assistant', content: '', toolCalls: [{ name: 'bash', input: {} }] },
         /toolCalls\.0\.id/,
       ],
+      // Tool inputs the log could not give back (a session recording one could not be reopened).
+      ...[undefined, cyclic, { n: 10n }].map((input): [unknown, RegExp] => [
+        { role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'list', input }] },
+        /toolCalls\.0\.input: must be a JSON value/,
+      ]),
     ];
     for (const [value, re] of cases) {
       let err: unknown;

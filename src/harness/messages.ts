@@ -114,7 +114,25 @@ function isDateTime(s: string): boolean {
 }
 
 const timestamp = z.string().refine(isDateTime, 'must be an RFC 3339 date-time');
-const toolCall = z.object({ id: z.string().min(1), name: z.string().min(1), input: z.unknown() });
+/** True when `v` has a JSON text, so the log can hold it and give it back (no undefined, cycle or BigInt). */
+function isJsonValue(v: unknown): boolean {
+  try {
+    return JSON.stringify(v) !== undefined;
+  } catch {
+    return false;
+  }
+}
+
+const toolCall = z.object({
+  id: z.string().min(1),
+  name: z.string().min(1),
+  input: z
+    .unknown()
+    .refine(
+      isJsonValue,
+      'must be a JSON value (undefined, a cycle or a BigInt cannot be recorded)',
+    ),
+});
 
 const messageSchema = z.discriminatedUnion('role', [
   z.object({ role: z.literal('system'), content: z.string(), timestamp: timestamp.optional() }),
