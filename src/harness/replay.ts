@@ -273,11 +273,13 @@ async function replayEngine(
   if (!options.engine && !options.tokenizer && name !== 'o200k' && name !== 'reference') {
     throw new UsageError(`the session used a custom tokenizer '${name}': pass it as { tokenizer }`);
   }
+  // Read-only: a replay (and `contextfold pack`) writes nothing, not even the derived index.
   const engine =
     options.engine ??
     (await ContextFold.open({
       dir,
       tokenizer: options.tokenizer ?? (name as 'o200k' | 'reference'),
+      readOnly: true,
     }));
   if (engine.tokenizer.name !== name) {
     if (!options.engine) await (engine as ContextFold).close({ compact: false });
