@@ -220,7 +220,7 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
   const log = await recordedEvents(dir, options.engine);
   const recorded = log.events;
   const at = lineLocator(log);
-  const engine = await replayEngine(dir, recorded, options);
+  const engine = await replayEngine(dir, log, options);
   try {
     const entries = new Map((await engine.entries()).map((e) => [e.step_id, e]));
     const folds = new Map<number, FoldEvent>();
@@ -255,14 +255,18 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
  */
 async function replayEngine(
   dir: string,
-  recorded: readonly SessionEvent[],
+  log: RecordedLog,
   options: ReplayOptions,
 ): Promise<ContextFoldEngine> {
-  const opened = recorded.find(
-    (e): e is Extract<SessionEvent, { type: 'session_opened' }> => e.type === 'session_opened',
-  );
-  if (!opened) {
+  const opened = log.events[0];
+  if (opened === undefined) {
     throw new UsageError(`no session recorded in ${dir} (no events.jsonl): run a session first`);
+  }
+  if (opened.type !== 'session_opened') {
+    throw new IntegrityCheckError(
+      `${log.path} line 1: the session log opens with a '${opened.type}' event, not session_opened (its config)`,
+      { path: log.path, line: 1 },
+    );
   }
   const name = opened.config.tokenizer;
   if (options.tokenizer && options.tokenizer.name !== name) {

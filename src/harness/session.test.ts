@@ -356,6 +356,16 @@ describe.each(BACKENDS)('%s', (backend: BackendName) => {
         expect((err as Error).message).toMatch(at(dup + 2));
       }
 
+      // A log without its session_opened (its config): refused, not reopened with a new one.
+      await st.writeEventsText(lines.slice(1).join('\n'));
+      for (const err of [
+        await caught(Session.open({ dir, budget: 3000, keepRecent: 2, foldThreshold: 0 })),
+        await caught(replaySession({ dir })),
+      ]) {
+        expect(isIntegrityCheckError(err)).toBe(true);
+        expect((err as Error).message).toMatch(at(1));
+      }
+
       // A page-in of a step that was never folded.
       const page = lines.findIndex((l) => l.includes('"type":"page_in"'));
       expect(page).toBeGreaterThan(0);
