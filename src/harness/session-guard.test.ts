@@ -117,6 +117,7 @@ describe.each(BACKENDS)('%s', (backend: BackendName) => {
         keepRecent: 1,
         foldThreshold: 0,
         clock: stepClock(),
+        summarize: () => `summary naming ${s.githubToken} \uD83D`,
       });
       await session.pin(`deploy key is ${s.awsAccessKeyId} \uD83D`);
       await session.beforeTurn('show the environment');
