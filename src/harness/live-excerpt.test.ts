@@ -157,6 +157,14 @@ describe('a live turn larger than the budget', () => {
     expect(pack.messages.at(-1)!.content.length).toBeLessThan(400);
   });
 
+  it('sends a message whole when the marker alone is larger than it (never a bigger, empty cut)', () => {
+    const prompt = 'Which port is PostgreSQL listening on in the compose file?';
+    const pack = assemblePack(input([{ role: 'user', content: prompt }], { budget: 12 }));
+    expect(pack.messages.at(-1)!.content).toBe(prompt);
+    expect(pack.metadata.live_excerpts).toEqual([]);
+    expect(pack.metadata.over_budget).toBe(true);
+  });
+
   it('is deterministic', () => {
     const a = assemblePack(input(toolLoop(log)));
     const b = assemblePack(input(toolLoop(log)));

@@ -190,6 +190,8 @@ function cutGroup(input: ExcerptLiveInput, eligible: readonly number[]): LiveExc
       contentTokens: meter.text(m.content),
     };
     const cut = excerptMessage(live, cap, budget, meter);
+    // Below the marker's own size a cut only adds tokens and removes the content: sent whole.
+    if (cut.tokens >= tokens[i]!) continue;
     out.messages[i] = cut.message;
     out.tokens[i] = cut.tokens;
     out.notes.push(cut.note);

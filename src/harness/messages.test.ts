@@ -35,6 +35,8 @@ describe('parseMessage', () => {
   });
 
   it('refuses bad input with one line naming where and what', () => {
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
     const cases: [unknown, RegExp][] = [
       [{ role: 'robot', content: 'x' }, /^message 3: invalid message: role/],
       [{ role: 'user' }, /^message 3: invalid message: content/],
@@ -43,10 +45,22 @@ describe('parseMessage', () => {
         { role: 'user', content: 'x', timestamp: 'yesterday' },
         /timestamp: must be an RFC 3339 date-time/,
       ],
+      // The shape of a date-time with fields out of range (the folded-step schema refuses it).
+      ...['2025-13-45T99:99:99Z', '2025-02-29T00:00:00Z', '2025-01-01T00:00:00+24:00'].map(
+        (timestamp): [unknown, RegExp] => [
+          { role: 'user', content: 'x', timestamp },
+          /timestamp: must be an RFC 3339 date-time/,
+        ],
+      ),
       [
         { role: 'assistant', content: '', toolCalls: [{ name: 'bash', input: {} }] },
         /toolCalls\.0\.id/,
       ],
+      // Tool inputs the log could not give back (a session recording one could not be reopened).
+      ...[undefined, cyclic, { n: 10n }].map((input): [unknown, RegExp] => [
+        { role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'list', input }] },
+        /toolCalls\.0\.input: must be a JSON value/,
+      ]),
     ];
     for (const [value, re] of cases) {
       let err: unknown;

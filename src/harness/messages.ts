@@ -87,10 +87,52 @@ export interface HistoryRecord {
 }
 
 /** RFC 3339 date-time, as JSON Schema's `date-time` format accepts it. */
-const DATE_TIME_RE = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$/;
+const DATE_TIME_RE =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|[+-](\d{2}):(\d{2}))$/;
 
-const timestamp = z.string().regex(DATE_TIME_RE, 'must be an RFC 3339 date-time');
-const toolCall = z.object({ id: z.string().min(1), name: z.string().min(1), input: z.unknown() });
+/**
+ * True when `s` is an RFC 3339 date-time whose fields are in range (month 1–12, a day of that
+ * month, hour ≤ 23, minute ≤ 59, second ≤ 60, offset ≤ 23:59): the record that carries it must
+ * validate against `folded_step.schema.json`, and a pattern alone passes `2025-13-45T99:99:99Z`.
+ */
+function isDateTime(s: string): boolean {
+  const m = DATE_TIME_RE.exec(s);
+  if (!m) return false;
+  const [y, mo, d, h, mi, se, oh, om] = m.slice(1).map((x) => Number(x ?? 0)) as number[];
+  const leap = y! % 4 === 0 && (y! % 100 !== 0 || y! % 400 === 0);
+  const days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][mo! - 1];
+  return (
+    days !== undefined &&
+    d! >= 1 &&
+    d! <= days &&
+    h! <= 23 &&
+    mi! <= 59 &&
+    se! <= 60 &&
+    oh! <= 23 &&
+    om! <= 59
+  );
+}
+
+const timestamp = z.string().refine(isDateTime, 'must be an RFC 3339 date-time');
+/** True when `v` has a JSON text, so the log can hold it and give it back (no undefined, cycle or BigInt). */
+function isJsonValue(v: unknown): boolean {
+  try {
+    return JSON.stringify(v) !== undefined;
+  } catch {
+    return false;
+  }
+}
+
+const toolCall = z.object({
+  id: z.string().min(1),
+  name: z.string().min(1),
+  input: z
+    .unknown()
+    .refine(
+      isJsonValue,
+      'must be a JSON value (undefined, a cycle or a BigInt cannot be recorded)',
+    ),
+});
 
 const messageSchema = z.discriminatedUnion('role', [
   z.object({ role: z.literal('system'), content: z.string(), timestamp: timestamp.optional() }),

@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS, PG_MISSING, PG_URL, storeFor } from '../test-utils/pg.js';
 import { type ContextPack, packSha256 } from './pack.js';
@@ -5,6 +7,15 @@ import { replaySession } from './replay.js';
 import { Session } from './session.js';
 import { syntheticSession } from './synthetic.js';
 import { drive, scratch, smallPolicy, stamped, stepClock } from './test-utils/session-helpers.js';
+
+/** Every file under `dir` with its size, modification time and bytes. */
+function fingerprint(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .sort()
+    .map((f) => join(dir, f))
+    .filter((p) => statSync(p).isFile())
+    .map((p) => `${p} ${statSync(p).mtimeMs} ${readFileSync(p).toString('base64')}`);
+}
 
 // The session log and the store through either backend: a matrix.
 for (const backend of BACKENDS) {
@@ -52,5 +63,14 @@ for (const backend of BACKENDS) {
         /no turn 12; its turns are 0\.\.11/,
       );
     });
+
+    it.runIf(backend === 'local')(
+      'writes nothing, not even the derived index (CONF-08)',
+      async () => {
+        const before = fingerprint(where);
+        expect((await replaySession({ dir: where })).matches).toBe(true);
+        expect(fingerprint(where)).toEqual(before);
+      },
+    );
   });
 }

@@ -10,7 +10,14 @@ import { isPgUrl, shownStore } from '../store/pg/pg-url.js';
 import type { FoldRef } from './folded-step.js';
 import type { ContextPack } from './pack.js';
 import { type FoldRequest, type PagedIn, SessionCore, type SessionIO } from './session-core.js';
-import { comparableEvent, loadEvents, readEvents, type SessionEvent } from './session-events.js';
+import {
+  comparableEvent,
+  errorAtLine,
+  eventsPath,
+  loadEventLog,
+  readEvents,
+  type SessionEvent,
+} from './session-events.js';
 import { defaultSummary } from './session-options.js';
 import { TokenMeter } from './token-meter.js';
 import type { Turn } from './turns.js';
@@ -84,6 +91,8 @@ class ReplayIO implements SessionIO {
     private readonly folds: Map<number, FoldEvent>,
     private readonly pages: Map<number, PageEvent[]>,
     private readonly failures: Map<number, FailEvent[]>,
+    /** Names the log line of a recorded event in an error. */
+    private readonly at: (e: SessionEvent, err: unknown) => unknown,
   ) {}
 
   async summarize(turn: Turn): Promise<{ summary: string; source: 'default' | 'custom' }> {
@@ -121,14 +130,18 @@ class ReplayIO implements SessionIO {
   ): Promise<{ pages: PagedIn[]; failures: PageInFailure[] }> {
     const pages: PagedIn[] = [];
     for (const p of this.pages.get(turn) ?? []) {
-      const h = await this.engine.hydrate(
-        p.step_id,
-        p.window ? { window: p.window } : { maxTokens: p.cap, chunk: p.chunk },
-      );
+      const h = await this.engine
+        .hydrate(p.step_id, p.window ? { window: p.window } : { maxTokens: p.cap, chunk: p.chunk })
+        .catch((err: unknown) => {
+          throw this.at(p, err);
+        });
       if (h.payload_sha256 !== p.payload_sha256 || sha256Hex(h.content) !== p.content_sha256) {
-        throw new IntegrityCheckError(
-          `replay: step ${p.step_id} now pages in other bytes than it did in turn ${turn}`,
-          { stepId: p.step_id },
+        throw this.at(
+          p,
+          new IntegrityCheckError(
+            `replay: step ${p.step_id} now pages in other bytes than it did in turn ${turn}`,
+            { stepId: p.step_id },
+          ),
         );
       }
       pages.push({
@@ -162,16 +175,31 @@ class ReplayIO implements SessionIO {
 
 const group = <E extends { turn: number }>(events: E[]) => groupBy(events, (e) => e.turn);
 
+/** A recorded log: its events (event `i` is line `i + 1`) and where it is read from. */
+interface RecordedLog {
+  events: SessionEvent[];
+  path: string;
+}
+
 /** The recorded events: through the engine, from the database, or from `events.jsonl`. */
-async function recordedEvents(dir: string, engine?: ContextFoldEngine): Promise<SessionEvent[]> {
-  if (engine) return loadEvents(engine);
-  if (!isPgUrl(dir)) return readEvents(dir);
+async function recordedEvents(dir: string, engine?: ContextFoldEngine): Promise<RecordedLog> {
+  if (engine) return loadEventLog(engine);
+  if (!isPgUrl(dir)) return { events: readEvents(dir), path: eventsPath(dir) };
   const reader = await ContextFold.open({ store: dir, tokenizer: 'reference', readOnly: true });
   try {
-    return await loadEvents(reader);
+    return await loadEventLog(reader);
   } finally {
     await reader.close();
   }
+}
+
+/** Names the log line of a recorded event in an error met replaying it ({@link errorAtLine}). */
+function lineLocator(log: RecordedLog): (e: SessionEvent, err: unknown) => unknown {
+  const lines = new Map(log.events.map((e, i) => [e, i + 1]));
+  return (e, err) => {
+    const line = lines.get(e);
+    return line === undefined ? err : errorAtLine(err, log.path, line);
+  };
 }
 
 /**
@@ -189,8 +217,10 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
   if (typeof dir !== 'string' || dir === '') {
     throw new UsageError('replaySession needs { dir } (the store directory) or { engine }');
   }
-  const recorded = await recordedEvents(dir, options.engine);
-  const engine = await replayEngine(dir, recorded, options);
+  const log = await recordedEvents(dir, options.engine);
+  const recorded = log.events;
+  const at = lineLocator(log);
+  const engine = await replayEngine(dir, log, options);
   try {
     const entries = new Map((await engine.entries()).map((e) => [e.step_id, e]));
     const folds = new Map<number, FoldEvent>();
@@ -201,6 +231,7 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
       folds,
       group(recorded.filter((e): e is PageEvent => e.type === 'page_in')),
       group(recorded.filter((e): e is FailEvent => e.type === 'page_failed')),
+      at,
     );
     // Scanning tool output is harmless here: replay answers every scan with what the live
     // session recorded for that turn (nothing when it did not scan).
@@ -210,7 +241,7 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
       options.clock ?? (() => new Date()),
       true,
     );
-    const { packs, replayed, consumed } = await replayEvents(core, recorded, options);
+    const { packs, replayed, consumed } = await replayEvents(core, recorded, options, at);
     const mismatch = firstMismatch(recorded.slice(0, consumed), replayed);
     return { packs, events: replayed, matches: mismatch === null, mismatch };
   } finally {
@@ -224,15 +255,19 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
  */
 async function replayEngine(
   dir: string,
-  recorded: readonly SessionEvent[],
+  log: RecordedLog,
   options: ReplayOptions,
 ): Promise<ContextFoldEngine> {
-  const opened = recorded.find(
-    (e): e is Extract<SessionEvent, { type: 'session_opened' }> => e.type === 'session_opened',
-  );
-  if (!opened) {
+  const opened = log.events[0];
+  if (opened === undefined) {
     throw new UsageError(
       `no session recorded in ${shownStore(dir)} (no events.jsonl): run a session first`,
+    );
+  }
+  if (opened.type !== 'session_opened') {
+    throw new IntegrityCheckError(
+      `${log.path} line 1: the session log opens with a '${opened.type}' event, not session_opened (its config)`,
+      { path: log.path, line: 1 },
     );
   }
   const name = opened.config.tokenizer;
@@ -244,11 +279,13 @@ async function replayEngine(
   if (!options.engine && !options.tokenizer && name !== 'o200k' && name !== 'reference') {
     throw new UsageError(`the session used a custom tokenizer '${name}': pass it as { tokenizer }`);
   }
+  // Read-only: a replay (and `contextfold pack`) writes nothing, not even the derived index.
   const engine =
     options.engine ??
     (await ContextFold.open({
       dir,
       tokenizer: options.tokenizer ?? (name as 'o200k' | 'reference'),
+      readOnly: true,
     }));
   if (engine.tokenizer.name !== name) {
     if (!options.engine) await (engine as ContextFold).close({ compact: false });
@@ -268,6 +305,7 @@ async function replayEvents(
   core: SessionCore,
   recorded: readonly SessionEvent[],
   options: ReplayOptions,
+  at: (e: SessionEvent, err: unknown) => unknown,
 ): Promise<{ packs: ContextPack[]; replayed: SessionEvent[]; consumed: number }> {
   const packs: ContextPack[] = [];
   const replayed: SessionEvent[] = [];
@@ -275,9 +313,15 @@ async function replayEvents(
   for (const e of recorded) {
     if (e.type === 'session_opened' || e.type === 'append' || e.type === 'pin') {
       const { recorded_at: _r, ...input } = e;
-      core.record(input as never);
+      try {
+        core.record(input as never);
+      } catch (err) {
+        throw at(e, err);
+      }
     } else if (e.type === 'turn_started') {
-      const pack = await core.startTurn(e.prompt_step);
+      const pack = await core.startTurn(e.prompt_step).catch((err: unknown) => {
+        throw at(e, err);
+      });
       if (options.keepPacks === false) packs.length = 0;
       packs.push(pack);
       options.onPack?.(pack);

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { ContextFoldEngine } from '../engine/types.js';
 import { appendDurable } from '../fs/durable-fs.js';
 import type { FindingSummary } from '../guard/types.js';
+import { isContextFoldError } from '../protocol/errors.js';
 import { IntegrityCheckError } from '../protocol/ipcf-errors.js';
 import type { FoldedStep } from '../protocol/types.js';
 import { type RecordsMark, recordsMark } from '../store/records-mark.js';
@@ -230,16 +231,16 @@ export async function loadEvents(engine: ContextFoldEngine): Promise<SessionEven
 
 /**
  * {@link loadEvents}, with the log's mark: hand it to {@link storeEvents} so a write lands only
- * on the log as it was read.
+ * on the log as it was read; and its path (event `i` is its line `i + 1`), for errors.
  *
  * @example
  * const { events, mark } = await loadEventLog(engine);
  */
 export async function loadEventLog(
   engine: ContextFoldEngine,
-): Promise<{ events: SessionEvent[]; mark: RecordsMark }> {
+): Promise<{ events: SessionEvent[]; mark: RecordsMark; path: string }> {
   const { path, text } = await engine.readRecords(EVENTS_KIND);
-  return { events: parseEvents(text, path), mark: recordsMark(text) };
+  return { events: parseEvents(text, path), mark: recordsMark(text), path };
 }
 
 /**
@@ -307,6 +308,23 @@ export function parseEvents(text: string, path: string): SessionEvent[] {
     events.push(e);
   });
   return events;
+}
+
+/**
+ * A contextfold error met applying the event at `line` of the log at `path`, naming that line:
+ * the same code, the message prefixed with the path and the line (`details.log`,
+ * `details.line`). Errors that already name a line, and other errors, pass unchanged.
+ *
+ * @example
+ * try { state.apply(e); } catch (err) { throw errorAtLine(err, path, i + 1); }
+ */
+export function errorAtLine(err: unknown, path: string, line: number): unknown {
+  if (!isContextFoldError(err) || err.details.line !== undefined) return err;
+  return new IntegrityCheckError(
+    `${path} line ${line}: ${err.message}`,
+    { ...err.details, log: path, line },
+    err.code,
+  );
 }
 
 /** The lock file that serialises appends to a session's `events.jsonl` across processes. */

@@ -107,6 +107,38 @@ describe.each(BACKENDS)('%s', (backend: BackendName) => {
     });
   });
 
+  describe('half an emoji (a lone surrogate) in a message', () => {
+    it('is recorded as U+FFFD: its secrets are redacted, it folds, and the session goes on', async () => {
+      const st = store();
+      const dir = st.dir;
+      const session = await Session.open({
+        dir,
+        budget: 4000,
+        keepRecent: 1,
+        foldThreshold: 0,
+        clock: stepClock(),
+        summarize: () => `summary naming ${s.githubToken} \uD83D`,
+      });
+      await session.pin(`deploy key is ${s.awsAccessKeyId} \uD83D`);
+      await session.beforeTurn('show the environment');
+      await session.afterTurn({
+        role: 'assistant',
+        content: `token ${s.githubToken}\ncut mid-emoji \uD83D`,
+      });
+      for (let i = 0; i < 3; i++) {
+        await session.beforeTurn(`next step ${i}`);
+        await session.afterTurn({ role: 'assistant', content: `step ${i} done` });
+      }
+      expect(session.status().folded).toBeGreaterThan(0);
+      expect(session.history()[1]!.content).toBe(
+        'token [REDACTED:github-token]\ncut mid-emoji \uFFFD',
+      );
+      await session.close();
+      expect(leakedFragments(await st.everyByte(), secretFragments(s))).toEqual([]);
+      expect((await replaySession({ dir })).matches).toBe(true);
+    });
+  });
+
   describe('a hostile page in a pack', () => {
     it('carries its findings in the pack metadata and the page_in event; the block cannot be closed early', async () => {
       const st = store();

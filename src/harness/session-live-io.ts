@@ -11,7 +11,7 @@ import { toPlainMessage } from './messages.js';
 import { pageTokens } from './pack.js';
 import type { FoldRequest, PagedIn, SessionIO } from './session-core.js';
 import { defaultSummary, type Summarizer } from './session-options.js';
-import { describeTurn } from './summarize.js';
+import { describeTurn, wellFormed } from './summarize.js';
 import type { TokenMeter } from './token-meter.js';
 import type { Turn } from './turns.js';
 
@@ -71,8 +71,10 @@ export class LiveIO implements SessionIO {
         `the custom summariser returned ${typeof out} for step ${turn.stepId}; it must return a string`,
       );
     }
-    // The summary goes into the fold event's record: redact it like any other recorded text.
-    const summary = this.engine.redact ? await this.engine.redactText(out) : out;
+    // The summary goes into the fold event's record: redact it like any other recorded text
+    // (well-formed first: the redactor cannot scan half an emoji, and skips such a text whole).
+    const text = wellFormed(out);
+    const summary = this.engine.redact ? await this.engine.redactText(text) : text;
     return { summary, source: 'custom' };
   }
 

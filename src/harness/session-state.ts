@@ -47,6 +47,11 @@ export class SessionState {
 
   /** Applies one event. Throws if the event does not fit the state (a corrupted log). */
   apply(e: SessionEvent | PendingEvent): void {
+    if (this.config === null && e.type !== 'session_opened') {
+      throw new IntegrityCheckError(
+        `session log has a '${e.type}' event before any session_opened (a session's log opens with its config)`,
+      );
+    }
     switch (e.type) {
       case 'session_opened': {
         const rule: TurnStepIds = e.config.step_ids === 'turns' ? 'turns' : 'positions';

@@ -326,6 +326,58 @@ describe.each(BACKENDS)('%s', (backend: BackendName) => {
     }, 60_000);
   });
 
+  describe('a log line that does not fit the session', () => {
+    it('is refused naming the log and its line, on reopen and on replay', async () => {
+      const st = store();
+      const dir = st.dir;
+      const session = await Session.open({ dir, budget: 3000, keepRecent: 2, foldThreshold: 0 });
+      await drive(
+        session,
+        syntheticSession({ turns: 8 }).map((t, i) => ({
+          ...t,
+          prompt: i === 7 ? `${t.prompt} marker1?` : t.prompt,
+        })),
+      );
+      await session.close();
+      const path = st.eventsPath();
+      const original = await st.readEventsText();
+      const lines = original.split('\n');
+      const at = (n: number) =>
+        new RegExp(`^${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} line ${n}: `);
+
+      // An append line written twice.
+      const dup = lines.findIndex((l) => l.includes('"type":"append"') && !l.includes('"from":0,'));
+      await st.writeEventsText([...lines.slice(0, dup + 1), ...lines.slice(dup)].join('\n'));
+      for (const err of [
+        await caught(Session.open({ dir, budget: 3000, keepRecent: 2, foldThreshold: 0 })),
+        await caught(replaySession({ dir })),
+      ]) {
+        expect(isIntegrityCheckError(err)).toBe(true);
+        expect((err as Error).message).toMatch(at(dup + 2));
+      }
+
+      // A log without its session_opened (its config): refused, not reopened with a new one.
+      await st.writeEventsText(lines.slice(1).join('\n'));
+      for (const err of [
+        await caught(Session.open({ dir, budget: 3000, keepRecent: 2, foldThreshold: 0 })),
+        await caught(replaySession({ dir })),
+      ]) {
+        expect(isIntegrityCheckError(err)).toBe(true);
+        expect((err as Error).message).toMatch(at(1));
+      }
+
+      // A page-in of a step that was never folded.
+      const page = lines.findIndex((l) => l.includes('"type":"page_in"'));
+      expect(page).toBeGreaterThan(0);
+      const edited = [...lines];
+      edited[page] = edited[page]!.replace(/"step_id":\d+/, '"step_id":999');
+      await st.writeEventsText(edited.join('\n'));
+      const err = await caught(replaySession({ dir }));
+      expect((err as Error).message).toMatch(at(page + 1));
+      expect((err as { details: { line: number } }).details.line).toBe(page + 1);
+    }, 60_000);
+  });
+
   describe('the turn lifecycle', () => {
     it('resumes from its log: a reopened session builds the same packs as an uninterrupted one', async () => {
       const turns = stamped(syntheticSession({ turns: 36 }));

@@ -23,6 +23,7 @@ import { redactMessages } from './redact-message.js';
 import { stableJson } from './render.js';
 import { SessionCore } from './session-core.js';
 import {
+  errorAtLine,
   loadEventLog,
   type SessionConfig,
   type StrippedRecord,
@@ -30,6 +31,7 @@ import {
 } from './session-events.js';
 import { LiveIO } from './session-live-io.js';
 import { type SessionOptions, sessionConfig } from './session-options.js';
+import { wellFormed } from './summarize.js';
 import { TokenMeter } from './token-meter.js';
 import { addToTurns } from './turns.js';
 
@@ -147,7 +149,13 @@ export class Session {
         options.pageInToolOutput === true,
       );
       const log = await loadEventLog(engine);
-      for (const e of log.events) core.state.apply(e);
+      for (const [i, e] of log.events.entries()) {
+        try {
+          core.state.apply(e);
+        } catch (err) {
+          throw errorAtLine(err, log.path, i + 1);
+        }
+      }
       const prior = core.state.config;
       // The step-id rule is the session's for good: one recorded before it was unified keeps
       // numbering (and rendering) its turns as it did.
@@ -290,13 +298,16 @@ export class Session {
   }
 
   /**
-   * Messages as this session records them: with secrets redacted, all together (see
-   * `redactMessages`), when the engine redacts; unchanged otherwise. An integration that keeps
-   * its own copy of the conversation compares it with `history()` in this form.
+   * Messages as this session records them: half an emoji (a lone surrogate, which has no UTF-8
+   * form: no redactor scans it and no cold node holds it) as U+FFFD, as an import stores it;
+   * then with secrets redacted, all together (see `redactMessages`), when the engine redacts.
+   * An integration that keeps its own copy of the conversation compares it with `history()` in
+   * this form.
    */
   async redactMessages<M extends Message>(messages: readonly M[]): Promise<M[]> {
-    if (!this.engine.redact) return [...messages];
-    return redactMessages(messages, (t) => this.engine.redactTexts(t));
+    const storable = await redactMessages(messages, async (t) => t.map(wellFormed));
+    if (!this.engine.redact) return storable;
+    return redactMessages(storable, (t) => this.engine.redactTexts(t));
   }
 
   /**
@@ -322,7 +333,8 @@ export class Session {
     if (options.source !== undefined && typeof options.source !== 'string') {
       throw new UsageError('pin source must be a string');
     }
-    const clean = this.engine.redact ? await this.engine.redactText(text) : text;
+    const whole = wellFormed(text);
+    const clean = this.engine.redact ? await this.engine.redactText(whole) : whole;
     return this.change(() => {
       const id = this.core.state.noteCount;
       this.core.record({ type: 'pin', note_id: id, source: options.source ?? null, text: clean });

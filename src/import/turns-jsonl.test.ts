@@ -163,4 +163,27 @@ describe('readTurnsJsonl / readHistoryRecords', () => {
       );
     }
   });
+
+  it('a tool result answering no call of the message before it names its file line', () => {
+    const f = join(tempDir().dir, 'turns.jsonl');
+    const row = (o: object) => `${JSON.stringify(o)}\n`;
+    const tool = { step_id: 3, role: 'tool', content: 'x', tool_call_id: 'zz' };
+    writeFileSync(
+      f,
+      row({ step_id: 0, role: 'user', content: 'hi' }) +
+        row({ step_id: 1, role: 'assistant', content: 'ok' }) +
+        '\n' +
+        row({ step_id: 2, role: 'user', content: 'again' }) +
+        row(tool),
+    );
+    expect(failure(() => readHistoryRecords(f)).message).toBe(
+      `${f}:5: tool result answers call id 'zz', but the assistant message right before it made no such call`,
+    );
+    // A file continuing a session may open with results of a call the session already holds.
+    writeFileSync(
+      f,
+      row({ ...tool, step_id: 7 }) + row({ step_id: 8, role: 'user', content: 'go' }),
+    );
+    expect(readHistoryRecords(f).map((r) => r.step_id)).toEqual([7, 8]);
+  });
 });

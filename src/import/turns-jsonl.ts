@@ -1,4 +1,10 @@
-import { type HistoryRecord, parseHistoryRecord } from '../harness/messages.js';
+import {
+  type HistoryMessage,
+  type HistoryRecord,
+  parseHistoryRecord,
+  recordToMessage,
+} from '../harness/messages.js';
+import { addToTurns, type Turn } from '../harness/turns.js';
 import { readSourceText } from './read-source.js';
 import { isRecord, parseJsonLine, sourceError } from './source-error.js';
 import type { ImportedTurn, TurnRole } from './turn.js';
@@ -173,9 +179,39 @@ export function historyRecordRow(r: TurnsRow): HistoryRecord {
  * await runTurns(session, readHistoryRecords('turns.jsonl'), (r) => console.log(r.step_id));
  */
 export function readHistoryRecords(file: string): HistoryRecord[] {
-  return readTurnsJsonl(file, {
+  const lines = new Map<HistoryRecord, number>();
+  const records = readTurnsJsonl(file, {
     stepIds: 'consecutive',
     requireTurns: true,
-    parseRow: historyRecordRow,
+    parseRow: (r) => {
+      const record = historyRecordRow(r);
+      lines.set(record, r.line);
+      return record;
+    },
   });
+  checkToolResults(records, file, lines);
+  return records;
+}
+
+/**
+ * Every tool result answers a call of the assistant message before it, once: checked over the
+ * whole file, so a bad pairing stops the run before anything is written. Tool results before
+ * the file's first other message may answer a call already in the session; `append` checks them.
+ */
+function checkToolResults(
+  records: readonly HistoryRecord[],
+  file: string,
+  lines: ReadonlyMap<HistoryRecord, number>,
+): void {
+  const turns: Turn[] = [];
+  for (const r of records) {
+    const m = { ...recordToMessage(r), stepId: r.step_id, timestamp: '' } as HistoryMessage;
+    if (turns.length === 0 && m.role === 'tool') continue;
+    try {
+      addToTurns(turns, m);
+    } catch (e) {
+      const problem = (e as Error).message.replace(/^message \d+: /, '');
+      throw sourceError(file, lines.get(r) ?? null, problem);
+    }
+  }
 }

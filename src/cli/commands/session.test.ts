@@ -157,7 +157,13 @@ describe('contextfold session: bad input', () => {
     );
     expect(
       runCliProcess(['--dir', dir, 'session', write(`${good}\n`), '--budget', 'lots']).stderr,
-    ).toMatch(/--budget must be a non-negative integer, got 'lots'/);
+    ).toMatch(/--budget must be a positive integer \(1 or more\), got 'lots'/);
+    for (const bad of ['0', '-5'])
+      expect(
+        runCliProcess(['--dir', dir, 'session', write(`${good}\n`), '--budget', bad]).stderr,
+      ).toBe(
+        `contextfold: UsageError: --budget must be a positive integer (1 or more), got '${bad}'\n`,
+      );
     expect(existsSync(dir)).toBe(false);
   });
 });

@@ -5,7 +5,7 @@ import { Session } from '../../harness/session.js';
 import { runTurns, type TurnReport } from '../../harness/turns-file.js';
 import { readHistoryRecords } from '../../import/turns-jsonl.js';
 import { shownStore } from '../../store/pg/pg-url.js';
-import { globals, parseIntArg } from '../context.js';
+import { globals, parseIntArg, parsePositiveIntArg } from '../context.js';
 import {
   engineOptions,
   NO_REDACT_FLAG,
@@ -67,7 +67,7 @@ interface ReportTarget {
 /** Replays a turns file into a session store, one report line per prompt (or per model call). */
 async function runSession(file: string, opts: SessionFlags, cmd: Command): Promise<void> {
   const g = globals(cmd);
-  const budget = parseIntArg(opts.budget, '--budget');
+  const budget = parsePositiveIntArg(opts.budget, '--budget');
   const keepRecent = parseIntArg(opts.keepRecent, '--keep-recent');
   const foldThreshold = parseIntArg(opts.foldThreshold, '--fold-threshold');
   const liveOverflow = parseLiveOverflow(opts.liveOverflow);
