@@ -1,5 +1,13 @@
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -223,6 +231,19 @@ describe.skipIf(!CAN_BIND)('hookSocketPath', () => {
     chmodSync(dir, 0o755);
     expect(hookSocketPath(p.env)).toBeNull();
     expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('differs for a reinstalled copy whose files keep the modification time (npm gives them all 1985-10-26)', () => {
+    const p = project();
+    const runner = join(p.root, 'hook-request.js');
+    const npmTime = new Date('1985-10-26T08:15:00Z');
+    writeFileSync(runner, '// 0.1.0\n');
+    utimesSync(runner, npmTime, npmTime);
+    const before = hookSocketPath(p.env, runner);
+    rmSync(runner);
+    writeFileSync(runner, '// 0.2.0\n');
+    utimesSync(runner, npmTime, npmTime);
+    expect(hookSocketPath(p.env, runner)).not.toBe(before);
   });
 
   it('is null under a TMPDIR too long for a socket path, and makes nothing there', () => {
