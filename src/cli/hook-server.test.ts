@@ -221,6 +221,26 @@ describe.skipIf(!CAN_BIND)('the hook server, stuck clients', () => {
   });
 });
 
+describe.skipIf(!CAN_BIND)('the hook server, not answering', () => {
+  it('a server that takes the request and never replies: the run happens in the process within seconds, and the server is retired', async () => {
+    const p = project();
+    const silent = createServer({ allowHalfOpen: true }, () => {});
+    await new Promise<void>((r) => silent.listen(p.socketPath, r));
+    try {
+      const t = Date.now();
+      const r = await hook(p.env, [], p.input(PROMPT));
+      expect(Date.now() - t).toBeLessThan(20_000);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain('161 tests passed');
+      expect(r.stderr).toMatch(/^contextfold: the hook server did not answer within 10 s/);
+      // Its socket is removed, so the next prompt starts a new server instead of waiting again.
+      expect(existsSync(p.socketPath)).toBe(false);
+    } finally {
+      silent.close();
+    }
+  }, 30_000);
+});
+
 describe.skipIf(!CAN_BIND)('hookSocketPath', () => {
   it('differs by the environment a run reads, and refuses a directory others can enter', () => {
     const p = project();
