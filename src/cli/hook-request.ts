@@ -71,9 +71,12 @@ export async function runHookRequest(
       throw new UsageError(`unknown hook event '${r.event}': use ${HOOK_EVENTS.join(', ')}`);
     }
     const event = r.event as HookEvent;
-    const input = parseHookInput(r.stdin, event);
+    // Relative paths are the caller's (`r.cwd`), never those of the process running this: the
+    // hook server's working directory is that of whichever project started it.
+    const parsed = parseHookInput(r.stdin, event);
+    const input = { ...parsed, transcript_path: resolve(r.cwd, parsed.transcript_path) };
     const raw = r.dir ?? '.contextfold';
-    const baseDir = isAbsolute(raw) ? raw : resolve(input.cwd ?? r.cwd, raw);
+    const baseDir = isAbsolute(raw) ? raw : resolve(r.cwd, input.cwd ?? '.', raw);
     const engine = engineOf(r, io);
     const outcome = await runHook({
       event,

@@ -10,6 +10,7 @@ import {
 } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { TranscriptWriter } from '../test-utils/claude-transcript.js';
 import { CLI } from '../test-utils/cli.js';
@@ -74,9 +75,12 @@ if (!CAN_BIND) {
 }
 
 /** Runs the built CLI's hook as Claude Code does (a child process, JSON on stdin). */
-function hook(env: NodeJS.ProcessEnv, args: string[], stdin: string) {
+function hook(env: NodeJS.ProcessEnv, args: string[], stdin: string, cwd?: string) {
   return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args, 'hook', 'user-prompt-submit'], { env });
+    const child = spawn(process.execPath, [CLI, ...args, 'hook', 'user-prompt-submit'], {
+      env,
+      ...(cwd ? { cwd } : {}),
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -201,6 +205,35 @@ describe.skipIf(!CAN_BIND)('the hook server', () => {
     expect(ok.stdout).toContain('161 tests passed');
     await server.closed; // idle for 1.5 s
     expect(existsSync(p.socketPath)).toBe(false);
+  });
+});
+
+describe.skipIf(!CAN_BIND)('the hook server, relative paths', () => {
+  it("takes a relative transcript_path and cwd from the caller's directory, not the server's", async () => {
+    const p = project();
+    // The server runs where the project that started it was: elsewhere.
+    const elsewhere = join(p.tmp, 'elsewhere');
+    mkdirSync(elsewhere);
+    const main = new URL('../../dist/cli/hook-server-main.js', import.meta.url);
+    const server = spawn(process.execPath, [fileURLToPath(main), p.socketPath, '3000'], {
+      cwd: elsewhere,
+      env: p.env,
+      stdio: 'ignore',
+    });
+    const stopped = new Promise((r) => server.on('exit', r));
+    try {
+      while (!existsSync(p.socketPath)) await new Promise((r) => setTimeout(r, 50));
+      const input = JSON.parse(p.input(PROMPT)) as Record<string, string>;
+      const relative = { ...input, transcript_path: `${SESSION}.jsonl`, cwd: '.' };
+      const r = await hook(p.env, [], JSON.stringify(relative), p.root);
+      expect(r).toMatchObject({ code: 0, stderr: '' });
+      expect(r.stdout).toContain('161 tests passed');
+      expect(existsSync(join(p.root, '.contextfold', 'claude-code', SESSION))).toBe(true);
+      expect(readdirSync(elsewhere)).toEqual([]);
+    } finally {
+      rmSync(p.socketPath, { force: true });
+      await stopped;
+    }
   });
 });
 
