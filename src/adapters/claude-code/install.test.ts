@@ -116,6 +116,34 @@ describe('installClaudeCode', () => {
     ]);
   });
 
+  it('recognises its hook with the options a hook command line takes (--no-redact), never adding a second', () => {
+    const settings = {
+      hooks: {
+        UserPromptSubmit: [
+          {
+            hooks: [
+              { type: 'command', command: 'contextfold hook user-prompt-submit --no-redact' },
+            ],
+          },
+        ],
+      },
+    };
+    const r = mergeHooks(settings, (e) => hookCommand('contextfold', e));
+    expect(r.hooks.UserPromptSubmit).toBe('updated');
+    expect(r.settings.hooks).toMatchObject({
+      UserPromptSubmit: [
+        {
+          hooks: [{ type: 'command', command: 'contextfold hook user-prompt-submit', timeout: 15 }],
+        },
+      ],
+    });
+    // Another program's hook named like an event is not ours.
+    const other = {
+      hooks: { PreCompact: [{ hooks: [{ command: 'contextfold hook pre-compact-x' }] }] },
+    };
+    expect(mergeHooks(other, (e) => hookCommand('contextfold', e)).hooks.PreCompact).toBe('added');
+  });
+
   it('refuses a settings file that is not JSON and leaves it untouched', () => {
     const project = tempDir().dir;
     mkdirSync(join(project, '.claude'));

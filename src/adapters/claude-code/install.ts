@@ -65,8 +65,10 @@ export function hookCommand(base: string, event: HookEvent, dir?: string): strin
 function isOurs(command: unknown, event: HookEvent, desired: string): boolean {
   if (typeof command !== 'string') return false;
   if (command === desired) return true;
+  // The hook's own options may follow the event (`--no-redact`): still ours, updated in place.
   return (
-    /contextfold|cli\/bin\.js/.test(command) && new RegExp(`\\bhook\\s+${event}\\s*$`).test(command)
+    /contextfold|cli\/bin\.js/.test(command) &&
+    new RegExp(`\\bhook\\s+${event}(?:\\s+--[\\w-]+)*\\s*$`).test(command)
   );
 }
 
