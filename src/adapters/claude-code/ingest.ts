@@ -109,6 +109,13 @@ function emptyReader(): TranscriptState {
   return new TranscriptReader().state();
 }
 
+/** Whether the byte before `offset` is a line feed, as it is where the last run stopped reading. */
+function endsLineAt(fd: number, offset: number): boolean {
+  if (offset === 0) return true;
+  const b = Buffer.alloc(1);
+  return readSync(fd, b, 0, 1, offset - 1) === 1 && b[0] === 0x0a;
+}
+
 /** Reads the complete lines after `offset` (a line still being written is left for next time). */
 function readNewLines(path: string, offset: number): { text: string; start: number } {
   const fd = openSync(path, 'r');
@@ -122,8 +129,9 @@ function readNewLines(path: string, offset: number): { text: string; start: numb
       );
     }
     const size = stat.size;
-    // A transcript shorter than what was read was rewritten: read it again from the start.
-    const start = size < offset ? 0 : offset;
+    // A transcript shorter than what was read, or whose byte before the offset no longer ends a
+    // line, was rewritten: read it again from the start (rows already read are known by uuid).
+    const start = size < offset || !endsLineAt(fd, offset) ? 0 : offset;
     const length = size - start;
     if (length <= 0) return { text: '', start };
     const buf = Buffer.alloc(length);

@@ -351,6 +351,24 @@ describe('incremental ingestion', () => {
     expect(await s.entries()).toEqual(before);
   });
 
+  it('re-reads a transcript rewritten longer (the last offset now mid-line), without renumbering', async () => {
+    const s = setup();
+    const w = session();
+    writeFileSync(s.transcript, w.text(0, 6));
+    await s.run('user-prompt-submit', { prompt: 'x' });
+    // The same rows behind a new first line: where the last run stopped is inside a line now.
+    const first = '{"type":"file-history-snapshot","messageId":"m0","snapshot":{}}\n';
+    writeFileSync(s.transcript, first + w.text());
+    await s.run('pre-compact');
+    const direct = setup();
+    writeFileSync(direct.transcript, w.text());
+    await direct.run('pre-compact');
+    // The same entries, but for the fold time (and the node hash that covers it).
+    const timeless = async (x: ReturnType<typeof setup>) =>
+      (await x.entries()).map(({ folded_at, artifact_sha256, ...rest }) => rest);
+    expect(await timeless(s)).toEqual(await timeless(direct));
+  });
+
   it('refuses a damaged state file instead of re-reading silently', async () => {
     const s = setup();
     writeFileSync(s.transcript, session().text());
