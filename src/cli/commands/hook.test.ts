@@ -113,6 +113,11 @@ describe('contextfold hook (spawned as Claude Code does)', () => {
         { session_id: 'abc', transcript_path: p.transcript },
         /unknown hook event 'stop'/,
       ],
+      [
+        ['--store', join(p.root, 'team'), 'hook', 'user-prompt-submit'],
+        { session_id: 'abc', transcript_path: p.transcript, prompt: 'port?' },
+        /give --dir DIR, not --store/,
+      ],
     ];
     for (const [args, input, message] of cases) {
       const r = hook(args, input, p.root);
@@ -121,6 +126,9 @@ describe('contextfold hook (spawned as Claude Code does)', () => {
       expect(r.stderr).toMatch(message);
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
     }
+    // Nothing was written: not in the --store given, not in the default store.
+    expect(existsSync(join(p.root, 'team'))).toBe(false);
+    expect(existsSync(join(p.root, '.contextfold'))).toBe(false);
   });
 
   it('a missing transcript is never silent: a notice for a new session, an error once it was read or before a compaction', () => {

@@ -49,6 +49,12 @@ export function register(program: Command): void {
       };
       let stdin: string;
       try {
+        // Each session has its own store under --dir: a --store would be ignored, so say so.
+        if (cmd.getOptionValueSourceWithGlobals('store') === 'cli') {
+          throw new UsageError(
+            "contextfold hook keeps each session's store in a directory, <dir>/claude-code/<session_id>/: give --dir DIR, not --store",
+          );
+        }
         // An unknown event is reported by the run, before anything is read.
         stdin = HOOK_EVENTS.includes(event as HookEvent) ? readStdin(event) : '';
       } catch (e) {
