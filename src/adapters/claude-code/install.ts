@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import { writeFileAtomic } from '../../fs/durable-fs.js';
 import { UsageError } from '../../protocol/errors.js';
@@ -217,13 +217,17 @@ function readSettings(path: string): string {
   }
 }
 
-/** Writes the settings atomically, the old file kept as `.bak` first; the backup's path. */
+/**
+ * Writes the settings atomically, the old file kept as `.bak` first; the backup's path. A
+ * settings file that is a symlink (dotfiles kept in a repository) is written where it points:
+ * the atomic rename would otherwise replace the link by a copy.
+ */
 function writeSettings(path: string, text: string, hadFile: boolean): string | null {
   const backup = hadFile ? `${path}.bak` : null;
   try {
     mkdirSync(dirname(path), { recursive: true });
     if (backup) copyFileSync(path, backup);
-    writeFileAtomic(path, text);
+    writeFileAtomic(hadFile ? realpathSync(path) : path, text);
   } catch (e) {
     throw settingsError(path, 'write', e);
   }
