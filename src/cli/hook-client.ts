@@ -21,7 +21,9 @@ const DEFAULT_REPLY_TIMEOUT_MS = 10_000;
  * EVENT [--no-redact]`, what `contextfold install claude-code` writes), without stdin; null for
  * anything else, which the full CLI parses (help, other options, errors).
  */
-export function plainHookArgs(argv: readonly string[]): Omit<HookRequest, 'stdin' | 'cwd'> | null {
+export function plainHookArgs(
+  argv: readonly string[],
+): Omit<HookRequest, 'stdin' | 'cwd' | 'projectDir'> | null {
   const values: Record<string, string> = {};
   let i = 0;
   for (; i < argv.length && argv[i] !== 'hook'; i++) {
@@ -144,7 +146,13 @@ export async function hookViaServer(argv: readonly string[]): Promise<number | n
     startServer(socketPath);
     return null;
   }
-  const request: HookRequest = { ...args, stdin: readFileSync(0, 'utf8'), cwd: process.cwd() };
+  const request: HookRequest = {
+    ...args,
+    stdin: readFileSync(0, 'utf8'),
+    cwd: process.cwd(),
+    // As projectDirOf (hook-request.ts), which this process does not load.
+    ...(process.env.CLAUDE_PROJECT_DIR ? { projectDir: process.env.CLAUDE_PROJECT_DIR } : {}),
+  };
   const timeoutMs = REPLY_TIMEOUT_MS[args.event] ?? DEFAULT_REPLY_TIMEOUT_MS;
   const reply = await exchange(socket, request, timeoutMs);
   if (reply === 'timeout') {

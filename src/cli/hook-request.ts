@@ -15,7 +15,7 @@ export interface HookRequest {
   event: string;
   /** The hook input JSON, as read from stdin. */
   stdin: string;
-  /** `--dir` as given (relative: to the hook input's cwd, else to `cwd`). */
+  /** `--dir` as given (relative: to `projectDir`, else to the hook input's cwd, else to `cwd`). */
   dir?: string;
   tokenizer?: string;
   retrieval?: string;
@@ -23,6 +23,16 @@ export interface HookRequest {
   redact: boolean;
   /** The working directory of the process Claude Code started. */
   cwd: string;
+  /**
+   * `$CLAUDE_PROJECT_DIR` of that process: the directory Claude Code was started in, which stays
+   * put when the session's working directory follows a `cd` of the model.
+   */
+  projectDir?: string;
+}
+
+/** `projectDir` of a request from the environment of the process Claude Code started. */
+export function projectDirOf(env: NodeJS.ProcessEnv): { projectDir?: string } {
+  return env.CLAUDE_PROJECT_DIR ? { projectDir: env.CLAUDE_PROJECT_DIR } : {};
 }
 
 /** Where a hook run writes: Claude Code reads stdout as the hook's output, stderr as its notice. */
@@ -76,7 +86,10 @@ export async function runHookRequest(
     const parsed = parseHookInput(r.stdin, event);
     const input = { ...parsed, transcript_path: resolve(r.cwd, parsed.transcript_path) };
     const raw = r.dir ?? '.contextfold';
-    const baseDir = isAbsolute(raw) ? raw : resolve(r.cwd, input.cwd ?? '.', raw);
+    // The project's store, wherever the session has moved to since (`cd assets`): the hook
+    // input's cwd follows the model's cd, so a store relative to it would be a second one.
+    const base = r.projectDir || input.cwd || '.';
+    const baseDir = isAbsolute(raw) ? raw : resolve(r.cwd, base, raw);
     const engine = engineOf(r, io);
     const outcome = await runHook({
       event,
