@@ -3,6 +3,7 @@ import { HOOK_EVENTS, type HookEvent, parseHookInput } from '../adapters/claude-
 import { type HookEngines, runHook } from '../adapters/claude-code/run-hook.js';
 import type { OpenOptions } from '../engine/types.js';
 import { UsageError } from '../protocol/errors.js';
+import { isPgUrl } from '../store/pg/pg-url.js';
 import { reportError } from './context.js';
 import { checkEngineFlags } from './engine-options.js';
 
@@ -86,6 +87,11 @@ export async function runHookRequest(
     const parsed = parseHookInput(r.stdin, event);
     const input = { ...parsed, transcript_path: resolve(r.cwd, parsed.transcript_path) };
     const raw = r.dir ?? '.contextfold';
+    if (isPgUrl(raw)) {
+      throw new UsageError(
+        `contextfold hook keeps each session's store in a directory, <dir>/claude-code/<session_id>/: --dir ${raw} is a database URL; give a directory`,
+      );
+    }
     // The project's store, wherever the session has moved to since (`cd assets`): the hook
     // input's cwd follows the model's cd, so a store relative to it would be a second one.
     const base = r.projectDir || input.cwd || '.';

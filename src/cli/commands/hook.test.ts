@@ -136,6 +136,11 @@ describe('contextfold hook (spawned as Claude Code does)', () => {
         { session_id: 'abc', transcript_path: p.transcript, prompt: 'port?' },
         /give --dir DIR, not --store/,
       ],
+      [
+        ['--dir', 'postgres://u@localhost:1/db', 'hook', 'user-prompt-submit'],
+        { session_id: 'abc', transcript_path: p.transcript, prompt: 'port?' },
+        /is a database URL; give a directory/,
+      ],
     ];
     for (const [args, input, message] of cases) {
       const r = hook(args, input, p.root);
@@ -146,6 +151,7 @@ describe('contextfold hook (spawned as Claude Code does)', () => {
     }
     // Nothing was written: not in the --store given, not in the default store.
     expect(existsSync(join(p.root, 'team'))).toBe(false);
+    expect(existsSync(join(p.root, 'postgres:'))).toBe(false);
     expect(existsSync(join(p.root, '.contextfold'))).toBe(false);
   });
 
