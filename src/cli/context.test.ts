@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI, runCliInProcess, runCliProcess } from '../test-utils/cli.js';
 import { tempDir } from '../test-utils/temp-dir.js';
+import { reportError } from './context.js';
 
 const READ_COMMANDS: string[][] = [
   ['validate'],
@@ -198,5 +199,23 @@ describe('a TMPDIR that does not exist', () => {
     expect(r.stderr).toBe(
       `contextfold: UsageError: cannot create a temporary directory under ${missing} (ENOENT): set TMPDIR to a writable directory\n`,
     );
+  });
+});
+
+describe('a full disk', () => {
+  it('is one line that says so, exit 1, no stack and no "please report" (the hook shows it in Claude Code)', () => {
+    const lines: string[] = [];
+    const enospc = Object.assign(new Error('ENOSPC: no space left on device, write'), {
+      code: 'ENOSPC',
+      errno: -28,
+      syscall: 'write',
+    });
+    expect(reportError(enospc, false, (t) => lines.push(t))).toBe(1);
+    const sqlite = Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+    expect(reportError(sqlite, false, (t) => lines.push(t))).toBe(1);
+    expect(lines).toEqual([
+      'contextfold: UsageError: no space left on device, write (ENOSPC): the disk is full; free some space, then run again\n',
+      'contextfold: UsageError: database or disk is full (SQLITE_FULL): the disk is full; free some space, then run again\n',
+    ]);
   });
 });

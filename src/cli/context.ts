@@ -92,18 +92,32 @@ export function setExitCode(code: number): void {
   process.exitCode = code;
 }
 
+/** Error codes of a full disk: the machine's state, not a bug (`SQLITE_FULL` from the index). */
+const DISK_FULL = new Set(['ENOSPC', 'EDQUOT', 'SQLITE_FULL']);
+
+/** A full disk (or quota) as a usage error that says what to do; null for any other error. */
+function diskFull(e: unknown): UsageError | null {
+  const code = (e as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string' || !DISK_FULL.has(code) || !(e instanceof Error)) return null;
+  return new UsageError(
+    `${e.message.replace(/^E[A-Z]+: /, '')} (${code}): the disk is full; free some space, then run again`,
+  );
+}
+
 /**
  * Reports an error and returns the exit code. Without `--json`: one line on stderr. With
  * `--json`: one JSON object on stdout (`{ error, code, message, ...details }`), the same place a
  * result would be, so a script reads one object either way and the exit code tells which.
  * Unknown errors (bugs) keep their stack (on stderr, or in the object's `stack`); user errors
- * never do. `stderr` is where the line goes (the hook server sends it to its client).
+ * never do, nor does a full disk. `stderr` is where the line goes (the hook server sends it to its client).
  */
 export function reportError(
   e: unknown,
   json: boolean,
   stderr: (text: string) => void = (t) => process.stderr.write(t),
 ): number {
+  const full = diskFull(e);
+  if (full) return reportError(full, json, stderr);
   if (isContextFoldError(e)) {
     const err = e as ContextFoldError;
     if (json) {

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { lstatSync, readFileSync, unlinkSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { packagePath } from '../fs/package-root.js';
 import type { HookRequest } from './hook-request.js';
@@ -9,11 +9,21 @@ import { hookSocketPath } from './hook-socket.js';
 const GLOBAL_VALUE_OPTIONS = ['--dir', '--tokenizer', '--retrieval'] as const;
 
 /**
+ * How long a run waits for the server's reply before it runs here instead: well under the
+ * timeouts `install` gives Claude Code (15 s, PreCompact 60 s), so a server that stopped
+ * answering (stopped, swapped out, a run that never ends) leaves the run time to happen here.
+ */
+const REPLY_TIMEOUT_MS: Record<string, number> = { 'pre-compact': 30_000 };
+const DEFAULT_REPLY_TIMEOUT_MS = 10_000;
+
+/**
  * The request of a plain hook command line (`[--dir D] [--tokenizer T] [--retrieval R] hook
  * EVENT [--no-redact]`, what `contextfold install claude-code` writes), without stdin; null for
  * anything else, which the full CLI parses (help, other options, errors).
  */
-export function plainHookArgs(argv: readonly string[]): Omit<HookRequest, 'stdin' | 'cwd'> | null {
+export function plainHookArgs(
+  argv: readonly string[],
+): Omit<HookRequest, 'stdin' | 'cwd' | 'projectDir'> | null {
   const values: Record<string, string> = {};
   let i = 0;
   for (; i < argv.length && argv[i] !== 'hook'; i++) {
@@ -47,9 +57,21 @@ function connectTo(path: string): Promise<Socket | null> {
   });
 }
 
-/** Sends one request; null when the server went away before a whole reply. */
-function exchange(socket: Socket, request: HookRequest): Promise<HookReply | null> {
+/**
+ * Sends one request; null when the server went away before a whole reply, or `'timeout'` when
+ * it did not reply within `timeoutMs`.
+ */
+function exchange(
+  socket: Socket,
+  request: HookRequest,
+  timeoutMs: number,
+): Promise<HookReply | null | 'timeout'> {
   return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      resolve('timeout');
+      socket.destroy();
+    }, timeoutMs);
+    socket.once('close', () => clearTimeout(timer));
     const chunks: Buffer[] = [];
     socket.on('data', (c: Buffer) => chunks.push(c));
     socket.once('error', () => resolve(null));
@@ -72,6 +94,25 @@ function exchange(socket: Socket, request: HookRequest): Promise<HookReply | nul
   });
 }
 
+/** The inode of the socket file, or null when it is gone. */
+function socketInode(path: string): bigint | null {
+  try {
+    return lstatSync(path, { bigint: true }).ino;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Retires a server that did not answer: removing its socket file (still the one this run
+ * connected to) stops it as soon as it runs again, and the next prompt starts a new one.
+ */
+function retireServer(path: string, ino: bigint | null): void {
+  try {
+    if (ino !== null && socketInode(path) === ino) unlinkSync(path);
+  } catch {}
+}
+
 /** Starts a server in the background for the next prompts; this one runs here. */
 function startServer(socketPath: string): void {
   const main = packagePath('dist', 'cli', 'hook-server-main.js');
@@ -86,8 +127,9 @@ function startServer(socketPath: string): void {
  * Runs a plain `contextfold hook EVENT` through the hook server when one is up, and starts one
  * when none is (this run then happens here). Returns the exit code, or null when the full CLI
  * should run it instead: not a plain hook command line, `CONTEXTFOLD_HOOK_SERVER=0`, no server
- * yet. When the server goes away mid-run, the run happens here with the same input (a hook run
- * is idempotent: what was folded stays folded, the rest is folded now).
+ * yet. When the server goes away mid-run, or does not reply in time (it is then retired), the
+ * run happens here with the same input (a hook run is idempotent: what was folded stays folded,
+ * the rest is folded now).
  *
  * @example
  * const code = (await hookViaServer(process.argv.slice(2))) ?? (await main(process.argv.slice(2)));
@@ -98,14 +140,28 @@ export async function hookViaServer(argv: readonly string[]): Promise<number | n
   if (!args) return null;
   const socketPath = hookSocketPath(process.env);
   if (!socketPath) return null;
+  const ino = socketInode(socketPath);
   const socket = await connectTo(socketPath);
   if (!socket) {
     startServer(socketPath);
     return null;
   }
-  const request: HookRequest = { ...args, stdin: readFileSync(0, 'utf8'), cwd: process.cwd() };
-  const reply = await exchange(socket, request);
-  if (!reply) {
+  const request: HookRequest = {
+    ...args,
+    stdin: readFileSync(0, 'utf8'),
+    cwd: process.cwd(),
+    // As projectDirOf (hook-request.ts), which this process does not load.
+    ...(process.env.CLAUDE_PROJECT_DIR ? { projectDir: process.env.CLAUDE_PROJECT_DIR } : {}),
+  };
+  const timeoutMs = REPLY_TIMEOUT_MS[args.event] ?? DEFAULT_REPLY_TIMEOUT_MS;
+  const reply = await exchange(socket, request, timeoutMs);
+  if (reply === 'timeout') {
+    retireServer(socketPath, ino);
+    process.stderr.write(
+      `contextfold: the hook server did not answer within ${timeoutMs / 1000} s; this run happens in its own process, and the next prompt starts a new server\n`,
+    );
+  }
+  if (reply === null || reply === 'timeout') {
     const { processIo, runHookRequest } = await import('./hook-request.js');
     return runHookRequest(request, processIo);
   }

@@ -3,6 +3,7 @@ import { HOOK_EVENTS, type HookEvent, parseHookInput } from '../adapters/claude-
 import { type HookEngines, runHook } from '../adapters/claude-code/run-hook.js';
 import type { OpenOptions } from '../engine/types.js';
 import { UsageError } from '../protocol/errors.js';
+import { isPgUrl } from '../store/pg/pg-url.js';
 import { reportError } from './context.js';
 import { checkEngineFlags } from './engine-options.js';
 
@@ -15,7 +16,7 @@ export interface HookRequest {
   event: string;
   /** The hook input JSON, as read from stdin. */
   stdin: string;
-  /** `--dir` as given (relative: to the hook input's cwd, else to `cwd`). */
+  /** `--dir` as given (relative: to `projectDir`, else to the hook input's cwd, else to `cwd`). */
   dir?: string;
   tokenizer?: string;
   retrieval?: string;
@@ -23,6 +24,16 @@ export interface HookRequest {
   redact: boolean;
   /** The working directory of the process Claude Code started. */
   cwd: string;
+  /**
+   * `$CLAUDE_PROJECT_DIR` of that process: the directory Claude Code was started in, which stays
+   * put when the session's working directory follows a `cd` of the model.
+   */
+  projectDir?: string;
+}
+
+/** `projectDir` of a request from the environment of the process Claude Code started. */
+export function projectDirOf(env: NodeJS.ProcessEnv): { projectDir?: string } {
+  return env.CLAUDE_PROJECT_DIR ? { projectDir: env.CLAUDE_PROJECT_DIR } : {};
 }
 
 /** Where a hook run writes: Claude Code reads stdout as the hook's output, stderr as its notice. */
@@ -71,9 +82,20 @@ export async function runHookRequest(
       throw new UsageError(`unknown hook event '${r.event}': use ${HOOK_EVENTS.join(', ')}`);
     }
     const event = r.event as HookEvent;
-    const input = parseHookInput(r.stdin, event);
+    // Relative paths are the caller's (`r.cwd`), never those of the process running this: the
+    // hook server's working directory is that of whichever project started it.
+    const parsed = parseHookInput(r.stdin, event);
+    const input = { ...parsed, transcript_path: resolve(r.cwd, parsed.transcript_path) };
     const raw = r.dir ?? '.contextfold';
-    const baseDir = isAbsolute(raw) ? raw : resolve(input.cwd ?? r.cwd, raw);
+    if (isPgUrl(raw)) {
+      throw new UsageError(
+        `contextfold hook keeps each session's store in a directory, <dir>/claude-code/<session_id>/: --dir ${raw} is a database URL; give a directory`,
+      );
+    }
+    // The project's store, wherever the session has moved to since (`cd assets`): the hook
+    // input's cwd follows the model's cd, so a store relative to it would be a second one.
+    const base = r.projectDir || input.cwd || '.';
+    const baseDir = isAbsolute(raw) ? raw : resolve(r.cwd, base, raw);
     const engine = engineOf(r, io);
     const outcome = await runHook({
       event,

@@ -1,7 +1,16 @@
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { TranscriptWriter } from '../test-utils/claude-transcript.js';
 import { CLI } from '../test-utils/cli.js';
@@ -66,9 +75,12 @@ if (!CAN_BIND) {
 }
 
 /** Runs the built CLI's hook as Claude Code does (a child process, JSON on stdin). */
-function hook(env: NodeJS.ProcessEnv, args: string[], stdin: string) {
+function hook(env: NodeJS.ProcessEnv, args: string[], stdin: string, cwd?: string) {
   return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args, 'hook', 'user-prompt-submit'], { env });
+    const child = spawn(process.execPath, [CLI, ...args, 'hook', 'user-prompt-submit'], {
+      env,
+      ...(cwd ? { cwd } : {}),
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -196,6 +208,35 @@ describe.skipIf(!CAN_BIND)('the hook server', () => {
   });
 });
 
+describe.skipIf(!CAN_BIND)('the hook server, relative paths', () => {
+  it("takes a relative transcript_path and cwd from the caller's directory, not the server's", async () => {
+    const p = project();
+    // The server runs where the project that started it was: elsewhere.
+    const elsewhere = join(p.tmp, 'elsewhere');
+    mkdirSync(elsewhere);
+    const main = new URL('../../dist/cli/hook-server-main.js', import.meta.url);
+    const server = spawn(process.execPath, [fileURLToPath(main), p.socketPath, '3000'], {
+      cwd: elsewhere,
+      env: p.env,
+      stdio: 'ignore',
+    });
+    const stopped = new Promise((r) => server.on('exit', r));
+    try {
+      while (!existsSync(p.socketPath)) await new Promise((r) => setTimeout(r, 50));
+      const input = JSON.parse(p.input(PROMPT)) as Record<string, string>;
+      const relative = { ...input, transcript_path: `${SESSION}.jsonl`, cwd: '.' };
+      const r = await hook(p.env, [], JSON.stringify(relative), p.root);
+      expect(r).toMatchObject({ code: 0, stderr: '' });
+      expect(r.stdout).toContain('161 tests passed');
+      expect(existsSync(join(p.root, '.contextfold', 'claude-code', SESSION))).toBe(true);
+      expect(readdirSync(elsewhere)).toEqual([]);
+    } finally {
+      rmSync(p.socketPath, { force: true });
+      await stopped;
+    }
+  });
+});
+
 describe.skipIf(!CAN_BIND)('the hook server, stuck clients', () => {
   it('a client that connects and never sends does not keep the server up', async () => {
     const p = project();
@@ -213,6 +254,26 @@ describe.skipIf(!CAN_BIND)('the hook server, stuck clients', () => {
   });
 });
 
+describe.skipIf(!CAN_BIND)('the hook server, not answering', () => {
+  it('a server that takes the request and never replies: the run happens in the process within seconds, and the server is retired', async () => {
+    const p = project();
+    const silent = createServer({ allowHalfOpen: true }, () => {});
+    await new Promise<void>((r) => silent.listen(p.socketPath, r));
+    try {
+      const t = Date.now();
+      const r = await hook(p.env, [], p.input(PROMPT));
+      expect(Date.now() - t).toBeLessThan(20_000);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain('161 tests passed');
+      expect(r.stderr).toMatch(/^contextfold: the hook server did not answer within 10 s/);
+      // Its socket is removed, so the next prompt starts a new server instead of waiting again.
+      expect(existsSync(p.socketPath)).toBe(false);
+    } finally {
+      silent.close();
+    }
+  }, 30_000);
+});
+
 describe.skipIf(!CAN_BIND)('hookSocketPath', () => {
   it('differs by the environment a run reads, and refuses a directory others can enter', () => {
     const p = project();
@@ -223,6 +284,19 @@ describe.skipIf(!CAN_BIND)('hookSocketPath', () => {
     chmodSync(dir, 0o755);
     expect(hookSocketPath(p.env)).toBeNull();
     expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('differs for a reinstalled copy whose files keep the modification time (npm gives them all 1985-10-26)', () => {
+    const p = project();
+    const runner = join(p.root, 'hook-request.js');
+    const npmTime = new Date('1985-10-26T08:15:00Z');
+    writeFileSync(runner, '// 0.1.0\n');
+    utimesSync(runner, npmTime, npmTime);
+    const before = hookSocketPath(p.env, runner);
+    rmSync(runner);
+    writeFileSync(runner, '// 0.2.0\n');
+    utimesSync(runner, npmTime, npmTime);
+    expect(hookSocketPath(p.env, runner)).not.toBe(before);
   });
 
   it('is null under a TMPDIR too long for a socket path, and makes nothing there', () => {

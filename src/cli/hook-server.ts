@@ -49,6 +49,7 @@ function isRequest(v: unknown): v is HookRequest {
     typeof r.event === 'string' &&
     typeof r.stdin === 'string' &&
     typeof r.cwd === 'string' &&
+    (r.projectDir === undefined || typeof r.projectDir === 'string') &&
     typeof r.redact === 'boolean' &&
     (r.dir === undefined || typeof r.dir === 'string') &&
     (r.tokenizer === undefined || typeof r.tokenizer === 'string') &&

@@ -19,16 +19,21 @@ const ENV_KEYS = /^(CONTEXTFOLD_\w+|HOME|XDG_CACHE_HOME|TMPDIR)$/;
 /**
  * The Unix socket of the hook server for this build of contextfold, this user and this
  * environment, or null when there is no private place for it. The name hashes the build (the
- * path and modification time of the code a server runs, so a rebuilt or upgraded copy never
- * talks to an old server) and the environment a run reads, so a server answers exactly as the
- * process Claude Code started would have. It lives in `$TMPDIR/contextfold-<uid>/`, which must
+ * path, modification and change time of the code a server runs, so a rebuilt or upgraded copy
+ * never talks to an old server: npm gives every installed file the tarball's fixed modification
+ * time, 1985-10-26, but no installer can set the change time) and the environment a run reads,
+ * so a server answers exactly as the process Claude Code started would have. `runner` is the
+ * code that stands for the build (a test gives its own). It lives in `$TMPDIR/contextfold-<uid>/`, which must
  * be a directory of this user that nobody else can enter (made so when missing). A TMPDIR too
  * long for a socket path also means no server: every prompt then runs in its own process.
  *
  * @example
  * hookSocketPath(process.env); // '/tmp/contextfold-1000/hook-3f2a….sock'
  */
-export function hookSocketPath(env: NodeJS.ProcessEnv): string | null {
+export function hookSocketPath(
+  env: NodeJS.ProcessEnv,
+  runner = packagePath('dist', 'cli', 'hook-request.js'),
+): string | null {
   if (process.platform === 'win32' || typeof process.getuid !== 'function') return null;
   const uid = process.getuid();
   const base = env.TMPDIR?.replace(/\/+$/, '') || tmpdir();
@@ -42,9 +47,9 @@ export function hookSocketPath(env: NodeJS.ProcessEnv): string | null {
   }
   const st = lstatSync(dir);
   if (!st.isDirectory() || st.uid !== uid || (st.mode & 0o077) !== 0) return null;
-  const runner = packagePath('dist', 'cli', 'hook-request.js');
+  const built = statSync(runner);
   const h = createHash('sha256');
-  h.update(`${runner}\0${statSync(runner).mtimeMs}\0`);
+  h.update(`${runner}\0${built.mtimeMs}\0${built.ctimeMs}\0`);
   for (const key of Object.keys(env)
     .filter((k) => ENV_KEYS.test(k))
     .sort()) {

@@ -10,8 +10,12 @@ import type { PageFinding } from './types.js';
 const INVISIBLE =
   /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u00AD\u034F\u061C\u115F\u1160\u17B4\u17B5\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u206F\u3164\uFEFF\uFFA0\uFFF9-\uFFFB\u{E0000}-\u{E007F}\u{E0100}-\u{E01EF}]/gu;
 
-/** An opening or closing archived_record tag, however spaced or cased. */
-const WRAPPER_TAG = /<(?=\s*\/?\s*archived_record)/gi;
+/**
+ * An opening or closing tag, however spaced or cased, of the block a page is shown in
+ * (`archived_record`) or of the one Claude Code wraps hook context and its own notices in
+ * (`system-reminder`): archived text must not close either, or open one that poses as the host.
+ */
+const WRAPPER_TAG = /<(?=\s*\/?\s*(?:archived_record|system-reminder))/gi;
 
 /** `[U+200B]` for one code point. */
 export function visibleCodePoint(ch: string): string {
@@ -19,8 +23,9 @@ export function visibleCodePoint(ch: string): string {
 }
 
 /**
- * The text of a page as it goes into a prompt: a `<` that starts an archived_record tag becomes
- * `&lt;` (content can never close or forge the block it is shown in), and every invisible
+ * The text of a page as it goes into a prompt: a `<` that starts an archived_record or a
+ * system-reminder tag becomes `&lt;` (content can never close or forge the block it is shown
+ * in, nor Claude Code's reminder around a hook's context), and every invisible
  * character is written as `[U+XXXX]`. Only the rendering changes; the stored bytes do not.
  *
  * @example
@@ -28,7 +33,7 @@ export function visibleCodePoint(ch: string): string {
  */
 export function renderPageContent(content: string): string {
   let out = content;
-  if (/archived_record/i.test(out)) {
+  if (/archived_record|system-reminder/i.test(out)) {
     out = out.replace(WRAPPER_TAG, '&lt;');
   }
   INVISIBLE.lastIndex = 0;

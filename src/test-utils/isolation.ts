@@ -98,6 +98,8 @@ export function isolateRun(env: NodeJS.ProcessEnv = process.env): IsolatedRun {
   }
   Object.assign(env, vars);
   delete env.CONTEXTFOLD_CACHE_DIR;
+  // Tests run inside a Claude Code session would otherwise put every hook store in its project.
+  delete env.CLAUDE_PROJECT_DIR;
   return { runDir, realHome, realTmp, before };
 }
 

@@ -42,6 +42,8 @@ export interface IngestOptions {
   mode: 'prompt' | 'compact';
   /** Stop reading after this many new turns (catching up on a long session spreads over runs). */
   maxTurns?: number;
+  /** Read about this many bytes at most (default {@link DEFAULT_MAX_READ_BYTES}). */
+  maxReadBytes?: number;
 }
 
 /** What one ingestion run did. */
@@ -52,7 +54,7 @@ export interface IngestResult {
   turns: number;
   /** Steps where a post-compaction conversation starts. */
   compactions: number[];
-  /** True when the transcript has more unread lines (the `maxTurns` limit was reached). */
+  /** True when the transcript has more unread lines (the `maxTurns` or byte limit was reached). */
   more: boolean;
   sessionId: string | null;
   /**
@@ -109,8 +111,38 @@ function emptyReader(): TranscriptState {
   return new TranscriptReader().state();
 }
 
-/** Reads the complete lines after `offset` (a line still being written is left for next time). */
-function readNewLines(path: string, offset: number): { text: string; start: number } {
+/** Whether the byte before `offset` is a line feed, as it is where the last run stopped reading. */
+function endsLineAt(fd: number, offset: number): boolean {
+  if (offset === 0) return true;
+  const b = Buffer.alloc(1);
+  return readSync(fd, b, 0, 1, offset - 1) === 1 && b[0] === 0x0a;
+}
+
+/** Bytes of the transcript one run reads at most (more when one line is longer). */
+export const DEFAULT_MAX_READ_BYTES = 64 * 1024 * 1024;
+
+/** Reads `length` bytes at `position` (fewer at the end of the file). */
+function readAt(fd: number, position: number, length: number): Buffer {
+  const buf = Buffer.alloc(length);
+  let got = 0;
+  while (got < length) {
+    const n = readSync(fd, buf, got, length - got, position + got);
+    if (n === 0) break;
+    got += n;
+  }
+  return buf.subarray(0, got);
+}
+
+/**
+ * Reads the complete lines after `offset` (a line still being written is left for next time),
+ * about `maxBytes` of them: a long backlog is read over several runs, never all at once (a
+ * transcript of hundreds of MB would not fit in one string). `rest`: bytes were left unread.
+ */
+function readNewLines(
+  path: string,
+  offset: number,
+  maxBytes: number,
+): { text: string; start: number; rest: boolean } {
   const fd = openSync(path, 'r');
   try {
     const stat = fstatSync(fd);
@@ -122,23 +154,25 @@ function readNewLines(path: string, offset: number): { text: string; start: numb
       );
     }
     const size = stat.size;
-    // A transcript shorter than what was read was rewritten: read it again from the start.
-    const start = size < offset ? 0 : offset;
-    const length = size - start;
-    if (length <= 0) return { text: '', start };
-    const buf = Buffer.alloc(length);
-    let got = 0;
-    while (got < length) {
-      const n = readSync(fd, buf, got, length - got, start + got);
-      if (n === 0) break;
-      got += n;
+    // A transcript shorter than what was read, or whose byte before the offset no longer ends a
+    // line, was rewritten: read it again from the start (rows already read are known by uuid).
+    const start = size < offset || !endsLineAt(fd, offset) ? 0 : offset;
+    if (size - start <= 0) return { text: '', start, rest: false };
+    let buf = readAt(fd, start, Math.min(size - start, maxBytes));
+    let end = buf.lastIndexOf(0x0a);
+    // One line longer than the limit: read on until it ends.
+    while (end < 0 && start + buf.length < size) {
+      buf = readAt(fd, start, Math.min(size - start, buf.length * 2));
+      end = buf.lastIndexOf(0x0a);
     }
-    const end = buf.subarray(0, got).lastIndexOf(0x0a);
-    if (end < 0) return { text: '', start };
+    // Stopped before the end of the file (not just before a line still being written).
+    const rest = start + buf.length < size;
+    if (end < 0) return { text: '', start, rest };
     try {
       return {
         text: new TextDecoder('utf-8', { fatal: true }).decode(buf.subarray(0, end + 1)),
         start,
+        rest,
       };
     } catch {
       throw new UsageError(`${path}: the transcript is not valid UTF-8 after byte ${start}`, {
@@ -210,12 +244,16 @@ export async function ingestTranscript(
       previouslyRead: state.offset > 0,
     };
   }
-  const { text, start } = readNewLines(options.transcriptPath, state.offset);
+  const { text, start, rest } = readNewLines(
+    options.transcriptPath,
+    state.offset,
+    options.maxReadBytes ?? DEFAULT_MAX_READ_BYTES,
+  );
   if (start !== state.offset) state.lines = 0;
   const limit = options.maxTurns ?? Number.POSITIVE_INFINITY;
   const turns: ImportedTurn[] = [];
   let lineNo = state.lines;
-  let more = false;
+  let more = rest;
   let pos = 0;
   while (pos < text.length) {
     const nl = text.indexOf('\n', pos);

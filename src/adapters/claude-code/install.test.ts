@@ -1,4 +1,11 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../../test-utils/temp-dir.js';
@@ -114,6 +121,54 @@ describe('installClaudeCode', () => {
         ],
       },
     ]);
+  });
+
+  it('recognises its hook with the options a hook command line takes (--no-redact), never adding a second', () => {
+    const settings = {
+      hooks: {
+        UserPromptSubmit: [
+          {
+            hooks: [
+              { type: 'command', command: 'contextfold hook user-prompt-submit --no-redact' },
+            ],
+          },
+        ],
+      },
+    };
+    const r = mergeHooks(settings, (e) => hookCommand('contextfold', e));
+    expect(r.hooks.UserPromptSubmit).toBe('updated');
+    expect(r.settings.hooks).toMatchObject({
+      UserPromptSubmit: [
+        {
+          hooks: [{ type: 'command', command: 'contextfold hook user-prompt-submit', timeout: 15 }],
+        },
+      ],
+    });
+    // Another program's hook named like an event is not ours.
+    const other = {
+      hooks: { PreCompact: [{ hooks: [{ command: 'contextfold hook pre-compact-x' }] }] },
+    };
+    expect(mergeHooks(other, (e) => hookCommand('contextfold', e)).hooks.PreCompact).toBe('added');
+  });
+
+  it('writes a settings file that is a symlink (dotfiles) where it points, keeping the link', () => {
+    const home = tempDir().dir;
+    const dotfiles = join(home, 'dotfiles', 'settings.json');
+    mkdirSync(join(home, 'dotfiles'));
+    mkdirSync(join(home, '.claude'));
+    writeFileSync(dotfiles, '{"model":"opus"}');
+    const link = join(home, '.claude', 'settings.json');
+    symlinkSync(dotfiles, link);
+    const r = installClaudeCode({
+      scope: 'user',
+      projectDir: home,
+      userDir: join(home, '.claude'),
+      command: base,
+    });
+    expect(r).toMatchObject({ settings: link, changed: true, backup: `${link}.bak` });
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(JSON.parse(readFileSync(dotfiles, 'utf8'))).toMatchObject({ model: 'opus', hooks: {} });
+    expect(readFileSync(`${link}.bak`, 'utf8')).toBe('{"model":"opus"}');
   });
 
   it('refuses a settings file that is not JSON and leaves it untouched', () => {

@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import { writeFileAtomic } from '../../fs/durable-fs.js';
 import { UsageError } from '../../protocol/errors.js';
@@ -65,8 +65,10 @@ export function hookCommand(base: string, event: HookEvent, dir?: string): strin
 function isOurs(command: unknown, event: HookEvent, desired: string): boolean {
   if (typeof command !== 'string') return false;
   if (command === desired) return true;
+  // The hook's own options may follow the event (`--no-redact`): still ours, updated in place.
   return (
-    /contextfold|cli\/bin\.js/.test(command) && new RegExp(`\\bhook\\s+${event}\\s*$`).test(command)
+    /contextfold|cli\/bin\.js/.test(command) &&
+    new RegExp(`\\bhook\\s+${event}(?:\\s+--[\\w-]+)*\\s*$`).test(command)
   );
 }
 
@@ -215,13 +217,17 @@ function readSettings(path: string): string {
   }
 }
 
-/** Writes the settings atomically, the old file kept as `.bak` first; the backup's path. */
+/**
+ * Writes the settings atomically, the old file kept as `.bak` first; the backup's path. A
+ * settings file that is a symlink (dotfiles kept in a repository) is written where it points:
+ * the atomic rename would otherwise replace the link by a copy.
+ */
 function writeSettings(path: string, text: string, hadFile: boolean): string | null {
   const backup = hadFile ? `${path}.bak` : null;
   try {
     mkdirSync(dirname(path), { recursive: true });
     if (backup) copyFileSync(path, backup);
-    writeFileAtomic(path, text);
+    writeFileAtomic(hadFile ? realpathSync(path) : path, text);
   } catch (e) {
     throw settingsError(path, 'write', e);
   }

@@ -339,6 +339,37 @@ describe('incremental ingestion', () => {
     expect((await s.entries()).length).toBe(parseClaudeCodeTranscript(w.text(), 't').turns.length);
   });
 
+  it('reads a long backlog a bounded number of bytes at a time, over several runs', async () => {
+    const s = setup();
+    const w = session();
+    writeFileSync(s.transcript, w.text());
+    const { statePath } = sessionPaths(s.baseDir, SESSION);
+    const cf = await ContextFold.open({ dir: s.store, tokenizer: 'reference' });
+    try {
+      const runs: { folded: number; more: boolean }[] = [];
+      for (let i = 0; i < 20; i++) {
+        const r = await ingestTranscript(cf, {
+          transcriptPath: s.transcript,
+          statePath,
+          mode: 'compact',
+          maxReadBytes: 1500,
+        });
+        runs.push({ folded: r.folded, more: r.more });
+        if (!r.more) break;
+      }
+      expect(runs.length).toBeGreaterThan(2);
+      expect(runs.at(-1)!.more).toBe(false);
+    } finally {
+      await cf.close({ compact: false });
+    }
+    const direct = setup();
+    writeFileSync(direct.transcript, w.text());
+    await direct.run('pre-compact');
+    const timeless = async (x: ReturnType<typeof setup>) =>
+      (await x.entries()).map(({ folded_at, artifact_sha256, ...rest }) => rest);
+    expect(await timeless(s)).toEqual(await timeless(direct));
+  });
+
   it('re-reads a rewritten (shorter) transcript without refolding or renumbering', async () => {
     const s = setup();
     const w = session();
@@ -349,6 +380,24 @@ describe('incremental ingestion', () => {
     const r = await s.run('pre-compact');
     expect(r.ingest.folded).toBe(0);
     expect(await s.entries()).toEqual(before);
+  });
+
+  it('re-reads a transcript rewritten longer (the last offset now mid-line), without renumbering', async () => {
+    const s = setup();
+    const w = session();
+    writeFileSync(s.transcript, w.text(0, 6));
+    await s.run('user-prompt-submit', { prompt: 'x' });
+    // The same rows behind a new first line: where the last run stopped is inside a line now.
+    const first = '{"type":"file-history-snapshot","messageId":"m0","snapshot":{}}\n';
+    writeFileSync(s.transcript, first + w.text());
+    await s.run('pre-compact');
+    const direct = setup();
+    writeFileSync(direct.transcript, w.text());
+    await direct.run('pre-compact');
+    // The same entries, but for the fold time (and the node hash that covers it).
+    const timeless = async (x: ReturnType<typeof setup>) =>
+      (await x.entries()).map(({ folded_at, artifact_sha256, ...rest }) => rest);
+    expect(await timeless(s)).toEqual(await timeless(direct));
   });
 
   it('refuses a damaged state file instead of re-reading silently', async () => {

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { TranscriptWriter } from '../../test-utils/claude-transcript.js';
@@ -8,9 +8,10 @@ import { type InstalledCopy, installedCopy } from '../../test-utils/installed-co
 import { tempDir } from '../../test-utils/temp-dir.js';
 
 // The real hook process, as Claude Code runs it: JSON on stdin, JSON (or nothing) on stdout.
-function hook(args: string[], input: unknown, cwd: string) {
+function hook(args: string[], input: unknown, cwd: string, env?: NodeJS.ProcessEnv) {
   const r = spawnSync(process.execPath, [CLI, ...args], {
     cwd,
+    ...(env ? { env } : {}),
     input: typeof input === 'string' ? input : JSON.stringify(input),
     encoding: 'utf8',
   });
@@ -89,6 +90,23 @@ describe('contextfold hook (spawned as Claude Code does)', () => {
     expect(node.session_id).toBe('abc');
   });
 
+  it("keeps the project's store when the model has cd'd into a subdirectory (the session cwd follows it)", () => {
+    const p = project();
+    const assets = join(p.root, 'assets');
+    mkdirSync(assets);
+    const input = {
+      session_id: 'abc',
+      transcript_path: p.transcript,
+      cwd: assets,
+      prompt: 'port?',
+    };
+    const env = { ...process.env, CLAUDE_PROJECT_DIR: p.root };
+    const r = hook(['hook', 'user-prompt-submit'], input, assets, env);
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    expect(existsSync(join(p.root, '.contextfold', 'claude-code', 'abc.state.json'))).toBe(true);
+    expect(existsSync(join(assets, '.contextfold'))).toBe(false);
+  });
+
   it('errors exit 1 (never 2, which would block the prompt) with one line on stderr and nothing on stdout', () => {
     const p = project();
     const cases: [string[], unknown, RegExp][] = [
@@ -113,6 +131,16 @@ describe('contextfold hook (spawned as Claude Code does)', () => {
         { session_id: 'abc', transcript_path: p.transcript },
         /unknown hook event 'stop'/,
       ],
+      [
+        ['--store', join(p.root, 'team'), 'hook', 'user-prompt-submit'],
+        { session_id: 'abc', transcript_path: p.transcript, prompt: 'port?' },
+        /give --dir DIR, not --store/,
+      ],
+      [
+        ['--dir', 'postgres://u@localhost:1/db', 'hook', 'user-prompt-submit'],
+        { session_id: 'abc', transcript_path: p.transcript, prompt: 'port?' },
+        /is a database URL; give a directory/,
+      ],
     ];
     for (const [args, input, message] of cases) {
       const r = hook(args, input, p.root);
@@ -121,6 +149,10 @@ describe('contextfold hook (spawned as Claude Code does)', () => {
       expect(r.stderr).toMatch(message);
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
     }
+    // Nothing was written: not in the --store given, not in the default store.
+    expect(existsSync(join(p.root, 'team'))).toBe(false);
+    expect(existsSync(join(p.root, 'postgres:'))).toBe(false);
+    expect(existsSync(join(p.root, '.contextfold'))).toBe(false);
   });
 
   it('a missing transcript is never silent: a notice for a new session, an error once it was read or before a compaction', () => {

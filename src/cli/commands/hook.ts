@@ -4,7 +4,7 @@ import { HOOK_EVENTS, type HookEvent } from '../../adapters/claude-code/hook-inp
 import { UsageError } from '../../protocol/errors.js';
 import { reportError } from '../context.js';
 import { NO_REDACT_FLAG, NO_REDACT_HELP } from '../engine-options.js';
-import { processIo, runHookRequest } from '../hook-request.js';
+import { processIo, projectDirOf, runHookRequest } from '../hook-request.js';
 
 function readStdin(event: string): string {
   if (process.stdin.isTTY) {
@@ -30,7 +30,8 @@ export function register(program: Command): void {
         '  pre-compact         fold every complete turn before Claude Code compacts',
         '  session-start       ingest; after a compaction, tell the model what is archived',
         'Each session has its own store: <dir>/claude-code/<session_id>/ (a relative --dir is taken',
-        'relative to the hook input cwd). Errors exit 1, which Claude Code treats as non-blocking.',
+        'relative to $CLAUDE_PROJECT_DIR, which Claude Code sets to the directory it started in, else',
+        'to the hook input cwd). Errors exit 1, which Claude Code treats as non-blocking.',
         'A transcript_path with no file is one line on stderr: exit 0 for a new session (Claude Code',
         'creates the file after the first prompt), exit 1 when it was read before or on pre-compact.',
         '',
@@ -49,6 +50,12 @@ export function register(program: Command): void {
       };
       let stdin: string;
       try {
+        // Each session has its own store under --dir: a --store would be ignored, so say so.
+        if (cmd.getOptionValueSourceWithGlobals('store') === 'cli') {
+          throw new UsageError(
+            "contextfold hook keeps each session's store in a directory, <dir>/claude-code/<session_id>/: give --dir DIR, not --store",
+          );
+        }
         // An unknown event is reported by the run, before anything is read.
         stdin = HOOK_EVENTS.includes(event as HookEvent) ? readStdin(event) : '';
       } catch (e) {
@@ -66,6 +73,7 @@ export function register(program: Command): void {
           ...(o.retrieval !== undefined ? { retrieval: o.retrieval } : {}),
           redact: o.redact !== false,
           cwd: process.cwd(),
+          ...projectDirOf(process.env),
         },
         processIo,
       );

@@ -27,7 +27,7 @@ const HELP = helpText({
     'Adds UserPromptSubmit, PreCompact and SessionStart hooks that run `contextfold hook <event>`.',
     'Idempotent: existing contextfold hooks are updated in place, other settings are kept, and the',
     'previous file is saved as settings.json.bak when anything changes. --dir, if given, is passed on',
-    'to the hooks (a relative store directory is taken relative to the session cwd).',
+    'to the hooks (a relative store directory is taken relative to the project directory).',
     '',
     'The hooks must run a copy that stays: this installation when it is an installed package',
     '(a project dependency, or a global install from a tarball or git URL), or, when this CLI',
