@@ -46,6 +46,8 @@ export {
   type InstallScope,
   installClaudeCode,
   settingsPath,
+  type UninstallResult,
+  uninstallClaudeCode,
 } from './install.js';
 export {
   DEFAULT_MAX_TURNS_PER_RUN,

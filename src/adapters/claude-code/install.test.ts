@@ -14,7 +14,9 @@ import {
   hookCommandBase,
   installClaudeCode,
   mergeHooks,
+  removeHooks,
   shellQuote,
+  uninstallClaudeCode,
 } from './install.js';
 
 const base = 'node /opt/contextfold/dist/cli/bin.js';
@@ -209,6 +211,71 @@ describe('installClaudeCode', () => {
       /"hooks.PreCompact" must be an array/,
     );
     expect(() => mergeHooks([], () => 'x')).toThrow(/expected a JSON object/);
+  });
+});
+
+describe('uninstallClaudeCode', () => {
+  it('takes out exactly what install added, keeping every other setting and hook', () => {
+    const user = tempDir().dir;
+    const path = join(user, 'settings.json');
+    const original = {
+      model: 'opus',
+      hooks: {
+        UserPromptSubmit: [
+          { matcher: '', hooks: [{ type: 'command', command: '~/bin/log-prompt.sh' }] },
+        ],
+        Stop: [{ hooks: [{ type: 'command', command: 'say done' }] }],
+      },
+    };
+    writeFileSync(path, JSON.stringify(original, null, 2));
+    const opts = { scope: 'user' as const, projectDir: '/nowhere', userDir: user };
+    installClaudeCode({ ...opts, command: base });
+    const installed = readFileSync(path, 'utf8');
+    const r = uninstallClaudeCode(opts);
+    expect(r).toMatchObject({ changed: true, backup: `${path}.bak` });
+    expect(r.removed).toEqual({ UserPromptSubmit: 1, PreCompact: 1, SessionStart: 1 });
+    expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual(original);
+    expect(readFileSync(`${path}.bak`, 'utf8')).toBe(installed);
+    // Again: nothing to remove, nothing written.
+    writeFileSync(`${path}.bak`, 'sentinel');
+    expect(uninstallClaudeCode(opts)).toMatchObject({ changed: false, backup: null });
+    expect(readFileSync(`${path}.bak`, 'utf8')).toBe('sentinel');
+  });
+
+  it('removes a hook line edited by hand (an option after the event) and leaves no empty hooks', () => {
+    const { settings, removed } = removeHooks({
+      hooks: {
+        PreCompact: [
+          {
+            hooks: [
+              { type: 'command', command: 'contextfold --dir .cf hook pre-compact --no-redact' },
+            ],
+          },
+        ],
+        SessionStart: [],
+      },
+    });
+    expect(removed.PreCompact).toBe(1);
+    expect(settings).toEqual({ hooks: { SessionStart: [] } });
+    expect(
+      removeHooks({
+        hooks: {
+          PreCompact: [{ hooks: [{ type: 'command', command: 'contextfold hook pre-compact' }] }],
+        },
+      }).settings,
+    ).toEqual({});
+  });
+
+  it('leaves a missing settings file missing and refuses one that is not JSON', () => {
+    const project = tempDir().dir;
+    const opts = { scope: 'project' as const, projectDir: project, userDir: '/nowhere' };
+    expect(uninstallClaudeCode(opts)).toMatchObject({ changed: false, backup: null });
+    expect(existsSync(join(project, '.claude'))).toBe(false);
+    mkdirSync(join(project, '.claude'));
+    writeFileSync(join(project, '.claude', 'settings.json'), '{ nope');
+    expect(() => uninstallClaudeCode(opts)).toThrow(
+      /not valid JSON; fix or move it, then uninstall again/,
+    );
   });
 });
 

@@ -177,27 +177,101 @@ export function installClaudeCode(options: {
   dir?: string;
 }): InstallResult {
   const path = settingsPath(options);
-  let before: string | null = null;
-  let current: unknown = {};
-  if (existsSync(path)) {
-    before = readSettings(path);
-    try {
-      current = before.trim() === '' ? {} : JSON.parse(before);
-    } catch {
-      throw new UsageError(
-        `${path} is not valid JSON; fix or move it, then install again (nothing was changed)`,
-        {
-          path,
-        },
-      );
-    }
-  }
+  const { before, current } = loadSettings(path, 'install');
   const merged = mergeHooks(current, (e) => hookCommand(options.command, e, options.dir), path);
   const text = `${JSON.stringify(merged.settings, null, 2)}\n`;
   const changed = before === null || Object.values(merged.hooks).some((c) => c !== 'unchanged');
   let backup: string | null = null;
   if (changed) backup = writeSettings(path, text, before !== null);
   return { settings: path, backup, changed, hooks: merged.hooks };
+}
+
+/** The settings file's text (null: no file) and its parsed content ({} for none or empty). */
+function loadSettings(path: string, verb: string): { before: string | null; current: unknown } {
+  if (!existsSync(path)) return { before: null, current: {} };
+  const before = readSettings(path);
+  try {
+    return { before, current: before.trim() === '' ? {} : JSON.parse(before) };
+  } catch {
+    throw new UsageError(
+      `${path} is not valid JSON; fix or move it, then ${verb} again (nothing was changed)`,
+      { path },
+    );
+  }
+}
+
+/** Result of {@link uninstallClaudeCode}. */
+export interface UninstallResult {
+  settings: string;
+  /** Copy of the previous file, written only when the file changed. */
+  backup: string | null;
+  changed: boolean;
+  /** contextfold hooks removed, per Claude Code event name. */
+  removed: Record<string, number>;
+}
+
+/**
+ * The settings without the contextfold hooks (a copy): each hook `install` wrote (or one of its
+ * command lines edited by hand) is removed, with the groups and event lists it leaves empty;
+ * every other hook and setting is kept as it was.
+ *
+ * @example
+ * removeHooks({ hooks: { PreCompact: [{ hooks: [{ type: 'command', command: 'contextfold hook pre-compact' }] }] } });
+ * // { settings: {}, removed: { UserPromptSubmit: 0, PreCompact: 1, SessionStart: 0 } }
+ */
+export function removeHooks(settings: unknown): {
+  settings: unknown;
+  removed: Record<string, number>;
+} {
+  const removed: Record<string, number> = {};
+  const out = structuredClone(settings) as Json;
+  const hooks =
+    typeof out === 'object' && out !== null ? (out.hooks as Json | undefined) : undefined;
+  for (const event of HOOK_EVENTS) {
+    const name = CLAUDE_EVENT_NAMES[event];
+    removed[name] = 0;
+    const groups = typeof hooks === 'object' && hooks !== null ? hooks[name] : undefined;
+    if (!Array.isArray(groups)) continue;
+    const kept = groups.filter((g) => {
+      const list = typeof g === 'object' && g !== null ? (g as Json).hooks : undefined;
+      if (!Array.isArray(list)) return true;
+      const rest = list.filter(
+        (h) => !(typeof h === 'object' && h !== null && isOurs((h as Json).command, event, '')),
+      );
+      removed[name]! += list.length - rest.length;
+      (g as Json).hooks = rest;
+      return rest.length > 0 || rest.length === list.length;
+    });
+    if (kept.length > 0 || groups.length === 0) hooks![name] = kept;
+    else delete hooks![name];
+  }
+  if (hooks && Object.keys(hooks).length === 0 && Object.values(removed).some((n) => n > 0)) {
+    delete out.hooks;
+  }
+  return { settings: out, removed };
+}
+
+/**
+ * Removes the contextfold hooks from a Claude Code settings file (the inverse of
+ * {@link installClaudeCode}). The previous file is kept as `settings.json.bak` when it changes;
+ * a missing file or one without contextfold hooks is left untouched.
+ *
+ * @example
+ * uninstallClaudeCode({ scope: 'project', projectDir: process.cwd(), userDir: '~/.claude' });
+ */
+export function uninstallClaudeCode(options: {
+  scope: InstallScope;
+  projectDir: string;
+  userDir: string;
+}): UninstallResult {
+  const path = settingsPath(options);
+  const { before, current } = loadSettings(path, 'uninstall');
+  const { settings, removed } = removeHooks(current);
+  const changed = Object.values(removed).some((n) => n > 0);
+  const backup = changed
+    ? writeSettings(path, `${JSON.stringify(settings, null, 2)}\n`, true)
+    : null;
+  return { settings: path, backup, changed: changed && before !== null, removed };
 }
 
 /** A file system error as a one-line usage error about the settings file (no stack trace). */

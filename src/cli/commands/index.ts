@@ -157,6 +157,12 @@ export const commandTable: CommandEntry[] = [
     load: () => import('./install.js'),
   },
   {
+    name: 'uninstall',
+    term: 'uninstall [options] <TARGET>',
+    about: 'remove an integration; claude-code takes the contextfold hooks out of settings.json',
+    load: () => import('./uninstall.js'),
+  },
+  {
     name: 'proxy',
     term: 'proxy [options]',
     about:
