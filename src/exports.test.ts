@@ -358,6 +358,7 @@ const EXPECTED: Record<string, string[]> = {
     'RunHookOptions',
     'RuntimeKind',
     'SessionPaths',
+    'UninstallResult',
     'archivedContext',
     'hookCommand',
     'ingestTranscript',
@@ -367,6 +368,7 @@ const EXPECTED: Record<string, string[]> = {
     'runHook',
     'sessionPaths',
     'settingsPath',
+    'uninstallClaudeCode',
   ],
   './proxy': [
     'ApiKind',
