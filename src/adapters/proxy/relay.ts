@@ -98,7 +98,12 @@ function eventStream(
   end: (outcome: RelayOutcome, detail: string | null) => Promise<void>,
 ): ReadableStream<Uint8Array> {
   const framed = api !== null;
-  let pending: Buffer = Buffer.alloc(0);
+  // The bytes after the last complete event, as they came (joined only when an event ends), and
+  // the last few of them: an event's end is searched for in each new chunk only, so one huge
+  // event costs its length, not its length squared (16 MB took 7.7 s, 32 MB 23 s).
+  let held: Buffer[] = [];
+  let heldBytes = 0;
+  let tail: Buffer = Buffer.alloc(0);
   let open = true;
   return new ReadableStream<Uint8Array>({
     start(controller) {
@@ -109,15 +114,21 @@ function eventStream(
       };
       res.on('data', (chunk: Buffer) => {
         if (!framed) return push(chunk);
-        pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
-        const cut = lastEventEnd(pending);
+        const probe = tail.length === 0 ? chunk : Buffer.concat([tail, chunk]);
+        const cut = lastEventEnd(probe);
+        held.push(chunk);
+        heldBytes += chunk.length;
         if (cut > 0) {
-          push(pending.subarray(0, cut));
-          pending = pending.subarray(cut);
+          const all = Buffer.concat(held, heldBytes);
+          const at = heldBytes - probe.length + cut;
+          push(all.subarray(0, at));
+          held = at < heldBytes ? [all.subarray(at)] : [];
+          heldBytes -= at;
         }
+        tail = probe.subarray(Math.max(cut, probe.length - 3));
       });
       res.on('end', () => {
-        push(pending);
+        push(Buffer.concat(held, heldBytes));
         void end('ok', null).then(() => {
           if (open) controller.close();
           open = false;
