@@ -312,6 +312,57 @@ describe('upstream errors come back as the provider sent them and never corrupt 
     await r.close();
   });
 
+  it('an upstream silent past --timeout after its response began: a timeout, not "ended early"', async () => {
+    // Before, the client got 502 api_error "the upstream response ended early" (a stream: an
+    // error event saying so), and the log line said 200 dropped.
+    const r = await rig(
+      (req) =>
+        req.json().stream === true
+          ? {
+              kind: 'stall',
+              contentType: 'text/event-stream',
+              chunks: [req.path.includes('chat') ? OPENAI_SSE[0]! : ANTHROPIC_SSE[0]!],
+            }
+          : { kind: 'stall', contentType: 'application/json', chunks: ['{"id":'] },
+      { timeoutMs: 300 },
+    );
+    const json = await caught(r.anthropic.messages.create({ ...ask, messages: hello }));
+    expect(json.status).toBe(504);
+    expect(json.message).toContain('timeout_error');
+    expect(json.message).toContain('sent nothing for 300 ms');
+    const read = async (s: AsyncIterable<unknown>): Promise<void> => {
+      for await (const _ of s) {
+        // read until it breaks
+      }
+    };
+    const streamed = await caught(
+      (async () =>
+        read(await r.anthropic.messages.create({ ...ask, messages: hello, stream: true })))(),
+    );
+    expect(streamed.message).toContain('timeout_error');
+    const oa = await caught(
+      (async () =>
+        read(
+          await r.openai.chat.completions.create({
+            model: 'gpt-4.1',
+            messages: hello,
+            stream: true,
+          }),
+        ))(),
+    );
+    expect(oa).toBeInstanceOf(OpenAI.APIError);
+    expect(oa.message).toContain('sent nothing for 300 ms');
+    expect(r.logs.map((l) => [l.kind, l.status, l.outcome])).toEqual([
+      ['call', 504, 'timeout'],
+      ['call', 200, 'timeout'],
+      ['call', 200, 'timeout'],
+    ]);
+    for (const s of new Set(r.logs.map((l) => (l as { session: string }).session))) {
+      await expectConsistent(r.dir, s);
+    }
+    await r.close();
+  });
+
   it('a client that walks away mid-stream: the call is closed and logged', async () => {
     const r = await rig(() => ({ kind: 'sse', chunks: [...ANTHROPIC_SSE, ...ANTHROPIC_SSE] }));
     const stream = await r.anthropic.messages.create({ ...ask, messages: hello, stream: true });

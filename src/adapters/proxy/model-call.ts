@@ -266,7 +266,8 @@ async function exchange(
     return await relay(res, {
       api: run.api,
       headers,
-      onEnd: (outcome, detail) => end(res.statusCode ?? 502, outcome, detail),
+      onEnd: (outcome, detail, status) => end(status, outcome, detail),
+      failure: () => connected.failure(),
     });
   } catch (e) {
     client.removeEventListener('abort', cancel);

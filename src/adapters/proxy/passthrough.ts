@@ -52,7 +52,8 @@ export async function passthrough(
       api,
       headers: {},
       raw: true,
-      onEnd: (outcome) => log(res.statusCode ?? 502, outcome),
+      onEnd: (outcome, _detail, status) => log(status, outcome),
+      failure: () => connected.failure(),
     });
   } catch (e) {
     if (!(e instanceof UpstreamError)) throw e;

@@ -1,9 +1,10 @@
 import type { IncomingMessage } from 'node:http';
 import { connectionListed, isHopByHop } from './headers.js';
 import { type ApiKind, errorBody, sseError } from './provider-errors.js';
+import type { UpstreamError } from './upstream.js';
 
 /** How a relayed response ended. */
-export type RelayOutcome = 'ok' | 'dropped' | 'client_closed';
+export type RelayOutcome = 'ok' | 'dropped' | 'client_closed' | 'timeout';
 
 function responseHeaders(res: IncomingMessage, extra: Record<string, string>): Headers {
   const h = new Headers();
@@ -30,10 +31,13 @@ export interface RelayOptions {
   /** Headers the proxy adds (its report of the call). */
   headers: Record<string, string>;
   /**
-   * Called once, when the exchange is over; the response completes only after it settles, so
-   * a client that has the whole answer knows the call is closed (its pages evicted, logged).
+   * Called once, when the exchange is over, with the status the client got; the response
+   * completes only after it settles, so a client that has the whole answer knows the call is
+   * closed (its pages evicted, logged).
    */
-  onEnd: (outcome: RelayOutcome, detail: string | null) => Promise<void> | void;
+  onEnd: (outcome: RelayOutcome, detail: string | null, status: number) => Promise<void> | void;
+  /** Why the proxy broke the exchange off (its idle timeout), when it did. */
+  failure?: () => UpstreamError | null;
   /** Stream every body as it comes, unframed (requests the proxy does not fold). */
   raw?: boolean;
 }
@@ -53,17 +57,28 @@ export function relay(res: IncomingMessage, options: RelayOptions): Promise<Resp
   const status = res.statusCode ?? 502;
   const headers = responseHeaders(res, options.headers);
   let ended: Promise<void> | null = null;
-  const end = (outcome: RelayOutcome, detail: string | null): Promise<void> => {
+  const end = (outcome: RelayOutcome, detail: string | null, at = status): Promise<void> => {
     ended ??= Promise.resolve()
-      .then(() => options.onEnd(outcome, detail))
+      .then(() => options.onEnd(outcome, detail, at))
       .catch(() => undefined);
     return ended;
+  };
+  const cutOff = (what: string): Cut => {
+    const f = options.failure?.() ?? null;
+    return f?.failure === 'timeout'
+      ? { outcome: 'timeout', status: 504, detail: f.message, code: 'upstream_timeout' }
+      : {
+          outcome: 'dropped',
+          status: 502,
+          detail: `the upstream ${what} ended early`,
+          code: 'upstream_dropped',
+        };
   };
   const type = String(res.headers['content-type'] ?? '');
   if (EMPTY_STATUS.has(status)) res.resume();
   else if (options.raw || type.includes('text/event-stream')) {
     const framed = !options.raw && res.headers['content-encoding'] === undefined;
-    const body = eventStream(res, framed ? options.api : null, end);
+    const body = eventStream(res, framed ? options.api : null, end, () => cutOff('stream'));
     return Promise.resolve(new Response(body, { status, headers }));
   }
   return new Promise((resolve) => {
@@ -75,16 +90,24 @@ export function relay(res: IncomingMessage, options: RelayOptions): Promise<Resp
     });
     res.on('close', () => {
       if (res.complete) return;
-      const detail = 'the upstream response ended early';
+      const cut = cutOff('response');
       const h = new Headers({ 'content-type': 'application/json', ...options.headers });
-      const answer = new Response(errorBody(options.api, 502, detail, 'upstream_dropped'), {
-        status: 502,
+      const answer = new Response(errorBody(options.api, cut.status, cut.detail, cut.code), {
+        status: cut.status,
         headers: h,
       });
-      void end('dropped', detail).then(() => resolve(answer));
+      void end(cut.outcome, cut.detail, cut.status).then(() => resolve(answer));
     });
     res.on('error', () => undefined);
   });
+}
+
+/** How an upstream response that broke off midway is reported: dropped, or timed out. */
+interface Cut {
+  outcome: RelayOutcome;
+  status: number;
+  detail: string;
+  code: string;
 }
 
 /**
@@ -96,6 +119,7 @@ function eventStream(
   res: IncomingMessage,
   api: ApiKind | null,
   end: (outcome: RelayOutcome, detail: string | null) => Promise<void>,
+  cutOff: () => Cut,
 ): ReadableStream<Uint8Array> {
   const framed = api !== null;
   // The bytes after the last complete event, as they came (joined only when an event ends), and
@@ -136,12 +160,12 @@ function eventStream(
       });
       res.on('close', () => {
         if (res.complete || !open) return;
-        const detail = 'the upstream stream ended early';
-        void end('dropped', detail).then(() => {
+        const cut = cutOff();
+        void end(cut.outcome, cut.detail).then(() => {
           if (!open) return;
           open = false;
-          if (api === null) return controller.error(new Error(detail));
-          controller.enqueue(new TextEncoder().encode(sseError(api, detail)));
+          if (api === null) return controller.error(new Error(cut.detail));
+          controller.enqueue(new TextEncoder().encode(sseError(api, cut.detail, cut.status)));
           controller.close();
         });
       });
