@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:
 import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { replaySession } from '../../harness/replay.js';
 import { tempDir } from '../../test-utils/temp-dir.js';
 import type { ProxyLogLine } from './call-log.js';
@@ -361,6 +361,42 @@ describe('upstream errors come back as the provider sent them and never corrupt 
       await expectConsistent(r.dir, s);
     }
     await r.close();
+  });
+
+  it('a passthrough stream cut off midway: the client sees it broken, with only the bytes the upstream sent', async () => {
+    // Before, the HTTP server printed the error's stack on stderr and wrote an "Error: …" line
+    // into the client's body before closing it.
+    const sent = ANTHROPIC_SSE.slice(0, 2).join('');
+    const r = await rig(() => ({ kind: 'drop', chunks: [sent] }));
+    const printed = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      const res = await fetch(`${r.proxy.url}/v1/responses`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"model":"gpt-4.1","input":"hi","stream":true}',
+      });
+      const reader = res.body!.getReader();
+      const got: Uint8Array[] = [];
+      let broken = false;
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          got.push(value);
+        }
+      } catch {
+        broken = true;
+      }
+      expect(broken).toBe(true);
+      expect(Buffer.concat(got).toString()).toBe(sent);
+      for (let i = 0; i < 50 && r.logs.length === 0; i++)
+        await new Promise((ok) => setTimeout(ok, 20));
+      expect(r.logs).toMatchObject([{ kind: 'passthrough', outcome: 'dropped' }]);
+      expect(printed).not.toHaveBeenCalled();
+    } finally {
+      printed.mockRestore();
+      await r.close();
+    }
   });
 
   it('a client that walks away mid-stream: the call is closed and logged', async () => {

@@ -17,6 +17,7 @@ export async function passthrough(
   req: Request,
   pathAndQuery: string,
   body?: Uint8Array,
+  breakClient?: () => void,
 ): Promise<Response> {
   const t0 = performance.now();
   const path = pathAndQuery.split('?')[0]!;
@@ -52,6 +53,7 @@ export async function passthrough(
       api,
       headers: {},
       raw: true,
+      ...(breakClient ? { breakClient } : {}),
       onEnd: (outcome, _detail, status) => log(status, outcome),
       failure: () => connected.failure(),
     });

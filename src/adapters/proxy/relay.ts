@@ -40,6 +40,12 @@ export interface RelayOptions {
   failure?: () => UpstreamError | null;
   /** Stream every body as it comes, unframed (requests the proxy does not fold). */
   raw?: boolean;
+  /**
+   * Ends the client's connection at once: how an unframed body cut off midway reaches the
+   * client broken. Without it the body stream errors, and the HTTP server prints the error's
+   * stack and writes an `Error: …` line into the client's body before closing.
+   */
+  breakClient?: () => void;
 }
 
 const EMPTY_STATUS = new Set([204, 205, 304]);
@@ -78,7 +84,13 @@ export function relay(res: IncomingMessage, options: RelayOptions): Promise<Resp
   if (EMPTY_STATUS.has(status)) res.resume();
   else if (options.raw || type.includes('text/event-stream')) {
     const framed = !options.raw && res.headers['content-encoding'] === undefined;
-    const body = eventStream(res, framed ? options.api : null, end, () => cutOff('stream'));
+    const body = eventStream(
+      res,
+      framed ? options.api : null,
+      end,
+      () => cutOff('stream'),
+      options.breakClient,
+    );
     return Promise.resolve(new Response(body, { status, headers }));
   }
   return new Promise((resolve) => {
@@ -120,6 +132,7 @@ function eventStream(
   api: ApiKind | null,
   end: (outcome: RelayOutcome, detail: string | null) => Promise<void>,
   cutOff: () => Cut,
+  breakClient: (() => void) | undefined,
 ): ReadableStream<Uint8Array> {
   const framed = api !== null;
   // The bytes after the last complete event, as they came (joined only when an event ends), and
@@ -164,7 +177,9 @@ function eventStream(
         void end(cut.outcome, cut.detail).then(() => {
           if (!open) return;
           open = false;
-          if (api === null) return controller.error(new Error(cut.detail));
+          if (api === null) {
+            return breakClient ? breakClient() : controller.error(new Error(cut.detail));
+          }
           controller.enqueue(new TextEncoder().encode(sseError(api, cut.detail, cut.status)));
           controller.close();
         });
