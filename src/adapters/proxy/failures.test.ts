@@ -399,6 +399,33 @@ describe('upstream errors come back as the provider sent them and never corrupt 
     }
   });
 
+  it('a client that stops reading a stream for longer than --timeout gets all of it', async () => {
+    // Before, the paused upstream counted as silent: the stream was cut after --timeout.
+    const event = `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"${'y'.repeat(200_000)}"}}\n\n`;
+    const chunks = [
+      ANTHROPIC_SSE[0]!,
+      ...Array.from({ length: 40 }, () => event),
+      ANTHROPIC_SSE[6]!,
+    ];
+    const r = await rig(() => ({ kind: 'sse', chunks }), { timeoutMs: 300 });
+    const res = await fetch(`${r.proxy.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ...ask, messages: hello, stream: true }),
+    });
+    const reader = res.body!.getReader();
+    let bytes = 0;
+    for (let n = 0; ; n++) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      bytes += value.byteLength;
+      if (n === 2) await new Promise((ok) => setTimeout(ok, 1000));
+    }
+    expect(bytes).toBe(Buffer.byteLength(chunks.join('')));
+    expect(r.logs).toMatchObject([{ kind: 'call', outcome: 'ok' }]);
+    await r.close();
+  });
+
   it('a client that walks away mid-stream: the call is closed and logged', async () => {
     const r = await rig(() => ({ kind: 'sse', chunks: [...ANTHROPIC_SSE, ...ANTHROPIC_SSE] }));
     const stream = await r.anthropic.messages.create({ ...ask, messages: hello, stream: true });

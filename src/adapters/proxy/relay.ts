@@ -142,12 +142,27 @@ function eventStream(
   let heldBytes = 0;
   let tail: Buffer = Buffer.alloc(0);
   let open = true;
+  // While the client is not reading, the upstream is paused, not idle: its idle timeout is off
+  // until the client reads again (a client that stopped reading for --timeout got the stream
+  // cut, with the upstream blamed for going silent).
+  let idleMs: number | null = null;
+  const hold = (): void => {
+    res.pause();
+    const socket = res.socket;
+    if (idleMs !== null || !socket) return;
+    idleMs = socket.timeout ?? 0;
+    socket.setTimeout(0);
+  };
+  const release = (): void => {
+    if (idleMs !== null) res.socket?.setTimeout(idleMs);
+    idleMs = null;
+  };
   return new ReadableStream<Uint8Array>({
     start(controller) {
       const push = (b: Uint8Array): void => {
         if (!open || b.byteLength === 0) return;
         controller.enqueue(b);
-        if ((controller.desiredSize ?? 1) <= 0) res.pause();
+        if ((controller.desiredSize ?? 1) <= 0 && !res.complete) hold();
       };
       res.on('data', (chunk: Buffer) => {
         if (!framed) return push(chunk);
@@ -165,6 +180,7 @@ function eventStream(
         tail = probe.subarray(Math.max(cut, probe.length - 3));
       });
       res.on('end', () => {
+        release();
         push(Buffer.concat(held, heldBytes));
         void end('ok', null).then(() => {
           if (open) controller.close();
@@ -187,6 +203,7 @@ function eventStream(
       res.on('error', () => undefined);
     },
     pull() {
+      release();
       res.resume();
     },
     cancel() {

@@ -51,7 +51,10 @@ export interface ProxyOptions {
   cacheDir?: string | false;
   /** Largest request body accepted; larger ones get a 413. Default 32 MiB. */
   maxBodyBytes?: number;
-  /** Upstream idle timeout (connecting, waiting, between response bytes). Default 10 minutes. */
+  /**
+   * Upstream idle timeout (connecting, waiting, between response bytes; not while the client
+   * is not reading the response). Default 10 minutes.
+   */
   timeoutMs?: number;
   /**
    * Ask the upstream (`GET /v1/models/{id}`, once per model) whether it serves a call's model
