@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:
 import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { replaySession } from '../../harness/replay.js';
 import { tempDir } from '../../test-utils/temp-dir.js';
 import type { ProxyLogLine } from './call-log.js';
@@ -309,6 +309,120 @@ describe('upstream errors come back as the provider sent them and never corrupt 
     for (const s of new Set(r.logs.map((l) => (l as { session: string }).session))) {
       await expectConsistent(r.dir, s);
     }
+    await r.close();
+  });
+
+  it('an upstream silent past --timeout after its response began: a timeout, not "ended early"', async () => {
+    // Before, the client got 502 api_error "the upstream response ended early" (a stream: an
+    // error event saying so), and the log line said 200 dropped.
+    const r = await rig(
+      (req) =>
+        req.json().stream === true
+          ? {
+              kind: 'stall',
+              contentType: 'text/event-stream',
+              chunks: [req.path.includes('chat') ? OPENAI_SSE[0]! : ANTHROPIC_SSE[0]!],
+            }
+          : { kind: 'stall', contentType: 'application/json', chunks: ['{"id":'] },
+      { timeoutMs: 300 },
+    );
+    const json = await caught(r.anthropic.messages.create({ ...ask, messages: hello }));
+    expect(json.status).toBe(504);
+    expect(json.message).toContain('timeout_error');
+    expect(json.message).toContain('sent nothing for 300 ms');
+    const read = async (s: AsyncIterable<unknown>): Promise<void> => {
+      for await (const _ of s) {
+        // read until it breaks
+      }
+    };
+    const streamed = await caught(
+      (async () =>
+        read(await r.anthropic.messages.create({ ...ask, messages: hello, stream: true })))(),
+    );
+    expect(streamed.message).toContain('timeout_error');
+    const oa = await caught(
+      (async () =>
+        read(
+          await r.openai.chat.completions.create({
+            model: 'gpt-4.1',
+            messages: hello,
+            stream: true,
+          }),
+        ))(),
+    );
+    expect(oa).toBeInstanceOf(OpenAI.APIError);
+    expect(oa.message).toContain('sent nothing for 300 ms');
+    expect(r.logs.map((l) => [l.kind, l.status, l.outcome])).toEqual([
+      ['call', 504, 'timeout'],
+      ['call', 200, 'timeout'],
+      ['call', 200, 'timeout'],
+    ]);
+    for (const s of new Set(r.logs.map((l) => (l as { session: string }).session))) {
+      await expectConsistent(r.dir, s);
+    }
+    await r.close();
+  });
+
+  it('a passthrough stream cut off midway: the client sees it broken, with only the bytes the upstream sent', async () => {
+    // Before, the HTTP server printed the error's stack on stderr and wrote an "Error: …" line
+    // into the client's body before closing it.
+    const sent = ANTHROPIC_SSE.slice(0, 2).join('');
+    const r = await rig(() => ({ kind: 'drop', chunks: [sent] }));
+    const printed = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      const res = await fetch(`${r.proxy.url}/v1/responses`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"model":"gpt-4.1","input":"hi","stream":true}',
+      });
+      const reader = res.body!.getReader();
+      const got: Uint8Array[] = [];
+      let broken = false;
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          got.push(value);
+        }
+      } catch {
+        broken = true;
+      }
+      expect(broken).toBe(true);
+      expect(Buffer.concat(got).toString()).toBe(sent);
+      for (let i = 0; i < 50 && r.logs.length === 0; i++)
+        await new Promise((ok) => setTimeout(ok, 20));
+      expect(r.logs).toMatchObject([{ kind: 'passthrough', outcome: 'dropped' }]);
+      expect(printed).not.toHaveBeenCalled();
+    } finally {
+      printed.mockRestore();
+      await r.close();
+    }
+  });
+
+  it('a client that stops reading a stream for longer than --timeout gets all of it', async () => {
+    // Before, the paused upstream counted as silent: the stream was cut after --timeout.
+    const event = `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"${'y'.repeat(200_000)}"}}\n\n`;
+    const chunks = [
+      ANTHROPIC_SSE[0]!,
+      ...Array.from({ length: 40 }, () => event),
+      ANTHROPIC_SSE[6]!,
+    ];
+    const r = await rig(() => ({ kind: 'sse', chunks }), { timeoutMs: 300 });
+    const res = await fetch(`${r.proxy.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ...ask, messages: hello, stream: true }),
+    });
+    const reader = res.body!.getReader();
+    let bytes = 0;
+    for (let n = 0; ; n++) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      bytes += value.byteLength;
+      if (n === 2) await new Promise((ok) => setTimeout(ok, 1000));
+    }
+    expect(bytes).toBe(Buffer.byteLength(chunks.join('')));
+    expect(r.logs).toMatchObject([{ kind: 'call', outcome: 'ok' }]);
     await r.close();
   });
 

@@ -235,6 +235,7 @@ async function exchange(
   connected: ConnectedRequest,
   release: () => void,
   client: AbortSignal,
+  breakClient: (() => void) | undefined,
 ): Promise<Response> {
   let ended: Promise<void> | null = null;
   const end = (status: number, outcome: CallOutcome, error: string | null): Promise<void> => {
@@ -266,7 +267,9 @@ async function exchange(
     return await relay(res, {
       api: run.api,
       headers,
-      onEnd: (outcome, detail) => end(res.statusCode ?? 502, outcome, detail),
+      onEnd: (outcome, detail, status) => end(status, outcome, detail),
+      failure: () => connected.failure(),
+      ...(breakClient ? { breakClient } : {}),
     });
   } catch (e) {
     client.removeEventListener('abort', cancel);
@@ -289,6 +292,7 @@ export async function modelCall(
   req: Request,
   pathAndQuery: string,
   endpoint: Endpoint,
+  breakClient?: () => void,
 ): Promise<Response> {
   const run = new CallRun(ctx, endpoint);
   let c: Checked;
@@ -300,7 +304,8 @@ export async function modelCall(
     throw e;
   }
   // Nothing to fold: the upstream decides what an empty conversation gets.
-  if (c.parsed.history.messages.length === 0) return passthrough(ctx, req, pathAndQuery, c.raw);
+  if (c.parsed.history.messages.length === 0)
+    return passthrough(ctx, req, pathAndQuery, c.raw, breakClient);
   const model = (c.parsed.body as { model?: unknown }).model;
   const verdict = await ctx.models?.check(run.api, model, upstreamHeaders(req.headers));
   if (verdict?.kind === 'unknown') return run.unknownModel(String(model), verdict);
@@ -327,5 +332,5 @@ export async function modelCall(
     return run.refuse(500, 'error', `contextfold could not build the prompt: ${message}`);
   }
   run.packMs = ms(tPack);
-  return exchange(run, c, p, connected, release, req.signal);
+  return exchange(run, c, p, connected, release, req.signal, breakClient);
 }

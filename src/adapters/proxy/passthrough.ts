@@ -17,6 +17,7 @@ export async function passthrough(
   req: Request,
   pathAndQuery: string,
   body?: Uint8Array,
+  breakClient?: () => void,
 ): Promise<Response> {
   const t0 = performance.now();
   const path = pathAndQuery.split('?')[0]!;
@@ -52,7 +53,9 @@ export async function passthrough(
       api,
       headers: {},
       raw: true,
-      onEnd: (outcome) => log(res.statusCode ?? 502, outcome),
+      ...(breakClient ? { breakClient } : {}),
+      onEnd: (outcome, _detail, status) => log(status, outcome),
+      failure: () => connected.failure(),
     });
   } catch (e) {
     if (!(e instanceof UpstreamError)) throw e;

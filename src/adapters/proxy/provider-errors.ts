@@ -43,11 +43,12 @@ export function errorBody(api: ApiKind, status: number, message: string, code?: 
  * @example
  * sseError('openai', 'the upstream stream ended early');
  */
-export function sseError(api: ApiKind, message: string): string {
+export function sseError(api: ApiKind, message: string, status = 502): string {
   if (api === 'anthropic') {
-    return `event: error\ndata: ${errorBody('anthropic', 502, message)}\n\n`;
+    return `event: error\ndata: ${errorBody('anthropic', status, message)}\n\n`;
   }
-  return `data: ${errorBody('openai', 502, message, 'upstream_dropped')}\n\n`;
+  const code = status === 504 ? 'upstream_timeout' : 'upstream_dropped';
+  return `data: ${errorBody('openai', status, message, code)}\n\n`;
 }
 
 /** Which dialect a request path (or, for other paths, its headers) speaks. */

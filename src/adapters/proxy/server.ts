@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
-import { serve } from '@hono/node-server';
+import { type HttpBindings, serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import type { RetrievalMode, Tokenizer } from '../../engine/types.js';
 import type { LiveOverflow } from '../../harness/live-excerpt.js';
@@ -51,7 +51,10 @@ export interface ProxyOptions {
   cacheDir?: string | false;
   /** Largest request body accepted; larger ones get a 413. Default 32 MiB. */
   maxBodyBytes?: number;
-  /** Upstream idle timeout (connecting, waiting, between response bytes). Default 10 minutes. */
+  /**
+   * Upstream idle timeout (connecting, waiting, between response bytes; not while the client
+   * is not reading the response). Default 10 minutes.
+   */
   timeoutMs?: number;
   /**
    * Ask the upstream (`GET /v1/models/{id}`, once per model) whether it serves a call's model
@@ -124,12 +127,19 @@ function pathAndQuery(req: Request): string {
   return `${u.pathname}${u.search}`;
 }
 
-function app(ctx: ProxyContext): Hono {
-  const hono = new Hono();
+function app(ctx: ProxyContext): Hono<{ Bindings: HttpBindings }> {
+  const hono = new Hono<{ Bindings: HttpBindings }>();
+  // A relayed body cut off midway (not an event stream the proxy frames) ends the client's
+  // connection as the upstream's ended.
+  const breaker = (env: HttpBindings | undefined) => () => env?.outgoing.destroy();
   for (const [path, endpoint] of ROUTES) {
-    hono.post(path, (c) => modelCall(ctx, c.req.raw, pathAndQuery(c.req.raw), endpoint));
+    hono.post(path, (c) =>
+      modelCall(ctx, c.req.raw, pathAndQuery(c.req.raw), endpoint, breaker(c.env)),
+    );
   }
-  hono.all('*', (c) => passthrough(ctx, c.req.raw, pathAndQuery(c.req.raw)));
+  hono.all('*', (c) =>
+    passthrough(ctx, c.req.raw, pathAndQuery(c.req.raw), undefined, breaker(c.env)),
+  );
   hono.onError((e, c) => {
     const path = new URL(c.req.url).pathname;
     const endpoint = ROUTES.find(([p]) => p === path)?.[1] ?? 'messages';

@@ -29,6 +29,8 @@ export interface ConnectedRequest {
   send(body: Uint8Array | Readable | null): Promise<IncomingMessage>;
   /** Abandons the exchange (the client went away). */
   abort(): void;
+  /** Why the proxy broke the exchange off (a timeout, the client gone), or null. */
+  failure(): UpstreamError | null;
 }
 
 /** Where and how to reach the upstream. */
@@ -57,6 +59,7 @@ interface Attempt {
   connected: Promise<void>;
   response: Promise<IncomingMessage>;
   fail(e: UpstreamError): void;
+  failure(): UpstreamError | null;
 }
 
 function attempt(
@@ -76,10 +79,17 @@ function attempt(
     failure ??= e;
     req.destroy(e);
   };
-  req.setTimeout(target.timeoutMs, () =>
-    fail(new UpstreamError('timeout', `the upstream did not answer within ${target.timeoutMs} ms`)),
-  );
   let stage: 'connecting' | 'connected' | 'responded' = 'connecting';
+  req.setTimeout(target.timeoutMs, () =>
+    fail(
+      new UpstreamError(
+        'timeout',
+        stage === 'responded'
+          ? `the upstream sent nothing for ${target.timeoutMs} ms in the middle of its response`
+          : `the upstream did not answer within ${target.timeoutMs} ms`,
+      ),
+    ),
+  );
   const connected = new Promise<void>((resolve, reject) => {
     req.once('socket', (socket: Socket) => {
       const up = (): void => {
@@ -106,7 +116,7 @@ function attempt(
   });
   connected.catch(() => undefined);
   response.catch(() => undefined);
-  return { req, connected, response, fail };
+  return { req, connected, response, fail, failure: () => failure };
 }
 
 const STALE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
@@ -165,6 +175,9 @@ export async function connectUpstream(
     },
     abort() {
       current.fail(new UpstreamError('dropped', 'the client went away'));
+    },
+    failure() {
+      return current.failure();
     },
   };
 }

@@ -20,7 +20,9 @@ export type Reply =
   /** Sends these chunks of an event stream, then cuts the connection. */
   | { kind: 'drop'; chunks: string[] }
   /** Never answers (for timeouts). */
-  | { kind: 'hang' };
+  | { kind: 'hang' }
+  /** Sends the head and these chunks, then goes silent, the connection open. */
+  | { kind: 'stall'; contentType: string; chunks: string[] };
 
 /** A local HTTP server standing in for the model API; it records every request body. */
 export interface FakeUpstream {
@@ -79,6 +81,11 @@ export async function startFakeUpstream(
       else requests.push(r);
       const a = lookup ? models(decodeURIComponent(lookup[1]!)) : reply(r);
       if (a.kind === 'hang') return;
+      if (a.kind === 'stall') {
+        res.writeHead(200, { 'content-type': a.contentType });
+        for (const c of a.chunks) res.write(c);
+        return;
+      }
       if (a.kind === 'json') {
         res.writeHead(a.status ?? 200, {
           'content-type': 'application/json',
