@@ -6,7 +6,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI } from '../../test-utils/cli.js';
+import { CLI, runCliProcess } from '../../test-utils/cli.js';
 import { MCP_TOOL_NAMES } from './tools.js';
 
 // End to end: the real SDK client talks to the built CLI (`node dist/cli/bin.js mcp`) over stdio.
@@ -286,6 +286,66 @@ describe('contextfold mcp stdout', () => {
       // Responses may come in any order (JSON-RPC matches them by id).
       const hydrate = lines.map((l) => JSON.parse(l)).find((m) => m.id === 3);
       expect(hydrate.result.isError).toBe(true);
+    } finally {
+      rmSync(d, { recursive: true, force: true });
+    }
+  });
+
+  it('answers every call already sent when stdin closes, and folds each whole', async () => {
+    const d = mkdtempSync(join(tmpdir(), 'cf-'));
+    try {
+      const store = join(d, '.contextfold');
+      const child = spawn(process.execPath, [CLI, '--dir', store, 'mcp', '--create'], {
+        stdio: 'pipe',
+      });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (b: Buffer) => {
+        out += b.toString('utf8');
+      });
+      child.stderr.on('data', (b: Buffer) => {
+        err += b.toString('utf8');
+      });
+      const exited = new Promise<number | null>((r) => child.on('exit', r));
+      const lines = [
+        {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: {
+            protocolVersion: '2025-06-18',
+            capabilities: {},
+            clientInfo: { name: 'raw', version: '0' },
+          },
+        },
+        { jsonrpc: '2.0', method: 'notifications/initialized' },
+        ...[0, 1, 2, 3, 4].map((i) => ({
+          jsonrpc: '2.0',
+          id: 10 + i,
+          method: 'tools/call',
+          params: {
+            name: 'fold_turn',
+            arguments: {
+              step_id: i,
+              summary: `turn ${i}`,
+              content: `turn ${i} ${'word '.repeat(40_000)}`,
+            },
+          },
+        })),
+      ];
+      // A client that sends its calls and closes stdin at once (a pipe) gets every answer; the
+      // server closed the connection and the store under them (answers dropped, folds cut off).
+      child.stdin.end(lines.map((m) => `${JSON.stringify(m)}\n`).join(''));
+      expect(await exited).toBe(0);
+      const answers = out
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => JSON.parse(l));
+      expect(answers.map((a) => a.id).sort((a, b) => a - b)).toEqual([1, 10, 11, 12, 13, 14]);
+      for (const a of answers.filter((x) => x.id >= 10)) expect(a.result.isError).toBeFalsy();
+      expect(err).toBe('');
+      const v = runCliProcess(['--dir', store, 'validate', '--json']);
+      expect(JSON.parse(v.stdout)).toMatchObject({ ok: true, checked: 5, problems: [] });
     } finally {
       rmSync(d, { recursive: true, force: true });
     }

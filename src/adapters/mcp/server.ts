@@ -10,7 +10,7 @@ export interface McpServerOptions extends OpenOptions {
   version?: string;
 }
 
-/** A server and the way to release its store. */
+/** A server and the way to release its store (after the tool calls in flight are answered). */
 export interface ContextFoldMcpServer {
   server: McpServer;
   close(): Promise<void>;
@@ -41,10 +41,13 @@ export function createContextFoldMcpServer(options: McpServerOptions): ContextFo
     });
     return engine;
   };
-  registerContextFoldTools(server, get);
+  const tools = registerContextFoldTools(server, get);
   return {
     server,
     async close() {
+      // Calls already received are answered first: closing the server drops their answers, and
+      // closing the engine under a fold breaks its write.
+      await tools.settled();
       await server.close();
       if (engine) await (await engine.catch(() => null))?.close();
     },
@@ -52,7 +55,8 @@ export function createContextFoldMcpServer(options: McpServerOptions): ContextFo
 }
 
 /**
- * Serves a store over stdio until the client closes stdin. Only protocol messages go to stdout:
+ * Serves a store over stdio until the client closes stdin (the calls already sent are answered
+ * first). Only protocol messages go to stdout:
  * anything else written with `console.log` is redirected to stderr.
  *
  * @example
