@@ -350,4 +350,45 @@ describe('contextfold mcp stdout', () => {
       rmSync(d, { recursive: true, force: true });
     }
   });
+
+  it('says on stderr what it cannot read, and ends with one line on a message over 10 MB', async () => {
+    const d = mkdtempSync(join(tmpdir(), 'cf-'));
+    try {
+      const run = async (input: string) => {
+        const child = spawn(
+          process.execPath,
+          [CLI, '--dir', join(d, '.contextfold'), 'mcp', '--create'],
+          { stdio: 'pipe' },
+        );
+        let out = '';
+        let err = '';
+        child.stdout.on('data', (b: Buffer) => {
+          out += b.toString('utf8');
+        });
+        child.stderr.on('data', (b: Buffer) => {
+          err += b.toString('utf8');
+        });
+        child.stdin.on('error', () => {}); // the server may stop reading before the end
+        const exited = new Promise<number | null>((r) => child.on('exit', r));
+        child.stdin.end(input);
+        return { code: await exited, out, err };
+      };
+      const ping = (id: number) => `${JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' })}\n`;
+      // Unreadable lines are skipped with one line each on stderr; the server keeps serving.
+      const bad = await run(`{not json\n[1,2]\n${ping(7)}`);
+      expect(bad.code).toBe(0);
+      expect(bad.err).toBe(
+        'contextfold mcp: ignored a line that is not a JSON-RPC 2.0 message\n'.repeat(2),
+      );
+      expect(JSON.parse(bad.out)).toEqual({ jsonrpc: '2.0', id: 7, result: {} });
+      // Over the limit the SDK closes the connection: the run fails with one line (it exited 0,
+      // saying nothing, and the client saw the server vanish).
+      const big = await run(`${ping(1)}${'x'.repeat(11 * 1024 * 1024)}\n`);
+      expect(big.code).not.toBe(0);
+      expect(big.err.trim().split('\n')).toHaveLength(1);
+      expect(big.err).toContain('a message over 10 MB closed the connection');
+    } finally {
+      rmSync(d, { recursive: true, force: true });
+    }
+  });
 });
