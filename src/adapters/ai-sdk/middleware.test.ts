@@ -423,6 +423,25 @@ describe('contextFoldMiddleware with generateText', () => {
     await mw.close();
   });
 
+  it('refuses a providerOptions.contextfold key it does not know, writing nothing', async () => {
+    const mw = setup();
+    const model = wrapLanguageModel({
+      model: new MockLanguageModelV3({ doGenerate: [text('a')] }),
+      middleware: mw,
+    });
+    // A misspelt session_id was ignored: the conversation went to the default session silently.
+    await expect(
+      generateText({
+        model,
+        prompt: 'hello from alice',
+        maxRetries: 0,
+        providerOptions: { contextfold: { session_id: 'alice' } },
+      }),
+    ).rejects.toThrow("providerOptions.contextfold takes only sessionId, not 'session_id'");
+    expect((await mw.session()).history()).toEqual([]);
+    await mw.close();
+  });
+
   it('refuses a prompt that does not continue the session history', async () => {
     const mw = setup();
     const model = wrapLanguageModel({

@@ -58,7 +58,15 @@ function sessionIdOf(
   params: LanguageModelV3CallOptions,
   fallback: string | undefined,
 ): string | undefined {
-  const own = params.providerOptions?.[PROVIDER_OPTIONS_KEY]?.sessionId;
+  const mine = params.providerOptions?.[PROVIDER_OPTIONS_KEY] ?? {};
+  // A misspelt key (session_id) was ignored: the call went to the default session silently.
+  const unknown = Object.keys(mine).filter((k) => k !== 'sessionId');
+  if (unknown.length > 0) {
+    throw new UsageError(
+      `providerOptions.${PROVIDER_OPTIONS_KEY} takes only sessionId, not ${unknown.map((k) => `'${k}'`).join(', ')}`,
+    );
+  }
+  const own = mine.sessionId;
   if (own !== undefined && typeof own !== 'string') {
     throw new UsageError(`providerOptions.${PROVIDER_OPTIONS_KEY}.sessionId must be a string`);
   }
