@@ -423,6 +423,19 @@ describe('contextFoldMiddleware with generateText', () => {
     await mw.close();
   });
 
+  it('refuses an option it does not know when it is made, naming it', () => {
+    // keep_recent (for keepRecent) was ignored: the default of 10 applied silently.
+    expect(() =>
+      contextFoldMiddleware({
+        dir: tempDir().dir,
+        budget: 4000,
+        keep_recent: 2,
+      } as Parameters<typeof contextFoldMiddleware>[0]),
+    ).toThrow(
+      /^contextFoldMiddleware has no option 'keep_recent' \(options: dir, store, sessionId, budget,/,
+    );
+  });
+
   it('refuses a providerOptions.contextfold key it does not know, writing nothing', async () => {
     const mw = setup();
     const model = wrapLanguageModel({

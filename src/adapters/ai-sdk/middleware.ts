@@ -30,6 +30,28 @@ export interface ContextFoldMiddlewareOptions
   sessionId?: string;
 }
 
+/** Every option {@link contextFoldMiddleware} takes (the compiler keeps this list complete). */
+const OPTION_KEYS: Record<keyof ContextFoldMiddlewareOptions, true> = {
+  dir: true,
+  store: true,
+  sessionId: true,
+  budget: true,
+  tokenizer: true,
+  keepRecent: true,
+  foldThreshold: true,
+  highWater: true,
+  lowWater: true,
+  pageReserve: true,
+  pageInToolOutput: true,
+  liveOverflow: true,
+  summarize: true,
+  policy: true,
+  retrieval: true,
+  redact: true,
+  cacheDir: true,
+  clock: true,
+};
+
 /** The middleware, plus access to its sessions. */
 export interface ContextFoldMiddleware extends LanguageModelV3Middleware {
   /** The (opened) session for an id, e.g. to pin notes or inspect packs. */
@@ -257,6 +279,13 @@ async function promptFor(
 export function contextFoldMiddleware(
   options: ContextFoldMiddlewareOptions,
 ): ContextFoldMiddleware {
+  // A misspelt option (keep_recent, budjet) was ignored: the default applied silently.
+  const unknown = Object.keys(options ?? {}).filter((k) => !Object.hasOwn(OPTION_KEYS, k));
+  if (unknown.length > 0) {
+    throw new UsageError(
+      `contextFoldMiddleware has no option ${unknown.map((k) => `'${k}'`).join(', ')} (options: ${Object.keys(OPTION_KEYS).join(', ')})`,
+    );
+  }
   const { dir: dirOption, store, sessionId: defaultId, ...sessionOptions } = options;
   const dir = store ?? dirOption;
   if (typeof dir !== 'string' || dir === '')
