@@ -436,6 +436,19 @@ describe('contextFoldMiddleware with generateText', () => {
     );
   });
 
+  it('shows a budget given as a string quoted in its error', async () => {
+    const mw = setup({ budget: '4000' as unknown as number });
+    const model = wrapLanguageModel({
+      model: new MockLanguageModelV3({ doGenerate: [text('a')] }),
+      middleware: mw,
+    });
+    // It said `got 4000`, which reads as a valid budget.
+    await expect(generateText({ model, prompt: 'hello', maxRetries: 0 })).rejects.toThrow(
+      'budget must be an integer >= 1, got "4000"',
+    );
+    await mw.close();
+  });
+
   it('refuses a providerOptions.contextfold key it does not know, writing nothing', async () => {
     const mw = setup();
     const model = wrapLanguageModel({
