@@ -1,3 +1,5 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import {
   APICallError,
   type LanguageModelV3CallOptions,
@@ -466,6 +468,21 @@ describe('contextFoldMiddleware with generateText', () => {
     ).rejects.toThrow("providerOptions.contextfold takes only sessionId, not 'session_id'");
     expect((await mw.session()).history()).toEqual([]);
     await mw.close();
+  });
+
+  it('refuses such ids in session() and lastPack() too, opening nothing', async () => {
+    const base = tempDir().dir;
+    const mw = contextFoldMiddleware({ dir: join(base, 'store'), budget: 4000 });
+    // session('../../x') opened (and created) a store beside the base directory.
+    for (const id of ['..', '../../escape', '.', 'a/b', '']) {
+      await expect(mw.session(id)).rejects.toThrow(/not starting with '\.'/);
+      expect(() => mw.lastPack(id)).toThrow(/not starting with '\.'/);
+    }
+    expect(readdirSync(base)).toEqual([]);
+    await mw.close();
+    expect(() => contextFoldMiddleware({ dir: base, budget: 4000, sessionId: '..' })).toThrow(
+      /not starting with '\.'/,
+    );
   });
 
   it('refuses a prompt that does not continue the session history', async () => {

@@ -92,10 +92,14 @@ function sessionIdOf(
   if (own !== undefined && typeof own !== 'string') {
     throw new UsageError(`providerOptions.${PROVIDER_OPTIONS_KEY}.sessionId must be a string`);
   }
-  const id = own ?? fallback;
-  if (id !== undefined && !ID_RE.test(id)) {
+  return checkedId(own ?? fallback);
+}
+
+/** A session id as given, or a UsageError when it could name a directory outside the sessions. */
+function checkedId(id: string | undefined): string | undefined {
+  if (id !== undefined && (typeof id !== 'string' || !ID_RE.test(id))) {
     throw new UsageError(
-      `session id '${id}' must be letters, digits, '.', '_' or '-', not starting with '.' (it names a directory)`,
+      `session id '${String(id)}' must be letters, digits, '.', '_' or '-', not starting with '.' (it names a directory)`,
     );
   }
   return id;
@@ -290,6 +294,7 @@ export function contextFoldMiddleware(
   const dir = store ?? dirOption;
   if (typeof dir !== 'string' || dir === '')
     throw new UsageError('contextFoldMiddleware needs { dir, budget } (or { store, budget })');
+  checkedId(defaultId);
   const pool = sessionPool(dir, sessionOptions);
   const ids = new WeakMap<LanguageModelV3CallOptions, Live>();
 
@@ -339,11 +344,12 @@ export function contextFoldMiddleware(
     },
 
     async session(sessionId) {
-      return (await pool.open(sessionId ?? defaultId)).session;
+      // Checked as a call's id is: '../x' opened (and created) a store beside the base.
+      return (await pool.open(checkedId(sessionId ?? defaultId))).session;
     },
 
     lastPack(sessionId) {
-      return pool.resolved(sessionId ?? defaultId)?.lastPack ?? null;
+      return pool.resolved(checkedId(sessionId ?? defaultId))?.lastPack ?? null;
     },
 
     close: pool.close,
