@@ -485,6 +485,52 @@ describe('contextFoldMiddleware with generateText', () => {
     );
   });
 
+  it('answers a call in flight when close() runs, and the next middleware continues it', async () => {
+    const dir = tempDir().dir;
+    let release = (): void => {};
+    const answered = new Promise<void>((r) => {
+      release = r;
+    });
+    const model = new MockLanguageModelV3({
+      doGenerate: async () => {
+        await answered;
+        return text('late answer');
+      },
+    });
+    const mw = contextFoldMiddleware({ dir, budget: 4000, tokenizer: 'reference' });
+    const call = generateText({
+      model: wrapLanguageModel({ model, middleware: mw }),
+      prompt: 'slow question',
+      maxRetries: 0,
+    });
+    while (model.doGenerateCalls.length === 0) await new Promise((r) => setTimeout(r, 5));
+    const closed = mw.close();
+    release();
+    // It was refused with 'this session is closed; open it again' after the model had answered.
+    expect((await call).text).toBe('late answer');
+    await closed;
+    const again = contextFoldMiddleware({ dir, budget: 4000, tokenizer: 'reference' });
+    const next = await generateText({
+      model: wrapLanguageModel({
+        model: new MockLanguageModelV3({ doGenerate: [text('ok')] }),
+        middleware: again,
+      }),
+      messages: [
+        { role: 'user', content: 'slow question' },
+        { role: 'assistant', content: 'late answer' },
+        { role: 'user', content: 'next' },
+      ],
+      maxRetries: 0,
+    });
+    expect(next.text).toBe('ok');
+    expect((await again.session()).history().map((m) => m.content)).toEqual([
+      'slow question',
+      'late answer',
+      'next',
+    ]);
+    await again.close();
+  });
+
   it('refuses a prompt that does not continue the session history', async () => {
     const mw = setup();
     const model = wrapLanguageModel({

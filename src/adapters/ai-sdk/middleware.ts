@@ -58,7 +58,10 @@ export interface ContextFoldMiddleware extends LanguageModelV3Middleware {
   session(sessionId?: string): Promise<Session>;
   /** The pack sent by the latest call of a session (null before the first call). */
   lastPack(sessionId?: string): ContextPack | null;
-  /** Closes every session the middleware opened. */
+  /**
+   * Closes every session the middleware opened, after the work queued on them. A call whose model
+   * is still answering gets its answer; its turn stays open in the log until the next call.
+   */
   close(): Promise<void>;
 }
 
@@ -71,6 +74,8 @@ interface Live {
   /** The open turn's pack and the prompt it was built from (a retry resends it). */
   pending: { key: string; prompt: LanguageModelV3Prompt } | null;
   lastPack: ContextPack | null;
+  /** Set by `close()`: a call whose model answers afterwards leaves its turn open (see `finish`). */
+  closed: boolean;
 }
 
 // Not starting with a dot: `.` and `..` would name the directory above the session store.
@@ -124,6 +129,10 @@ async function serial<T>(l: Live, fn: () => Promise<T>): Promise<T> {
  * log again, and is reported.
  */
 async function finish(l: Live, drop: (stale: Live) => Promise<void>): Promise<void> {
+  // The middleware was closed while the model answered: the caller still gets the answer (it
+  // was refused with 'this session is closed'), and the turn left open in the log is closed by
+  // the next call, which reads the log again.
+  if (l.closed) return;
   try {
     await serial(l, async () => {
       if (l.session.status().open_turn !== null) await l.session.afterTurn();
@@ -148,7 +157,14 @@ function sessionPool(dir: string, sessionOptions: Omit<SessionOptions, 'dir' | '
         dir: id === undefined ? dir : subStore(dir, ['sessions', id]),
         ...(id === undefined ? {} : { sessionId: id }),
       }).then((session) => {
-        const x: Live = { id, session, queue: Promise.resolve(), pending: null, lastPack: null };
+        const x: Live = {
+          id,
+          session,
+          queue: Promise.resolve(),
+          pending: null,
+          lastPack: null,
+          closed: false,
+        };
         resolved.set(key(id), x);
         return x;
       });
@@ -171,7 +187,11 @@ function sessionPool(dir: string, sessionOptions: Omit<SessionOptions, 'dir' | '
     resolved.clear();
     for (const l of all) {
       const x = await l.catch(() => null);
-      if (x) await x.session.close();
+      if (!x) continue;
+      // Work already queued on the session (a prompt being built, a turn being closed) ends first.
+      x.closed = true;
+      await x.queue;
+      await x.session.close();
     }
   };
   return { open, drop, close, resolved: (id: string | undefined) => resolved.get(key(id)) };
