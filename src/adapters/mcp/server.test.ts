@@ -195,6 +195,17 @@ describe('contextfold mcp (stdio, real SDK client)', () => {
     expect(JSON.parse(text(recall)).query).toBeUndefined();
   });
 
+  it('cuts each summary recall_archived_nodes lists', async () => {
+    // The summary is the folder's text: 1 MB summaries came back whole, one per candidate.
+    const summary = `zanzibar deploy ${'detail '.repeat(30_000)}`;
+    await call('fold_turn', { step_id: 302, summary, content: 'zanzibar deploy done' });
+    const recall = await call('recall_archived_nodes', { query: 'zanzibar deploy' });
+    const [hit] = JSON.parse(text(recall)).candidates;
+    expect(hit.step_id).toBe(302);
+    expect(hit.summary).toBe(`${summary.slice(0, 300)}…`);
+    expect(text(recall).length).toBeLessThan(2000);
+  });
+
   it('fold_turn stores half an emoji (a lone surrogate) as U+FFFD and says so', async () => {
     // Before: a UsageError telling the MCP client to send bytes, which it cannot.
     const r = await call('fold_turn', { step_id: 301, summary: 'cut', content: 'log ends \uD83D' });

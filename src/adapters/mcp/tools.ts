@@ -69,6 +69,9 @@ type Runner = <A>(
   fn: (cf: ContextFoldEngine, args: A) => Promise<CallToolResult>,
 ) => (args: A) => Promise<CallToolResult>;
 
+/** Characters of one candidate's summary in a `recall_archived_nodes` reply. */
+const RECALL_SUMMARY_CHARS = 300;
+
 /** Candidates `recall_archived_nodes` lists when the caller sets no limit. */
 const RECALL_DEFAULT_LIMIT = 20;
 
@@ -94,7 +97,15 @@ function registerRecall(server: McpServer, run: Runner): void {
     run(async (cf, { query, limit }: { query: string; limit?: number }) => {
       // The query is the caller's own text: not echoed back (a 2 MB query made a 2 MB reply).
       const { candidates } = await cf.recall(query, { limit: limit ?? RECALL_DEFAULT_LIMIT });
-      return json({ candidates });
+      // A summary is the folder's text, of any length (20 summaries of 1 MB made a 20 MB reply):
+      // each is cut to RECALL_SUMMARY_CHARS; hydrate_archived_node reads the turn itself.
+      return json({
+        candidates: candidates.map((c) =>
+          c.summary.length > RECALL_SUMMARY_CHARS
+            ? { ...c, summary: `${c.summary.slice(0, RECALL_SUMMARY_CHARS)}…` }
+            : c,
+        ),
+      });
     }),
   );
 }
