@@ -327,6 +327,7 @@ const EXPECTED: Record<string, string[]> = {
     'ContextFoldMcpServer',
     'MCP_TOOL_NAMES',
     'McpServerOptions',
+    'RegisteredTools',
     'createContextFoldMcpServer',
     'registerContextFoldTools',
     'runStdioServer',

@@ -100,6 +100,6 @@ describe.each(BACKENDS)('on %s: a session with a live tool output 3× the budget
     const store = testStore(backend, 'overflow');
     await expect(
       Session.open({ dir: store.where, budget: BUDGET, liveOverflow: 'truncate' as never }),
-    ).rejects.toThrow("liveOverflow must be 'excerpt' or 'send-whole', got truncate");
+    ).rejects.toThrow("liveOverflow must be 'excerpt' or 'send-whole', got \"truncate\"");
   });
 });

@@ -84,10 +84,14 @@ export interface SessionOptions {
   clock?: () => Date;
 }
 
+/** A bad option value as the error shows it: a string quoted (`got 32000` hid that '32000' is one). */
+const shown = (value: unknown): string =>
+  typeof value === 'string' ? JSON.stringify(value) : String(value);
+
 function intOption(value: number | undefined, fallback: number, name: string, min: number): number {
   const v = value ?? fallback;
   if (!Number.isSafeInteger(v) || v < min) {
-    throw new UsageError(`${name} must be an integer >= ${min}, got ${String(value)}`);
+    throw new UsageError(`${name} must be an integer >= ${min}, got ${shown(value)}`);
   }
   return v;
 }
@@ -95,7 +99,7 @@ function intOption(value: number | undefined, fallback: number, name: string, mi
 function fraction(value: number | undefined, fallback: number, name: string): number {
   const v = value ?? fallback;
   if (typeof v !== 'number' || !(v >= 0 && v <= 1)) {
-    throw new UsageError(`${name} must be a number between 0 and 1, got ${String(value)}`);
+    throw new UsageError(`${name} must be a number between 0 and 1, got ${shown(value)}`);
   }
   return v;
 }
@@ -132,7 +136,7 @@ export function sessionConfig(options: SessionOptions, engine: ContextFoldEngine
 function liveOverflow(value: unknown): LiveOverflow {
   if (value === undefined) return 'excerpt';
   if (value === 'excerpt' || value === 'send-whole') return value;
-  throw new UsageError(`liveOverflow must be 'excerpt' or 'send-whole', got ${String(value)}`);
+  throw new UsageError(`liveOverflow must be 'excerpt' or 'send-whole', got ${shown(value)}`);
 }
 
 /**

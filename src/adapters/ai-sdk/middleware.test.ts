@@ -1,3 +1,5 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import {
   APICallError,
   type LanguageModelV3CallOptions,
@@ -421,6 +423,112 @@ describe('contextFoldMiddleware with generateText', () => {
       ).rejects.toThrow(/not starting with '\.'/);
     }
     await mw.close();
+  });
+
+  it('refuses an option it does not know when it is made, naming it', () => {
+    // keep_recent (for keepRecent) was ignored: the default of 10 applied silently.
+    expect(() =>
+      contextFoldMiddleware({
+        dir: tempDir().dir,
+        budget: 4000,
+        keep_recent: 2,
+      } as Parameters<typeof contextFoldMiddleware>[0]),
+    ).toThrow(
+      /^contextFoldMiddleware has no option 'keep_recent' \(options: dir, store, sessionId, budget,/,
+    );
+  });
+
+  it('shows a budget given as a string quoted in its error', async () => {
+    const mw = setup({ budget: '4000' as unknown as number });
+    const model = wrapLanguageModel({
+      model: new MockLanguageModelV3({ doGenerate: [text('a')] }),
+      middleware: mw,
+    });
+    // It said `got 4000`, which reads as a valid budget.
+    await expect(generateText({ model, prompt: 'hello', maxRetries: 0 })).rejects.toThrow(
+      'budget must be an integer >= 1, got "4000"',
+    );
+    await mw.close();
+  });
+
+  it('refuses a providerOptions.contextfold key it does not know, writing nothing', async () => {
+    const mw = setup();
+    const model = wrapLanguageModel({
+      model: new MockLanguageModelV3({ doGenerate: [text('a')] }),
+      middleware: mw,
+    });
+    // A misspelt session_id was ignored: the conversation went to the default session silently.
+    await expect(
+      generateText({
+        model,
+        prompt: 'hello from alice',
+        maxRetries: 0,
+        providerOptions: { contextfold: { session_id: 'alice' } },
+      }),
+    ).rejects.toThrow("providerOptions.contextfold takes only sessionId, not 'session_id'");
+    expect((await mw.session()).history()).toEqual([]);
+    await mw.close();
+  });
+
+  it('refuses such ids in session() and lastPack() too, opening nothing', async () => {
+    const base = tempDir().dir;
+    const mw = contextFoldMiddleware({ dir: join(base, 'store'), budget: 4000 });
+    // session('../../x') opened (and created) a store beside the base directory.
+    for (const id of ['..', '../../escape', '.', 'a/b', '']) {
+      await expect(mw.session(id)).rejects.toThrow(/not starting with '\.'/);
+      expect(() => mw.lastPack(id)).toThrow(/not starting with '\.'/);
+    }
+    expect(readdirSync(base)).toEqual([]);
+    await mw.close();
+    expect(() => contextFoldMiddleware({ dir: base, budget: 4000, sessionId: '..' })).toThrow(
+      /not starting with '\.'/,
+    );
+  });
+
+  it('answers a call in flight when close() runs, and the next middleware continues it', async () => {
+    const dir = tempDir().dir;
+    let release = (): void => {};
+    const answered = new Promise<void>((r) => {
+      release = r;
+    });
+    const model = new MockLanguageModelV3({
+      doGenerate: async () => {
+        await answered;
+        return text('late answer');
+      },
+    });
+    const mw = contextFoldMiddleware({ dir, budget: 4000, tokenizer: 'reference' });
+    const call = generateText({
+      model: wrapLanguageModel({ model, middleware: mw }),
+      prompt: 'slow question',
+      maxRetries: 0,
+    });
+    while (model.doGenerateCalls.length === 0) await new Promise((r) => setTimeout(r, 5));
+    const closed = mw.close();
+    release();
+    // It was refused with 'this session is closed; open it again' after the model had answered.
+    expect((await call).text).toBe('late answer');
+    await closed;
+    const again = contextFoldMiddleware({ dir, budget: 4000, tokenizer: 'reference' });
+    const next = await generateText({
+      model: wrapLanguageModel({
+        model: new MockLanguageModelV3({ doGenerate: [text('ok')] }),
+        middleware: again,
+      }),
+      messages: [
+        { role: 'user', content: 'slow question' },
+        { role: 'assistant', content: 'late answer' },
+        { role: 'user', content: 'next' },
+      ],
+      maxRetries: 0,
+    });
+    expect(next.text).toBe('ok');
+    expect((await again.session()).history().map((m) => m.content)).toEqual([
+      'slow question',
+      'late answer',
+      'next',
+    ]);
+    await again.close();
   });
 
   it('refuses a prompt that does not continue the session history', async () => {

@@ -30,13 +30,38 @@ export interface ContextFoldMiddlewareOptions
   sessionId?: string;
 }
 
+/** Every option {@link contextFoldMiddleware} takes (the compiler keeps this list complete). */
+const OPTION_KEYS: Record<keyof ContextFoldMiddlewareOptions, true> = {
+  dir: true,
+  store: true,
+  sessionId: true,
+  budget: true,
+  tokenizer: true,
+  keepRecent: true,
+  foldThreshold: true,
+  highWater: true,
+  lowWater: true,
+  pageReserve: true,
+  pageInToolOutput: true,
+  liveOverflow: true,
+  summarize: true,
+  policy: true,
+  retrieval: true,
+  redact: true,
+  cacheDir: true,
+  clock: true,
+};
+
 /** The middleware, plus access to its sessions. */
 export interface ContextFoldMiddleware extends LanguageModelV3Middleware {
   /** The (opened) session for an id, e.g. to pin notes or inspect packs. */
   session(sessionId?: string): Promise<Session>;
   /** The pack sent by the latest call of a session (null before the first call). */
   lastPack(sessionId?: string): ContextPack | null;
-  /** Closes every session the middleware opened. */
+  /**
+   * Closes every session the middleware opened, after the work queued on them. A call whose model
+   * is still answering gets its answer; its turn stays open in the log until the next call.
+   */
   close(): Promise<void>;
 }
 
@@ -49,6 +74,8 @@ interface Live {
   /** The open turn's pack and the prompt it was built from (a retry resends it). */
   pending: { key: string; prompt: LanguageModelV3Prompt } | null;
   lastPack: ContextPack | null;
+  /** Set by `close()`: a call whose model answers afterwards leaves its turn open (see `finish`). */
+  closed: boolean;
 }
 
 // Not starting with a dot: `.` and `..` would name the directory above the session store.
@@ -58,14 +85,26 @@ function sessionIdOf(
   params: LanguageModelV3CallOptions,
   fallback: string | undefined,
 ): string | undefined {
-  const own = params.providerOptions?.[PROVIDER_OPTIONS_KEY]?.sessionId;
+  const mine = params.providerOptions?.[PROVIDER_OPTIONS_KEY] ?? {};
+  // A misspelt key (session_id) was ignored: the call went to the default session silently.
+  const unknown = Object.keys(mine).filter((k) => k !== 'sessionId');
+  if (unknown.length > 0) {
+    throw new UsageError(
+      `providerOptions.${PROVIDER_OPTIONS_KEY} takes only sessionId, not ${unknown.map((k) => `'${k}'`).join(', ')}`,
+    );
+  }
+  const own = mine.sessionId;
   if (own !== undefined && typeof own !== 'string') {
     throw new UsageError(`providerOptions.${PROVIDER_OPTIONS_KEY}.sessionId must be a string`);
   }
-  const id = own ?? fallback;
-  if (id !== undefined && !ID_RE.test(id)) {
+  return checkedId(own ?? fallback);
+}
+
+/** A session id as given, or a UsageError when it could name a directory outside the sessions. */
+function checkedId(id: string | undefined): string | undefined {
+  if (id !== undefined && (typeof id !== 'string' || !ID_RE.test(id))) {
     throw new UsageError(
-      `session id '${id}' must be letters, digits, '.', '_' or '-', not starting with '.' (it names a directory)`,
+      `session id '${String(id)}' must be letters, digits, '.', '_' or '-', not starting with '.' (it names a directory)`,
     );
   }
   return id;
@@ -90,6 +129,10 @@ async function serial<T>(l: Live, fn: () => Promise<T>): Promise<T> {
  * log again, and is reported.
  */
 async function finish(l: Live, drop: (stale: Live) => Promise<void>): Promise<void> {
+  // The middleware was closed while the model answered: the caller still gets the answer (it
+  // was refused with 'this session is closed'), and the turn left open in the log is closed by
+  // the next call, which reads the log again.
+  if (l.closed) return;
   try {
     await serial(l, async () => {
       if (l.session.status().open_turn !== null) await l.session.afterTurn();
@@ -114,7 +157,14 @@ function sessionPool(dir: string, sessionOptions: Omit<SessionOptions, 'dir' | '
         dir: id === undefined ? dir : subStore(dir, ['sessions', id]),
         ...(id === undefined ? {} : { sessionId: id }),
       }).then((session) => {
-        const x: Live = { id, session, queue: Promise.resolve(), pending: null, lastPack: null };
+        const x: Live = {
+          id,
+          session,
+          queue: Promise.resolve(),
+          pending: null,
+          lastPack: null,
+          closed: false,
+        };
         resolved.set(key(id), x);
         return x;
       });
@@ -137,7 +187,11 @@ function sessionPool(dir: string, sessionOptions: Omit<SessionOptions, 'dir' | '
     resolved.clear();
     for (const l of all) {
       const x = await l.catch(() => null);
-      if (x) await x.session.close();
+      if (!x) continue;
+      // Work already queued on the session (a prompt being built, a turn being closed) ends first.
+      x.closed = true;
+      await x.queue;
+      await x.session.close();
     }
   };
   return { open, drop, close, resolved: (id: string | undefined) => resolved.get(key(id)) };
@@ -249,10 +303,18 @@ async function promptFor(
 export function contextFoldMiddleware(
   options: ContextFoldMiddlewareOptions,
 ): ContextFoldMiddleware {
+  // A misspelt option (keep_recent, budjet) was ignored: the default applied silently.
+  const unknown = Object.keys(options ?? {}).filter((k) => !Object.hasOwn(OPTION_KEYS, k));
+  if (unknown.length > 0) {
+    throw new UsageError(
+      `contextFoldMiddleware has no option ${unknown.map((k) => `'${k}'`).join(', ')} (options: ${Object.keys(OPTION_KEYS).join(', ')})`,
+    );
+  }
   const { dir: dirOption, store, sessionId: defaultId, ...sessionOptions } = options;
   const dir = store ?? dirOption;
   if (typeof dir !== 'string' || dir === '')
     throw new UsageError('contextFoldMiddleware needs { dir, budget } (or { store, budget })');
+  checkedId(defaultId);
   const pool = sessionPool(dir, sessionOptions);
   const ids = new WeakMap<LanguageModelV3CallOptions, Live>();
 
@@ -302,11 +364,12 @@ export function contextFoldMiddleware(
     },
 
     async session(sessionId) {
-      return (await pool.open(sessionId ?? defaultId)).session;
+      // Checked as a call's id is: '../x' opened (and created) a store beside the base.
+      return (await pool.open(checkedId(sessionId ?? defaultId))).session;
     },
 
     lastPack(sessionId) {
-      return pool.resolved(sessionId ?? defaultId)?.lastPack ?? null;
+      return pool.resolved(checkedId(sessionId ?? defaultId))?.lastPack ?? null;
     },
 
     close: pool.close,

@@ -12,4 +12,9 @@ export {
   type McpServerOptions,
   runStdioServer,
 } from './server.js';
-export { MCP_TOOL_NAMES, registerContextFoldTools, toolError } from './tools.js';
+export {
+  MCP_TOOL_NAMES,
+  type RegisteredTools,
+  registerContextFoldTools,
+  toolError,
+} from './tools.js';

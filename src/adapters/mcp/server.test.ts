@@ -6,7 +6,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI } from '../../test-utils/cli.js';
+import { CLI, runCliProcess } from '../../test-utils/cli.js';
 import { MCP_TOOL_NAMES } from './tools.js';
 
 // End to end: the real SDK client talks to the built CLI (`node dist/cli/bin.js mcp`) over stdio.
@@ -195,6 +195,17 @@ describe('contextfold mcp (stdio, real SDK client)', () => {
     expect(JSON.parse(text(recall)).query).toBeUndefined();
   });
 
+  it('cuts each summary recall_archived_nodes lists', async () => {
+    // The summary is the folder's text: 1 MB summaries came back whole, one per candidate.
+    const summary = `zanzibar deploy ${'detail '.repeat(30_000)}`;
+    await call('fold_turn', { step_id: 302, summary, content: 'zanzibar deploy done' });
+    const recall = await call('recall_archived_nodes', { query: 'zanzibar deploy' });
+    const [hit] = JSON.parse(text(recall)).candidates;
+    expect(hit.step_id).toBe(302);
+    expect(hit.summary).toBe(`${summary.slice(0, 300)}…`);
+    expect(text(recall).length).toBeLessThan(2000);
+  });
+
   it('fold_turn stores half an emoji (a lone surrogate) as U+FFFD and says so', async () => {
     // Before: a UsageError telling the MCP client to send bytes, which it cannot.
     const r = await call('fold_turn', { step_id: 301, summary: 'cut', content: 'log ends \uD83D' });
@@ -286,6 +297,107 @@ describe('contextfold mcp stdout', () => {
       // Responses may come in any order (JSON-RPC matches them by id).
       const hydrate = lines.map((l) => JSON.parse(l)).find((m) => m.id === 3);
       expect(hydrate.result.isError).toBe(true);
+    } finally {
+      rmSync(d, { recursive: true, force: true });
+    }
+  });
+
+  it('answers every call already sent when stdin closes, and folds each whole', async () => {
+    const d = mkdtempSync(join(tmpdir(), 'cf-'));
+    try {
+      const store = join(d, '.contextfold');
+      const child = spawn(process.execPath, [CLI, '--dir', store, 'mcp', '--create'], {
+        stdio: 'pipe',
+      });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (b: Buffer) => {
+        out += b.toString('utf8');
+      });
+      child.stderr.on('data', (b: Buffer) => {
+        err += b.toString('utf8');
+      });
+      const exited = new Promise<number | null>((r) => child.on('exit', r));
+      const lines = [
+        {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: {
+            protocolVersion: '2025-06-18',
+            capabilities: {},
+            clientInfo: { name: 'raw', version: '0' },
+          },
+        },
+        { jsonrpc: '2.0', method: 'notifications/initialized' },
+        ...[0, 1, 2, 3, 4].map((i) => ({
+          jsonrpc: '2.0',
+          id: 10 + i,
+          method: 'tools/call',
+          params: {
+            name: 'fold_turn',
+            arguments: {
+              step_id: i,
+              summary: `turn ${i}`,
+              content: `turn ${i} ${'word '.repeat(40_000)}`,
+            },
+          },
+        })),
+      ];
+      // A client that sends its calls and closes stdin at once (a pipe) gets every answer; the
+      // server closed the connection and the store under them (answers dropped, folds cut off).
+      child.stdin.end(lines.map((m) => `${JSON.stringify(m)}\n`).join(''));
+      expect(await exited).toBe(0);
+      const answers = out
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => JSON.parse(l));
+      expect(answers.map((a) => a.id).sort((a, b) => a - b)).toEqual([1, 10, 11, 12, 13, 14]);
+      for (const a of answers.filter((x) => x.id >= 10)) expect(a.result.isError).toBeFalsy();
+      expect(err).toBe('');
+      const v = runCliProcess(['--dir', store, 'validate', '--json']);
+      expect(JSON.parse(v.stdout)).toMatchObject({ ok: true, checked: 5, problems: [] });
+    } finally {
+      rmSync(d, { recursive: true, force: true });
+    }
+  });
+
+  it('says on stderr what it cannot read, and ends with one line on a message over 10 MB', async () => {
+    const d = mkdtempSync(join(tmpdir(), 'cf-'));
+    try {
+      const run = async (input: string) => {
+        const child = spawn(
+          process.execPath,
+          [CLI, '--dir', join(d, '.contextfold'), 'mcp', '--create'],
+          { stdio: 'pipe' },
+        );
+        let out = '';
+        let err = '';
+        child.stdout.on('data', (b: Buffer) => {
+          out += b.toString('utf8');
+        });
+        child.stderr.on('data', (b: Buffer) => {
+          err += b.toString('utf8');
+        });
+        child.stdin.on('error', () => {}); // the server may stop reading before the end
+        const exited = new Promise<number | null>((r) => child.on('exit', r));
+        child.stdin.end(input);
+        return { code: await exited, out, err };
+      };
+      const ping = (id: number) => `${JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' })}\n`;
+      // Unreadable lines are skipped with one line each on stderr; the server keeps serving.
+      const bad = await run(`{not json\n[1,2]\n${ping(7)}`);
+      expect(bad.code).toBe(0);
+      expect(bad.err).toBe(
+        'contextfold mcp: ignored a line that is not a JSON-RPC 2.0 message\n'.repeat(2),
+      );
+      expect(JSON.parse(bad.out)).toEqual({ jsonrpc: '2.0', id: 7, result: {} });
+      // Over the limit the SDK closes the connection: the run fails with one line (it exited 0,
+      // saying nothing, and the client saw the server vanish).
+      const big = await run(`${ping(1)}${'x'.repeat(11 * 1024 * 1024)}\n`);
+      expect(big.code).not.toBe(0);
+      expect(big.err.trim().split('\n')).toHaveLength(1);
+      expect(big.err).toContain('a message over 10 MB closed the connection');
     } finally {
       rmSync(d, { recursive: true, force: true });
     }

@@ -2,6 +2,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { ContextFold } from '../../engine/context-fold.js';
 import type { ContextFoldEngine, OpenOptions } from '../../engine/types.js';
+import { UsageError } from '../../protocol/errors.js';
 import { registerContextFoldTools } from './tools.js';
 
 /** Options of {@link createContextFoldMcpServer}: how to open the store, plus the server name. */
@@ -10,7 +11,7 @@ export interface McpServerOptions extends OpenOptions {
   version?: string;
 }
 
-/** A server and the way to release its store. */
+/** A server and the way to release its store (after the tool calls in flight are answered). */
 export interface ContextFoldMcpServer {
   server: McpServer;
   close(): Promise<void>;
@@ -41,18 +42,33 @@ export function createContextFoldMcpServer(options: McpServerOptions): ContextFo
     });
     return engine;
   };
-  registerContextFoldTools(server, get);
+  const tools = registerContextFoldTools(server, get);
   return {
     server,
     async close() {
+      // Calls already received are answered first: closing the server drops their answers, and
+      // closing the engine under a fold breaks its write.
+      await tools.settled();
       await server.close();
       if (engine) await (await engine.catch(() => null))?.close();
     },
   };
 }
 
+/** Bytes of one JSON-RPC message `runStdioServer` reads (the SDK's stdio default); a larger one closes the connection. */
+const MCP_MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
+
+/** One line for a transport error: a line that is not JSON-RPC is named as such (a schema error is many lines). */
+function transportErrorLine(e: Error): string {
+  if (e instanceof SyntaxError || e.name === 'ZodError') {
+    return 'ignored a line that is not a JSON-RPC 2.0 message';
+  }
+  return e.message.replace(/\s+/g, ' ').slice(0, 300);
+}
+
 /**
- * Serves a store over stdio until the client closes stdin. Only protocol messages go to stdout:
+ * Serves a store over stdio until the client closes stdin (the calls already sent are answered
+ * first). Only protocol messages go to stdout:
  * anything else written with `console.log` is redirected to stderr.
  *
  * @example
@@ -67,7 +83,17 @@ export async function runStdioServer(options: McpServerOptions): Promise<void> {
   console.debug = console.error;
   try {
     const s = createContextFoldMcpServer(options);
-    const transport = new StdioServerTransport();
+    const transport = new StdioServerTransport(process.stdin, process.stdout, {
+      maxBufferSize: MCP_MAX_MESSAGE_BYTES,
+    });
+    let tooLarge = false;
+    // The SDK reports a line it cannot read (not JSON-RPC) and a message over the limit (which
+    // closes the connection) only here: without a handler both went unsaid.
+    s.server.server.onerror = (e) => {
+      // A message over the limit: the run ends with that error (below), said once.
+      if (/ReadBuffer exceeded/.test(e.message)) tooLarge = true;
+      else process.stderr.write(`contextfold mcp: ${transportErrorLine(e)}\n`);
+    };
     const closed = new Promise<void>((resolve) => {
       transport.onclose = () => resolve();
       process.stdin.once('end', () => resolve());
@@ -76,6 +102,11 @@ export async function runStdioServer(options: McpServerOptions): Promise<void> {
     await s.server.connect(transport);
     await closed;
     await s.close();
+    if (tooLarge) {
+      throw new UsageError(
+        `a message over ${MCP_MAX_MESSAGE_BYTES / 1024 / 1024} MB closed the connection: fold a turn that large with contextfold import or contextfold fold`,
+      );
+    }
   } finally {
     Object.assign(console, saved);
   }

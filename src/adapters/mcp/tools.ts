@@ -69,6 +69,9 @@ type Runner = <A>(
   fn: (cf: ContextFoldEngine, args: A) => Promise<CallToolResult>,
 ) => (args: A) => Promise<CallToolResult>;
 
+/** Characters of one candidate's summary in a `recall_archived_nodes` reply. */
+const RECALL_SUMMARY_CHARS = 300;
+
 /** Candidates `recall_archived_nodes` lists when the caller sets no limit. */
 const RECALL_DEFAULT_LIMIT = 20;
 
@@ -94,7 +97,15 @@ function registerRecall(server: McpServer, run: Runner): void {
     run(async (cf, { query, limit }: { query: string; limit?: number }) => {
       // The query is the caller's own text: not echoed back (a 2 MB query made a 2 MB reply).
       const { candidates } = await cf.recall(query, { limit: limit ?? RECALL_DEFAULT_LIMIT });
-      return json({ candidates });
+      // A summary is the folder's text, of any length (20 summaries of 1 MB made a 20 MB reply):
+      // each is cut to RECALL_SUMMARY_CHARS; hydrate_archived_node reads the turn itself.
+      return json({
+        candidates: candidates.map((c) =>
+          c.summary.length > RECALL_SUMMARY_CHARS
+            ? { ...c, summary: `${c.summary.slice(0, RECALL_SUMMARY_CHARS)}…` }
+            : c,
+        ),
+      });
     }),
   );
 }
@@ -304,6 +315,19 @@ function registerStoreChecks(server: McpServer, run: Runner): void {
   );
 }
 
+/** What {@link registerContextFoldTools} gives back: a way to wait for the calls in flight. */
+export interface RegisteredTools {
+  /**
+   * Resolves once every tool call already received has finished and its answer has been written
+   * (calls that start meanwhile are waited for too), so the store can be closed under none.
+   */
+  settled(): Promise<void>;
+}
+
+/** One turn of the event loop: a request read from the transport reaches its tool within it (input
+ * validation is microtasks), and a tool's answer is written within it after the tool returns. */
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 /**
  * Registers the contextfold tools on an MCP server, in {@link MCP_TOOL_NAMES} order. `engine`
  * is called per request (the store is opened lazily and shared). Every failure comes back as an
@@ -311,22 +335,38 @@ function registerStoreChecks(server: McpServer, run: Runner): void {
  *
  * @example
  * const server = new McpServer({ name: 'contextfold', version: '0.1.0' });
- * registerContextFoldTools(server, () => enginePromise);
+ * const tools = registerContextFoldTools(server, () => enginePromise);
+ * await tools.settled(); // before closing the engine
  */
 export function registerContextFoldTools(
   server: McpServer,
   engine: () => Promise<ContextFoldEngine>,
-): void {
-  const run: Runner = (fn) => async (args) => {
-    try {
-      return await fn(await engine(), args);
-    } catch (e) {
-      return toolError(e);
-    }
+): RegisteredTools {
+  const inFlight = new Set<Promise<CallToolResult>>();
+  const run: Runner = (fn) => (args) => {
+    const call = (async () => {
+      try {
+        return await fn(await engine(), args);
+      } catch (e) {
+        return toolError(e);
+      }
+    })();
+    inFlight.add(call);
+    void call.finally(() => inFlight.delete(call));
+    return call;
   };
   registerRecall(server, run);
   registerHydrate(server, run);
   registerScan(server, run);
   registerFold(server, run);
   registerStoreChecks(server, run);
+  return {
+    async settled() {
+      for (;;) {
+        await nextTurn();
+        if (inFlight.size === 0) return;
+        await Promise.allSettled([...inFlight]);
+      }
+    },
+  };
 }
