@@ -20,6 +20,7 @@ rl.on('line', (l) => {
   else if (r.op === 'wrong_id') out({ id: r.id + 1, ok: true, result: {} });
   else if (r.op === 'die') { process.stderr.write('fatal: boom\\n'); process.exit(3); }
   else if (r.op === 'slow') {}
+  else if (r.op === 'hang') setInterval(() => {}, 1000);
   else out({ id: r.id, ok: true, result: { helloSeen, pid: process.pid } });
 });
 `,
@@ -61,4 +62,31 @@ describe('spawnSubject', () => {
     ).rejects.toBeInstanceOf(SubjectProtocolError);
     await s.close();
   });
+
+  it.runIf(process.platform !== 'win32')(
+    'ends the subject the shell started, not only the shell, when it hangs',
+    async () => {
+      // `; :` keeps the shell from exec'ing node: the subject is the shell's child.
+      const s = spawnSubject({ command: `"${process.execPath}" "${script}"; :`, timeoutMs: 500 });
+      const alive = (pid: number): boolean => {
+        try {
+          process.kill(pid, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      try {
+        await s.request({ id: 1, op: 'hello', protocol: 'ipcf-subject/1' });
+        const ping = await s.request({ id: 2, op: 'ping' });
+        const pid = (ping as unknown as { result: { pid: number } }).result.pid;
+        // A subject stuck in a loop: it no longer notices its stdin closing.
+        await expect(s.request({ id: 3, op: 'hang' })).rejects.toThrow(/did not answer hang/);
+        for (let i = 0; i < 100 && alive(pid); i++) await new Promise((r) => setTimeout(r, 20));
+        expect(alive(pid)).toBe(false);
+      } finally {
+        await s.close();
+      }
+    },
+  );
 });

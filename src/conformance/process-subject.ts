@@ -68,6 +68,23 @@ function parseResponse(line: string, id: number): SubjectResponse | SubjectProto
 }
 
 /**
+ * Ends a subject for good: its whole process group (the shell `spawn` ran and the subject it
+ * started, which outlives a killed shell and keeps its stdout open), and our ends of its pipes,
+ * which a process outside the group could still hold open (the runner would never exit).
+ */
+function killTree(c: ChildProcess): void {
+  try {
+    if (process.platform !== 'win32' && c.pid !== undefined) process.kill(-c.pid, 'SIGKILL');
+    else c.kill('SIGKILL');
+  } catch {
+    c.kill('SIGKILL'); // the group is gone already (ESRCH)
+  }
+  c.stdin?.destroy();
+  c.stdout?.destroy();
+  c.stderr?.destroy();
+}
+
+/**
  * A subject in another process, spoken to over JSON lines on its stdin/stdout (PROTOCOL.md §1).
  * stderr is passed through for the subject's own logs. If the process dies, the pending request
  * fails with {@link SubjectProtocolError} and the next request starts a fresh process.
@@ -112,7 +129,7 @@ class ProcessSubject implements Subject {
     this.#lines?.close();
     await new Promise<void>((resolve) => {
       const t = setTimeout(() => {
-        c.kill('SIGKILL');
+        killTree(c);
         resolve();
       }, 5_000);
       c.once('exit', () => {
@@ -139,7 +156,7 @@ class ProcessSubject implements Subject {
     this.#child = null;
     this.#lines = null;
     this.#fail(e);
-    c?.kill('SIGKILL');
+    if (c) killTree(c);
   }
 
   #start(): void {
@@ -147,6 +164,8 @@ class ProcessSubject implements Subject {
       cwd: this.#cwd,
       shell: true,
       stdio: ['pipe', 'pipe', 'pipe'],
+      // Its own process group, so that ending it ends what the shell started too.
+      detached: process.platform !== 'win32',
     });
     this.#stderrTail = '';
     c.stderr?.on('data', (d: Buffer) => {
