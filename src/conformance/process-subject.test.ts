@@ -21,6 +21,7 @@ rl.on('line', (l) => {
   else if (r.op === 'die') { process.stderr.write('fatal: boom\\n'); process.exit(3); }
   else if (r.op === 'slow') {}
   else if (r.op === 'hang') setInterval(() => {}, 1000);
+  else if (r.op === 'twice') { out({ id: r.id, ok: true, result: {} }); out({ id: r.id, ok: true, result: {} }); }
   else out({ id: r.id, ok: true, result: { helloSeen, pid: process.pid } });
 });
 `,
@@ -89,4 +90,20 @@ describe('spawnSubject', () => {
       }
     },
   );
+
+  it('takes a line no request asked for (a second response) as a violation, reported on the next request', async () => {
+    const s = spawnSubject({ command: `"${process.execPath}" "${script}"`, timeoutMs: 2_000 });
+    try {
+      await s.request({ id: 1, op: 'hello', protocol: 'ipcf-subject/1' });
+      expect(await s.request({ id: 2, op: 'twice' })).toMatchObject({ id: 2, ok: true });
+      // Wherever the second line lands (before or after request 3 is written), request 3 fails.
+      await new Promise((r) => setTimeout(r, 200));
+      await expect(s.request({ id: 3, op: 'ping' })).rejects.toThrow(
+        /no request asked for: \{"id":2/,
+      );
+      expect(await s.request({ id: 4, op: 'ping' })).toMatchObject({ id: 4, ok: true });
+    } finally {
+      await s.close();
+    }
+  });
 });

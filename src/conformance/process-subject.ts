@@ -105,6 +105,8 @@ class ProcessSubject implements Subject {
   #pending: Pending | null = null;
   #stderrTail = '';
   #hello: SubjectRequest | null = null;
+  /** A violation seen while no request was pending (a line nobody asked for): the next one's. */
+  #stray: SubjectProtocolError | null = null;
 
   constructor(options: SpawnSubjectOptions) {
     this.#command = options.command;
@@ -115,6 +117,11 @@ class ProcessSubject implements Subject {
   async request(req: SubjectRequest): Promise<SubjectResponse> {
     if (this.#pending) throw new SubjectProtocolError('one request at a time');
     if (req.op === 'hello') this.#hello = req;
+    const stray = this.#stray;
+    if (stray) {
+      this.#stray = null;
+      throw stray;
+    }
     if (!this.#child) {
       this.#start();
       // A fresh process after a violation hears the same hello first (PROTOCOL.md §1).
@@ -190,14 +197,25 @@ class ProcessSubject implements Subject {
     });
     c.stdin?.on('error', () => {});
     const rl = createInterface({ input: c.stdout!, crlfDelay: Number.POSITIVE_INFINITY });
-    rl.on('line', (line) => this.#onLine(line));
+    rl.on('line', (line) => {
+      if (this.#child === c) this.#onLine(line);
+    });
     this.#child = c;
     this.#lines = rl;
   }
 
   #onLine(line: string): void {
     const p = this.#pending;
-    if (line.trim() === '' || !p) return;
+    if (line.trim() === '') return;
+    if (!p) {
+      // A second response, or output between requests: as much a violation as a wrong id,
+      // whether it lands before the next request is written or after.
+      this.#stray = new SubjectProtocolError(
+        `subject wrote a line no request asked for: ${line.slice(0, 120)}`,
+      );
+      this.#violation(this.#stray);
+      return;
+    }
     const r = parseResponse(line, p.id);
     if (r instanceof SubjectProtocolError) {
       this.#violation(r);
