@@ -20,6 +20,8 @@ rl.on('line', (l) => {
   else if (r.op === 'wrong_id') out({ id: r.id + 1, ok: true, result: {} });
   else if (r.op === 'die') { process.stderr.write('fatal: boom\\n'); process.exit(3); }
   else if (r.op === 'slow') {}
+  else if (r.op === 'hang') setInterval(() => {}, 1000);
+  else if (r.op === 'twice') { out({ id: r.id, ok: true, result: {} }); out({ id: r.id, ok: true, result: {} }); }
   else out({ id: r.id, ok: true, result: { helloSeen, pid: process.pid } });
 });
 `,
@@ -60,5 +62,48 @@ describe('spawnSubject', () => {
       s.request({ id: 1, op: 'hello', protocol: 'ipcf-subject/1' }),
     ).rejects.toBeInstanceOf(SubjectProtocolError);
     await s.close();
+  });
+
+  it.runIf(process.platform !== 'win32')(
+    'ends the subject the shell started, not only the shell, when it hangs',
+    async () => {
+      // `; :` keeps the shell from exec'ing node: the subject is the shell's child.
+      const s = spawnSubject({ command: `"${process.execPath}" "${script}"; :`, timeoutMs: 500 });
+      const alive = (pid: number): boolean => {
+        try {
+          process.kill(pid, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      try {
+        await s.request({ id: 1, op: 'hello', protocol: 'ipcf-subject/1' });
+        const ping = await s.request({ id: 2, op: 'ping' });
+        const pid = (ping as unknown as { result: { pid: number } }).result.pid;
+        // A subject stuck in a loop: it no longer notices its stdin closing.
+        await expect(s.request({ id: 3, op: 'hang' })).rejects.toThrow(/did not answer hang/);
+        for (let i = 0; i < 100 && alive(pid); i++) await new Promise((r) => setTimeout(r, 20));
+        expect(alive(pid)).toBe(false);
+      } finally {
+        await s.close();
+      }
+    },
+  );
+
+  it('takes a line no request asked for (a second response) as a violation, reported on the next request', async () => {
+    const s = spawnSubject({ command: `"${process.execPath}" "${script}"`, timeoutMs: 2_000 });
+    try {
+      await s.request({ id: 1, op: 'hello', protocol: 'ipcf-subject/1' });
+      expect(await s.request({ id: 2, op: 'twice' })).toMatchObject({ id: 2, ok: true });
+      // Wherever the second line lands (before or after request 3 is written), request 3 fails.
+      await new Promise((r) => setTimeout(r, 200));
+      await expect(s.request({ id: 3, op: 'ping' })).rejects.toThrow(
+        /no request asked for: \{"id":2/,
+      );
+      expect(await s.request({ id: 4, op: 'ping' })).toMatchObject({ id: 4, ok: true });
+    } finally {
+      await s.close();
+    }
   });
 });

@@ -68,6 +68,23 @@ function parseResponse(line: string, id: number): SubjectResponse | SubjectProto
 }
 
 /**
+ * Ends a subject for good: its whole process group (the shell `spawn` ran and the subject it
+ * started, which outlives a killed shell and keeps its stdout open), and our ends of its pipes,
+ * which a process outside the group could still hold open (the runner would never exit).
+ */
+function killTree(c: ChildProcess): void {
+  try {
+    if (process.platform !== 'win32' && c.pid !== undefined) process.kill(-c.pid, 'SIGKILL');
+    else c.kill('SIGKILL');
+  } catch {
+    c.kill('SIGKILL'); // the group is gone already (ESRCH)
+  }
+  c.stdin?.destroy();
+  c.stdout?.destroy();
+  c.stderr?.destroy();
+}
+
+/**
  * A subject in another process, spoken to over JSON lines on its stdin/stdout (PROTOCOL.md §1).
  * stderr is passed through for the subject's own logs. If the process dies, the pending request
  * fails with {@link SubjectProtocolError} and the next request starts a fresh process.
@@ -88,6 +105,8 @@ class ProcessSubject implements Subject {
   #pending: Pending | null = null;
   #stderrTail = '';
   #hello: SubjectRequest | null = null;
+  /** A violation seen while no request was pending (a line nobody asked for): the next one's. */
+  #stray: SubjectProtocolError | null = null;
 
   constructor(options: SpawnSubjectOptions) {
     this.#command = options.command;
@@ -98,6 +117,11 @@ class ProcessSubject implements Subject {
   async request(req: SubjectRequest): Promise<SubjectResponse> {
     if (this.#pending) throw new SubjectProtocolError('one request at a time');
     if (req.op === 'hello') this.#hello = req;
+    const stray = this.#stray;
+    if (stray) {
+      this.#stray = null;
+      throw stray;
+    }
     if (!this.#child) {
       this.#start();
       // A fresh process after a violation hears the same hello first (PROTOCOL.md §1).
@@ -112,7 +136,7 @@ class ProcessSubject implements Subject {
     this.#lines?.close();
     await new Promise<void>((resolve) => {
       const t = setTimeout(() => {
-        c.kill('SIGKILL');
+        killTree(c);
         resolve();
       }, 5_000);
       c.once('exit', () => {
@@ -139,7 +163,7 @@ class ProcessSubject implements Subject {
     this.#child = null;
     this.#lines = null;
     this.#fail(e);
-    c?.kill('SIGKILL');
+    if (c) killTree(c);
   }
 
   #start(): void {
@@ -147,6 +171,8 @@ class ProcessSubject implements Subject {
       cwd: this.#cwd,
       shell: true,
       stdio: ['pipe', 'pipe', 'pipe'],
+      // Its own process group, so that ending it ends what the shell started too.
+      detached: process.platform !== 'win32',
     });
     this.#stderrTail = '';
     c.stderr?.on('data', (d: Buffer) => {
@@ -171,14 +197,25 @@ class ProcessSubject implements Subject {
     });
     c.stdin?.on('error', () => {});
     const rl = createInterface({ input: c.stdout!, crlfDelay: Number.POSITIVE_INFINITY });
-    rl.on('line', (line) => this.#onLine(line));
+    rl.on('line', (line) => {
+      if (this.#child === c) this.#onLine(line);
+    });
     this.#child = c;
     this.#lines = rl;
   }
 
   #onLine(line: string): void {
     const p = this.#pending;
-    if (line.trim() === '' || !p) return;
+    if (line.trim() === '') return;
+    if (!p) {
+      // A second response, or output between requests: as much a violation as a wrong id,
+      // whether it lands before the next request is written or after.
+      this.#stray = new SubjectProtocolError(
+        `subject wrote a line no request asked for: ${line.slice(0, 120)}`,
+      );
+      this.#violation(this.#stray);
+      return;
+    }
     const r = parseResponse(line, p.id);
     if (r instanceof SubjectProtocolError) {
       this.#violation(r);

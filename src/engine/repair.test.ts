@@ -142,6 +142,10 @@ describe('repairStore on the CONF-09 tamper and CONF-12 crash states of the corp
         expect(snapshot(join(root, 'main'))).toEqual(bytesBefore);
         expect(await cf.validate()).toEqual(before);
 
+        const entriesBefore = new Map<number, unknown>();
+        for (const p of before.problems) {
+          if (p.step_id !== null) entriesBefore.set(p.step_id, await cf.entry(p.step_id));
+        }
         const done = await repairStore(cf, { apply: true, now: () => new Date(CLOCK) });
         expect(done.remaining).toEqual([]);
         expect((await cf.validate()).ok).toBe(true);
@@ -162,6 +166,12 @@ describe('repairStore on the CONF-09 tamper and CONF-12 crash states of the corp
         expect(logLines.map((l) => `${l.action} ${l.path}`)).toEqual(
           actions.map((a) => `${a.action} ${a.path}`),
         );
+        // A dropped entry is in the log whole (compaction removes it from recall_index.json).
+        for (const l of logLines.filter((x) => x.action === 'drop_entry')) {
+          expect(l.entry, `entry of step ${l.step_id} logged`).toEqual(
+            entriesBefore.get(l.step_id),
+          );
+        }
         // Never deletes bytes: every file that was there is still there, or in quarantine/.
         const after = snapshot(join(root, 'main'));
         const moved = new Map(

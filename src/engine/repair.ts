@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { appendDurable } from '../fs/durable-fs.js';
 import { UsageError } from '../protocol/errors.js';
 import { isoSeconds } from '../protocol/time.js';
+import type { IndexEntry } from '../protocol/types.js';
 import { canonicalNodePath, storeLayout } from '../store/layout.js';
 import { isPgUrl } from '../store/pg/pg-url.js';
 import type { ContextFold } from './context-fold.js';
@@ -15,12 +16,12 @@ export const REPAIR_LOG_FILE = 'repair_log.jsonl';
 /**
  * One repair step. `reindex`: a verified orphan gets its index entry back; `quarantine`: a file
  * (or symlink) moves into `<store>/quarantine/`, bytes intact; `drop_entry`: an index entry
- * whose node is gone or untrustworthy is removed (journaled).
+ * whose node is gone or untrustworthy is removed (journaled; once applied, `entry` is what it held).
  */
 export type RepairAction =
   | { action: 'reindex'; step_id: number; path: string }
   | { action: 'quarantine'; step_id: number | null; path: string; to: string | null }
-  | { action: 'drop_entry'; step_id: number; path: string };
+  | { action: 'drop_entry'; step_id: number; path: string; entry?: IndexEntry };
 
 /** A problem `validate` reported and what repair does (or did) about it. */
 export interface RepairItem {
@@ -107,9 +108,13 @@ async function run(engine: ContextFold, a: RepairAction): Promise<RepairAction> 
     case 'reindex':
       await engine.reindexOrphan(a.step_id);
       return a;
-    case 'drop_entry':
+    case 'drop_entry': {
+      // The entry goes into the log whole: the hashes and path the node was checked against
+      // are the evidence, and the next compaction removes them from recall_index.json.
+      const entry = await engine.entry(a.step_id);
       await engine.dropEntry(a.step_id, `repair: ${a.path}`);
-      return a;
+      return entry ? { ...a, entry } : a;
+    }
     case 'quarantine':
       return { ...a, to: await engine.quarantine(a.path) };
   }

@@ -54,9 +54,14 @@ export class StoreHealth {
     this.src = src;
   }
 
-  /** Counts and settings of the store, and the state of its derived index. */
+  /**
+   * Counts and settings of the store, and the state of its derived index. A store whose files
+   * cannot be loaded (an unreadable `recall_index.json`, journal or eviction log) is refused as
+   * every read refuses it: its counts would be those of an index derived before the damage.
+   */
   async status(engine: StatusSettings): Promise<StatusResult> {
     const { s, index } = await this.src.read(() => {
+      this.src.store.assertConsistent();
       const stats = this.src.store.stats();
       const path = this.src.store.indexPath;
       return {

@@ -1,7 +1,9 @@
+import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { runCliInProcess, runCliProcess } from '../test-utils/cli.js';
+import { CLI, runCliInProcess, runCliProcess } from '../test-utils/cli.js';
 import { describePg, pgStoreUrl } from '../test-utils/pg.js';
 import { HAS_SHARED, itShared, sharedPath } from '../test-utils/shared.js';
 import { tempDir } from '../test-utils/temp-dir.js';
@@ -183,6 +185,25 @@ describe('export and import-store between directories', () => {
       }),
     ).rejects.toMatchObject({ code: 'INTEGRITY_CHECK' });
     expect(existsSync(to)).toBe(false);
+    expect(readdirSync(join(work, 'out'))).toEqual([]);
+  });
+
+  it('a copy stopped by Ctrl-C while writing leaves no staging directory behind', async () => {
+    const work = tempDir().dir;
+    const dir = join(work, 'big', '.contextfold');
+    const cf = await ContextFold.open({ dir, tokenizer: 'reference' });
+    await cf.foldMany(
+      Array.from({ length: 700 }, (_, i) => ({ stepId: i, summary: `s${i}`, content: `p${i}` })),
+    );
+    await cf.close();
+    const to = join(work, 'out', '.contextfold');
+    // The built module in a child process, interrupted as a terminal's Ctrl-C would.
+    const module = pathToFileURL(join(dirname(CLI), '..', 'engine', 'store-transfer.js')).href;
+    const script = `import { transferStore } from ${JSON.stringify(module)};
+await transferStore({ from: ${JSON.stringify(dir)}, to: ${JSON.stringify(to)},
+  onProgress: (_d, _t, phase) => { if (phase === 'writing') process.kill(process.pid, 'SIGINT'); } });`;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script]);
+    expect(r.signal, r.stderr.toString()).toBe('SIGINT');
     expect(readdirSync(join(work, 'out'))).toEqual([]);
   });
 

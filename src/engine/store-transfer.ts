@@ -76,12 +76,14 @@ export async function transferStore(options: TransferOptions): Promise<TransferR
     // A new directory is written under a temporary name beside it and renamed into place
     // once complete: a copy that fails or is killed half-way leaves no partial store there.
     const staged = stagingFor(options.to);
+    const forget = staged ? removeOnSignal(staged.root) : () => {};
     try {
       const r = await copyInto(source, staged?.store ?? options.to, total, options.onProgress);
       if (!staged) return r;
       renameSync(staged.store, resolve(options.to));
       return { ...r, to: resolve(options.to) };
     } finally {
+      forget();
       if (staged) rmSync(staged.root, { recursive: true, force: true });
     }
   } finally {
@@ -154,6 +156,28 @@ function stagingFor(to: string): { root: string; store: string } | null {
   mkdirSync(dirname(target), { recursive: true });
   const root = mkdtempSync(join(dirname(target), `.${basename(target)}.copy-`));
   return { root, store: join(root, basename(target)) };
+}
+
+/** The signals that end a copy from outside: Ctrl-C, a terminal closed, `kill`. */
+const STOP_SIGNALS = ['SIGINT', 'SIGHUP', 'SIGTERM'] as const;
+
+/**
+ * Removes the staging directory `root` if the process is stopped by a signal while the copy
+ * writes it (no `finally` runs then, and nothing else would ever remove it: every copy stages
+ * under a new name), then lets the signal end the process as it would have, unless the program
+ * handles it itself. Returns the function that stops listening.
+ */
+function removeOnSignal(root: string): () => void {
+  const onSignal = (signal: NodeJS.Signals): void => {
+    forget();
+    rmSync(root, { recursive: true, force: true });
+    if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+  };
+  const forget = (): void => {
+    for (const s of STOP_SIGNALS) process.off(s, onSignal);
+  };
+  for (const s of STOP_SIGNALS) process.on(s, onSignal);
+  return forget;
 }
 
 /**

@@ -44,6 +44,8 @@ export interface ParseTurnsOptions<T = ImportedTurn> {
    * ignored). Throw a `UsageError` naming `row.where` for a bad row.
    */
   parseRow?: (row: TurnsRow) => T;
+  /** The keys of a row as error messages name them. Default `{"step_id","role","content"}`. */
+  rowShape?: string;
 }
 
 function turnOf({ row, step_id, source, line }: TurnsRow): ImportedTurn {
@@ -90,15 +92,14 @@ function orderProblem(
 }
 
 /** Parses one line into an object with a valid `step_id`, or throws naming the line. */
-function rowOf(raw: string, source: string, line: number): Record<string, unknown> {
+function rowOf(raw: string, source: string, line: number, shape: string): Record<string, unknown> {
   const value = parseJsonLine(
     raw,
     source,
     line,
-    'the turns format has one {"step_id","role","content"} object per line',
+    `the turns format has one ${shape} object per line`,
   );
-  if (!isRecord(value))
-    throw sourceError(source, line, 'expected a JSON object {"step_id","role","content"}');
+  if (!isRecord(value)) throw sourceError(source, line, `expected a JSON object ${shape}`);
   const id = value.step_id;
   if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 0) {
     throw sourceError(
@@ -133,7 +134,7 @@ export function parseTurnsJsonl<T = ImportedTurn>(
     const raw = rawLine.endsWith('\r') ? rawLine.slice(0, -1) : rawLine;
     if (raw.trim() === '') continue;
     const line = i + 1;
-    const row = rowOf(raw, source, line);
+    const row = rowOf(raw, source, line, options.rowShape ?? '{"step_id","role","content"}');
     const step_id = row.step_id as number;
     const problem = orderProblem(stepIds, step_id, prev, out.length);
     if (problem !== null) throw sourceError(source, line, problem);

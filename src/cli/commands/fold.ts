@@ -46,7 +46,12 @@ function foldRow({ row: o, step_id, where }: TurnsRow): FoldInput {
  */
 async function parseFoldJsonl(text: string, source: string): Promise<FoldInput[]> {
   const { parseTurnsJsonl } = await import('../../import/turns-jsonl.js');
-  return parseTurnsJsonl(text, { source, stepIds: 'any', parseRow: foldRow });
+  return parseTurnsJsonl(text, {
+    source,
+    stepIds: 'any',
+    parseRow: foldRow,
+    rowShape: '{"step_id","summary","content"}',
+  });
 }
 
 const human = (

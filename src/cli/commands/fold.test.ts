@@ -1,0 +1,23 @@
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCliInProcess } from '../../test-utils/cli.js';
+import { tempDir } from '../../test-utils/temp-dir.js';
+
+describe('contextfold fold --jsonl', () => {
+  it("names the batch's own line shape for a line that is not a JSON object, not the turns file's role", async () => {
+    const work = tempDir().dir;
+    const dir = join(work, '.contextfold');
+    const bad = join(work, 'bad.jsonl');
+    writeFileSync(bad, '{"step_id":1,"summary":"a","content":"x"}\n{"step_id":2,"summary":"b"\n');
+    const r = await runCliInProcess(['--dir', dir, 'fold', '--jsonl', bad]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`${bad}:2: not valid JSON`);
+    expect(r.stderr).toContain('{"step_id","summary","content"} object per line');
+    expect(r.stderr).not.toContain('role');
+    writeFileSync(bad, '[1]\n');
+    const arr = await runCliInProcess(['--dir', dir, 'fold', '--jsonl', bad]);
+    expect(arr.stderr).toContain('expected a JSON object {"step_id","summary","content"}');
+    expect(existsSync(dir)).toBe(false);
+  });
+});
