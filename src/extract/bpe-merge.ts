@@ -80,11 +80,9 @@ class PairHeap {
   }
 
   #swap(i: number, j: number): void {
-    for (const xs of [this.#rank, this.#pos, this.#version]) {
-      const t = xs[i]!;
-      xs[i] = xs[j]!;
-      xs[j] = t;
-    }
+    swapAt(this.#rank, i, j);
+    swapAt(this.#pos, i, j);
+    swapAt(this.#version, i, j);
   }
 
   push(rank: number, pos: number, version: number): void {
@@ -120,6 +118,12 @@ class PairHeap {
     }
     return top;
   }
+}
+
+function swapAt(xs: number[], i: number, j: number): void {
+  const t = xs[i]!;
+  xs[i] = xs[j]!;
+  xs[j] = t;
 }
 
 /** Marks a processor whose merge was replaced (the replacement is installed once). */

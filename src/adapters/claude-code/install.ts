@@ -265,13 +265,13 @@ export function uninstallClaudeCode(options: {
   userDir: string;
 }): UninstallResult {
   const path = settingsPath(options);
-  const { before, current } = loadSettings(path, 'uninstall');
+  const { current } = loadSettings(path, 'uninstall');
   const { settings, removed } = removeHooks(current);
   const changed = Object.values(removed).some((n) => n > 0);
   const backup = changed
     ? writeSettings(path, `${JSON.stringify(settings, null, 2)}\n`, true)
     : null;
-  return { settings: path, backup, changed: changed && before !== null, removed };
+  return { settings: path, backup, changed, removed };
 }
 
 /** A file system error as a one-line usage error about the settings file (no stack trace). */
