@@ -75,6 +75,8 @@ class StoredDoc {
   readonly length: number;
   /** The scan's packed form of the analysis (see `docLayout`), dropped with it. */
   layout: DocLayout | undefined = undefined;
+  /** Scored once without a layout (see `scoringLayout`), dropped with the analysis. */
+  scoredOnce = false;
   /** What the token count is stored under, once the analysis row was read. */
   #key: Pick<DocDetail, 'payload_sha256' | 'token_estimate'> | undefined;
   #analysis: NodeAnalysis | undefined;
@@ -152,6 +154,7 @@ class StoredDoc {
   forget(): void {
     this.#analysis = undefined;
     this.layout = undefined;
+    this.scoredOnce = false;
     this.#key = undefined;
     this.#tokens = undefined;
   }

@@ -1,11 +1,15 @@
 import { bestSteps } from './best-steps.js';
 import { FEATURE_NAMES, type FeatureName } from './linear-scorer.js';
 import {
-  docLayout,
+  blockCount,
+  type DocLayout,
+  hasId,
   keyHash,
   keyNumbers,
+  localKey,
   type RankedDoc,
   type RankedIndexView,
+  scoringLayout,
 } from './ranked-index.js';
 import { ANSWER_SHAPES, type PromptIntent } from './ranked-intent.js';
 import { idf, keyCredit, type QueryKey } from './ranked-query.js';
@@ -153,7 +157,12 @@ class FeatureContext {
     readonly t: FeatureTuning,
   ) {
     this.nq = query.length;
-    this.#present = { n: 0, at: new Int32Array(this.nq), w: new Float64Array(this.nq) };
+    this.#present = {
+      n: 0,
+      at: new Int32Array(this.nq),
+      w: new Float64Array(this.nq),
+      layout: undefined,
+    };
     this.total = keyWeights.reduce((s, w) => s + w, 0) || 1;
     const n = index.size;
     this.matchCredit = query.map((q) =>
@@ -225,19 +234,23 @@ class FeatureContext {
 
   /**
    * The matches the turn holds, one per query key (the match that gave the key its credit in the
-   * postings), in query-key order: the key's entry in the document's layout and its credit. One
-   * key lookup per prompt key, not per match. The arrays are reused by the next candidate.
+   * postings), in query-key order: where the document holds the key (its entry in the layout,
+   * or without one its local id) and its credit. One key lookup per prompt key, not per match.
+   * The arrays are reused by the next candidate.
    */
   present(docNo: number, doc: RankedDoc): Present {
     const out = this.#present;
     out.n = 0;
+    const layout = scoringLayout(doc);
+    out.layout = layout;
     const k = this.cr.slotOf[docNo]! - 1;
     if (k < 0) return out;
-    const layout = docLayout(doc);
     for (let q = 0; q < this.nq; q++) {
       const mi = this.cr.match[k * this.nq + q]!;
       if (mi < 0) continue;
-      const at = layout.find(this.#number[q]![mi]!, this.#hash[q]![mi]!);
+      const at = layout
+        ? layout.find(this.#number[q]![mi]!, this.#hash[q]![mi]!)
+        : localKey(doc.keys, this.query[q]!.matches[mi]!.key);
       if (at < 0) continue;
       out.at[out.n] = at;
       out.w[out.n] = this.matchCredit[q]![mi]!;
@@ -251,8 +264,11 @@ class FeatureContext {
   /** Credit of the turn's header: the matches (one per key) that the header holds. */
   headCoverage(doc: RankedDoc, present: Present): number {
     let s = 0;
-    const layout = docLayout(doc);
-    for (let i = 0; i < present.n; i++) if (layout.inHead(present.at[i]!)) s += present.w[i]!;
+    const { layout } = present;
+    for (let i = 0; i < present.n; i++) {
+      const at = present.at[i]!;
+      if (layout ? layout.inHead(at) : hasId(doc.head, at)) s += present.w[i]!;
+    }
     return s / this.total;
   }
 
@@ -286,16 +302,34 @@ class FeatureContext {
    * layout), in key order, so every block's sum is the one a pass over the blocks would make.
    */
   bestBlock(doc: RankedDoc, present: Present): { block: number; score: number } {
-    const { k1, b } = this.t;
-    const avg = this.index.averageBlockLength;
-    let block = 0;
-    let score = 0;
-    if (present.n === 0) return { block, score };
-    const layout = docLayout(doc);
-    const { ints } = layout;
-    const nb = layout.blocks;
+    if (present.n === 0) return { block: 0, score: 0 };
+    const nb = present.layout ? present.layout.blocks : doc.blocks.length;
     if (this.#blockScores.length < nb) this.#blockScores = new Float64Array(2 * nb);
     const acc = this.#blockScores;
+    if (present.layout) this.#addFromLayout(present.layout, present, acc);
+    else this.#addFromBlocks(doc, present, acc);
+    let block = 0;
+    let score = 0;
+    for (let bi = 0; bi < nb; bi++) {
+      if (acc[bi]! > score) {
+        block = bi;
+        score = acc[bi]!;
+      }
+      acc[bi] = 0;
+    }
+    return { block, score: score / this.total };
+  }
+
+  /** The BM25 term of a key found `tf` times in a block of `length` keys. */
+  #term(w: number, tf: number, length: number): number {
+    const { k1, b } = this.t;
+    const norm = k1 * (1 - b + (b * length) / this.index.averageBlockLength);
+    return (w * tf * (k1 + 1)) / (tf + norm);
+  }
+
+  /** {@link bestBlock}'s sums from the layout: each present key's run of (block, count) pairs. */
+  #addFromLayout(layout: DocLayout, present: Present, acc: Float64Array): void {
+    const { ints } = layout;
     for (let i = 0; i < present.n; i++) {
       const w = present.w[i]!;
       // The key's run of (block, count) pairs, its last block stored complemented.
@@ -305,19 +339,22 @@ class FeatureContext {
         let bi = ints[p]!;
         last = bi < 0;
         if (last) bi = ~bi;
-        const tf = ints[p + 1]!;
-        const norm = k1 * (1 - b + (b * layout.blockLength(bi)) / avg);
-        acc[bi]! += (w * tf * (k1 + 1)) / (tf + norm);
+        acc[bi]! += this.#term(w, ints[p + 1]!, layout.blockLength(bi));
       }
     }
-    for (let bi = 0; bi < nb; bi++) {
-      if (acc[bi]! > score) {
-        block = bi;
-        score = acc[bi]!;
+  }
+
+  /** {@link bestBlock}'s sums from the analysis (no layout): the same terms in the same order. */
+  #addFromBlocks(doc: RankedDoc, present: Present, acc: Float64Array): void {
+    const { blocks } = doc;
+    for (let i = 0; i < present.n; i++) {
+      const w = present.w[i]!;
+      const id = present.at[i]!;
+      for (let bi = 0; bi < blocks.length; bi++) {
+        const tf = blockCount(blocks[bi]!, id);
+        if (tf > 0) acc[bi]! += this.#term(w, tf, blocks[bi]!.length);
       }
-      acc[bi] = 0;
     }
-    return { block, score: score / this.total };
   }
 }
 
@@ -330,9 +367,11 @@ function creditAt(credit: Float64Array, around: Int32Array, i: number, q: number
 /** The matches one candidate holds (see `FeatureContext.present`): parallel arrays, `n` used. */
 interface Present {
   n: number;
-  /** The key's table entry in the layout (see `DocLayout.find`). */
+  /** The key's table entry in the layout (see `DocLayout.find`), or its local id without one. */
   at: Int32Array;
   w: Float64Array;
+  /** The layout the candidate is scored with (undefined: its first scoring, see `scoringLayout`). */
+  layout: DocLayout | undefined;
 }
 
 /** True when a shape bit mask holds one of the asked answer shapes. */
@@ -483,16 +522,18 @@ function fullCandidate(
   const f = buffer.subarray(0, FEATURE_NAMES.length);
   const present = ctx.present(docNo, doc);
   const best = ctx.bestBlock(doc, present);
-  // The block's and the turn's fields come from the layout: the analysis is not read.
-  const layout = docLayout(doc);
   f[F.block] = best.score;
   ctx.neighbourhood(step, f);
   f[F.head] = ctx.headCoverage(doc, present);
-  f[F.shape] = (layout.blockShapes(best.block) & cue.askedMask) !== 0 ? 1 : 0;
-  f[F.shapeTurn] = (layout.shapes & cue.askedMask) !== 0 ? 1 : 0;
-  f[F.err] = cue.intent.error && layout.blockError(best.block) ? 1 : 0;
-  f[F.prose] = layout.blockProse(best.block);
-  f[F.proseTurn] = layout.prose;
+  // From the layout when there is one (the analysis is not read), else from the analysis.
+  const { layout } = present;
+  const block = layout ? undefined : doc.blocks[best.block]!;
+  const shapes = block ? block.shapes : layout!.blockShapes(best.block);
+  f[F.shape] = (shapes & cue.askedMask) !== 0 ? 1 : 0;
+  f[F.shapeTurn] = ((layout ?? doc).shapes & cue.askedMask) !== 0 ? 1 : 0;
+  f[F.err] = cue.intent.error && (block ? block.error : layout!.blockError(best.block)) ? 1 : 0;
+  f[F.prose] = block ? block.prose : layout!.blockProse(best.block);
+  f[F.proseTurn] = (layout ?? doc).prose;
   f[F.len] = Math.log(1 + doc.tokens) / 10;
   const rec = (step - cue.lo) / cue.span;
   f[F.recLatest] = cue.intent.time === 'latest' ? rec : 0;

@@ -29,6 +29,8 @@ export interface RankedDoc {
   blocks: readonly BlockAnalysis[];
   /** The packed form a scan scores with, once built (see {@link docLayout}). */
   layout: DocLayout | undefined;
+  /** Scored once without a layout (see {@link scoringLayout}): the next scoring builds it. */
+  scoredOnce: boolean;
 }
 
 /** Postings of one key: parallel arrays of document numbers and term frequencies (fold order). */
@@ -280,6 +282,7 @@ export function rankedDoc(
     head: a.head,
     blocks: a.blocks,
     layout: undefined,
+    scoredOnce: false,
   };
 }
 
@@ -478,6 +481,23 @@ export class DocLayout {
     FLOAT_INTS[1] = this.ints[this.blockInfo + BLOCK_INTS * bi + 4]!;
     return FLOAT[0]!;
   }
+}
+
+/**
+ * The layout to score a document with, or `undefined` on its first scoring, which then reads
+ * the analysis directly (a binary search per prompt key, {@link localKey}). Building a layout
+ * numbers and hashes every key of the document, many times the cost of one such scoring: a
+ * fresh process (the CLI, a hook) scores each candidate once and would build layouts it never
+ * reads again. A document scored a second time is likely to be scored again: it gets one.
+ */
+export function scoringLayout(doc: RankedDoc): DocLayout | undefined {
+  const layout = doc.layout;
+  if (layout !== undefined && layout.epoch === keyNumbers.epoch) return layout;
+  if (!doc.scoredOnce) {
+    doc.scoredOnce = true;
+    return undefined;
+  }
+  return docLayout(doc);
 }
 
 /** The layout of a document, built on first use (and again after the key numbering started over). */
