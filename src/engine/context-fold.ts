@@ -143,6 +143,7 @@ export class ContextFold implements ContextFoldEngine {
       entryOf: (step) => this.store.get(step),
       tokensOf: (step) => this.costs.tokensOf(step),
       knownTokens: (entry) => this.costs.knownTokens(entry),
+      rememberTokens: (payload, count) => this.costs.rememberTokens(payload, count),
     });
     this.batch = new BatchFold({
       store: this.store,

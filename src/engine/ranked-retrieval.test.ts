@@ -169,15 +169,17 @@ describe('what a ranked scan reads', () => {
     const store = cf.backend;
     const numbered = new Set<number>();
     const detailed = new Set<number>();
+    const reads: number[] = [];
     const docStats = store.docStats.bind(store);
-    const docDetail = store.docDetail.bind(store);
+    const docDetails = store.docDetails.bind(store);
     store.docStats = (steps) => {
       for (const s of steps) numbered.add(s);
       return docStats(steps);
     };
-    store.docDetail = (step) => {
-      detailed.add(step);
-      return docDetail(step);
+    store.docDetails = (steps, tokenizer) => {
+      for (const s of steps) detailed.add(s);
+      reads.push(steps.length);
+      return docDetails(steps, tokenizer);
     };
     const r = await cf.scan('How many warnings did the widget build job-0642 report?');
     expect(r.selected[0]?.step_id).toBe(642);
@@ -187,6 +189,28 @@ describe('what a ranked scan reads', () => {
       RANKED_DEFAULTS.maxCandidates + RANKED_DEFAULTS.maxPages,
     );
     for (const p of r.selected) expect(detailed.has(p.step_id)).toBe(true);
+    // The candidates' rows in one query, not one each (a pick's call turn may come after).
+    expect(reads[0]).toBe(RANKED_DEFAULTS.maxCandidates);
+    expect(reads.length).toBeLessThanOrEqual(1 + RANKED_DEFAULTS.maxPages);
+    await cf.close({ compact: false });
+  });
+});
+
+describe('the rows of the turns a scan scores in full (docDetails)', () => {
+  it('come in one query, only for analysed turns, with the stored token counts asked for', async () => {
+    const cf = await buildJobs(30);
+    await cf.backend.sync();
+    const name = cf.tokenizer.name;
+    const rows = cf.backend.docDetails([5, 3, 999_999], name);
+    expect(rows.map((r) => r.step).sort((a, b) => a - b)).toEqual([3, 5]);
+    for (const r of rows) {
+      expect(r.tokens).toBeGreaterThan(0);
+      expect(r.tokens).toBe(cf.backend.tokens(r.payload_sha256, name));
+      expect(r.payload_sha256).toBe(cf.backend.get(r.step)!.payload_sha256);
+    }
+    // Without a tokenizer, or with one nothing is stored for, no count.
+    expect(cf.backend.docDetails([3])[0]).not.toHaveProperty('tokens');
+    expect(cf.backend.docDetails([3], 'no-such-tokenizer')[0]).not.toHaveProperty('tokens');
     await cf.close({ compact: false });
   });
 });
@@ -196,10 +220,10 @@ describe('the analyses a process keeps decoded', () => {
     const cf = await buildJobs(400);
     await cf.backend.sync();
     const details: number[] = [];
-    const docDetail = cf.backend.docDetail.bind(cf.backend);
-    cf.backend.docDetail = (step) => {
-      details.push(step);
-      return docDetail(step);
+    const docDetails = cf.backend.docDetails.bind(cf.backend);
+    cf.backend.docDetails = (steps, tokenizer) => {
+      details.push(...steps);
+      return docDetails(steps, tokenizer);
     };
     const deps = {
       tokenizer: cf.tokenizer,

@@ -92,7 +92,7 @@ class StoredDoc {
 
   /** The analysis row and token key, read only for a turn that is scored in full. */
   #stored(): DocDetail {
-    const detail = this.deps.backend.docDetail(this.stepId);
+    const [detail] = this.deps.backend.docDetails([this.stepId]);
     // Numbered by this scan and gone now: another process dropped it (a repair), which starts
     // a new index generation; the read runs again on the rebuilt view.
     if (!detail) {
@@ -132,9 +132,21 @@ class StoredDoc {
     return this.analysis().blocks;
   }
 
+  /** Whether the analysis is decoded (else the next read of one of its fields reads it). */
+  get isDecoded(): boolean {
+    return this.#analysis !== undefined;
+  }
+
+  /** Takes the row a batch read of the scan's candidates found (see `RankedRetrieval`). */
+  adopt(detail: DocDetail): void {
+    if (!this.#analysis) this.#decode(detail);
+  }
+
   analysis(): NodeAnalysis {
-    if (this.#analysis) return this.#analysis;
-    const detail = this.#stored();
+    return this.#analysis ?? this.#decode(this.#stored());
+  }
+
+  #decode(detail: DocDetail): NodeAnalysis {
     const decoded = decodeStoredAnalysis(detail.features, 0);
     // A stored analysis that does not decode is a damaged index, never ranked with: the
     // index is rebuilt (its analyses recomputed from verified nodes) and the read runs again.
@@ -172,6 +184,11 @@ export interface RankedRetrievalDeps {
   tokensOf(stepId: number): number;
   /** Tokens known for a payload without counting (stored), if any. */
   knownTokens(entry: Pick<IndexEntry, 'payload_sha256' | 'token_estimate'>): number | undefined;
+  /**
+   * Optional: keeps a payload's stored count for {@link knownTokens}, when a scan reads those
+   * of its candidates in one query (without it, each is looked up on its own).
+   */
+  rememberTokens?(payloadSha256: string, count: number): void;
 }
 
 /** Caps of one page-in, and the live boundary (see `RankedScanOptions.liveFrom`). */
@@ -372,6 +389,7 @@ export class RankedRetrieval {
       keysWithPrefix: (prefix) => [...new Set(backend.termsWithPrefix('ranked', prefix))],
       recentPostings: (key, limit) => backend.postings('ranked', key, limit),
       docs: (steps) => this.#storedDocs(steps),
+      prefetch: (docs) => this.#prefetch(docs),
       numbering: this.#numbering,
       readVersion: backend.readVersion,
     };
@@ -401,6 +419,27 @@ export class RankedRetrieval {
       else this.#absent.add(steps[i]!);
     }
     return out;
+  }
+
+  /**
+   * Reads the analyses of the stored documents a scan is about to score in full, in one query
+   * with their token counts: a fresh process (the CLI, a hook) scores a few hundred, and a query
+   * each was a tenth of its scan. At most as many as the process keeps decoded.
+   */
+  #prefetch(docs: readonly RankedDoc[]): void {
+    const want = new Map<number, StoredDoc>();
+    for (const d of docs) {
+      if (want.size >= this.#maxDecoded) break;
+      if (d instanceof StoredDoc && !d.isDecoded) want.set(d.stepId, d);
+    }
+    if (want.size === 0) return;
+    const { backend, tokenizer, rememberTokens } = this.#deps;
+    // The reference tokenizer's counts are the entries' estimates: none is stored to read.
+    const name = tokenizer.name === 'reference' || !rememberTokens ? undefined : tokenizer.name;
+    for (const detail of backend.docDetails([...want.keys()], name)) {
+      want.get(detail.step)?.adopt(detail);
+      if (detail.tokens !== undefined) rememberTokens?.(detail.payload_sha256, detail.tokens);
+    }
   }
 
   #decode(d: DocStats): RankedDoc {
@@ -535,5 +574,6 @@ function withUnverified(
       }
       return out;
     },
+    ...(stored.prefetch ? { prefetch: stored.prefetch } : {}),
   };
 }

@@ -411,6 +411,7 @@ export function candidateFeatures(
   try {
     const ctx = new FeatureContext(index, query, cr, keyWeights, t);
     const pool = candidatePool(ctx, cr, t.maxCandidates);
+    index.prefetch?.(pool.map((step) => index.docOf(step)!));
     const lo = pool.reduce((m, step) => Math.min(m, step), Number.POSITIVE_INFINITY);
     const cue: CandidateCue = {
       intent,

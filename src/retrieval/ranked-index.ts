@@ -70,6 +70,11 @@ export interface RankedIndexView {
   topExtensions?(prefix: string, maxLength: number, limit: number): string[];
   /** A zeroed per-document scratch array (callers zero what they set before returning). */
   scratchSlots(): Int32Array;
+  /**
+   * Optional: says that a scan is about to score these documents in full, so that a persistent
+   * index reads their analyses in one query rather than one each.
+   */
+  prefetch?(docNos: readonly number[]): void;
 }
 
 /**

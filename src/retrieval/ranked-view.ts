@@ -25,6 +25,8 @@ export interface RankedSource {
   recentPostings(key: string, limit: number): { steps: readonly number[]; tfs: readonly number[] };
   /** Statistics of the analysed documents among `steps`, aligned with them (undefined: none). */
   docs(steps: readonly number[]): (RankedDoc | undefined)[];
+  /** Optional: see {@link RankedIndexView.prefetch} (documents this source gave). */
+  prefetch?(docs: readonly RankedDoc[]): void;
   /**
    * Optional: the numbering every view of this source shares (see {@link DocNumbering}); the
    * source gives a new one whenever a numbered step's document may change. Without it, each
@@ -101,6 +103,8 @@ export function rankedView(
     docOf: (step) => numbering.numberOf(step),
     scratchSlots: () => numbering.scratchSlots(),
   };
+  const { prefetch } = source;
+  if (prefetch) view.prefetch = (docNos) => prefetch(docNos.map((d) => numbering.doc(d)));
   rememberQuery(view, prompt, t, query);
   return view;
 }

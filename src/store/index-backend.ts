@@ -168,8 +168,11 @@ export interface IndexBackend {
   fieldStats(field: PostingField): FieldStats;
   /** Ranked statistics of analysed nodes among `steps` (others are absent). */
   docStats(steps: readonly number[]): DocStats[];
-  /** The analysis and token key of an analysed node, read when a scan scores it in full. */
-  docDetail(step: number): DocDetail | undefined;
+  /**
+   * The analyses and token keys of the analysed nodes among `steps` (others are absent), read
+   * when a scan scores them in full; with `tokenizer`, their stored token counts under it.
+   */
+  docDetails(steps: readonly number[], tokenizer?: string): DocDetail[];
 
   /** The eviction log in order (what `eviction_log.json` holds). */
   evictions(): { step_id: number; evicted_at: string }[];

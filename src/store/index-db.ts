@@ -362,9 +362,9 @@ export class IndexDb {
     return this.#scan.docs(steps);
   }
 
-  /** The analysis and token key of an analysed step (undefined: not analysed). */
-  docDetail(step: number): DocDetail | undefined {
-    return this.#scan.docDetail(step);
+  /** See `IndexScanReader.docDetails`. */
+  docDetails(steps: readonly number[], tokenizer?: string): DocDetail[] {
+    return this.#scan.docDetails(steps, tokenizer);
   }
 
   /** Largest analysed step (-1 when none). */

@@ -14,11 +14,14 @@ export interface DocStats {
 
 /** What a scan reads only for the turns it scores in full: the analysis and the token key. */
 export interface DocDetail {
+  step: number;
   /** The analyzer's opaque features (see `decodeStoredAnalysis`). */
   features: string;
   /** Of the document's index entry: what its token count is stored under, without the entry. */
   payload_sha256: string;
   token_estimate: number;
+  /** The payload's stored token count under the tokenizer asked for, if stored. */
+  tokens?: number;
 }
 
 /** The `k`-th highest step of the blocks (k ≤ their postings). */
@@ -167,16 +170,35 @@ export class IndexScanReader {
       .all(JSON.stringify(steps)) as DocStats[];
   }
 
-  /** The analysis and token key of an analysed step (undefined: not analysed). */
-  docDetail(step: number): DocDetail | undefined {
-    const row = this.#s
+  /**
+   * The analyses and token keys of the analysed steps among `steps` (others are absent), in one
+   * query: a scan reads those of its candidates together. With `tokenizer`, each payload's
+   * stored count under it too.
+   */
+  docDetails(steps: readonly number[], tokenizer?: string): DocDetail[] {
+    const rows = this.#s
       .get(
-        'docDetail',
-        'SELECT a.features, e.payload_sha256, e.token_estimate FROM docs d JOIN analyses a ON a.id = d.analysis JOIN entries e ON e.step = d.step WHERE d.step = ?',
+        'docDetails',
+        `SELECT d.step, a.features, e.payload_sha256, e.token_estimate, t.count
+         FROM json_each(?) j JOIN docs d ON d.step = j.value JOIN analyses a ON a.id = d.analysis
+         JOIN entries e ON e.step = d.step
+         LEFT JOIN tokens t ON t.payload_sha256 = e.payload_sha256 AND t.tokenizer = ?`,
       )
       .raw()
-      .get(step) as [StoredBody, string, number] | undefined;
-    return row && { features: unpack(row[0]), payload_sha256: row[1], token_estimate: row[2] };
+      .all(JSON.stringify(steps), tokenizer ?? null) as [
+      number,
+      StoredBody,
+      string,
+      number,
+      number | null,
+    ][];
+    return rows.map(([step, body, payload, estimate, count]) => ({
+      step,
+      features: unpack(body),
+      payload_sha256: payload,
+      token_estimate: estimate,
+      ...(count === null ? {} : { tokens: count }),
+    }));
   }
 
   /** Largest analysed step (-1 when none). */

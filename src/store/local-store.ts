@@ -325,8 +325,8 @@ export class LocalStore implements IndexBackend {
     return out;
   }
 
-  docDetail(step: number): DocDetail | undefined {
-    return this.#read(undefined, (db) => db.docDetail(step));
+  docDetails(steps: readonly number[], tokenizer?: string): DocDetail[] {
+    return this.#read([], (db) => db.docDetails(steps, tokenizer));
   }
 
   evictions(): { step_id: number; evicted_at: string }[] {

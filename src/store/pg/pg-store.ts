@@ -326,8 +326,8 @@ export class PgStore implements IndexBackend {
     return out;
   }
 
-  docDetail(step: number): DocDetail | undefined {
-    return this.#mirror.db.docDetail(step);
+  docDetails(steps: readonly number[], tokenizer?: string): DocDetail[] {
+    return this.#mirror.db.docDetails(steps, tokenizer);
   }
 
   evictions(): { step_id: number; evicted_at: string }[] {
