@@ -3,6 +3,7 @@ import { type TestStore, testStore } from '../test-utils/backend-store.js';
 import {
   fakeSecrets,
   leakedFragments,
+  noise,
   secretFragments,
   secretTurn,
 } from '../test-utils/fake-secrets.js';
@@ -104,6 +105,55 @@ describe.each(BACKENDS)('%s', (backend: BackendName) => {
       const nodes = await nodesOf(st);
       expect(nodes.length).toBeGreaterThan(0);
       for (const n of nodes) expect(n.sanitized).toBe(false);
+    });
+  });
+
+  describe('secrets whose label is the key of a tool call input', () => {
+    it('are redacted after their key: nothing of them in the events or nodes', async () => {
+      const st = store();
+      const bearer = noise('bearer', 'abcdefghijklmnopqrstuvwxyz0123456789', 40);
+      const session = await Session.open({
+        dir: st.dir,
+        budget: 4000,
+        keepRecent: 1,
+        foldThreshold: 0,
+        clock: stepClock(),
+      });
+      await session.beforeTurn('call the billing api');
+      const input = {
+        url: 'https://billing.internal/v1/invoices',
+        headers: { Authorization: `Bearer ${bearer}` },
+        env: { DB_PASSWORD: s.postgresPassword, aws_secret_access_key: s.awsSecretAccessKey },
+        password: `${s.postgresPassword}x`,
+      };
+      await session.afterTurn([
+        { role: 'assistant', content: '', toolCalls: [{ id: 'h1', name: 'http', input }] },
+        { role: 'tool', toolCallId: 'h1', toolName: 'http', content: 'HTTP 200' },
+      ]);
+      for (let i = 0; i < 3; i++) {
+        await session.beforeTurn(`next step ${i}`);
+        await session.afterTurn({ role: 'assistant', content: `step ${i} done` });
+      }
+      expect(session.history()[1]).toMatchObject({
+        toolCalls: [
+          {
+            input: {
+              url: input.url,
+              headers: { Authorization: 'Bearer [REDACTED:authorization-header]' },
+              env: {
+                DB_PASSWORD: '[REDACTED:env-assignment]',
+                aws_secret_access_key: '[REDACTED:aws-secret-access-key]',
+              },
+              password: '[REDACTED:config-assignment]',
+            },
+          },
+        ],
+      });
+      await session.close();
+      const values = [bearer, s.postgresPassword, s.awsSecretAccessKey];
+      const fragments = values.flatMap((v) => [v.slice(0, 12), v.slice(-12)]);
+      expect(leakedFragments(await st.everyByte(), fragments)).toEqual([]);
+      expect((await replaySession({ dir: st.dir })).matches).toBe(true);
     });
   });
 
