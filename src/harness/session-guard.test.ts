@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { ContextFold } from '../engine/context-fold.js';
+import { isUsageError } from '../protocol/errors.js';
 import { type TestStore, testStore } from '../test-utils/backend-store.js';
 import {
   fakeSecrets,
@@ -8,6 +10,7 @@ import {
   secretTurn,
 } from '../test-utils/fake-secrets.js';
 import { BACKENDS, type BackendName } from '../test-utils/pg.js';
+import { tempDir } from '../test-utils/temp-dir.js';
 import { renderPackText } from './pack.js';
 import { replaySession } from './replay.js';
 import { Session } from './session.js';
@@ -239,5 +242,21 @@ describe.each(BACKENDS)('%s', (backend: BackendName) => {
       expect(ev).toMatchObject({ findings: page.findings });
       expect((await replaySession({ dir })).matches).toBe(true);
     });
+  });
+});
+
+describe('Session.open with an engine and a contrary redact', () => {
+  it('is refused with one line, not run with the engine redaction silently off', async () => {
+    const dir = tempDir().dir;
+    const engine = await ContextFold.open({ dir, redact: false });
+    try {
+      const e = await Session.open({ engine, budget: 4000, redact: true }).catch((x) => x);
+      expect(isUsageError(e)).toBe(true);
+      expect((e as Error).message).toMatch(/redact: true contradicts the engine's redact: false/);
+      const ok = await Session.open({ engine, budget: 4000, redact: false });
+      await ok.close();
+    } finally {
+      await engine.close();
+    }
   });
 });
