@@ -61,7 +61,7 @@ async function redactPieces(pieces: readonly Piece[], redact: RedactTexts): Prom
   });
   if (again.length > 0) {
     const alone = await redact(again.map((i) => pieces[i]!.text));
-    again.forEach((i, k) => (out[i] = alone[k]!));
+    for (const [k, i] of again.entries()) out[i] = alone[k]!;
   }
   return out;
 }
