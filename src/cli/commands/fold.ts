@@ -49,22 +49,24 @@ function foldRow({ row: o, step_id, where }: TurnsRow): BatchRow {
 
 /**
  * The batch's fold inputs, a missing summary made from the payload as the store will keep it
- * (redacted, the batch's payloads together): the first line of the text as given, cut at 200
- * characters, could cut a secret short (`token ghp_u8jz…`), and a secret cut short no longer
- * matches its pattern when the fold redacts the summary.
+ * (redacted, each on its own as `foldMany` does, so a summary never depends on the batch): the
+ * first line of the text as given, cut at 200 characters, could cut a secret short
+ * (`token ghp_u8jz…`), and a secret cut short no longer matches its pattern when the fold
+ * redacts the summary.
  */
 async function withSummaries(
   engine: Pick<ContextFoldEngine, 'redactTexts'>,
   rows: readonly BatchRow[],
 ): Promise<FoldInput[]> {
-  const payloads = rows
-    .filter((r) => r.summaryFromPayload)
-    .map((r) => (r.input.content as string | undefined) ?? '');
-  const stored = payloads.length > 0 ? await engine.redactTexts(payloads) : [];
-  let k = 0;
-  return rows.map((r) =>
-    r.summaryFromPayload ? { ...r.input, summary: firstLine(stored[k++]!) } : r.input,
-  );
+  const out: FoldInput[] = [];
+  for (const r of rows) {
+    if (!r.summaryFromPayload) out.push(r.input);
+    else {
+      const [stored] = await engine.redactTexts([(r.input.content as string | undefined) ?? '']);
+      out.push({ ...r.input, summary: firstLine(stored!) });
+    }
+  }
+  return out;
 }
 
 /**
