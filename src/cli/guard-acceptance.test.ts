@@ -113,6 +113,40 @@ describe('issue 12 acceptance: no secret reaches disk, on every write path', () 
     }
   });
 
+  it('CLI fold --jsonl without a summary: the first line is summarised after redaction', () => {
+    const root = tempDir().dir;
+    const store = join(root, '.contextfold');
+    const batch = join(root, 'turns.jsonl');
+    // The summary is the first line cut at 199 characters: here inside the token.
+    const line = `${'word '.repeat(33)}token ${s.githubToken} used`;
+    writeFileSync(batch, `${JSON.stringify({ step_id: 0, content: `${line}\nmore` })}\n`);
+    const r = runCliProcess(['--dir', store, '--json', 'fold', '--jsonl', batch]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(
+      leakedFragments(Buffer.concat(files(store).map((f) => f.bytes)), [
+        s.githubToken.slice(0, 12),
+      ]),
+    ).toEqual([]);
+    const node = JSON.parse(readFileSync(join(store, 'cold_nodes', 'step_000000.json'), 'utf8'));
+    expect(node.summary).toBe(`${'word '.repeat(33)}token [REDACTED:github-token] used`);
+  });
+
+  it('CLI fold --jsonl without a summary: a line summarised alone, whatever else the batch holds', () => {
+    const root = tempDir().dir;
+    const store = join(root, '.contextfold');
+    const t0 = { step_id: 0, content: `trying ${s.postgresPassword} now` };
+    const t1 = { step_id: 1, content: `psql postgres://app:${s.postgresPassword}@db/billing` };
+    const a = join(root, 'a.jsonl');
+    const b = join(root, 'b.jsonl');
+    writeFileSync(a, `${JSON.stringify(t0)}\n`);
+    writeFileSync(b, `${JSON.stringify(t0)}\n${JSON.stringify(t1)}\n`);
+    expect(runCliProcess(['--dir', store, 'fold', '--jsonl', a]).code).toBe(0);
+    // Redacted with t1, whose URL password it repeats, t0's summary changed: a StepConflictError.
+    const r = runCliProcess(['--dir', store, '--json', 'fold', '--jsonl', b]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ folded: 1, already_folded: 1 });
+  });
+
   it('CLI import of a Claude Code transcript', () => {
     const root = tempDir().dir;
     const store = join(root, '.contextfold');

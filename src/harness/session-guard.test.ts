@@ -1,12 +1,16 @@
 import { describe, expect, it } from 'vitest';
+import { ContextFold } from '../engine/context-fold.js';
+import { isUsageError } from '../protocol/errors.js';
 import { type TestStore, testStore } from '../test-utils/backend-store.js';
 import {
   fakeSecrets,
   leakedFragments,
+  noise,
   secretFragments,
   secretTurn,
 } from '../test-utils/fake-secrets.js';
 import { BACKENDS, type BackendName } from '../test-utils/pg.js';
+import { tempDir } from '../test-utils/temp-dir.js';
 import { renderPackText } from './pack.js';
 import { replaySession } from './replay.js';
 import { Session } from './session.js';
@@ -107,6 +111,55 @@ describe.each(BACKENDS)('%s', (backend: BackendName) => {
     });
   });
 
+  describe('secrets whose label is the key of a tool call input', () => {
+    it('are redacted after their key: nothing of them in the events or nodes', async () => {
+      const st = store();
+      const bearer = noise('bearer', 'abcdefghijklmnopqrstuvwxyz0123456789', 40);
+      const session = await Session.open({
+        dir: st.dir,
+        budget: 4000,
+        keepRecent: 1,
+        foldThreshold: 0,
+        clock: stepClock(),
+      });
+      await session.beforeTurn('call the billing api');
+      const input = {
+        url: 'https://billing.internal/v1/invoices',
+        headers: { Authorization: `Bearer ${bearer}` },
+        env: { DB_PASSWORD: s.postgresPassword, aws_secret_access_key: s.awsSecretAccessKey },
+        password: `${s.postgresPassword}x`,
+      };
+      await session.afterTurn([
+        { role: 'assistant', content: '', toolCalls: [{ id: 'h1', name: 'http', input }] },
+        { role: 'tool', toolCallId: 'h1', toolName: 'http', content: 'HTTP 200' },
+      ]);
+      for (let i = 0; i < 3; i++) {
+        await session.beforeTurn(`next step ${i}`);
+        await session.afterTurn({ role: 'assistant', content: `step ${i} done` });
+      }
+      expect(session.history()[1]).toMatchObject({
+        toolCalls: [
+          {
+            input: {
+              url: input.url,
+              headers: { Authorization: 'Bearer [REDACTED:authorization-header]' },
+              env: {
+                DB_PASSWORD: '[REDACTED:env-assignment]',
+                aws_secret_access_key: '[REDACTED:aws-secret-access-key]',
+              },
+              password: '[REDACTED:config-assignment]',
+            },
+          },
+        ],
+      });
+      await session.close();
+      const values = [bearer, s.postgresPassword, s.awsSecretAccessKey];
+      const fragments = values.flatMap((v) => [v.slice(0, 12), v.slice(-12)]);
+      expect(leakedFragments(await st.everyByte(), fragments)).toEqual([]);
+      expect((await replaySession({ dir: st.dir })).matches).toBe(true);
+    });
+  });
+
   describe('half an emoji (a lone surrogate) in a message', () => {
     it('is recorded as U+FFFD: its secrets are redacted, it folds, and the session goes on', async () => {
       const st = store();
@@ -189,5 +242,21 @@ describe.each(BACKENDS)('%s', (backend: BackendName) => {
       expect(ev).toMatchObject({ findings: page.findings });
       expect((await replaySession({ dir })).matches).toBe(true);
     });
+  });
+});
+
+describe('Session.open with an engine and a contrary redact', () => {
+  it('is refused with one line, not run with the engine redaction silently off', async () => {
+    const dir = tempDir().dir;
+    const engine = await ContextFold.open({ dir, redact: false });
+    try {
+      const e = await Session.open({ engine, budget: 4000, redact: true }).catch((x) => x);
+      expect(isUsageError(e)).toBe(true);
+      expect((e as Error).message).toMatch(/redact: true contradicts the engine's redact: false/);
+      const ok = await Session.open({ engine, budget: 4000, redact: false });
+      await ok.close();
+    } finally {
+      await engine.close();
+    }
   });
 });

@@ -71,7 +71,7 @@ export interface SessionOptions {
   /**
    * Redact secrets (default true) in everything the session records and folds: incoming
    * messages, pinned notes, custom summaries. `false` keeps the text as given. With `engine`,
-   * the engine's own setting applies.
+   * the engine's own setting applies, and a contrary `redact` is a `UsageError`.
    */
   redact?: boolean;
   /** Ranked-analysis cache directory of the engine the session opens (`OpenOptions.cacheDir`). */

@@ -126,6 +126,16 @@ export class Session {
     if (options.summarize !== undefined && typeof options.summarize !== 'function') {
       throw new UsageError('summarize must be a function (turn) => string | Promise<string>');
     }
+    // The engine's setting is the one that applies: a contrary `redact` would be dropped silently.
+    if (
+      options.engine &&
+      options.redact !== undefined &&
+      options.redact !== options.engine.redact
+    ) {
+      throw new UsageError(
+        `Session.open: redact: ${options.redact} contradicts the engine's redact: ${options.engine.redact} (the engine's applies); open the engine with the redaction wanted, or leave redact out`,
+      );
+    }
     const clock = options.clock ?? (() => new Date());
     const engine =
       options.engine ??

@@ -121,3 +121,25 @@ describe('importTurns: no piece of a secret in the summary', () => {
     }
   });
 });
+
+describe('importTurns: a summary depends on its own turn only', () => {
+  it('re-importing a grown history whose new turn reveals a value an old one printed bare is a no-op for the old turn', async () => {
+    const s = fakeSecrets('grown');
+    const t0 = { step_id: 0, role: 'tool' as const, content: `trying ${s.postgresPassword} now` };
+    const t1 = {
+      step_id: 1,
+      role: 'assistant' as const,
+      content: `psql postgres://app:${s.postgresPassword}@db/billing`,
+    };
+    const dir = join(tempDir().dir, '.contextfold');
+    const cf = await ContextFold.open({ dir });
+    try {
+      await importTurns(cf, [t0]);
+      // Redacted together, t1's URL password made t0's summary differ: a StepConflictError.
+      const r = await importTurns(cf, [t0, t1]);
+      expect(r.results.map((x) => x.already_folded)).toEqual([true, false]);
+    } finally {
+      await cf.close();
+    }
+  });
+});

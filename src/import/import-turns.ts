@@ -45,9 +45,11 @@ export function foldInputsFor(
 
 /**
  * {@link foldInputsFor} with each summary made from the turn as the store will keep it
- * (redacted by the engine, the batch jointly, as `foldMany` does): the engine redacts a summary
- * too, but a summary that quotes a secret cut short (`GITHUB_TOKEN=ghp_u8jz…`) no longer matches
- * its pattern. The payload stays the turn's own text; the fold redacts it.
+ * (redacted by the engine, each turn on its own, as `foldMany` does): the engine redacts a
+ * summary too, but a summary that quotes a secret cut short (`GITHUB_TOKEN=ghp_u8jz…`) no longer
+ * matches its pattern. Turn by turn, so a summary never depends on the other turns of the batch
+ * (re-importing a grown history stays a no-op). The payload stays the turn's own text; the fold
+ * redacts it.
  *
  * @example
  * const inputs = await redactedFoldInputs(engine, [{ step_id: 0, role: 'user', content: 'hi' }]);
@@ -57,7 +59,8 @@ export async function redactedFoldInputs(
   turns: readonly ImportedTurn[],
   summarise: (turn: ImportedTurn) => string = summarizeTurn,
 ): Promise<FoldInput[]> {
-  const stored = await engine.redactTexts(turns.map((t) => t.content));
+  const stored: string[] = [];
+  for (const t of turns) stored.push((await engine.redactTexts([t.content]))[0]!);
   return turns.map((t, i) => ({
     stepId: t.step_id,
     summary: summarise({ ...t, content: stored[i]! }),

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { FoldInput, FoldResult } from '../../engine/types.js';
+import type { ContextFoldEngine, FoldInput, FoldResult } from '../../engine/types.js';
 import type { TurnsRow } from '../../import/turns-jsonl.js';
 import { UsageError } from '../../protocol/errors.js';
 import { emit, globals, parseIntArg, parseList } from '../context.js';
@@ -15,8 +15,14 @@ function firstLine(text: string): string {
   return t.length > 200 ? `${t.slice(0, 199)}…` : t;
 }
 
+/** One batch line: its fold input, and whether its summary is still to be made from the payload. */
+interface BatchRow {
+  input: FoldInput;
+  summaryFromPayload: boolean;
+}
+
 /** One batch line as a fold input; the shared turns reader has checked the JSON and `step_id`. */
-function foldRow({ row: o, step_id, where }: TurnsRow): FoldInput {
+function foldRow({ row: o, step_id, where }: TurnsRow): BatchRow {
   const content = o.content ?? o.raw_content;
   if (content !== undefined && typeof content !== 'string')
     throw new UsageError(`${where}: content must be a string`);
@@ -29,13 +35,38 @@ function foldRow({ row: o, step_id, where }: TurnsRow): FoldInput {
     }
   }
   return {
-    stepId: step_id,
-    summary: (o.summary as string | undefined) ?? firstLine((content as string | undefined) ?? ''),
-    content: content as string | undefined,
-    files: o.files as string[] | undefined,
-    commands: o.commands as string[] | undefined,
-    errors: o.errors as string[] | undefined,
+    input: {
+      stepId: step_id,
+      summary: (o.summary as string | undefined) ?? '',
+      content: content as string | undefined,
+      files: o.files as string[] | undefined,
+      commands: o.commands as string[] | undefined,
+      errors: o.errors as string[] | undefined,
+    },
+    summaryFromPayload: o.summary === undefined,
   };
+}
+
+/**
+ * The batch's fold inputs, a missing summary made from the payload as the store will keep it
+ * (redacted, each on its own as `foldMany` does, so a summary never depends on the batch): the
+ * first line of the text as given, cut at 200 characters, could cut a secret short
+ * (`token ghp_u8jz…`), and a secret cut short no longer matches its pattern when the fold
+ * redacts the summary.
+ */
+async function withSummaries(
+  engine: Pick<ContextFoldEngine, 'redactTexts'>,
+  rows: readonly BatchRow[],
+): Promise<FoldInput[]> {
+  const out: FoldInput[] = [];
+  for (const r of rows) {
+    if (!r.summaryFromPayload) out.push(r.input);
+    else {
+      const [stored] = await engine.redactTexts([(r.input.content as string | undefined) ?? '']);
+      out.push({ ...r.input, summary: firstLine(stored!) });
+    }
+  }
+  return out;
 }
 
 /**
@@ -44,7 +75,7 @@ function foldRow({ row: o, step_id, where }: TurnsRow): FoldInput {
  * The turns reader (and the session-message schemas it reads history records with) loads only
  * for a batch: a single `contextfold fold`, run once per turn by scripts, does not pay for it.
  */
-async function parseFoldJsonl(text: string, source: string): Promise<FoldInput[]> {
+async function parseFoldJsonl(text: string, source: string): Promise<BatchRow[]> {
   const { parseTurnsJsonl } = await import('../../import/turns-jsonl.js');
   return parseTurnsJsonl(text, {
     source,
@@ -103,11 +134,12 @@ export function register(program: Command): void {
       if (opts.jsonl !== undefined) {
         if (step !== undefined)
           throw new UsageError('give either STEP SUMMARY or --jsonl FILE, not both');
-        const inputs = await parseFoldJsonl(readInput(opts.jsonl).toString('utf8'), opts.jsonl);
+        const rows = await parseFoldJsonl(readInput(opts.jsonl).toString('utf8'), opts.jsonl);
         const bar = phasedProgress({ preparing: 'redacting', writing: 'folding' });
         const results = await withEngine(
           cmd,
-          (cf) => cf.foldMany(inputs, (d, t, phase) => bar.update(d, t, phase)),
+          async (cf) =>
+            cf.foldMany(await withSummaries(cf, rows), (d, t, phase) => bar.update(d, t, phase)),
           { write: true, create: true },
         );
         bar.done();
