@@ -105,6 +105,33 @@ describe('Redactor.redactText', () => {
     }
   });
 
+  it('removes a credential value of up to 4,096 characters whole (a session token is longer than 256)', async () => {
+    // Before, a value stopped at 256 characters and the rest of the token was stored.
+    const long = `FakeSessionToken${'AbCdEfGh0123456789'.repeat(40)}`;
+    const cases: [string, string][] = [
+      [`export AWS_SESSION_TOKEN=${long}`, 'export AWS_SESSION_TOKEN=[REDACTED:env-assignment]'],
+      [`AWS_SESSION_TOKEN="${long}"`, 'AWS_SESSION_TOKEN="[REDACTED:env-assignment]"'],
+      [`session_token = "${long}"`, 'session_token = "[REDACTED:config-assignment]"'],
+      [`session_token: ${long}`, 'session_token: [REDACTED:config-assignment]'],
+    ];
+    for (const [text, stored] of cases) expect((await redactor.redactText(text)).text).toBe(stored);
+  });
+
+  it('reads the lines of a file inside JSON-escaped text (a .env a tool call wrote, as stored)', async () => {
+    // Before, only the first line's value went: the others follow an escape, not a line start.
+    const input = JSON.stringify({
+      file_path: '/app/.env',
+      content:
+        'APP_ENV=production\nDB_PASSWORD=Fake-Env-File-Pass-7\n\tJWT_SECRET=fake-jwt-secret-0192\nAPI_TOKEN: fake-yaml-token-0193\n',
+    });
+    const r = await redactor.redactText(input);
+    for (const v of ['Fake-Env-File-Pass-7', 'fake-jwt-secret-0192', 'fake-yaml-token-0193']) {
+      expect(r.text).not.toContain(v);
+    }
+    expect(r.text).toContain('APP_ENV=production');
+    expect(JSON.parse(r.text)).toMatchObject({ file_path: '/app/.env' });
+  });
+
   it('removes a quoted value whole, with the punctuation password rules ask for: no fragment stays', async () => {
     // Before, the value stopped at the first & $ ( ; | and the rest of the password was stored.
     const cases: [string, string][] = [
