@@ -130,6 +130,24 @@ describe('Redactor.redactText', () => {
     }
     expect(r.text).toContain('APP_ENV=production');
     expect(JSON.parse(r.text)).toMatchObject({ file_path: '/app/.env' });
+    // A .netrc shown the same way: both passwords go, the escaped line breaks stay (valid JSON).
+    const netrc = JSON.stringify({
+      content:
+        'machine a.example login u password Fake-Netrc-Pass-42\nmachine b.example login v password Fake-Netrc-Pass-43\n',
+    });
+    const n = await redactor.redactText(netrc);
+    expect(JSON.parse(n.text)).toEqual({
+      content:
+        'machine a.example login u password [REDACTED:netrc-password]\nmachine b.example login v password [REDACTED:netrc-password]\n',
+    });
+  });
+
+  it('removes Anthropic OAuth and admin tokens, which secretlint does not know', async () => {
+    const tail = 'FAKEq8Xv2mJ9kLp3Rz7Tn4Wb6Yc1Hd5Gf0Se8Ua2Oi3Pl7Kj9Mh4Ng6Bv1Cx5Zq-FAKEtokenAA';
+    for (const kind of ['oat01', 'ort01', 'admin01']) {
+      const r = await redactor.redactText(`token: sk-ant-${kind}-${tail} (new)`);
+      expect(r.text).toBe('token: [REDACTED:anthropic-oauth-token] (new)');
+    }
   });
 
   it('removes a quoted value whole, with the punctuation password rules ask for: no fragment stays', async () => {
