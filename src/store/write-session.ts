@@ -121,7 +121,17 @@ async function append(
   }
   const snapshotSize = st.entries - st.journalRecords;
   if (st.journalRecords > Math.max(ctx.options.compactThreshold, snapshotSize)) {
-    await compactLocked(ctx);
+    // Housekeeping after the commit: its failure (a full disk) must not report the committed
+    // fold as failed. The journal still holds the records; the next writer compacts again.
+    try {
+      await compactLocked(ctx);
+    } catch (e) {
+      ctx.warn({
+        code: 'COMPACTION_FAILED',
+        message: `compacting the journal into recall_index.json failed (${(e as Error).message}); the commit stands and a later write compacts again`,
+        path: ctx.layout.indexPath,
+      });
+    }
   }
 }
 
