@@ -420,6 +420,32 @@ describe('a long-lived engine follows other writers', () => {
     expect(before.df).toBe(c.backend.df('ranked', 'remark'));
     for (const cf of [a, b, c]) await cf.close({ compact: false });
   });
+  it("validate beside another engine's folds does not report the index stale", async () => {
+    const dir = join(tempDir().dir, '.contextfold');
+    const a = await open(dir);
+    const b = await open(dir);
+    const turn = (s: number): FoldInput => ({ stepId: s, summary: `t ${s}`, content: `c ${s}` });
+    await b.foldMany(Array.from({ length: 1500 }, (_, i) => turn(i)));
+    let next = 1500;
+    let validating = true;
+    const writer = (async () => {
+      while (validating) await b.fold(turn(next++));
+    })();
+    const stale: string[] = [];
+    try {
+      for (let i = 0; i < 4; i++) {
+        const v = await a.validate();
+        stale.push(...v.problems.filter((p) => p.kind === 'index').map((p) => p.message));
+      }
+    } finally {
+      validating = false;
+      await writer;
+    }
+    expect(next).toBeGreaterThan(1504); // the writer committed while validate compared
+    expect(stale.map((m) => m.slice(0, 160))).toEqual([]);
+    await a.close({ compact: false });
+    await b.close({ compact: false });
+  }, 60_000);
 });
 
 describe('a rebuild from recall_index.json in rounds', () => {
