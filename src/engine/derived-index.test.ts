@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import Database from 'better-sqlite3';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { IndexWarning } from '../store/index-backend.js';
 import { tempDir } from '../test-utils/temp-dir.js';
 import { ContextFold } from './context-fold.js';
@@ -446,6 +446,23 @@ describe('a long-lived engine follows other writers', () => {
     await a.close({ compact: false });
     await b.close({ compact: false });
   }, 60_000);
+  it("validate: a node another engine commits after validate's walk passed its step is no orphan", async () => {
+    const dir = join(tempDir().dir, '.contextfold');
+    const a = await open(dir);
+    const b = await open(dir);
+    await b.foldMany(TURNS.slice(0, 12));
+    const store = (a as unknown as { store: { listNodes: () => Promise<unknown> } }).store;
+    const listNodes = store.listNodes.bind(store);
+    vi.spyOn(store, 'listNodes').mockImplementationOnce(async () => {
+      await b.fold(TURNS[12]!); // committed between the walk of the entries and the listing
+      return listNodes();
+    });
+    const v = await a.validate();
+    expect(v.problems).toEqual([]);
+    expect(v.checked).toBe(12);
+    await a.close({ compact: false });
+    await b.close({ compact: false });
+  });
 });
 
 describe('a rebuild from recall_index.json in rounds', () => {
