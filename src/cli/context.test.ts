@@ -218,4 +218,17 @@ describe('a full disk', () => {
       'contextfold: UsageError: database or disk is full (SQLITE_FULL): the disk is full; free some space, then run again\n',
     ]);
   });
+
+  it('is found as the cause of another error (an index file that could not be created)', () => {
+    const lines: string[] = [];
+    const sqlite = Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+    const unusable = new Error('/s/index-2-ab.sqlite.build-7 is not a usable index', {
+      cause: sqlite,
+    });
+    unusable.name = 'IndexUnusable';
+    expect(reportError(unusable, false, (t) => lines.push(t))).toBe(1);
+    expect(lines).toEqual([
+      'contextfold: UsageError: database or disk is full (SQLITE_FULL): the disk is full; free some space, then run again\n',
+    ]);
+  });
 });

@@ -95,13 +95,21 @@ export function setExitCode(code: number): void {
 /** Error codes of a full disk: the machine's state, not a bug (`SQLITE_FULL` from the index). */
 const DISK_FULL = new Set(['ENOSPC', 'EDQUOT', 'SQLITE_FULL']);
 
-/** A full disk (or quota) as a usage error that says what to do; null for any other error. */
+/**
+ * A full disk (or quota) as a usage error that says what to do; null for any other error. The
+ * disk error may be the `cause` of another (an index file that could not be created on a full
+ * disk is reported as not usable, its cause `SQLITE_FULL`): the first full-disk error of the
+ * chain is reported.
+ */
 function diskFull(e: unknown): UsageError | null {
-  const code = (e as { code?: unknown } | null)?.code;
-  if (typeof code !== 'string' || !DISK_FULL.has(code) || !(e instanceof Error)) return null;
-  return new UsageError(
-    `${e.message.replace(/^E[A-Z]+: /, '')} (${code}): the disk is full; free some space, then run again`,
-  );
+  for (let err = e, depth = 0; err instanceof Error && depth < 8; err = err.cause, depth++) {
+    const code = (err as { code?: unknown }).code;
+    if (typeof code !== 'string' || !DISK_FULL.has(code)) continue;
+    return new UsageError(
+      `${err.message.replace(/^E[A-Z]+: /, '')} (${code}): the disk is full; free some space, then run again`,
+    );
+  }
+  return null;
 }
 
 /**

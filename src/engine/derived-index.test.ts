@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import Database from 'better-sqlite3';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { IndexWarning } from '../store/index-backend.js';
 import { tempDir } from '../test-utils/temp-dir.js';
 import { ContextFold } from './context-fold.js';
@@ -419,6 +419,49 @@ describe('a long-lived engine follows other writers', () => {
     );
     expect(before.df).toBe(c.backend.df('ranked', 'remark'));
     for (const cf of [a, b, c]) await cf.close({ compact: false });
+  });
+  it("validate beside another engine's folds does not report the index stale", async () => {
+    const dir = join(tempDir().dir, '.contextfold');
+    const a = await open(dir);
+    const b = await open(dir);
+    const turn = (s: number): FoldInput => ({ stepId: s, summary: `t ${s}`, content: `c ${s}` });
+    await b.foldMany(Array.from({ length: 1500 }, (_, i) => turn(i)));
+    let next = 1500;
+    let validating = true;
+    const writer = (async () => {
+      while (validating) await b.fold(turn(next++));
+    })();
+    const stale: string[] = [];
+    try {
+      for (let i = 0; i < 4; i++) {
+        const v = await a.validate();
+        stale.push(...v.problems.filter((p) => p.kind === 'index').map((p) => p.message));
+      }
+    } finally {
+      validating = false;
+      await writer;
+    }
+    expect(next).toBeGreaterThan(1504); // the writer committed while validate compared
+    expect(stale.map((m) => m.slice(0, 160))).toEqual([]);
+    await a.close({ compact: false });
+    await b.close({ compact: false });
+  }, 60_000);
+  it("validate: a node another engine commits after validate's walk passed its step is no orphan", async () => {
+    const dir = join(tempDir().dir, '.contextfold');
+    const a = await open(dir);
+    const b = await open(dir);
+    await b.foldMany(TURNS.slice(0, 12));
+    const store = (a as unknown as { store: { listNodes: () => Promise<unknown> } }).store;
+    const listNodes = store.listNodes.bind(store);
+    vi.spyOn(store, 'listNodes').mockImplementationOnce(async () => {
+      await b.fold(TURNS[12]!); // committed between the walk of the entries and the listing
+      return listNodes();
+    });
+    const v = await a.validate();
+    expect(v.problems).toEqual([]);
+    expect(v.checked).toBe(12);
+    await a.close({ compact: false });
+    await b.close({ compact: false });
   });
 });
 

@@ -1,6 +1,15 @@
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  renameSync,
+  writeFileSync,
+} from 'node:fs';
 import { join, relative } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   DEFAULT_CORPUS_DIR,
   loadCaseDoc,
@@ -200,4 +209,49 @@ describe('repairStore on the CONF-09 tamper and CONF-12 crash states of the corp
       }
     });
   }
+});
+
+describe('repairStore beside a live fold', () => {
+  it('a problem that a live fold resolves before its action runs is no error and no logged action', async () => {
+    const root = tempDir().dir;
+    const dir = join(root, '.contextfold');
+    const other = join(root, 'other', '.contextfold');
+    const turn = (s: number): FoldInput => ({ stepId: s, summary: `turn ${s}`, content: `c ${s}` });
+    const src = await ContextFold.open({ dir: other, tokenizer: 'reference' });
+    await src.foldMany([turn(1), turn(2)]);
+    await src.close();
+    const cf = await ContextFold.open({ dir, tokenizer: 'reference' });
+    await cf.fold(turn(0));
+    // What validate sees of a fold mid-way (under its lock): a node renamed into place but not
+    // committed yet, and another node still in its temp file.
+    const cold = join(dir, 'cold_nodes');
+    const node = (s: number) => readFileSync(join(other, 'cold_nodes', `step_00000${s}.json`));
+    writeFileSync(join(cold, 'step_000001.json'), node(1));
+    const temp = join(cold, '.step_000002.json.tmp-1-2');
+    writeFileSync(temp, node(2));
+    const validate = cf.validate.bind(cf);
+    let first = true;
+    vi.spyOn(cf, 'validate').mockImplementation(async () => {
+      const v = await validate();
+      if (first) {
+        first = false;
+        expect(v.problems.map((p) => p.kind).sort()).toEqual(['integrity', 'orphaned_node']);
+        // The fold goes on before repair gets the lock: it commits step 1, renames step 2 into place.
+        await cf.reindexOrphan(1);
+        renameSync(temp, join(cold, 'step_000002.json'));
+      }
+      return v;
+    });
+    const r = await repairStore(cf, { apply: true });
+    expect(r.remaining).toEqual([]);
+    // Step 2 became an orphan of its own (its fold "died" after the rename) and was re-indexed;
+    // the vanished temp file and the committed step 1 needed nothing.
+    expect(r.items.flatMap((i) => i.actions.map((a) => `${a.action} ${a.step_id}`))).toEqual([
+      'reindex 2',
+    ]);
+    const log = readFileSync(join(dir, REPAIR_LOG_FILE), 'utf8').trim().split('\n');
+    expect(log.map((l) => JSON.parse(l).action)).toEqual(['reindex']);
+    expect(Buffer.from(await cf.hydrateBytes(1)).toString('utf8')).toBe('c 1');
+    await cf.close();
+  });
 });

@@ -103,10 +103,21 @@ async function plan(engine: ContextFold, p: ValidationProblem): Promise<RepairAc
   }
 }
 
-async function run(engine: ContextFold, a: RepairAction): Promise<RepairAction> {
+/**
+ * Runs one action; null when its problem went away since validate saw it. Validate does not hold
+ * the write lock: what it reports may belong to a live fold between its node write and its
+ * commit (an orphan, a temp file), which that fold then commits or renames before this action
+ * gets the lock. Such an action is not an error and not logged; the next validate decides.
+ */
+async function run(engine: ContextFold, a: RepairAction): Promise<RepairAction | null> {
   switch (a.action) {
     case 'reindex':
-      await engine.reindexOrphan(a.step_id);
+      try {
+        await engine.reindexOrphan(a.step_id);
+      } catch (e) {
+        if (await engine.entry(a.step_id)) return null; // its fold committed it meanwhile
+        throw e;
+      }
       return a;
     case 'drop_entry': {
       // The entry goes into the log whole: the hashes and path the node was checked against
@@ -116,7 +127,13 @@ async function run(engine: ContextFold, a: RepairAction): Promise<RepairAction> 
       return entry ? { ...a, entry } : a;
     }
     case 'quarantine':
-      return { ...a, to: await engine.quarantine(a.path) };
+      try {
+        return { ...a, to: await engine.quarantine(a.path) };
+      } catch (e) {
+        // A temp file its writer renamed into place meanwhile: nothing left to move.
+        if ((e as { code?: unknown }).code === 'ENOENT' && !isLinkPath(a.path)) return null;
+        throw e;
+      }
   }
 }
 
@@ -162,6 +179,7 @@ export async function repairStore(
         if (done.has(key)) continue;
         done.add(key);
         const r = await run(engine, a);
+        if (!r) continue;
         actions.push(r);
         const at = isoSeconds(now());
         appendDurable(

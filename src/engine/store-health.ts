@@ -182,8 +182,16 @@ export class StoreHealth {
       }
     }
     const { steps, stray } = await store.listNodes();
+    // A node that another process committed after the walk above passed its step has an entry
+    // now: not an orphan (validate holds no lock; the walk is not one instant).
+    const unwalked = [...steps.keys()].filter((step) => !indexed.has(step));
+    const committed = new Set(
+      unwalked.length === 0
+        ? []
+        : await this.src.read(() => unwalked.filter((step) => store.get(step) !== undefined)),
+    );
     for (const [step] of steps) {
-      if (!indexed.has(step)) {
+      if (!indexed.has(step) && !committed.has(step)) {
         const path = store.nodePath(step);
         problems.push({
           kind: 'orphaned_node',

@@ -1,7 +1,9 @@
 import {
   closeSync,
+  fstatSync,
   fsync,
   fsyncSync,
+  ftruncateSync,
   openSync,
   renameSync,
   unlinkSync,
@@ -124,12 +126,25 @@ export async function writeFilesDurable(
   for (const d of dirs) fsyncDir(d);
 }
 
-/** Appends bytes to a file and fsyncs it. Returns whether the file was created by this call. */
+/**
+ * Appends bytes to a file and fsyncs it, whole or not at all: when a write or the fsync fails
+ * (a full disk cuts a write short), the file is cut back to its size before the call, so no
+ * prefix of the bytes (some complete journal lines of a batch) stays behind.
+ */
 export function appendDurable(path: string, data: string): void {
   const fd = openSync(path, 'a', 0o644);
   try {
-    writeAll(fd, Buffer.from(data, 'utf8'));
-    fsyncSync(fd);
+    const size = fstatSync(fd).size;
+    try {
+      writeAll(fd, Buffer.from(data, 'utf8'));
+      fsyncSync(fd);
+    } catch (e) {
+      try {
+        ftruncateSync(fd, size);
+        fsyncSync(fd);
+      } catch {}
+      throw e;
+    }
   } finally {
     closeSync(fd);
   }

@@ -93,10 +93,18 @@ export interface IndexCheck {
 
 /**
  * What the store had to do on its own, for warnings: rebuild the derived index, keep it in
- * memory, or move an interrupted append's torn journal tail into `quarantine/`.
+ * memory, move an interrupted append's torn journal tail into `quarantine/`, or leave the
+ * journal uncompacted after a fold (the compaction failed; the fold stands), or wait long for
+ * another process's write lock.
  */
 export interface IndexWarning {
-  code: 'INDEX_REBUILT' | 'INDEX_IN_MEMORY' | 'JOURNAL_TAIL_QUARANTINED' | 'DERIVE_WORKERS_FAILED';
+  code:
+    | 'INDEX_REBUILT'
+    | 'INDEX_IN_MEMORY'
+    | 'JOURNAL_TAIL_QUARANTINED'
+    | 'DERIVE_WORKERS_FAILED'
+    | 'COMPACTION_FAILED'
+    | 'LOCK_WAIT';
   message: string;
   path: string;
 }

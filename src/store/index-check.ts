@@ -11,7 +11,10 @@ import { parseJournal } from './journal.js';
 import type { StoreLayout } from './layout.js';
 import { readSnapshot } from './snapshot-reader.js';
 
-/** Compares every entry of the index with recall_index.json + journal. */
+/**
+ * Compares every entry of the index with recall_index.json + the journal up to the offset the
+ * index has applied (records appended since are not the index's yet, and not a difference).
+ */
 export async function compareEntries(
   gen: IndexGeneration,
   layout: StoreLayout,
@@ -24,7 +27,10 @@ export async function compareEntries(
   const journalFolds = new Map<number, IndexEntry | null>();
   const journalEvicted = new Set<number>();
   if (existsSync(L.journalPath) && !gen.state.journalStale) {
-    const text = await readFile(L.journalPath, 'utf8');
+    // Only the records the index reflects: another process may append while this compares.
+    const text = (await readFile(L.journalPath))
+      .subarray(0, gen.state.journal === null ? 0 : gen.state.journalOffset)
+      .toString('utf8');
     // In slices of whole lines, a turn of the event loop between them.
     for (let at = 0; at < text.length; ) {
       const end = text.indexOf('\n', Math.min(text.length - 1, at + (1 << 20)));

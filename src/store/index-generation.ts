@@ -359,14 +359,16 @@ export class IndexGeneration {
     const tmp = `${final}.build-${process.pid}`;
     const previous = this.broken || !keep ? null : this.indexPath;
     this.dropDb();
-    const db = new IndexDb(tmp, { create: true });
+    let db: IndexDb | null = null;
     try {
+      // Inside the try: a create that fails half-way (a full disk) leaves no build file either.
+      db = new IndexDb(tmp, { create: true });
       if (previous && existsSync(previous)) this.#carryOver(db, previous);
       await this.#load(db, st);
       st.complete = true;
       db.setState(st);
     } catch (e) {
-      db.close();
+      db?.close();
       for (const f of [tmp, `${tmp}-wal`, `${tmp}-shm`]) rmSync(f, { force: true });
       throw e;
     }

@@ -47,7 +47,7 @@ import { ReadCache } from './read-cache.js';
 import { expectRecords, fileSize, type RecordsMark } from './records-mark.js';
 import { SerialQueue } from './serial-queue.js';
 import { type VerifiedNode, verifyNode } from './verify.js';
-import { WriteLock, withWriteLock } from './write-lock.js';
+import { WriteLock, waitNotice, withWriteLock } from './write-lock.js';
 import { type WriteContext, writeSession } from './write-session.js';
 
 export type { LocalStoreOptions } from './local-store-options.js';
@@ -199,8 +199,10 @@ export class LocalStore implements IndexBackend {
     await this.#exclusive(async () => {
       const lock = this.#lockHandle();
       const deadline = Date.now() + this.#opts.lockTimeoutMs;
+      const notice = waitNotice(() => this.#lockWait(lock.path));
       let delay = 1;
       for (;;) {
+        notice();
         if (lock.tryAcquire()) {
           try {
             this.#gen.healTornJournal();
@@ -221,6 +223,15 @@ export class LocalStore implements IndexBackend {
         await sleep(delay + Math.random() * delay);
         delay = Math.min(delay * 2, 8);
       }
+    });
+  }
+
+  /** Says that this process waits for another's write lock (once per process). */
+  #lockWait(path: string): void {
+    this.#warn({
+      code: 'LOCK_WAIT',
+      message: `waiting for the write lock, held by another process (a long batch, compaction or reindex, or a stopped process): ${path}; giving up after ${this.#opts.lockTimeoutMs} ms`,
+      path,
     });
   }
 
@@ -501,7 +512,7 @@ export class LocalStore implements IndexBackend {
     return this.#exclusive(async () => {
       this.#ensureWritable();
       const lock = this.#lockHandle();
-      await lock.acquire(this.#opts.lockTimeoutMs);
+      await lock.acquire(this.#opts.lockTimeoutMs, () => this.#lockWait(lock.path));
       try {
         this.#gen.healTornJournal();
         await this.#gen.repair();

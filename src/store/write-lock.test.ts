@@ -3,8 +3,10 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { ContextFold } from '../engine/context-fold.js';
 import { tempDir } from '../test-utils/temp-dir.js';
-import { WriteLock } from './write-lock.js';
+import type { IndexWarning } from './index-backend.js';
+import { LOCK_WAIT_NOTICE_MS, WriteLock } from './write-lock.js';
 
 const lockModule = fileURLToPath(new URL('../../dist/store/write-lock.js', import.meta.url));
 
@@ -62,4 +64,26 @@ describe('WriteLock', () => {
     expect(mine.tryAcquire()).toBe(true);
     mine.close();
   });
+
+  it('a writer that waits long for the lock says so once, then goes on when it is released', async () => {
+    const dir = join(tempDir().dir, '.contextfold');
+    const warnings: IndexWarning[] = [];
+    const cf = await ContextFold.open({
+      dir,
+      tokenizer: 'reference',
+      onWarning: (w) => warnings.push(w),
+    });
+    await cf.fold({ stepId: 1, summary: 's', content: 'one' });
+    const other = new WriteLock(join(dir, 'write.lock'));
+    expect(other.tryAcquire()).toBe(true);
+    const fold = cf.fold({ stepId: 2, summary: 's', content: 'two' });
+    await new Promise((r) => setTimeout(r, LOCK_WAIT_NOTICE_MS + 600));
+    expect(warnings.map((w) => w.code)).toEqual(['LOCK_WAIT']);
+    expect(warnings[0]!.message).toMatch(/^waiting for the write lock, held by another process/);
+    expect(warnings[0]!.path).toBe(join(dir, 'write.lock'));
+    other.close();
+    expect((await fold).step_id).toBe(2);
+    expect(warnings).toHaveLength(1);
+    await cf.close();
+  }, 20_000);
 });

@@ -9,6 +9,20 @@ const isBusy = (e: unknown): boolean => {
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+/** How long a writer waits for the lock before it says that it waits (`onWait`). */
+export const LOCK_WAIT_NOTICE_MS = 2_000;
+
+/** A function to call on every poll of a wait: calls `onWait` once the wait is long. */
+export function waitNotice(onWait?: () => void): () => void {
+  const at = Date.now() + LOCK_WAIT_NOTICE_MS;
+  let told = onWait === undefined;
+  return () => {
+    if (told || Date.now() < at) return;
+    told = true;
+    onWait!();
+  };
+}
+
 /**
  * The store's inter-process write lock: an exclusive SQLite transaction on a small database file
  * beside the index (`write.lock`), i.e. an OS byte-range lock. The kernel releases it when the
@@ -61,12 +75,15 @@ export class WriteLock {
 
   /**
    * Waits until the lock is free and takes it, polling every few milliseconds (with jitter, so
-   * waiters do not march in step). Throws {@link LockTimeoutError} after `timeoutMs`.
+   * waiters do not march in step). Throws {@link LockTimeoutError} after `timeoutMs`. `onWait`
+   * is called once if the wait passes {@link LOCK_WAIT_NOTICE_MS}, to say why nothing happens.
    */
-  async acquire(timeoutMs: number): Promise<void> {
+  async acquire(timeoutMs: number, onWait?: () => void): Promise<void> {
     const deadline = Date.now() + timeoutMs;
+    const notice = waitNotice(onWait);
     let delay = 1;
     while (!this.tryAcquire()) {
+      notice();
       if (Date.now() > deadline) {
         throw new LockTimeoutError(
           `store is locked by another writer for more than ${timeoutMs} ms: ${this.path} (a long batch may still be running; the lock is released when its process ends)`,

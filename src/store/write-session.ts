@@ -1,6 +1,6 @@
 // The write path of a LocalStore under its write lock: node files, then journal records (the
 // commit point), then the same records applied to the index, compacting when the journal grew.
-import { existsSync, unlinkSync } from 'node:fs';
+import { existsSync, rmSync, unlinkSync } from 'node:fs';
 import { appendDurable, fsyncDir, writeFilesDurable } from '../fs/durable-fs.js';
 import { canonicalJson, prettyJson } from '../protocol/canonical-json.js';
 import { isoSeconds } from '../protocol/time.js';
@@ -26,31 +26,44 @@ export interface WriteContext extends CompactionContext {
 
 /** The session a writer gets while it holds the write lock (and the index is fresh). */
 export function writeSession(ctx: WriteContext): WriteSession {
+  // Node files this session wrote that no commit names yet: removed if the commit fails.
+  const uncommitted: string[] = [];
   return {
     get: (step) => ctx.get(step),
     nodeExists: (step) => existsSync(canonicalNodePath(ctx.layout, step)),
-    writeNodes: (nodes) => writeNodes(ctx, nodes),
-    commit: (rows) => commit(ctx, rows),
+    writeNodes: (nodes) => writeNodes(ctx, nodes, uncommitted),
+    commit: (rows) => commit(ctx, rows, uncommitted),
     evict: (step, at) => evict(ctx, step, at),
     drop: (step, at, reason) => drop(ctx, step, at, reason),
   };
 }
 
-async function writeNodes(ctx: WriteContext, nodes: readonly ColdNode[]): Promise<void> {
-  await writeFilesDurable(
-    nodes.map((n) => ({ path: canonicalNodePath(ctx.layout, n.step_id), data: prettyJson(n) })),
-  );
+async function writeNodes(
+  ctx: WriteContext,
+  nodes: readonly ColdNode[],
+  uncommitted: string[],
+): Promise<void> {
+  const files = nodes.map((n) => ({
+    path: canonicalNodePath(ctx.layout, n.step_id),
+    data: prettyJson(n),
+  }));
+  await writeFilesDurable(files);
+  uncommitted.push(...files.map((f) => f.path));
 }
 
 /**
  * Appends records to the journal (fsynced: the commit point), then applies them to the index
- * in one transaction. A failure after the append cannot undo the commit: the index is marked
- * for rebuild from the files instead.
+ * in one transaction. An append that fails (a full disk) commits nothing: the journal is cut
+ * back (removed if this append created it) and the session's uncommitted node files are
+ * removed, so the same fold can run again once the cause is fixed, instead of leaving part of
+ * a batch committed and the rest orphaned. A failure after the append cannot undo the commit:
+ * the index is marked for rebuild from the files instead.
  */
 async function append(
   ctx: WriteContext,
   records: JournalRecord[],
   apply: (db: IndexDb, st: IndexState) => void,
+  uncommitted: string[],
   jsons?: readonly string[],
 ): Promise<void> {
   ctx.assertConsistent();
@@ -79,8 +92,15 @@ async function append(
   records.forEach((r, i) => {
     text += journalLine(r, jsons?.[i]);
   });
-  appendDurable(path, text);
-  if (created) fsyncDir(ctx.layout.dir);
+  try {
+    appendDurable(path, text);
+    if (created) fsyncDir(ctx.layout.dir);
+  } catch (e) {
+    if (created) rmSync(path, { force: true });
+    for (const p of uncommitted.splice(0)) rmSync(p, { force: true });
+    throw e;
+  }
+  uncommitted.length = 0;
   // Committed. Everything below is derived.
   const db = gen.db!;
   try {
@@ -101,11 +121,25 @@ async function append(
   }
   const snapshotSize = st.entries - st.journalRecords;
   if (st.journalRecords > Math.max(ctx.options.compactThreshold, snapshotSize)) {
-    await compactLocked(ctx);
+    // Housekeeping after the commit: its failure (a full disk) must not report the committed
+    // fold as failed. The journal still holds the records; the next writer compacts again.
+    try {
+      await compactLocked(ctx);
+    } catch (e) {
+      ctx.warn({
+        code: 'COMPACTION_FAILED',
+        message: `compacting the journal into recall_index.json failed (${(e as Error).message}); the commit stands and a later write compacts again`,
+        path: ctx.layout.indexPath,
+      });
+    }
   }
 }
 
-async function commit(ctx: WriteContext, rows: readonly CommitRow[]): Promise<void> {
+async function commit(
+  ctx: WriteContext,
+  rows: readonly CommitRow[],
+  uncommitted: string[],
+): Promise<void> {
   if (rows.length === 0) return;
   // Each entry is serialised once: for its journal record and for its index row.
   const jsons = rows.map((r) => canonicalJson(r.entry));
@@ -132,17 +166,23 @@ async function commit(ctx: WriteContext, rows: readonly CommitRow[]): Promise<vo
         st,
       );
     },
+    uncommitted,
     jsons.map(foldRecordJson),
   );
 }
 
 async function evict(ctx: WriteContext, step: number, evictedAt: string): Promise<void> {
-  await append(ctx, [{ op: 'evict', step_id: step, evicted_at: evictedAt }], (db, st) => {
-    const json = db.entryJson(step);
-    if (json === undefined) throw new Error(`step ${step} is not indexed`);
-    const entry = JSON.parse(json) as IndexEntry;
-    db.evict(step, canonicalJson({ ...entry, evicted: true }), evictedAt, entry.evicted, st);
-  });
+  await append(
+    ctx,
+    [{ op: 'evict', step_id: step, evicted_at: evictedAt }],
+    (db, st) => {
+      const json = db.entryJson(step);
+      if (json === undefined) throw new Error(`step ${step} is not indexed`);
+      const entry = JSON.parse(json) as IndexEntry;
+      db.evict(step, canonicalJson({ ...entry, evicted: true }), evictedAt, entry.evicted, st);
+    },
+    [],
+  );
 }
 
 async function drop(
@@ -151,9 +191,14 @@ async function drop(
   droppedAt: string,
   reason: string,
 ): Promise<void> {
-  await append(ctx, [{ op: 'drop', step_id: step, dropped_at: droppedAt, reason }], (db, st) => {
-    if (!dropRow(db, st, step, ctx.options.analyzer?.keyOf)) {
-      throw new Error(`step ${step} is not indexed`);
-    }
-  });
+  await append(
+    ctx,
+    [{ op: 'drop', step_id: step, dropped_at: droppedAt, reason }],
+    (db, st) => {
+      if (!dropRow(db, st, step, ctx.options.analyzer?.keyOf)) {
+        throw new Error(`step ${step} is not indexed`);
+      }
+    },
+    [],
+  );
 }

@@ -1,0 +1,46 @@
+import { readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it, vi } from 'vitest';
+import { ContextFold } from '../engine/context-fold.js';
+import { tempDir } from '../test-utils/temp-dir.js';
+
+/** While set, preparing a new index file fails as on a full disk (after SQLite created it). */
+let full = false;
+
+vi.mock('./index-schema.js', async (importOriginal) => {
+  const real = await importOriginal<typeof import('./index-schema.js')>();
+  return {
+    ...real,
+    prepareIndexFile: (...args: Parameters<typeof real.prepareIndexFile>) => {
+      if (full && args[2]) {
+        throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+      }
+      return real.prepareIndexFile(...args);
+    },
+  };
+});
+
+describe('a rebuild whose new index file cannot be created', () => {
+  it('fails with the cause and leaves no build file behind', async () => {
+    const dir = join(tempDir().dir, '.contextfold');
+    const cf = await ContextFold.open({ dir, tokenizer: 'reference' });
+    await cf.foldMany([{ stepId: 1, summary: 's', content: 'c' }]);
+    await cf.close();
+    for (const n of readdirSync(dir)) if (n.startsWith('index-')) rmSync(join(dir, n));
+    const again = await ContextFold.open({ dir, tokenizer: 'reference' });
+    full = true;
+    try {
+      for (let i = 0; i < 3; i++) {
+        await expect(again.entries()).rejects.toMatchObject({
+          name: 'IndexUnusable',
+          cause: { code: 'SQLITE_FULL' },
+        });
+      }
+    } finally {
+      full = false;
+    }
+    expect(readdirSync(dir).filter((n) => n.includes('.build-'))).toEqual([]);
+    expect((await again.entries()).map((e) => e.step_id)).toEqual([1]);
+    await again.close();
+  });
+});
