@@ -36,6 +36,7 @@ import { DerivePool } from './derive-pool.js';
 import { hydrateEntry } from './hydrate-node.js';
 import { hydratedPages } from './hydrated-page.js';
 import { checkNode } from './node-check.js';
+import { checkOpenOptions } from './open-options.js';
 import { type EngineStore, openBackend, readPolicy } from './open-store.js';
 import { payloadText } from './payload-text.js';
 import { RankedRetrieval } from './ranked-retrieval.js';
@@ -109,6 +110,7 @@ export class ContextFold implements ContextFoldEngine {
         'ContextFold.open needs { dir } (the store directory, e.g. ".contextfold") or { store } (a directory or postgres:// URL)',
       );
     }
+    checkOpenOptions(options);
     const pg = isPgUrl(where);
     this.layout = pg ? null : storeLayout(resolve(where));
     if (this.layout) {
