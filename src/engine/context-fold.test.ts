@@ -533,6 +533,40 @@ describe('local store only', () => {
     expect(v.problems[0]).toMatchObject({ kind: 'index', path: ip });
   });
 
+  it.each([
+    ['ipcf_version', '1.2'],
+    ['projection_version', 'ipcf-projection-v3'],
+  ])(
+    'an index of another %s (%s) is refused, never folded into or rewritten as 1.1',
+    async (key, value) => {
+      // Before, the store was read, validated ok and folded into, and close() rewrote its header
+      // as IPCF 1.1 / ipcf-projection-v2: a newer engine's store silently downgraded.
+      const cf = await seeded();
+      const ip = join(cf.dir, 'recall_index.json');
+      const header = JSON.parse(readFileSync(ip, 'utf8'));
+      writeFileSync(ip, JSON.stringify({ ...header, [key]: value }));
+      const written = readFileSync(ip, 'utf8');
+      const again = await ContextFold.open({ dir: cf.dir, tokenizer: 'reference' });
+      await expect(again.scan('first')).rejects.toMatchObject({
+        code: 'INTEGRITY_CHECK',
+        message: expect.stringContaining(`written for IPCF`),
+        details: { path: ip },
+      });
+      await expect(again.fold({ stepId: 3, summary: 'three', content: 'c' })).rejects.toMatchObject(
+        {
+          code: 'INTEGRITY_CHECK',
+        },
+      );
+      const v = await again.validate();
+      expect(v.ok).toBe(false);
+      expect(v.problems[0]).toMatchObject({ kind: 'index', path: ip });
+      expect(v.problems[0]!.message).toContain(value);
+      await again.close();
+      expect(readFileSync(ip, 'utf8')).toBe(written);
+      expect(existsSync(join(cf.dir, 'cold_nodes', 'step_000003.json'))).toBe(false);
+    },
+  );
+
   it('a stray temp file in cold_nodes is reported', async () => {
     const cf = await seeded();
     writeFileSync(join(cf.dir, 'cold_nodes', '.step_000009.json.tmp-1-1'), '{');
