@@ -160,6 +160,20 @@ describe.each(BACKENDS)('%s', (backend: BackendName) => {
       await cf.close();
     });
 
+    it('the same payload with other terms is a conflict; a summary that adds no term is a no-op (docs/library.md)', async () => {
+      const cf = await open();
+      await cf.fold({ stepId: 5, summary: 'a b', content: 'hello world' });
+      const same = await cf.fold({ stepId: 5, summary: 'c d', content: 'hello world' });
+      expect(same.already_folded).toBe(true);
+      expect((await cf.entry(5))?.summary).toBe('a b');
+      for (const other of [{ summary: 'PostgreSQL config' }, { summary: 'a b', files: ['x.ts'] }]) {
+        await expect(
+          cf.fold({ stepId: 5, content: 'hello world', ...other }),
+        ).rejects.toMatchObject({ code: 'STEP_CONFLICT' });
+      }
+      await cf.close();
+    });
+
     it('rejects bad step ids with a usage error and writes nothing', async () => {
       const cf = await open();
       const before = await last.fingerprint();
