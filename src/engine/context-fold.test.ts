@@ -174,6 +174,26 @@ describe.each(BACKENDS)('%s', (backend: BackendName) => {
       await cf.close();
     });
 
+    it('a batch holding one step twice with other terms is a conflict, as two folds are', async () => {
+      // Before, the second input was answered already_folded: true with a projection hash and
+      // terms no stored node has (the first input's node was what the store kept).
+      const cf = await open();
+      await expect(
+        cf.foldMany([
+          { stepId: 1, summary: 'a b', content: 'hello world' },
+          { stepId: 1, summary: 'PostgreSQL config', content: 'hello world' },
+        ]),
+      ).rejects.toMatchObject({ code: 'STEP_CONFLICT', details: { stepId: 1 } });
+      expect(await last.readNode(1)).toBeNull();
+      const [a, b] = await cf.foldMany([
+        { stepId: 2, summary: 'a b', content: 'hello world' },
+        { stepId: 2, summary: 'c d', content: 'hello world' },
+      ]);
+      expect(b!.already_folded).toBe(true);
+      expect(b!.projection_sha256).toBe(a!.projection_sha256);
+      await cf.close();
+    });
+
     it('rejects bad step ids with a usage error and writes nothing', async () => {
       const cf = await open();
       const before = await last.fingerprint();
