@@ -601,6 +601,23 @@ describe('local store only', () => {
     },
   );
 
+  it('a record kind that is no plain name is refused: nothing is read or written outside the store', async () => {
+    // Before, appendRecords('../x', …) appended to x.jsonl beside the store directory (and its
+    // lock file), and readRecords('../../etc/passwd') read <dir>/../../etc/passwd.jsonl.
+    const cf = await open();
+    await cf.fold({ stepId: 1, summary: 'one', content: 'a' });
+    const parent = join(cf.dir, '..');
+    const before = readdirSync(parent);
+    for (const kind of ['../x', 'a/b', '', 'Events', '.hidden']) {
+      await expect(cf.appendRecords(kind, 'line\n')).rejects.toMatchObject({ code: 'USAGE' });
+      await expect(cf.readRecords(kind)).rejects.toMatchObject({ code: 'USAGE' });
+    }
+    expect(readdirSync(parent)).toEqual(before);
+    await cf.appendRecords('events', 'line\n');
+    expect((await cf.readRecords('events')).text).toBe('line\n');
+    await cf.close();
+  });
+
   it('a stray temp file in cold_nodes is reported', async () => {
     const cf = await seeded();
     writeFileSync(join(cf.dir, 'cold_nodes', '.step_000009.json.tmp-1-1'), '{');

@@ -599,13 +599,27 @@ export class ContextFold implements ContextFoldEngine {
   /** Appends newline-terminated lines of a kind (`events`: a session's log) to the store. */
   async appendRecords(kind: string, text: string, after?: RecordsMark): Promise<void> {
     this.assertOpen();
+    recordKind(kind);
     await this.store.appendRecords(kind, text, after);
   }
 
   /** Every line of a kind, in append order, and where it lives (for messages). */
   async readRecords(kind: string): Promise<{ path: string; text: string }> {
     this.assertOpen();
+    recordKind(kind);
     return this.store.readRecords(kind);
+  }
+}
+
+/**
+ * Checks a record kind: it names the file `<kind>.jsonl` in the store (a database row's kind), so
+ * it is a plain name; `../x` would have appended to a file outside the store.
+ */
+function recordKind(kind: string): void {
+  if (typeof kind !== 'string' || !/^[a-z][a-z0-9_-]{0,63}$/.test(kind)) {
+    throw new UsageError(
+      `record kind must be a plain name (a-z, 0-9, '-', '_'; e.g. 'events'), got ${JSON.stringify(kind)}`,
+    );
   }
 }
 

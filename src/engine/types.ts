@@ -274,7 +274,8 @@ export interface ContextFoldEngine {
   /** The store's directory, or its database URL (with `store_id`, no password). */
   readonly dir: string;
   /**
-   * Appends newline-terminated lines of a kind (`events`: a session's log) to the store. With
+   * Appends newline-terminated lines of a kind (a plain name, `events`: a session's log, kept
+   * as `events.jsonl` in a store directory) to the store. With
    * `after`, only if the log is still as long as the caller last saw it (a `StepConflictError`
    * otherwise, nothing written): two writers of one session never interleave their histories.
    */
