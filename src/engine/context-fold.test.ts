@@ -275,6 +275,48 @@ describe.each(BACKENDS)('%s', (backend: BackendName) => {
       });
     }
 
+    it('a maxTokens or window hydrate cannot serve as asked is a usage error, not an empty page', async () => {
+      // Before, NaN or a string cap gave a verified result cut to one token, and a window of a
+      // reversed range or without max_tokens a verified, empty result.
+      const cf = await open();
+      await cf.fold({ stepId: 3, summary: 'big log', content: big });
+      const bad = [
+        { maxTokens: Number.NaN },
+        { maxTokens: -5 },
+        { maxTokens: '10' as unknown as number },
+        { window: { start_line: 5, end_line: 2, max_tokens: 100 } },
+        { window: { start_line: 0, end_line: 10 } as never },
+        { window: { start_line: 0, end_line: 10, max_tokens: Number.NaN } },
+        { window: { start_line: -1, end_line: 3, max_tokens: 100 } },
+        { window: { start_line: 0, end_line: 3, max_tokens: 100, tail_lines: 1.5 } },
+      ];
+      for (const options of bad) {
+        await expect(cf.hydrate(3, options)).rejects.toMatchObject({ code: 'USAGE' });
+      }
+      expect((await cf.hydrate(3, { maxTokens: 0 })).tokens).toBeLessThanOrEqual(1);
+      const w = await cf.hydrate(3, { window: { start_line: 2, end_line: 4, max_tokens: 100 } });
+      expect(w.content).toBe(`${lines[2]}\n${lines[3]}\n`);
+      await cf.close();
+    });
+
+    it('scan options: maxTokens bounds a reference page-in too; a bad liveFrom or lossy is refused', async () => {
+      // Before, the reference scan ignored maxTokens (a 50-token bound paged ~3,000 tokens) and
+      // took any liveFrom or lossy value without a word.
+      const cf = await open();
+      await cf.fold({ stepId: 3, summary: 'big log of line tokens', content: big });
+      for (const mode of ['reference', 'ranked'] as const) {
+        const r = await cf.pageIn('line tokens', { mode, maxTokens: 50 });
+        expect(r.scan.selected.map((p) => p.step_id)).toEqual([3]);
+        expect(r.tokens).toBeLessThanOrEqual(50);
+        for (const options of [{ maxTokens: -1 }, { liveFrom: -1 }, { lossy: [1.5] }]) {
+          await expect(cf.scan('line', { mode, ...options })).rejects.toMatchObject({
+            code: 'USAGE',
+          });
+        }
+      }
+      await cf.close();
+    });
+
     it('cuts a single line longer than the cap within the line', async () => {
       const policy = { ...DEFAULT_POLICY, max_rehydration_tokens_per_call: 10 };
       const cf = await open({ policy });

@@ -10,12 +10,7 @@ import {
   UsageError,
 } from '../protocol/errors.js';
 import type { NodeNotFoundError } from '../protocol/ipcf-errors.js';
-import {
-  DEFAULT_POLICY,
-  type HydrationPolicy,
-  parsePolicy,
-  perTurnCap,
-} from '../protocol/policy.js';
+import { DEFAULT_POLICY, type HydrationPolicy, parsePolicy } from '../protocol/policy.js';
 import { isoSeconds } from '../protocol/time.js';
 import { DEFAULT_SESSION_ID, type IndexEntry } from '../protocol/types.js';
 import { recall as recallIndex } from '../retrieval/recall.js';
@@ -303,15 +298,16 @@ export class ContextFold implements ContextFoldEngine {
         `unknown retrieval mode ${JSON.stringify(mode)}: use 'reference' or 'ranked'`,
       );
     }
+    const caps = rankedCaps(this.policy, options);
     return this.read(async () => {
       this.store.assertConsistent();
       if (mode === 'ranked') {
         await this.ranked.prepare();
-        return this.ranked.scan(prompt, rankedCaps(this.policy, options));
+        return this.ranked.scan(prompt, caps);
       }
       return referenceScan(termView(this.store), prompt, {
         perCall: this.policy.max_rehydration_tokens_per_call,
-        perTurn: perTurnCap(this.policy),
+        perTurn: caps.perTurn,
         tokensOf: (s) => this.costs.tokensOf(s),
       });
     });

@@ -119,7 +119,7 @@ export interface ScanOptions {
   liveFrom?: number;
   /** Ranked mode: steps that only summarise others (compaction summaries): never paged or owners. */
   lossy?: readonly number[];
-  /** A tighter per-turn budget than the policy's, in tokens (e.g. a byte-bounded hook context). */
+  /** A tighter per-turn budget than the policy's, in tokens, in either mode (e.g. a byte-bounded hook context). */
   maxTokens?: number;
   /**
    * Ranked `pageIn`: a page whose window stops short of the payload's end also shows its last
