@@ -194,6 +194,25 @@ describe.each(BACKENDS)('%s', (backend: BackendName) => {
       await cf.close();
     });
 
+    it('entry and recall refuse arguments they cannot answer (a string step, a negative limit)', async () => {
+      // Before, entry('1') returned step 1's entry where hydrate('1') is a usage error, and
+      // recall took a limit of -1 or 'a' as no limit.
+      const cf = await open();
+      await cf.fold({ stepId: 1, summary: 'PostgreSQL port', content: 'port 5433' });
+      for (const step of ['1', -1, 1.5]) {
+        await expect(cf.entry(step as number)).rejects.toMatchObject({ code: 'USAGE' });
+      }
+      for (const limit of [-1, 1.5, 'a']) {
+        await expect(cf.recall('port', { limit: limit as number })).rejects.toMatchObject({
+          code: 'USAGE',
+        });
+      }
+      expect((await cf.recall('port', { limit: 0 })).candidates).toEqual([]);
+      expect((await cf.entry(1))?.step_id).toBe(1);
+      expect(await cf.entry(2)).toBeUndefined();
+      await cf.close();
+    });
+
     it('rejects bad step ids with a usage error and writes nothing', async () => {
       const cf = await open();
       const before = await last.fingerprint();

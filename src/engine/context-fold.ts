@@ -283,6 +283,10 @@ export class ContextFold implements ContextFoldEngine {
   /** Explicit recall with coverage tiers and chronological labels (CONF-04). */
   async recall(query: string, options: { limit?: number } = {}): Promise<RecallResult> {
     if (typeof query !== 'string') throw new UsageError('recall needs a query string');
+    const limit = options?.limit;
+    if (limit !== undefined && !(Number.isSafeInteger(limit) && limit >= 0)) {
+      throw new UsageError(`recall limit must be an integer >= 0, got ${String(limit)}`);
+    }
     return this.read(() => {
       this.store.assertConsistent();
       return recallIndex(termView(this.store), query, options);
@@ -498,6 +502,9 @@ export class ContextFold implements ContextFoldEngine {
 
   /** The index entry of one step, or undefined if it is not folded. */
   async entry(stepId: number): Promise<IndexEntry | undefined> {
+    if (!Number.isSafeInteger(stepId) || stepId < 0) {
+      throw new UsageError(`step id must be a non-negative integer, got ${String(stepId)}`);
+    }
     return this.read(() => this.store.get(stepId));
   }
 
