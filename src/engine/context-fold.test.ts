@@ -679,6 +679,17 @@ describe('local store only', () => {
     await cf.close();
   });
 
+  it('evicting a step of a store that does not exist yet creates nothing', async () => {
+    // Before, evict took the write lock first, which made the directory, write.lock, cold_nodes
+    // and a derived index, and only then said NODE_NOT_FOUND.
+    const dir = freshDir();
+    const cf = await ContextFold.open({ dir, tokenizer: 'reference' });
+    await expect(cf.evict(1)).rejects.toMatchObject({ code: 'NODE_NOT_FOUND' });
+    await expect(cf.evict(-1)).rejects.toMatchObject({ code: 'USAGE' });
+    await cf.close();
+    expect(existsSync(dir)).toBe(false);
+  });
+
   it('a stray temp file in cold_nodes is reported', async () => {
     const cf = await seeded();
     writeFileSync(join(cf.dir, 'cold_nodes', '.step_000009.json.tmp-1-1'), '{');

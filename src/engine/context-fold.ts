@@ -373,8 +373,10 @@ export class ContextFold implements ContextFoldEngine {
   /** Records that a step's page left the prompt (CONF-07): index `evicted`, eviction log. */
   async evict(stepId: number): Promise<EvictResult> {
     this.assertOpen();
+    // An unknown step is refused before the write lock is taken: taking it creates the store
+    // directory (its lock file and index), so evicting in an empty directory made a store.
     // A database store tells an orphan from an unknown step by the node's row.
-    await this.store.load(stepList(stepId));
+    await this.read(() => this.entryOrThrow(stepId), stepList(stepId));
     return this.store.write(async (tx) => {
       this.store.assertConsistent();
       this.entryOrThrow(stepId);
