@@ -93,6 +93,10 @@ export interface OpenOptions {
 export interface FoldInput {
   stepId: number;
   summary: string;
+  /**
+   * The payload. Absent or empty, the summary is the payload (the IPCF rule): it is hashed and
+   * stored as `raw_content`, and `hydrate` returns it.
+   */
   content?: string | Uint8Array;
   /** Explicit term lists replace the extracted ones (stored as given, as the reference does). */
   files?: string[];
