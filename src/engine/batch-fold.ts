@@ -196,9 +196,13 @@ export class BatchFold {
     const seen = new Map<number, Prepared>();
     for (const p of prepared) {
       const prev = seen.get(p.entry.step_id);
-      if (prev && prev.entry.payload_sha256 !== p.entry.payload_sha256) {
+      if (
+        prev &&
+        (prev.entry.payload_sha256 !== p.entry.payload_sha256 ||
+          prev.entry.projection_sha256 !== p.entry.projection_sha256)
+      ) {
         throw new StepConflictError(
-          `step ${p.entry.step_id} appears twice in the batch with different payloads`,
+          `step ${p.entry.step_id} appears twice in the batch with different payloads or projections`,
           {
             stepId: p.entry.step_id,
           },

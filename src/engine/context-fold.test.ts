@@ -160,6 +160,59 @@ describe.each(BACKENDS)('%s', (backend: BackendName) => {
       await cf.close();
     });
 
+    it('the same payload with other terms is a conflict; a summary that adds no term is a no-op (docs/library.md)', async () => {
+      const cf = await open();
+      await cf.fold({ stepId: 5, summary: 'a b', content: 'hello world' });
+      const same = await cf.fold({ stepId: 5, summary: 'c d', content: 'hello world' });
+      expect(same.already_folded).toBe(true);
+      expect((await cf.entry(5))?.summary).toBe('a b');
+      for (const other of [{ summary: 'PostgreSQL config' }, { summary: 'a b', files: ['x.ts'] }]) {
+        await expect(
+          cf.fold({ stepId: 5, content: 'hello world', ...other }),
+        ).rejects.toMatchObject({ code: 'STEP_CONFLICT' });
+      }
+      await cf.close();
+    });
+
+    it('a batch holding one step twice with other terms is a conflict, as two folds are', async () => {
+      // Before, the second input was answered already_folded: true with a projection hash and
+      // terms no stored node has (the first input's node was what the store kept).
+      const cf = await open();
+      await expect(
+        cf.foldMany([
+          { stepId: 1, summary: 'a b', content: 'hello world' },
+          { stepId: 1, summary: 'PostgreSQL config', content: 'hello world' },
+        ]),
+      ).rejects.toMatchObject({ code: 'STEP_CONFLICT', details: { stepId: 1 } });
+      expect(await last.readNode(1)).toBeNull();
+      const [a, b] = await cf.foldMany([
+        { stepId: 2, summary: 'a b', content: 'hello world' },
+        { stepId: 2, summary: 'c d', content: 'hello world' },
+      ]);
+      expect(b!.already_folded).toBe(true);
+      expect(b!.projection_sha256).toBe(a!.projection_sha256);
+      await cf.close();
+    });
+
+    it('entry and recall refuse arguments they cannot answer (a string step, a negative limit)', async () => {
+      // Before, entry('1') returned step 1's entry where hydrate('1') is a usage error, and
+      // recall took a limit of -1 or 'a' as no limit.
+      const cf = await open();
+      await cf.fold({ stepId: 1, summary: 'PostgreSQL port', content: 'port 5433' });
+      for (const step of ['1', -1, 1.5]) {
+        await expect(cf.entry(step as number)).rejects.toMatchObject({ code: 'USAGE' });
+      }
+      for (const limit of [-1, 1.5, 'a']) {
+        await expect(cf.recall('port', { limit: limit as number })).rejects.toMatchObject({
+          code: 'USAGE',
+        });
+      }
+      expect((await cf.recall('port', { limit: 0 })).candidates).toEqual([]);
+      expect((await cf.entry(1))?.step_id).toBe(1);
+      expect(await cf.entry(2)).toBeUndefined();
+      await cf.close();
+    });
+
     it('rejects bad step ids with a usage error and writes nothing', async () => {
       const cf = await open();
       const before = await last.fingerprint();
@@ -240,6 +293,48 @@ describe.each(BACKENDS)('%s', (backend: BackendName) => {
         await cf.close();
       });
     }
+
+    it('a maxTokens or window hydrate cannot serve as asked is a usage error, not an empty page', async () => {
+      // Before, NaN or a string cap gave a verified result cut to one token, and a window of a
+      // reversed range or without max_tokens a verified, empty result.
+      const cf = await open();
+      await cf.fold({ stepId: 3, summary: 'big log', content: big });
+      const bad = [
+        { maxTokens: Number.NaN },
+        { maxTokens: -5 },
+        { maxTokens: '10' as unknown as number },
+        { window: { start_line: 5, end_line: 2, max_tokens: 100 } },
+        { window: { start_line: 0, end_line: 10 } as never },
+        { window: { start_line: 0, end_line: 10, max_tokens: Number.NaN } },
+        { window: { start_line: -1, end_line: 3, max_tokens: 100 } },
+        { window: { start_line: 0, end_line: 3, max_tokens: 100, tail_lines: 1.5 } },
+      ];
+      for (const options of bad) {
+        await expect(cf.hydrate(3, options)).rejects.toMatchObject({ code: 'USAGE' });
+      }
+      expect((await cf.hydrate(3, { maxTokens: 0 })).tokens).toBeLessThanOrEqual(1);
+      const w = await cf.hydrate(3, { window: { start_line: 2, end_line: 4, max_tokens: 100 } });
+      expect(w.content).toBe(`${lines[2]}\n${lines[3]}\n`);
+      await cf.close();
+    });
+
+    it('scan options: maxTokens bounds a reference page-in too; a bad liveFrom or lossy is refused', async () => {
+      // Before, the reference scan ignored maxTokens (a 50-token bound paged ~3,000 tokens) and
+      // took any liveFrom or lossy value without a word.
+      const cf = await open();
+      await cf.fold({ stepId: 3, summary: 'big log of line tokens', content: big });
+      for (const mode of ['reference', 'ranked'] as const) {
+        const r = await cf.pageIn('line tokens', { mode, maxTokens: 50 });
+        expect(r.scan.selected.map((p) => p.step_id)).toEqual([3]);
+        expect(r.tokens).toBeLessThanOrEqual(50);
+        for (const options of [{ maxTokens: -1 }, { liveFrom: -1 }, { lossy: [1.5] }]) {
+          await expect(cf.scan('line', { mode, ...options })).rejects.toMatchObject({
+            code: 'USAGE',
+          });
+        }
+      }
+      await cf.close();
+    });
 
     it('cuts a single line longer than the cap within the line', async () => {
       const policy = { ...DEFAULT_POLICY, max_rehydration_tokens_per_call: 10 };
@@ -531,6 +626,68 @@ describe('local store only', () => {
     });
     const v = await again.validate();
     expect(v.problems[0]).toMatchObject({ kind: 'index', path: ip });
+  });
+
+  it.each([
+    ['ipcf_version', '1.2'],
+    ['projection_version', 'ipcf-projection-v3'],
+  ])(
+    'an index of another %s (%s) is refused, never folded into or rewritten as 1.1',
+    async (key, value) => {
+      // Before, the store was read, validated ok and folded into, and close() rewrote its header
+      // as IPCF 1.1 / ipcf-projection-v2: a newer engine's store silently downgraded.
+      const cf = await seeded();
+      const ip = join(cf.dir, 'recall_index.json');
+      const header = JSON.parse(readFileSync(ip, 'utf8'));
+      writeFileSync(ip, JSON.stringify({ ...header, [key]: value }));
+      const written = readFileSync(ip, 'utf8');
+      const again = await ContextFold.open({ dir: cf.dir, tokenizer: 'reference' });
+      await expect(again.scan('first')).rejects.toMatchObject({
+        code: 'INTEGRITY_CHECK',
+        message: expect.stringContaining(`written for IPCF`),
+        details: { path: ip },
+      });
+      await expect(again.fold({ stepId: 3, summary: 'three', content: 'c' })).rejects.toMatchObject(
+        {
+          code: 'INTEGRITY_CHECK',
+        },
+      );
+      const v = await again.validate();
+      expect(v.ok).toBe(false);
+      expect(v.problems[0]).toMatchObject({ kind: 'index', path: ip });
+      expect(v.problems[0]!.message).toContain(value);
+      await again.close();
+      expect(readFileSync(ip, 'utf8')).toBe(written);
+      expect(existsSync(join(cf.dir, 'cold_nodes', 'step_000003.json'))).toBe(false);
+    },
+  );
+
+  it('a record kind that is no plain name is refused: nothing is read or written outside the store', async () => {
+    // Before, appendRecords('../x', …) appended to x.jsonl beside the store directory (and its
+    // lock file), and readRecords('../../etc/passwd') read <dir>/../../etc/passwd.jsonl.
+    const cf = await open();
+    await cf.fold({ stepId: 1, summary: 'one', content: 'a' });
+    const parent = join(cf.dir, '..');
+    const before = readdirSync(parent);
+    for (const kind of ['../x', 'a/b', '', 'Events', '.hidden']) {
+      await expect(cf.appendRecords(kind, 'line\n')).rejects.toMatchObject({ code: 'USAGE' });
+      await expect(cf.readRecords(kind)).rejects.toMatchObject({ code: 'USAGE' });
+    }
+    expect(readdirSync(parent)).toEqual(before);
+    await cf.appendRecords('events', 'line\n');
+    expect((await cf.readRecords('events')).text).toBe('line\n');
+    await cf.close();
+  });
+
+  it('evicting a step of a store that does not exist yet creates nothing', async () => {
+    // Before, evict took the write lock first, which made the directory, write.lock, cold_nodes
+    // and a derived index, and only then said NODE_NOT_FOUND.
+    const dir = freshDir();
+    const cf = await ContextFold.open({ dir, tokenizer: 'reference' });
+    await expect(cf.evict(1)).rejects.toMatchObject({ code: 'NODE_NOT_FOUND' });
+    await expect(cf.evict(-1)).rejects.toMatchObject({ code: 'USAGE' });
+    await cf.close();
+    expect(existsSync(dir)).toBe(false);
   });
 
   it('a stray temp file in cold_nodes is reported', async () => {

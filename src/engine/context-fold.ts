@@ -10,12 +10,7 @@ import {
   UsageError,
 } from '../protocol/errors.js';
 import type { NodeNotFoundError } from '../protocol/ipcf-errors.js';
-import {
-  DEFAULT_POLICY,
-  type HydrationPolicy,
-  parsePolicy,
-  perTurnCap,
-} from '../protocol/policy.js';
+import { DEFAULT_POLICY, type HydrationPolicy, parsePolicy } from '../protocol/policy.js';
 import { isoSeconds } from '../protocol/time.js';
 import { DEFAULT_SESSION_ID, type IndexEntry } from '../protocol/types.js';
 import { recall as recallIndex } from '../retrieval/recall.js';
@@ -36,6 +31,7 @@ import { DerivePool } from './derive-pool.js';
 import { hydrateEntry } from './hydrate-node.js';
 import { hydratedPages } from './hydrated-page.js';
 import { checkNode } from './node-check.js';
+import { checkOpenOptions } from './open-options.js';
 import { type EngineStore, openBackend, readPolicy } from './open-store.js';
 import { payloadText } from './payload-text.js';
 import { RankedRetrieval } from './ranked-retrieval.js';
@@ -109,6 +105,7 @@ export class ContextFold implements ContextFoldEngine {
         'ContextFold.open needs { dir } (the store directory, e.g. ".contextfold") or { store } (a directory or postgres:// URL)',
       );
     }
+    checkOpenOptions(options);
     const pg = isPgUrl(where);
     this.layout = pg ? null : storeLayout(resolve(where));
     if (this.layout) {
@@ -287,6 +284,10 @@ export class ContextFold implements ContextFoldEngine {
   /** Explicit recall with coverage tiers and chronological labels (CONF-04). */
   async recall(query: string, options: { limit?: number } = {}): Promise<RecallResult> {
     if (typeof query !== 'string') throw new UsageError('recall needs a query string');
+    const limit = options?.limit;
+    if (limit !== undefined && !(Number.isSafeInteger(limit) && limit >= 0)) {
+      throw new UsageError(`recall limit must be an integer >= 0, got ${String(limit)}`);
+    }
     return this.read(() => {
       this.store.assertConsistent();
       return recallIndex(termView(this.store), query, options);
@@ -302,15 +303,16 @@ export class ContextFold implements ContextFoldEngine {
         `unknown retrieval mode ${JSON.stringify(mode)}: use 'reference' or 'ranked'`,
       );
     }
+    const caps = rankedCaps(this.policy, options);
     return this.read(async () => {
       this.store.assertConsistent();
       if (mode === 'ranked') {
         await this.ranked.prepare();
-        return this.ranked.scan(prompt, rankedCaps(this.policy, options));
+        return this.ranked.scan(prompt, caps);
       }
       return referenceScan(termView(this.store), prompt, {
         perCall: this.policy.max_rehydration_tokens_per_call,
-        perTurn: perTurnCap(this.policy),
+        perTurn: caps.perTurn,
         tokensOf: (s) => this.costs.tokensOf(s),
       });
     });
@@ -372,8 +374,10 @@ export class ContextFold implements ContextFoldEngine {
   /** Records that a step's page left the prompt (CONF-07): index `evicted`, eviction log. */
   async evict(stepId: number): Promise<EvictResult> {
     this.assertOpen();
+    // An unknown step is refused before the write lock is taken: taking it creates the store
+    // directory (its lock file and index), so evicting in an empty directory made a store.
     // A database store tells an orphan from an unknown step by the node's row.
-    await this.store.load(stepList(stepId));
+    await this.read(() => this.entryOrThrow(stepId), stepList(stepId));
     return this.store.write(async (tx) => {
       this.store.assertConsistent();
       this.entryOrThrow(stepId);
@@ -501,6 +505,9 @@ export class ContextFold implements ContextFoldEngine {
 
   /** The index entry of one step, or undefined if it is not folded. */
   async entry(stepId: number): Promise<IndexEntry | undefined> {
+    if (!Number.isSafeInteger(stepId) || stepId < 0) {
+      throw new UsageError(`step id must be a non-negative integer, got ${String(stepId)}`);
+    }
     return this.read(() => this.store.get(stepId));
   }
 
@@ -598,13 +605,27 @@ export class ContextFold implements ContextFoldEngine {
   /** Appends newline-terminated lines of a kind (`events`: a session's log) to the store. */
   async appendRecords(kind: string, text: string, after?: RecordsMark): Promise<void> {
     this.assertOpen();
+    recordKind(kind);
     await this.store.appendRecords(kind, text, after);
   }
 
   /** Every line of a kind, in append order, and where it lives (for messages). */
   async readRecords(kind: string): Promise<{ path: string; text: string }> {
     this.assertOpen();
+    recordKind(kind);
     return this.store.readRecords(kind);
+  }
+}
+
+/**
+ * Checks a record kind: it names the file `<kind>.jsonl` in the store (a database row's kind), so
+ * it is a plain name; `../x` would have appended to a file outside the store.
+ */
+function recordKind(kind: string): void {
+  if (typeof kind !== 'string' || !/^[a-z][a-z0-9_-]{0,63}$/.test(kind)) {
+    throw new UsageError(
+      `record kind must be a plain name (a-z, 0-9, '-', '_'; e.g. 'events'), got ${JSON.stringify(kind)}`,
+    );
   }
 }
 

@@ -20,6 +20,34 @@ export interface HydrateSources {
   costs: TokenCosts;
 }
 
+const isCount = (x: unknown, min: number): boolean =>
+  Number.isSafeInteger(x) && (x as number) >= min;
+
+/**
+ * Throws a UsageError for a `maxTokens` or `window` hydrate cannot serve as asked (NaN, a string,
+ * a negative or reversed range): a verified result came back empty or cut to one token. A cap
+ * of 0 is served as 1, as the cost of a pick whose payload is empty is 0.
+ */
+function checkHydrateOptions(options: HydrateOptions): void {
+  if (options.maxTokens !== undefined && !isCount(options.maxTokens, 0)) {
+    throw new UsageError(`maxTokens must be an integer >= 0, got ${String(options.maxTokens)}`);
+  }
+  const w = options.window;
+  if (w === undefined) return;
+  if (
+    typeof w !== 'object' ||
+    w === null ||
+    !isCount(w.start_line, 0) ||
+    !isCount(w.end_line, w.start_line) ||
+    !isCount(w.max_tokens, 0) ||
+    (w.tail_lines !== undefined && !isCount(w.tail_lines, 0))
+  ) {
+    throw new UsageError(
+      'window must be a page window: { start_line, end_line } whole lines with start_line <= end_line, max_tokens and tail_lines integers >= 0 (as Page.window gives it)',
+    );
+  }
+}
+
 /**
  * The hydrate result for the indexed `entry` of `stepId`: the node verified (all three hashes)
  * before any byte is served, then the window or chunk `options` ask for.
@@ -30,6 +58,7 @@ export function hydrateEntry(
   entry: IndexEntry,
   options: HydrateOptions,
 ): HydrateResult {
+  checkHydrateOptions(options);
   const v = src.store.verifyNode(entry);
   const text = payloadText(v);
   const perCall = src.policy.max_rehydration_tokens_per_call;

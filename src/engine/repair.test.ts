@@ -255,3 +255,26 @@ describe('repairStore beside a live fold', () => {
     await cf.close();
   });
 });
+
+describe('repairStore arguments', () => {
+  it("a non-boolean apply is refused before anything is planned or moved (apply: 'false' repaired)", async () => {
+    const dir = join(tempDir().dir, '.contextfold');
+    const cf = await ContextFold.open({ dir, tokenizer: 'reference' });
+    await cf.fold({ stepId: 1, summary: 'one', content: 'first payload' });
+    await cf.close();
+    // A stray file a repair would quarantine.
+    mkdirSync(join(dir, 'cold_nodes'), { recursive: true });
+    const stray = join(dir, 'cold_nodes', 'step_000002.json');
+    const engine = await ContextFold.open({ dir, tokenizer: 'reference' });
+    writeFileSync(stray, '{');
+    for (const apply of ['false', 'yes', 1]) {
+      await expect(repairStore(engine, { apply: apply as never })).rejects.toMatchObject({
+        code: 'USAGE',
+      });
+    }
+    expect(existsSync(stray)).toBe(true);
+    expect(existsSync(join(dir, REPAIR_LOG_FILE))).toBe(false);
+    await expect(repairStore(undefined as never)).rejects.toMatchObject({ code: 'USAGE' });
+    await engine.close();
+  });
+});

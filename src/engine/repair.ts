@@ -155,6 +155,17 @@ export async function repairStore(
   engine: ContextFold,
   options: RepairOptions = {},
 ): Promise<RepairResult> {
+  if (typeof engine?.validate !== 'function') {
+    throw new UsageError(
+      'repairStore needs an open engine: repairStore(await ContextFold.open({ dir }))',
+    );
+  }
+  // A string is not a yes: apply: 'false' (from an environment variable) repaired the store.
+  if (options.apply !== undefined && typeof options.apply !== 'boolean') {
+    throw new UsageError(
+      `repairStore apply must be true or false, got ${JSON.stringify(options.apply)}`,
+    );
+  }
   if (isPgUrl(engine.dir)) {
     // Orphans, strays and quarantine are files; a database store's fold is one transaction.
     throw new UsageError(

@@ -68,12 +68,28 @@ export function termView(store: EngineStore): TermView {
   });
 }
 
-/** Caps and live boundary of a ranked page-in. */
+const isStep = (x: unknown): boolean => Number.isSafeInteger(x) && (x as number) >= 0;
+
+/**
+ * Caps and live boundary of a page-in (`perTurn` bounds a reference scan too), the options
+ * checked: a bad `maxTokens`, `liveFrom` or `lossy` is a UsageError, never ignored.
+ */
 export function rankedCaps(policy: HydrationPolicy, options: ScanOptions): RankedCaps {
   const perTurn = perTurnCap(policy);
   const max = options.maxTokens;
   if (max !== undefined && (!Number.isSafeInteger(max) || max < 1)) {
     throw new UsageError(`maxTokens must be a positive integer, got ${String(max)}`);
+  }
+  if (options.liveFrom !== undefined && !isStep(options.liveFrom)) {
+    throw new UsageError(
+      `liveFrom must be a step id (an integer >= 0), got ${String(options.liveFrom)}`,
+    );
+  }
+  if (
+    options.lossy !== undefined &&
+    !(Array.isArray(options.lossy) && options.lossy.every(isStep))
+  ) {
+    throw new UsageError('lossy must be a list of step ids (integers >= 0)');
   }
   return {
     perCall: policy.max_rehydration_tokens_per_call,

@@ -123,6 +123,16 @@ describe('export and import-store between directories', () => {
     expect(readFileSync(file, 'utf8')).toBe('mine');
   });
 
+  it('a call without from or to is one usage error (it was a TypeError from path.resolve)', async () => {
+    const { dir } = await source();
+    for (const options of [{}, { from: dir }, { from: dir, to: '' }, { from: 5, to: 6 }]) {
+      await expect(transferStore(options as never)).rejects.toMatchObject({
+        code: 'USAGE',
+        message: expect.stringContaining('transferStore needs { from, to }'),
+      });
+    }
+  });
+
   it('a target inside the source store is refused, and the source still validates', async () => {
     const { dir } = await source();
     for (const to of [join(dir, 'cold_nodes'), join(dir, 'copy', '.contextfold')]) {

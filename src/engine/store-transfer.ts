@@ -186,6 +186,16 @@ function removeOnSignal(root: string): () => void {
  * it (the copy's files would land among the source's own, which validate then reports).
  */
 function assertTargetDirectory(from: string, to: string): void {
+  for (const [name, where] of [
+    ['from', from],
+    ['to', to],
+  ] as const) {
+    if (typeof where !== 'string' || where === '') {
+      throw new UsageError(
+        `transferStore needs { from, to }: each a store directory or a postgres:// URL (${name} is ${where === '' ? 'empty' : String(where)})`,
+      );
+    }
+  }
   if (isPgUrl(to)) return;
   const target = resolve(to);
   if (statSync(target, { throwIfNoEntry: false })?.isDirectory() === false) {

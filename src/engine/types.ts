@@ -93,6 +93,10 @@ export interface OpenOptions {
 export interface FoldInput {
   stepId: number;
   summary: string;
+  /**
+   * The payload. Absent or empty, the summary is the payload (the IPCF rule): it is hashed and
+   * stored as `raw_content`, and `hydrate` returns it.
+   */
   content?: string | Uint8Array;
   /** Explicit term lists replace the extracted ones (stored as given, as the reference does). */
   files?: string[];
@@ -119,7 +123,7 @@ export interface ScanOptions {
   liveFrom?: number;
   /** Ranked mode: steps that only summarise others (compaction summaries): never paged or owners. */
   lossy?: readonly number[];
-  /** A tighter per-turn budget than the policy's, in tokens (e.g. a byte-bounded hook context). */
+  /** A tighter per-turn budget than the policy's, in tokens, in either mode (e.g. a byte-bounded hook context). */
   maxTokens?: number;
   /**
    * Ranked `pageIn`: a page whose window stops short of the payload's end also shows its last
@@ -274,7 +278,8 @@ export interface ContextFoldEngine {
   /** The store's directory, or its database URL (with `store_id`, no password). */
   readonly dir: string;
   /**
-   * Appends newline-terminated lines of a kind (`events`: a session's log) to the store. With
+   * Appends newline-terminated lines of a kind (a plain name, `events`: a session's log, kept
+   * as `events.jsonl` in a store directory) to the store. With
    * `after`, only if the log is still as long as the caller last saw it (a `StepConflictError`
    * otherwise, nothing written): two writers of one session never interleave their histories.
    */

@@ -9,6 +9,14 @@ const PAGE =
   'end</archived_record>\n< / ARCHIVED_RECORD step_id="9">';
 
 describe('scanPage', () => {
+  it('a text that is no string is one usage error (it was a TypeError from matchAll)', () => {
+    for (const bad of [5, undefined, null, Buffer.from('x')]) {
+      expect(() => scanPage(bad as never)).toThrow(
+        expect.objectContaining({ code: 'USAGE', message: expect.stringContaining('scanPage') }),
+      );
+    }
+  });
+
   it('lists each finding by pattern id with UTF-8 byte offsets into the text', () => {
     const f = scanPage(PAGE);
     expect([...new Set(f.map((x) => x.pattern_id))].sort()).toEqual([

@@ -1,4 +1,5 @@
 import { compareCodePoints } from '../protocol/canonical-json.js';
+import { UsageError } from '../protocol/errors.js';
 import type { MatchSpan } from './matchers.js';
 import { type CompiledPattern, type GuardTables, loadGuardTables } from './tables.js';
 import type { FindingSummary, GuardFinding, PageFinding, TableKind } from './types.js';
@@ -53,6 +54,7 @@ export function scanText(
  * // ['active:markdown-image-external', 'active:markdown-image-query']
  */
 export function scanPage(text: string, tables: GuardTables = loadGuardTables()): PageFinding[] {
+  if (typeof text !== 'string') throw new UsageError('scanPage needs the page text (a string)');
   return scanText(text, tables, PAGE_TABLE_KINDS).map(({ table: _t, ...f }) => f);
 }
 

@@ -59,7 +59,13 @@ export {
   renderPackText,
   type TruncationNote,
 } from './pack.js';
-export { type CallReport, type PerCallTotals, runPerCall } from './per-call.js';
+export {
+  beginCall,
+  type CallReport,
+  endCall,
+  type PerCallTotals,
+  runPerCall,
+} from './per-call.js';
 export { renderMessage, renderMessages } from './render.js';
 export {
   type ReplayMismatch,

@@ -109,7 +109,14 @@ export async function beginCall(
   return session.beforeTurn();
 }
 
-/** The end of a model call (answered, failed or abandoned): this call's pages leave (CONF-07). */
+/**
+ * The end of a model call (answered, failed or abandoned): this call's pages leave (CONF-07).
+ * Returns the evicted steps; nothing when no call is open.
+ *
+ * @example
+ * const pack = await beginCall(session, messages);
+ * try { await callModel(pack.messages); } finally { await endCall(session); }
+ */
 export async function endCall(session: Session): Promise<number[]> {
   if (session.status().open_turn === null) return [];
   return (await session.afterTurn()).evicted;

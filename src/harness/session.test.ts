@@ -562,5 +562,15 @@ describe.each(BACKENDS)('%s', (backend: BackendName) => {
         expect(readdirSync(root)).toEqual(backend === 'local' ? ['.contextfold'] : []);
       }
     });
+
+    it('an engine that is no engine, or a pageInToolOutput that is no boolean, is one usage error', async () => {
+      // Before, { engine: {} } failed with a TypeError reading the policy of undefined, and
+      // pageInToolOutput: 'no' turned the tool-output scan on.
+      const { dir } = store();
+      for (const bad of [{ engine: {} }, { engine: null }, { pageInToolOutput: 'no' }]) {
+        const e = await caught(Session.open({ dir, budget: 4000, ...(bad as object) }));
+        expect(isUsageError(e)).toBe(true);
+      }
+    });
   });
 });

@@ -126,6 +126,14 @@ export class Session {
     if (options.summarize !== undefined && typeof options.summarize !== 'function') {
       throw new UsageError('summarize must be a function (turn) => string | Promise<string>');
     }
+    if (options.engine !== undefined && typeof options.engine?.pageIn !== 'function') {
+      throw new UsageError('engine must be an open engine: await ContextFold.open({ dir })');
+    }
+    if (options.pageInToolOutput !== undefined && typeof options.pageInToolOutput !== 'boolean') {
+      throw new UsageError(
+        `pageInToolOutput must be true or false, got ${JSON.stringify(options.pageInToolOutput)}`,
+      );
+    }
     // The engine's setting is the one that applies: a contrary `redact` would be dropped silently.
     if (
       options.engine &&

@@ -89,7 +89,8 @@ export function codedError(code: ErrorCode): CodedErrorClass {
 export class UsageError extends codedError('USAGE') {}
 
 /**
- * A step was folded again with a different payload than the one already stored.
+ * A step was folded again with a different payload, or with terms (given, or extracted from the
+ * summary and payload) that change its projection, than the node already stored under it.
  *
  * @example
  * await cf.fold({ stepId: 3, summary: 'ls', content: 'a.txt' });

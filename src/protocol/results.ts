@@ -31,6 +31,15 @@ export interface ScanPick {
   matched_terms: string[];
   /** Tokens it costs: min(tokens, per-call cap, per-turn cap). */
   cost: number;
+  /**
+   * Ranked mode: the CONF-04 label of the pick within its intent's group, by step
+   * (`latest_chronological`, `superseded`, …; `related` for a neighbour paged with a pick).
+   */
+  status?: RecallStatus;
+  /** Ranked mode: the linear score (0 for a companion). */
+  score?: number;
+  /** Ranked mode: the probability this turn holds the answer (0 for a companion). */
+  probability?: number;
 }
 
 /** Why a word of the prompt is not searched for (ranked scan). */
@@ -50,6 +59,8 @@ export interface ScanResult {
   selected: ScanPick[];
   /** Picks whose intent was owned but that did not fit the per-turn budget (never replaced by older nodes). */
   budget_dropped: ScanPick[];
+  /** Ranked mode with `liveFrom`: live turns that hold what an older candidate holds (it is not paged). */
+  live_owners?: number[];
 }
 
 /** A window of whole lines of a payload (a ranked page), as `hydrate` can re-derive it. */

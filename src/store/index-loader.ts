@@ -1,7 +1,7 @@
 import { closeSync, existsSync, openSync, readFileSync, readSync } from 'node:fs';
 import { canonicalJson } from '../protocol/canonical-json.js';
 import { checkEvictionLog, checkRecallIndex } from '../protocol/schemas.js';
-import type { IndexEntry } from '../protocol/types.js';
+import { type IndexEntry, IPCF_VERSION, PROJECTION_VERSION } from '../protocol/types.js';
 import { fileIdentity } from './file-identity.js';
 import type { FoldRow, IndexDb, IndexState, LoadProblem } from './index-db.js';
 import { parseEntry } from './index-entry.js';
@@ -158,9 +158,26 @@ export async function loadSnapshot(
   if (problem) return { kind: 'index', path, message: `${problem}: ${path}` };
   const bad = checkRecallIndex(fields);
   if (bad) return { kind: 'index', path, message: `recall index is malformed at ${bad}: ${path}` };
+  const versions = otherVersions(fields);
+  if (versions) return { kind: 'index', path, message: `${versions}: ${path}` };
   state.snapshotSha256 = read.sha256;
   state.createdAt = typeof fields.created_at === 'string' ? fields.created_at : null;
   return null;
+}
+
+/**
+ * Why a recall index of another IPCF or projection version cannot be read here, or null: its
+ * hashes and fields follow rules this engine does not know, and a compaction would rewrite its
+ * header as this version's (a silent downgrade), so it is refused like any inconsistent state.
+ */
+function otherVersions(fields: Record<string, unknown>): string | null {
+  const ipcf = fields.ipcf_version;
+  const projection = fields.projection_version;
+  if (ipcf === IPCF_VERSION && projection === PROJECTION_VERSION) return null;
+  return (
+    `recall index is written for IPCF ${String(ipcf)} (${String(projection)}); this contextfold ` +
+    `reads IPCF ${IPCF_VERSION} (${PROJECTION_VERSION}) only: use the version that wrote the store`
+  );
 }
 
 /** Loads `eviction_log.json` (if any) into the index. Returns the load problem, if any. */

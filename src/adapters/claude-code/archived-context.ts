@@ -175,7 +175,7 @@ async function rankedBlocks(
     // A hook turn merges narration, tool calls and results: it ends with the last outcome.
     tail: true,
   });
-  result.live = [...((r.scan as { live_owners?: number[] }).live_owners ?? [])];
+  result.live = [...(r.scan.live_owners ?? [])];
   result.failures.push(...r.failures);
   const fill = contextFill(max, result);
   for (const page of r.pages) {

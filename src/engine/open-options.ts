@@ -1,0 +1,52 @@
+// The checks of `ContextFold.open`'s options that no other part makes (the policy and the
+// tokenizer are checked where they are parsed): a value of the wrong type is one UsageError
+// naming the option, before anything is opened, instead of a node written with a numeric
+// `session_id`, a TypeError from the first fold, or a flag read as its truthiness.
+import { UsageError } from '../protocol/errors.js';
+import type { OpenOptions } from './types.js';
+
+/** A bad value as the error shows it: a string quoted, so '30000' does not read as 30000. */
+const shown = (value: unknown): string =>
+  typeof value === 'string' ? JSON.stringify(value) : String(value);
+
+function check(ok: boolean, name: string, what: string, value: unknown): void {
+  if (!ok) throw new UsageError(`ContextFold.open: ${name} must be ${what}, got ${shown(value)}`);
+}
+
+/**
+ * Throws a {@link UsageError} for the first option whose value has the wrong type or range.
+ * Options left undefined take their defaults.
+ *
+ * @example
+ * checkOpenOptions({ dir: '.contextfold', sessionId: 42 as never });
+ * // UsageError: ContextFold.open: sessionId must be a string, got 42
+ */
+export function checkOpenOptions(options: OpenOptions): void {
+  const o = options as Record<string, unknown>;
+  const given = (name: string) => o[name] !== undefined;
+  const integer = (name: string, min: number) => {
+    const v = o[name];
+    if (given(name))
+      check(Number.isSafeInteger(v) && (v as number) >= min, name, `an integer >= ${min}`, v);
+  };
+  for (const name of ['mustExist', 'readOnly', 'redact']) {
+    if (given(name)) check(typeof o[name] === 'boolean', name, 'true or false', o[name]);
+  }
+  for (const name of ['clock', 'onWarning']) {
+    if (given(name)) check(typeof o[name] === 'function', name, 'a function', o[name]);
+  }
+  if (given('sessionId'))
+    check(typeof o.sessionId === 'string', 'sessionId', 'a string', o.sessionId);
+  if (given('retrieval')) {
+    check(
+      o.retrieval === 'ranked' || o.retrieval === 'reference',
+      'retrieval',
+      "'ranked' or 'reference'",
+      o.retrieval,
+    );
+  }
+  integer('lockTimeoutMs', 0);
+  integer('journalCompactThreshold', 0);
+  integer('poolSize', 1);
+  integer('statementTimeoutMs', 1);
+}
