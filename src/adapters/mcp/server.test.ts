@@ -7,7 +7,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, runCliProcess } from '../../test-utils/cli.js';
-import { MCP_TOOL_NAMES } from './tools.js';
+import { MCP_DROPPED_TERMS, MCP_TOOL_NAMES } from './tools.js';
 
 // End to end: the real SDK client talks to the built CLI (`node dist/cli/bin.js mcp`) over stdio.
 // dist/ is built by the global test setup.
@@ -213,6 +213,25 @@ describe('contextfold mcp (stdio, real SDK client)', () => {
     expect(JSON.parse(text(r))).toMatchObject({ step_id: 301, lone_surrogates_replaced: true });
     const h = await call('hydrate_archived_node', { step_id: 301 });
     expect(text(h)).toContain('log ends \uFFFD');
+  });
+
+  it('a long prompt does not come back fourfold: its dropped words are cut to a few and counted', async () => {
+    // Last in this block: the store the tests share gains a turn.
+    await call('fold_turn', { step_id: 5, summary: 'redis', content: 'redis ttl 300s' });
+    // 400 words the store does not hold, as a pasted log brings: each one a dropped term.
+    const words = Array.from({ length: 400 }, (_, i) => `zzqword${i}`);
+    const prompt = `What is the redis ttl? ${words.join(' ')}`;
+    for (const page_in of [false, true]) {
+      const r = JSON.parse(text(await call('scan_prompt', { prompt, page_in })));
+      const scan = page_in ? r.scan : r;
+      expect(scan.dropped_terms).toHaveLength(MCP_DROPPED_TERMS);
+      expect(scan.dropped_terms[0]).toEqual({ term: 'what', reason: 'stopword' });
+      expect(MCP_DROPPED_TERMS + scan.dropped_terms_omitted).toBeGreaterThanOrEqual(400);
+      expect(scan.query_terms).toEqual(expect.arrayContaining(['redis', 'ttl']));
+    }
+    // A short prompt's list is whole, with no count.
+    const short = JSON.parse(text(await call('scan_prompt', { prompt: 'What is the redis ttl?' })));
+    expect(short.dropped_terms_omitted).toBeUndefined();
   });
 });
 

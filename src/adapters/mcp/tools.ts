@@ -7,6 +7,7 @@ import { formatArchivedBlock } from '../../harness/archived-block.js';
 import { wellFormed } from '../../harness/summarize.js';
 import { storableTurns } from '../../import/import-turns.js';
 import { ipcfErrorName, isContextFoldError } from '../../protocol/errors.js';
+import type { ScanResult } from '../../protocol/results.js';
 
 /** Names of the tools the server registers, in registration order. */
 export const MCP_TOOL_NAMES = [
@@ -17,6 +18,24 @@ export const MCP_TOOL_NAMES = [
   'fold_status',
   'validate_store',
 ] as const;
+
+/** Dropped prompt words a `scan_prompt` result hands the model at most; the rest are counted. */
+export const MCP_DROPPED_TERMS = 32;
+
+/**
+ * A scan result as the model gets it. A long prompt (a pasted log) drops thousands of words:
+ * as JSON, about four times the prompt's own size, and a tool result enters the model's context.
+ * The first {@link MCP_DROPPED_TERMS} are kept, in prompt order, and the others counted.
+ */
+function boundedScan(scan: ScanResult): ScanResult & { dropped_terms_omitted?: number } {
+  const dropped = scan.dropped_terms;
+  if (!dropped || dropped.length <= MCP_DROPPED_TERMS) return scan;
+  return {
+    ...scan,
+    dropped_terms: dropped.slice(0, MCP_DROPPED_TERMS),
+    dropped_terms_omitted: dropped.length - MCP_DROPPED_TERMS,
+  };
+}
 
 const json = (value: unknown): CallToolResult => ({
   content: [{ type: 'text', text: JSON.stringify(value, null, 2) }],
@@ -172,10 +191,10 @@ async function scanTool(
   cf: ContextFoldEngine,
   a: { prompt: string; page_in?: boolean },
 ): Promise<CallToolResult> {
-  if (!a.page_in) return json(await cf.scan(a.prompt));
+  if (!a.page_in) return json(boundedScan(await cf.scan(a.prompt)));
   const r = await cf.pageIn(a.prompt);
   const summary = {
-    scan: r.scan,
+    scan: boundedScan(r.scan),
     tokens: r.tokens,
     pages: r.pages.map((p) => ({
       step_id: p.step_id,
