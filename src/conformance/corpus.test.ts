@@ -207,6 +207,23 @@ describe('input integrity and the content hash', () => {
   });
 });
 
+describe('a profile that names a case twice', () => {
+  it('is refused: the case would run and count twice', () => {
+    const c = subsetCorpus(['conf-10--never-folded-step']);
+    try {
+      const p = join(c.dir, 'manifest.json');
+      const m = JSON.parse(readFileSync(p, 'utf8'));
+      m.profiles.store.cases.push('conf-10--never-folded-step');
+      writeFileSync(p, JSON.stringify(m));
+      expect(() => loadManifest(c.dir)).toThrow(
+        /profiles\.store names case conf-10--never-folded-step twice/,
+      );
+    } finally {
+      c.cleanup();
+    }
+  });
+});
+
 const python = spawnSync('python3', ['--version']).status === 0;
 
 describeShared('the corpus generator (conformance/tools/build_corpus.py)', () => {

@@ -210,6 +210,9 @@ export function loadManifest(corpusDir: string): Manifest {
     const unknown = list.find((id) => !ids.has(id));
     if (unknown)
       throw new UsageError(`corpus manifest ${where} names unknown case ${unknown}: ${path}`);
+    // A case named twice would run twice and count twice in the declaration's totals.
+    const twice = list.find((id, i) => list.indexOf(id) !== i);
+    if (twice) throw new UsageError(`corpus manifest ${where} names case ${twice} twice: ${path}`);
   }
   if (!m.profiles.full) throw new UsageError(`corpus manifest has no 'full' profile: ${path}`);
   return m;

@@ -16,6 +16,7 @@ class ScriptedSubject extends LibrarySubject {
       requirements?: string[];
       strictnesses?: string[];
       protocol?: string;
+      runtimeName?: string;
       override?: (req: SubjectRequest) => SubjectResponse | null | 'throw';
     } = {},
   ) {
@@ -36,6 +37,9 @@ class ScriptedSubject extends LibrarySubject {
       ...(this.opts.requirements ? { requirements: this.opts.requirements } : {}),
       ...(this.opts.strictnesses ? { strictnesses: this.opts.strictnesses } : {}),
       ...(this.opts.protocol ? { protocol: this.opts.protocol } : {}),
+      ...(this.opts.runtimeName !== undefined
+        ? { runtime: { name: this.opts.runtimeName, version: '1' } }
+        : {}),
     };
   }
 }
@@ -275,6 +279,19 @@ describe('runConformance scoring', () => {
     await expect(
       runConformance({ subject: s2, corpusDir: dir, profile: 'nope' }),
     ).rejects.toBeInstanceOf(UsageError);
+  });
+
+  it('refuses a hello the declaration could not publish, before any case runs', async () => {
+    const dir = corpus(['conf-10--never-folded-step']);
+    const refused = async (s: ScriptedSubject, message: RegExp) => {
+      const r = runConformance({ subject: s, corpusDir: dir });
+      await expect(r).rejects.toBeInstanceOf(UsageError);
+      await expect(r).rejects.toThrow(message);
+    };
+    await refused(new ScriptedSubject({ requirements: ['CONF-01', 'banana'] }), /"banana"/);
+    await refused(new ScriptedSubject({ requirements: ['CONF-99'] }), /"CONF-99"/);
+    await refused(new ScriptedSubject({ strictnesses: ['Halts On Tuesdays'] }), /strictness/);
+    await refused(new ScriptedSubject({ runtimeName: '' }), /runtime\.name/);
   });
 
   it('runs only the cases of the chosen profile, with total = the profile size', async () => {

@@ -12,6 +12,7 @@ import {
   type CaseDoc,
   type CaseOutcome,
   type Manifest,
+  REQUIREMENT_IDS,
   type RunReport,
   type ScriptStep,
   SUBJECT_PROTOCOL,
@@ -415,13 +416,38 @@ async function hello(subject: Subject): Promise<SubjectHello> {
     );
   }
   const names = (v: unknown) => Array.isArray(v) && v.every((s) => typeof s === 'string');
-  if (typeof h.runtime?.name !== 'string' || typeof h.runtime?.version !== 'string') {
-    throw new UsageError('the subject hello lacks runtime.name / runtime.version');
+  if (
+    !h.runtime?.name ||
+    typeof h.runtime.name !== 'string' ||
+    !h.runtime.version ||
+    typeof h.runtime.version !== 'string'
+  ) {
+    throw new UsageError(
+      'the subject hello lacks runtime.name / runtime.version (non-empty strings)',
+    );
   }
   if (!names(h.requirements) || !names(h.strictnesses)) {
     throw new UsageError(
       'the subject hello needs requirements and strictnesses as lists of strings',
     );
+  }
+  // Checked here, before any case runs, so that the published declaration is valid against
+  // conformance/declaration.schema.json (not refused after the whole corpus ran).
+  const known: readonly string[] = REQUIREMENT_IDS;
+  const unknown = h.requirements.find((r) => !known.includes(r));
+  if (unknown !== undefined) {
+    throw new UsageError(
+      `the subject hello declares requirement ${JSON.stringify(unknown)}: requirement ids are ${REQUIREMENT_IDS[0]} … ${REQUIREMENT_IDS.at(-1)}`,
+    );
+  }
+  const badName = h.strictnesses.find((s) => !/^[a-z0-9_]+$/.test(s));
+  if (badName !== undefined) {
+    throw new UsageError(
+      `the subject hello declares strictness ${JSON.stringify(badName)}: a conjunct name is lowercase letters, digits and _ (as the cases list it)`,
+    );
+  }
+  if (h.requirements_source !== undefined && typeof h.requirements_source !== 'string') {
+    throw new UsageError('the subject hello has a requirements_source that is not a string');
   }
   return h;
 }

@@ -9,6 +9,7 @@ import { withWriteLock } from '../store/write-lock.js';
 import {
   appendEvents,
   comparableEvent,
+  EVENT_TYPES,
   eventsLockPath,
   eventsPath,
   readEvents,
@@ -145,5 +146,21 @@ describe('events.jsonl across processes', () => {
       );
       expect(e).toBeInstanceOf(LockTimeoutError);
     });
+  });
+});
+
+describe('the event types in docs/harness.md', () => {
+  it('lists every event type the log can hold, each in a row of the events table', () => {
+    const doc = readFileSync(
+      fileURLToPath(new URL('../../docs/harness.md', import.meta.url)),
+      'utf8',
+    );
+    const rows = doc.split('\n').filter((l) => l.startsWith('| `'));
+    for (const t of EVENT_TYPES) {
+      expect(
+        rows.some((r) => r.split('|')[1]!.includes(`\`${t}\``)),
+        t,
+      ).toBe(true);
+    }
   });
 });

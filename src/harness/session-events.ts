@@ -165,7 +165,8 @@ export type PendingEvent = SessionEvent extends infer E
     : never
   : never;
 
-const EVENT_TYPES = [
+/** Every event type, in the order a turn writes them (docs/harness.md lists each). */
+export const EVENT_TYPES = [
   'session_opened',
   'append',
   'pin',

@@ -42,7 +42,7 @@ export function register(program: Command): void {
       if (!r.matches) {
         const m = r.mismatch!;
         throw new IntegrityCheckError(
-          `the session log and the store disagree at event ${m.index + 1} of ${shownStore(g.dir)}/events.jsonl (recorded ${m.recorded?.slice(0, 120) ?? 'nothing'}, rebuilt ${m.replayed?.slice(0, 120) ?? 'nothing'}); the pack cannot be reproduced`,
+          `the session log and the store disagree at event ${m.index + 1} of ${shownStore(g.dir)}/events.jsonl (${whereTheyDiffer(m.recorded, m.replayed)}); the pack cannot be reproduced`,
           { path: `${shownStore(g.dir)}/events.jsonl` },
         );
       }
@@ -53,4 +53,23 @@ export function register(program: Command): void {
       }
       emit(g, pack, (p: ContextPack) => (opts.explain ? renderPackForHuman(p) : renderPackText(p)));
     });
+}
+
+/**
+ * The recorded and the rebuilt event around their first difference, so that a long event that
+ * differs late (a step list at its end) shows the difference instead of two equal prefixes.
+ */
+export function whereTheyDiffer(
+  recorded: string | null | undefined,
+  rebuilt: string | null | undefined,
+): string {
+  if (recorded == null || rebuilt == null) {
+    return `recorded ${recorded?.slice(0, 120) ?? 'nothing'}, rebuilt ${rebuilt?.slice(0, 120) ?? 'nothing'}`;
+  }
+  let i = 0;
+  while (i < recorded.length && recorded[i] === rebuilt[i]) i++;
+  const from = Math.max(0, i - 40);
+  const cut = (t: string) =>
+    `${from > 0 ? '…' : ''}${t.slice(from, from + 120)}${t.length > from + 120 ? '…' : ''}`;
+  return `recorded ${cut(recorded)}, rebuilt ${cut(rebuilt)}`;
 }
