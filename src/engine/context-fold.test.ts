@@ -1,5 +1,6 @@
 import {
   appendFileSync,
+  copyFileSync,
   existsSync,
   mkdirSync,
   readdirSync,
@@ -696,6 +697,23 @@ describe('local store only', () => {
     const v = await cf.validate();
     expect(v.problems).toEqual([
       expect.objectContaining({ kind: 'integrity', message: expect.stringMatching(/temp file/) }),
+    ]);
+  });
+
+  it('a copy of a node under a non-canonical name (step_0000001.json) is reported', async () => {
+    // Before, the name parsed as step 1, which is indexed, so validate said nothing about a
+    // step_*.json file no index entry names (the reference reports every such file).
+    const cf = await seeded();
+    const copy = join(cf.dir, 'cold_nodes', 'step_0000001.json');
+    copyFileSync(join(cf.dir, 'cold_nodes', 'step_000001.json'), copy);
+    const v = await cf.validate();
+    expect(v.ok).toBe(false);
+    expect(v.problems).toEqual([
+      expect.objectContaining({
+        kind: 'integrity',
+        path: copy,
+        message: expect.stringMatching(/unexpected entry/),
+      }),
     ]);
   });
 
