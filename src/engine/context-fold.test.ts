@@ -717,6 +717,25 @@ describe('local store only', () => {
     ]);
   });
 
+  it('a recall_index.json rewritten without the open journal folds refuses the journal', async () => {
+    // Before, the journal was taken for a compaction's leftover and removed by the next fold:
+    // steps 1 and 2, committed, left the index without a word (the reference engine rewrites
+    // recall_index.json from its own read, and takes no lock).
+    const cf = await open();
+    await cf.fold({ stepId: 1, summary: 'one', content: 'first payload' });
+    await cf.fold({ stepId: 2, summary: 'two', content: 'second payload' });
+    writeFileSync(
+      join(cf.dir, 'recall_index.json'),
+      JSON.stringify({ ipcf_version: '1.1', projection_version: 'ipcf-projection-v2', nodes: {} }),
+    );
+    await expect(cf.fold({ stepId: 3, summary: 'three', content: 'c' })).rejects.toMatchObject({
+      code: 'INTEGRITY_CHECK',
+      message: expect.stringMatching(/lacks its records for step\(s\) 1, 2/),
+    });
+    const v = await cf.validate();
+    expect(v.problems.map((p) => p.kind)).toContain('journal');
+  });
+
   it('a symlinked node file pointing out of the store → PathContainmentError', async () => {
     const cf = await open();
     await cf.fold({ stepId: 1, summary: 'one', content: 'a' });
