@@ -1,5 +1,6 @@
 import {
   appendFileSync,
+  copyFileSync,
   existsSync,
   mkdirSync,
   readdirSync,
@@ -697,6 +698,42 @@ describe('local store only', () => {
     expect(v.problems).toEqual([
       expect.objectContaining({ kind: 'integrity', message: expect.stringMatching(/temp file/) }),
     ]);
+  });
+
+  it('a copy of a node under a non-canonical name (step_0000001.json) is reported', async () => {
+    // Before, the name parsed as step 1, which is indexed, so validate said nothing about a
+    // step_*.json file no index entry names (the reference reports every such file).
+    const cf = await seeded();
+    const copy = join(cf.dir, 'cold_nodes', 'step_0000001.json');
+    copyFileSync(join(cf.dir, 'cold_nodes', 'step_000001.json'), copy);
+    const v = await cf.validate();
+    expect(v.ok).toBe(false);
+    expect(v.problems).toEqual([
+      expect.objectContaining({
+        kind: 'integrity',
+        path: copy,
+        message: expect.stringMatching(/unexpected entry/),
+      }),
+    ]);
+  });
+
+  it('a recall_index.json rewritten without the open journal folds refuses the journal', async () => {
+    // Before, the journal was taken for a compaction's leftover and removed by the next fold:
+    // steps 1 and 2, committed, left the index without a word (the reference engine rewrites
+    // recall_index.json from its own read, and takes no lock).
+    const cf = await open();
+    await cf.fold({ stepId: 1, summary: 'one', content: 'first payload' });
+    await cf.fold({ stepId: 2, summary: 'two', content: 'second payload' });
+    writeFileSync(
+      join(cf.dir, 'recall_index.json'),
+      JSON.stringify({ ipcf_version: '1.1', projection_version: 'ipcf-projection-v2', nodes: {} }),
+    );
+    await expect(cf.fold({ stepId: 3, summary: 'three', content: 'c' })).rejects.toMatchObject({
+      code: 'INTEGRITY_CHECK',
+      message: expect.stringMatching(/lacks its records for step\(s\) 1, 2/),
+    });
+    const v = await cf.validate();
+    expect(v.problems.map((p) => p.kind)).toContain('journal');
   });
 
   it('a symlinked node file pointing out of the store → PathContainmentError', async () => {

@@ -221,6 +221,37 @@ function readFrom(path: string, offset: number, length: number): Buffer {
 }
 
 /**
+ * Steps whose journal records (a fold, an eviction) the index loaded from the snapshot does not
+ * hold: a compaction's snapshot holds them all (an entry a later `drop` removed excepted).
+ */
+function unreflectedSteps(db: IndexDb, recs: readonly JournalRecord[]): number[] {
+  const want = new Map<number, { artifact: string; evicted: boolean }>();
+  for (const r of recs) {
+    if (r.op === 'fold')
+      want.set(r.entry.step_id, { artifact: r.entry.artifact_sha256, evicted: r.entry.evicted });
+    else if (r.op === 'drop') want.delete(r.step_id);
+    else if (r.op === 'evict') {
+      const w = want.get(r.step_id);
+      if (w) w.evicted = true;
+      else want.set(r.step_id, { artifact: '', evicted: true });
+    }
+  }
+  const lost: number[] = [];
+  for (const [step, w] of want) {
+    const json = db.entryJson(step);
+    const e = json === undefined ? undefined : (JSON.parse(json) as IndexEntry);
+    if (
+      !e ||
+      (w.artifact !== '' && e.artifact_sha256 !== w.artifact) ||
+      (w.evicted && !e.evicted)
+    ) {
+      lost.push(step);
+    }
+  }
+  return lost.sort((a, b) => a - b);
+}
+
+/**
  * Applies what was appended to the journal since `state.journalOffset` (all of it from 0) and
  * advances the offset past every complete, valid line. Call holding the write lock: a torn last
  * line is then certainly torn (its writer is gone) and reported, never skipped.
@@ -254,8 +285,18 @@ export function catchUpJournal(
     }
     if (base.snapshot_sha256 !== state.snapshotSha256) {
       // A compaction committed (snapshot renamed) but died before removing the journal: every
-      // record is already in the snapshot. The next writer removes it.
+      // record is already in the snapshot. The next writer removes it. A snapshot rewritten by
+      // another engine (the reference folding while this journal was open) lacks some: then
+      // the journal is refused, never dropped with the folds it committed.
       state.journal = identity;
+      const lost = unreflectedSteps(db, recs.slice(1));
+      if (lost.length > 0) {
+        return {
+          kind: 'journal',
+          path,
+          message: `journal extends another recall_index.json (rewritten since, e.g. by another engine), which lacks its records for step(s) ${lost.slice(0, 10).join(', ')}${lost.length > 10 ? ', …' : ''}; run 'contextfold repair': ${path}`,
+        };
+      }
       state.journalStale = true;
       state.journalOffset = identity.size;
       return null;

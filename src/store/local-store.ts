@@ -37,6 +37,7 @@ import {
   canonicalNodePath,
   indexFilePath,
   NODE_FILE_RE,
+  nodeFileName,
   type StoreLayout,
   storeExists,
 } from './layout.js';
@@ -472,7 +473,10 @@ export class LocalStore implements IndexBackend {
     }
     for (const name of names.sort()) {
       const m = NODE_FILE_RE.exec(name);
-      if (m) steps.set(Number(m[1]), name);
+      // Only the canonical name is a step's node: `step_0000037.json` names no step (the
+      // reference reports every step_*.json without an index entry), so it is stray, never
+      // taken for step 37's file.
+      if (m && nodeFileName(Number(m[1])) === name) steps.set(Number(m[1]), name);
       else stray.push(name);
     }
     return { steps, stray };
