@@ -214,6 +214,13 @@ describe.each(BACKENDS)('%s', (backend: BackendName) => {
       await cf.close();
     });
 
+    it("close refuses a compact that is not true or false (compact: 'no' compacted)", async () => {
+      const cf = await open();
+      await cf.fold({ stepId: 1, summary: 'one', content: 'first' });
+      await expect(cf.close({ compact: 'no' as never })).rejects.toMatchObject({ code: 'USAGE' });
+      await cf.close({ compact: false });
+    });
+
     it('rejects bad step ids with a usage error and writes nothing', async () => {
       const cf = await open();
       const before = await last.fingerprint();

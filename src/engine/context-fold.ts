@@ -588,6 +588,11 @@ export class ContextFold implements ContextFoldEngine {
    * engine opened `readOnly` never compacts) and closes the engine. Safe to call twice.
    */
   async close(options: { compact?: boolean } = {}): Promise<void> {
+    if (options?.compact !== undefined && typeof options.compact !== 'boolean') {
+      throw new UsageError(
+        `close: compact must be true or false, got ${JSON.stringify(options.compact)}`,
+      );
+    }
     if (this.closed) return;
     try {
       const s = this.store.stats();

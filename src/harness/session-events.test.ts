@@ -39,6 +39,17 @@ describe('events.jsonl', () => {
     expect(readEvents(`${s.dir}-absent`)).toEqual([]);
   });
 
+  it('refuses a directory that is no path with one usage error (it was a TypeError)', () => {
+    for (const dir of [5, undefined, '']) {
+      expect(() => readEvents(dir as string)).toThrow(
+        expect.objectContaining({
+          code: 'USAGE',
+          message: expect.stringMatching(/^readEvents needs/),
+        }),
+      );
+    }
+  });
+
   it('refuses an invalid line with the path and line number, never skipping it', () => {
     const s = scratch();
     cleanups.push(s.cleanup);

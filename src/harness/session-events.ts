@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { ContextFoldEngine } from '../engine/types.js';
 import { appendDurable } from '../fs/durable-fs.js';
 import type { FindingSummary } from '../guard/types.js';
-import { isContextFoldError } from '../protocol/errors.js';
+import { isContextFoldError, UsageError } from '../protocol/errors.js';
 import { IntegrityCheckError } from '../protocol/ipcf-errors.js';
 import type { FoldedStep } from '../protocol/types.js';
 import { type RecordsMark, recordsMark } from '../store/records-mark.js';
@@ -214,6 +214,9 @@ export function comparableEvent(e: SessionEvent | PendingEvent): string {
  * const events = readEvents('/repo/.contextfold');
  */
 export function readEvents(dir: string): SessionEvent[] {
+  if (typeof dir !== 'string' || dir === '') {
+    throw new UsageError(`readEvents needs the store directory (a path), got ${String(dir)}`);
+  }
   const path = eventsPath(dir);
   if (!existsSync(path)) return [];
   return parseEvents(readFileSync(path, 'utf8'), path);

@@ -30,6 +30,11 @@ export interface LoadedHistory {
  * const h = loadHistoryFile({ file: 'session.jsonl.gz', format: 'claude-code' });
  */
 export function loadHistoryFile(options: { file: string; format?: ImportFormat }): LoadedHistory {
+  if (typeof options?.file !== 'string' || options.file === '') {
+    throw new UsageError(
+      `import needs { file }: the path of a history file (got ${String(options?.file)})`,
+    );
+  }
   const text = readSourceText(options.file);
   const format = options.format ?? detectImportFormat({ text, source: options.file });
   const parsed = parseHistory({ text, format, source: options.file });

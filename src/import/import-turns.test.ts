@@ -20,6 +20,17 @@ const cases: [ImportFormat, string][] = [
 ];
 
 describe('importFile', () => {
+  it('refuses options without a file with one usage error (it was a read of undefined)', async () => {
+    const cf = await ContextFold.open({ dir: join(tempDir().dir, '.contextfold') });
+    for (const options of [{}, { file: '' }, { file: 5 }]) {
+      await expect(importFile(cf, options as never)).rejects.toMatchObject({
+        code: 'USAGE',
+        message: expect.stringMatching(/^import needs \{ file \}/),
+      });
+    }
+    await cf.close();
+  });
+
   it.each(cases)(
     '%s %s: folds every turn at its history position; the store validates',
     async (format, name) => {
