@@ -108,6 +108,18 @@ describe('export and import-store between directories', () => {
     return { work, dir };
   }
 
+  /** A source of `n` small turns (pages of the copy: 500 nodes each). */
+  async function bigSource(n: number): Promise<{ work: string; dir: string }> {
+    const work = tempDir().dir;
+    const dir = join(work, 'big', '.contextfold');
+    const cf = await ContextFold.open({ dir, tokenizer: 'reference' });
+    await cf.foldMany(
+      Array.from({ length: n }, (_, i) => ({ stepId: i, summary: `s${i}`, content: `p${i}` })),
+    );
+    await cf.close();
+    return { work, dir };
+  }
+
   it('a target that is a file is one usage line, not an internal error', async () => {
     const { work, dir } = await source();
     const file = join(work, 'a-file');
@@ -148,13 +160,7 @@ describe('export and import-store between directories', () => {
   });
 
   it('tells its progress: every node verified, then every node written, page by page', async () => {
-    const work = tempDir().dir;
-    const dir = join(work, 'big', '.contextfold');
-    const cf = await ContextFold.open({ dir, tokenizer: 'reference' });
-    await cf.foldMany(
-      Array.from({ length: 1200 }, (_, i) => ({ stepId: i, summary: `s${i}`, content: `p${i}` })),
-    );
-    await cf.close();
+    const { work, dir } = await bigSource(1200);
     const calls: [number, number, string][] = [];
     const r = await transferStore({
       from: dir,
@@ -173,13 +179,7 @@ describe('export and import-store between directories', () => {
   });
 
   it('a copy that fails half-way through writing leaves no partial store at the target', async () => {
-    const work = tempDir().dir;
-    const dir = join(work, 'big', '.contextfold');
-    const cf = await ContextFold.open({ dir, tokenizer: 'reference' });
-    await cf.foldMany(
-      Array.from({ length: 700 }, (_, i) => ({ stepId: i, summary: `s${i}`, content: `p${i}` })),
-    );
-    await cf.close();
+    const { work, dir } = await bigSource(700);
     const to = join(work, 'out', '.contextfold');
     // The source changes between the passes (as a server that stops would fail the read): the
     // second page no longer verifies after the first was written.
@@ -199,13 +199,7 @@ describe('export and import-store between directories', () => {
   });
 
   it('a copy stopped by Ctrl-C while writing leaves no staging directory behind', async () => {
-    const work = tempDir().dir;
-    const dir = join(work, 'big', '.contextfold');
-    const cf = await ContextFold.open({ dir, tokenizer: 'reference' });
-    await cf.foldMany(
-      Array.from({ length: 700 }, (_, i) => ({ stepId: i, summary: `s${i}`, content: `p${i}` })),
-    );
-    await cf.close();
+    const { work, dir } = await bigSource(700);
     const to = join(work, 'out', '.contextfold');
     // The built module in a child process, interrupted as a terminal's Ctrl-C would.
     const module = pathToFileURL(join(dirname(CLI), '..', 'engine', 'store-transfer.js')).href;
