@@ -1,6 +1,7 @@
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { ScanPick, ScanResult } from '../protocol/results.js';
 import { RANKED_DEFAULTS } from '../retrieval/ranked-scan.js';
 import { type TestStore, testStore } from '../test-utils/backend-store.js';
 import { BACKENDS, type BackendName } from '../test-utils/pg.js';
@@ -141,6 +142,41 @@ describe.each(BACKENDS)('ranked retrieval in the engine on %s', (backend: Backen
     const reference = await cf.scan(prompt, { mode: 'reference' });
     expect(ranked.selected[0]?.step_id).toBe(2);
     expect(Object.keys(reference).sort()).toEqual(['budget_dropped', 'query_terms', 'selected']);
+    await cf.close();
+  });
+
+  it('a ranked result carries only fields ScanResult and ScanPick declare, typed', async () => {
+    const cf = await seeded();
+    const r: ScanResult = await cf.scan('Which port is postgresql listening on?');
+    // `keyof` lists: a name the types do not declare fails the typecheck, a field the scan
+    // returns that they do not list fails here.
+    const resultKeys: (keyof ScanResult)[] = [
+      'query_terms',
+      'dropped_terms',
+      'intent',
+      'selected',
+      'budget_dropped',
+      'live_owners',
+    ];
+    const pickKeys: (keyof ScanPick)[] = [
+      'step_id',
+      'matched_terms',
+      'cost',
+      'status',
+      'score',
+      'probability',
+      'focus',
+      'block',
+      'companion_of',
+      'alternative_of',
+    ];
+    for (const k of Object.keys(r)) expect(resultKeys).toContain(k);
+    const picks = [...r.selected, ...r.budget_dropped];
+    for (const k of picks.flatMap((p) => Object.keys(p))) expect(pickKeys).toContain(k);
+    expect(r.intent).toEqual({ time: 'none', error: false });
+    const top = r.selected[0]!;
+    expect(top.focus?.[0]).toEqual({ key: expect.any(String), weight: expect.any(Number) });
+    expect(top.block!.end_line).toBeGreaterThan(top.block!.start_line);
     await cf.close();
   });
 });

@@ -40,6 +40,34 @@ export interface ScanPick {
   score?: number;
   /** Ranked mode: the probability this turn holds the answer (0 for a companion). */
   probability?: number;
+  /** Ranked mode: the indexed keys the page window focuses on, heaviest first. */
+  focus?: KeyMatch[];
+  /** Ranked mode: the lines of the turn's best-scoring block. */
+  block?: LineRange;
+  /** Ranked mode, a call turn paged with its result: the result's step. */
+  companion_of?: number;
+  /** Ranked mode, a page that is not an intent owner: the owner it is grouped with. */
+  alternative_of?: number;
+}
+
+/** What a prompt asks beyond its words (ranked scan). */
+export interface PromptIntent {
+  /** `latest`: "now", "current", "last time"; `earliest`: "first", "initially"; else `none`. */
+  time: 'latest' | 'earliest' | 'none';
+  /** The prompt asks about an error, failure or warning. */
+  error: boolean;
+}
+
+/** An indexed key a prompt key matches (itself, a stem or a compound part) and its weight. */
+export interface KeyMatch {
+  key: string;
+  weight: number;
+}
+
+/** Lines `[start_line, end_line)` of a payload. */
+export interface LineRange {
+  start_line: number;
+  end_line: number;
 }
 
 /** Why a word of the prompt is not searched for (ranked scan). */
@@ -56,6 +84,8 @@ export interface ScanResult {
   query_terms: string[];
   /** Ranked mode: every prompt word that is not searched for, with the reason, in prompt order. */
   dropped_terms?: DroppedTerm[];
+  /** Ranked mode: what the prompt asks beyond its words (the time it points at, an error). */
+  intent?: PromptIntent;
   selected: ScanPick[];
   /** Picks whose intent was owned but that did not fit the per-turn budget (never replaced by older nodes). */
   budget_dropped: ScanPick[];

@@ -1,15 +1,7 @@
 import { foldToken } from '../extract/fold-token.js';
+import type { PromptIntent } from '../protocol/results.js';
 
-/**
- * What a prompt says beyond its content keys: which end of the history it points at, and
- * whether it asks about a failure. Cue words are generic English, not tied to any session.
- */
-export interface PromptIntent {
-  /** `latest`: "now", "current", "last time"; `earliest`: "first", "initially"; else `none`. */
-  time: 'latest' | 'earliest' | 'none';
-  /** The prompt asks about an error, failure or warning. */
-  error: boolean;
-}
+export type { PromptIntent } from '../protocol/results.js';
 
 /** Words that point at the latest state. They are cues, never content keys. */
 export const LATEST_CUES: ReadonlySet<string> = new Set(

@@ -1,6 +1,6 @@
 import { foldToken } from '../extract/fold-token.js';
 import { compareCodePoints } from '../protocol/canonical-json.js';
-import type { DroppedTerm, DropReason } from '../protocol/results.js';
+import type { DroppedTerm, DropReason, KeyMatch } from '../protocol/results.js';
 import type { RankedIndexView } from './ranked-index.js';
 import { EARLIEST_CUES, LATEST_CUES } from './ranked-intent.js';
 import { distinctRankedTerms, MAX_KEY_LENGTH, RANKED_STOPWORDS, stemWord } from './ranked-terms.js';
@@ -25,11 +25,7 @@ export interface QueryTuning {
   maxQueryKeys: number;
 }
 
-/** One indexed key a prompt key matched, with its weight (1 exact, less for prefix matches). */
-export interface KeyMatch {
-  key: string;
-  weight: number;
-}
+export type { KeyMatch } from '../protocol/results.js';
 
 /** A prompt key and the indexed keys it matches (never empty). */
 export interface QueryKey {

@@ -1,5 +1,5 @@
 import { compareCodePoints } from '../protocol/canonical-json.js';
-import type { RecallStatus } from '../protocol/results.js';
+import type { LineRange, RecallStatus, ScanPick, ScanResult } from '../protocol/results.js';
 import { FEATURE_NAMES, type FeatureWeights, linearScorer } from './linear-scorer.js';
 import type { BlockAnalysis } from './node-analysis.js';
 import {
@@ -111,9 +111,8 @@ export interface RankedScanOptions {
   lossy?: readonly number[];
 }
 
-/** A ranked pick (the engine's `ScanPick` plus score, probability and window focus). */
-export interface RankedPick {
-  step_id: number;
+/** A ranked pick: the engine's `ScanPick` with every ranked field set. */
+export interface RankedPick extends ScanPick {
   /** Prompt keys this pick owns (removed from the residual), sorted; empty for other pages. */
   matched_terms: string[];
   /** Tokens this page may take at most (its window size). */
@@ -125,26 +124,19 @@ export interface RankedPick {
   /** Indexed keys to focus the page window on, heaviest first. */
   focus: KeyMatch[];
   /** Lines of the best-scoring block, `[start, end)`. */
-  block: { start_line: number; end_line: number };
-  /** For the call turn paged with a result: the result's step. */
-  companion_of?: number;
-  /** For a page that is not an intent owner: the owner it is grouped with. */
-  alternative_of?: number;
+  block: LineRange;
   /** CONF-04 label within its group (owner and alternatives by step); `related` for companions. */
   status: RecallStatus;
 }
 
 /** The ranked selection for a prompt, in page order. */
-export interface RankedScanResult {
-  query_terms: string[];
+export interface RankedScanResult extends ScanResult {
   /** Prompt words the scan did not search for, and why. */
   dropped_terms: DroppedTerm[];
   intent: PromptIntent;
   selected: RankedPick[];
   /** Intent owners that did not fit the per-turn budget (never replaced by another turn). */
   budget_dropped: RankedPick[];
-  /** With `liveFrom`: live turns that hold what an older candidate holds (it is not paged). */
-  live_owners?: number[];
 }
 
 interface Scored {
