@@ -46,6 +46,14 @@ export interface SessionConfig {
    * a running tool loop, and replay does too.
    */
   live_task?: 'kept';
+  /**
+   * `strict`: a pack goes over its budget only when what it can neither leave out nor cut (L3,
+   * the live part as cut, the pages) does not fit, and its warning names those parts; pages are
+   * admitted beside the live exchange's earlier turns too. Absent in logs written before the
+   * rule: an oversized live part the excerpt could not bring down to half the room kept L2 and L1
+   * items beside it (a pack could end a few tokens over), and replay does the same.
+   */
+  pack_budget?: 'strict';
 }
 
 /** Archived blocks removed from one incoming message. */

@@ -130,6 +130,7 @@ export function sessionConfig(options: SessionOptions, engine: ContextFoldEngine
     live_overflow: liveOverflow(options.liveOverflow),
     step_ids: 'turns',
     live_task: 'kept',
+    pack_budget: 'strict',
   };
 }
 
