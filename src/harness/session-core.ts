@@ -215,7 +215,13 @@ export class SessionCore {
     }));
     const refs = await this.io.fold(requests);
     turns.forEach((t, i) => {
-      const record = buildFoldedStep(t, summaries[i]!.summary, refs[i]!, this.state.stepIds);
+      const record = buildFoldedStep(
+        t,
+        summaries[i]!.summary,
+        refs[i]!,
+        this.state.stepIds,
+        this.config.record_fields === 'bounded',
+      );
       this.record({
         type: 'fold',
         turn,

@@ -54,6 +54,14 @@ export interface SessionConfig {
    * items beside it (a pack could end a few tokens over), and replay does the same.
    */
   pack_budget?: 'strict';
+  /**
+   * `bounded`: every field of a folded-step record is bounded (`buildFoldedStep`): at most 12
+   * `target_files` of at most 160 code points each (a longer path keeps its end after `…`),
+   * the files left out counted in `target_files_omitted`, and a timestamp's second fraction cut
+   * to nine digits. Absent in logs written before the rule: twelve paths of any length, the
+   * rest left out without a count, and replay does the same.
+   */
+  record_fields?: 'bounded';
 }
 
 /** Archived blocks removed from one incoming message. */

@@ -131,6 +131,7 @@ export function sessionConfig(options: SessionOptions, engine: ContextFoldEngine
     step_ids: 'turns',
     live_task: 'kept',
     pack_budget: 'strict',
+    record_fields: 'bounded',
   };
 }
 
