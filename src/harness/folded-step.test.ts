@@ -77,6 +77,35 @@ describe('folded-step records', () => {
     );
   });
 
+  it('bound every field: 12 target_files of 160 code points, the rest counted, ns timestamps', () => {
+    const files = Array.from({ length: 20 }, (_, i) => `src/${'deep/'.repeat(400)}file${i}.ts`);
+    const msgs = [{ role: 'assistant' as const, content: `Edited ${files.join(' ')}` }];
+    const turn = groupTurns([
+      { ...msgs[0]!, stepId: 4, timestamp: `2025-03-01T10:00:00.${'1'.repeat(5000)}Z` },
+    ] as HistoryMessage[])[0]!;
+    const r = buildFoldedStep(turn, 'edited twenty files', ref);
+    if (!validate(r)) throw new Error(JSON.stringify(validate.errors));
+    expect(r.target_files).toHaveLength(12);
+    expect(r.target_files_omitted).toBe(8);
+    for (const f of r.target_files!) {
+      expect(Array.from(f).length).toBeLessThanOrEqual(160);
+      expect(f.startsWith('…')).toBe(true);
+      expect(f).toMatch(/\/file\d+\.ts$/);
+    }
+    expect(r.timestamp).toBe('2025-03-01T10:00:00.111111111Z');
+    expect(renderFoldedStep(r).length).toBeLessThan(2600);
+    // The same turn again gives the same record (the cut is deterministic).
+    expect(renderFoldedStep(buildFoldedStep(turn, 'edited twenty files', ref))).toBe(
+      renderFoldedStep(r),
+    );
+    // The rule of sessions recorded before it: twelve whole paths, no count.
+    const legacy = buildFoldedStep(turn, 'edited twenty files', ref, 'turns', false);
+    expect(legacy.target_files).toHaveLength(12);
+    for (const f of legacy.target_files!) expect(f.length).toBeGreaterThan(2000);
+    expect(legacy.target_files_omitted).toBeUndefined();
+    expect(legacy.timestamp).toBe(turn.messages[0]!.timestamp);
+  });
+
   it('the schema rejects what the spec forbids', () => {
     const ok = buildFoldedStep(turnOf([{ role: 'user', content: 'hi' }]), 'hi', ref);
     const bad = [

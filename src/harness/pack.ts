@@ -165,6 +165,14 @@ export interface AssembleInput {
    * L0 alone and takes all the room it needs (sessions recorded before the rule).
    */
   live?: { task: readonly Turn[] };
+  /**
+   * `SessionConfig.pack_budget: 'strict'`: when the live part, cut as far as it goes, still
+   * sends more than it was planned with (a prompt smaller than the marker line, an assistant
+   * message), L2 and L1 are trimmed again for what it sends; so the pack is over budget only
+   * when L3, the live part and the pages alone do not fit, and the warning names them. Absent
+   * (sessions recorded before the rule): the plan at the live floor stands.
+   */
+  strictBudget?: boolean;
 }
 
 const lines = new WeakMap<FoldedStep, string>();
@@ -298,7 +306,7 @@ function leftOutOfPack(
  * oldest records first (the frame goes with the last one), then oldest recent turns (whole
  * turns, so a call and its result go together). One pass over each layer.
  */
-function trimToBudget(input: AssembleInput, m: Measured): Trimmed {
+function trimToBudget(input: AssembleInput, m: Measured, liveSent?: number): Trimmed {
   const truncated: TruncationNote[] = [...(input.priorTruncated ?? [])];
   const l2 = m.lineTokens.length === 0 ? 0 : m.frame + sum(m.lineTokens);
   const task = input.live?.task ?? [];
@@ -307,7 +315,7 @@ function trimToBudget(input: AssembleInput, m: Measured): Trimmed {
   let total = m.l3.total + l2 + sum(m.recentTokens) + m.currentTokens + m.pageTotal;
   // The live part plans with what it keeps: all of it, or (live rule, excerpt mode) at least
   // half of the room beside L3 and the pages, so L2 and L1 are not all given up to one output.
-  total -= live - liveFloor(input, m, live);
+  total -= live - (liveSent ?? liveFloor(input, m, live));
   const r = dropOldest({ costs: m.lineTokens, total, budget: input.budget, lastExtra: m.frame });
   total = r.total;
   const dropped = new Set<number>();
@@ -327,6 +335,55 @@ function trimToBudget(input: AssembleInput, m: Measured): Trimmed {
     truncated.push(leftOutOfPack('L1', steps, 'L2 empty', 'recent turns'));
   }
   return { records, lineTokens: m.lineTokens.slice(r.count), recent, truncated };
+}
+
+/** Tokens the live part sends: L0 and the task turns, as cut when they are. */
+function liveTokensSent(
+  input: AssembleInput,
+  m: Measured,
+  t: Trimmed,
+  cut: LiveCut | null,
+): number {
+  let n = cut ? sum(cut.current.tokens) : m.currentTokens;
+  for (const x of input.live?.task ?? []) {
+    const i = input.recent.indexOf(x);
+    if (i < 0 || !t.recent.includes(x)) continue;
+    const c = cut?.task.get(x);
+    n += c ? sum(c.tokens) : m.recentTokens[i]!;
+  }
+  return n;
+}
+
+/** Tokens of a pack that keeps what `t` kept, with the live part sending `live` tokens. */
+function packTotal(input: AssembleInput, m: Measured, t: Trimmed, live: number): number {
+  const task = input.live?.task ?? [];
+  const l2 = t.lineTokens.length === 0 ? 0 : m.frame + sum(t.lineTokens);
+  let l1 = 0;
+  for (const x of t.recent) if (!task.includes(x)) l1 += m.recentTokens[input.recent.indexOf(x)]!;
+  return m.l3.total + l2 + l1 + live + m.pageTotal;
+}
+
+/**
+ * The trim and the live cut, with `strictBudget`: while the cut live part sends more than the
+ * trim planned with and L2 or L1 still hold something, trim again for what it sends. Each round
+ * leaves out at least one more item, so it ends.
+ */
+function trimAndCut(input: AssembleInput, m: Measured): { trimmed: Trimmed; cut: LiveCut | null } {
+  let trimmed = trimToBudget(input, m);
+  let cut = liveExcerpt(input, m, trimmed);
+  while (input.strictBudget) {
+    const sent = liveTokensSent(input, m, trimmed, cut);
+    if (packTotal(input, m, trimmed, sent) <= input.budget) break;
+    const again = trimToBudget(input, m, sent);
+    if (
+      again.records.length === trimmed.records.length &&
+      again.recent.length === trimmed.recent.length
+    )
+      break;
+    trimmed = again;
+    cut = liveExcerpt(input, m, trimmed);
+  }
+  return { trimmed, cut };
 }
 
 /** Tokens the live part is planned with (see `AssembleInput.live`). */
@@ -500,6 +557,29 @@ function excerptWarning(notes: readonly LiveExcerptNote[], live: number, budget:
   return `live turn of ${live} tokens does not fit the ${budget}-token budget beside the pinned layer: step${notes.length > 1 ? 's' : ''} ${steps} sent as head and tail (${left} tokens left out of this call; the session keeps every byte)`;
 }
 
+/**
+ * The over-budget warning of `strictBudget`: the parts the pack holds, with their tokens, as
+ * they are (whatever L2 and L1 still hold is named too, so the cause is never guessed).
+ */
+function overBudgetWarning(
+  tokens: number,
+  budget: number,
+  entries: readonly PackEntry[],
+  excerpted: boolean,
+): string {
+  const of = (f: (e: PackEntry) => boolean): number => sum(entries.filter(f).map((e) => e.tokens));
+  const live = of((e) => e.layer === 'L0' && e.kind !== 'page');
+  const parts = [
+    [of((e) => e.layer === 'L3'), 'the pinned layer (L3)'],
+    [live, excerpted ? 'the live turn, cut as far as it goes' : 'the live turn'],
+    [of((e) => e.layer === 'L1'), 'the live exchange’s earlier turns'],
+    [of((e) => e.layer === 'L2'), 'folded-step records'],
+    [of((e) => e.kind === 'page'), 'this turn’s pages'],
+  ] as const;
+  const named = parts.filter(([n]) => n > 0).map(([n, what]) => `${what}: ${n}`);
+  return `pack is ${tokens} tokens, over the ${budget}-token budget: what it cannot leave out or cut further does not fit (${named.join('; ')})`;
+}
+
 /** Warnings and totals, from what the pack holds. */
 function finishPack(
   input: AssembleInput,
@@ -520,7 +600,9 @@ function finishPack(
   const overBudget = tokens > budget;
   if (overBudget) {
     warnings.push(
-      `pack is ${tokens} tokens, over the ${budget}-token budget: L0 and L3 alone do not fit and are never dropped`,
+      input.strictBudget
+        ? overBudgetWarning(tokens, budget, parts.entries, notes.length > 0)
+        : `pack is ${tokens} tokens, over the ${budget}-token budget: L0 and L3 alone do not fit and are never dropped`,
     );
   }
   return {
@@ -564,12 +646,11 @@ function finishPack(
  */
 export function assemblePack(input: AssembleInput): ContextPack {
   const m = measureLayers(input);
-  const trimmed = trimToBudget(input, m);
+  const { trimmed, cut } = trimAndCut(input, m);
   const compressed = compressRecent(trimmed.recent, input.current, input.meter);
   const parts: Parts = { messages: [], entries: [], prefix: '', pagedIn: [] };
   addPinned(parts, m);
   addFoldedSteps(parts, trimmed, m.frame);
-  const cut = liveExcerpt(input, m, trimmed);
   addRecent(parts, compressed.turns, cut);
   addLive(parts, input, m, cut?.current ?? null);
   return finishPack(input, m, trimmed, compressed, parts, cut?.current ?? null);

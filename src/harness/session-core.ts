@@ -215,7 +215,13 @@ export class SessionCore {
     }));
     const refs = await this.io.fold(requests);
     turns.forEach((t, i) => {
-      const record = buildFoldedStep(t, summaries[i]!.summary, refs[i]!, this.state.stepIds);
+      const record = buildFoldedStep(
+        t,
+        summaries[i]!.summary,
+        refs[i]!,
+        this.state.stepIds,
+        this.config.record_fields === 'bounded',
+      );
       this.record({
         type: 'fold',
         turn,
@@ -275,7 +281,7 @@ export class SessionCore {
     const current = this.currentTurn(promptStep);
     const task = this.taskTurns(current, promptStep);
     const { folded, truncated } = await this.fitBudget(turn, current, task);
-    const { pages, failures } = await this.pageInFor(turn, current, promptStep);
+    const { pages, failures } = await this.pageInFor(turn, current, task, promptStep);
     return this.buildPack({ turn, promptStep, current, task, pages, failures, folded, truncated });
   }
 
@@ -326,11 +332,13 @@ export class SessionCore {
 
   /**
    * Pages in what the prompt (or, with `scanToolOutput`, the current tool output) needs within
-   * the budget left beside the pinned and current turns, and records each page and failure.
+   * the budget left beside the pinned and current turns (and, under the strict budget rule, the
+   * live exchange's earlier turns), and records each page and failure.
    */
   private async pageInFor(
     turn: number,
     current: Turn | null,
+    task: readonly Turn[],
     promptStep: number | null,
   ): Promise<{ pages: PagedIn[]; failures: PageInFailure[] }> {
     let pages: PagedIn[] = [];
@@ -342,9 +350,12 @@ export class SessionCore {
           ? toolOutputText(current)
           : '';
     if (scanned.trim() !== '') {
-      const fixed =
+      let fixed =
         pinnedTokens(this.meter, this.state.pinned) +
         (current ? turnTokens(current, this.meter) : 0);
+      // Under the strict budget rule the live exchange's earlier turns are never dropped either.
+      if (this.config.pack_budget === 'strict')
+        for (const t of task) fixed += turnTokens(t, this.meter);
       ({ pages, failures } = await this.io.pageIn(scanned, turn, this.config.budget - fixed));
     }
     for (const p of pages) {
@@ -399,6 +410,7 @@ export class SessionCore {
       priorTruncated: parts.truncated,
       liveOverflow: cfg.live_overflow ?? 'send-whole',
       ...(cfg.live_task === 'kept' ? { live: { task } } : {}),
+      ...(cfg.pack_budget === 'strict' ? { strictBudget: true } : {}),
     });
     if (pack.metadata.compressed.length > 0) {
       this.record({ type: 'compress', turn, notes: pack.metadata.compressed });

@@ -46,6 +46,22 @@ export interface SessionConfig {
    * a running tool loop, and replay does too.
    */
   live_task?: 'kept';
+  /**
+   * `strict`: a pack goes over its budget only when what it can neither leave out nor cut (L3,
+   * the live part as cut, the pages) does not fit, and its warning names those parts; pages are
+   * admitted beside the live exchange's earlier turns too. Absent in logs written before the
+   * rule: an oversized live part the excerpt could not bring down to half the room kept L2 and L1
+   * items beside it (a pack could end a few tokens over), and replay does the same.
+   */
+  pack_budget?: 'strict';
+  /**
+   * `bounded`: every field of a folded-step record is bounded (`buildFoldedStep`): at most 12
+   * `target_files` of at most 160 code points each (a longer path keeps its end after `…`),
+   * the files left out counted in `target_files_omitted`, and a timestamp's second fraction cut
+   * to nine digits. Absent in logs written before the rule: twelve paths of any length, the
+   * rest left out without a count, and replay does the same.
+   */
+  record_fields?: 'bounded';
 }
 
 /** Archived blocks removed from one incoming message. */

@@ -68,7 +68,13 @@ export class LiveIO implements SessionIO {
     });
     if (typeof out !== 'string') {
       throw new UsageError(
-        `the custom summariser returned ${typeof out} for step ${turn.stepId}; it must return a string`,
+        `the custom summariser returned ${out === null ? 'null' : typeof out} for step ${turn.stepId}; it must return a string`,
+      );
+    }
+    // The record keeps the summary with whitespace runs collapsed: nothing else would be left.
+    if (out.replace(/\s+/g, '') === '') {
+      throw new UsageError(
+        `the custom summariser returned an empty summary for step ${turn.stepId} (${out === '' ? 'an empty string' : 'only whitespace'}); it must describe the turn (or leave out summarize to use the built-in one)`,
       );
     }
     // The summary goes into the fold event's record: redact it like any other recorded text

@@ -25,6 +25,8 @@ export interface SummarizerInput {
 /**
  * A caller-supplied summariser (for example an LLM call). Its output is the fold's summary
  * input; the record keeps at most 280 characters of it. Replay reuses the recorded output.
+ * Anything but a string with some non-whitespace text (`''`, `'  '`, `null`…) is a
+ * `UsageError` naming the step, and the turn fails (no fold is recorded).
  */
 export type Summarizer = (turn: SummarizerInput) => string | Promise<string>;
 
@@ -130,6 +132,8 @@ export function sessionConfig(options: SessionOptions, engine: ContextFoldEngine
     live_overflow: liveOverflow(options.liveOverflow),
     step_ids: 'turns',
     live_task: 'kept',
+    pack_budget: 'strict',
+    record_fields: 'bounded',
   };
 }
 

@@ -463,6 +463,33 @@ describe.each(BACKENDS)('%s', (backend: BackendName) => {
       expect(calls).toBe(before);
     }, 60_000);
 
+    it('refuses a custom summary that is empty, only whitespace or not a string', async () => {
+      for (const [out, said] of [
+        ['', 'an empty summary for step 0 (an empty string)'],
+        [' \n\t\u00a0', 'an empty summary for step 0 (only whitespace)'],
+        [null, 'returned null for step 0'],
+        [7, 'returned number for step 0'],
+      ] as const) {
+        const st = store();
+        const session = await Session.open({
+          dir: st.dir,
+          budget: 3000,
+          keepRecent: 0,
+          foldThreshold: 0,
+          summarize: () => out as string,
+        });
+        await session.beforeTurn('first question');
+        await session.afterTurn({ role: 'assistant', content: 'an answer' });
+        const err = await session.beforeTurn('next').catch((e: unknown) => e);
+        expect(isUsageError(err)).toBe(true);
+        expect((err as Error).message).toContain(said);
+        await session.close();
+        // Nothing of the failed turn was recorded: no fold with an empty summary.
+        const folds = (await eventsOf(st)).filter((e) => e.type === 'fold');
+        expect(folds).toEqual([]);
+      }
+    }, 60_000);
+
     it('a tool-loop continuation without a prompt puts the pending tool output in L0', async () => {
       const { dir } = store();
       const session = await Session.open({ dir, budget: 3000 });

@@ -94,6 +94,8 @@ export interface FoldedStep {
   status: 'SUCCESS' | 'FAILED' | 'PARTIAL' | 'BLOCKED';
   artifacts: { cold_node_ref: string; [k: string]: unknown };
   target_files?: string[];
+  /** Files of the turn left out of `target_files` (its count is bounded); absent when none. */
+  target_files_omitted?: number;
   action_type?:
     | 'CODE_MODIFICATION'
     | 'COMMAND_EXECUTION'
