@@ -362,6 +362,50 @@ describe('Redactor.redactBytes', () => {
     const bytes = Buffer.from([0xff, 0x41, 0x42]);
     expect((await redactor.redactBytes(bytes)).bytes).toBe(bytes);
   });
+
+  it('redacts UTF-16 with a byte-order mark as text, in the same byte order, offsets in the output', async () => {
+    const text = `PS> $env:GITHUB_TOKEN = "${s.githubToken}"\r\né 😀 ${s.slackToken}\r\n`;
+    const le = (t: string) => Buffer.from(t, 'utf16le');
+    const be = (t: string) => Buffer.from(t, 'utf16le').swap16();
+    for (const [bom, enc] of [
+      [Buffer.of(0xff, 0xfe), le],
+      [Buffer.of(0xfe, 0xff), be],
+    ] as const) {
+      const r = await redactor.redactBytes(Buffer.concat([bom, enc(text)]));
+      const out = Buffer.from(r.bytes);
+      const want = text
+        .replace(s.githubToken, '[REDACTED:github-token]')
+        .replace(s.slackToken, '[REDACTED:slack-token]');
+      expect(out).toEqual(Buffer.concat([bom, enc(want)]));
+      expect(r.redactions.map((x) => x.pattern_id)).toEqual([
+        'secret:github-token',
+        'secret:slack-token',
+      ]);
+      for (const x of r.redactions) {
+        const marker =
+          enc === le
+            ? out.subarray(x.start, x.end)
+            : Buffer.from(out.subarray(x.start, x.end)).swap16();
+        expect(marker.toString('utf16le')).toMatch(/^\[REDACTED:[a-z-]+\]$/);
+      }
+    }
+  });
+
+  it('keeps UTF-16 bytes with nothing found, an odd length or a lone surrogate exactly as given', async () => {
+    const clean = Buffer.concat([
+      Buffer.of(0xff, 0xfe),
+      Buffer.from('PS> Get-Location\r\n', 'utf16le'),
+    ]);
+    expect((await redactor.redactBytes(clean)).bytes).toBe(clean);
+    const lone = Buffer.concat([clean, Buffer.of(0x00, 0xd8)]);
+    expect((await redactor.redactBytes(lone)).bytes).toBe(lone);
+    const odd = Buffer.concat([
+      Buffer.of(0xff, 0xfe),
+      Buffer.from(`k=${s.githubToken}`, 'utf16le'),
+      Buffer.of(0x41),
+    ]);
+    expect((await redactor.redactBytes(odd)).bytes).toBe(odd);
+  });
 });
 
 describe('Redactor.redactFields', () => {
