@@ -4,12 +4,13 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '../protocol/canonical-json.js';
-import { fakeSecrets, secretFragments, secretTurn } from '../test-utils/fake-secrets.js';
+import { fakeSecrets, noise, secretFragments, secretTurn } from '../test-utils/fake-secrets.js';
 import { loadCorpusManifest } from './corpus.js';
 import { Redactor } from './redactor.js';
 import { DEFAULT_GUARD_DIR, loadGuardTables } from './tables.js';
 
 const s = fakeSecrets();
+const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const redactor = new Redactor();
 const unfiltered = new Redactor({ prefilter: false });
 
@@ -148,6 +149,38 @@ describe('Redactor.redactText', () => {
       const r = await redactor.redactText(`token: sk-ant-${kind}-${tail} (new)`);
       expect(r.text).toBe('token: [REDACTED:anthropic-oauth-token] (new)');
     }
+  });
+
+  it('removes every GitLab token of the token overview, never prefixes in prose or placeholders', async () => {
+    const n = (k: number) => noise('gitlab', ALNUM, k);
+    const tokens = [
+      `glpat-${n(20)}`,
+      `glpat-${n(27)}.01${noise('r', 'abcdefghijklmnopqrstuvwxyz0123456789', 7)}`,
+      `glrt-t1_${n(27)}.0w${noise('s', 'abcdefghijklmnopqrstuvwxyz0123456789', 7)}`,
+      `glrt-${n(20)}`,
+      `gldt-${n(20)}`,
+      `glft-${n(20)}`,
+      `glsoat-${n(20)}`,
+      `glffct-${n(20)}`,
+      `glimt-${n(25)}`,
+      `glagent-${n(50)}`,
+      `gloas-${n(64)}`,
+      `glptt-${noise('ptt', '0123456789abcdef', 40)}`,
+      `glcbt-64_${n(20)}`,
+      `GR1348941${n(20)}`,
+    ];
+    for (const t of tokens) {
+      expect((await redactor.redactText(`got ${t} here`)).text, t).toBe(
+        'got [REDACTED:gitlab-token] here',
+      );
+    }
+    const prose = [
+      'GitLab prefixes: glpat- (personal), gldt- (deploy), glptt- (pipeline trigger).',
+      'label it gldt-tokens-for-the-registry-mirror',
+      `placeholder glpat-${'x'.repeat(20)} or glpat-XXXXXXXXXXX-XXXXXXXX`,
+      `glptt-${'x'.repeat(40)}`,
+    ];
+    for (const t of prose) expect((await redactor.redactText(t)).redactions, t).toEqual([]);
   });
 
   it('removes a quoted value whole, with the punctuation password rules ask for: no fragment stays', async () => {
