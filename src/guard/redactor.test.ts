@@ -84,6 +84,37 @@ describe('Redactor.redactText', () => {
     }
   });
 
+  it('removes values of the short pass, pwd and pw keys and of a --pass flag, not their look-alikes', async () => {
+    const v = `${s.postgresPassword}-x1`;
+    const forms = [
+      `pass=${v}`,
+      `smtp.pass=${v}`,
+      `{"user": "app", "pwd": "${v}"}`,
+      `db:\n  pw: ${v}`,
+      `dbPass = '${v}'`,
+      `{\\"pass\\": \\"${v}\\"}`,
+      `curl --key k.pem --pass '${v}' https://api.example.com`,
+      `tool --pass=${v}`,
+    ];
+    for (const form of forms) expect((await redactor.redactText(form)).text, form).not.toContain(v);
+    const benign = [
+      '$ pwd\n/home/dev/app',
+      'cd "$PWD/build" && pwd',
+      '{"pwd": "/home/dev/app", "pass": true}',
+      'pwd: C:/Users/dev/app',
+      'All 12 tests pass: pass=12 fail=0',
+      'x264 --pass 1 --bitrate 1000 && x264 --pass 2 --bitrate 1000',
+      'proxy --pass-through --passthrough=1 --bypass=0x7ff0-0001',
+      'except KeyError: pass',
+      'pass: "${DB_PASS}"',
+      `openssl pkcs12 -export -passout pass:${v}`,
+    ];
+    for (const t of benign) {
+      const ids = (await redactor.redactText(t)).redactions.map((r) => r.pattern_id);
+      expect(ids, t).toEqual(t.startsWith('openssl') ? ['secret:cli-password-flag'] : []);
+    }
+  });
+
   it('keeps credential-named keys whose values are names, lookups, types, numbers, paths or templates', async () => {
     const kept = [
       'api_key: anthropic_api_key',
