@@ -137,16 +137,20 @@ describe('Redactor.redactText', () => {
     }
   });
 
-  it('removes a credential value of up to 4,096 characters whole (a session token is longer than 256)', async () => {
-    // Before, a value stopped at 256 characters and the rest of the token was stored.
-    const long = `FakeSessionToken${'AbCdEfGh0123456789'.repeat(40)}`;
-    const cases: [string, string][] = [
-      [`export AWS_SESSION_TOKEN=${long}`, 'export AWS_SESSION_TOKEN=[REDACTED:env-assignment]'],
-      [`AWS_SESSION_TOKEN="${long}"`, 'AWS_SESSION_TOKEN="[REDACTED:env-assignment]"'],
-      [`session_token = "${long}"`, 'session_token = "[REDACTED:config-assignment]"'],
-      [`session_token: ${long}`, 'session_token: [REDACTED:config-assignment]'],
-    ];
-    for (const [text, stored] of cases) expect((await redactor.redactText(text)).text).toBe(stored);
+  it('removes a credential value whole, however long (a session token is longer than 256)', async () => {
+    // Before, a value stopped at 256 characters, later at 4,096, and the rest was stored.
+    for (const n of [40, 300]) {
+      const long = `FakeSessionToken${'AbCdEfGh0123456789'.repeat(n)}`;
+      const cases: [string, string][] = [
+        [`export AWS_SESSION_TOKEN=${long}`, 'export AWS_SESSION_TOKEN=[REDACTED:env-assignment]'],
+        [`AWS_SESSION_TOKEN="${long}"`, 'AWS_SESSION_TOKEN="[REDACTED:env-assignment]"'],
+        [`session_token = "${long}"`, 'session_token = "[REDACTED:config-assignment]"'],
+        [`session_token: ${long}`, 'session_token: [REDACTED:config-assignment]'],
+        [`Authorization: Bearer ${long}`, 'Authorization: Bearer [REDACTED:authorization-header]'],
+      ];
+      for (const [text, stored] of cases)
+        expect((await redactor.redactText(text)).text).toBe(stored);
+    }
   });
 
   it('reads the lines of a file inside JSON-escaped text (a .env a tool call wrote, as stored)', async () => {
