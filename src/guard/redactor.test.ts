@@ -218,6 +218,18 @@ describe('Redactor.redactText', () => {
     for (const t of prose) expect((await redactor.redactText(t)).redactions, t).toEqual([]);
   });
 
+  it('removes a Slack app-level token to its end (secretlint stops before its secret)', async () => {
+    const token = `xapp-1-A0${noise('app', 'ABCDEFGHIJ0123456789', 9)}-${noise('n', '0123456789', 13)}-${noise('x', '0123456789abcdef', 64)}`;
+    const r = await redactor.redactText(`SLACK_APP_TOKEN=${token}\nconnecting with ${token} now`);
+    expect(r.text).toBe(
+      'SLACK_APP_TOKEN=[REDACTED:slack-app-token]\nconnecting with [REDACTED:slack-app-token] now',
+    );
+    expect(r.redactions[1]).toMatchObject({
+      pattern_id: 'secret:slack-app-token',
+      merged_pattern_ids: ['secret:slack-token'],
+    });
+  });
+
   it('removes a quoted value whole, with the punctuation password rules ask for: no fragment stays', async () => {
     // Before, the value stopped at the first & $ ( ; | and the rest of the password was stored.
     const cases: [string, string][] = [
