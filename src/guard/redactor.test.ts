@@ -230,6 +230,37 @@ describe('Redactor.redactText', () => {
     });
   });
 
+  it('removes a credential written as a YAML block scalar: the lines indented under the key', async () => {
+    const v = `${s.postgresPassword}-x1`;
+    for (const nl of ['\n', '\r\n']) {
+      for (const style of ['|', '>-', '|2+']) {
+        const text = [
+          'db:',
+          `  password: ${style}`,
+          `    ${v}`,
+          '',
+          `    ${v}-2`,
+          '  user: app',
+        ].join(nl);
+        const r = await redactor.redactText(text);
+        expect(r.text, style).toBe(
+          [
+            'db:',
+            `  password: ${style}`,
+            '    [REDACTED:yaml-block-credential]',
+            '  user: app',
+          ].join(nl),
+        );
+      }
+    }
+    const kept = [
+      'db:\n  password: |\n    ${DB_PASSWORD}\n  user: app',
+      'db:\n  secret: |\n  user: app',
+      'job:\n  script: |\n    echo "token: set"\n  description: >\n    the token: | pipe',
+    ];
+    for (const t of kept) expect((await redactor.redactText(t)).redactions, t).toEqual([]);
+  });
+
   it('removes a quoted value whole, with the punctuation password rules ask for: no fragment stays', async () => {
     // Before, the value stopped at the first & $ ( ; | and the rest of the password was stored.
     const cases: [string, string][] = [
