@@ -147,6 +147,9 @@ describe('Redactor.redactText', () => {
         [`session_token = "${long}"`, 'session_token = "[REDACTED:config-assignment]"'],
         [`session_token: ${long}`, 'session_token: [REDACTED:config-assignment]'],
         [`Authorization: Bearer ${long}`, 'Authorization: Bearer [REDACTED:authorization-header]'],
+        [`psql postgres://app:${long}@db/x`, 'psql postgres://app:[REDACTED:url-password]@db/x'],
+        [`mysql --password ${long} -h db`, 'mysql --password [REDACTED:cli-password-flag] -h db'],
+        [`curl -u app:${long} https://x`, 'curl -u app:[REDACTED:cli-user-password] https://x'],
       ];
       for (const [text, stored] of cases)
         expect((await redactor.redactText(text)).text).toBe(stored);
