@@ -95,6 +95,8 @@ describe('Redactor.redactText', () => {
       `{\\"pass\\": \\"${v}\\"}`,
       `curl --key k.pem --pass '${v}' https://api.example.com`,
       `tool --pass=${v}`,
+      `DB_PASS=${v}`,
+      `export SMTP_PW="${v}"`,
     ];
     for (const form of forms) expect((await redactor.redactText(form)).text, form).not.toContain(v);
     const benign = [
@@ -107,6 +109,8 @@ describe('Redactor.redactText', () => {
       'proxy --pass-through --passthrough=1 --bypass=0x7ff0-0001',
       'except KeyError: pass',
       'pass: "${DB_PASS}"',
+      'BYPASS=enabled-for-all',
+      'DB_PASS=${DB_PASS:-}',
       `openssl pkcs12 -export -passout pass:${v}`,
     ];
     for (const t of benign) {
