@@ -4,12 +4,13 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '../protocol/canonical-json.js';
-import { fakeSecrets, secretFragments, secretTurn } from '../test-utils/fake-secrets.js';
+import { fakeSecrets, noise, secretFragments, secretTurn } from '../test-utils/fake-secrets.js';
 import { loadCorpusManifest } from './corpus.js';
 import { Redactor } from './redactor.js';
 import { DEFAULT_GUARD_DIR, loadGuardTables } from './tables.js';
 
 const s = fakeSecrets();
+const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const redactor = new Redactor();
 const unfiltered = new Redactor({ prefilter: false });
 
@@ -83,6 +84,41 @@ describe('Redactor.redactText', () => {
     }
   });
 
+  it('removes values of the short pass, pwd and pw keys and of a --pass flag, not their look-alikes', async () => {
+    const v = `${s.postgresPassword}-x1`;
+    const forms = [
+      `pass=${v}`,
+      `smtp.pass=${v}`,
+      `{"user": "app", "pwd": "${v}"}`,
+      `db:\n  pw: ${v}`,
+      `dbPass = '${v}'`,
+      `{\\"pass\\": \\"${v}\\"}`,
+      `curl --key k.pem --pass '${v}' https://api.example.com`,
+      `tool --pass=${v}`,
+      `DB_PASS=${v}`,
+      `export SMTP_PW="${v}"`,
+    ];
+    for (const form of forms) expect((await redactor.redactText(form)).text, form).not.toContain(v);
+    const benign = [
+      '$ pwd\n/home/dev/app',
+      'cd "$PWD/build" && pwd',
+      '{"pwd": "/home/dev/app", "pass": true}',
+      'pwd: C:/Users/dev/app',
+      'All 12 tests pass: pass=12 fail=0',
+      'x264 --pass 1 --bitrate 1000 && x264 --pass 2 --bitrate 1000',
+      'proxy --pass-through --passthrough=1 --bypass=0x7ff0-0001',
+      'except KeyError: pass',
+      'pass: "${DB_PASS}"',
+      'BYPASS=enabled-for-all',
+      'DB_PASS=${DB_PASS:-}',
+      `openssl pkcs12 -export -passout pass:${v}`,
+    ];
+    for (const t of benign) {
+      const ids = (await redactor.redactText(t)).redactions.map((r) => r.pattern_id);
+      expect(ids, t).toEqual(t.startsWith('openssl') ? ['secret:cli-password-flag'] : []);
+    }
+  });
+
   it('keeps credential-named keys whose values are names, lookups, types, numbers, paths or templates', async () => {
     const kept = [
       'api_key: anthropic_api_key',
@@ -105,16 +141,23 @@ describe('Redactor.redactText', () => {
     }
   });
 
-  it('removes a credential value of up to 4,096 characters whole (a session token is longer than 256)', async () => {
-    // Before, a value stopped at 256 characters and the rest of the token was stored.
-    const long = `FakeSessionToken${'AbCdEfGh0123456789'.repeat(40)}`;
-    const cases: [string, string][] = [
-      [`export AWS_SESSION_TOKEN=${long}`, 'export AWS_SESSION_TOKEN=[REDACTED:env-assignment]'],
-      [`AWS_SESSION_TOKEN="${long}"`, 'AWS_SESSION_TOKEN="[REDACTED:env-assignment]"'],
-      [`session_token = "${long}"`, 'session_token = "[REDACTED:config-assignment]"'],
-      [`session_token: ${long}`, 'session_token: [REDACTED:config-assignment]'],
-    ];
-    for (const [text, stored] of cases) expect((await redactor.redactText(text)).text).toBe(stored);
+  it('removes a credential value whole, however long (a session token is longer than 256)', async () => {
+    // Before, a value stopped at 256 characters, later at 4,096, and the rest was stored.
+    for (const n of [40, 300]) {
+      const long = `FakeSessionToken${'AbCdEfGh0123456789'.repeat(n)}`;
+      const cases: [string, string][] = [
+        [`export AWS_SESSION_TOKEN=${long}`, 'export AWS_SESSION_TOKEN=[REDACTED:env-assignment]'],
+        [`AWS_SESSION_TOKEN="${long}"`, 'AWS_SESSION_TOKEN="[REDACTED:env-assignment]"'],
+        [`session_token = "${long}"`, 'session_token = "[REDACTED:config-assignment]"'],
+        [`session_token: ${long}`, 'session_token: [REDACTED:config-assignment]'],
+        [`Authorization: Bearer ${long}`, 'Authorization: Bearer [REDACTED:authorization-header]'],
+        [`psql postgres://app:${long}@db/x`, 'psql postgres://app:[REDACTED:url-password]@db/x'],
+        [`mysql --password ${long} -h db`, 'mysql --password [REDACTED:cli-password-flag] -h db'],
+        [`curl -u app:${long} https://x`, 'curl -u app:[REDACTED:cli-user-password] https://x'],
+      ];
+      for (const [text, stored] of cases)
+        expect((await redactor.redactText(text)).text).toBe(stored);
+    }
   });
 
   it('reads the lines of a file inside JSON-escaped text (a .env a tool call wrote, as stored)', async () => {
@@ -148,6 +191,81 @@ describe('Redactor.redactText', () => {
       const r = await redactor.redactText(`token: sk-ant-${kind}-${tail} (new)`);
       expect(r.text).toBe('token: [REDACTED:anthropic-oauth-token] (new)');
     }
+  });
+
+  it('removes every GitLab token of the token overview, never prefixes in prose or placeholders', async () => {
+    const n = (k: number) => noise('gitlab', ALNUM, k);
+    const tokens = [
+      `glpat-${n(20)}`,
+      `glpat-${n(27)}.01${noise('r', 'abcdefghijklmnopqrstuvwxyz0123456789', 7)}`,
+      `glrt-t1_${n(27)}.0w${noise('s', 'abcdefghijklmnopqrstuvwxyz0123456789', 7)}`,
+      `glrt-${n(20)}`,
+      `gldt-${n(20)}`,
+      `glft-${n(20)}`,
+      `glsoat-${n(20)}`,
+      `glffct-${n(20)}`,
+      `glimt-${n(25)}`,
+      `glagent-${n(50)}`,
+      `gloas-${n(64)}`,
+      `glptt-${noise('ptt', '0123456789abcdef', 40)}`,
+      `glcbt-64_${n(20)}`,
+      `GR1348941${n(20)}`,
+    ];
+    for (const t of tokens) {
+      expect((await redactor.redactText(`got ${t} here`)).text, t).toBe(
+        'got [REDACTED:gitlab-token] here',
+      );
+    }
+    const prose = [
+      'GitLab prefixes: glpat- (personal), gldt- (deploy), glptt- (pipeline trigger).',
+      'label it gldt-tokens-for-the-registry-mirror',
+      `placeholder glpat-${'x'.repeat(20)} or glpat-XXXXXXXXXXX-XXXXXXXX`,
+      `glptt-${'x'.repeat(40)}`,
+    ];
+    for (const t of prose) expect((await redactor.redactText(t)).redactions, t).toEqual([]);
+  });
+
+  it('removes a Slack app-level token to its end (secretlint stops before its secret)', async () => {
+    const token = `xapp-1-A0${noise('app', 'ABCDEFGHIJ0123456789', 9)}-${noise('n', '0123456789', 13)}-${noise('x', '0123456789abcdef', 64)}`;
+    const r = await redactor.redactText(`SLACK_APP_TOKEN=${token}\nconnecting with ${token} now`);
+    expect(r.text).toBe(
+      'SLACK_APP_TOKEN=[REDACTED:slack-app-token]\nconnecting with [REDACTED:slack-app-token] now',
+    );
+    expect(r.redactions[1]).toMatchObject({
+      pattern_id: 'secret:slack-app-token',
+      merged_pattern_ids: ['secret:slack-token'],
+    });
+  });
+
+  it('removes a credential written as a YAML block scalar: the lines indented under the key', async () => {
+    const v = `${s.postgresPassword}-x1`;
+    for (const nl of ['\n', '\r\n']) {
+      for (const style of ['|', '>-', '|2+']) {
+        const text = [
+          'db:',
+          `  password: ${style}`,
+          `    ${v}`,
+          '',
+          `    ${v}-2`,
+          '  user: app',
+        ].join(nl);
+        const r = await redactor.redactText(text);
+        expect(r.text, style).toBe(
+          [
+            'db:',
+            `  password: ${style}`,
+            '    [REDACTED:yaml-block-credential]',
+            '  user: app',
+          ].join(nl),
+        );
+      }
+    }
+    const kept = [
+      'db:\n  password: |\n    ${DB_PASSWORD}\n  user: app',
+      'db:\n  secret: |\n  user: app',
+      'job:\n  script: |\n    echo "token: set"\n  description: >\n    the token: | pipe',
+    ];
+    for (const t of kept) expect((await redactor.redactText(t)).redactions, t).toEqual([]);
   });
 
   it('removes a quoted value whole, with the punctuation password rules ask for: no fragment stays', async () => {
@@ -361,6 +479,50 @@ describe('Redactor.redactBytes', () => {
   it('returns the very same bytes when nothing is found', async () => {
     const bytes = Buffer.from([0xff, 0x41, 0x42]);
     expect((await redactor.redactBytes(bytes)).bytes).toBe(bytes);
+  });
+
+  it('redacts UTF-16 with a byte-order mark as text, in the same byte order, offsets in the output', async () => {
+    const text = `PS> $env:GITHUB_TOKEN = "${s.githubToken}"\r\né 😀 ${s.slackToken}\r\n`;
+    const le = (t: string) => Buffer.from(t, 'utf16le');
+    const be = (t: string) => Buffer.from(t, 'utf16le').swap16();
+    for (const [bom, enc] of [
+      [Buffer.of(0xff, 0xfe), le],
+      [Buffer.of(0xfe, 0xff), be],
+    ] as const) {
+      const r = await redactor.redactBytes(Buffer.concat([bom, enc(text)]));
+      const out = Buffer.from(r.bytes);
+      const want = text
+        .replace(s.githubToken, '[REDACTED:github-token]')
+        .replace(s.slackToken, '[REDACTED:slack-token]');
+      expect(out).toEqual(Buffer.concat([bom, enc(want)]));
+      expect(r.redactions.map((x) => x.pattern_id)).toEqual([
+        'secret:github-token',
+        'secret:slack-token',
+      ]);
+      for (const x of r.redactions) {
+        const marker =
+          enc === le
+            ? out.subarray(x.start, x.end)
+            : Buffer.from(out.subarray(x.start, x.end)).swap16();
+        expect(marker.toString('utf16le')).toMatch(/^\[REDACTED:[a-z-]+\]$/);
+      }
+    }
+  });
+
+  it('keeps UTF-16 bytes with nothing found, an odd length or a lone surrogate exactly as given', async () => {
+    const clean = Buffer.concat([
+      Buffer.of(0xff, 0xfe),
+      Buffer.from('PS> Get-Location\r\n', 'utf16le'),
+    ]);
+    expect((await redactor.redactBytes(clean)).bytes).toBe(clean);
+    const lone = Buffer.concat([clean, Buffer.of(0x00, 0xd8)]);
+    expect((await redactor.redactBytes(lone)).bytes).toBe(lone);
+    const odd = Buffer.concat([
+      Buffer.of(0xff, 0xfe),
+      Buffer.from(`k=${s.githubToken}`, 'utf16le'),
+      Buffer.of(0x41),
+    ]);
+    expect((await redactor.redactBytes(odd)).bytes).toBe(odd);
   });
 });
 

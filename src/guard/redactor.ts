@@ -10,6 +10,7 @@ import {
 } from './redact-text.js';
 import { type CompiledPattern, type GuardTables, loadGuardTables } from './tables.js';
 import { utf8Runs } from './utf8.js';
+import { decodeUtf16, encodeUtf16, type Utf16Order, utf16Offsets } from './utf16.js';
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 /** Every pass only turns text into markers, so this bound is never reached in practice. */
@@ -136,17 +137,20 @@ export class Redactor {
   }
 
   /**
-   * Redacts bytes. Well-formed UTF-8 is redacted as text; otherwise only inside the runs that
-   * are well-formed UTF-8, so every other byte passes through exactly (a secret broken by an
-   * invalid byte is not recognised). Offsets are in the returned bytes.
+   * Redacts bytes. Well-formed UTF-8 is redacted as text; so is UTF-16 with a byte-order mark
+   * (FF FE, as PowerShell writes, or FE FF), re-encoded in the same byte order with its BOM;
+   * otherwise only inside the runs that are well-formed UTF-8, so every other byte passes
+   * through exactly (a secret broken by an invalid byte is not recognised). Bytes with nothing
+   * found are returned as they are. Offsets are in the returned bytes.
    */
   async redactBytes(bytes: Uint8Array): Promise<RedactedBytes> {
     return (await this.#redactPieces([{ bytes }]))[0] as RedactedBytes;
   }
 
   /**
-   * Redacts pieces of one fold or batch jointly: strings as text, bytes in their well-formed
-   * UTF-8 runs. One {@link redactTexts} call over every text of every piece.
+   * Redacts pieces of one fold or batch jointly: strings as text, bytes as UTF-16 text when
+   * they carry its byte-order mark, else in their well-formed UTF-8 runs. One
+   * {@link redactTexts} call over every text of every piece.
    */
   async #redactPieces(
     pieces: readonly ({ text: string } | { bytes: Uint8Array })[],
@@ -156,6 +160,11 @@ export class Redactor {
       if ('text' in p) {
         texts.push(p.text);
         return { kind: 'text' as const, at: texts.length - 1 };
+      }
+      const utf16 = decodeUtf16(p.bytes);
+      if (utf16) {
+        texts.push(utf16.text);
+        return { kind: 'utf16' as const, bytes: p.bytes, at: texts.length - 1, order: utf16.order };
       }
       const runs = utf8Runs(p.bytes).map((r) => {
         if (!r.valid) return { ...r, at: -1 };
@@ -167,6 +176,11 @@ export class Redactor {
     const done = await this.redactTexts(texts);
     return plans.map((plan) => {
       if (plan.kind === 'text') return done[plan.at]!;
+      if (plan.kind === 'utf16') {
+        const d = done[plan.at]!;
+        if (d.redactions.length === 0) return { bytes: plan.bytes, redactions: [] };
+        return utf16Result(d, plan.order);
+      }
       const parts: Uint8Array[] = [];
       const redactions: TextRedaction[] = [];
       let offset = 0;
@@ -228,6 +242,19 @@ export class Redactor {
     });
     return { fields, records };
   }
+}
+
+/** A UTF-16 payload's redacted text as bytes in its byte order, offsets in those bytes. */
+function utf16Result(d: RedactedText, order: Utf16Order): RedactedBytes {
+  // Records are sorted and disjoint, so their edges ascend.
+  const at = utf16Offsets(
+    d.text,
+    d.redactions.flatMap((r) => [r.start, r.end]),
+  );
+  return {
+    bytes: encodeUtf16(d.text, order),
+    redactions: d.redactions.map((r, i) => ({ ...r, start: at[2 * i]!, end: at[2 * i + 1]! })),
+  };
 }
 
 let shared: Redactor | null = null;

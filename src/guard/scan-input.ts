@@ -4,6 +4,7 @@ import { PAGE_TABLE_KINDS, scanText } from './scan-page.js';
 import { type GuardTables, loadGuardTables } from './tables.js';
 import type { GuardFinding } from './types.js';
 import { byteOffsets, utf8Runs } from './utf8.js';
+import { decodeUtf16, utf16Offsets } from './utf16.js';
 
 /** A finding of `guard scan`; secret findings carry the SHA-256 of the value, never the value. */
 export interface ScanFinding extends GuardFinding {
@@ -14,8 +15,10 @@ export interface ScanFinding extends GuardFinding {
 export interface GuardScanResult {
   bytes: number;
   sha256: string;
-  /** False when the input is not UTF-8: only its well-formed runs were scanned. */
+  /** False when the input is not UTF-8: only its well-formed runs were scanned (UTF-16 aside). */
   utf8: boolean;
+  /** Set when the input is UTF-16 with a byte-order mark: it was scanned as text. */
+  utf16?: 'le' | 'be';
   /** Every finding of every table, by byte offset (secrets: before merging overlaps). */
   findings: ScanFinding[];
   /** Findings per pattern id, sorted by id. */
@@ -55,7 +58,8 @@ async function scanRun(
 /**
  * Scans an input with every table (secrets, injection lexicon, active content) and reports
  * each finding with its byte offsets. Nothing is changed or stored; secret values are reported
- * by hash only. A non-UTF-8 input is scanned in its well-formed UTF-8 runs.
+ * by hash only. UTF-16 with a byte-order mark is scanned as text (offsets in its bytes); any
+ * other non-UTF-8 input in its well-formed UTF-8 runs.
  *
  * @example
  * const r = await scanInput(readFileSync('page.html'));
@@ -68,11 +72,21 @@ export async function scanInput(
   const bytes = typeof input === 'string' ? Buffer.from(input, 'utf8') : input;
   const detector = new SecretDetector(tables);
   const runs = utf8Runs(bytes);
+  const utf16 = decodeUtf16(bytes);
   const findings: ScanFinding[] = [];
-  for (const run of runs) {
-    if (!run.valid) continue;
-    const text = strict.decode(bytes.subarray(run.start, run.end));
-    findings.push(...(await scanRun(text, run.start, tables, detector)));
+  if (utf16) {
+    // Scanned as text; UTF-8 offsets of the text become offsets in the UTF-16 bytes.
+    const found = await scanRun(utf16.text, 0, tables, detector);
+    const edges = [...new Set(found.flatMap((f) => [f.start, f.end]))].sort((a, b) => a - b);
+    const offsets = utf16Offsets(utf16.text, edges);
+    const at = new Map(edges.map((v, i) => [v, offsets[i]!]));
+    for (const f of found) findings.push({ ...f, start: at.get(f.start)!, end: at.get(f.end)! });
+  } else {
+    for (const run of runs) {
+      if (!run.valid) continue;
+      const text = strict.decode(bytes.subarray(run.start, run.end));
+      findings.push(...(await scanRun(text, run.start, tables, detector)));
+    }
   }
   findings.sort(
     (a, b) => a.start - b.start || a.end - b.end || compareCodePoints(a.pattern_id, b.pattern_id),
@@ -85,6 +99,7 @@ export async function scanInput(
     bytes: bytes.length,
     sha256: sha256Hex(bytes),
     utf8: runs.every((r) => r.valid),
+    ...(utf16 ? { utf16: utf16.order } : {}),
     findings,
     counts,
   };

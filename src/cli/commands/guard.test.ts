@@ -42,6 +42,18 @@ describe('contextfold guard scan', () => {
     expect(runCliProcess(['guard', 'scan', '-', '--fail-on', 'high'], { input }).code).toBe(0);
   });
 
+  it('scans UTF-16 with a byte-order mark (as PowerShell writes) as text, offsets in its bytes', () => {
+    const text = `PS> $env:GITHUB_TOKEN = "${s.githubToken}"\r\n`;
+    const input = Buffer.concat([Buffer.of(0xff, 0xfe), Buffer.from(text, 'utf16le')]);
+    const r = runCliProcess(['--json', 'guard', 'scan', '-'], { input });
+    const out = JSON.parse(r.stdout);
+    expect(out).toMatchObject({ utf8: false, utf16: 'le', counts: { 'secret:github-token': 1 } });
+    const [f] = out.findings;
+    expect(input.subarray(f.start, f.end).toString('utf16le')).toBe(s.githubToken);
+    const human = runCliProcess(['guard', 'scan', '-'], { input });
+    expect(human.stdout).toMatch(/UTF-16LE with a BOM: scanned as text\), 1 finding/);
+  });
+
   it('bad input: one line, exit 1', () => {
     const r = runCliProcess(['guard', 'scan', '/nonexistent/file']);
     expect([r.code, r.stderr.trim().split('\n')]).toEqual([

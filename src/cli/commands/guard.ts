@@ -16,7 +16,12 @@ import { readInput } from '../input.js';
 const RANK: Record<Severity, number> = { low: 0, medium: 1, high: 2 };
 
 const humanScan = (r: GuardScanResult & { file: string }): string => {
-  const head = `${r.file}: ${r.bytes} bytes${r.utf8 ? '' : ' (not UTF-8: well-formed runs scanned)'}, ${r.findings.length} finding(s)`;
+  const form = r.utf16
+    ? ` (UTF-16${r.utf16.toUpperCase()} with a BOM: scanned as text)`
+    : r.utf8
+      ? ''
+      : ' (not UTF-8: well-formed runs scanned)';
+  const head = `${r.file}: ${r.bytes} bytes${form}, ${r.findings.length} finding(s)`;
   const lines = r.findings.map(
     (f) =>
       `  ${f.severity.padEnd(6)} ${f.pattern_id.padEnd(34)} bytes ${f.start}–${f.end}${f.value_sha256 ? `  value sha256 ${f.value_sha256.slice(0, 16)}…` : ''}`,
@@ -38,8 +43,10 @@ function humanDeclaration(report: GuardRunReport, d: GuardDeclaration): string {
 
 const SCAN_HELP = helpText({
   notes: [
-    'Findings carry the pattern id (as published in guard/), its table and severity, and UTF-8 byte',
-    'offsets. Secret values are never printed: a secret finding carries the SHA-256 of the value.',
+    'Findings carry the pattern id (as published in guard/), its table and severity, and byte',
+    'offsets in the input. Secret values are never printed: a secret finding carries the SHA-256 of',
+    'the value. UTF-16 with a byte-order mark (FF FE, FE FF) is scanned as text; other bytes that',
+    'are not UTF-8 in their well-formed UTF-8 runs.',
   ],
   examples: [
     'contextfold guard scan page.html',
