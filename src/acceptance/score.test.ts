@@ -196,6 +196,27 @@ describe('the direction of each deviation', () => {
     expect(dirs({ previous_pages_gone: true }, result({ carried_over: ['a'] }))).toEqual(['go']);
   });
 
+  it("a failed call's error is in the reason (a hook's internal error left nothing refused)", () => {
+    const e = { refused: { includes: [{ record: 'a', error: 'IntegrityCheckError' }] } };
+    const error = 'hook exited 70: contextfold: internal error: Error: EAGAIN';
+    expect(compareCall(e, result({ error }), 0).map((d) => d.message)).toEqual([
+      `call 0: a was not refused and reported, expected IntegrityCheckError (the call failed: ${error})`,
+    ]);
+    // Said once: a deviation that already names it is left as it is.
+    const both = compareCall({ ...e, proceeded: true }, result({ proceeded: false, error }), 0);
+    expect(both.map((d) => d.message)).toEqual([
+      `call 0: the model was not called (${error})`,
+      'call 0: a was not refused and reported, expected IntegrityCheckError',
+    ]);
+    expect(
+      compareCall(
+        e,
+        result({ error, refused: [{ record: 'a', error: 'IntegrityCheckError' }] }),
+        0,
+      ),
+    ).toEqual([]);
+  });
+
   it('a refusal of the integrity family matches IntegrityCheckError, not the other way round', () => {
     const e = { refused: { includes: [{ record: 'a', error: 'IntegrityCheckError' }] } };
     expect(

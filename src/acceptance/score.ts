@@ -108,6 +108,12 @@ export function compareCall(e: CallExpect, r: CallResult, index: number): Deviat
       message: `${at}: still carries the previous call's ${r.carried_over.join(', ')}`,
     });
   }
+  // A call that failed (a hook exiting 70 with an internal error) is why nothing was paged or
+  // refused: the reason says so, once, rather than only what is missing.
+  const first = out[0];
+  if (r.error && first && !out.some((d) => d.message.includes(r.error!))) {
+    out[0] = { ...first, message: `${first.message} (the call failed: ${r.error})` };
+  }
   return out;
 }
 

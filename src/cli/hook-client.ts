@@ -1,10 +1,11 @@
 import { spawn } from 'node:child_process';
-import { lstatSync, readFileSync, unlinkSync } from 'node:fs';
+import { lstatSync, unlinkSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { packagePath } from '../fs/package-root.js';
 import type { HookRequest } from './hook-request.js';
 import type { HookReply } from './hook-server.js';
 import { hookSocketPath } from './hook-socket.js';
+import { readStdinText } from './read-stdin.js';
 
 const GLOBAL_VALUE_OPTIONS = ['--dir', '--tokenizer', '--retrieval'] as const;
 
@@ -148,7 +149,7 @@ export async function hookViaServer(argv: readonly string[]): Promise<number | n
   }
   const request: HookRequest = {
     ...args,
-    stdin: readFileSync(0, 'utf8'),
+    stdin: await readStdinText(),
     cwd: process.cwd(),
     // As projectDirOf (hook-request.ts), which this process does not load.
     ...(process.env.CLAUDE_PROJECT_DIR ? { projectDir: process.env.CLAUDE_PROJECT_DIR } : {}),

@@ -74,8 +74,17 @@ if (!CAN_BIND) {
   );
 }
 
-/** Runs the built CLI's hook as Claude Code does (a child process, JSON on stdin). */
-function hook(env: NodeJS.ProcessEnv, args: string[], stdin: string, cwd?: string) {
+/**
+ * Runs the built CLI's hook as Claude Code does (a child process, JSON on stdin). `writeWhen`:
+ * the input is written only once it resolves (a writer slower than the hook process).
+ */
+function hook(
+  env: NodeJS.ProcessEnv,
+  args: string[],
+  stdin: string,
+  cwd?: string,
+  writeWhen: Promise<unknown> = Promise.resolve(),
+) {
   return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
     const child = spawn(process.execPath, [CLI, ...args, 'hook', 'user-prompt-submit'], {
       env,
@@ -86,7 +95,7 @@ function hook(env: NodeJS.ProcessEnv, args: string[], stdin: string, cwd?: strin
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
     child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-    child.stdin.end(stdin);
+    void writeWhen.then(() => child.stdin.end(stdin));
   });
 }
 
@@ -187,6 +196,52 @@ describe.skipIf(!CAN_BIND)('the hook server', () => {
     } finally {
       await new Promise((r) => dropping.close(r));
     }
+  });
+
+  it('a hook input written after the hook connected to the server is waited for (it was an EAGAIN internal error)', async () => {
+    const p = project();
+    // A server that takes the request and goes away: the run then happens in the process.
+    let connected: () => void = () => {};
+    const connection = new Promise<void>((r) => {
+      connected = r;
+    });
+    const requests: string[] = [];
+    const taking = createServer({ allowHalfOpen: true }, (s) => {
+      connected();
+      let line = '';
+      s.on('data', (d: Buffer) => {
+        line += d;
+        if (line.includes('\n')) {
+          requests.push(line);
+          s.destroy();
+        }
+      });
+      s.on('end', () => s.destroy());
+    });
+    await new Promise<void>((r) => taking.listen(p.socketPath, r));
+    try {
+      // The client reads stdin right after it connects: the input comes 300 ms later.
+      const late = connection.then(() => new Promise((r) => setTimeout(r, 300)));
+      const r = await hook(p.env, [], p.input(PROMPT), undefined, late);
+      expect(r.stderr).toBe('');
+      expect(r).toMatchObject({ code: 0 });
+      expect(r.stdout).toContain('161 tests passed');
+      expect(requests).toHaveLength(1);
+      expect(JSON.parse(requests[0]!)).toMatchObject({ stdin: p.input(PROMPT) });
+    } finally {
+      await new Promise((r) => taking.close(r));
+    }
+  });
+
+  it('without a server, a hook input written late is waited for too', async () => {
+    const p = project();
+    const env = { ...p.env, CONTEXTFOLD_HOOK_SERVER: '0' };
+    // Long enough for the CLI to reach its read first (it failed with EAGAIN then).
+    const late = new Promise((r) => setTimeout(r, 2000));
+    const r = await hook(env, [], p.input(PROMPT), undefined, late);
+    expect(r.stderr).toBe('');
+    expect(r).toMatchObject({ code: 0 });
+    expect(r.stdout).toContain('161 tests passed');
   });
 
   it('one server per socket; a bad request line is dropped and the server goes on; idle, it stops', async () => {

@@ -1,18 +1,18 @@
-import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { HOOK_EVENTS, type HookEvent } from '../../adapters/claude-code/hook-input.js';
 import { UsageError } from '../../protocol/errors.js';
 import { reportError } from '../context.js';
 import { NO_REDACT_FLAG, NO_REDACT_HELP } from '../engine-options.js';
 import { processIo, projectDirOf, runHookRequest } from '../hook-request.js';
+import { readStdinText } from '../read-stdin.js';
 
-function readStdin(event: string): string {
+async function readStdin(event: string): Promise<string> {
   if (process.stdin.isTTY) {
     throw new UsageError(
       `contextfold hook ${event} reads Claude Code's hook JSON from stdin; it is run by Claude Code (see contextfold install claude-code)`,
     );
   }
-  return readFileSync(0, 'utf8');
+  return readStdinText();
 }
 
 /** `contextfold hook`. */
@@ -57,7 +57,7 @@ export function register(program: Command): void {
           );
         }
         // An unknown event is reported by the run, before anything is read.
-        stdin = HOOK_EVENTS.includes(event as HookEvent) ? readStdin(event) : '';
+        stdin = HOOK_EVENTS.includes(event as HookEvent) ? await readStdin(event) : '';
       } catch (e) {
         reportError(e, false);
         process.exitCode = 1;
