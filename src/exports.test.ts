@@ -457,6 +457,7 @@ const EXPECTED: Record<string, string[]> = {
     'browserCommand',
     'discoverStores',
     'openBrowser',
+    'openBrowserPrivately',
     'startInspector',
   ],
   './conformance': [

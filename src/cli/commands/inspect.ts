@@ -82,11 +82,14 @@ export function register(program: Command): void {
         },
         human,
       );
+      let removeRedirect = (): void => {};
       if (opts.open) {
-        const { openBrowser } = await import('../../inspect/open-browser.js');
-        await openBrowser(inspector.url);
+        // Not the URL itself: the token would be on the opener's command line, shown by `ps`.
+        const { openBrowserPrivately } = await import('../../inspect/open-browser.js');
+        removeRedirect = (await openBrowserPrivately(inspector.url)).remove;
       }
       await stopped;
+      removeRedirect();
       await inspector.close();
     });
 }
