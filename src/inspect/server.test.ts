@@ -1,4 +1,4 @@
-import { cpSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -311,6 +311,32 @@ describe('a store with problems', () => {
       expect(v.problems.map((p) => p.path)).toEqual([broken.tampered]);
     } finally {
       await view.close();
+    }
+  });
+});
+
+describe('a corrupt derived index', () => {
+  it('is rebuilt in memory and said so: in the overview and once to onWarning, as the CLI does', async () => {
+    const dir = join(tmp.dir, 'corrupt-index', '.contextfold');
+    const cf = await ContextFold.open({ dir });
+    await cf.fold({ stepId: 1, summary: 'one', content: 'first payload' });
+    await cf.close();
+    const index = readdirSync(dir).find((n) => n.endsWith('.sqlite'))!;
+    writeFileSync(join(dir, index), 'not a database at all, not even close');
+    const told: [string, string][] = [];
+    const app = await startInspector({
+      dir,
+      onWarning: (m, store) => told.push([m, store]),
+    });
+    try {
+      const o = (await (await fetch(`${app.url}api/overview`)).json()) as OverviewResponse;
+      expect(o.nodes).toBe(1);
+      expect(o.warnings).toHaveLength(1);
+      expect(o.warnings[0]).toContain(`${join(dir, index)} is not a usable index`);
+      await fetch(`${app.url}api/nodes`);
+      expect(told).toEqual([[o.warnings[0], '.']]);
+    } finally {
+      await app.close();
     }
   });
 });

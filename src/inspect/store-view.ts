@@ -31,7 +31,12 @@ export interface ViewOptions {
   retrieval?: RetrievalMode;
   /** Problems of a validate run sent at most (all are counted). Default 1,000. */
   maxProblems?: number;
+  /** Told each engine warning the first time it is seen (the CLI prints it on stderr). */
+  onWarning?: (message: string) => void;
 }
+
+/** Distinct warnings a view keeps for its overview at most (the oldest are kept). */
+const WARNINGS_MAX = 100;
 
 /** What of a payload the drawer shows at most (the rest is counted, not sent). */
 const PAYLOAD_MAX_LINES = 5000;
@@ -111,6 +116,7 @@ export class StoreView {
   private closed = false;
   private validating: Promise<ValidateResponse> | null = null;
   private timelineCache: TimelineCache | null = null;
+  private readonly warnings = new Set<string>();
 
   constructor(info: StoreInfo, options: ViewOptions = {}) {
     this.info = info;
@@ -133,9 +139,17 @@ export class StoreView {
     return ContextFold.open({
       dir: this.info.dir,
       readOnly: true,
+      onWarning: (w) => this.warn(w.message),
       ...(tokenizer ? { tokenizer } : {}),
       ...(this.options.retrieval ? { retrieval: this.options.retrieval } : {}),
     });
+  }
+
+  /** Keeps a warning for the overview and passes it on, each distinct message once. */
+  private warn(message: string): void {
+    if (this.warnings.has(message) || this.warnings.size >= WARNINGS_MAX) return;
+    this.warnings.add(message);
+    this.options.onWarning?.(message);
   }
 
   /**
@@ -166,6 +180,7 @@ export class StoreView {
       per_turn_cap: perTurnCap(s.policy),
       policy_hash: s.folding_policy_hash,
       events_bytes: fileSize(eventsPath(this.info.dir)),
+      warnings: [...this.warnings],
     };
   }
 

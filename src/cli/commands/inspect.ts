@@ -63,6 +63,11 @@ export function register(program: Command): void {
         host: opts.host,
         port,
         allowRemote: Boolean(opts.allowRemote),
+        // As every other command: one line on stderr (stdout stays the URL, or its JSON).
+        onWarning: (m, store) =>
+          process.stderr.write(
+            `contextfold: warning: ${store === '.' ? '' : `store ${store}: `}${m}\n`,
+          ),
         ...(e.tokenizer === 'o200k' || e.tokenizer === 'reference'
           ? { tokenizer: e.tokenizer }
           : {}),

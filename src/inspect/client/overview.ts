@@ -141,6 +141,7 @@ export async function renderOverview(
     main,
     h('h1', {}, 'Store ', h('span', { class: 'mono' }, o.store.id)),
     h('p', { class: 'mono muted' }, o.store.dir),
+    ...o.warnings.map((w) => h('p', { class: 'warn', testid: 'store-warning' }, `warning: ${w}`)),
     h(
       'div',
       { class: 'cards', testid: 'overview-cards' },
