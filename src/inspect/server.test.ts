@@ -169,7 +169,24 @@ describe('what the API shows is the engine’s own answer', () => {
     expect(p.total).toBe(entries.length);
     expect(p.rows.map((r) => r.step_id)).toEqual(entries.slice(2, 5).map((e) => e.step_id));
     expect(p.rows[0]!.summary).toBe(entries[2]!.summary);
+    // An offset past the end (an old link, a hand-edited URL) is the last page, not "501–500 of N".
+    const last = Math.floor((entries.length - 1) / 3) * 3;
+    for (const offset of [entries.length, 100_000]) {
+      const q = await get<NodesResponse>(`api/nodes?store=.&offset=${offset}&limit=3`);
+      expect(q.offset).toBe(last);
+      expect(q.rows.map((r) => r.step_id)).toEqual(entries.slice(last).map((e) => e.step_id));
+    }
     await cf.close({ compact: false });
+  });
+
+  it('a timeline offset past the end is the last page', async () => {
+    const all = await get<TimelineResponse>('api/timeline?store=.');
+    const t = await get<TimelineResponse>(`api/timeline?store=.&offset=${all.turns + 50}&limit=2`);
+    const last = Math.floor((all.turns - 1) / 2) * 2;
+    expect(t.offset).toBe(last);
+    expect(t.rows.map((r) => r.pack_sha256)).toEqual(
+      all.rows.slice(last).map((r) => r.pack_sha256),
+    );
   });
 
   it('the node drawer shows the three hashes and the verified payload', async () => {

@@ -56,6 +56,15 @@ function listSummary(s: string): string {
   return `${s.slice(0, cut)} … (${s.length - cut} more characters: open the node)`;
 }
 
+/**
+ * A page's offset, past the end moved back to the last page (a link or a hand-edited URL with
+ * an old or too large offset shows that page, not an empty one numbered "501–500 of 1").
+ */
+function lastPageAt(offset: number, total: number, limit: number): number {
+  if (offset < total || total === 0) return offset < total ? offset : 0;
+  return Math.floor((total - 1) / limit) * limit;
+}
+
 interface TimelineCache {
   key: string;
   recorded: SessionEvent[];
@@ -213,10 +222,13 @@ export class StoreView {
 
   /** One page of the node list, in step order. */
   async nodes(offset: number, limit: number): Promise<NodesResponse> {
-    const page = await (await this.cf()).entriesPage({ offset, limit });
+    const cf = await this.cf();
+    let page = await cf.entriesPage({ offset, limit });
+    const at = lastPageAt(offset, page.total, limit);
+    if (at !== offset) page = await cf.entriesPage({ offset: at, limit });
     return {
       total: page.total,
-      offset,
+      offset: at,
       limit,
       rows: page.entries.map((e) => ({
         step_id: e.step_id,
@@ -345,7 +357,8 @@ export class StoreView {
         rows: [],
       };
     }
-    return { ...t.response, offset, rows: t.rows.slice(offset, offset + limit) };
+    const at = lastPageAt(offset, t.rows.length, limit);
+    return { ...t.response, offset: at, rows: t.rows.slice(at, at + limit) };
   }
 
   private async loadTimeline(): Promise<TimelineCache | null> {
