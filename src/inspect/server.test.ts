@@ -1,7 +1,7 @@
 import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ContextFold } from '../engine/context-fold.js';
 import { packSha256, renderPackText } from '../harness/pack.js';
 import { replaySession } from '../harness/replay.js';
@@ -32,6 +32,12 @@ import {
   treeSnapshot,
   XSS,
 } from './test-utils/fixtures.js';
+
+// Replay as is, counted: a request that must not replay the session can be checked.
+vi.mock('../harness/replay.js', async (original) => {
+  const m = await original<typeof import('../harness/replay.js')>();
+  return { ...m, replaySession: vi.fn(m.replaySession) };
+});
 
 const tmp = tempDir('cf-inspect-');
 const root = join(tmp.dir, 'work', '.contextfold');
@@ -283,7 +289,15 @@ describe('what the API shows is the engine’s own answer', () => {
     expect(archived.map((s) => s.step_id)).toEqual(
       withPages.metadata.paged_in.map((p) => p.step_id),
     );
-    expect((await fetch(`${base()}api/pack?store=.&turn=999`)).status).toBe(400);
+    // A turn the log never started is refused from the log: no replay of the whole session.
+    await get<TimelineResponse>('api/timeline?store=.');
+    const replays = vi.mocked(replaySession).mock.calls.length;
+    const out = await fetch(`${base()}api/pack?store=.&turn=999`);
+    expect(out.status).toBe(400);
+    expect(((await out.json()) as { message: string }).message).toMatch(
+      /^this session has no turn 999; its turns are 0\.\.\d+$/,
+    );
+    expect(vi.mocked(replaySession).mock.calls.length).toBe(replays);
   });
 
   it('validate runs on request and reports each problem with its path', async () => {

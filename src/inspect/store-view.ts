@@ -416,6 +416,13 @@ export class StoreView {
   async pack(turn: number): Promise<PackResponse> {
     const t = await this.loadTimeline();
     if (!t) throw new UsageError(`no session is recorded in ${this.info.dir} (no events.jsonl)`);
+    // A turn the log never started is refused from the log, not after replaying all of it.
+    const started = t.recorded.filter((e) => e.type === 'turn_started');
+    if (!started.some((e) => e.turn === turn)) {
+      throw new UsageError(
+        `this session has no turn ${turn}; its turns are 0..${started.length - 1}`,
+      );
+    }
     const r = await replaySession({ engine: await this.cf(), atTurn: turn, keepPacks: false });
     const pack = r.packs[r.packs.length - 1] as ContextPack;
     const recorded = t.recorded.find((e) => e.type === 'pack_built' && e.turn === turn);
