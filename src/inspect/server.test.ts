@@ -298,6 +298,16 @@ describe('what the API shows is the engine’s own answer', () => {
       /^this session has no turn 999; its turns are 0\.\.\d+$/,
     );
     expect(vi.mocked(replaySession).mock.calls.length).toBe(replays);
+    // A fresh view (a direct link): the pack replays once, without the timeline's replay first.
+    const fresh = new StoreView({ id: '.', dir: root, has_events: true });
+    try {
+      await expect(fresh.pack(999)).rejects.toMatchObject({ code: 'USAGE' });
+      expect(vi.mocked(replaySession).mock.calls.length).toBe(replays);
+      expect((await fresh.pack(withPages.turn)).layers.length).toBeGreaterThan(0);
+      expect(vi.mocked(replaySession).mock.calls.length).toBe(replays + 1);
+    } finally {
+      await fresh.close();
+    }
   });
 
   it('validate runs on request and reports each problem with its path', async () => {

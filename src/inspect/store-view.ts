@@ -361,15 +361,27 @@ export class StoreView {
     return { ...t.response, offset: at, rows: t.rows.slice(at, at + limit) };
   }
 
-  private async loadTimeline(): Promise<TimelineCache | null> {
-    const path = eventsPath(this.info.dir);
-    let key: string;
+  /** Names the session log as it is now (null: none), for the timeline cache. */
+  private logKey(): string | null {
     try {
-      const st = statSync(path);
-      key = `${st.ino}:${st.size}:${st.mtimeMs}`;
+      const st = statSync(eventsPath(this.info.dir));
+      return `${st.ino}:${st.size}:${st.mtimeMs}`;
     } catch {
       return null;
     }
+  }
+
+  /** The recorded events: the timeline's when it is current, else read (no replay). */
+  private recordedEvents(): SessionEvent[] | null {
+    const key = this.logKey();
+    if (key === null) return null;
+    if (this.timelineCache?.key === key) return this.timelineCache.recorded;
+    return readEvents(this.info.dir);
+  }
+
+  private async loadTimeline(): Promise<TimelineCache | null> {
+    const key = this.logKey();
+    if (key === null) return null;
     if (this.timelineCache?.key === key) return this.timelineCache;
     const recorded = readEvents(this.info.dir);
     const opened = recorded.find((e) => e.type === 'session_opened');
@@ -414,10 +426,11 @@ export class StoreView {
 
   /** One pack as sent, rebuilt by replay (every page re-verified), by layer. */
   async pack(turn: number): Promise<PackResponse> {
-    const t = await this.loadTimeline();
-    if (!t) throw new UsageError(`no session is recorded in ${this.info.dir} (no events.jsonl)`);
-    // A turn the log never started is refused from the log, not after replaying all of it.
-    const started = t.recorded.filter((e) => e.type === 'turn_started');
+    // The log alone (not the timeline, a replay of the whole session of its own); a turn the
+    // log never started is refused from it, not after replaying all of it.
+    const log = this.recordedEvents();
+    if (!log) throw new UsageError(`no session is recorded in ${this.info.dir} (no events.jsonl)`);
+    const started = log.filter((e) => e.type === 'turn_started');
     if (!started.some((e) => e.turn === turn)) {
       throw new UsageError(
         `this session has no turn ${turn}; its turns are 0..${started.length - 1}`,
@@ -425,7 +438,7 @@ export class StoreView {
     }
     const r = await replaySession({ engine: await this.cf(), atTurn: turn, keepPacks: false });
     const pack = r.packs[r.packs.length - 1] as ContextPack;
-    const recorded = t.recorded.find((e) => e.type === 'pack_built' && e.turn === turn);
+    const recorded = log.find((e) => e.type === 'pack_built' && e.turn === turn);
     return packView(pack, recorded?.type === 'pack_built' ? recorded.pack_sha256 : null);
   }
 
