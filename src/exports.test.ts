@@ -460,6 +460,7 @@ const EXPECTED: Record<string, string[]> = {
     'browserCommand',
     'discoverStores',
     'openBrowser',
+    'openBrowserPrivately',
     'startInspector',
   ],
   './conformance': [

@@ -1,14 +1,15 @@
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { PgStore } from '../store/pg/pg-store.js';
 import { CLI, runCliInProcess, runCliProcess } from '../test-utils/cli.js';
 import { describePg, pgStoreUrl } from '../test-utils/pg.js';
 import { HAS_SHARED, itShared, sharedPath } from '../test-utils/shared.js';
 import { tempDir } from '../test-utils/temp-dir.js';
 import { ContextFold } from './context-fold.js';
-import { transferStore } from './store-transfer.js';
+import { PAGE_BYTES, transferStore } from './store-transfer.js';
 
 const json = (text: string) => JSON.parse(text) as Record<string, unknown>;
 
@@ -54,6 +55,41 @@ describePg('export and import-store between a directory and PostgreSQL', () => {
       await back.close();
     },
   );
+
+  it('export fetches large nodes a byte budget at a time, not 500 to a page', async () => {
+    // Five nodes of ~8 MB: one page of 500 held them all at once (peak RSS 2.5 GB for 500 MB).
+    const url = pgStoreUrl('bytes');
+    const cf = await ContextFold.open({ store: url, tokenizer: 'reference' });
+    const big = 'x'.repeat(PAGE_BYTES / 8);
+    await cf.foldMany(
+      Array.from({ length: 5 }, (_, i) => ({ stepId: i, summary: `s${i}`, content: `${i}${big}` })),
+    );
+    await cf.close();
+    const loads: number[][] = [];
+    const load = PgStore.prototype.load;
+    const spy = vi.spyOn(PgStore.prototype, 'load').mockImplementation(function (
+      this: PgStore,
+      steps,
+    ) {
+      loads.push([...steps]);
+      return load.call(this, steps);
+    });
+    const out = join(tempDir().dir, '.contextfold');
+    try {
+      await transferStore({ from: url, to: out });
+    } finally {
+      spy.mockRestore();
+    }
+    const size = (step: number) =>
+      statSync(join(out, 'cold_nodes', `step_${String(step).padStart(6, '0')}.json`)).size;
+    expect(size(0)).toBeGreaterThan(PAGE_BYTES / 5);
+    expect(loads.length).toBeGreaterThan(2);
+    for (const steps of loads) {
+      if (steps.length > 1)
+        expect(steps.reduce((n, s) => n + size(s), 0)).toBeLessThanOrEqual(PAGE_BYTES);
+    }
+    expect(loads.flat().filter((s) => s === 4)).toHaveLength(2);
+  });
 
   it('import-store verifies every node first: a tampered node loads nothing', async () => {
     const dir = join(tempDir().dir, '.contextfold');

@@ -41,6 +41,11 @@ export interface TransferResult {
 }
 
 const PAGE = 500;
+/**
+ * The stored bytes of nodes a copy holds at once (a page of fewer than {@link PAGE} nodes when
+ * they are large; at least one node): each is held as bytes, text and parsed node.
+ */
+export const PAGE_BYTES = 32 * 1024 * 1024;
 
 /**
  * Copies a store to another backend node for node: every node is read and verified (all three
@@ -67,7 +72,7 @@ export async function transferStore(options: TransferOptions): Promise<TransferR
     const total = (await source.entriesPage({ limit: 0 })).total;
     // First pass: every node verified, nothing written yet (a bad node stops the copy here).
     let verified = 0;
-    for await (const page of source.entryPages({ pageSize: PAGE })) {
+    for await (const page of nodePages(source)) {
       await src.load(page.map((e) => e.step_id));
       for (const e of page) src.verifyNode(e);
       verified += page.length;
@@ -115,7 +120,7 @@ async function copyInto(
     const evictions = src.evictions();
     await tgt.write(async (tx) => {
       let done = 0;
-      for await (const page of source.entryPages({ pageSize: PAGE })) {
+      for await (const page of nodePages(source)) {
         const nodes = await verifiedNodes(src, page);
         await tx.writeNodes(nodes);
         await tx.commit(
@@ -213,6 +218,29 @@ function assertTargetDirectory(from: string, to: string): void {
       `the target ${target} is inside the source store ${resolve(from)}: choose a directory outside it`,
       { path: target },
     );
+  }
+}
+
+/**
+ * Every entry of `source` in step order, in pages of at most {@link PAGE} entries whose nodes
+ * add up to at most {@link PAGE_BYTES} stored bytes (a larger node is a page of its own).
+ */
+async function* nodePages(source: ContextFold): AsyncGenerator<IndexEntry[]> {
+  for await (const entries of source.entryPages({ pageSize: PAGE })) {
+    const sizes = await source.backend.nodeSizes(entries.map((e) => e.step_id));
+    let page: IndexEntry[] = [];
+    let bytes = 0;
+    for (const e of entries) {
+      const size = sizes.get(e.step_id) ?? 0;
+      if (page.length > 0 && bytes + size > PAGE_BYTES) {
+        yield page;
+        page = [];
+        bytes = 0;
+      }
+      page.push(e);
+      bytes += size;
+    }
+    if (page.length > 0) yield page;
   }
 }
 

@@ -31,6 +31,11 @@ export interface OverviewResponse {
   policy_hash: string;
   /** Bytes of `events.jsonl`, or null when no session is recorded here. */
   events_bytes: number | null;
+  /**
+   * What the engine warned about while opening or reading the store (e.g. a corrupt derived
+   * index rebuilt in memory), each once, oldest first: what the CLI prints on stderr.
+   */
+  warnings: string[];
 }
 
 /** `GET api/stores/:id/disk`: bytes on disk, by part (walks the store; on demand). */

@@ -25,6 +25,6 @@ export type {
   TimelineRow,
   ValidateResponse,
 } from './api-types.js';
-export { browserCommand, openBrowser } from './open-browser.js';
+export { browserCommand, openBrowser, openBrowserPrivately } from './open-browser.js';
 export { type Inspector, type InspectorOptions, startInspector } from './server.js';
 export { discoverStores } from './stores.js';

@@ -1,7 +1,7 @@
-import { cpSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ContextFold } from '../engine/context-fold.js';
 import { packSha256, renderPackText } from '../harness/pack.js';
 import { replaySession } from '../harness/replay.js';
@@ -32,6 +32,12 @@ import {
   treeSnapshot,
   XSS,
 } from './test-utils/fixtures.js';
+
+// Replay as is, counted: a request that must not replay the session can be checked.
+vi.mock('../harness/replay.js', async (original) => {
+  const m = await original<typeof import('../harness/replay.js')>();
+  return { ...m, replaySession: vi.fn(m.replaySession) };
+});
 
 const tmp = tempDir('cf-inspect-');
 const root = join(tmp.dir, 'work', '.contextfold');
@@ -169,7 +175,24 @@ describe('what the API shows is the engine’s own answer', () => {
     expect(p.total).toBe(entries.length);
     expect(p.rows.map((r) => r.step_id)).toEqual(entries.slice(2, 5).map((e) => e.step_id));
     expect(p.rows[0]!.summary).toBe(entries[2]!.summary);
+    // An offset past the end (an old link, a hand-edited URL) is the last page, not "501–500 of N".
+    const last = Math.floor((entries.length - 1) / 3) * 3;
+    for (const offset of [entries.length, 100_000]) {
+      const q = await get<NodesResponse>(`api/nodes?store=.&offset=${offset}&limit=3`);
+      expect(q.offset).toBe(last);
+      expect(q.rows.map((r) => r.step_id)).toEqual(entries.slice(last).map((e) => e.step_id));
+    }
     await cf.close({ compact: false });
+  });
+
+  it('a timeline offset past the end is the last page', async () => {
+    const all = await get<TimelineResponse>('api/timeline?store=.');
+    const t = await get<TimelineResponse>(`api/timeline?store=.&offset=${all.turns + 50}&limit=2`);
+    const last = Math.floor((all.turns - 1) / 2) * 2;
+    expect(t.offset).toBe(last);
+    expect(t.rows.map((r) => r.pack_sha256)).toEqual(
+      all.rows.slice(last).map((r) => r.pack_sha256),
+    );
   });
 
   it('the node drawer shows the three hashes and the verified payload', async () => {
@@ -266,7 +289,25 @@ describe('what the API shows is the engine’s own answer', () => {
     expect(archived.map((s) => s.step_id)).toEqual(
       withPages.metadata.paged_in.map((p) => p.step_id),
     );
-    expect((await fetch(`${base()}api/pack?store=.&turn=999`)).status).toBe(400);
+    // A turn the log never started is refused from the log: no replay of the whole session.
+    await get<TimelineResponse>('api/timeline?store=.');
+    const replays = vi.mocked(replaySession).mock.calls.length;
+    const out = await fetch(`${base()}api/pack?store=.&turn=999`);
+    expect(out.status).toBe(400);
+    expect(((await out.json()) as { message: string }).message).toMatch(
+      /^this session has no turn 999; its turns are 0\.\.\d+$/,
+    );
+    expect(vi.mocked(replaySession).mock.calls.length).toBe(replays);
+    // A fresh view (a direct link): the pack replays once, without the timeline's replay first.
+    const fresh = new StoreView({ id: '.', dir: root, has_events: true });
+    try {
+      await expect(fresh.pack(999)).rejects.toMatchObject({ code: 'USAGE' });
+      expect(vi.mocked(replaySession).mock.calls.length).toBe(replays);
+      expect((await fresh.pack(withPages.turn)).layers.length).toBeGreaterThan(0);
+      expect(vi.mocked(replaySession).mock.calls.length).toBe(replays + 1);
+    } finally {
+      await fresh.close();
+    }
   });
 
   it('validate runs on request and reports each problem with its path', async () => {
@@ -311,6 +352,32 @@ describe('a store with problems', () => {
       expect(v.problems.map((p) => p.path)).toEqual([broken.tampered]);
     } finally {
       await view.close();
+    }
+  });
+});
+
+describe('a corrupt derived index', () => {
+  it('is rebuilt in memory and said so: in the overview and once to onWarning, as the CLI does', async () => {
+    const dir = join(tmp.dir, 'corrupt-index', '.contextfold');
+    const cf = await ContextFold.open({ dir });
+    await cf.fold({ stepId: 1, summary: 'one', content: 'first payload' });
+    await cf.close();
+    const index = readdirSync(dir).find((n) => n.endsWith('.sqlite'))!;
+    writeFileSync(join(dir, index), 'not a database at all, not even close');
+    const told: [string, string][] = [];
+    const app = await startInspector({
+      dir,
+      onWarning: (m, store) => told.push([m, store]),
+    });
+    try {
+      const o = (await (await fetch(`${app.url}api/overview`)).json()) as OverviewResponse;
+      expect(o.nodes).toBe(1);
+      expect(o.warnings).toHaveLength(1);
+      expect(o.warnings[0]).toContain(`${join(dir, index)} is not a usable index`);
+      await fetch(`${app.url}api/nodes`);
+      expect(told).toEqual([[o.warnings[0], '.']]);
+    } finally {
+      await app.close();
     }
   });
 });

@@ -31,6 +31,11 @@ export interface InspectorOptions {
   assetsDir?: string;
   /** The URL token; default a fresh random one. */
   token?: string;
+  /**
+   * Told each engine warning about a store (e.g. a corrupt derived index rebuilt in memory),
+   * once, with the store's id; the overview shows them too. The CLI prints them on stderr.
+   */
+  onWarning?: (message: string, store: string) => void;
 }
 
 /** A running inspector. */
@@ -114,6 +119,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
       new StoreView(s, {
         ...(options.tokenizer ? { tokenizer: options.tokenizer } : {}),
         ...(options.retrieval ? { retrieval: options.retrieval } : {}),
+        ...(options.onWarning ? { onWarning: (m: string) => options.onWarning!(m, s.id) } : {}),
       }),
     ]),
   );

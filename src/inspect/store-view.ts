@@ -31,7 +31,12 @@ export interface ViewOptions {
   retrieval?: RetrievalMode;
   /** Problems of a validate run sent at most (all are counted). Default 1,000. */
   maxProblems?: number;
+  /** Told each engine warning the first time it is seen (the CLI prints it on stderr). */
+  onWarning?: (message: string) => void;
 }
+
+/** Distinct warnings a view keeps for its overview at most (the oldest are kept). */
+const WARNINGS_MAX = 100;
 
 /** What of a payload the drawer shows at most (the rest is counted, not sent). */
 const PAYLOAD_MAX_LINES = 5000;
@@ -49,6 +54,15 @@ function listSummary(s: string): string {
     ? LIST_SUMMARY_MAX - 1
     : LIST_SUMMARY_MAX;
   return `${s.slice(0, cut)} … (${s.length - cut} more characters: open the node)`;
+}
+
+/**
+ * A page's offset, past the end moved back to the last page (a link or a hand-edited URL with
+ * an old or too large offset shows that page, not an empty one numbered "501–500 of 1").
+ */
+function lastPageAt(offset: number, total: number, limit: number): number {
+  if (offset < total || total === 0) return offset < total ? offset : 0;
+  return Math.floor((total - 1) / limit) * limit;
 }
 
 interface TimelineCache {
@@ -111,6 +125,7 @@ export class StoreView {
   private closed = false;
   private validating: Promise<ValidateResponse> | null = null;
   private timelineCache: TimelineCache | null = null;
+  private readonly warnings = new Set<string>();
 
   constructor(info: StoreInfo, options: ViewOptions = {}) {
     this.info = info;
@@ -133,9 +148,17 @@ export class StoreView {
     return ContextFold.open({
       dir: this.info.dir,
       readOnly: true,
+      onWarning: (w) => this.warn(w.message),
       ...(tokenizer ? { tokenizer } : {}),
       ...(this.options.retrieval ? { retrieval: this.options.retrieval } : {}),
     });
+  }
+
+  /** Keeps a warning for the overview and passes it on, each distinct message once. */
+  private warn(message: string): void {
+    if (this.warnings.has(message) || this.warnings.size >= WARNINGS_MAX) return;
+    this.warnings.add(message);
+    this.options.onWarning?.(message);
   }
 
   /**
@@ -166,6 +189,7 @@ export class StoreView {
       per_turn_cap: perTurnCap(s.policy),
       policy_hash: s.folding_policy_hash,
       events_bytes: fileSize(eventsPath(this.info.dir)),
+      warnings: [...this.warnings],
     };
   }
 
@@ -198,10 +222,13 @@ export class StoreView {
 
   /** One page of the node list, in step order. */
   async nodes(offset: number, limit: number): Promise<NodesResponse> {
-    const page = await (await this.cf()).entriesPage({ offset, limit });
+    const cf = await this.cf();
+    let page = await cf.entriesPage({ offset, limit });
+    const at = lastPageAt(offset, page.total, limit);
+    if (at !== offset) page = await cf.entriesPage({ offset: at, limit });
     return {
       total: page.total,
-      offset,
+      offset: at,
       limit,
       rows: page.entries.map((e) => ({
         step_id: e.step_id,
@@ -330,18 +357,31 @@ export class StoreView {
         rows: [],
       };
     }
-    return { ...t.response, offset, rows: t.rows.slice(offset, offset + limit) };
+    const at = lastPageAt(offset, t.rows.length, limit);
+    return { ...t.response, offset: at, rows: t.rows.slice(at, at + limit) };
   }
 
-  private async loadTimeline(): Promise<TimelineCache | null> {
-    const path = eventsPath(this.info.dir);
-    let key: string;
+  /** Names the session log as it is now (null: none), for the timeline cache. */
+  private logKey(): string | null {
     try {
-      const st = statSync(path);
-      key = `${st.ino}:${st.size}:${st.mtimeMs}`;
+      const st = statSync(eventsPath(this.info.dir));
+      return `${st.ino}:${st.size}:${st.mtimeMs}`;
     } catch {
       return null;
     }
+  }
+
+  /** The recorded events: the timeline's when it is current, else read (no replay). */
+  private recordedEvents(): SessionEvent[] | null {
+    const key = this.logKey();
+    if (key === null) return null;
+    if (this.timelineCache?.key === key) return this.timelineCache.recorded;
+    return readEvents(this.info.dir);
+  }
+
+  private async loadTimeline(): Promise<TimelineCache | null> {
+    const key = this.logKey();
+    if (key === null) return null;
     if (this.timelineCache?.key === key) return this.timelineCache;
     const recorded = readEvents(this.info.dir);
     const opened = recorded.find((e) => e.type === 'session_opened');
@@ -386,11 +426,19 @@ export class StoreView {
 
   /** One pack as sent, rebuilt by replay (every page re-verified), by layer. */
   async pack(turn: number): Promise<PackResponse> {
-    const t = await this.loadTimeline();
-    if (!t) throw new UsageError(`no session is recorded in ${this.info.dir} (no events.jsonl)`);
+    // The log alone (not the timeline, a replay of the whole session of its own); a turn the
+    // log never started is refused from it, not after replaying all of it.
+    const log = this.recordedEvents();
+    if (!log) throw new UsageError(`no session is recorded in ${this.info.dir} (no events.jsonl)`);
+    const started = log.filter((e) => e.type === 'turn_started');
+    if (!started.some((e) => e.turn === turn)) {
+      throw new UsageError(
+        `this session has no turn ${turn}; its turns are 0..${started.length - 1}`,
+      );
+    }
     const r = await replaySession({ engine: await this.cf(), atTurn: turn, keepPacks: false });
     const pack = r.packs[r.packs.length - 1] as ContextPack;
-    const recorded = t.recorded.find((e) => e.type === 'pack_built' && e.turn === turn);
+    const recorded = log.find((e) => e.type === 'pack_built' && e.turn === turn);
     return packView(pack, recorded?.type === 'pack_built' ? recorded.pack_sha256 : null);
   }
 

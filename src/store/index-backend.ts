@@ -217,6 +217,12 @@ export interface IndexBackend {
    * local store reads files directly and does nothing here).
    */
   load(steps: readonly number[]): Promise<void>;
+  /**
+   * The stored size in bytes of each step's node among `steps` (absent: nothing stored), read
+   * without fetching the nodes: what a copy pages by, so a page of large nodes stays within a
+   * byte budget. A hint only: nothing is trusted before {@link verifyNode}.
+   */
+  nodeSizes(steps: readonly number[]): Promise<Map<number, number>>;
   /** Reads a node and verifies it against its entry (throws the IPCF error of a failure). */
   verifyNode(entry: IndexEntry): VerifiedNode;
   /** A node's stored text, unverified (for a person's check of which hash broke), or null. */

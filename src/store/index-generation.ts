@@ -324,34 +324,7 @@ export class IndexGeneration {
   async rebuild(reason: string, warn: boolean, keep: boolean): Promise<void> {
     const analyzer = this.#opts.analyzer?.version ?? null;
     const st = emptyState(analyzer);
-    if (this.memory) {
-      this.dropDb();
-      this.#direct = false;
-      const usable = this.#opts.readOnly && !this.broken && !this.#copied;
-      const direct = usable && !this.#noDirect ? readOnlyDirect(this.#layout.dir) : null;
-      if (direct) {
-        this.db = direct.db;
-        this.dbName = direct.name; // dbName names it: status shows the file it reads
-        this.#direct = true;
-        this.#copied = true;
-        this.broken = null;
-        return; // the verdict decides whether it is current
-      }
-      const copy = usable ? readOnlyCopy(this.#layout.dir) : null;
-      this.#copied = copy !== null;
-      if (copy) {
-        this.db = copy;
-        this.broken = null;
-        return; // the verdict catches the copy up with the files, in memory
-      }
-      const db = new IndexDb(':memory:', { create: true });
-      await this.#load(db, st);
-      st.complete = true;
-      db.setState(st);
-      this.db = db;
-      this.broken = null;
-      return;
-    }
+    if (this.memory) return this.#rebuildInMemory(st, reason, warn);
     const dir = this.#layout.dir;
     const n = listIndexFiles(dir).highest + 1;
     const name = indexFileName(n);
@@ -384,6 +357,47 @@ export class IndexGeneration {
         code: 'INDEX_REBUILT',
         message: `${reason}: rebuilt ${name} from recall_index.json and the journal (${st.entries} entries)`,
         path: final,
+      });
+    }
+  }
+
+  /**
+   * A read-only (or unwritable) store's rebuild: the current index file itself or a private copy
+   * when usable, else an index built in memory; a damaged index file is warned about.
+   */
+  async #rebuildInMemory(st: IndexState, reason: string, warn: boolean): Promise<void> {
+    this.dropDb();
+    this.#direct = false;
+    const usable = this.#opts.readOnly && !this.broken && !this.#copied;
+    const direct = usable && !this.#noDirect ? readOnlyDirect(this.#layout.dir) : null;
+    if (direct) {
+      this.db = direct.db;
+      this.dbName = direct.name; // dbName names it: status shows the file it reads
+      this.#direct = true;
+      this.#copied = true;
+      this.broken = null;
+      return; // the verdict decides whether it is current
+    }
+    const copy = usable ? readOnlyCopy(this.#layout.dir) : null;
+    this.#copied = copy instanceof IndexDb;
+    if (copy instanceof IndexDb) {
+      this.db = copy;
+      this.broken = null;
+      return; // the verdict catches the copy up with the files, in memory
+    }
+    const db = new IndexDb(':memory:', { create: true });
+    await this.#load(db, st);
+    st.complete = true;
+    db.setState(st);
+    this.db = db;
+    this.broken = null;
+    // A damaged index is said, as a writer says it when it rebuilds the file.
+    const why = typeof copy === 'string' ? copy : warn ? reason : null;
+    if (why !== null) {
+      this.#hooks.warn({
+        code: 'INDEX_REBUILT',
+        message: `${why}: rebuilt in memory from recall_index.json and the journal (${st.entries} entries; read-only, nothing written)`,
+        path: this.#layout.dir,
       });
     }
   }

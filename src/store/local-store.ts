@@ -1,4 +1,4 @@
-import { accessSync, constants, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { appendDurable } from '../fs/durable-fs.js';
@@ -427,6 +427,15 @@ export class LocalStore implements IndexBackend {
 
   /** Files are read where they are used: nothing to fetch. */
   async load(): Promise<void> {}
+
+  async nodeSizes(steps: readonly number[]): Promise<Map<number, number>> {
+    const sizes = new Map<number, number>();
+    for (const step of steps) {
+      const st = statSync(canonicalNodePath(this.layout, step), { throwIfNoEntry: false });
+      if (st?.isFile()) sizes.set(step, st.size);
+    }
+    return sizes;
+  }
 
   verifyNode(entry: IndexEntry): VerifiedNode {
     return verifyNode(this.layout, entry);

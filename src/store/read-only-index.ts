@@ -31,8 +31,12 @@ export function readOnlyDirect(dir: string): { db: IndexDb; name: string } | nul
   }
 }
 
-/** A private copy of the current index file, if there is a clean one (no WAL beside it). */
-export function readOnlyCopy(dir: string): IndexDb | null {
+/**
+ * A private copy of the current index file, if there is a clean one (no WAL beside it); else
+ * null, or why the current file is unusable (damaged, or an interrupted rebuild), for the
+ * warning a writer would give when it rebuilds it.
+ */
+export function readOnlyCopy(dir: string): IndexDb | string | null {
   const { current } = listIndexFiles(dir);
   if (current === null) return null;
   const path = join(dir, current);
@@ -43,8 +47,8 @@ export function readOnlyCopy(dir: string): IndexDb | null {
     const db = new IndexDb(path, { create: false, bytes: readFileSync(path) });
     if (db.state().complete) return db;
     db.close();
-    return null;
-  } catch {
-    return null;
+    return `${path} is incomplete (an interrupted rebuild)`;
+  } catch (e) {
+    return (e as Error).message;
   }
 }

@@ -1,5 +1,6 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { pgClientOptions } from './pg/pg-client-options.js';
 import { storeError } from './pg/pg-errors.js';
 import { childPgUrl, isPgUrl, parsePgUrl } from './pg/pg-url.js';
 
@@ -38,7 +39,7 @@ export async function listSubStores(base: string, under: string): Promise<string
   const prefix = `${where.storeId}/${under}/`;
   // Loaded here, not at the top: a process on local stores never loads the PostgreSQL client.
   const { default: pg } = await import('pg');
-  const client = new pg.Client({ connectionString: where.connectionString });
+  const client = new pg.Client(pgClientOptions(where));
   try {
     await client.connect();
     const r = await client.query<{ store_id: string }>(

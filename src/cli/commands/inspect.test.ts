@@ -1,5 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOddStore } from '../../inspect/test-utils/fixtures.js';
 import { CLI, runCliProcess } from '../../test-utils/cli.js';
@@ -16,9 +18,11 @@ afterAll(() => tmp.cleanup());
 /** Starts `contextfold inspect` and resolves with its first stdout line and its stderr so far. */
 function start(
   args: string[],
+  env: NodeJS.ProcessEnv = process.env,
 ): Promise<{ child: ChildProcess; line: string; stderr: () => string }> {
   const child = spawn(process.execPath, [CLI, '--dir', dir, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env,
   });
   let out = '';
   let err = '';
@@ -59,6 +63,38 @@ describe('contextfold inspect', () => {
     expect((await fetch(`http://127.0.0.1:${r.port}/api/overview`)).status).toBe(403);
     expect(await stop(child)).toBe(0);
   });
+
+  it.skipIf(process.platform !== 'linux')(
+    '--open hands the opener a private redirect page, never the token (argv is visible to ps)',
+    async () => {
+      // A stand-in xdg-open that records what it was given.
+      const bin = join(tmp.dir, 'fake-bin');
+      mkdirSync(bin, { recursive: true });
+      const argv = join(tmp.dir, 'opener-argv');
+      writeFileSync(join(bin, 'xdg-open'), `#!/bin/sh\nprintf '%s\\n' "$@" > '${argv}'\n`, {
+        mode: 0o755,
+      });
+      const { child, line } = await start(['--json', 'inspect'], {
+        ...process.env,
+        PATH: `${bin}:${process.env.PATH}`,
+      });
+      const { url } = JSON.parse(line) as { url: string };
+      const token = url.split('/')[3]!;
+      for (let i = 0; i < 100 && !existsSync(argv); i++)
+        await new Promise((r) => setTimeout(r, 50));
+      const given = readFileSync(argv, 'utf8').trim();
+      expect(given).not.toContain(token);
+      expect(given).toMatch(/^file:\/\/.*\/open\.html$/);
+      const page = fileURLToPath(given);
+      expect(statSync(page).mode & 0o777).toBe(0o600);
+      expect(statSync(dirname(page)).mode & 0o777).toBe(0o700);
+      expect(readFileSync(page, 'utf8')).toContain(
+        `<meta http-equiv="refresh" content="0;url=${url}">`,
+      );
+      expect(await stop(child)).toBe(0);
+      expect(existsSync(dirname(page))).toBe(false);
+    },
+  );
 
   it('prints the URL for a person too', async () => {
     const { child, line } = await start(['inspect', '--no-open']);

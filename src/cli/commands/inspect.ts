@@ -63,6 +63,11 @@ export function register(program: Command): void {
         host: opts.host,
         port,
         allowRemote: Boolean(opts.allowRemote),
+        // As every other command: one line on stderr (stdout stays the URL, or its JSON).
+        onWarning: (m, store) =>
+          process.stderr.write(
+            `contextfold: warning: ${store === '.' ? '' : `store ${store}: `}${m}\n`,
+          ),
         ...(e.tokenizer === 'o200k' || e.tokenizer === 'reference'
           ? { tokenizer: e.tokenizer }
           : {}),
@@ -82,11 +87,14 @@ export function register(program: Command): void {
         },
         human,
       );
+      let removeRedirect = (): void => {};
       if (opts.open) {
-        const { openBrowser } = await import('../../inspect/open-browser.js');
-        await openBrowser(inspector.url);
+        // Not the URL itself: the token would be on the opener's command line, shown by `ps`.
+        const { openBrowserPrivately } = await import('../../inspect/open-browser.js');
+        removeRedirect = (await openBrowserPrivately(inspector.url)).remove;
       }
       await stopped;
+      removeRedirect();
       await inspector.close();
     });
 }

@@ -6,7 +6,7 @@ import type {
 } from '../api-types.js';
 import { api } from './api.js';
 import { archivedText, badge, bytes, h, num, replace, table } from './dom.js';
-import { patch } from './route.js';
+import { pageOffset, patch } from './route.js';
 
 const PAGE = 50;
 
@@ -130,7 +130,7 @@ export async function renderOverview(
   store: string,
   params: URLSearchParams,
 ): Promise<void> {
-  const offset = Number(params.get('offset') ?? 0) || 0;
+  const offset = pageOffset(params);
   const [o, page] = await Promise.all([
     api<OverviewResponse>('overview', { store }),
     api<NodesResponse>('nodes', { store, offset, limit: PAGE }),
@@ -141,6 +141,7 @@ export async function renderOverview(
     main,
     h('h1', {}, 'Store ', h('span', { class: 'mono' }, o.store.id)),
     h('p', { class: 'mono muted' }, o.store.dir),
+    ...o.warnings.map((w) => h('p', { class: 'warn', testid: 'store-warning' }, `warning: ${w}`)),
     h(
       'div',
       { class: 'cards', testid: 'overview-cards' },

@@ -38,3 +38,12 @@ export function patch(changes: Record<string, string | number | null>): void {
   for (const [k, v] of r.params) params[k] = v;
   location.hash = routeHash(r.view, { ...params, ...changes });
 }
+
+/**
+ * The `offset` of a paged view: a whole number from 0 (anything else, such as `-5`, `2.5` or
+ * `x`, is 0; one past the end the server moves back to the last page).
+ */
+export function pageOffset(params: URLSearchParams): number {
+  const n = Number(params.get('offset') ?? 0);
+  return Number.isSafeInteger(n) && n > 0 ? n : 0;
+}

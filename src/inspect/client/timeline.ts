@@ -1,7 +1,7 @@
 import type { LayerTokens, TimelineResponse, TimelineRow } from '../api-types.js';
 import { api } from './api.js';
 import { badge, h, num, replace } from './dom.js';
-import { go, patch } from './route.js';
+import { go, pageOffset, patch } from './route.js';
 
 const PAGE = 100;
 const SEGMENTS: (keyof LayerTokens)[] = ['L3', 'L2', 'L1', 'L0', 'pages'];
@@ -128,7 +128,7 @@ export async function renderTimeline(
   store: string,
   params: URLSearchParams,
 ): Promise<void> {
-  const offset = Number(params.get('offset') ?? 0) || 0;
+  const offset = pageOffset(params);
   const t = await api<TimelineResponse>('timeline', { store, offset, limit: PAGE });
   if (!t.recorded) {
     replace(
@@ -141,10 +141,12 @@ export async function renderTimeline(
   const scale = Math.max(1, ...t.rows.map((r) => Math.max(r.tokens, r.budget))) * 1.02;
   const prev = h('button', { testid: 'timeline-prev' }, '‹ earlier');
   const next = h('button', { testid: 'timeline-next' }, 'later ›');
-  prev.disabled = offset === 0;
-  next.disabled = offset + t.rows.length >= t.turns;
-  prev.addEventListener('click', () => patch({ offset: Math.max(0, offset - PAGE) }));
-  next.addEventListener('click', () => patch({ offset: offset + PAGE }));
+  // The server's offset: one past the end is moved back to the last page.
+  const at = t.offset;
+  prev.disabled = at === 0;
+  next.disabled = at + t.rows.length >= t.turns;
+  prev.addEventListener('click', () => patch({ offset: Math.max(0, at - PAGE) }));
+  next.addEventListener('click', () => patch({ offset: at + PAGE }));
   replace(
     main,
     h('h1', {}, 'Session timeline'),
@@ -159,7 +161,7 @@ export async function renderTimeline(
       'div',
       { class: 'pager' },
       prev,
-      h('span', {}, `turns ${offset}–${offset + t.rows.length - 1} of ${t.turns}`),
+      h('span', {}, `turns ${at}–${at + t.rows.length - 1} of ${t.turns}`),
       next,
     ),
     h(

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { pgClientOptions } from './pg-client-options.js';
 import { isConnectionError, storeError } from './pg-errors.js';
 import { migrate } from './pg-schema.js';
 import type { PgLocation } from './pg-url.js';
@@ -18,12 +19,9 @@ export class PgConnections {
   constructor(where: PgLocation, options: { poolSize?: number; statementTimeoutMs?: number }) {
     this.#location = where.display;
     this.#pool = new pg.Pool({
-      connectionString: where.connectionString,
+      ...pgClientOptions(where, options.statementTimeoutMs),
       max: options.poolSize ?? 4,
-      statement_timeout: options.statementTimeoutMs ?? 60_000,
-      connectionTimeoutMillis: 10_000,
       idleTimeoutMillis: 10_000,
-      application_name: 'contextfold',
     });
     // An idle connection that the server drops must not crash the process: the next query
     // gets a fresh one.

@@ -28,7 +28,8 @@ export function isConnectionError(e: unknown): boolean {
     return true;
   }
   const msg = String((e as { message?: unknown }).message ?? '');
-  return /Connection terminated|connection timeout|Client has encountered a connection error|not queryable|Connection closed/i.test(
+  // `timeout expired`: a lone client's connection timeout (the pool's says `connection timeout`).
+  return /Connection terminated|connection timeout|^timeout expired$|Client has encountered a connection error|not queryable|Connection closed/i.test(
     msg,
   );
 }

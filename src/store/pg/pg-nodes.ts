@@ -4,6 +4,8 @@ import type { PgConnections } from './pg-connections.js';
 
 /** Node bodies kept for verification (each is re-hashed on every use). */
 const NODE_CACHE = 256;
+/** Bytes of node bodies kept beyond those of the last load (large nodes are not hoarded). */
+const NODE_CACHE_BYTES = 64 * 1024 * 1024;
 
 /**
  * The node bytes a {@link PgStore} process holds: fetched fresh by `load` (never trusted, the
@@ -14,6 +16,7 @@ export class PgNodes {
   readonly #connections: PgConnections;
   readonly #storeId: string;
   readonly #nodes = new Map<number, Buffer | null>();
+  #bytes = 0;
 
   constructor(connections: PgConnections, storeId: string) {
     this.#connections = connections;
@@ -33,12 +36,38 @@ export class PgNodes {
     });
     const found = new Map(rows.map((r) => [Number(r.step), r.body]));
     for (const s of want) {
-      this.#nodes.delete(s);
-      this.#nodes.set(s, found.get(s) ?? null);
+      this.#drop(s);
+      const body = found.get(s) ?? null;
+      this.#nodes.set(s, body);
+      this.#bytes += body?.length ?? 0;
     }
-    while (this.#nodes.size > Math.max(NODE_CACHE, want.length)) {
-      this.#nodes.delete(this.#nodes.keys().next().value!);
+    // Oldest first, never one of this load's: at most NODE_CACHE nodes, and past
+    // NODE_CACHE_BYTES only this load's.
+    while (
+      this.#nodes.size > want.length &&
+      (this.#nodes.size > NODE_CACHE || this.#bytes > NODE_CACHE_BYTES)
+    ) {
+      this.#drop(this.#nodes.keys().next().value!);
     }
+  }
+
+  #drop(step: number): void {
+    this.#bytes -= this.#nodes.get(step)?.length ?? 0;
+    this.#nodes.delete(step);
+  }
+
+  /** The stored size in bytes of each step's node among `steps` (absent: no row). */
+  async sizes(steps: readonly number[]): Promise<Map<number, number>> {
+    const want = [...new Set(steps)];
+    if (want.length === 0) return new Map();
+    const rows = await this.#connections.withClient('sizing nodes', async (c) => {
+      const r = await c.query<{ step: string; size: number }>(
+        'SELECT step, octet_length(body) AS size FROM cf_nodes WHERE store_id = $1 AND step = ANY($2::bigint[])',
+        [this.#storeId, want],
+      );
+      return r.rows;
+    });
+    return new Map(rows.map((r) => [Number(r.step), Number(r.size)]));
   }
 
   /** The loaded bytes of a step's node (null: not in the database). Throws if not loaded. */

@@ -394,6 +394,11 @@ export class PgStore implements IndexBackend {
     await this.#nodes.load(steps);
   }
 
+  async nodeSizes(steps: readonly number[]): Promise<Map<number, number>> {
+    this.#assertOpen();
+    return this.#nodes.sizes(steps);
+  }
+
   verifyNode(entry: IndexEntry): VerifiedNode {
     const step = entry.step_id;
     const path = this.nodePath(step);
