@@ -5,6 +5,26 @@
 import { UsageError } from '../protocol/errors.js';
 import type { OpenOptions } from './types.js';
 
+/** Every option `ContextFold.open` takes (the compiler keeps this list complete). */
+const OPTION_KEYS: Record<keyof OpenOptions, true> = {
+  dir: true,
+  store: true,
+  poolSize: true,
+  statementTimeoutMs: true,
+  mustExist: true,
+  policy: true,
+  tokenizer: true,
+  sessionId: true,
+  retrieval: true,
+  clock: true,
+  lockTimeoutMs: true,
+  journalCompactThreshold: true,
+  onWarning: true,
+  readOnly: true,
+  cacheDir: true,
+  redact: true,
+};
+
 /** A bad value as the error shows it: a string quoted, so '30000' does not read as 30000. */
 const shown = (value: unknown): string =>
   typeof value === 'string' ? JSON.stringify(value) : String(value);
@@ -14,8 +34,9 @@ function check(ok: boolean, name: string, what: string, value: unknown): void {
 }
 
 /**
- * Throws a {@link UsageError} for the first option whose value has the wrong type or range.
- * Options left undefined take their defaults.
+ * Throws a {@link UsageError} for an option it does not know (a misspelt `redcat: false` was
+ * ignored: the default applied silently), or for the first option whose value has the wrong
+ * type or range. Options left undefined take their defaults.
  *
  * @example
  * checkOpenOptions({ dir: '.contextfold', sessionId: 42 as never });
@@ -23,6 +44,12 @@ function check(ok: boolean, name: string, what: string, value: unknown): void {
  */
 export function checkOpenOptions(options: OpenOptions): void {
   const o = options as Record<string, unknown>;
+  const unknown = Object.keys(o).filter((k) => !Object.hasOwn(OPTION_KEYS, k));
+  if (unknown.length > 0) {
+    throw new UsageError(
+      `ContextFold.open has no option ${unknown.map((k) => `'${k}'`).join(', ')} (options: ${Object.keys(OPTION_KEYS).join(', ')})`,
+    );
+  }
   const given = (name: string) => o[name] !== undefined;
   const integer = (name: string, min: number) => {
     const v = o[name];
