@@ -103,13 +103,8 @@ export class ContextFold implements ContextFoldEngine {
   private readonly inflight = new Set<Promise<unknown>>();
 
   private constructor(options: OpenOptions, pgStore?: typeof PgStore) {
-    const where = options?.store ?? options?.dir;
-    if (!options || typeof where !== 'string' || where.length === 0) {
-      throw new UsageError(
-        'ContextFold.open needs { dir } (the store directory, e.g. ".contextfold") or { store } (a directory or postgres:// URL)',
-      );
-    }
     checkOpenOptions(options);
+    const where = (options.store ?? options.dir)!;
     const pg = isPgUrl(where);
     this.layout = pg ? null : storeLayout(resolve(where));
     if (this.layout) {
