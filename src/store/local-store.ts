@@ -1,4 +1,4 @@
-import { accessSync, constants, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { appendDurable } from '../fs/durable-fs.js';
@@ -31,6 +31,7 @@ import {
   type IndexState,
   isUnusable,
 } from './index-db.js';
+import { deadBuildFiles } from './index-files.js';
 import { IndexGeneration } from './index-generation.js';
 import type { LoadProblem } from './index-loader.js';
 import {
@@ -94,6 +95,8 @@ export class LocalStore implements IndexBackend {
   #lock: WriteLock | null = null;
   readonly #queue = new SerialQueue();
   #closed = false;
+  /** Whether this store looked for the build files of dead processes yet. */
+  #buildsSwept = false;
   readonly #cache = new ReadCache();
   readonly #warned = new Set<string>();
 
@@ -191,6 +194,7 @@ export class LocalStore implements IndexBackend {
    */
   async sync(): Promise<void> {
     this.#assertOpen();
+    this.#removeDeadBuilds(false);
     const v = await this.#gen.verdict();
     if (v.kind === 'fresh' || v.kind === 'absent') return;
     if (this.#gen.memory) {
@@ -225,6 +229,36 @@ export class LocalStore implements IndexBackend {
         delay = Math.min(delay * 2, 8);
       }
     });
+  }
+
+  /**
+   * Removes what rebuilds of processes that are gone left (a SIGKILLed `reindex`: a build file
+   * as large as the index), once per store opened, holding the write lock (every rebuild of a
+   * store directory holds it) and never a file of a live process. `sync` only looks when the
+   * lock is free at once: a read-only store or a busy lock leaves them to the next open or write.
+   */
+  #removeDeadBuilds(locked: boolean): void {
+    if (this.#buildsSwept || this.#opts.readOnly || this.#gen.memory) return;
+    if (!existsSync(this.layout.dir) || deadBuildFiles(this.layout.dir).length === 0) {
+      this.#buildsSwept = true;
+      return;
+    }
+    const lock = this.#lockHandle();
+    try {
+      if (!locked && !lock.tryAcquire()) return;
+    } catch {
+      return; // no lock file can be made here (a read-only directory)
+    }
+    try {
+      for (const name of deadBuildFiles(this.layout.dir)) {
+        rmSync(join(this.layout.dir, name), { force: true });
+      }
+      this.#buildsSwept = true;
+    } catch {
+      // Best effort: the next open (or the next rebuild) tries again.
+    } finally {
+      if (!locked) lock.release();
+    }
   }
 
   /** Says that this process waits for another's write lock (once per process). */
@@ -518,6 +552,7 @@ export class LocalStore implements IndexBackend {
       const lock = this.#lockHandle();
       await lock.acquire(this.#opts.lockTimeoutMs, () => this.#lockWait(lock.path));
       try {
+        this.#removeDeadBuilds(true);
         this.#gen.healTornJournal();
         await this.#gen.repair();
         return await fn(writeSession(this.#ctx));
