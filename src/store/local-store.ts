@@ -9,6 +9,7 @@ import { fillCache, followChanges } from './cache-follower.js';
 import { compactLocked } from './compaction.js';
 import { checkContainment } from './containment.js';
 import { fieldStatsOf } from './field-stats.js';
+import { fileIdentity } from './file-identity.js';
 import type {
   DocDetail,
   DocStats,
@@ -581,8 +582,31 @@ export class LocalStore implements IndexBackend {
 
   // --- checks ---
 
+  /**
+   * Compares the index with the files. A check holds no lock: a writer in another process may
+   * commit (a fold, a compaction) after the caller's last sync or while they are compared, and
+   * the index looked stale when it was only behind. The index is brought up to date first, and a
+   * check that finds it stale while the store's files changed since is done again (at most four
+   * times); a stale index with unchanged files is reported at once.
+   */
   async checkIndex(): Promise<IndexCheck> {
     this.#assertOpen();
+    for (let attempt = 1; ; attempt++) {
+      // Taken before the sync: a commit between the sync and the check changes it too.
+      const before = this.#filesMark();
+      await this.sync();
+      const r = await this.#checkIndexOnce();
+      if (r.state !== 'stale' || attempt === 4 || this.#filesMark() === before) return r;
+    }
+  }
+
+  /** The identities of the files the index derives from: every commit changes one. */
+  #filesMark(): string {
+    const L = this.layout;
+    return JSON.stringify([L.indexPath, L.journalPath, L.evictionLogPath].map(fileIdentity));
+  }
+
+  async #checkIndexOnce(): Promise<IndexCheck> {
     const path =
       this.indexPath ??
       (this.#gen.memory ? '(in memory)' : join(this.layout.dir, 'index-*.sqlite'));
