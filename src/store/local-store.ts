@@ -536,8 +536,8 @@ export class LocalStore implements IndexBackend {
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       throw new UsageError(
-        `store directory is not writable (${code ?? 'error'}): ${dir} (check its permissions, or choose another --dir)`,
-        { path: dir },
+        `store directory is not writable (${code ?? 'error'}): ${dir} (check its permissions, or choose another \`dir\`)`,
+        { path: dir, option: 'dir' },
       );
     }
     if (this.#gen.memory) {
