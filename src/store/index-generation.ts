@@ -28,6 +28,17 @@ function buildRemoved(tmp: string, cause: unknown): UsageError {
   );
 }
 
+/** Renames a finished build into place; a build file deleted meanwhile is {@link buildRemoved}. */
+function moveIntoPlace(tmp: string, final: string): void {
+  try {
+    renameSync(tmp, final);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    for (const f of [`${tmp}-wal`, `${tmp}-shm`]) rmSync(f, { force: true });
+    throw buildRemoved(tmp, e);
+  }
+}
+
 /** How the index relates to the files now: what {@link IndexGeneration.repair} does about it. */
 export type Verdict =
   | { kind: 'fresh' }
@@ -388,13 +399,7 @@ export class IndexGeneration {
       throw gone ? buildRemoved(tmp, e) : e;
     }
     db.close();
-    try {
-      renameSync(tmp, final);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-      for (const f of [`${tmp}-wal`, `${tmp}-shm`]) rmSync(f, { force: true });
-      throw buildRemoved(tmp, e);
-    }
+    moveIntoPlace(tmp, final);
     removeOldIndexFiles(dir, name);
     this.broken = null;
     const open = this.#openCurrent();
