@@ -113,6 +113,17 @@ function diskFull(e: unknown): UsageError | null {
 }
 
 /**
+ * A library error's message as the CLI says it: the option it names (`details.option`, written
+ * `dir` in the message) becomes the flag that sets it (--dir).
+ */
+function flagsNamed(err: ContextFoldError): string {
+  const option = err.details.option;
+  return typeof option === 'string' && /^[a-z]+$/.test(option)
+    ? err.message.replaceAll(`\`${option}\``, `--${option}`)
+    : err.message;
+}
+
+/**
  * Reports an error and returns the exit code. Without `--json`: one line on stderr. With
  * `--json`: one JSON object on stdout (`{ error, code, message, ...details }`), the same place a
  * result would be, so a script reads one object either way and the exit code tells which.
@@ -128,12 +139,13 @@ export function reportError(
   if (full) return reportError(full, json, stderr);
   if (isContextFoldError(e)) {
     const err = e as ContextFoldError;
+    const message = flagsNamed(err);
     if (json) {
       process.stdout.write(
-        `${JSON.stringify({ error: ipcfErrorName(err.code), code: err.code, message: err.message, ...err.details })}\n`,
+        `${JSON.stringify({ error: ipcfErrorName(err.code), code: err.code, message, ...err.details })}\n`,
       );
     } else {
-      stderr(`contextfold: ${ipcfErrorName(err.code)}: ${err.message}\n`);
+      stderr(`contextfold: ${ipcfErrorName(err.code)}: ${message}\n`);
     }
     return exitCodeFor(err.code);
   }

@@ -221,6 +221,33 @@ describe.each(BACKENDS)('%s', (backend: BackendName) => {
       await cf.close({ compact: false });
     });
 
+    it('close waits for a batch, a scan and a page-in in flight (it closed the store under them)', async () => {
+      const cf = await open({ redact: false });
+      // Two rounds (FOLD_ROUND is 1,024): close() is called once the first has committed.
+      const inputs = Array.from({ length: 1100 }, (_, i) => ({
+        stepId: i,
+        summary: `turn ${i}`,
+        content: `port ${i} of the service`,
+      }));
+      let closing: Promise<void> | null = null;
+      const batch = cf.foldMany(inputs, (done, _total, phase) => {
+        if (phase === 'writing' && done > 0) closing ??= cf.close();
+      });
+      expect(await batch).toHaveLength(1100);
+      await closing;
+      const again = await reopen(cf);
+      const scan = again.scan('port 42');
+      const page = again.pageIn('port 42');
+      await again.close();
+      expect((await scan).selected.length).toBeGreaterThan(0);
+      expect((await page).pages.length).toBeGreaterThan(0);
+      const third = await reopen(again);
+      expect((await third.status()).nodes).toBe(1100);
+      await expect(
+        third.fold({ stepId: 5000, summary: 'x' }).then(() => third.close()),
+      ).resolves.toBeUndefined();
+    });
+
     it('rejects bad step ids with a usage error and writes nothing', async () => {
       const cf = await open();
       const before = await last.fingerprint();

@@ -97,15 +97,14 @@ export class ContextFold implements ContextFoldEngine {
   /** `status` and `validate` over this engine's state (see `StoreHealth`). */
   private readonly health: StoreHealth;
   private closed = false;
+  /** Set by `close()`: it waits for the operations in flight, then closes. */
+  private closing: Promise<void> | null = null;
+  /** Operations started and not yet settled (see {@link ContextFold.track}). */
+  private readonly inflight = new Set<Promise<unknown>>();
 
   private constructor(options: OpenOptions, pgStore?: typeof PgStore) {
-    const where = options?.store ?? options?.dir;
-    if (!options || typeof where !== 'string' || where.length === 0) {
-      throw new UsageError(
-        'ContextFold.open needs { dir } (the store directory, e.g. ".contextfold") or { store } (a directory or postgres:// URL)',
-      );
-    }
     checkOpenOptions(options);
+    const where = (options.store ?? options.dir)!;
     const pg = isPgUrl(where);
     this.layout = pg ? null : storeLayout(resolve(where));
     if (this.layout) {
@@ -206,6 +205,19 @@ export class ContextFold implements ContextFoldEngine {
       throw new UsageError('this ContextFold engine is closed; open the store again');
   }
 
+  /**
+   * Runs an operation that `close()` waits for: a batch called without await and then `close()`
+   * closed the store under it (rounds committed, the rest refused with 'this store is closed').
+   */
+  private track<T>(op: () => Promise<T>): Promise<T> {
+    this.assertOpen();
+    const p = op();
+    this.inflight.add(p);
+    const done = () => this.inflight.delete(p);
+    p.then(done, done);
+    return p;
+  }
+
   /** The redactor of a redacting engine (secretlint and the guard tables load on first use). */
   private loadRedactor(): Promise<Redactor> | null {
     if (!this.redact) return null;
@@ -254,16 +266,18 @@ export class ContextFold implements ContextFoldEngine {
     this.assertOpen();
     if (!Array.isArray(inputs)) throw new UsageError('foldMany needs an array of fold inputs');
     const foldedAt = isoSeconds(this.clock());
-    try {
-      // Redaction happens here, before the lock and before any byte is written.
-      const prepared = await this.batch.prepareAll(inputs, foldedAt, onProgress);
-      return await this.batch.foldPrepared(prepared, onProgress);
-    } finally {
-      // Only a batch of more than a round uses the workers. They hold a vocabulary each: a
-      // long-lived process (a server, the hook server) does not keep them between batches, nor
-      // after a batch that failed. A round still deriving ahead is cut short.
-      if (inputs.length > FOLD_ROUND) await this.pool?.close();
-    }
+    return this.track(async () => {
+      try {
+        // Redaction happens here, before the lock and before any byte is written.
+        const prepared = await this.batch.prepareAll(inputs, foldedAt, onProgress);
+        return await this.batch.foldPrepared(prepared, onProgress);
+      } finally {
+        // Only a batch of more than a round uses the workers. They hold a vocabulary each: a
+        // long-lived process (a server, the hook server) does not keep them between batches,
+        // nor after a batch that failed. A round still deriving ahead is cut short.
+        if (inputs.length > FOLD_ROUND) await this.pool?.close();
+      }
+    });
   }
 
   /** The engine's worker pool, started on the first long batch; null where no worker can run. */
@@ -277,8 +291,7 @@ export class ContextFold implements ContextFoldEngine {
    * is rebuilt from the store's files and the read runs once more.
    */
   private async read<T>(fn: () => T | Promise<T>, load: readonly number[] = []): Promise<T> {
-    this.assertOpen();
-    return readSynced(this.store, fn, load);
+    return this.track(() => readSynced(this.store, fn, load));
   }
 
   /** Explicit recall with coverage tiers and chronological labels (CONF-04). */
@@ -373,17 +386,18 @@ export class ContextFold implements ContextFoldEngine {
 
   /** Records that a step's page left the prompt (CONF-07): index `evicted`, eviction log. */
   async evict(stepId: number): Promise<EvictResult> {
-    this.assertOpen();
-    // An unknown step is refused before the write lock is taken: taking it creates the store
-    // directory (its lock file and index), so evicting in an empty directory made a store.
-    // A database store tells an orphan from an unknown step by the node's row.
-    await this.read(() => this.entryOrThrow(stepId), stepList(stepId));
-    return this.store.write(async (tx) => {
-      this.store.assertConsistent();
-      this.entryOrThrow(stepId);
-      const evicted_at = isoSeconds(this.clock());
-      await tx.evict(stepId, evicted_at);
-      return { step_id: stepId, evicted_at };
+    return this.track(async () => {
+      // An unknown step is refused before the write lock is taken: taking it creates the store
+      // directory (its lock file and index), so evicting in an empty directory made a store.
+      // A database store tells an orphan from an unknown step by the node's row.
+      await this.read(() => this.entryOrThrow(stepId), stepList(stepId));
+      return this.store.write(async (tx) => {
+        this.store.assertConsistent();
+        this.entryOrThrow(stepId);
+        const evicted_at = isoSeconds(this.clock());
+        await tx.evict(stepId, evicted_at);
+        return { step_id: stepId, evicted_at };
+      });
     });
   }
 
@@ -411,16 +425,19 @@ export class ContextFold implements ContextFoldEngine {
    * index entry back, under the write lock. Anything but a fully verified orphan is refused.
    */
   async reindexOrphan(stepId: number): Promise<FoldResult> {
-    this.assertOpen();
-    return this.store.write(async (tx) => {
-      this.store.assertConsistent();
-      if (tx.get(stepId)) {
-        throw new UsageError(`step ${stepId} is indexed; only an orphaned node can be re-indexed`);
-      }
-      const entry = this.orphanEntry(stepId);
-      // No analysis here: the node is analysed from its verified bytes on the next ranked scan.
-      await tx.commit([{ entry }]);
-      return foldResult(entry, false);
+    return this.track(async () => {
+      return this.store.write(async (tx) => {
+        this.store.assertConsistent();
+        if (tx.get(stepId)) {
+          throw new UsageError(
+            `step ${stepId} is indexed; only an orphaned node can be re-indexed`,
+          );
+        }
+        const entry = this.orphanEntry(stepId);
+        // No analysis here: the node is analysed from its verified bytes on the next ranked scan.
+        await tx.commit([{ entry }]);
+        return foldResult(entry, false);
+      });
     });
   }
 
@@ -432,13 +449,14 @@ export class ContextFold implements ContextFoldEngine {
     stepId: number,
     reason: string,
   ): Promise<{ step_id: number; dropped_at: string }> {
-    this.assertOpen();
-    return this.store.write(async (tx) => {
-      this.store.assertConsistent();
-      this.entryOrThrow(stepId);
-      const dropped_at = isoSeconds(this.clock());
-      await tx.drop(stepId, dropped_at, reason);
-      return { step_id: stepId, dropped_at };
+    return this.track(async () => {
+      return this.store.write(async (tx) => {
+        this.store.assertConsistent();
+        this.entryOrThrow(stepId);
+        const dropped_at = isoSeconds(this.clock());
+        await tx.drop(stepId, dropped_at, reason);
+        return { step_id: stepId, dropped_at };
+      });
     });
   }
 
@@ -448,8 +466,9 @@ export class ContextFold implements ContextFoldEngine {
    * suffix. Never deletes or rewrites bytes. Returns the new path.
    */
   async quarantine(path: string): Promise<string> {
-    this.assertOpen();
-    return quarantineFile(this.store, localLayout(this.layout, this.dir, 'quarantine'), path);
+    return this.track(async () => {
+      return quarantineFile(this.store, localLayout(this.layout, this.dir, 'quarantine'), path);
+    });
   }
 
   /** Counts and settings of the store, and the state of its derived index. */
@@ -465,15 +484,17 @@ export class ContextFold implements ContextFoldEngine {
    * event loop a turn between pages.
    */
   async validate(): Promise<ValidateResult> {
-    this.assertOpen();
-    return this.health.validate();
+    return this.track(async () => {
+      return this.health.validate();
+    });
   }
 
   /** Folds the journal into `recall_index.json` (exactly the reference layout afterwards). */
   async compact(): Promise<{ nodes: number; journal_entries_compacted: number }> {
-    this.assertOpen();
-    const n = await this.store.compact();
-    return { nodes: this.store.stats().entries, journal_entries_compacted: n };
+    return this.track(async () => {
+      const n = await this.store.compact();
+      return { nodes: this.store.stats().entries, journal_entries_compacted: n };
+    });
   }
 
   /**
@@ -489,17 +510,18 @@ export class ContextFold implements ContextFoldEngine {
       onProgress?: (done: number, total: number) => void;
     } = {},
   ): Promise<{ nodes: number; analysed: number; index: string | null }> {
-    this.assertOpen();
-    await this.store.reindex();
-    return this.read(async () => {
-      this.store.assertConsistent();
-      const before = this.store.pendingCount();
-      await this.ranked.prepare(options.onProgress);
-      return {
-        nodes: this.store.stats().entries,
-        analysed: before - this.store.pendingCount(),
-        index: this.store.indexPath,
-      };
+    return this.track(async () => {
+      await this.store.reindex();
+      return this.read(async () => {
+        this.store.assertConsistent();
+        const before = this.store.pendingCount();
+        await this.ranked.prepare(options.onProgress);
+        return {
+          nodes: this.store.stats().entries,
+          analysed: before - this.store.pendingCount(),
+          index: this.store.indexPath,
+        };
+      });
     });
   }
 
@@ -585,7 +607,8 @@ export class ContextFold implements ContextFoldEngine {
 
   /**
    * Compacts the journal (if any; `{ compact: false }` skips it, for read-only callers; an
-   * engine opened `readOnly` never compacts) and closes the engine. Safe to call twice.
+   * engine opened `readOnly` never compacts) and closes the engine. Operations still in flight
+   * (a `foldMany`, `scan` or `pageIn` not awaited) settle first. Safe to call twice.
    */
   async close(options: { compact?: boolean } = {}): Promise<void> {
     if (options?.compact !== undefined && typeof options.compact !== 'boolean') {
@@ -594,9 +617,16 @@ export class ContextFold implements ContextFoldEngine {
       );
     }
     if (this.closed) return;
+    this.closing ??= this.closeNow(options.compact ?? !this.readOnly);
+    return this.closing;
+  }
+
+  private async closeNow(compact: boolean): Promise<void> {
+    // Operations in flight (a batch called without await, a scan, a page-in), and any they
+    // start, settle first: a batch commits every round or reports its own error.
+    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
     try {
       const s = this.store.stats();
-      const compact = options.compact ?? !this.readOnly;
       if (compact && s.journalRecords > 0 && !this.store.loadProblem) {
         await this.compact();
       }
@@ -609,16 +639,18 @@ export class ContextFold implements ContextFoldEngine {
 
   /** Appends newline-terminated lines of a kind (`events`: a session's log) to the store. */
   async appendRecords(kind: string, text: string, after?: RecordsMark): Promise<void> {
-    this.assertOpen();
-    recordKind(kind);
-    await this.store.appendRecords(kind, text, after);
+    return this.track(async () => {
+      recordKind(kind);
+      await this.store.appendRecords(kind, text, after);
+    });
   }
 
   /** Every line of a kind, in append order, and where it lives (for messages). */
   async readRecords(kind: string): Promise<{ path: string; text: string }> {
-    this.assertOpen();
-    recordKind(kind);
-    return this.store.readRecords(kind);
+    return this.track(async () => {
+      recordKind(kind);
+      return this.store.readRecords(kind);
+    });
   }
 }
 

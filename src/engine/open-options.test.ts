@@ -20,6 +20,12 @@ describe('ContextFold.open checks its options', () => {
     ['a NaN compaction threshold', { journalCompactThreshold: Number.NaN }, /journalCompact/],
     ['a pool of no connection', { poolSize: 0 }, /poolSize must be an integer >= 1, got 0/],
     ['a fractional statement timeout', { statementTimeoutMs: 1.5 }, /statementTimeoutMs/],
+    // A misspelt option was ignored: `redcat: false` stored redacted text without a word.
+    [
+      'a misspelt option',
+      { redcat: false },
+      /has no option 'redcat' \(options: dir, store,.* redact\)/,
+    ],
   ])('refuses %s in one usage line, before anything is written', async (_, bad, message) => {
     const dir = join(tempDir().dir, '.contextfold');
     const open = ContextFold.open({ dir, ...bad } as OpenOptions);

@@ -327,5 +327,6 @@ export interface ContextFoldEngine {
   entriesAfter(options?: { after?: number; limit?: number }): Promise<IndexEntry[]>;
   /** Every entry in step order, one page at a time. */
   entryPages(options?: { pageSize?: number }): AsyncGenerator<IndexEntry[]>;
+  /** Compacts the journal and closes, after the operations still in flight settle. */
   close(options?: { compact?: boolean }): Promise<void>;
 }

@@ -4,7 +4,7 @@
 import type { ContextFoldEngine, RetrievalMode, Tokenizer } from '../engine/types.js';
 import { UsageError } from '../protocol/errors.js';
 import type { HydrationPolicy } from '../protocol/policy.js';
-import { perTurnCap } from '../protocol/policy.js';
+import { DEFAULT_POLICY, perTurnCap } from '../protocol/policy.js';
 import type { LiveOverflow } from './live-excerpt.js';
 import { type Message, toPlainMessage } from './messages.js';
 import type { SessionConfig } from './session-events.js';
@@ -106,8 +106,33 @@ function fraction(value: number | undefined, fallback: number, name: string): nu
   return v;
 }
 
+/**
+ * Throws a {@link UsageError} for the first option of the session's own with a wrong value,
+ * before any engine is opened (the engine's options are `ContextFold.open`'s to check): what
+ * `Session.open` checks first, and the middleware when it is made rather than on its first call.
+ *
+ * @example
+ * checkSessionOptions({ budget: 32_000, highWater: 2 });
+ * // UsageError: highWater must be a number between 0 and 1, got 2
+ */
+export function checkSessionOptions(options: SessionOptions): void {
+  if (options.summarize !== undefined && typeof options.summarize !== 'function') {
+    throw new UsageError('summarize must be a function (turn) => string | Promise<string>');
+  }
+  if (options.pageInToolOutput !== undefined && typeof options.pageInToolOutput !== 'boolean') {
+    throw new UsageError(
+      `pageInToolOutput must be true or false, got ${JSON.stringify(options.pageInToolOutput)}`,
+    );
+  }
+  // The policy and the tokenizer only set the default page reserve and the recorded name.
+  sessionConfig(options, { policy: DEFAULT_POLICY, tokenizer: { name: '' } });
+}
+
 /** Resolves the options into the recorded policy (all integers). */
-export function sessionConfig(options: SessionOptions, engine: ContextFoldEngine): SessionConfig {
+export function sessionConfig(
+  options: SessionOptions,
+  engine: Pick<ContextFoldEngine, 'policy'> & { tokenizer: { name: string } },
+): SessionConfig {
   const budget = intOption(options.budget, Number.NaN, 'budget', 1);
   const reserveDefault = Math.min(perTurnCap(engine.policy), Math.floor(budget / 2));
   const pageReserve = intOption(options.pageReserve, reserveDefault, 'pageReserve', 0);

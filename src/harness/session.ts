@@ -30,7 +30,7 @@ import {
   storeEvents,
 } from './session-events.js';
 import { LiveIO } from './session-live-io.js';
-import { type SessionOptions, sessionConfig } from './session-options.js';
+import { checkSessionOptions, type SessionOptions, sessionConfig } from './session-options.js';
 import { wellFormed } from './summarize.js';
 import { TokenMeter } from './token-meter.js';
 import { addToTurns } from './turns.js';
@@ -123,17 +123,10 @@ export class Session {
     if (!options.engine && (typeof options.dir !== 'string' || options.dir === '')) {
       throw new UsageError('Session.open needs { dir } (the store directory) or { engine }');
     }
-    if (options.summarize !== undefined && typeof options.summarize !== 'function') {
-      throw new UsageError('summarize must be a function (turn) => string | Promise<string>');
-    }
     if (options.engine !== undefined && typeof options.engine?.pageIn !== 'function') {
       throw new UsageError('engine must be an open engine: await ContextFold.open({ dir })');
     }
-    if (options.pageInToolOutput !== undefined && typeof options.pageInToolOutput !== 'boolean') {
-      throw new UsageError(
-        `pageInToolOutput must be true or false, got ${JSON.stringify(options.pageInToolOutput)}`,
-      );
-    }
+    checkSessionOptions(options);
     // The engine's setting is the one that applies: a contrary `redact` would be dropped silently.
     if (
       options.engine &&

@@ -58,9 +58,9 @@ describe('detectImportFormat', () => {
     expect(detect(JSON.stringify({ ...traj, trajectory: [] }))).toBe('swe-agent');
     expect(detect(JSON.stringify({ ...traj, info: {} }))).toBe('swe-agent');
     // A history array alone is not enough to call it a trajectory.
-    expect(() => detect(JSON.stringify({ history: traj.history }))).toThrow(/pass --format/);
+    expect(() => detect(JSON.stringify({ history: traj.history }))).toThrow(/pass `format`/);
     // Markdown that only mentions aider later is not an aider history.
-    expect(() => detect('notes\n# aider chat started at 2025-07-15\n')).toThrow(/pass --format/);
+    expect(() => detect('notes\n# aider chat started at 2025-07-15\n')).toThrow(/pass `format`/);
   });
 
   it('refuses to guess: plain messages, mixed markers, anything else', () => {
@@ -69,13 +69,13 @@ describe('detectImportFormat', () => {
       { role: 'assistant', content: [{ type: 'text', text: '5433' }] },
     ];
     expect(() => detect(JSON.stringify(plain))).toThrow(
-      /cannot tell the format of f: its messages read the same as OpenAI and Anthropic messages; pass --format/,
+      /cannot tell the format of f: its messages read the same as OpenAI and Anthropic messages; pass `format`/,
     );
     const mixed = [{ role: 'tool', content: [{ type: 'tool_result' }] }];
     expect(() => detect(JSON.stringify(mixed))).toThrow(/read the same/);
     for (const text of ['hello\nworld\n', '42', '{"a": 1}\n{"b": 2}\n']) {
       expect(() => detect(text)).toThrow(
-        /neither a message array, a JSONL transcript, rollout or turns file, an aider history nor a SWE-agent trajectory; pass --format \(claude-code, codex, openai, anthropic, aider, swe-agent, turns\)/,
+        /neither a message array, a JSONL transcript, rollout or turns file, an aider history nor a SWE-agent trajectory; pass `format` \(claude-code, codex, openai, anthropic, aider, swe-agent, turns\)/,
       );
     }
   });

@@ -61,8 +61,8 @@ export function detectImportFormat(options: { text: string; source: string }): I
     ? 'its messages read the same as OpenAI and Anthropic messages'
     : 'it is neither a message array, a JSONL transcript, rollout or turns file, an aider history nor a SWE-agent trajectory';
   throw new UsageError(
-    `cannot tell the format of ${source}: ${why}; pass --format (${IMPORT_FORMATS.join(', ')})`,
-    { path: source },
+    `cannot tell the format of ${source}: ${why}; pass \`format\` (${IMPORT_FORMATS.join(', ')})`,
+    { path: source, option: 'format' },
   );
 }
 

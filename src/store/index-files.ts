@@ -64,3 +64,25 @@ export function removeOldIndexFiles(dir: string, keep: string | null): void {
     }
   }
 }
+
+/** Whether a process of this pid runs (one of another user counts: it may not be signalled). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+}
+
+/**
+ * The files of unfinished rebuilds whose process is gone (a killed `reindex`): the
+ * `….build-<pid>` database and its `-wal`, `-shm` and `-journal`, which can be as large as the
+ * index. Never one of a live process (nor of this one).
+ */
+export function deadBuildFiles(dir: string): string[] {
+  return listIndexFiles(dir).names.flatMap(({ name }) => {
+    const pid = Number(/\.build-(\d+)/.exec(name)?.[1]);
+    return Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && !alive(pid) ? [name] : [];
+  });
+}

@@ -20,6 +20,45 @@ vi.mock('./index-schema.js', async (importOriginal) => {
   };
 });
 
+/** While set, loading the snapshot into a new index first deletes every index file (a user's rm). */
+let removeIndexFiles = false;
+
+vi.mock('./index-loader.js', async (importOriginal) => {
+  const real = await importOriginal<typeof import('./index-loader.js')>();
+  return {
+    ...real,
+    loadSnapshot: (...args: Parameters<typeof real.loadSnapshot>) => {
+      const dir = args[2].dir;
+      if (removeIndexFiles) {
+        for (const n of readdirSync(dir)) if (n.startsWith('index-')) rmSync(join(dir, n));
+      }
+      return real.loadSnapshot(...args);
+    },
+  };
+});
+
+describe('a reindex whose index files are deleted while it builds', () => {
+  it('is one usage error naming the build file, and leaves nothing behind', async () => {
+    const dir = join(tempDir().dir, '.contextfold');
+    const cf = await ContextFold.open({ dir, tokenizer: 'reference' });
+    await cf.foldMany([{ stepId: 1, summary: 's', content: 'c' }]);
+    removeIndexFiles = true;
+    try {
+      // It was a raw ENOENT from renaming the build file into place (exit 70, a stack trace).
+      await expect(cf.reindex()).rejects.toMatchObject({
+        code: 'USAGE',
+        message: expect.stringMatching(/^the index being built was deleted while it was built/),
+        details: { path: expect.stringMatching(/\.build-\d+$/) },
+      });
+    } finally {
+      removeIndexFiles = false;
+    }
+    expect(readdirSync(dir).filter((n) => n.startsWith('index-'))).toEqual([]);
+    expect((await cf.entries()).map((e) => e.step_id)).toEqual([1]);
+    await cf.close();
+  });
+});
+
 describe('a rebuild whose new index file cannot be created', () => {
   it('fails with the cause and leaves no build file behind', async () => {
     const dir = join(tempDir().dir, '.contextfold');

@@ -3,6 +3,7 @@
 // is brought up to date (catch-up, reanalysis, rebuild, a torn journal tail healed).
 import { accessSync, constants, existsSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { UsageError } from '../protocol/errors.js';
 import { hashFile } from './file-hash.js';
 import { type FileIdentity, fileIdentity, isRacy, sameIdentity } from './file-identity.js';
 import type { IndexWarning } from './index-backend.js';
@@ -13,6 +14,30 @@ import { findTornTail, quarantineTornTail } from './journal-tail.js';
 import type { StoreLayout } from './layout.js';
 import type { LocalStoreOptions } from './local-store-options.js';
 import { readOnlyCopy, readOnlyDirect } from './read-only-index.js';
+
+/**
+ * The index being built was deleted under the build (someone removed `index-*.sqlite*` while a
+ * reindex ran): a raw ENOENT from the rename said nothing of it. The store's files are
+ * untouched; the next run builds the index again.
+ */
+function buildRemoved(tmp: string, cause: unknown): UsageError {
+  return new UsageError(
+    `the index being built was deleted while it was built (were index-*.sqlite files removed?): ${tmp}; the store's files are unchanged, run the command again`,
+    { path: tmp },
+    { cause },
+  );
+}
+
+/** Renames a finished build into place; a build file deleted meanwhile is {@link buildRemoved}. */
+function moveIntoPlace(tmp: string, final: string): void {
+  try {
+    renameSync(tmp, final);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    for (const f of [`${tmp}-wal`, `${tmp}-shm`]) rmSync(f, { force: true });
+    throw buildRemoved(tmp, e);
+  }
+}
 
 /** How the index relates to the files now: what {@link IndexGeneration.repair} does about it. */
 export type Verdict =
@@ -342,11 +367,12 @@ export class IndexGeneration {
       db.setState(st);
     } catch (e) {
       db?.close();
+      const gone = !existsSync(tmp);
       for (const f of [tmp, `${tmp}-wal`, `${tmp}-shm`]) rmSync(f, { force: true });
-      throw e;
+      throw gone ? buildRemoved(tmp, e) : e;
     }
     db.close();
-    renameSync(tmp, final);
+    moveIntoPlace(tmp, final);
     removeOldIndexFiles(dir, name);
     this.broken = null;
     const open = this.#openCurrent();

@@ -77,8 +77,9 @@ export function assertNotAFile(dir: string): void {
     if (!isFile) throw e;
   }
   if (isFile) {
-    throw new UsageError(`store directory ${dir} is (or is under) a file: choose another --dir`, {
+    throw new UsageError(`store directory ${dir} is (or is under) a file: choose another \`dir\``, {
       path: dir,
+      option: 'dir',
     });
   }
 }
@@ -92,8 +93,8 @@ export function assertNotInColdNodes(dir: string): void {
   for (let p = dir; dirname(p) !== p; p = dirname(p)) {
     if (basename(p) === 'cold_nodes' && indexed(dirname(p))) {
       throw new UsageError(
-        `store directory ${dir} is inside the cold_nodes of the store ${dirname(p)}: pass --dir ${dirname(p)}`,
-        { path: dir },
+        `store directory ${dir} is inside the cold_nodes of the store ${dirname(p)}: pass \`dir\` ${dirname(p)}`,
+        { path: dir, option: 'dir' },
       );
     }
   }

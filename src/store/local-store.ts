@@ -1,4 +1,4 @@
-import { accessSync, constants, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { appendDurable } from '../fs/durable-fs.js';
@@ -9,6 +9,7 @@ import { fillCache, followChanges } from './cache-follower.js';
 import { compactLocked } from './compaction.js';
 import { checkContainment } from './containment.js';
 import { fieldStatsOf } from './field-stats.js';
+import { fileIdentity } from './file-identity.js';
 import type {
   DocDetail,
   DocStats,
@@ -31,6 +32,7 @@ import {
   type IndexState,
   isUnusable,
 } from './index-db.js';
+import { deadBuildFiles } from './index-files.js';
 import { IndexGeneration } from './index-generation.js';
 import type { LoadProblem } from './index-loader.js';
 import {
@@ -94,6 +96,8 @@ export class LocalStore implements IndexBackend {
   #lock: WriteLock | null = null;
   readonly #queue = new SerialQueue();
   #closed = false;
+  /** Whether this store looked for the build files of dead processes yet. */
+  #buildsSwept = false;
   readonly #cache = new ReadCache();
   readonly #warned = new Set<string>();
 
@@ -191,6 +195,7 @@ export class LocalStore implements IndexBackend {
    */
   async sync(): Promise<void> {
     this.#assertOpen();
+    this.#removeDeadBuilds(false);
     const v = await this.#gen.verdict();
     if (v.kind === 'fresh' || v.kind === 'absent') return;
     if (this.#gen.memory) {
@@ -225,6 +230,36 @@ export class LocalStore implements IndexBackend {
         delay = Math.min(delay * 2, 8);
       }
     });
+  }
+
+  /**
+   * Removes what rebuilds of processes that are gone left (a SIGKILLed `reindex`: a build file
+   * as large as the index), once per store opened, holding the write lock (every rebuild of a
+   * store directory holds it) and never a file of a live process. `sync` only looks when the
+   * lock is free at once: a read-only store or a busy lock leaves them to the next open or write.
+   */
+  #removeDeadBuilds(locked: boolean): void {
+    if (this.#buildsSwept || this.#opts.readOnly || this.#gen.memory) return;
+    if (!existsSync(this.layout.dir) || deadBuildFiles(this.layout.dir).length === 0) {
+      this.#buildsSwept = true;
+      return;
+    }
+    const lock = this.#lockHandle();
+    try {
+      if (!locked && !lock.tryAcquire()) return;
+    } catch {
+      return; // no lock file can be made here (a read-only directory)
+    }
+    try {
+      for (const name of deadBuildFiles(this.layout.dir)) {
+        rmSync(join(this.layout.dir, name), { force: true });
+      }
+      this.#buildsSwept = true;
+    } catch {
+      // Best effort: the next open (or the next rebuild) tries again.
+    } finally {
+      if (!locked) lock.release();
+    }
   }
 
   /** Says that this process waits for another's write lock (once per process). */
@@ -510,8 +545,8 @@ export class LocalStore implements IndexBackend {
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       throw new UsageError(
-        `store directory is not writable (${code ?? 'error'}): ${dir} (check its permissions, or choose another --dir)`,
-        { path: dir },
+        `store directory is not writable (${code ?? 'error'}): ${dir} (check its permissions, or choose another \`dir\`)`,
+        { path: dir, option: 'dir' },
       );
     }
     if (this.#gen.memory) {
@@ -527,6 +562,7 @@ export class LocalStore implements IndexBackend {
       const lock = this.#lockHandle();
       await lock.acquire(this.#opts.lockTimeoutMs, () => this.#lockWait(lock.path));
       try {
+        this.#removeDeadBuilds(true);
         this.#gen.healTornJournal();
         await this.#gen.repair();
         return await fn(writeSession(this.#ctx));
@@ -555,8 +591,31 @@ export class LocalStore implements IndexBackend {
 
   // --- checks ---
 
+  /**
+   * Compares the index with the files. A check holds no lock: a writer in another process may
+   * commit (a fold, a compaction) after the caller's last sync or while they are compared, and
+   * the index looked stale when it was only behind. The index is brought up to date first, and a
+   * check that finds it stale while the store's files changed since is done again (at most four
+   * times); a stale index with unchanged files is reported at once.
+   */
   async checkIndex(): Promise<IndexCheck> {
     this.#assertOpen();
+    for (let attempt = 1; ; attempt++) {
+      // Taken before the sync: a commit between the sync and the check changes it too.
+      const before = this.#filesMark();
+      await this.sync();
+      const r = await this.#checkIndexOnce();
+      if (r.state !== 'stale' || attempt === 4 || this.#filesMark() === before) return r;
+    }
+  }
+
+  /** The identities of the files the index derives from: every commit changes one. */
+  #filesMark(): string {
+    const L = this.layout;
+    return JSON.stringify([L.indexPath, L.journalPath, L.evictionLogPath].map(fileIdentity));
+  }
+
+  async #checkIndexOnce(): Promise<IndexCheck> {
     const path =
       this.indexPath ??
       (this.#gen.memory ? '(in memory)' : join(this.layout.dir, 'index-*.sqlite'));

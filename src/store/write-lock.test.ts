@@ -18,7 +18,9 @@ describe('WriteLock', () => {
     expect(() => new WriteLock(path).tryAcquire()).toThrow(
       expect.objectContaining({
         code: 'USAGE',
-        message: `store directory is not writable: cannot create its lock file ${path} (check its permissions, or choose another --dir)`,
+        // A library error names the option (the CLI says --dir): it named the CLI's flag.
+        message: `store directory is not writable: cannot create its lock file ${path} (check its permissions, or choose another \`dir\`)`,
+        details: { path, option: 'dir' },
       }),
     );
   });

@@ -129,8 +129,8 @@ function openLockFile(path: string): Database.Database {
   } catch (e) {
     if ((e as { code?: unknown }).code !== 'SQLITE_CANTOPEN') throw e;
     throw new UsageError(
-      `store directory is not writable: cannot create its lock file ${path} (check its permissions, or choose another --dir)`,
-      { path },
+      `store directory is not writable: cannot create its lock file ${path} (check its permissions, or choose another \`dir\`)`,
+      { path, option: 'dir' },
     );
   }
 }

@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   APICallError,
@@ -438,17 +438,31 @@ describe('contextFoldMiddleware with generateText', () => {
     );
   });
 
-  it('shows a budget given as a string quoted in its error', async () => {
-    const mw = setup({ budget: '4000' as unknown as number });
-    const model = wrapLanguageModel({
-      model: new MockLanguageModelV3({ doGenerate: [text('a')] }),
-      middleware: mw,
-    });
+  it.each<[string, Record<string, unknown>, string]>([
     // It said `got 4000`, which reads as a valid budget.
-    await expect(generateText({ model, prompt: 'hello', maxRetries: 0 })).rejects.toThrow(
+    [
+      'a budget given as a string',
+      { budget: '4000' },
       'budget must be an integer >= 1, got "4000"',
-    );
-    await mw.close();
+    ],
+    ['no budget', { budget: undefined }, 'budget must be an integer >= 1, got undefined'],
+    ['a high-water mark over 1', { highWater: 2 }, 'highWater must be a number between 0 and 1'],
+    ['an unknown tokenizer', { tokenizer: 'gpt2' }, "tokenizer must be 'o200k', 'reference'"],
+    ['an unknown retrieval', { retrieval: 'fuzzy' }, "retrieval must be 'ranked' or 'reference'"],
+    [
+      'a bad policy',
+      { policy: { max_rehydration_tokens_per_call: -1 } },
+      'invalid hydration policy',
+    ],
+    ['redact as a string', { redact: 'no' }, 'redact must be true or false, got "no"'],
+  ])('refuses %s when it is made, not on its first call', (_, bad, message) => {
+    const dir = join(tempDir().dir, 'store');
+    expect(() =>
+      contextFoldMiddleware({ dir, budget: 4000, ...bad } as Parameters<
+        typeof contextFoldMiddleware
+      >[0]),
+    ).toThrow(message);
+    expect(existsSync(dir)).toBe(false);
   });
 
   it('refuses a providerOptions.contextfold key it does not know, writing nothing', async () => {

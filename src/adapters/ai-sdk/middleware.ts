@@ -5,9 +5,11 @@ import type {
   LanguageModelV3Prompt,
   LanguageModelV3StreamPart,
 } from '@ai-sdk/provider';
+import { checkOpenOptions } from '../../engine/open-options.js';
 import type { Message } from '../../harness/messages.js';
 import type { ContextPack } from '../../harness/pack.js';
 import { Session, type SessionOptions } from '../../harness/session.js';
+import { checkSessionOptions } from '../../harness/session-options.js';
 import { isStepConflictError, UsageError } from '../../protocol/errors.js';
 import { subStore } from '../../store/store-location.js';
 import { packToPrompt } from './pack-prompt.js';
@@ -315,6 +317,11 @@ export function contextFoldMiddleware(
   if (typeof dir !== 'string' || dir === '')
     throw new UsageError('contextFoldMiddleware needs { dir, budget } (or { store, budget })');
   checkedId(defaultId);
+  // Every option is checked now, not when the first call opens a session (a bad budget or
+  // tokenizer surfaced only from the first model call).
+  checkSessionOptions(sessionOptions);
+  const { policy, tokenizer, retrieval, redact, cacheDir, clock } = sessionOptions;
+  checkOpenOptions({ dir, policy, tokenizer, retrieval, redact, cacheDir, clock });
   const pool = sessionPool(dir, sessionOptions);
   const ids = new WeakMap<LanguageModelV3CallOptions, Live>();
 

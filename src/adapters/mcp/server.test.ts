@@ -7,6 +7,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, runCliProcess } from '../../test-utils/cli.js';
+import { createContextFoldMcpServer } from './server.js';
 import { MCP_DROPPED_TERMS, MCP_TOOL_NAMES } from './tools.js';
 
 // End to end: the real SDK client talks to the built CLI (`node dist/cli/bin.js mcp`) over stdio.
@@ -420,5 +421,20 @@ describe('contextfold mcp stdout', () => {
     } finally {
       rmSync(d, { recursive: true, force: true });
     }
+  });
+});
+
+describe('createContextFoldMcpServer', () => {
+  it.each<[string, Record<string, unknown>, string]>([
+    ['no store', {}, 'ContextFold.open needs { dir }'],
+    ['a misspelt option', { dir: 'x', redcat: false }, "has no option 'redcat'"],
+    ['a numeric sessionId', { dir: 'x', sessionId: 42 }, 'sessionId must be a string, got 42'],
+    ['an unknown tokenizer', { dir: 'x', tokenizer: 'gpt2' }, "tokenizer must be 'o200k'"],
+    ['a numeric name', { dir: 'x', name: 5 }, 'name must be a non-empty string, got 5'],
+  ])('refuses %s when it is made, not on the first tool call', (_, bad, message) => {
+    // It checked nothing until a tool call opened the store: a client saw every call fail.
+    expect(() =>
+      createContextFoldMcpServer(bad as Parameters<typeof createContextFoldMcpServer>[0]),
+    ).toThrow(message);
   });
 });

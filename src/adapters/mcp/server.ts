@@ -1,6 +1,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { ContextFold } from '../../engine/context-fold.js';
+import { checkOpenOptions } from '../../engine/open-options.js';
 import type { ContextFoldEngine, OpenOptions } from '../../engine/types.js';
 import { UsageError } from '../../protocol/errors.js';
 import { registerContextFoldTools } from './tools.js';
@@ -18,15 +19,25 @@ export interface ContextFoldMcpServer {
 }
 
 /**
- * An MCP server exposing one contextfold store as tools. The store is opened on the first tool
- * call, so starting the server never touches the disk.
+ * An MCP server exposing one contextfold store as tools. The options are checked here (a
+ * UsageError); the store is opened on the first tool call, so starting the server never touches
+ * the disk.
  *
  * @example
  * const { server } = createContextFoldMcpServer({ dir: '.contextfold' });
  * await server.connect(new StdioServerTransport());
  */
 export function createContextFoldMcpServer(options: McpServerOptions): ContextFoldMcpServer {
-  const { name = 'contextfold', version = '0.0.0', ...open } = options;
+  const { name = 'contextfold', version = '0.0.0', ...open } = options ?? {};
+  // Checked now, not on the first tool call (a misspelt or mistyped option surfaced only then).
+  for (const [key, value] of Object.entries({ name, version })) {
+    if (typeof value !== 'string' || value === '') {
+      throw new UsageError(
+        `createContextFoldMcpServer: ${key} must be a non-empty string, got ${JSON.stringify(value)}`,
+      );
+    }
+  }
+  checkOpenOptions(open);
   const server = new McpServer(
     { name, version },
     {
