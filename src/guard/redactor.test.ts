@@ -108,8 +108,10 @@ describe('Redactor.redactText', () => {
       'x264 --pass 1 --bitrate 1000 && x264 --pass 2 --bitrate 1000',
       'proxy --pass-through --passthrough=1 --bypass=0x7ff0-0001',
       'except KeyError: pass',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell reference, not a template
       'pass: "${DB_PASS}"',
       'BYPASS=enabled-for-all',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell reference, not a template
       'DB_PASS=${DB_PASS:-}',
       `openssl pkcs12 -export -passout pass:${v}`,
     ];
@@ -261,6 +263,7 @@ describe('Redactor.redactText', () => {
       }
     }
     const kept = [
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell reference, not a template
       'db:\n  password: |\n    ${DB_PASSWORD}\n  user: app',
       'db:\n  secret: |\n  user: app',
       'job:\n  script: |\n    echo "token: set"\n  description: >\n    the token: | pipe',
