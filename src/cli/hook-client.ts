@@ -1,10 +1,12 @@
 import { spawn } from 'node:child_process';
-import { lstatSync, readFileSync, unlinkSync } from 'node:fs';
+import { lstatSync, unlinkSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
+import { isatty } from 'node:tty';
 import { packagePath } from '../fs/package-root.js';
 import type { HookRequest } from './hook-request.js';
 import type { HookReply } from './hook-server.js';
 import { hookSocketPath } from './hook-socket.js';
+import { readStdin } from './read-stdin.js';
 
 const GLOBAL_VALUE_OPTIONS = ['--dir', '--tokenizer', '--retrieval'] as const;
 
@@ -135,7 +137,7 @@ function startServer(socketPath: string): void {
  * const code = (await hookViaServer(process.argv.slice(2))) ?? (await main(process.argv.slice(2)));
  */
 export async function hookViaServer(argv: readonly string[]): Promise<number | null> {
-  if (process.env.CONTEXTFOLD_HOOK_SERVER === '0' || process.stdin.isTTY) return null;
+  if (process.env.CONTEXTFOLD_HOOK_SERVER === '0' || isatty(0)) return null;
   const args = plainHookArgs(argv);
   if (!args) return null;
   const socketPath = hookSocketPath(process.env);
@@ -148,7 +150,7 @@ export async function hookViaServer(argv: readonly string[]): Promise<number | n
   }
   const request: HookRequest = {
     ...args,
-    stdin: readFileSync(0, 'utf8'),
+    stdin: readStdin().toString('utf8'),
     cwd: process.cwd(),
     // As projectDirOf (hook-request.ts), which this process does not load.
     ...(process.env.CLAUDE_PROJECT_DIR ? { projectDir: process.env.CLAUDE_PROJECT_DIR } : {}),

@@ -1,18 +1,19 @@
-import { readFileSync } from 'node:fs';
+import { isatty } from 'node:tty';
 import type { Command } from 'commander';
 import { HOOK_EVENTS, type HookEvent } from '../../adapters/claude-code/hook-input.js';
 import { UsageError } from '../../protocol/errors.js';
 import { reportError } from '../context.js';
 import { NO_REDACT_FLAG, NO_REDACT_HELP } from '../engine-options.js';
 import { processIo, projectDirOf, runHookRequest } from '../hook-request.js';
+import { readStdin as readAllStdin } from '../read-stdin.js';
 
 function readStdin(event: string): string {
-  if (process.stdin.isTTY) {
+  if (isatty(0)) {
     throw new UsageError(
       `contextfold hook ${event} reads Claude Code's hook JSON from stdin; it is run by Claude Code (see contextfold install claude-code)`,
     );
   }
-  return readFileSync(0, 'utf8');
+  return readAllStdin().toString('utf8');
 }
 
 /** `contextfold hook`. */
