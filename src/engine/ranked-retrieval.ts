@@ -384,6 +384,7 @@ export class RankedRetrieval {
       blockLength: stats.partLength,
       lastStep: stats.lastStep,
       docFrequency: (key) => backend.df('ranked', key),
+      ...(backend.dfMany ? { docFrequencies: (keys) => backend.dfMany!('ranked', keys) } : {}),
       topExtensions: (prefix, maxLength, limit) =>
         backend.topTermsWithPrefix('ranked', prefix, maxLength, limit),
       keysWithPrefix: (prefix) => [...new Set(backend.termsWithPrefix('ranked', prefix))],

@@ -55,6 +55,11 @@ export interface RankedIndexView {
   /** Largest indexed step id (-1 when empty). */
   readonly lastStep: number;
   docFrequency(key: string): number;
+  /**
+   * Optional, for a persistent index: reads the document frequencies of these keys at once (one
+   * query), before a query asks for them one by one.
+   */
+  knowFrequencies?(keys: readonly string[]): void;
   postings(key: string): Postings | undefined;
   doc(docNo: number): RankedDoc;
   /** The step of document `docNo` (`doc(docNo).stepId`, without reading the document). */

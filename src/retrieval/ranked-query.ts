@@ -67,9 +67,29 @@ function mostFrequentExtensions(index: RankedIndexView, term: string, t: QueryTu
   }
 }
 
+/** True when {@link expansions} looks for keys that extend `term` or that it extends. */
+function expandable(term: string, t: QueryTuning): boolean {
+  return term.length >= t.minPrefix && WORD_KEY.test(term) && /\p{L}/u.test(term);
+}
+
+/**
+ * Reads at once the frequencies a parse asks for (a persistent index then answers tens of
+ * thousands of keys of a pasted log in one query, not one each): the terms, and every shorter
+ * key {@link expansions} may try for them.
+ */
+function knowFrequencies(index: RankedIndexView, terms: readonly string[], t: QueryTuning): void {
+  if (!index.knowFrequencies) return;
+  const keys = [...terms];
+  for (const term of terms) {
+    if (!expandable(term, t)) continue;
+    for (let n = term.length - 1; n >= t.minPrefix; n--) keys.push(term.slice(0, n));
+  }
+  index.knowFrequencies(keys);
+}
+
 function expansions(index: RankedIndexView, term: string, t: QueryTuning): KeyMatch[] {
   const out: KeyMatch[] = [];
-  if (term.length < t.minPrefix || !WORD_KEY.test(term) || !/\p{L}/u.test(term)) return out;
+  if (!expandable(term, t)) return out;
   for (const key of mostFrequentExtensions(index, term, t)) {
     out.push({ key, weight: t.extendWeight });
   }
@@ -109,7 +129,9 @@ export function parseQuery(index: RankedIndexView, prompt: string, t: QueryTunin
     else if (w.length > MAX_KEY_LENGTH) drop(`${w.slice(0, 24)}…`, 'too-long');
   }
   const keys: QueryKey[] = [];
-  for (const term of distinctRankedTerms(prompt)) {
+  const terms = distinctRankedTerms(prompt);
+  knowFrequencies(index, terms, t);
+  for (const term of terms) {
     if (CUE_STEMS.has(term)) {
       drop(term, 'time-cue');
       continue;
@@ -120,6 +142,8 @@ export function parseQuery(index: RankedIndexView, prompt: string, t: QueryTunin
     if (matches.length > 0) keys.push({ term, matches });
     else drop(term, 'not-in-store');
   }
+  // The extensions found: their frequencies weigh the keys (here and in the scan).
+  index.knowFrequencies?.(keys.flatMap((k) => k.matches.map((m) => m.key)));
   const kept = rarestKeys(index, keys, t.maxQueryKeys);
   if (kept.length < keys.length) {
     const keep = new Set(kept);

@@ -365,14 +365,16 @@ export function rankedScan(
     budget_dropped: [],
   };
   if (query.keys.length === 0) return result;
-  const set = candidateFeatures(index, query.keys, intent, askedShapes(prompt), t);
+  // Read once: its cues are case-insensitive patterns over the whole prompt (a pasted log: MBs).
+  const asked = askedShapes(prompt);
+  const set = candidateFeatures(index, query.keys, intent, asked, t);
   let pool = scoreAll(set, t);
   if (options.lossy && options.lossy.length > 0) {
     const lossy = new Set(options.lossy);
     pool = pool.filter((x) => !lossy.has(x.c.stepId));
   }
   if (options.liveFrom !== undefined) {
-    const live = withoutLiveOwned(pool, { index, query, set, t, prompt }, options.liveFrom);
+    const live = withoutLiveOwned(pool, { index, query, set, t, asked }, options.liveFrom);
     pool = live.pool;
     result.live_owners = live.owners;
   }
@@ -401,11 +403,11 @@ interface ScanContext {
  */
 function withoutLiveOwned(
   pool: readonly Scored[],
-  ctx: ScanContext & { prompt: string },
+  ctx: ScanContext & { asked: readonly string[] },
   liveFrom: number,
 ): { pool: Scored[]; owners: number[] } {
   const { index, query, set, t } = ctx;
-  const asked = askedShapes(ctx.prompt);
+  const { asked } = ctx;
   const promptKeys = new Set(query.keys.flatMap((k) => k.matches.map((m) => m.key)));
   // The keys of an archived candidate's best block that are not the prompt's (its values),
   // read once per candidate and only when the prompt asks for a value.

@@ -17,6 +17,8 @@ export interface RankedSource {
   /** Largest analysed step (-1 when none). */
   readonly lastStep: number;
   docFrequency(key: string): number;
+  /** Optional: the document frequencies of many keys, aligned with them, read together. */
+  docFrequencies?(keys: readonly string[]): number[];
   /** Indexed keys longer than `prefix` that start with it. */
   keysWithPrefix(prefix: string): string[];
   /** Optional: see {@link RankedIndexView.topExtensions}. */
@@ -114,7 +116,13 @@ function viewStatistics(
   source: RankedSource,
 ): Pick<
   RankedIndexView,
-  'size' | 'averageBlockLength' | 'lastStep' | 'docFrequency' | 'extensions' | 'topExtensions'
+  | 'size'
+  | 'averageBlockLength'
+  | 'lastStep'
+  | 'docFrequency'
+  | 'knowFrequencies'
+  | 'extensions'
+  | 'topExtensions'
 > {
   const dfs = new Map<string, number>();
   const exts = new Map<string, string[]>();
@@ -125,6 +133,14 @@ function viewStatistics(
       dfs.set(key, df);
     }
     return df;
+  };
+  const knowFrequencies = (keys: readonly string[]): void => {
+    const unknown = [...new Set(keys)].filter((k) => !dfs.has(k));
+    if (unknown.length === 0) return;
+    const found = source.docFrequencies!(unknown);
+    unknown.forEach((k, i) => {
+      dfs.set(k, found[i]!);
+    });
   };
   const extensions = (prefix: string): string[] => {
     if (prefix.length < PREFIX_BUCKET) return [];
@@ -143,6 +159,7 @@ function viewStatistics(
     averageBlockLength: source.blocks === 0 ? 1 : Math.max(1, source.blockLength / source.blocks),
     lastStep: source.lastStep,
     docFrequency,
+    ...(source.docFrequencies ? { knowFrequencies } : {}),
     extensions,
     ...(source.topExtensions ? { topExtensions } : {}),
   };

@@ -234,6 +234,34 @@ describe('rankedView', () => {
     );
   });
 
+  it('a source that reads frequencies together (docFrequencies) gives the same scans, and is asked for none one by one', () => {
+    fc.assert(
+      fc.property(turns, prompt, (ts, p) => {
+        const index = new RankedIndex();
+        for (const t of ts) index.add({ stepId: t.step, summary: '', content: t.text, tokens: 5 });
+        const options = { perTurnCap: 3500, perCallCap: 3000 };
+        const whole = rankedScan(rankedView(topSourceOf(index), p), p, options);
+        let alone = 0;
+        let together = 0;
+        const source: RankedSource = {
+          ...topSourceOf(index),
+          docFrequency: (k) => {
+            alone++;
+            return index.docFrequency(k);
+          },
+          docFrequencies: (keys) => {
+            together++;
+            return keys.map((k) => index.docFrequency(k));
+          },
+        };
+        expect(rankedScan(rankedView(source, p), p, options)).toEqual(whole);
+        expect(alone).toBe(0);
+        expect(together).toBeLessThanOrEqual(2);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
   it('so is a scan of turns of several blocks, with a live boundary and lossy turns', () => {
     // Lines of ~300 characters: a turn of several lines spans several blocks (BLOCK_CHARS).
     const line = (w: readonly string[], i: number) =>

@@ -159,6 +159,11 @@ export interface IndexBackend {
 
   /** Document frequency of a term. */
   df(field: PostingField, term: string): number;
+  /**
+   * Optional: the document frequencies of many terms, aligned with them (what `df` answers for
+   * each), read together rather than one query each.
+   */
+  dfMany?(field: PostingField, terms: readonly string[]): number[];
   /** The postings of a term, ascending; with `limit`, only the highest `limit` steps. */
   postings(field: PostingField, term: string, limit?: number): PostingList;
   /** Terms of a field that extend `prefix` (longer, same start), in code-point order. */

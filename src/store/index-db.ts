@@ -325,6 +325,11 @@ export class IndexDb {
     return this.#scan.df(field, term);
   }
 
+  /** Document frequencies of terms in a field, aligned with them (0 when unknown), in one query. */
+  dfMany(field: number, terms: readonly string[]): number[] {
+    return this.#scan.dfMany(field, terms);
+  }
+
   /** Every step holding a term, ascending. */
   allPostings(field: number, term: string): number[] {
     return this.#scan.allPostings(field, term);

@@ -322,6 +322,34 @@ export class LocalStore implements IndexBackend {
     return df;
   }
 
+  /** See {@link IndexBackend.dfMany}: the cached ones from memory, the others in one query. */
+  dfMany(field: PostingField, terms: readonly string[]): number[] {
+    const f = FIELDS[field];
+    const out = new Array<number>(terms.length);
+    const missing: string[] = [];
+    const at: number[] = [];
+    terms.forEach((term, i) => {
+      const cached = this.#cache.df(f, term);
+      if (cached !== undefined) out[i] = cached;
+      else {
+        missing.push(term);
+        at.push(i);
+      }
+    });
+    if (missing.length === 0) return out;
+    const found = this.#read(
+      missing.map(() => 0),
+      (db) => db.dfMany(f, missing),
+    );
+    this.#fill(() => {
+      for (let i = 0; i < missing.length; i++) this.#cache.putDf(f, missing[i]!, found[i]!);
+    });
+    at.forEach((to, i) => {
+      out[to] = found[i]!;
+    });
+    return out;
+  }
+
   postings(field: PostingField, term: string, limit?: number): PostingList {
     const f = FIELDS[field];
     const cached = this.#cache.postings(f, term, limit);

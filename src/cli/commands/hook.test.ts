@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -59,6 +59,39 @@ describe('contextfold hook (spawned as Claude Code does)', () => {
       'FATAL: role "billing" does not exist',
     );
     expect(out.hookSpecificOutput.additionalContext).toContain('<archived_record step_id="1"');
+  });
+
+  it('reads the whole input from a writer slower than the hook: a pause before it writes, then a prompt of 2 MB through the pipe', async () => {
+    const p = project();
+    const input = JSON.stringify({
+      session_id: 'abc',
+      transcript_path: p.transcript,
+      cwd: p.root,
+      hook_event_name: 'UserPromptSubmit',
+      prompt: `Which PostgreSQL role was missing on port 5433?\n${'worker 7 heartbeat ok\n'.repeat(100_000)}`,
+    });
+    const child = spawn(process.execPath, [CLI, 'hook', 'user-prompt-submit'], {
+      cwd: p.root,
+      env: { ...process.env, CONTEXTFOLD_HOOK_SERVER: '0' },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    // The hook has started reading an empty pipe by then (before: EAGAIN, an internal error).
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    child.stdin.end(input);
+    const code = await exited;
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout).hookSpecificOutput.additionalContext).toContain(
+      'FATAL: role "billing" does not exist',
+    );
   });
 
   it('resolves the default store relative to the session cwd, one store per session', () => {

@@ -276,6 +276,24 @@ export class PgStore implements IndexBackend {
     return df;
   }
 
+  /** See {@link IndexBackend.dfMany}: the cached ones from memory, the others in one query. */
+  dfMany(field: PostingField, terms: readonly string[]): number[] {
+    const f = FIELDS[field];
+    const cache = this.#follower.cached();
+    const out = terms.map((term) => cache.df(f, term));
+    const missing = terms.filter((_, i) => out[i] === undefined);
+    if (missing.length === 0) return out as number[];
+    const found = this.#mirror.db.dfMany(f, missing);
+    let next = 0;
+    return out.map((df) => {
+      if (df !== undefined) return df;
+      const term = missing[next]!;
+      const read = found[next++]!;
+      cache.putDf(f, term, read);
+      return read;
+    });
+  }
+
   postings(field: PostingField, term: string, limit?: number): PostingList {
     const f = FIELDS[field];
     const cache = this.#follower.cached();
