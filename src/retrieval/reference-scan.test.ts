@@ -91,7 +91,7 @@ describe('rgsc', () => {
     );
   });
 
-  it('answers a prompt of thousands of terms over thousands of candidates with the specification's picks', () => {
+  it("answers a prompt of thousands of terms over thousands of candidates with the specification's picks", () => {
     // Each step holds its own term and a shared one: 3,000 picks over 3,000 candidates of 94
     // words of terms each, which a plain pass per pick pays 3,000 × 3,000 × 94 times (seconds;
     // timed in docs/benchmarks.md, stop 45, never asserted here).
