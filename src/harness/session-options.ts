@@ -134,6 +134,7 @@ export function sessionConfig(options: SessionOptions, engine: ContextFoldEngine
     live_task: 'kept',
     pack_budget: 'strict',
     record_fields: 'bounded',
+    log_chain: 'sha256',
   };
 }
 
