@@ -84,7 +84,9 @@ export {
   type SummarizerInput,
 } from './session.js';
 export {
+  type ChainHead,
   EVENTS_FILE,
+  type EventLogMark,
   type FoldReason,
   loadEvents,
   parseEvents,

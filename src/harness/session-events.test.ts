@@ -3,6 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { sha256Hex } from '../protocol/canonical-json.js';
 import { LockTimeoutError } from '../protocol/errors.js';
 import { isIntegrityCheckError } from '../protocol/ipcf-errors.js';
 import { withWriteLock } from '../store/write-lock.js';
@@ -82,6 +83,32 @@ describe('events.jsonl', () => {
     }
     expect(isIntegrityCheckError(torn)).toBe(true);
     expect((torn as Error).message).toMatch(/line 2 is incomplete/);
+  });
+
+  it('appends onto a chained log from its last line, read alone (every line keeps the chain)', async () => {
+    const s = scratch();
+    cleanups.push(s.cleanup);
+    const opened = {
+      type: 'session_opened',
+      config: { log_chain: 'sha256' },
+      recorded_at: 'x',
+    } as unknown as SessionEvent;
+    const pin: SessionEvent = {
+      type: 'pin',
+      note_id: 0,
+      source: null,
+      text: 'y'.repeat(100_000),
+      recorded_at: 'x',
+    };
+    await appendEvents(s.dir, [opened, pin]);
+    await appendEvents(s.dir, [ev(1, 'x')]);
+    const lines = readFileSync(eventsPath(s.dir), 'utf8').split('\n').slice(0, -1);
+    expect(lines.map((l) => JSON.parse(l).prev)).toEqual([
+      sha256Hex(''),
+      sha256Hex(lines[0]!),
+      sha256Hex(lines[1]!),
+    ]);
+    expect(readEvents(s.dir)).toEqual([opened, pin, ev(1, 'x')]);
   });
 
   it('compares events without their wall-clock stamp', () => {

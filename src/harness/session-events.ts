@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import type { ContextFoldEngine } from '../engine/types.js';
 import { appendDurable } from '../fs/durable-fs.js';
+import { lastLine } from '../fs/last-line.js';
 import type { FindingSummary } from '../guard/types.js';
+import { sha256Hex } from '../protocol/canonical-json.js';
 import { isContextFoldError, UsageError } from '../protocol/errors.js';
 import { IntegrityCheckError } from '../protocol/ipcf-errors.js';
 import type { FoldedStep } from '../protocol/types.js';
@@ -62,6 +64,13 @@ export interface SessionConfig {
    * rest left out without a count, and replay does the same.
    */
   record_fields?: 'bounded';
+  /**
+   * `sha256`: from this `session_opened` line on, every line of the log carries `prev`, the
+   * SHA-256 (hex) of the previous line's bytes (of the empty string for a log's first line), and
+   * a log whose chain breaks is refused ({@link parseEvents}). Absent in logs written before the
+   * chain: their lines carry no `prev` and are read as before.
+   */
+  log_chain?: 'sha256';
 }
 
 /** Archived blocks removed from one incoming message. */
@@ -250,23 +259,65 @@ export async function loadEvents(engine: ContextFoldEngine): Promise<SessionEven
 }
 
 /**
+ * Where a log's hash chain stands: `last`, the SHA-256 of its last line (of the empty string
+ * while it has none), the next line's `prev`; and whether its lines carry `prev` (`chained`).
+ */
+export interface ChainHead {
+  last: string;
+  chained: boolean;
+}
+
+/** The chain head of an empty log: a chained log's first line has this `prev`. */
+const CHAIN_START: ChainHead = { last: sha256Hex(''), chained: false };
+
+/** The event log as a writer last read or wrote it: its length, and its {@link ChainHead}. */
+export interface EventLogMark extends RecordsMark, ChainHead {}
+
+/** A `session_opened` whose config starts the hash chain (`log_chain`). */
+function startsChain(e: { type?: unknown; config?: { log_chain?: unknown } }): boolean {
+  return e.type === 'session_opened' && e.config?.log_chain === 'sha256';
+}
+
+/**
+ * The log lines of `events` written after `head`: once the log is chained (or an event starts
+ * the chain), each carries `prev`, the hash of the line before it. Returns the new head.
+ */
+function chainLines(
+  events: readonly SessionEvent[],
+  head: ChainHead,
+): { text: string; head: ChainHead } {
+  let { last, chained } = head;
+  let text = '';
+  for (const e of events) {
+    chained ||= startsChain(e);
+    const line = JSON.stringify(chained ? { ...e, prev: last } : e);
+    text += `${line}\n`;
+    last = sha256Hex(line);
+  }
+  return { text, head: { last, chained } };
+}
+
+/**
  * {@link loadEvents}, with the log's mark: hand it to {@link storeEvents} so a write lands only
- * on the log as it was read; and its path (event `i` is its line `i + 1`), for errors.
+ * on the log as it was read, chained from its last line; and its path (event `i` is its line
+ * `i + 1`), for errors.
  *
  * @example
  * const { events, mark } = await loadEventLog(engine);
  */
 export async function loadEventLog(
   engine: ContextFoldEngine,
-): Promise<{ events: SessionEvent[]; mark: RecordsMark; path: string }> {
+): Promise<{ events: SessionEvent[]; mark: EventLogMark; path: string }> {
   const { path, text } = await engine.readRecords(EVENTS_KIND);
-  return { events: parseEvents(text, path), mark: recordsMark(text), path };
+  const { events, head } = parseEventLog(text, path);
+  return { events, mark: { ...recordsMark(text), ...head }, path };
 }
 
 /**
- * Appends events to a store's log (any backend) in one durable write. With `after` (the mark
- * of the log this writer last read or wrote), only if no one else wrote since: a
- * `StepConflictError` otherwise, nothing written; returns the new mark.
+ * Appends events to a store's log (any backend) in one durable write, chained from its last
+ * line. With `after` (the mark of the log this writer last read or wrote), only if no one else
+ * wrote since: a `StepConflictError` otherwise, nothing written; returns the new mark. Without
+ * a mark from {@link loadEventLog} or an earlier call, the log is read first for its chain head.
  *
  * @example
  * await storeEvents(cf, events);
@@ -275,23 +326,36 @@ export async function loadEventLog(
 export async function storeEvents(
   engine: ContextFoldEngine,
   events: readonly SessionEvent[],
-  after?: RecordsMark,
-): Promise<RecordsMark | undefined> {
-  if (events.length === 0) return after;
-  let text = '';
-  for (const e of events) text += `${JSON.stringify(e)}\n`;
-  await engine.appendRecords(EVENTS_KIND, text, after);
-  return after && recordsMark(text, after);
+  after?: RecordsMark | EventLogMark,
+): Promise<EventLogMark | undefined> {
+  if (events.length === 0) return after && 'last' in after ? after : undefined;
+  let base: EventLogMark;
+  if (after && 'last' in after) base = after;
+  else {
+    // `after`, when given, still guards the append below.
+    base = (await loadEventLog(engine)).mark;
+  }
+  const { text, head } = chainLines(events, base);
+  await engine.appendRecords(EVENTS_KIND, text, after ?? base);
+  return { ...recordsMark(text, base), ...head };
 }
 
 /**
- * Parses and checks an event log's text; `path` names it in errors.
+ * Parses and checks an event log's text; `path` names it in errors. Once a line carries `prev`
+ * (or a `session_opened` with `log_chain` starts the chain), it and every later line must carry
+ * the SHA-256 of the line before it, else an `IntegrityCheckError` names the line; `prev` is
+ * left out of the events returned.
  *
  * @example
  * const events = parseEvents(await readFile(file, 'utf8'), file);
  * parseEvents('{"type":"append"', 'events.jsonl'); // throws IntegrityCheckError: line 1 is incomplete
  */
 export function parseEvents(text: string, path: string): SessionEvent[] {
+  return parseEventLog(text, path).events;
+}
+
+/** {@link parseEvents}, with the log's {@link ChainHead}. */
+function parseEventLog(text: string, path: string): { events: SessionEvent[]; head: ChainHead } {
   const events: SessionEvent[] = [];
   if (text.length > 0 && !text.endsWith('\n')) {
     const line = text.split('\n').length;
@@ -302,6 +366,7 @@ export function parseEvents(text: string, path: string): SessionEvent[] {
   }
   const lines = text.split('\n');
   lines.pop();
+  const head = { ...CHAIN_START };
   lines.forEach((line, i) => {
     let parsed: unknown;
     try {
@@ -319,15 +384,26 @@ export function parseEvents(text: string, path: string): SessionEvent[] {
         line: i + 1,
       });
     }
-    const e = parsed as SessionEvent;
+    const { prev, ...e } = parsed as SessionEvent & { prev?: unknown };
+    if (head.chained || prev !== undefined || startsChain(e)) {
+      if (prev !== head.last) {
+        const before = i === 0 ? 'the start of the log' : `line ${i}`;
+        throw new IntegrityCheckError(
+          `${path} line ${i + 1}: prev does not match ${before} (the log was changed after it was written: a line edited, removed or moved)`,
+          { path, line: i + 1 },
+        );
+      }
+      head.chained = true;
+    }
+    head.last = sha256Hex(line);
     if (e.type === 'append') {
       e.messages.forEach((m, k) => {
         parseHistoryRecord(m, `${path} line ${i + 1} message ${k}`);
       });
     }
-    events.push(e);
+    events.push(e as SessionEvent);
   });
-  return events;
+  return { events, head };
 }
 
 /**
@@ -355,7 +431,7 @@ export function eventsLockPath(dir: string): string {
 /**
  * Appends events to the log in one durable write (one fsync per hook, not per event), holding
  * the session's inter-process events lock so that two processes on one session directory never
- * interleave their lines.
+ * interleave their lines; chained from the log's last line (the only line it reads).
  *
  * @example
  * await appendEvents('/repo/.contextfold', [event]);
@@ -366,9 +442,20 @@ export async function appendEvents(
   options: { lockTimeoutMs?: number } = {},
 ): Promise<void> {
   if (events.length === 0) return;
-  let text = '';
-  for (const e of events) text += `${JSON.stringify(e)}\n`;
-  await withWriteLock(dir, eventsLockPath(dir), options.lockTimeoutMs ?? 10_000, () =>
-    appendDurable(eventsPath(dir), text),
-  );
+  const path = eventsPath(dir);
+  await withWriteLock(dir, eventsLockPath(dir), options.lockTimeoutMs ?? 10_000, () => {
+    appendDurable(path, chainLines(events, chainHead(lastLine(path))).text);
+  });
+}
+
+/** The chain head after a log's last line (`null`: an empty log). */
+function chainHead(line: string | null): ChainHead {
+  if (line === null) return CHAIN_START;
+  let e: { prev?: unknown; type?: unknown; config?: { log_chain?: unknown } } = {};
+  try {
+    e = JSON.parse(line);
+  } catch {
+    // A torn line: the next read refuses the log with its line number.
+  }
+  return { last: sha256Hex(line), chained: e.prev !== undefined || startsChain(e) };
 }

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ContextFold } from '../engine/context-fold.js';
 import { o200kTokenizer } from '../extract/tokenizer.js';
@@ -6,7 +5,7 @@ import { describePg, pgStoreUrl } from '../test-utils/pg.js';
 import { type ContextPack, packSha256, renderPackText } from './pack.js';
 import { replaySession } from './replay.js';
 import { Session } from './session.js';
-import { eventsPath, loadEvents, type SessionEvent } from './session-events.js';
+import { loadEvents, readEvents, type SessionEvent } from './session-events.js';
 import { syntheticSession } from './synthetic.js';
 import {
   assertPairsIntact,
@@ -59,10 +58,7 @@ async function driveLong(dir: string, count: number): Promise<DrivenTurn[]> {
 
 beforeAll(async () => {
   run = await driveLong(store.dir, TURNS);
-  events = readFileSync(eventsPath(store.dir), 'utf8')
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l) as SessionEvent);
+  events = readEvents(store.dir);
 }, 240_000);
 
 afterAll(() => store.cleanup());

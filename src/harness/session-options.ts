@@ -159,6 +159,7 @@ export function sessionConfig(
     live_task: 'kept',
     pack_budget: 'strict',
     record_fields: 'bounded',
+    log_chain: 'sha256',
   };
 }
 

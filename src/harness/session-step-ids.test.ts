@@ -5,7 +5,7 @@ import { isIntegrityCheckError } from '../protocol/ipcf-errors.js';
 import type { Message } from './messages.js';
 import { Session } from './session.js';
 import { eventsPath, readEvents, type SessionEvent } from './session-events.js';
-import { scratch, stepClock } from './test-utils/session-helpers.js';
+import { scratch, stepClock, unchained } from './test-utils/session-helpers.js';
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -49,7 +49,7 @@ function asLegacy(dir: string): void {
   const path = eventsPath(dir);
   const text = readFileSync(path, 'utf8');
   expect(text).toContain('"step_ids":"turns"');
-  writeFileSync(path, text.replace(',"step_ids":"turns"', ''));
+  writeFileSync(path, unchained(text).replace(',"step_ids":"turns"', ''));
 }
 
 async function foldAll(dir: string): Promise<SessionEvent[]> {

@@ -15,7 +15,7 @@ import { replaySession } from './replay.js';
 import { Session } from './session.js';
 import { parseEvents, type SessionEvent } from './session-events.js';
 import { syntheticSession } from './synthetic.js';
-import { drive, smallPolicy, stamped, stepClock } from './test-utils/session-helpers.js';
+import { drive, rechained, smallPolicy, stamped, stepClock } from './test-utils/session-helpers.js';
 
 const tok = o200kTokenizer();
 
@@ -187,17 +187,19 @@ describe.each(BACKENDS)('%s', (backend: BackendName) => {
 
       const original = await st.readEventsText();
       // A fold recorded for another reason than the policy gives.
-      await st.writeEventsText(original.replace('"reason":"size"', '"reason":"high_water"'));
+      await st.writeEventsText(
+        rechained(original.replace('"reason":"size"', '"reason":"high_water"')),
+      );
       const r1 = await replaySession({ dir });
       expect(r1.matches).toBe(false);
       expect(r1.mismatch?.recorded).toContain('"reason":"high_water"');
       expect(r1.mismatch?.replayed).toContain('"reason":"size"');
       // A different policy in the log (keep_recent) changes the decisions.
-      await st.writeEventsText(original.replace('"keep_recent":3', '"keep_recent":5'));
+      await st.writeEventsText(rechained(original.replace('"keep_recent":3', '"keep_recent":5')));
       expect((await replaySession({ dir })).matches).toBe(false);
       // A pack hash that is not what the pack is.
       await st.writeEventsText(
-        original.replace(/"pack_sha256":"[0-9a-f]{6}/, '"pack_sha256":"000000'),
+        rechained(original.replace(/"pack_sha256":"[0-9a-f]{6}/, '"pack_sha256":"000000')),
       );
       expect((await replaySession({ dir })).matches).toBe(false);
       // A cold node rewritten on disk: replay refuses to page it in.
@@ -347,7 +349,9 @@ describe.each(BACKENDS)('%s', (backend: BackendName) => {
 
       // An append line written twice.
       const dup = lines.findIndex((l) => l.includes('"type":"append"') && !l.includes('"from":0,'));
-      await st.writeEventsText([...lines.slice(0, dup + 1), ...lines.slice(dup)].join('\n'));
+      await st.writeEventsText(
+        rechained([...lines.slice(0, dup + 1), ...lines.slice(dup)].join('\n')),
+      );
       for (const err of [
         await caught(Session.open({ dir, budget: 3000, keepRecent: 2, foldThreshold: 0 })),
         await caught(replaySession({ dir })),
@@ -357,7 +361,7 @@ describe.each(BACKENDS)('%s', (backend: BackendName) => {
       }
 
       // A log without its session_opened (its config): refused, not reopened with a new one.
-      await st.writeEventsText(lines.slice(1).join('\n'));
+      await st.writeEventsText(rechained(lines.slice(1).join('\n')));
       for (const err of [
         await caught(Session.open({ dir, budget: 3000, keepRecent: 2, foldThreshold: 0 })),
         await caught(replaySession({ dir })),
@@ -371,7 +375,7 @@ describe.each(BACKENDS)('%s', (backend: BackendName) => {
       expect(page).toBeGreaterThan(0);
       const edited = [...lines];
       edited[page] = edited[page]!.replace(/"step_id":\d+/, '"step_id":999');
-      await st.writeEventsText(edited.join('\n'));
+      await st.writeEventsText(rechained(edited.join('\n')));
       const err = await caught(replaySession({ dir }));
       expect((err as Error).message).toMatch(at(page + 1));
       expect((err as { details: { line: number } }).details.line).toBe(page + 1);

@@ -8,7 +8,6 @@ import { sha256Hex } from '../protocol/canonical-json.js';
 import { UsageError } from '../protocol/errors.js';
 import { BrokenReferenceError } from '../protocol/ipcf-errors.js';
 import { isoSeconds } from '../protocol/time.js';
-import type { RecordsMark } from '../store/records-mark.js';
 import { stripArchivedBlocks } from './archived-block.js';
 import {
   type HistoryMessage,
@@ -23,6 +22,7 @@ import { redactMessages } from './redact-message.js';
 import { stableJson } from './render.js';
 import { SessionCore } from './session-core.js';
 import {
+  type EventLogMark,
   errorAtLine,
   loadEventLog,
   type SessionConfig,
@@ -93,7 +93,7 @@ export class Session {
   private broken: Error | null = null;
   private closed = false;
   /** The event log as this session last read or wrote it (see `storeEvents`). */
-  private logged: RecordsMark;
+  private logged: EventLogMark;
   /** Original message (by {@link formKey}) → history position of its record. */
   private readonly recorded = new Map<string, number>();
 
@@ -103,7 +103,7 @@ export class Session {
     core: SessionCore,
     config: SessionConfig,
     clock: () => Date,
-    logged: RecordsMark,
+    logged: EventLogMark,
   ) {
     this.logged = logged;
     this.engine = engine;

@@ -140,3 +140,29 @@ export function bigTestLog(): string {
   out.push('TAIL-LAST-LINE 1 failing: expected 3, got 4');
   return out.join('\n');
 }
+
+/**
+ * An event log text edited behind the session's back, with its hash chain made whole again:
+ * each line's `prev` is set to the hash of the line now before it. For tests of the checks a
+ * consistently chained log meets after the chain (the policy, the store, the line's own fields).
+ *
+ * @example
+ * await st.writeEventsText(rechained(original.replace('"reason":"size"', '"reason":"budget"')));
+ */
+export function rechained(text: string): string {
+  const sha = (t: string) => createHash('sha256').update(t).digest('hex');
+  let last = sha('');
+  return text.replace(/^.*$/gm, (line) => {
+    if (line === '') return line;
+    const out = line.replace(/"prev":"[0-9a-f]{64}"\}$/, `"prev":"${last}"}`);
+    last = sha(out);
+    return out;
+  });
+}
+
+/** An event log text as a version before the hash chain wrote it: no `prev`, no `log_chain`. */
+export function unchained(text: string): string {
+  return text
+    .replaceAll(/,"prev":"[0-9a-f]{64}"\}$/gm, '}')
+    .replaceAll(',"log_chain":"sha256"', '');
+}
