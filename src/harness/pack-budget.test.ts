@@ -2,8 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { o200kTokenizer } from '../extract/tokenizer.js';
 import { sha256Hex } from '../protocol/canonical-json.js';
-import type { FoldedStep } from '../protocol/types.js';
-import type { HistoryMessage, Message } from './messages.js';
+import type { HistoryMessage } from './messages.js';
 import {
   type AssembleInput,
   assemblePack,
@@ -13,23 +12,19 @@ import {
   renderPackText,
   turnTokens,
 } from './pack.js';
+import {
+  foldedRecord,
+  historyTurns,
+  pageOf,
+  shapeMessages,
+  T,
+  turnShapes,
+} from './test-utils/pack-fixtures.js';
 import { TokenMeter } from './token-meter.js';
 import { groupTurns } from './turns.js';
 
 const tok = o200kTokenizer();
 const meter = new TokenMeter(tok);
-const T = '2025-01-01T00:00:00Z';
-
-const record = (step: number, words: number): FoldedStep => ({
-  step_id: step,
-  timestamp: T,
-  summary: `user: turn ${step} ${'about billing '.repeat(words)}`.trim(),
-  status: 'SUCCESS',
-  action_type: 'OTHER',
-  artifacts: {
-    cold_node_ref: `.contextfold/cold_nodes/step_${String(step).padStart(6, '0')}.json`,
-  },
-});
 
 const word = fc.constantFrom('alpha', 'beta', 'npm test', 'failed', '\n', 'é', '🙂', 'x.');
 const short = fc.array(word, { maxLength: 12 }).map((w) => w.join(' '));
@@ -39,10 +34,7 @@ const text = fc.oneof(
   fc.tuple(word, fc.integer({ min: 20, max: 400 })).map(([w, n]) => `${w} `.repeat(n)),
 );
 
-const turnShape = fc.oneof(
-  fc.record({ kind: fc.constant('user' as const), text }),
-  fc.record({ kind: fc.constant('call' as const), text, output: text }),
-);
+const turnShape = turnShapes(text);
 
 /**
  * Random turns, pinned notes, records, a live part (the last turn, with up to two earlier
@@ -60,23 +52,9 @@ const caseArb = fc
     overflow: fc.constantFrom('excerpt' as const, 'send-whole' as const),
   })
   .map(({ records, turns: shapes, task, pinned, page, budget, overflow }): AssembleInput => {
-    const msgs: Message[] = [];
-    shapes.forEach((t, i) => {
-      if (t.kind === 'user') msgs.push({ role: 'user', content: t.text });
-      else {
-        const id = `c${i}`;
-        msgs.push({
-          role: 'assistant',
-          content: 'checking',
-          toolCalls: [{ id, name: 'bash', input: { i } }],
-        });
-        msgs.push({ role: 'tool', toolCallId: id, toolName: 'bash', content: t.output });
-      }
-    });
+    const msgs = shapeMessages(shapes, 'checking');
     const base = records.length;
-    const turns = groupTurns(
-      msgs.map((m, i) => ({ ...m, stepId: base + i, timestamp: T }) as HistoryMessage),
-    );
+    const turns = historyTurns(msgs, base);
     const current = turns[turns.length - 1]!;
     const recent = turns.slice(0, -1);
     const taskTurns = recent.slice(recent.length - Math.min(task, recent.length));
@@ -87,15 +65,7 @@ const caseArb = fc
     }));
     const pages: PackPage[] = [];
     if (page !== null) {
-      const p: PackPage = {
-        step_id: 0,
-        payload_sha256: sha256Hex(page),
-        chunk: 0,
-        chunks: 1,
-        truncated: false,
-        content: page,
-        matched_terms: ['billing'],
-      };
+      const p = pageOf(page);
       let fixed = pinnedTokens(meter, notes) + turnTokens(current, meter);
       for (const t of taskTurns) fixed += turnTokens(t, meter);
       if (pageTokens(meter, p) <= budget - fixed) pages.push(p);
@@ -106,7 +76,7 @@ const caseArb = fc
       budget,
       meter,
       pinned: notes,
-      records: records.map((w, i) => record(i, w)),
+      records: records.map((w, i) => foldedRecord(i, w)),
       recent,
       current,
       currentIsPrompt: current.kind === 'user',

@@ -1,9 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { o200kTokenizer } from '../extract/tokenizer.js';
-import { sha256Hex } from '../protocol/canonical-json.js';
 import type { FoldedStep } from '../protocol/types.js';
-import type { HistoryMessage, Message } from './messages.js';
 import {
   type AssembleInput,
   assemblePack,
@@ -16,32 +14,25 @@ import {
   turnTokens,
 } from './pack.js';
 import { dropOldest } from './pack-trim.js';
+import {
+  foldedRecord,
+  historyTurns,
+  pageOf,
+  shapeMessages,
+  T,
+  turnShapes,
+} from './test-utils/pack-fixtures.js';
 import { TokenMeter } from './token-meter.js';
 import { groupTurns, type Turn } from './turns.js';
 
 const tok = o200kTokenizer();
 const meter = new TokenMeter(tok);
-const T = '2025-01-01T00:00:00Z';
-
-const record = (step: number, words: number): FoldedStep => ({
-  step_id: step,
-  timestamp: T,
-  summary: `user: turn ${step} ${'about billing '.repeat(words)}`.trim(),
-  status: 'SUCCESS',
-  action_type: 'OTHER',
-  artifacts: {
-    cold_node_ref: `.contextfold/cold_nodes/step_${String(step).padStart(6, '0')}.json`,
-  },
-});
 
 const word = fc.constantFrom('alpha', 'beta', 'gamma', 'npm test', 'failed', '\n', 'é', '🙂');
 const text = fc.array(word, { minLength: 0, maxLength: 30 }).map((w) => w.join(' '));
 
 /** A recent-turn shape: a user message, or an assistant call and its result. */
-const turnShape = fc.oneof(
-  fc.record({ kind: fc.constant('user' as const), text }),
-  fc.record({ kind: fc.constant('call' as const), text, output: text }),
-);
+const turnShape = turnShapes(text);
 
 interface Case {
   input: AssembleInput;
@@ -58,38 +49,11 @@ const caseArb = fc
     budget: fc.integer({ min: 1, max: 900 }),
   })
   .map(({ records, recent, prompt, pinned, page, budget }): Case => {
-    const msgs: Message[] = [];
-    recent.forEach((t, i) => {
-      if (t.kind === 'user') msgs.push({ role: 'user', content: t.text });
-      else {
-        const id = `c${i}`;
-        msgs.push({
-          role: 'assistant',
-          content: '',
-          toolCalls: [{ id, name: 'bash', input: { i } }],
-        });
-        msgs.push({ role: 'tool', toolCallId: id, toolName: 'bash', content: t.output });
-      }
-    });
+    const msgs = shapeMessages(recent, '');
     msgs.push({ role: 'user', content: prompt });
     const base = records.length;
-    const turns = groupTurns(
-      msgs.map((m, i) => ({ ...m, stepId: base + i, timestamp: T }) as HistoryMessage),
-    );
-    const pages: PackPage[] =
-      page === null
-        ? []
-        : [
-            {
-              step_id: 0,
-              payload_sha256: sha256Hex(page),
-              chunk: 0,
-              chunks: 1,
-              truncated: false,
-              content: page,
-              matched_terms: ['billing'],
-            },
-          ];
+    const turns = historyTurns(msgs, base);
+    const pages: PackPage[] = page === null ? [] : [pageOf(page)];
     return {
       input: {
         turn: 0,
@@ -101,7 +65,7 @@ const caseArb = fc
           id: i,
           message: { role: 'system' as const, content: p },
         })),
-        records: records.map((w, i) => record(i, w)),
+        records: records.map((w, i) => foldedRecord(i, w)),
         recent: turns.slice(0, -1),
         current: turns[turns.length - 1]!,
         currentIsPrompt: true,
@@ -192,7 +156,7 @@ describe('dropOldest', () => {
   });
 
   it('a pack over 5 000 records keeps the newest that fit, the rest reported as one note', () => {
-    const records = Array.from({ length: 5000 }, (_, i) => record(i, i % 5));
+    const records = Array.from({ length: 5000 }, (_, i) => foldedRecord(i, i % 5));
     const turns = groupTurns([
       { role: 'user', content: 'Which migration?', stepId: 5000, timestamp: T },
     ]);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { o200kTokenizer } from '../extract/tokenizer.js';
 import { sha256Hex } from '../protocol/canonical-json.js';
 import type { FoldedStep } from '../protocol/types.js';
-import type { HistoryMessage, Message } from './messages.js';
+import type { Message } from './messages.js';
 import {
   type AssembleInput,
   assemblePack,
@@ -10,16 +10,14 @@ import {
   type PackPage,
   renderPackText,
 } from './pack.js';
+import { historyTurns, pageOf, T } from './test-utils/pack-fixtures.js';
 import { TokenMeter } from './token-meter.js';
-import { groupTurns, type Turn } from './turns.js';
+import type { Turn } from './turns.js';
 
 const tok = o200kTokenizer();
 const meter = new TokenMeter(tok);
-const T = '2025-01-01T00:00:00Z';
 
-function history(msgs: Message[]): Turn[] {
-  return groupTurns(msgs.map((m, i) => ({ ...m, stepId: i, timestamp: T }) as HistoryMessage));
-}
+const history = (msgs: Message[]): Turn[] => historyTurns(msgs, 0);
 
 const record = (step: number): FoldedStep => ({
   step_id: step,
@@ -32,15 +30,7 @@ const record = (step: number): FoldedStep => ({
   },
 });
 
-const page = (step: number, content: string): PackPage => ({
-  step_id: step,
-  payload_sha256: sha256Hex(content),
-  chunk: 0,
-  chunks: 1,
-  truncated: false,
-  content,
-  matched_terms: ['billing'],
-});
+const page = (step: number, content: string): PackPage => pageOf(content, step);
 
 // Steps 0..3 are old (folded), 4..8 recent, 9 the prompt.
 const turns = history([
