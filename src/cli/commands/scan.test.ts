@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCliProcess } from '../../test-utils/cli.js';
 import { tempDir } from '../../test-utils/temp-dir.js';
+import { SHOWN_DROPPED } from './scan.js';
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
@@ -58,6 +59,22 @@ describe('contextfold scan (default ranked) on a four-turn store', () => {
     );
     expect(json.selected[0].step_id).toBe(137);
     expect(json.dropped_terms).toContainEqual({ term: 'using', reason: 'not-in-store' });
+  });
+
+  it('names at most SHOWN_DROPPED dropped words per reason, and counts the rest (--json lists all)', () => {
+    const words = Array.from({ length: 45 }, (_, i) => `zqx${i}`);
+    const prompt = `What port are we using for PostgreSQL? ${words.join(' ')}`;
+    const r = runCliProcess(['--dir', dir, 'scan', prompt]);
+    expect(r.code).toBe(0);
+    const line = r.stdout.split('\n').find((l) => l.startsWith('not searched, in no folded turn'));
+    const json = JSON.parse(runCliProcess(['--dir', dir, '--json', 'scan', prompt]).stdout);
+    const dropped = json.dropped_terms
+      .filter((d: { reason: string }) => d.reason === 'not-in-store')
+      .map((d: { term: string }) => d.term);
+    expect(dropped.length).toBeGreaterThan(45);
+    expect(line).toBe(
+      `not searched, in no folded turn: ${dropped.slice(0, SHOWN_DROPPED).join(', ')} … and ${dropped.length - SHOWN_DROPPED} more (--json lists every one)`,
+    );
   });
 
   it('pages both 137 and 120 for the README’s two-part question', () => {

@@ -13,11 +13,24 @@ const REASONS: Record<string, string> = {
   'key-limit': 'more common than the rarest keys a long prompt is searched by',
 };
 
+/**
+ * Dropped words a reason's line names at most: a pasted log of 1.5 MB drops some 24,000, and a
+ * terminal shows a count instead of megabytes of them (`--json` lists every one).
+ */
+export const SHOWN_DROPPED = 20;
+
+const droppedLine = (label: string, terms: readonly string[]): string => {
+  const more = terms.length - SHOWN_DROPPED;
+  const shown = more > 0 ? terms.slice(0, SHOWN_DROPPED) : terms;
+  const rest = more > 0 ? ` … and ${more} more (--json lists every one)` : '';
+  return `not searched, ${label}: ${shown.join(', ')}${rest}`;
+};
+
 const human = (r: ScanResult): string => {
   const lines = [`query terms: ${r.query_terms.join(', ') || '(none)'}`];
   for (const [reason, label] of Object.entries(REASONS)) {
     const terms = (r.dropped_terms ?? []).filter((d) => d.reason === reason).map((d) => d.term);
-    if (terms.length > 0) lines.push(`not searched, ${label}: ${terms.join(', ')}`);
+    if (terms.length > 0) lines.push(droppedLine(label, terms));
   }
   if (r.selected.length === 0) lines.push('nothing to page in');
   for (const p of r.selected) {
