@@ -271,6 +271,23 @@ describe('Redactor.redactText', () => {
     for (const t of kept) expect((await redactor.redactText(t)).redactions, t).toEqual([]);
   });
 
+  it('removes Slack rotating tokens (xoxe.xoxp-1-, xoxe-1-) whole; placeholders and prefixes stay', async () => {
+    // Before, no rule found them: secretlint's slack rule caps the last segment at 40 characters.
+    const access = `xoxe.xoxp-1-${noise('acc', ALNUM, 166)}`;
+    const refresh = `xoxe-1-${noise('ref', ALNUM, 146)}`;
+    const r = await redactor.redactText(`{"token":"${access}","refresh_token":"${refresh}"}`);
+    expect(r.text).toBe(
+      '{"token":"[REDACTED:slack-rotating-token]","refresh_token":"[REDACTED:slack-rotating-token]"}',
+    );
+    for (const t of [
+      'xoxe-1-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+      'a token starting xoxe.xoxp-1-…',
+      'xoxe-1-short',
+    ]) {
+      expect((await redactor.redactText(t)).redactions, t).toEqual([]);
+    }
+  });
+
   it('removes a quoted value whole, with the punctuation password rules ask for: no fragment stays', async () => {
     // Before, the value stopped at the first & $ ( ; | and the rest of the password was stored.
     const cases: [string, string][] = [
