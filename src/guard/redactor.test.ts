@@ -271,6 +271,13 @@ describe('Redactor.redactText', () => {
     for (const t of kept) expect((await redactor.redactText(t)).redactions, t).toEqual([]);
   });
 
+  it('removes a cookie value over 4,096 characters whole', async () => {
+    // Before, the value's length was capped at 4,096 and a longer one was not found at all.
+    const value = noise('cookie', ALNUM, 5000);
+    const r = await redactor.redactText(`Cookie: theme=dark; session=${value}; lang=en`);
+    expect(r.text).toBe('Cookie: theme=dark; session=[REDACTED:cookie-value]; lang=en');
+  });
+
   it('removes Slack rotating tokens (xoxe.xoxp-1-, xoxe-1-) whole; placeholders and prefixes stay', async () => {
     // Before, no rule found them: secretlint's slack rule caps the last segment at 40 characters.
     const access = `xoxe.xoxp-1-${noise('acc', ALNUM, 166)}`;

@@ -12,7 +12,7 @@ export const SHIPPED_TABLES_SHA256: Readonly<Record<string, string>> = {
   'lexicon/injection-lexicon.json':
     '76a612d87b4d0357d01bf7fc3ef9c2e4191c383e56225bffa261ffb618ce05f5',
   'secrets/secret-patterns.json':
-    '71625d0a081bccfeba13f61ed20f8aa778e49693ac50a47dd287346bc45bfedf',
+    '746da46d8c8e344afac0f77ae569351a71e8a1484dabca60af99737db7d6fcd2',
   'signatures/active-content.json':
     'aa8e264581e41b181a464629848ea4d9e4e06c9d8a493a85d04135e511e1e3cb',
 };
