@@ -271,6 +271,16 @@ describe('Redactor.redactText', () => {
     for (const t of kept) expect((await redactor.redactText(t)).redactions, t).toEqual([]);
   });
 
+  it('removes a YAML block scalar under a list item (- password: |), lines deeper than the key', async () => {
+    // Before, the rule wanted the key to open its line and the block was stored as given.
+    const r = await redactor.redactText(
+      'users:\n  - password: |\n      Zq8#mK2!vR7pL0x\n    role: admin\n- password: |\n  user: app',
+    );
+    expect(r.text).toBe(
+      'users:\n  - password: |\n      [REDACTED:yaml-block-credential]\n    role: admin\n- password: |\n  user: app',
+    );
+  });
+
   it('removes a cookie value over 4,096 characters whole', async () => {
     // Before, the value's length was capped at 4,096 and a longer one was not found at all.
     const value = noise('cookie', ALNUM, 5000);
