@@ -271,6 +271,40 @@ describe('Redactor.redactText', () => {
     for (const t of kept) expect((await redactor.redactText(t)).redactions, t).toEqual([]);
   });
 
+  it('removes a YAML block scalar under a list item (- password: |), lines deeper than the key', async () => {
+    // Before, the rule wanted the key to open its line and the block was stored as given.
+    const r = await redactor.redactText(
+      'users:\n  - password: |\n      Zq8#mK2!vR7pL0x\n    role: admin\n- password: |\n  user: app',
+    );
+    expect(r.text).toBe(
+      'users:\n  - password: |\n      [REDACTED:yaml-block-credential]\n    role: admin\n- password: |\n  user: app',
+    );
+  });
+
+  it('removes a cookie value over 4,096 characters whole', async () => {
+    // Before, the value's length was capped at 4,096 and a longer one was not found at all.
+    const value = noise('cookie', ALNUM, 5000);
+    const r = await redactor.redactText(`Cookie: theme=dark; session=${value}; lang=en`);
+    expect(r.text).toBe('Cookie: theme=dark; session=[REDACTED:cookie-value]; lang=en');
+  });
+
+  it('removes Slack rotating tokens (xoxe.xoxp-1-, xoxe-1-) whole; placeholders and prefixes stay', async () => {
+    // Before, no rule found them: secretlint's slack rule caps the last segment at 40 characters.
+    const access = `xoxe.xoxp-1-${noise('acc', ALNUM, 166)}`;
+    const refresh = `xoxe-1-${noise('ref', ALNUM, 146)}`;
+    const r = await redactor.redactText(`{"token":"${access}","refresh_token":"${refresh}"}`);
+    expect(r.text).toBe(
+      '{"token":"[REDACTED:slack-rotating-token]","refresh_token":"[REDACTED:slack-rotating-token]"}',
+    );
+    for (const t of [
+      'xoxe-1-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+      'a token starting xoxe.xoxp-1-…',
+      'xoxe-1-short',
+    ]) {
+      expect((await redactor.redactText(t)).redactions, t).toEqual([]);
+    }
+  });
+
   it('removes a quoted value whole, with the punctuation password rules ask for: no fragment stays', async () => {
     // Before, the value stopped at the first & $ ( ; | and the rest of the password was stored.
     const cases: [string, string][] = [
