@@ -122,7 +122,11 @@ export function parseQuery(index: RankedIndexView, prompt: string, t: QueryTunin
     seen.add(term);
     dropped.push({ term, reason });
   };
+  // A repeated word folds to the same term, which `drop` already ignores: read each word once.
+  const read = new Set<string>();
   for (const m of prompt.matchAll(WORD)) {
+    if (read.has(m[0])) continue;
+    read.add(m[0]);
     const w = foldToken(m[0]);
     if (CUES.has(w)) drop(w, 'time-cue');
     else if (RANKED_STOPWORDS.has(w)) drop(w, 'stopword');
