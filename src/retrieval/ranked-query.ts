@@ -87,6 +87,15 @@ function knowFrequencies(index: RankedIndexView, terms: readonly string[], t: Qu
   index.knowFrequencies(keys);
 }
 
+/** Reads at once the first answer {@link mostFrequentExtensions} asks for each term. */
+function knowExtensions(index: RankedIndexView, terms: readonly string[], t: QueryTuning): void {
+  if (!index.knowExtensions || !index.topExtensions || t.maxExtensions <= 0) return;
+  const asks = terms
+    .filter((term) => !CUE_STEMS.has(term) && expandable(term, t))
+    .map((prefix) => ({ prefix, maxLength: prefix.length + t.maxExtensionGrowth }));
+  index.knowExtensions(asks, 4 * t.maxExtensions);
+}
+
 function expansions(index: RankedIndexView, term: string, t: QueryTuning): KeyMatch[] {
   const out: KeyMatch[] = [];
   if (!expandable(term, t)) return out;
@@ -135,6 +144,7 @@ export function parseQuery(index: RankedIndexView, prompt: string, t: QueryTunin
   const keys: QueryKey[] = [];
   const terms = distinctRankedTerms(prompt);
   knowFrequencies(index, terms, t);
+  knowExtensions(index, terms, t);
   for (const term of terms) {
     if (CUE_STEMS.has(term)) {
       drop(term, 'time-cue');
