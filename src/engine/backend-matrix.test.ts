@@ -70,6 +70,24 @@ function storeOf(backend: BackendName, label: string): string {
 }
 
 describe.each(BACKENDS)('backend operations on %s', (backend) => {
+  it('topTermsWithPrefixMany answers what topTermsWithPrefix answers for each prefix', async () => {
+    const cf = await open(storeOf(backend, 'topmany'));
+    await cf.foldMany([
+      ...TURNS,
+      { stepId: 90, summary: 's', content: 'portal ports portability port\u0001x' },
+    ]);
+    const asks = ['port', 'post', 'pos', 'nothing', 'port\u0001', '\ud800'].flatMap((prefix) =>
+      [5, 8, 20].map((maxLength) => ({ prefix, maxLength })),
+    );
+    const singles = (limit: number) =>
+      asks.map((a) => cf.backend.topTermsWithPrefix('ranked', a.prefix, a.maxLength, limit));
+    for (const limit of [1, 2, 32]) {
+      expect(cf.backend.topTermsWithPrefixMany!('ranked', asks, limit)).toEqual(singles(limit));
+    }
+    expect(singles(32).some((t) => t.length > 1)).toBe(true);
+    await cf.close({ compact: false });
+  });
+
   it('block statistics: parts, their length and the last analysed step', async () => {
     const store = storeOf(backend, 'stats');
     const cf = await open(store);

@@ -900,6 +900,23 @@ describe('the most frequent extensions of a prefix (topTermsWithPrefix)', () => 
     );
     expect(before).not.toEqual(['deployz']);
     expect(cf.backend.topTermsWithPrefix('ranked', 'deploy', 7, 1)).toEqual(['deployz']);
+    // The batch answers what each lookup answers, cached (asked above) or not, and follows folds.
+    const asks = [
+      { prefix: 'deploy', maxLength: 7 },
+      { prefix: 'deploy', maxLength: 40 },
+      { prefix: 'deplo', maxLength: 8 },
+      { prefix: 'nothing', maxLength: 9 },
+      { prefix: 'deploy\ud800', maxLength: 9 },
+    ];
+    const batch = () => cf.backend.topTermsWithPrefixMany!('ranked', asks, 3);
+    const singles = () =>
+      asks.map((a) => cf.backend.topTermsWithPrefix('ranked', a.prefix, a.maxLength, 3));
+    expect(batch()).toEqual(singles());
+    await cf.foldMany(
+      Array.from({ length: 40 }, (_, i) => ({ stepId: 200 + i, summary: 's', content: 'deployé' })),
+    );
+    expect(batch()[0]![0]).toBe('deployé');
+    expect(batch()).toEqual(singles());
     await cf.close({ compact: false });
   });
 });

@@ -387,6 +387,12 @@ export class RankedRetrieval {
       ...(backend.dfMany ? { docFrequencies: (keys) => backend.dfMany!('ranked', keys) } : {}),
       topExtensions: (prefix, maxLength, limit) =>
         backend.topTermsWithPrefix('ranked', prefix, maxLength, limit),
+      ...(backend.topTermsWithPrefixMany
+        ? {
+            topExtensionsMany: (asks, limit) =>
+              backend.topTermsWithPrefixMany!('ranked', asks, limit),
+          }
+        : {}),
       keysWithPrefix: (prefix) => [...new Set(backend.termsWithPrefix('ranked', prefix))],
       recentPostings: (key, limit) => backend.postings('ranked', key, limit),
       docs: (steps) => this.#storedDocs(steps),

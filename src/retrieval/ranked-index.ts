@@ -73,6 +73,11 @@ export interface RankedIndexView {
    * read every extension of a common prefix.
    */
   topExtensions?(prefix: string, maxLength: number, limit: number): string[];
+  /**
+   * Optional: says that {@link topExtensions} is about to be asked for these prefixes with this
+   * `limit`, so that a persistent index reads them together rather than one each.
+   */
+  knowExtensions?(asks: readonly { prefix: string; maxLength: number }[], limit: number): void;
   /** A zeroed per-document scratch array (callers zero what they set before returning). */
   scratchSlots(): Int32Array;
   /**

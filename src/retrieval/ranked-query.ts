@@ -87,6 +87,15 @@ function knowFrequencies(index: RankedIndexView, terms: readonly string[], t: Qu
   index.knowFrequencies(keys);
 }
 
+/** Reads at once the first answer {@link mostFrequentExtensions} asks for each term. */
+function knowExtensions(index: RankedIndexView, terms: readonly string[], t: QueryTuning): void {
+  if (!index.knowExtensions || !index.topExtensions || t.maxExtensions <= 0) return;
+  const asks = terms
+    .filter((term) => !CUE_STEMS.has(term) && expandable(term, t))
+    .map((prefix) => ({ prefix, maxLength: prefix.length + t.maxExtensionGrowth }));
+  index.knowExtensions(asks, 4 * t.maxExtensions);
+}
+
 function expansions(index: RankedIndexView, term: string, t: QueryTuning): KeyMatch[] {
   const out: KeyMatch[] = [];
   if (!expandable(term, t)) return out;
@@ -122,7 +131,11 @@ export function parseQuery(index: RankedIndexView, prompt: string, t: QueryTunin
     seen.add(term);
     dropped.push({ term, reason });
   };
+  // A repeated word folds to the same term, which `drop` already ignores: read each word once.
+  const read = new Set<string>();
   for (const m of prompt.matchAll(WORD)) {
+    if (read.has(m[0])) continue;
+    read.add(m[0]);
     const w = foldToken(m[0]);
     if (CUES.has(w)) drop(w, 'time-cue');
     else if (RANKED_STOPWORDS.has(w)) drop(w, 'stopword');
@@ -131,6 +144,7 @@ export function parseQuery(index: RankedIndexView, prompt: string, t: QueryTunin
   const keys: QueryKey[] = [];
   const terms = distinctRankedTerms(prompt);
   knowFrequencies(index, terms, t);
+  knowExtensions(index, terms, t);
   for (const term of terms) {
     if (CUE_STEMS.has(term)) {
       drop(term, 'time-cue');

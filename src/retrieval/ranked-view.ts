@@ -23,6 +23,11 @@ export interface RankedSource {
   keysWithPrefix(prefix: string): string[];
   /** Optional: see {@link RankedIndexView.topExtensions}. */
   topExtensions?(prefix: string, maxLength: number, limit: number): string[];
+  /** Optional: {@link topExtensions} of many prefixes, aligned with them, read together. */
+  topExtensionsMany?(
+    asks: readonly { prefix: string; maxLength: number }[],
+    limit: number,
+  ): string[][];
   /** The `limit` highest steps holding a key, ascending, with term frequencies. */
   recentPostings(key: string, limit: number): { steps: readonly number[]; tfs: readonly number[] };
   /** Statistics of the analysed documents among `steps`, aligned with them (undefined: none). */
@@ -123,6 +128,7 @@ function viewStatistics(
   | 'knowFrequencies'
   | 'extensions'
   | 'topExtensions'
+  | 'knowExtensions'
 > {
   const dfs = new Map<string, number>();
   const exts = new Map<string, string[]>();
@@ -151,9 +157,27 @@ function viewStatistics(
     }
     return e;
   };
-  // Not memoised here: a prompt asks once per key, and the store caches the answer per process.
+  // Only what knowExtensions read is kept here: a prompt asks once per key, and the store caches
+  // the answer per process.
+  const tops = new Map<string, string[]>();
+  const topKey = (prefix: string, maxLength: number, limit: number) =>
+    `${prefix}\u0000${maxLength}\u0000${limit}`;
   const topExtensions = (prefix: string, maxLength: number, limit: number): string[] =>
-    prefix.length < PREFIX_BUCKET ? [] : source.topExtensions!(prefix, maxLength, limit);
+    prefix.length < PREFIX_BUCKET
+      ? []
+      : (tops.get(topKey(prefix, maxLength, limit)) ??
+        source.topExtensions!(prefix, maxLength, limit));
+  const knowExtensions = (
+    asks: readonly { prefix: string; maxLength: number }[],
+    limit: number,
+  ): void => {
+    const wanted = asks.filter((a) => a.prefix.length >= PREFIX_BUCKET);
+    if (wanted.length === 0) return;
+    const found = source.topExtensionsMany!(wanted, limit);
+    wanted.forEach((a, i) => {
+      tops.set(topKey(a.prefix, a.maxLength, limit), found[i]!);
+    });
+  };
   return {
     size: source.size,
     averageBlockLength: source.blocks === 0 ? 1 : Math.max(1, source.blockLength / source.blocks),
@@ -162,6 +186,7 @@ function viewStatistics(
     ...(source.docFrequencies ? { knowFrequencies } : {}),
     extensions,
     ...(source.topExtensions ? { topExtensions } : {}),
+    ...(source.topExtensions && source.topExtensionsMany ? { knowExtensions } : {}),
   };
 }
 

@@ -178,6 +178,15 @@ export interface IndexBackend {
     maxLength: number,
     limit: number,
   ): string[];
+  /**
+   * Optional: {@link topTermsWithPrefix} of many prefixes, aligned with them, read together (a
+   * pasted log asks thousands; the cache is checked once, not once each).
+   */
+  topTermsWithPrefixMany?(
+    field: PostingField,
+    asks: readonly { prefix: string; maxLength: number }[],
+    limit: number,
+  ): string[][];
   fieldStats(field: PostingField): FieldStats;
   /** Ranked statistics of analysed nodes among `steps` (others are absent). */
   docStats(steps: readonly number[]): DocStats[];

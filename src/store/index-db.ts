@@ -357,6 +357,15 @@ export class IndexDb {
     return this.#scan.topTermsWithPrefix(field, prefix, maxLength, limit);
   }
 
+  /** {@link topTermsWithPrefix} of each prefix with its `maxLength`, aligned with them. */
+  topTermsWithPrefixMany(
+    field: number,
+    asks: readonly { prefix: string; maxLength: number }[],
+    limit: number,
+  ): string[][] {
+    return this.#scan.topTermsWithPrefixMany(field, asks, limit);
+  }
+
   /** Terms of a field that start with `prefix` and are longer than it. */
   termsWithPrefix(field: number, prefix: string): string[] {
     return this.#scan.termsWithPrefix(field, prefix);

@@ -27,3 +27,49 @@ describe('IndexScanReader.dfMany', () => {
     db.close();
   });
 });
+
+describe('IndexScanReader.topTermsWithPrefixMany', () => {
+  it('answers what topTermsWithPrefix answers for each prefix, lone-surrogate and control-character prefixes included', () => {
+    const { dir } = tempDir();
+    const db = new IndexDb(join(dir, 'a.sqlite'), { create: true });
+    const put = db.db.prepare('INSERT INTO terms (field, term, id, df) VALUES (?, ?, ?, ?)');
+    const stored: [string, number][] = [
+      ['port', 3],
+      ['portal', 5],
+      ['ports', 5],
+      ['portability', 1],
+      ['\ud800x', 2],
+      ['\ud800xyz', 4],
+      ['a\u0001b', 4],
+      ['a\u0001bc', 1],
+      ['ünï', 2],
+      ['ünïcode', 3],
+    ];
+    stored.forEach(([term, df], i) => {
+      put.run(FIELD_RANKED, term, i + 1, df);
+    });
+    put.run(FIELD_RANKED + 1, 'portside', 99, 7);
+    const asks = [
+      { prefix: 'port', maxLength: 6 },
+      { prefix: 'port', maxLength: 20 },
+      { prefix: 'missing', maxLength: 9 },
+      { prefix: '\ud800x', maxLength: 8 },
+      { prefix: '\ud800', maxLength: 8 },
+      { prefix: 'a\u0001b', maxLength: 8 },
+      { prefix: 'ünï', maxLength: 8 },
+    ];
+    for (const limit of [1, 2, 32]) {
+      const one = asks.map((a) =>
+        db.topTermsWithPrefix(FIELD_RANKED, a.prefix, a.maxLength, limit),
+      );
+      expect(db.topTermsWithPrefixMany(FIELD_RANKED, asks, limit)).toEqual(one);
+    }
+    expect(db.topTermsWithPrefix(FIELD_RANKED, 'port', 20, 32)).toEqual([
+      'portal',
+      'ports',
+      'portability',
+    ]);
+    expect(db.topTermsWithPrefixMany(FIELD_RANKED, [], 4)).toEqual([]);
+    db.close();
+  });
+});

@@ -181,6 +181,15 @@ export class IndexScanReader {
       .all(field, prefix, `${prefix}\u{10FFFF}`, maxLength, limit) as string[];
   }
 
+  /** {@link topTermsWithPrefix} of each prefix with its `maxLength`, aligned with them. */
+  topTermsWithPrefixMany(
+    field: number,
+    asks: readonly { prefix: string; maxLength: number }[],
+    limit: number,
+  ): string[][] {
+    return asks.map((a) => this.topTermsWithPrefix(field, a.prefix, a.maxLength, limit));
+  }
+
   /** Terms of a field that start with `prefix` and are longer than it. */
   termsWithPrefix(field: number, prefix: string): string[] {
     // Code-point order is byte order in UTF-8: every extension lies in [prefix, prefix + U+10FFFF).

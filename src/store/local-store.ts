@@ -377,6 +377,29 @@ export class LocalStore implements IndexBackend {
     return terms;
   }
 
+  /** See {@link IndexBackend.topTermsWithPrefixMany}: cached ones from memory, the others together. */
+  topTermsWithPrefixMany(
+    field: PostingField,
+    asks: readonly { prefix: string; maxLength: number }[],
+    limit: number,
+  ): string[][] {
+    const f = FIELDS[field];
+    const out = asks.map((a) => this.#cache.top(f, a.prefix, a.maxLength, limit));
+    const missing = asks.filter((_, i) => out[i] === undefined);
+    if (missing.length === 0) return out as string[][];
+    const found = this.#read(
+      missing.map(() => []),
+      (db) => db.topTermsWithPrefixMany(f, missing, limit),
+    );
+    this.#fill(() => {
+      missing.forEach((a, i) => {
+        this.#cache.putTop(f, a.prefix, a.maxLength, limit, found[i]!);
+      });
+    });
+    let next = 0;
+    return out.map((terms) => terms ?? found[next++]!);
+  }
+
   fieldStats(field: PostingField): FieldStats {
     return fieldStatsOf(field, this.#gen.state, () => this.#lastDocStep());
   }

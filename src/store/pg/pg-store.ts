@@ -324,6 +324,25 @@ export class PgStore implements IndexBackend {
     return terms;
   }
 
+  /** See {@link IndexBackend.topTermsWithPrefixMany}: cached ones from memory, the others together. */
+  topTermsWithPrefixMany(
+    field: PostingField,
+    asks: readonly { prefix: string; maxLength: number }[],
+    limit: number,
+  ): string[][] {
+    const f = FIELDS[field];
+    const cache = this.#follower.cached();
+    const out = asks.map((a) => cache.top(f, a.prefix, a.maxLength, limit));
+    const missing = asks.filter((_, i) => out[i] === undefined);
+    if (missing.length === 0) return out as string[][];
+    const found = this.#mirror.db.topTermsWithPrefixMany(f, missing, limit);
+    missing.forEach((a, i) => {
+      cache.putTop(f, a.prefix, a.maxLength, limit, found[i]!);
+    });
+    let next = 0;
+    return out.map((terms) => terms ?? found[next++]!);
+  }
+
   fieldStats(field: PostingField): FieldStats {
     return fieldStatsOf(field, this.#mirror.state, () => this.#mirror.db.lastDocStep());
   }
