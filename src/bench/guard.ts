@@ -55,8 +55,28 @@ async function perText(
 }
 
 /**
+ * Milliseconds to redact 256 KB and 1 MB of `token ` repeated, a match every few dozen bytes:
+ * stop 46 took the reports of secretlint's rules out of `lintSource`'s clean-up, which compared
+ * every message with every later one (256 KB of AWS key ids took 95 s before).
+ */
+async function repeatedMatches(redactor: Redactor, token: string): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const [label, size] of [
+    ['256KB', 1 << 18],
+    ['1MB', 1 << 20],
+  ] as const) {
+    const text = `${token} `.repeat(Math.ceil(size / (token.length + 1))).slice(0, size);
+    const start = performance.now();
+    await redactor.redactText(text);
+    out[label] = Math.round(performance.now() - start);
+  }
+  return out;
+}
+
+/**
  * The guard's figures: redaction cost per 2 KB of real turn text (with the prefilter, without
- * it, and on text holding a secret), page-scan cost, and the false-positive report: every turn
+ * it, and on text holding a secret), redaction of 256 KB and 1 MB of repeated tokens, page-scan
+ * cost, and the false-positive report: every turn
  * of ../shared/data/trajectories scanned with every table, findings per pattern. Those
  * sessions were redacted upstream, so every secret finding there is a false positive.
  */
@@ -114,6 +134,10 @@ export async function benchGuard(): Promise<unknown> {
       prefiltered: await perText(redactor, texts),
       without_prefilter: await perText(unfiltered, texts),
       holding_a_secret: await perText(redactor, withSecret),
+    },
+    repeated_matches_ms: {
+      github_token: await repeatedMatches(redactor, token),
+      aws_access_key_id: await repeatedMatches(redactor, ['AK', 'IA', 'Z'.repeat(16)].join('')),
     },
     page_scan_per_turn_us: {
       p50: us(quantile(pageTimes, 0.5)),
