@@ -18,15 +18,28 @@ function regexMatch(m: Extract<Matcher, { kind: 'regex' }>): SyncMatch {
   const group = m.group ?? 0;
   const re = compileRegex(m, group > 0 ? 'd' : '');
   const reject = m.reject_value ? new RegExp(m.reject_value.pattern, m.reject_value.flags) : null;
-  return (text) => {
-    const out: MatchSpan[] = [];
+  const match = (text: string, offset: number, out: MatchSpan[]) => {
     for (const hit of text.matchAll(re)) {
       const value = hit[group];
       if (value === undefined || value === '') continue;
       if (reject?.test(value)) continue;
-      const start = group > 0 ? hit.indices![group]![0] : hit.index;
+      const start = offset + (group > 0 ? hit.indices![group]![0] : hit.index);
       out.push({ start, end: start + value.length });
     }
+  };
+  if (!m.within) {
+    return (text) => {
+      const out: MatchSpan[] = [];
+      match(text, 0, out);
+      return out;
+    };
+  }
+  // The regions do not overlap and each is scanned once on its own: linear in the text, where
+  // a lookbehind to the region's start would cost a pass back over it for every match.
+  const region = compileRegex(m.within);
+  return (text) => {
+    const out: MatchSpan[] = [];
+    for (const r of text.matchAll(region)) match(r[0], r.index, out);
     return out;
   };
 }

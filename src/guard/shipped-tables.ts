@@ -12,7 +12,7 @@ export const SHIPPED_TABLES_SHA256: Readonly<Record<string, string>> = {
   'lexicon/injection-lexicon.json':
     '76a612d87b4d0357d01bf7fc3ef9c2e4191c383e56225bffa261ffb618ce05f5',
   'secrets/secret-patterns.json':
-    '0db249fe012bec6ed5fd1d6eb72606d1f2e850876568af4488fa4e32f09ad575',
+    '6e2957029957c942c6c023e66c4864ad7c83df8ad224fe582763824ef6ecb63d',
   'signatures/active-content.json':
     'aa8e264581e41b181a464629848ea4d9e4e06c9d8a493a85d04135e511e1e3cb',
 };

@@ -29,6 +29,7 @@ export function guardTableSchemas(z: typeof Z) {
       flags: z.string().regex(/^[imsu]*$/, 'flags may only use i, m, s, u (g and d are added)'),
       group: z.number().int().min(1).optional(),
       reject_value: regexSpec.optional(),
+      within: regexSpec.optional(),
     }),
     z.strictObject({
       kind: z.literal('secretlint'),
@@ -82,7 +83,8 @@ export type RegexSpec = Z.infer<ReturnType<typeof guardTableSchemas>['regexSpec'
  * How a pattern finds its spans. The matcher kinds are code; a table chooses one and gives its
  * parameters.
  * - `regex`: every match; `group` selects the span inside it, `reject_value` drops matches whose
- *   span is a reference or placeholder rather than a value.
+ *   span is a reference or placeholder rather than a value, `within` runs the pattern only on
+ *   the text of each match of another regex (a header's value), however far into it.
  * - `secretlint`: one message id of one rule of `@secretlint/secretlint-rule-preset-recommend`;
  *   `value` names the message data field holding the secret (its span is located from it).
  * - `pem-block`: a PEM private key block from BEGIN to END across any line breaks.
