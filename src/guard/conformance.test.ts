@@ -45,6 +45,17 @@ describe('the guard corpus', () => {
     expect(input('active__homoglyph-cyrillic').toString()).toContain('\u0430');
   });
 
+  it('has no input ending with a line break (the manifest’s rule: exact bytes, no trailing newline)', () => {
+    // Stop 46 found four (two CRLF cases, the rendered turn, the role header) and cut their
+    // final line breaks: corpus 1.6.1, every case's meaning and findings unchanged.
+    const ending = loadCorpusManifest().cases.filter((id) =>
+      /[\r\n]$/.test(
+        readFileSync(join(DEFAULT_GUARD_DIR, 'conformance', id, 'input.txt'), 'latin1'),
+      ),
+    );
+    expect(ending).toEqual([]);
+  });
+
   it('covers every published pattern with a positive case', () => {
     const named = new Set(loadCorpusManifest().cases.map(patternIdOfCase));
     for (const p of tables.patterns) expect(named.has(p.id), p.id).toBe(true);
