@@ -1,3 +1,4 @@
+import { decodeAsciiEscapes } from './ascii-escapes.js';
 import type { MatchSpan } from './matchers.js';
 import type { SecretlintRunner } from './secretlint-runner.js';
 import type { CompiledPattern, GuardTables } from './tables.js';
@@ -67,8 +68,31 @@ export class SecretDetector {
     return p.trigger.test(text);
   }
 
-  /** Every secret in `text`, overlapping hits included (redaction merges them). */
+  /**
+   * Every secret in `text`, overlapping hits included (redaction merges them). A text holding
+   * `\u` escapes of ASCII characters is also read decoded, and what is found there is mapped
+   * back to the escaped bytes (see {@link decodeAsciiEscapes}).
+   */
   async detect(text: string): Promise<SecretHit[]> {
+    const hits = await this.#detect(text);
+    const view = decodeAsciiEscapes(text);
+    if (view) {
+      const seen = new Set(hits.map((h) => `${h.start},${h.end},${this.#order.get(h.pattern)}`));
+      for (const h of await this.#detect(view.text)) {
+        const start = view.origin[h.start]!;
+        const end = view.origin[h.end]!;
+        if (!seen.has(`${start},${end},${this.#order.get(h.pattern)}`)) {
+          hits.push({ start, end, pattern: h.pattern });
+        }
+      }
+    }
+    const order = this.#order;
+    return hits.sort(
+      (a, b) => a.start - b.start || b.end - a.end || order.get(a.pattern)! - order.get(b.pattern)!,
+    );
+  }
+
+  async #detect(text: string): Promise<SecretHit[]> {
     const hits: SecretHit[] = [];
     const anyPlain = !this.#prefilter || (this.#anyPlainTrigger?.test(text) ?? false);
     for (const p of this.#own) {
@@ -84,9 +108,6 @@ export class SecretDetector {
         hits.push({ start: h.start, end: h.end, pattern: this.#viaSecretlint[h.pattern]! });
       }
     }
-    const order = this.#order;
-    return hits.sort(
-      (a, b) => a.start - b.start || b.end - a.end || order.get(a.pattern)! - order.get(b.pattern)!,
-    );
+    return hits;
   }
 }
