@@ -90,8 +90,8 @@ describe('runHook user-prompt-submit', () => {
       prompt: 'Which MigrationError did mix ecto.migrate print?',
     });
     expect(out.archived_before).toBe(6);
-    expect(out.output?.hookSpecificOutput.hookEventName).toBe('UserPromptSubmit');
-    const ctx = out.output!.hookSpecificOutput.additionalContext;
+    expect(out.output?.hookSpecificOutput?.hookEventName).toBe('UserPromptSubmit');
+    const ctx = out.output!.hookSpecificOutput!.additionalContext;
     expect(ctx.startsWith(CONTEXT_HEADER)).toBe(true);
     const expected = parseClaudeCodeTranscript(session().text(), 't').turns.find((t) =>
       t.content.includes('MigrationError'),
@@ -151,7 +151,7 @@ describe('runHook user-prompt-submit', () => {
     const out = await s.run('user-prompt-submit', {
       prompt: 'What did the renderer build script print when it finished?',
     });
-    const ctx = out.output!.hookSpecificOutput.additionalContext;
+    const ctx = out.output!.hookSpecificOutput!.additionalContext;
     expect(ctx).toContain('./scripts/build-renderer.sh');
     expect(ctx).toContain('[…]\n');
     expect(ctx).toContain('compiling module_2999.ex\nbundle digest 7f3e2a1\n');
@@ -178,7 +178,7 @@ describe('runHook user-prompt-submit', () => {
     const prompt = 'How many widget tests passed when they ran?';
     const out = await s.run('user-prompt-submit', { prompt });
     expect(out.context!.pages[0]!.step_id).toBe(1);
-    expect(out.output!.hookSpecificOutput.additionalContext).toContain('17 tests, 0 failures');
+    expect(out.output!.hookSpecificOutput!.additionalContext).toContain('17 tests, 0 failures');
     // --retrieval reference keeps the reference RGSC and its ownership rule.
     const ref = await runHook({
       event: 'user-prompt-submit',
@@ -199,7 +199,7 @@ describe('runHook user-prompt-submit', () => {
     w.compact('frobnicator ran');
     writeFileSync(s.transcript, w.text());
     const out = await s.run('user-prompt-submit', { prompt: 'what did the frobnicator print?' });
-    const ctx = out.output!.hookSpecificOutput.additionalContext;
+    const ctx = out.output!.hookSpecificOutput!.additionalContext;
     expect(Buffer.byteLength(ctx)).toBeLessThanOrEqual(MAX_CONTEXT_BYTES);
     expect(Buffer.byteLength(ctx)).toBeGreaterThan(MAX_CONTEXT_BYTES * 0.6);
     expect(ctx).toMatch(/chunk="1\/\d+" truncated="true"/);
@@ -207,7 +207,7 @@ describe('runHook user-prompt-submit', () => {
     expect(out.context!.pages[0]).toMatchObject({ chunk: 0, truncated: true });
   });
 
-  it('never pages in a tampered record; it says the record was refused', async () => {
+  it('never pages in a tampered record; it tells the model and the user the record was refused', async () => {
     const s = setup();
     writeFileSync(s.transcript, session().text());
     const prompt = 'Why does the billing_invoices migration fail?';
@@ -218,11 +218,18 @@ describe('runHook user-prompt-submit', () => {
     node.raw_content += ' TAMPERED';
     writeFileSync(file, JSON.stringify(node, null, 2));
     const out = await s.run('user-prompt-submit', { prompt });
-    const ctx = out.output!.hookSpecificOutput.additionalContext;
+    const ctx = out.output!.hookSpecificOutput!.additionalContext;
     expect(ctx).not.toContain('TAMPERED');
     expect(ctx).toContain(
       `archived step ${step} was selected but not paged in: IntegrityCheckError`,
     );
+    // Claude Code shows systemMessage to the user, with the path of the refused record.
+    expect(out.output!.systemMessage).toMatch(
+      new RegExp(
+        `^contextfold: archived step ${step} was selected for this prompt but not paged in: IntegrityCheckError: .*step_${String(step).padStart(6, '0')}`,
+      ),
+    );
+    expect(out.output!.systemMessage!.split('\n')).toHaveLength(1);
   });
 });
 
@@ -502,7 +509,7 @@ describe('HookEngines (a long-lived process keeps session stores open)', () => {
           input: input(b),
         });
         expect(kept.output).toEqual(fresh.output);
-        expect(kept.output?.hookSpecificOutput.additionalContext).toContain('billing_invoices');
+        expect(kept.output?.hookSpecificOutput?.additionalContext).toContain('billing_invoices');
         // More of the session arrives between prompts: both fold it.
         w.user(`round ${round}: check the dashboard`);
         writeFileSync(a.transcript, w.text());
