@@ -19,6 +19,7 @@ import { CONTEXT_HEADER, MAX_CONTEXT_BYTES } from './archived-context.js';
 import type { HookEvent, HookInput } from './hook-input.js';
 import { ingestTranscript, RECENT_UUIDS, uuidLogPath } from './ingest.js';
 import { HookEngines, runHook } from './run-hook.js';
+import { MAX_SCANNED_PROMPT_CHARS } from './scanned-prompt.js';
 import { sessionPaths } from './session-paths.js';
 
 const SESSION = '0dd5e551-0000-4000-8000-00000000beef';
@@ -206,6 +207,19 @@ describe('runHook user-prompt-submit', () => {
     expect(ctx).toMatch(/chunk="1\/\d+" truncated="true"/);
     expect(ctx).toMatch(/\n<\/archived_record[^>\n]*>$/);
     expect(out.context!.pages[0]).toMatchObject({ chunk: 0, truncated: true });
+  });
+
+  it('a prompt past the scan bound: its first and last lines are scanned, and the user is told', async () => {
+    const s = setup();
+    writeFileSync(s.transcript, session().text());
+    // A question, then a pasted log of 2.4 M characters.
+    const prompt = `Why does the billing_invoices migration fail?\n${'INFO worker ok\n'.repeat(160_000)}`;
+    expect(prompt.length).toBeGreaterThan(MAX_SCANNED_PROMPT_CHARS);
+    const out = await s.run('user-prompt-submit', { prompt });
+    expect(out.output!.hookSpecificOutput!.additionalContext).toContain('billing_invoices exists');
+    expect(out.output!.systemMessage).toMatch(
+      /^contextfold: this prompt has 2,400,046 characters; the archive was searched for its first and last lines only \(2,097,1\d\d characters\), to answer within the hook's time limit$/,
+    );
   });
 
   it('never pages in a tampered record; it tells the model and the user the record was refused', async () => {

@@ -4,6 +4,7 @@ import { UsageError } from '../../protocol/errors.js';
 import { type ArchivedContext, archivedContext } from './archived-context.js';
 import { CLAUDE_EVENT_NAMES, type HookEvent, type HookInput } from './hook-input.js';
 import { type IngestResult, ingestTranscript } from './ingest.js';
+import { scannedPrompt } from './scanned-prompt.js';
 import { sessionPaths } from './session-paths.js';
 
 /** New turns one hook run folds at most; a long backlog is caught up over several runs. */
@@ -180,21 +181,26 @@ export async function runHook(options: RunHookOptions): Promise<HookOutcome> {
       hookSpecificOutput: { hookEventName: CLAUDE_EVENT_NAMES[event], additionalContext: text },
     });
     if (event === 'user-prompt-submit') {
+      const scanned = scannedPrompt(input.prompt ?? '');
       outcome.context = await archivedContext(engine, {
-        prompt: input.prompt ?? '',
+        prompt: scanned.text,
         archivedBefore,
         mode: engine.retrieval,
         summaries: ingest.compactions,
       });
       if (outcome.context.text !== null) outcome.output = say(outcome.context.text);
       // The model reads that a record was refused; the user is told too (tampered or missing).
-      outcome.output = withSystemMessage(
-        outcome.output,
-        outcome.context.failures.map(
+      outcome.output = withSystemMessage(outcome.output, [
+        ...(scanned.cut
+          ? [
+              `contextfold: this prompt has ${scanned.cut.chars.toLocaleString('en-US')} characters; the archive was searched for its first and last lines only (${scanned.cut.scanned.toLocaleString('en-US')} characters), to answer within the hook's time limit`,
+            ]
+          : []),
+        ...outcome.context.failures.map(
           (f) =>
             `contextfold: archived step ${f.step_id} was selected for this prompt but not paged in: ${f.error}: ${f.message}`,
         ),
-      );
+      ]);
     } else if (event === 'session-start' && archivedBefore > 0) {
       outcome.output = say(
         `contextfold: turns 0–${archivedBefore - 1} of this session are archived verbatim (hash-verified) in ${paths.storeDir}. Records relevant to a prompt are paged in automatically with it, labelled as archived data.`,

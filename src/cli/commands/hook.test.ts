@@ -87,11 +87,17 @@ describe('contextfold hook (spawned as Claude Code does)', () => {
     await new Promise((resolve) => setTimeout(resolve, 1500));
     child.stdin.end(input);
     const code = await exited;
-    expect(stderr).toBe('');
     expect(code).toBe(0);
-    expect(JSON.parse(stdout).hookSpecificOutput.additionalContext).toContain(
+    const out = JSON.parse(stdout);
+    expect(out.hookSpecificOutput.additionalContext).toContain(
       'FATAL: role "billing" does not exist',
     );
+    // 2.2 M characters: past the scan bound, so its first and last lines are scanned, and the
+    // user is told (systemMessage), as stderr says.
+    expect(out.systemMessage).toMatch(
+      /^contextfold: this prompt has 2,200,048 characters; the archive was searched for its first and last lines only/,
+    );
+    expect(stderr).toBe(`${out.systemMessage}\n`);
   });
 
   it('resolves the default store relative to the session cwd, one store per session', () => {

@@ -26,7 +26,8 @@ export function register(program: Command): void {
       [
         '',
         'Reads the hook input JSON on stdin and prints hookSpecificOutput JSON on stdout (or nothing);',
-        'a warning (a refused record, a store warning) is its systemMessage, shown to the user.',
+        'a warning (a refused record, a store warning, a prompt over 2 Mi characters scanned on its',
+        'first and last lines only) is its systemMessage, shown to the user.',
         '  user-prompt-submit  ingest new turns, scan the prompt, add verified archived pages (≤ 8 KB)',
         '  pre-compact         fold every complete turn before Claude Code compacts',
         '  session-start       ingest; after a compaction, tell the model what is archived',
