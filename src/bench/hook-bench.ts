@@ -219,7 +219,7 @@ class PromptRuns {
       baseDir: this.session.baseDir,
     });
     const ms = performance.now() - s;
-    answered(r.output?.hookSpecificOutput.additionalContext, 'in-process');
+    answered(r.output?.hookSpecificOutput?.additionalContext, 'in-process');
     return ms;
   }
 }

@@ -156,15 +156,19 @@ export async function hookViaServer(argv: readonly string[]): Promise<number | n
   };
   const timeoutMs = REPLY_TIMEOUT_MS[args.event] ?? DEFAULT_REPLY_TIMEOUT_MS;
   const reply = await exchange(socket, request, timeoutMs);
+  const warnings: string[] = [];
   if (reply === 'timeout') {
     retireServer(socketPath, ino);
-    process.stderr.write(
-      `contextfold: the hook server did not answer within ${timeoutMs / 1000} s; this run happens in its own process, and the next prompt starts a new server\n`,
+    warnings.push(
+      `contextfold: the hook server did not answer within ${timeoutMs / 1000} s; this run happens in its own process, and the next prompt starts a new server`,
     );
+    process.stderr.write(`${warnings[0]}\n`);
   }
   if (reply === null || reply === 'timeout') {
+    // The warning is also the systemMessage of this run's output: Claude Code shows the user
+    // that, not the stderr of a hook that exits 0.
     const { processIo, runHookRequest } = await import('./hook-request.js');
-    return runHookRequest(request, processIo);
+    return runHookRequest(request, processIo, undefined, warnings);
   }
   process.stdout.write(reply.stdout);
   process.stderr.write(reply.stderr);

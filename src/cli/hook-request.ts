@@ -1,6 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import { HOOK_EVENTS, type HookEvent, parseHookInput } from '../adapters/claude-code/hook-input.js';
-import { type HookEngines, runHook } from '../adapters/claude-code/run-hook.js';
+import { type HookEngines, runHook, withSystemMessage } from '../adapters/claude-code/run-hook.js';
 import type { OpenOptions } from '../engine/types.js';
 import { UsageError } from '../protocol/errors.js';
 import { isPgUrl } from '../store/pg/pg-url.js';
@@ -48,11 +48,17 @@ export const processIo: HookIo = {
   err: (text) => process.stderr.write(text),
 };
 
-/** The engine options a request asks for; a bad value is a UsageError. */
-function engineOf(r: HookRequest, io: HookIo): Omit<OpenOptions, 'dir'> {
+/**
+ * The engine options a request asks for; a bad value is a UsageError. A store warning is a line
+ * on stderr and is kept in `warnings` for the user's `systemMessage`.
+ */
+function engineOf(r: HookRequest, io: HookIo, warnings: string[]): Omit<OpenOptions, 'dir'> {
   const { tokenizer, retrieval } = checkEngineFlags(r);
   const engine: Omit<OpenOptions, 'dir'> = {
-    onWarning: (w) => io.err(`contextfold: warning: ${w.message}\n`),
+    onWarning: (w) => {
+      io.err(`contextfold: warning: ${w.message}\n`);
+      warnings.push(`contextfold: warning: ${w.message}`);
+    },
   };
   if (tokenizer !== undefined) engine.tokenizer = tokenizer;
   if (retrieval !== undefined) engine.retrieval = retrieval;
@@ -64,7 +70,10 @@ function engineOf(r: HookRequest, io: HookIo): Omit<OpenOptions, 'dir'> {
  * Runs one hook invocation and returns its exit code (`engines`: keep session stores open across
  * invocations, in a long-lived process). Errors are one line on stderr and exit 1:
  * never 2 (Claude Code would block the prompt) and never on stdout (Claude Code would read them
- * as hook output).
+ * as hook output). Warnings of a run that goes on (`warnings`: the caller's, e.g. a hook server
+ * that did not answer in time; store warnings; a refused page) are lines on stderr too, and the
+ * `systemMessage` of the one JSON object on stdout, which Claude Code shows the user (stderr of
+ * a run that exits 0 it shows nobody).
  *
  * @example
  * const code = await runHookRequest(
@@ -76,6 +85,7 @@ export async function runHookRequest(
   r: HookRequest,
   io: HookIo,
   engines?: HookEngines,
+  warnings: readonly string[] = [],
 ): Promise<number> {
   try {
     if (!HOOK_EVENTS.includes(r.event as HookEvent)) {
@@ -96,7 +106,8 @@ export async function runHookRequest(
     // input's cwd follows the model's cd, so a store relative to it would be a second one.
     const base = r.projectDir || input.cwd || '.';
     const baseDir = isAbsolute(raw) ? raw : resolve(r.cwd, base, raw);
-    const engine = engineOf(r, io);
+    const told = [...warnings];
+    const engine = engineOf(r, io, told);
     const outcome = await runHook({
       event,
       input,
@@ -105,7 +116,9 @@ export async function runHookRequest(
       ...(engines ? { engines } : {}),
     });
     if (outcome.notice) io.err(`contextfold: ${outcome.notice}\n`);
-    if (outcome.output) io.out(`${JSON.stringify(outcome.output)}\n`);
+    for (const m of outcome.output?.systemMessage?.split('\n') ?? []) io.err(`${m}\n`);
+    const output = withSystemMessage(outcome.output, told);
+    if (output) io.out(`${JSON.stringify(output)}\n`);
     return 0;
   } catch (e) {
     reportError(e, false, io.err);

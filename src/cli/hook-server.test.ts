@@ -321,6 +321,12 @@ describe.skipIf(!CAN_BIND)('the hook server, not answering', () => {
       expect(r.code).toBe(0);
       expect(r.stdout).toContain('161 tests passed');
       expect(r.stderr).toMatch(/^contextfold: the hook server did not answer within 10 s/);
+      // One JSON object on stdout; the warning is its systemMessage, which Claude Code shows.
+      const out = JSON.parse(r.stdout);
+      expect(out.hookSpecificOutput.additionalContext).toContain('161 tests passed');
+      expect(out.systemMessage).toMatch(
+        /^contextfold: the hook server did not answer within 10 s; this run happens in its own process/,
+      );
       // Its socket is removed, so the next prompt starts a new server instead of waiting again.
       expect(existsSync(p.socketPath)).toBe(false);
     } finally {

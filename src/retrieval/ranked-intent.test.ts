@@ -1,14 +1,24 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { foldToken } from '../extract/fold-token.js';
 import {
   ANSWER_SHAPES,
   askedShapes,
+  EARLIEST_CUES,
+  ERROR_CUES,
   ERROR_LINE,
   hasErrorSignal,
   heldShapes,
+  LATEST_CUES,
   promptIntent,
   SHAPE_PATTERNS,
 } from './ranked-intent.js';
+
+// foldToken counted (same results): promptIntent reads each distinct word once.
+vi.mock('../extract/fold-token.js', async (load) => {
+  const real = await load<typeof import('../extract/fold-token.js')>();
+  return { ...real, foldToken: vi.fn(real.foldToken) };
+});
 
 describe('promptIntent', () => {
   it('reads time cues', () => {
@@ -25,6 +35,63 @@ describe('promptIntent', () => {
     expect(promptIntent('What was the error?').error).toBe(true);
     expect(promptIntent("Why couldn't you print the tree?").error).toBe(true);
     expect(promptIntent('Which port is configured?').error).toBe(false);
+  });
+
+  it('reads a repeated word once, and stops once no word can change the answer', () => {
+    const fold = vi.mocked(foldToken);
+    fold.mockClear();
+    // A pasted log: 200,000 words, three distinct (a 7.4 MB prompt took 6 s here).
+    expect(promptIntent('INFO ok done '.repeat(200_000))).toEqual({ time: 'none', error: false });
+    expect(fold.mock.calls.length).toBe(3);
+    fold.mockClear();
+    expect(promptIntent(`first latest error ${'x '.repeat(200_000)}`)).toEqual({
+      time: 'none',
+      error: true,
+    });
+    expect(fold.mock.calls.length).toBe(3);
+  });
+
+  it('gives what reading every word gives (property)', () => {
+    // The reading before words were read once: every occurrence, to the end.
+    const everyWord = (prompt: string) => {
+      let latest = false;
+      let earliest = false;
+      let error = false;
+      for (const m of prompt.matchAll(/[\p{L}\p{N}']+/gu)) {
+        const w = foldToken(m[0]).replace(/'.*$/u, '');
+        if (LATEST_CUES.has(w)) latest = true;
+        if (EARLIEST_CUES.has(w)) earliest = true;
+        if (ERROR_CUES.has(w) || /n't$/u.test(foldToken(m[0]))) error = true;
+      }
+      if (/\b(?:still|right now)\b/iu.test(prompt)) latest = true;
+      const time = earliest && !latest ? 'earliest' : latest && !earliest ? 'latest' : 'none';
+      return { time, error };
+    };
+    const word = fc.constantFrom(
+      'now',
+      'NOW',
+      'Latest',
+      'still',
+      'right now',
+      'first',
+      'Original',
+      'error',
+      'FAILED',
+      "couldn't",
+      "can't've",
+      'port',
+      'nowhere',
+      'İ',
+      'x',
+    );
+    const prompt = fc
+      .array(fc.tuple(word, fc.constantFrom(' ', '\n', '. ', "'")), { maxLength: 12 })
+      .map((ws) => ws.map(([w, g]) => w + g).join(''));
+    fc.assert(
+      fc.property(prompt, (p) => {
+        expect(promptIntent(p)).toEqual(everyWord(p));
+      }),
+    );
   });
 });
 

@@ -37,11 +37,18 @@ export function promptIntent(prompt: string): PromptIntent {
   let latest = false;
   let earliest = false;
   let error = false;
+  // A word's cues depend on the word alone: a repeated word (most of a pasted log's) is read once.
+  const read = new Set<string>();
   for (const m of prompt.matchAll(WORD)) {
-    const w = foldToken(m[0]).replace(/'.*$/u, '');
+    if (read.has(m[0])) continue;
+    read.add(m[0]);
+    const folded = foldToken(m[0]);
+    const w = folded.replace(/'.*$/u, '');
     if (LATEST_CUES.has(w)) latest = true;
     if (EARLIEST_CUES.has(w)) earliest = true;
-    if (ERROR_CUES.has(w) || /n't$/u.test(foldToken(m[0]))) error = true;
+    if (ERROR_CUES.has(w) || /n't$/u.test(folded)) error = true;
+    // Both time cues (they cancel out) and an error cue: no later word changes the answer.
+    if (latest && earliest && error) break;
   }
   if (LATEST_PHRASES.test(prompt)) latest = true;
   const time = earliest && !latest ? 'earliest' : latest && !earliest ? 'latest' : 'none';

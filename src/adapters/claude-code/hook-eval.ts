@@ -241,7 +241,7 @@ async function replay(
     const t0 = performance.now();
     const r = await run('user-prompt-submit', { prompt: p.prompt });
     const ms = performance.now() - t0;
-    const context = r.output?.hookSpecificOutput.additionalContext ?? '';
+    const context = r.output?.hookSpecificOutput?.additionalContext ?? '';
     out.push({
       id: p.id,
       transcript: name,

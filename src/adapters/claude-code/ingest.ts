@@ -1,11 +1,15 @@
+import { createHash } from 'node:crypto';
 import {
   closeSync,
   existsSync,
   fstatSync,
+  fsyncSync,
+  ftruncateSync,
   mkdirSync,
   openSync,
   readFileSync,
   readSync,
+  writeSync,
 } from 'node:fs';
 import { dirname } from 'node:path';
 import type { ContextFoldEngine } from '../../engine/types.js';
@@ -17,10 +21,21 @@ import type { ImportedTurn } from '../../import/turn.js';
 import { UsageError } from '../../protocol/errors.js';
 import { IntegrityCheckError } from '../../protocol/ipcf-errors.js';
 
-/** Version of the ingestion state file. */
-export const INGEST_STATE_VERSION = 1;
+/** Version of the ingestion state file (version 1 files are read and rewritten as version 2). */
+export const INGEST_STATE_VERSION = 2;
 
-/** What the hook remembers about a transcript between runs (`<session>.state.json`). */
+/** Bytes of the transcript before the offset whose hash tells a rewritten transcript. */
+const TAIL_BYTES = 4096;
+
+/** Uuids of the last rows read that the state file keeps (a row repeating one is read once). */
+export const RECENT_UUIDS = 1024;
+
+/**
+ * What the hook remembers about a transcript between runs (`<session>.state.json`), bounded
+ * whatever the session's length: every uuid read is in the uuid log beside it instead
+ * ({@link uuidLogPath}), appended to and read only when the transcript is read again from the
+ * start.
+ */
 export interface IngestState {
   version: number;
   transcript_path: string;
@@ -28,7 +43,24 @@ export interface IngestState {
   offset: number;
   /** Lines already read, for error messages. */
   lines: number;
+  /** SHA-256 (hex) of the up to 4 KiB of the transcript before `offset`: a rewrite changes it. */
+  tail_sha256: string;
+  /** Bytes of the uuid log that hold the uuids read up to `offset` (later bytes are dropped). */
+  uuids_bytes: number;
+  /** The reader; its `seen_uuids` are the last {@link RECENT_UUIDS} read. */
   reader: TranscriptState;
+}
+
+/**
+ * The uuid log of a state file: every conversation row uuid read, one JSON string a line, in
+ * file order. The transcript is read again from the start (rewritten, or a new file for the
+ * session) with all of them known, so rows already read are not read twice.
+ *
+ * @example
+ * uuidLogPath('.contextfold/claude-code/abc.state.json'); // '.contextfold/claude-code/abc.state.uuids'
+ */
+export function uuidLogPath(statePath: string): string {
+  return `${statePath.replace(/\.json$/u, '')}.uuids`;
 }
 
 /** Options of {@link ingestTranscript}. */
@@ -66,19 +98,27 @@ export interface IngestResult {
   previouslyRead: boolean;
 }
 
-function loadState(path: string, transcriptPath: string): IngestState {
+/**
+ * A loaded state. `allUuids`: every uuid read, when known without the log (a version 1 file
+ * holds them all; the next save writes them to a new log).
+ */
+type LoadedState = IngestState & { allUuids?: string[] };
+
+function loadState(path: string, transcriptPath: string): LoadedState {
   if (!existsSync(path)) {
     return {
       version: INGEST_STATE_VERSION,
       transcript_path: transcriptPath,
       offset: 0,
       lines: 0,
+      tail_sha256: '',
+      uuids_bytes: 0,
       reader: emptyReader(),
     };
   }
-  let s: IngestState;
+  let s: LoadedState;
   try {
-    s = JSON.parse(readFileSync(path, 'utf8')) as IngestState;
+    s = JSON.parse(readFileSync(path, 'utf8')) as LoadedState;
   } catch {
     throw new IntegrityCheckError(
       `hook state file is not valid JSON: ${path}; move it away to re-read the transcript`,
@@ -87,10 +127,14 @@ function loadState(path: string, transcriptPath: string): IngestState {
       },
     );
   }
+  const v1 = s.version === 1;
   if (
-    s.version !== INGEST_STATE_VERSION ||
+    (s.version !== INGEST_STATE_VERSION && !v1) ||
     typeof s.offset !== 'number' ||
-    typeof s.reader !== 'object'
+    typeof s.reader !== 'object' ||
+    s.reader === null ||
+    !Array.isArray(s.reader.seen_uuids) ||
+    (!v1 && (typeof s.tail_sha256 !== 'string' || !Number.isSafeInteger(s.uuids_bytes)))
   ) {
     throw new IntegrityCheckError(
       `hook state file has an unknown layout: ${path}; move it away to re-read the transcript`,
@@ -99,12 +143,92 @@ function loadState(path: string, transcriptPath: string): IngestState {
       },
     );
   }
+  if (v1) {
+    // Version 1 kept every uuid in the state file: they move to the log on the next save.
+    const all = s.reader.seen_uuids;
+    s = {
+      ...s,
+      version: INGEST_STATE_VERSION,
+      tail_sha256: '',
+      uuids_bytes: 0,
+      reader: { ...s.reader, seen_uuids: all.slice(-RECENT_UUIDS) },
+      allUuids: all,
+    };
+  }
   if (s.transcript_path !== transcriptPath) {
     // A new transcript file for the same session (resume): read it from the start; rows already
     // read are recognised by uuid, so step ids continue where they were.
-    return { ...s, transcript_path: transcriptPath, offset: 0, lines: 0 };
+    return { ...s, transcript_path: transcriptPath, offset: 0, lines: 0, tail_sha256: '' };
   }
   return s;
+}
+
+/** Every uuid of the log's first `bytes` bytes (the ones the state file covers). */
+function readUuidLog(path: string, bytes: number): string[] {
+  if (bytes === 0) return [];
+  const broken = (why: string) =>
+    new IntegrityCheckError(
+      `hook uuid log ${why}: ${path}; move it and the .state.json beside it away to re-read the transcript`,
+      { path },
+    );
+  if (!existsSync(path)) throw broken('is missing');
+  const fd = openSync(path, 'r');
+  let buf: Buffer;
+  try {
+    buf = readAt(fd, 0, bytes);
+  } finally {
+    closeSync(fd);
+  }
+  if (buf.length < bytes) throw broken(`is shorter than the ${bytes} bytes the state file covers`);
+  const lines = buf.toString('utf8').split('\n');
+  if (lines.pop() !== '') throw broken(`does not end a line at byte ${bytes}`);
+  return lines.map((line, i) => {
+    let uuid: unknown;
+    try {
+      uuid = JSON.parse(line);
+    } catch {}
+    if (typeof uuid !== 'string') throw broken(`line ${i + 1} is not a JSON string`);
+    return uuid;
+  });
+}
+
+/**
+ * Writes `uuids` to the log after its first `from` bytes (dropping what a run that died before
+ * saving its state appended) and syncs it; returns the log's new length.
+ */
+function appendUuidLog(path: string, from: number, uuids: readonly string[]): number {
+  if (uuids.length === 0 && from === 0 && !existsSync(path)) return 0;
+  const data = Buffer.from(uuids.map((u) => `${JSON.stringify(u)}\n`).join(''), 'utf8');
+  const fd = openSync(path, existsSync(path) ? 'r+' : 'w');
+  try {
+    ftruncateSync(fd, from);
+    let off = 0;
+    while (off < data.length) off += writeSync(fd, data, off, data.length - off, from + off);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  return from + data.length;
+}
+
+/**
+ * The uuids the reader starts with: the recent ones when reading on from the offset, every one
+ * read before when reading from the start again (the log is read only then).
+ */
+function knownUuids(state: LoadedState, start: number, statePath: string): string[] {
+  if (state.allUuids) return state.allUuids;
+  return start === 0
+    ? readUuidLog(uuidLogPath(statePath), state.uuids_bytes)
+    : state.reader.seen_uuids;
+}
+
+/** SHA-256 (hex) of the up to {@link TAIL_BYTES} bytes before `offset` ('' at 0). */
+function tailHash(fd: number, offset: number): string {
+  if (offset === 0) return '';
+  const start = Math.max(0, offset - TAIL_BYTES);
+  return createHash('sha256')
+    .update(readAt(fd, start, offset - start))
+    .digest('hex');
 }
 
 function emptyReader(): TranscriptState {
@@ -141,6 +265,7 @@ function readAt(fd: number, position: number, length: number): Buffer {
 function readNewLines(
   path: string,
   offset: number,
+  tail: string,
   maxBytes: number,
 ): { text: string; start: number; rest: boolean } {
   const fd = openSync(path, 'r');
@@ -154,9 +279,12 @@ function readNewLines(
       );
     }
     const size = stat.size;
-    // A transcript shorter than what was read, or whose byte before the offset no longer ends a
-    // line, was rewritten: read it again from the start (rows already read are known by uuid).
-    const start = size < offset || !endsLineAt(fd, offset) ? 0 : offset;
+    // A transcript shorter than what was read, whose bytes before the offset changed (their
+    // hash; a version 1 state has none) or no longer end a line, was rewritten: read it again
+    // from the start (rows already read are known by uuid).
+    const rewritten =
+      size < offset || !endsLineAt(fd, offset) || (tail !== '' && tailHash(fd, offset) !== tail);
+    const start = rewritten ? 0 : offset;
     if (size - start <= 0) return { text: '', start, rest: false };
     let buf = readAt(fd, start, Math.min(size - start, maxBytes));
     let end = buf.lastIndexOf(0x0a);
@@ -219,6 +347,50 @@ async function storableState(
 }
 
 /**
+ * Writes the state after a run: the uuids first read in this run to the log (a version 1
+ * state's all to a new log), then the state file, bounded (the last {@link RECENT_UUIDS} uuids,
+ * open turns redacted) and naming the log's length and the hash of the bytes before `offset`.
+ */
+async function saveState(
+  engine: ContextFoldEngine,
+  options: IngestOptions,
+  state: LoadedState,
+  read: TranscriptState,
+  knownCount: number,
+  offset: number,
+  lines: number,
+): Promise<void> {
+  // The uuids first read in this run follow the ones the reader started with (a Set keeps
+  // insertion order).
+  const added = read.seen_uuids.slice(knownCount);
+  const logPath = uuidLogPath(options.statePath);
+  mkdirSync(dirname(options.statePath), { recursive: true });
+  const uuidsBytes = state.allUuids
+    ? appendUuidLog(logPath, 0, [...state.allUuids, ...added])
+    : appendUuidLog(logPath, state.uuids_bytes, added);
+  const fd = openSync(options.transcriptPath, 'r');
+  let tail: string;
+  try {
+    tail = tailHash(fd, offset);
+  } finally {
+    closeSync(fd);
+  }
+  const next: IngestState = {
+    version: INGEST_STATE_VERSION,
+    transcript_path: options.transcriptPath,
+    offset,
+    lines,
+    tail_sha256: tail,
+    uuids_bytes: uuidsBytes,
+    reader: await storableState(
+      { ...read, seen_uuids: read.seen_uuids.slice(-RECENT_UUIDS) },
+      engine,
+    ),
+  };
+  writeFileAtomic(options.statePath, JSON.stringify(next));
+}
+
+/**
  * Reads what was appended to a Claude Code transcript since the last run and folds the turns
  * that became final. Only the new bytes are parsed (the state file remembers the offset and the
  * reader's open turns), so a run costs the same on turn 20 and turn 2,000. State is saved after
@@ -232,8 +404,8 @@ export async function ingestTranscript(
   options: IngestOptions,
 ): Promise<IngestResult> {
   const state = loadState(options.statePath, options.transcriptPath);
-  const reader = new TranscriptReader(state.reader);
   if (!existsSync(options.transcriptPath)) {
+    const reader = new TranscriptReader(state.reader);
     return {
       folded: 0,
       turns: reader.nextStep,
@@ -247,9 +419,14 @@ export async function ingestTranscript(
   const { text, start, rest } = readNewLines(
     options.transcriptPath,
     state.offset,
+    state.tail_sha256,
     options.maxReadBytes ?? DEFAULT_MAX_READ_BYTES,
   );
   if (start !== state.offset) state.lines = 0;
+  const known = knownUuids(state, start, options.statePath);
+  const reader = new TranscriptReader({ ...state.reader, seen_uuids: known });
+  // A row repeating a uuid read before the recent ones is in the log twice: count the distinct.
+  const knownCount = new Set(known).size;
   const limit = options.maxTurns ?? Number.POSITIVE_INFINITY;
   const turns: ImportedTurn[] = [];
   let lineNo = state.lines;
@@ -278,17 +455,15 @@ export async function ingestTranscript(
   }
   const offset = start + consumed;
   // Nothing read and nothing folded: the state file already holds this state (redacted), and
-  // redacting it again would load the secret scanner on a prompt that changed nothing.
-  if (offset !== state.offset || turns.length > 0 || !existsSync(options.statePath)) {
-    const next: IngestState = {
-      version: INGEST_STATE_VERSION,
-      transcript_path: options.transcriptPath,
-      offset,
-      lines: lineNo,
-      reader: await storableState(reader.state(), engine),
-    };
-    mkdirSync(dirname(options.statePath), { recursive: true });
-    writeFileAtomic(options.statePath, JSON.stringify(next));
+  // redacting it again would load the secret scanner on a prompt that changed nothing. A
+  // version 1 state is rewritten once (its uuids move to the log).
+  if (
+    offset !== state.offset ||
+    turns.length > 0 ||
+    state.allUuids !== undefined ||
+    !existsSync(options.statePath)
+  ) {
+    await saveState(engine, options, state, reader.state(), knownCount, offset, lineNo);
   }
   return {
     folded: turns.length,

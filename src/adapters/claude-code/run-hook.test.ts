@@ -4,6 +4,7 @@ import {
   existsSync,
   mkdirSync,
   readFileSync,
+  rmSync,
   statSync,
   writeFileSync,
 } from 'node:fs';
@@ -16,8 +17,9 @@ import { TranscriptWriter } from '../../test-utils/claude-transcript.js';
 import { tempDir } from '../../test-utils/temp-dir.js';
 import { CONTEXT_HEADER, MAX_CONTEXT_BYTES } from './archived-context.js';
 import type { HookEvent, HookInput } from './hook-input.js';
-import { ingestTranscript } from './ingest.js';
+import { ingestTranscript, RECENT_UUIDS, uuidLogPath } from './ingest.js';
 import { HookEngines, runHook } from './run-hook.js';
+import { MAX_SCANNED_PROMPT_CHARS } from './scanned-prompt.js';
 import { sessionPaths } from './session-paths.js';
 
 const SESSION = '0dd5e551-0000-4000-8000-00000000beef';
@@ -90,8 +92,8 @@ describe('runHook user-prompt-submit', () => {
       prompt: 'Which MigrationError did mix ecto.migrate print?',
     });
     expect(out.archived_before).toBe(6);
-    expect(out.output?.hookSpecificOutput.hookEventName).toBe('UserPromptSubmit');
-    const ctx = out.output!.hookSpecificOutput.additionalContext;
+    expect(out.output?.hookSpecificOutput?.hookEventName).toBe('UserPromptSubmit');
+    const ctx = out.output!.hookSpecificOutput!.additionalContext;
     expect(ctx.startsWith(CONTEXT_HEADER)).toBe(true);
     const expected = parseClaudeCodeTranscript(session().text(), 't').turns.find((t) =>
       t.content.includes('MigrationError'),
@@ -151,7 +153,7 @@ describe('runHook user-prompt-submit', () => {
     const out = await s.run('user-prompt-submit', {
       prompt: 'What did the renderer build script print when it finished?',
     });
-    const ctx = out.output!.hookSpecificOutput.additionalContext;
+    const ctx = out.output!.hookSpecificOutput!.additionalContext;
     expect(ctx).toContain('./scripts/build-renderer.sh');
     expect(ctx).toContain('[…]\n');
     expect(ctx).toContain('compiling module_2999.ex\nbundle digest 7f3e2a1\n');
@@ -178,7 +180,7 @@ describe('runHook user-prompt-submit', () => {
     const prompt = 'How many widget tests passed when they ran?';
     const out = await s.run('user-prompt-submit', { prompt });
     expect(out.context!.pages[0]!.step_id).toBe(1);
-    expect(out.output!.hookSpecificOutput.additionalContext).toContain('17 tests, 0 failures');
+    expect(out.output!.hookSpecificOutput!.additionalContext).toContain('17 tests, 0 failures');
     // --retrieval reference keeps the reference RGSC and its ownership rule.
     const ref = await runHook({
       event: 'user-prompt-submit',
@@ -199,7 +201,7 @@ describe('runHook user-prompt-submit', () => {
     w.compact('frobnicator ran');
     writeFileSync(s.transcript, w.text());
     const out = await s.run('user-prompt-submit', { prompt: 'what did the frobnicator print?' });
-    const ctx = out.output!.hookSpecificOutput.additionalContext;
+    const ctx = out.output!.hookSpecificOutput!.additionalContext;
     expect(Buffer.byteLength(ctx)).toBeLessThanOrEqual(MAX_CONTEXT_BYTES);
     expect(Buffer.byteLength(ctx)).toBeGreaterThan(MAX_CONTEXT_BYTES * 0.6);
     expect(ctx).toMatch(/chunk="1\/\d+" truncated="true"/);
@@ -207,7 +209,20 @@ describe('runHook user-prompt-submit', () => {
     expect(out.context!.pages[0]).toMatchObject({ chunk: 0, truncated: true });
   });
 
-  it('never pages in a tampered record; it says the record was refused', async () => {
+  it('a prompt past the scan bound: its first and last lines are scanned, and the user is told', async () => {
+    const s = setup();
+    writeFileSync(s.transcript, session().text());
+    // A question, then a pasted log of 2.4 M characters.
+    const prompt = `Why does the billing_invoices migration fail?\n${'INFO worker ok\n'.repeat(160_000)}`;
+    expect(prompt.length).toBeGreaterThan(MAX_SCANNED_PROMPT_CHARS);
+    const out = await s.run('user-prompt-submit', { prompt });
+    expect(out.output!.hookSpecificOutput!.additionalContext).toContain('billing_invoices exists');
+    expect(out.output!.systemMessage).toMatch(
+      /^contextfold: this prompt has 2,400,046 characters; the archive was searched for its first and last lines only \(2,097,1\d\d characters\), to answer within the hook's time limit$/,
+    );
+  });
+
+  it('never pages in a tampered record; it tells the model and the user the record was refused', async () => {
     const s = setup();
     writeFileSync(s.transcript, session().text());
     const prompt = 'Why does the billing_invoices migration fail?';
@@ -218,11 +233,18 @@ describe('runHook user-prompt-submit', () => {
     node.raw_content += ' TAMPERED';
     writeFileSync(file, JSON.stringify(node, null, 2));
     const out = await s.run('user-prompt-submit', { prompt });
-    const ctx = out.output!.hookSpecificOutput.additionalContext;
+    const ctx = out.output!.hookSpecificOutput!.additionalContext;
     expect(ctx).not.toContain('TAMPERED');
     expect(ctx).toContain(
       `archived step ${step} was selected but not paged in: IntegrityCheckError`,
     );
+    // Claude Code shows systemMessage to the user, with the path of the refused record.
+    expect(out.output!.systemMessage).toMatch(
+      new RegExp(
+        `^contextfold: archived step ${step} was selected for this prompt but not paged in: IntegrityCheckError: .*step_${String(step).padStart(6, '0')}`,
+      ),
+    );
+    expect(out.output!.systemMessage!.split('\n')).toHaveLength(1);
   });
 });
 
@@ -400,6 +422,118 @@ describe('incremental ingestion', () => {
     expect(await timeless(s)).toEqual(await timeless(direct));
   });
 
+  /** `n` meta rows (each a uuid the reader keeps, none a turn) before the session's rows. */
+  const longSession = (n: number) => {
+    const meta = Array.from({ length: n }, (_, i) =>
+      JSON.stringify({
+        type: 'user',
+        isMeta: true,
+        uuid: `10000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+        sessionId: SESSION,
+        message: { role: 'user', content: 'caveat' },
+      }),
+    );
+    const w = session();
+    return { w, text: (to = w.rows.length) => `${meta.join('\n')}\n${w.text(0, to)}` };
+  };
+  const lines = (path: string) => readFileSync(path, 'utf8').split('\n').length - 1;
+  /** Conversation rows (the ones whose uuid the reader keeps) of a transcript text. */
+  const conversationRows = (text: string) =>
+    text.split('\n').filter((l) => l !== '' && ['user', 'assistant'].includes(JSON.parse(l).type))
+      .length;
+
+  it('keeps the state file bounded: every uuid read is appended to the log beside it', async () => {
+    const s = setup();
+    const long = longSession(3000);
+    writeFileSync(s.transcript, long.text(5));
+    const { statePath } = sessionPaths(s.baseDir, SESSION);
+    await s.run('user-prompt-submit', { prompt: 'x' });
+    const state = JSON.parse(readFileSync(statePath, 'utf8'));
+    expect(state.version).toBe(2);
+    expect(state.reader.seen_uuids).toHaveLength(RECENT_UUIDS);
+    expect(statSync(statePath).size).toBeLessThan(64 * 1024);
+    const log = uuidLogPath(statePath);
+    expect(lines(log)).toBe(conversationRows(long.text(5)));
+    appendFileSync(s.transcript, `${long.w.rows.slice(5).join('\n')}\n`);
+    await s.run('pre-compact');
+    expect(lines(log)).toBe(conversationRows(long.text()));
+    expect(statSync(log).size).toBe(JSON.parse(readFileSync(statePath, 'utf8')).uuids_bytes);
+    expect((await s.entries()).length).toBe(
+      parseClaudeCodeTranscript(long.w.text(), 't').turns.length,
+    );
+  });
+
+  it('a transcript rewritten after more rows than the state file keeps: re-read with the log, nothing refolded or renumbered', async () => {
+    const s = setup();
+    const long = longSession(2000);
+    writeFileSync(s.transcript, long.text());
+    await s.run('pre-compact');
+    const before = await s.entries();
+    // Shorter (the first rows only), then longer behind a new first line: every row was read.
+    writeFileSync(s.transcript, long.text(3));
+    expect((await s.run('pre-compact')).ingest.folded).toBe(0);
+    const first = '{"type":"file-history-snapshot","messageId":"m0","snapshot":{}}\n';
+    writeFileSync(s.transcript, first + long.text());
+    expect((await s.run('pre-compact')).ingest.folded).toBe(0);
+    expect(await s.entries()).toEqual(before);
+    // The same length and line ends, other bytes just before the offset (the last row written
+    // again with a new uuid): read again from the start too, the new row once, as a new turn.
+    const last = long.w.rows.at(-1)!;
+    const uuid = JSON.parse(last).uuid as string;
+    const renamed = last.replace(uuid, `f${uuid.slice(1)}`);
+    writeFileSync(s.transcript, first + long.text().replace(last, renamed));
+    const again = await s.run('pre-compact');
+    expect(again.ingest.folded).toBe(1);
+    expect(again.ingest.turns).toBe(before.length + 1);
+    expect((await s.run('pre-compact')).ingest.folded).toBe(0);
+  });
+
+  it('reads a version 1 state file (every uuid in it), moving its uuids to the log', async () => {
+    const s = setup();
+    const long = longSession(1500);
+    writeFileSync(s.transcript, long.text(5));
+    await s.run('user-prompt-submit', { prompt: 'x' });
+    const { statePath } = sessionPaths(s.baseDir, SESSION);
+    const log = uuidLogPath(statePath);
+    const all = readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    const v2 = JSON.parse(readFileSync(statePath, 'utf8'));
+    const { tail_sha256, uuids_bytes, ...rest } = v2;
+    const v1 = { ...rest, version: 1, reader: { ...v2.reader, seen_uuids: all } };
+    writeFileSync(statePath, JSON.stringify(v1));
+    rmSync(log);
+    // The first meta row again (far before the last RECENT_UUIDS), then the rest of the session.
+    const repeat = readFileSync(s.transcript, 'utf8').split('\n')[0];
+    appendFileSync(s.transcript, `${repeat}\n${long.w.rows.slice(5).join('\n')}\n`);
+    await s.run('pre-compact');
+    expect(JSON.parse(readFileSync(statePath, 'utf8')).version).toBe(2);
+    expect(lines(log)).toBe(conversationRows(long.text()));
+    expect((await s.entries()).length).toBe(
+      parseClaudeCodeTranscript(long.w.text(), 't').turns.length,
+    );
+  });
+
+  it('refuses a missing or cut uuid log when the transcript must be read again', async () => {
+    const s = setup();
+    const long = longSession(10);
+    writeFileSync(s.transcript, long.text());
+    await s.run('pre-compact');
+    const log = uuidLogPath(sessionPaths(s.baseDir, SESSION).statePath);
+    const kept = readFileSync(log);
+    writeFileSync(s.transcript, long.text(3));
+    writeFileSync(log, kept.subarray(0, kept.length - 5));
+    await expect(s.run('pre-compact')).rejects.toThrow(
+      /^hook uuid log is shorter than the \d+ bytes the state file covers: .*\.state\.uuids; move it/,
+    );
+    rmSync(log);
+    await expect(s.run('pre-compact')).rejects.toMatchObject({
+      code: 'INTEGRITY_CHECK',
+      message: expect.stringMatching(/^hook uuid log is missing: /),
+    });
+  });
+
   it('refuses a damaged state file instead of re-reading silently', async () => {
     const s = setup();
     writeFileSync(s.transcript, session().text());
@@ -502,7 +636,7 @@ describe('HookEngines (a long-lived process keeps session stores open)', () => {
           input: input(b),
         });
         expect(kept.output).toEqual(fresh.output);
-        expect(kept.output?.hookSpecificOutput.additionalContext).toContain('billing_invoices');
+        expect(kept.output?.hookSpecificOutput?.additionalContext).toContain('billing_invoices');
         // More of the session arrives between prompts: both fold it.
         w.user(`round ${round}: check the dashboard`);
         writeFileSync(a.transcript, w.text());

@@ -4,6 +4,7 @@ import { UsageError } from '../../protocol/errors.js';
 import { type ArchivedContext, archivedContext } from './archived-context.js';
 import { CLAUDE_EVENT_NAMES, type HookEvent, type HookInput } from './hook-input.js';
 import { type IngestResult, ingestTranscript } from './ingest.js';
+import { scannedPrompt } from './scanned-prompt.js';
 import { sessionPaths } from './session-paths.js';
 
 /** New turns one hook run folds at most; a long backlog is caught up over several runs. */
@@ -71,9 +72,30 @@ export class HookEngines {
   }
 }
 
-/** The JSON a hook prints for Claude Code (`hookSpecificOutput.additionalContext`). */
+/**
+ * The JSON a hook prints for Claude Code: `hookSpecificOutput.additionalContext` goes to the
+ * model, `systemMessage` is a warning Claude Code shows the user (never the model).
+ */
 export interface HookOutput {
-  hookSpecificOutput: { hookEventName: string; additionalContext: string };
+  hookSpecificOutput?: { hookEventName: string; additionalContext: string };
+  systemMessage?: string;
+}
+
+/**
+ * The output with `messages` added to its `systemMessage` (one line each), or a new output that
+ * is only the warning. No messages: the output as it was.
+ *
+ * @example
+ * withSystemMessage(null, ['contextfold: archived step 3 was not paged in: ...']);
+ * // { systemMessage: 'contextfold: archived step 3 was not paged in: ...' }
+ */
+export function withSystemMessage(
+  output: HookOutput | null,
+  messages: readonly string[],
+): HookOutput | null {
+  if (messages.length === 0) return output;
+  const all = [...(output?.systemMessage ? [output.systemMessage] : []), ...messages];
+  return { ...output, systemMessage: all.join('\n') };
 }
 
 /** What a hook run did. */
@@ -159,13 +181,26 @@ export async function runHook(options: RunHookOptions): Promise<HookOutcome> {
       hookSpecificOutput: { hookEventName: CLAUDE_EVENT_NAMES[event], additionalContext: text },
     });
     if (event === 'user-prompt-submit') {
+      const scanned = scannedPrompt(input.prompt ?? '');
       outcome.context = await archivedContext(engine, {
-        prompt: input.prompt ?? '',
+        prompt: scanned.text,
         archivedBefore,
         mode: engine.retrieval,
         summaries: ingest.compactions,
       });
       if (outcome.context.text !== null) outcome.output = say(outcome.context.text);
+      // The model reads that a record was refused; the user is told too (tampered or missing).
+      outcome.output = withSystemMessage(outcome.output, [
+        ...(scanned.cut
+          ? [
+              `contextfold: this prompt has ${scanned.cut.chars.toLocaleString('en-US')} characters; the archive was searched for its first and last lines only (${scanned.cut.scanned.toLocaleString('en-US')} characters), to answer within the hook's time limit`,
+            ]
+          : []),
+        ...outcome.context.failures.map(
+          (f) =>
+            `contextfold: archived step ${f.step_id} was selected for this prompt but not paged in: ${f.error}: ${f.message}`,
+        ),
+      ]);
     } else if (event === 'session-start' && archivedBefore > 0) {
       outcome.output = say(
         `contextfold: turns 0–${archivedBefore - 1} of this session are archived verbatim (hash-verified) in ${paths.storeDir}. Records relevant to a prompt are paged in automatically with it, labelled as archived data.`,

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { TranscriptWriter } from '../../test-utils/claude-transcript.js';
@@ -87,11 +87,17 @@ describe('contextfold hook (spawned as Claude Code does)', () => {
     await new Promise((resolve) => setTimeout(resolve, 1500));
     child.stdin.end(input);
     const code = await exited;
-    expect(stderr).toBe('');
     expect(code).toBe(0);
-    expect(JSON.parse(stdout).hookSpecificOutput.additionalContext).toContain(
+    const out = JSON.parse(stdout);
+    expect(out.hookSpecificOutput.additionalContext).toContain(
       'FATAL: role "billing" does not exist',
     );
+    // 2.2 M characters: past the scan bound, so its first and last lines are scanned, and the
+    // user is told (systemMessage), as stderr says.
+    expect(out.systemMessage).toMatch(
+      /^contextfold: this prompt has 2,200,048 characters; the archive was searched for its first and last lines only/,
+    );
+    expect(stderr).toBe(`${out.systemMessage}\n`);
   });
 
   it('resolves the default store relative to the session cwd, one store per session', () => {
@@ -222,6 +228,27 @@ describe('contextfold hook (spawned as Claude Code does)', () => {
       /^contextfold: UsageError: transcript not found: .*; it was read before and is gone/,
     );
     expect(gone.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
+  it('a store warning of a run that goes on is the systemMessage Claude Code shows the user, and a line on stderr', () => {
+    const p = project();
+    const input = {
+      session_id: 'abc',
+      transcript_path: p.transcript,
+      cwd: p.root,
+      prompt: 'Which PostgreSQL role was missing on port 5433?',
+    };
+    expect(hook(['hook', 'user-prompt-submit'], input, p.root).code).toBe(0);
+    const store = join(p.root, '.contextfold', 'claude-code', 'abc');
+    for (const f of readdirSync(store)) if (f.startsWith('index-')) rmSync(join(store, f));
+    const r = hook(['hook', 'user-prompt-submit'], input, p.root);
+    expect(r.code).toBe(0);
+    const warning = /^contextfold: warning: the derived index is missing: rebuilt index-/;
+    expect(r.stderr).toMatch(warning);
+    const out = JSON.parse(r.stdout);
+    expect(out.hookSpecificOutput.additionalContext).toContain('FATAL: role "billing"');
+    expect(out.systemMessage).toMatch(warning);
+    expect(out.systemMessage).toBe(r.stderr.trim());
   });
 
   it('a store error (damaged state file) still exits 1, not its IPCF exit code', () => {

@@ -25,7 +25,9 @@ export function register(program: Command): void {
       'after',
       [
         '',
-        'Reads the hook input JSON on stdin and prints hookSpecificOutput JSON on stdout (or nothing).',
+        'Reads the hook input JSON on stdin and prints hookSpecificOutput JSON on stdout (or nothing);',
+        'a warning (a refused record, a store warning, a prompt over 2 Mi characters scanned on its',
+        'first and last lines only) is its systemMessage, shown to the user.',
         '  user-prompt-submit  ingest new turns, scan the prompt, add verified archived pages (≤ 8 KB)',
         '  pre-compact         fold every complete turn before Claude Code compacts',
         '  session-start       ingest; after a compaction, tell the model what is archived',
