@@ -526,6 +526,8 @@ export class ContextFold implements ContextFoldEngine {
         this.store.assertConsistent();
         const before = this.store.pendingCount();
         await this.ranked.prepare(options.onProgress);
+        // The index file deleted during the analysis took the analyses with it: not a success.
+        if (this.store.kind === 'local') this.store.assertIndexInPlace();
         return {
           nodes: this.store.stats().entries,
           analysed: before - this.store.pendingCount(),

@@ -648,6 +648,19 @@ export class LocalStore implements IndexBackend {
     await this.write(() => this.#gen.rebuild('reindex', false, false));
   }
 
+  /**
+   * Throws if the index file this process writes to was deleted or replaced since it opened it:
+   * what was written there since (a reindex's analyses) is lost.
+   */
+  assertIndexInPlace(): void {
+    if (!this.#gen.displaced) return;
+    const path = this.#gen.indexPath!;
+    throw new UsageError(
+      `the index ${path} was deleted or replaced while it was written (were index-*.sqlite files removed?): what was written there is lost; the store's files are unchanged, run the command again`,
+      { path },
+    );
+  }
+
   // --- checks ---
 
   /**
