@@ -167,6 +167,7 @@ export class ContextFold implements ContextFoldEngine {
       read: (fn, load) => this.read(fn, load),
       entryPages: (o) => this.entryPages(o),
       sanitizedByArtifact: this.sanitizedByArtifact,
+      warn: (w) => this.onWarning?.(w),
     });
   }
 

@@ -104,7 +104,8 @@ export interface IndexWarning {
     | 'JOURNAL_TAIL_QUARANTINED'
     | 'DERIVE_WORKERS_FAILED'
     | 'COMPACTION_FAILED'
-    | 'LOCK_WAIT';
+    | 'LOCK_WAIT'
+    | 'DEAD_BUILD_FILE';
   message: string;
   path: string;
 }

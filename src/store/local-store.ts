@@ -241,6 +241,14 @@ export class LocalStore implements IndexBackend {
   }
 
   /**
+   * The files rebuilds of processes that are gone left in the directory (see
+   * {@link LocalStore.#removeDeadBuilds}: a read-only or unwritable store keeps them).
+   */
+  deadBuildPaths(): string[] {
+    return deadBuildFiles(this.layout.dir).map((name) => join(this.layout.dir, name));
+  }
+
+  /**
    * Removes what rebuilds of processes that are gone left (a SIGKILLed `reindex`: a build file
    * as large as the index), once per store opened, holding the write lock (every rebuild of a
    * store directory holds it) and never a file of a live process. `sync` only looks when the
