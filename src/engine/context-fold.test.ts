@@ -248,6 +248,28 @@ describe.each(BACKENDS)('%s', (backend: BackendName) => {
       ).resolves.toBeUndefined();
     });
 
+    it('refuses an operation started while close() waits (a late fold was written)', async () => {
+      const cf = await open({ redact: false });
+      const inputs = Array.from({ length: 1100 }, (_, i) => ({
+        stepId: i,
+        summary: `turn ${i}`,
+        content: `port ${i} of the service`,
+      }));
+      const batch = cf.foldMany(inputs);
+      const closing = cf.close();
+      const closed = { code: 'USAGE', message: expect.stringMatching(/engine is closed/) };
+      await expect(cf.fold({ stepId: 5000, summary: 'late' })).rejects.toMatchObject(closed);
+      await expect(cf.scan('port 42')).rejects.toMatchObject(closed);
+      await expect(cf.status()).rejects.toMatchObject(closed);
+      await expect(cf.pageIn('port 42', { mode: 'reference' })).rejects.toMatchObject(closed);
+      expect(await batch).toHaveLength(1100);
+      await closing;
+      const again = await reopen(cf);
+      expect(await again.entry(5000)).toBeUndefined();
+      expect((await again.status()).nodes).toBe(1100);
+      await again.close();
+    });
+
     it('rejects bad step ids with a usage error and writes nothing', async () => {
       const cf = await open();
       const before = await last.fingerprint();

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { resolve } from 'node:path';
 import { setImmediate as turn } from 'node:timers/promises';
 import { resolveTokenizer, type Tokenizer } from '../extract/tokenizer.js';
@@ -101,6 +102,11 @@ export class ContextFold implements ContextFoldEngine {
   private closing: Promise<void> | null = null;
   /** Operations started and not yet settled (see {@link ContextFold.track}). */
   private readonly inflight = new Set<Promise<unknown>>();
+  /**
+   * Set inside a tracked operation (and `close()`'s own compaction): what an operation calls
+   * itself still runs while `close()` waits for it; a call from anywhere else is refused.
+   */
+  private readonly inOperation = new AsyncLocalStorage<true>();
 
   private constructor(options: OpenOptions, pgStore?: typeof PgStore) {
     checkOpenOptions(options);
@@ -161,6 +167,7 @@ export class ContextFold implements ContextFoldEngine {
       read: (fn, load) => this.read(fn, load),
       entryPages: (o) => this.entryPages(o),
       sanitizedByArtifact: this.sanitizedByArtifact,
+      warn: (w) => this.onWarning?.(w),
     });
   }
 
@@ -200,8 +207,9 @@ export class ContextFold implements ContextFoldEngine {
     return this.store;
   }
 
+  /** Refuses an operation once `close()` was called (unless an operation in flight makes it). */
   private assertOpen(): void {
-    if (this.closed)
+    if (this.closed || (this.closing !== null && !this.inOperation.getStore()))
       throw new UsageError('this ContextFold engine is closed; open the store again');
   }
 
@@ -211,7 +219,7 @@ export class ContextFold implements ContextFoldEngine {
    */
   private track<T>(op: () => Promise<T>): Promise<T> {
     this.assertOpen();
-    const p = op();
+    const p = this.inOperation.run(true, op);
     this.inflight.add(p);
     const done = () => this.inflight.delete(p);
     p.then(done, done);
@@ -380,8 +388,11 @@ export class ContextFold implements ContextFoldEngine {
         return this.ranked.pageIn(prompt, rankedCaps(this.policy, options));
       });
     }
-    const scan = await this.scan(prompt, options);
-    return hydratedPages(scan, (stepId, o) => this.hydrate(stepId, o));
+    // One operation: close() waits for the hydrations as well as the scan.
+    return this.track(async () => {
+      const scan = await this.scan(prompt, options);
+      return hydratedPages(scan, (stepId, o) => this.hydrate(stepId, o));
+    });
   }
 
   /** Records that a step's page left the prompt (CONF-07): index `evicted`, eviction log. */
@@ -473,7 +484,7 @@ export class ContextFold implements ContextFoldEngine {
 
   /** Counts and settings of the store, and the state of its derived index. */
   async status(): Promise<StatusResult> {
-    return this.health.status(this);
+    return this.track(() => this.health.status(this));
   }
 
   /**
@@ -516,6 +527,8 @@ export class ContextFold implements ContextFoldEngine {
         this.store.assertConsistent();
         const before = this.store.pendingCount();
         await this.ranked.prepare(options.onProgress);
+        // The index file deleted during the analysis took the analyses with it: not a success.
+        if (this.store.kind === 'local') this.store.assertIndexInPlace();
         return {
           nodes: this.store.stats().entries,
           analysed: before - this.store.pendingCount(),
@@ -608,7 +621,8 @@ export class ContextFold implements ContextFoldEngine {
   /**
    * Compacts the journal (if any; `{ compact: false }` skips it, for read-only callers; an
    * engine opened `readOnly` never compacts) and closes the engine. Operations still in flight
-   * (a `foldMany`, `scan` or `pageIn` not awaited) settle first. Safe to call twice.
+   * (a `foldMany`, `scan` or `pageIn` not awaited) settle first; one started after `close()` was
+   * called is refused as on a closed engine. Safe to call twice.
    */
   async close(options: { compact?: boolean } = {}): Promise<void> {
     if (options?.compact !== undefined && typeof options.compact !== 'boolean') {
@@ -628,7 +642,7 @@ export class ContextFold implements ContextFoldEngine {
     try {
       const s = this.store.stats();
       if (compact && s.journalRecords > 0 && !this.store.loadProblem) {
-        await this.compact();
+        await this.inOperation.run(true, () => this.compact());
       }
     } finally {
       this.closed = true;

@@ -7,7 +7,7 @@ import { isTempFileName } from '../fs/durable-fs.js';
 import { isContextFoldError } from '../protocol/errors.js';
 import { type HydrationPolicy, policyHash } from '../protocol/policy.js';
 import { type IndexEntry, PROJECTION_VERSION } from '../protocol/types.js';
-import type { NodeFlag } from '../store/index-backend.js';
+import type { IndexWarning, NodeFlag } from '../store/index-backend.js';
 import type { StoreLayout } from '../store/layout.js';
 import type { EngineStore } from './open-store.js';
 import type { RetrievalMode, StatusResult, ValidateResult, ValidationProblem } from './types.js';
@@ -27,6 +27,8 @@ export interface HealthSources {
   entryPages: (options: { pageSize?: number }) => AsyncIterable<IndexEntry[]>;
   /** The engine's `sanitized` flags by artifact hash (folds fill it too). */
   sanitizedByArtifact: Map<string, boolean>;
+  /** Where warnings go (the engine's `onWarning`). */
+  warn: (warning: IndexWarning) => void;
 }
 
 /** Nodes by their `sanitized` flag, as `status` reports them. */
@@ -211,6 +213,16 @@ export class StoreHealth {
           ? `leftover temp file of an interrupted write: ${path}`
           : `unexpected entry in cold_nodes: ${path}`,
       });
+    }
+    // A read-only (or unwritable) store keeps a killed rebuild's file: said, never removed here.
+    if (store.kind === 'local') {
+      for (const path of store.deadBuildPaths()) {
+        this.src.warn({
+          code: 'DEAD_BUILD_FILE',
+          message: `leftover file of a rebuild whose process is gone: ${path}; the next command with write access to the store removes it (or delete it)`,
+          path,
+        });
+      }
     }
     const index = await store.checkIndex();
     if (index.state === 'stale') {

@@ -91,6 +91,46 @@ describePg('export and import-store between a directory and PostgreSQL', () => {
     expect(loads.flat().filter((s) => s === 4)).toHaveLength(2);
   });
 
+  it("export's source mirror holds no stored analysis (they were most of its memory)", async () => {
+    const url = pgStoreUrl('copyread');
+    const cf = await ContextFold.open({ store: url, tokenizer: 'reference' });
+    await cf.foldMany([
+      { stepId: 1, summary: 'one', content: 'alpha beta gamma' },
+      { stepId: 2, summary: 'two', content: 'delta epsilon' },
+    ]);
+    await cf.scan('alpha'); // analyses both nodes and stores the analyses
+    await cf.close();
+    const reader = async (copy: boolean) => {
+      const r = await ContextFold.open({
+        store: url,
+        tokenizer: 'reference',
+        readOnly: true,
+        mustExist: true,
+      });
+      if (copy) r.backend.readForCopy?.();
+      await r.entriesPage({ limit: 0 });
+      const pending = r.backend.pendingCount();
+      await r.close();
+      return pending;
+    };
+    expect(await reader(false)).toBe(0);
+    expect(await reader(true)).toBe(2);
+    const seen: string[] = [];
+    for (const name of ['readForCopy', 'sync'] as const) {
+      const real = PgStore.prototype[name];
+      vi.spyOn(PgStore.prototype, name).mockImplementation(function (this: PgStore) {
+        seen.push(name);
+        return (real as () => Promise<void>).call(this);
+      });
+    }
+    try {
+      await transferStore({ from: url, to: join(tempDir().dir, '.contextfold') });
+    } finally {
+      vi.restoreAllMocks();
+    }
+    expect(seen[0]).toBe('readForCopy');
+  });
+
   it('import-store verifies every node first: a tampered node loads nothing', async () => {
     const dir = join(tempDir().dir, '.contextfold');
     const cf = await ContextFold.open({ dir, tokenizer: 'reference' });

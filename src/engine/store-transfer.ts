@@ -45,7 +45,7 @@ const PAGE = 500;
  * The stored bytes of nodes a copy holds at once (a page of fewer than {@link PAGE} nodes when
  * they are large; at least one node): each is held as bytes, text and parsed node.
  */
-export const PAGE_BYTES = 32 * 1024 * 1024;
+export const PAGE_BYTES = 8 * 1024 * 1024;
 
 /**
  * Copies a store to another backend node for node: every node is read and verified (all three
@@ -69,6 +69,8 @@ export async function transferStore(options: TransferOptions): Promise<TransferR
   });
   try {
     const src = source.backend;
+    // Nodes are read once each, and nothing ranked is copied: nothing is held for later.
+    src.readForCopy?.();
     const total = (await source.entriesPage({ limit: 0 })).total;
     // First pass: every node verified, nothing written yet (a bad node stops the copy here).
     let verified = 0;

@@ -104,7 +104,8 @@ export interface IndexWarning {
     | 'JOURNAL_TAIL_QUARANTINED'
     | 'DERIVE_WORKERS_FAILED'
     | 'COMPACTION_FAILED'
-    | 'LOCK_WAIT';
+    | 'LOCK_WAIT'
+    | 'DEAD_BUILD_FILE';
   message: string;
   path: string;
 }
@@ -250,6 +251,13 @@ export interface IndexBackend {
   compact(): Promise<number>;
   /** Rebuilds the derived index from the durable state. */
   reindex(): Promise<void>;
+  /**
+   * Tells a reader that copies the store (each node read once, page by page; nothing ranked) to
+   * hold nothing for later: a database store's mirror leaves the stored analyses out (most of
+   * its memory, growing with the store) and its node cache keeps only the last load. Call
+   * before any read.
+   */
+  readForCopy?(): void;
   /** Compares the derived index with the durable state, fully (for validate). */
   checkIndex(): Promise<IndexCheck>;
   /**

@@ -3,6 +3,7 @@ import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ContextFold } from '../engine/context-fold.js';
+import type { IndexWarning } from '../engine/types.js';
 import { tempDir } from '../test-utils/temp-dir.js';
 
 /** A pid no process has any more: a child that ran and exited. */
@@ -31,5 +32,33 @@ describe('the build files of a rebuild whose process is gone', () => {
     expect((await again.status()).nodes).toBe(1);
     expect(builds()).toEqual([live]);
     await again.close();
+  });
+
+  it('are reported by validate on a read-only store, with their paths, and left in place', async () => {
+    const dir = join(tempDir().dir, '.contextfold');
+    const cf = await ContextFold.open({ dir, tokenizer: 'reference' });
+    await cf.fold({ stepId: 1, summary: 's', content: 'c' });
+    await cf.close();
+    const dead = `index-9-0000dead.sqlite.build-${deadPid()}`;
+    const live = `index-9-0000a11e.sqlite.build-${process.ppid}`;
+    for (const name of [dead, `${dead}-wal`, live]) writeFileSync(join(dir, name), 'x');
+    const warnings: IndexWarning[] = [];
+    const reader = await ContextFold.open({
+      dir,
+      tokenizer: 'reference',
+      readOnly: true,
+      onWarning: (w) => warnings.push(w),
+    });
+    // validate said nothing of them: ok, no warning, and nothing removes them read-only.
+    expect(await reader.validate()).toMatchObject({ ok: true, problems: [] });
+    await reader.close();
+    expect(warnings.filter((w) => w.code === 'DEAD_BUILD_FILE')).toEqual(
+      [dead, `${dead}-wal`].map((name) => ({
+        code: 'DEAD_BUILD_FILE',
+        path: join(dir, name),
+        message: `leftover file of a rebuild whose process is gone: ${join(dir, name)}; the next command with write access to the store removes it (or delete it)`,
+      })),
+    );
+    expect(readdirSync(dir).filter((n) => n.includes('.build-'))).toHaveLength(3);
   });
 });

@@ -59,6 +59,36 @@ describe('a reindex whose index files are deleted while it builds', () => {
   });
 });
 
+describe('a reindex whose renamed index file is deleted while it analyses', () => {
+  it('is one usage error naming the index file, not a success', async () => {
+    const dir = join(tempDir().dir, '.contextfold');
+    const cf = await ContextFold.open({ dir, tokenizer: 'reference' });
+    await cf.foldMany([
+      { stepId: 1, summary: 'one', content: 'first payload' },
+      { stepId: 2, summary: 'two', content: 'second payload' },
+    ]);
+    let deleted = false;
+    const rmIndex = () => {
+      if (deleted) return;
+      deleted = true;
+      for (const n of readdirSync(dir)) if (n.startsWith('index-')) rmSync(join(dir, n));
+    };
+    // It reported {"nodes":2,"analysed":2,"index":".../index-2-….sqlite"}, a file that was gone.
+    await expect(cf.reindex({ onProgress: rmIndex })).rejects.toMatchObject({
+      code: 'USAGE',
+      message: expect.stringMatching(
+        /^the index .*index-\d+-[0-9a-f]{8}\.sqlite was deleted or replaced while it was written/,
+      ),
+      details: { path: expect.stringMatching(/index-\d+-[0-9a-f]{8}\.sqlite$/) },
+    });
+    expect(readdirSync(dir).filter((n) => n.startsWith('index-'))).toEqual([]);
+    // The next operation builds the index again; the store's files were never touched.
+    expect((await cf.entries()).map((e) => e.step_id)).toEqual([1, 2]);
+    expect((await cf.reindex()).analysed).toBe(2);
+    await cf.close();
+  });
+});
+
 describe('a rebuild whose new index file cannot be created', () => {
   it('fails with the cause and leaves no build file behind', async () => {
     const dir = join(tempDir().dir, '.contextfold');

@@ -97,6 +97,15 @@ export class IndexGeneration {
     return this.dbName === null ? null : join(this.#layout.dir, this.dbName);
   }
 
+  /**
+   * The open index file was deleted or replaced since this process opened it: what it writes
+   * there now goes to a file no one else will open.
+   */
+  get displaced(): boolean {
+    if (this.memory || !this.db || this.dbName === null) return false;
+    return fileIdentity(join(this.#layout.dir, this.dbName))?.ino !== this.#dbIno;
+  }
+
   #hasDurableState(): boolean {
     return existsSync(this.#layout.indexPath) || existsSync(this.#layout.journalPath);
   }

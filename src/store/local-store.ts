@@ -241,6 +241,14 @@ export class LocalStore implements IndexBackend {
   }
 
   /**
+   * The files rebuilds of processes that are gone left in the directory (see
+   * {@link LocalStore.#removeDeadBuilds}: a read-only or unwritable store keeps them).
+   */
+  deadBuildPaths(): string[] {
+    return deadBuildFiles(this.layout.dir).map((name) => join(this.layout.dir, name));
+  }
+
+  /**
    * Removes what rebuilds of processes that are gone left (a SIGKILLed `reindex`: a build file
    * as large as the index), once per store opened, holding the write lock (every rebuild of a
    * store directory holds it) and never a file of a live process. `sync` only looks when the
@@ -646,6 +654,19 @@ export class LocalStore implements IndexBackend {
     this.#assertOpen();
     if (!existsSync(this.layout.dir)) return;
     await this.write(() => this.#gen.rebuild('reindex', false, false));
+  }
+
+  /**
+   * Throws if the index file this process writes to was deleted or replaced since it opened it:
+   * what was written there since (a reindex's analyses) is lost.
+   */
+  assertIndexInPlace(): void {
+    if (!this.#gen.displaced) return;
+    const path = this.#gen.indexPath!;
+    throw new UsageError(
+      `the index ${path} was deleted or replaced while it was written (were index-*.sqlite files removed?): what was written there is lost; the store's files are unchanged, run the command again`,
+      { path },
+    );
   }
 
   // --- checks ---

@@ -115,12 +115,14 @@ export const ANALYSIS_COLUMNS = 'akey, length, parts, part_length, features, bod
  * The next page of the feed with each row's entry and analysis. Three single-table lookups by
  * primary key rather than one join: right after a large load the planner's statistics are
  * stale, and it planned that join as nested sequential scans (1.3 s for 3,000 rows, 35 s for
- * 10,000); key lookups by `= ANY` keep one plan whatever the statistics say.
+ * 10,000); key lookups by `= ANY` keep one plan whatever the statistics say. A mirror that
+ * ignores the stored analyses does not read them (`analyses` false).
  */
 export async function feedPage(
   c: pg.ClientBase,
   storeId: string,
   after: number,
+  analyses = true,
 ): Promise<FeedRow[]> {
   const changes = await c.query<{
     seq: string;
@@ -139,8 +141,8 @@ export async function feedPage(
   );
   const byStep = new Map(entries.rows.map((e) => [e.step, e]));
   const akeys = [...new Set(entries.rows.flatMap((e) => (e.akey === null ? [] : [e.akey])))];
-  const analyses =
-    akeys.length === 0
+  const rows =
+    akeys.length === 0 || !analyses
       ? []
       : (
           await c.query<AnalysisRow>(
@@ -148,7 +150,7 @@ export async function feedPage(
             [storeId, akeys],
           )
         ).rows;
-  const byKey = new Map(analyses.map((a) => [a.akey, a]));
+  const byKey = new Map(rows.map((a) => [a.akey, a]));
   return changes.rows.map((r) => {
     const e = byStep.get(r.step);
     const a = e?.akey ? byKey.get(e.akey) : undefined;

@@ -127,7 +127,9 @@ export class PgMirror {
       return;
     }
     while (this.#mirror.seq < seq) {
-      const feed = { rows: await feedPage(c, this.#storeId, this.#mirror.seq) };
+      const feed = {
+        rows: await feedPage(c, this.#storeId, this.#mirror.seq, !this.ignoreAnalyses),
+      };
       if (feed.rows.length === 0) {
         // The rest of the feed was removed with dropped entries (seq was read first, and a
         // commit writes its feed rows and seq together): nothing is missing up to `seq`.

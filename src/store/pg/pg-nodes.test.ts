@@ -39,4 +39,13 @@ describe('PgNodes', () => {
     expect(nodes.bytes(45)).not.toBeNull();
     expect(() => nodes.bytes(44)).toThrow(NodeNotLoadedError);
   });
+
+  it('keeps only the last load for a copy (it held 64 MB of pages already written)', async () => {
+    const nodes = new PgNodes(fakeConnections(10), 's');
+    nodes.keepOnlyLastLoad = true;
+    await nodes.load([1, 2]);
+    await nodes.load([3]);
+    expect(nodes.bytes(3)?.length).toBe(10);
+    expect(() => nodes.bytes(2)).toThrow(NodeNotLoadedError);
+  });
 });

@@ -17,6 +17,8 @@ export class PgNodes {
   readonly #storeId: string;
   readonly #nodes = new Map<number, Buffer | null>();
   #bytes = 0;
+  /** Nothing is kept beyond the last load (a copy reads each node once). */
+  keepOnlyLastLoad = false;
 
   constructor(connections: PgConnections, storeId: string) {
     this.#connections = connections;
@@ -45,7 +47,7 @@ export class PgNodes {
     // NODE_CACHE_BYTES only this load's.
     while (
       this.#nodes.size > want.length &&
-      (this.#nodes.size > NODE_CACHE || this.#bytes > NODE_CACHE_BYTES)
+      (this.keepOnlyLastLoad || this.#nodes.size > NODE_CACHE || this.#bytes > NODE_CACHE_BYTES)
     ) {
       this.#drop(this.#nodes.keys().next().value!);
     }

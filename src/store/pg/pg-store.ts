@@ -436,6 +436,11 @@ export class PgStore implements IndexBackend {
     return this.#nodes.sizes(steps);
   }
 
+  readForCopy(): void {
+    this.#follower.ignoreAnalyses = true;
+    this.#nodes.keepOnlyLastLoad = true;
+  }
+
   verifyNode(entry: IndexEntry): VerifiedNode {
     const step = entry.step_id;
     const path = this.nodePath(step);
