@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { resolve } from 'node:path';
 import { setImmediate as turn } from 'node:timers/promises';
 import { resolveTokenizer, type Tokenizer } from '../extract/tokenizer.js';
@@ -102,11 +101,6 @@ export class ContextFold implements ContextFoldEngine {
   private closing: Promise<void> | null = null;
   /** Operations started and not yet settled (see {@link ContextFold.track}). */
   private readonly inflight = new Set<Promise<unknown>>();
-  /**
-   * Set inside a tracked operation (and `close()`'s own compaction): what an operation calls
-   * itself still runs while `close()` waits for it; a call from anywhere else is refused.
-   */
-  private readonly inOperation = new AsyncLocalStorage<true>();
 
   private constructor(options: OpenOptions, pgStore?: typeof PgStore) {
     checkOpenOptions(options);
@@ -164,8 +158,8 @@ export class ContextFold implements ContextFoldEngine {
       store: this.store,
       layout: this.layout,
       dir: this.dir,
-      read: (fn, load) => this.read(fn, load),
-      entryPages: (o) => this.entryPages(o),
+      read: (fn, load) => this.read(fn, load, true),
+      entryPages: (o) => this.pages(o.pageSize ?? ENTRY_PAGE, true),
       sanitizedByArtifact: this.sanitizedByArtifact,
       warn: (w) => this.onWarning?.(w),
     });
@@ -207,19 +201,25 @@ export class ContextFold implements ContextFoldEngine {
     return this.store;
   }
 
-  /** Refuses an operation once `close()` was called (unless an operation in flight makes it). */
-  private assertOpen(): void {
-    if (this.closed || (this.closing !== null && !this.inOperation.getStore()))
+  /**
+   * Refuses an operation once `close()` was called. `inner`: a call an operation in flight makes
+   * itself, which still runs while `close()` waits for that operation. (Passed explicitly: an
+   * AsyncLocalStorage would make every promise of the process about three times as costly on
+   * Node 20.)
+   */
+  private assertOpen(inner = false): void {
+    if (this.closed || (this.closing !== null && !inner))
       throw new UsageError('this ContextFold engine is closed; open the store again');
   }
 
   /**
    * Runs an operation that `close()` waits for: a batch called without await and then `close()`
    * closed the store under it (rounds committed, the rest refused with 'this store is closed').
+   * `inner`: see {@link ContextFold.assertOpen}.
    */
-  private track<T>(op: () => Promise<T>): Promise<T> {
-    this.assertOpen();
-    const p = this.inOperation.run(true, op);
+  private track<T>(op: () => Promise<T>, inner = false): Promise<T> {
+    this.assertOpen(inner);
+    const p = op();
     this.inflight.add(p);
     const done = () => this.inflight.delete(p);
     p.then(done, done);
@@ -298,8 +298,12 @@ export class ContextFold implements ContextFoldEngine {
    * Runs a read against the synced index; if the index file turns out corrupt on the way, it
    * is rebuilt from the store's files and the read runs once more.
    */
-  private async read<T>(fn: () => T | Promise<T>, load: readonly number[] = []): Promise<T> {
-    return this.track(() => readSynced(this.store, fn, load));
+  private async read<T>(
+    fn: () => T | Promise<T>,
+    load: readonly number[] = [],
+    inner = false,
+  ): Promise<T> {
+    return this.track(() => readSynced(this.store, fn, load), inner);
   }
 
   /** Explicit recall with coverage tiers and chronological labels (CONF-04). */
@@ -324,19 +328,32 @@ export class ContextFold implements ContextFoldEngine {
         `unknown retrieval mode ${JSON.stringify(mode)}: use 'reference' or 'ranked'`,
       );
     }
+    return this.scanNow(prompt, mode, options, false);
+  }
+
+  private scanNow(
+    prompt: string,
+    mode: 'reference' | 'ranked',
+    options: ScanOptions,
+    inner: boolean,
+  ): Promise<ScanResult> {
     const caps = rankedCaps(this.policy, options);
-    return this.read(async () => {
-      this.store.assertConsistent();
-      if (mode === 'ranked') {
-        await this.ranked.prepare();
-        return this.ranked.scan(prompt, caps);
-      }
-      return referenceScan(termView(this.store), prompt, {
-        perCall: this.policy.max_rehydration_tokens_per_call,
-        perTurn: caps.perTurn,
-        tokensOf: (s) => this.costs.tokensOf(s),
-      });
-    });
+    return this.read(
+      async () => {
+        this.store.assertConsistent();
+        if (mode === 'ranked') {
+          await this.ranked.prepare();
+          return this.ranked.scan(prompt, caps);
+        }
+        return referenceScan(termView(this.store), prompt, {
+          perCall: this.policy.max_rehydration_tokens_per_call,
+          perTurn: caps.perTurn,
+          tokensOf: (s) => this.costs.tokensOf(s),
+        });
+      },
+      [],
+      inner,
+    );
   }
 
   private entryOrThrow(stepId: number): IndexEntry {
@@ -390,8 +407,10 @@ export class ContextFold implements ContextFoldEngine {
     }
     // One operation: close() waits for the hydrations as well as the scan.
     return this.track(async () => {
-      const scan = await this.scan(prompt, options);
-      return hydratedPages(scan, (stepId, o) => this.hydrate(stepId, o));
+      const scan = await this.scanNow(prompt, 'reference', options, true);
+      return hydratedPages(scan, (stepId, o) =>
+        this.read(() => this.hydrateNow(stepId, o), stepList(stepId), true),
+      );
     });
   }
 
@@ -401,7 +420,7 @@ export class ContextFold implements ContextFoldEngine {
       // An unknown step is refused before the write lock is taken: taking it creates the store
       // directory (its lock file and index), so evicting in an empty directory made a store.
       // A database store tells an orphan from an unknown step by the node's row.
-      await this.read(() => this.entryOrThrow(stepId), stepList(stepId));
+      await this.read(() => this.entryOrThrow(stepId), stepList(stepId), true);
       return this.store.write(async (tx) => {
         this.store.assertConsistent();
         this.entryOrThrow(stepId);
@@ -502,10 +521,12 @@ export class ContextFold implements ContextFoldEngine {
 
   /** Folds the journal into `recall_index.json` (exactly the reference layout afterwards). */
   async compact(): Promise<{ nodes: number; journal_entries_compacted: number }> {
-    return this.track(async () => {
-      const n = await this.store.compact();
-      return { nodes: this.store.stats().entries, journal_entries_compacted: n };
-    });
+    return this.track(() => this.compactNow());
+  }
+
+  private async compactNow(): Promise<{ nodes: number; journal_entries_compacted: number }> {
+    const n = await this.store.compact();
+    return { nodes: this.store.stats().entries, journal_entries_compacted: n };
   }
 
   /**
@@ -523,18 +544,22 @@ export class ContextFold implements ContextFoldEngine {
   ): Promise<{ nodes: number; analysed: number; index: string | null }> {
     return this.track(async () => {
       await this.store.reindex();
-      return this.read(async () => {
-        this.store.assertConsistent();
-        const before = this.store.pendingCount();
-        await this.ranked.prepare(options.onProgress);
-        // The index file deleted during the analysis took the analyses with it: not a success.
-        if (this.store.kind === 'local') this.store.assertIndexInPlace();
-        return {
-          nodes: this.store.stats().entries,
-          analysed: before - this.store.pendingCount(),
-          index: this.store.indexPath,
-        };
-      });
+      return this.read(
+        async () => {
+          this.store.assertConsistent();
+          const before = this.store.pendingCount();
+          await this.ranked.prepare(options.onProgress);
+          // The index file deleted during the analysis took the analyses with it: not a success.
+          if (this.store.kind === 'local') this.store.assertIndexInPlace();
+          return {
+            nodes: this.store.stats().entries,
+            analysed: before - this.store.pendingCount(),
+            index: this.store.indexPath,
+          };
+        },
+        [],
+        true,
+      );
     });
   }
 
@@ -569,10 +594,20 @@ export class ContextFold implements ContextFoldEngine {
    * @example
    * for await (const page of cf.entryPages()) for (const e of page) console.log(e.step_id);
    */
-  async *entryPages(options: { pageSize?: number } = {}): AsyncGenerator<IndexEntry[]> {
+  entryPages(options: { pageSize?: number } = {}): AsyncGenerator<IndexEntry[]> {
+    return this.pages(options.pageSize ?? ENTRY_PAGE, false);
+  }
+
+  /** {@link ContextFold.entryPages}; `inner`: see {@link ContextFold.assertOpen}. */
+  private async *pages(pageSize: number, inner: boolean): AsyncGenerator<IndexEntry[]> {
+    if (!Number.isSafeInteger(pageSize) || pageSize < 1) {
+      throw new UsageError(
+        `entryPages pageSize must be a positive integer, got ${String(pageSize)}`,
+      );
+    }
     let after = -1;
     for (;;) {
-      const page = await this.entriesAfter({ after, limit: options.pageSize ?? ENTRY_PAGE });
+      const page = await this.read(() => this.store.page({ after, limit: pageSize }), [], inner);
       if (page.length === 0) return;
       yield page;
       after = page[page.length - 1]!.step_id;
@@ -642,7 +677,7 @@ export class ContextFold implements ContextFoldEngine {
     try {
       const s = this.store.stats();
       if (compact && s.journalRecords > 0 && !this.store.loadProblem) {
-        await this.inOperation.run(true, () => this.compact());
+        await this.track(() => this.compactNow(), true);
       }
     } finally {
       this.closed = true;
