@@ -114,9 +114,13 @@ export function readHeadFile(logPath: string): (RecordsHead & { bytes?: number }
   return parseHead(text, where);
 }
 
-/** Writes a head file: temp file, fsync, rename, directory fsync. */
-function writeHeadFile(path: string, head: FileHead): void {
-  writeFileAtomic(headFilePath(path), `${JSON.stringify(head)}\n`);
+/**
+ * Writes a head file: temp file, fsync, rename; the directory is fsynced only when `created`.
+ * A rename over an existing head that a power loss undoes leaves the older head, which the
+ * (fsynced) log extends: accepted as a crash before the head write, so one fsync is saved.
+ */
+function writeHeadFile(path: string, head: FileHead, created: boolean): void {
+  writeFileAtomic(headFilePath(path), `${JSON.stringify(head)}\n`, created);
 }
 
 /**
@@ -129,10 +133,11 @@ function writeHeadFile(path: string, head: FileHead): void {
 export function appendWithHead(path: string, text: string, lines: number, bytes: number): void {
   if (!existsSync(headFilePath(path))) {
     const last = lines === 0 ? EMPTY_SHA256 : sha256Hex(lastLine(path) ?? '');
-    writeHeadFile(path, { lines, last_sha256: last, bytes });
+    writeHeadFile(path, { lines, last_sha256: last, bytes }, true);
   }
   appendDurable(path, text);
-  writeHeadFile(path, { ...nextHead(lines, text), bytes: bytes + Buffer.byteLength(text, 'utf8') });
+  const head = { ...nextHead(lines, text), bytes: bytes + Buffer.byteLength(text, 'utf8') };
+  writeHeadFile(path, head, false);
 }
 
 /**
