@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ContextFold } from '../engine/context-fold.js';
 import { sha256Hex } from '../protocol/canonical-json.js';
 import { LockTimeoutError } from '../protocol/errors.js';
 import { isIntegrityCheckError } from '../protocol/ipcf-errors.js';
@@ -139,6 +140,28 @@ describe('events.jsonl', () => {
     });
     expect(readFileSync(path, 'utf8')).toBe(cut);
     expect(() => readEvents(s.dir)).toThrow(/line 5 is missing/);
+  });
+
+  it('a log or head that is a directory is refused naming it (it was an internal error)', async () => {
+    const s = scratch();
+    cleanups.push(s.cleanup);
+    const path = eventsPath(s.dir);
+    for (const dir of [headFilePath(path), path]) {
+      mkdirSync(dir, { recursive: true });
+      expect(() => readEvents(s.dir)).toThrow(
+        expect.objectContaining({
+          code: 'INTEGRITY_CHECK',
+          message: `${dir} is a directory, not a file of the session log`,
+        }),
+      );
+      await expect(appendEvents(s.dir, [ev(0, 'x')])).rejects.toMatchObject({
+        code: 'INTEGRITY_CHECK',
+      });
+      const cf = await ContextFold.open({ dir: s.dir, tokenizer: 'reference' });
+      await expect(cf.readRecords('events')).rejects.toMatchObject({ code: 'INTEGRITY_CHECK' });
+      await cf.close();
+      rmSync(dir, { recursive: true });
+    }
   });
 
   it('compares events without their wall-clock stamp', () => {

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { ContextFoldEngine } from '../engine/types.js';
@@ -12,6 +12,7 @@ import {
   appendWithHead,
   checkExtendsHead,
   headFilePath,
+  notAFile,
   type RecordsHead,
   readHeadFile,
 } from '../store/records-head.js';
@@ -265,7 +266,12 @@ export function readEvents(dir: string): SessionEvent[] {
  */
 function readEventsFile(path: string): { events: SessionEvent[]; head: ChainHead; lines: number } {
   const anchor = { head: readHeadFile(path), headPath: headFilePath(path) };
-  const text = existsSync(path) ? readFileSync(path, 'utf8') : '';
+  let text = '';
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw notAFile(e, path);
+  }
   return parseEventLog(text, path, anchor);
 }
 

@@ -58,6 +58,7 @@ import {
   appendWithHead,
   fileLogLines,
   headFilePath,
+  notAFile,
   type RecordsRead,
   readHeadFile,
 } from './records-head.js';
@@ -570,7 +571,7 @@ export class LocalStore implements IndexBackend {
     try {
       return { path, text: await readFile(path, 'utf8'), head, headPath };
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw notAFile(e, path);
       return { path, text: '', head, headPath };
     }
   }

@@ -109,9 +109,23 @@ export function readHeadFile(logPath: string): (RecordsHead & { bytes?: number }
     text = readFileSync(where, 'utf8');
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw e;
+    throw notAFile(e, where);
   }
   return parseHead(text, where);
+}
+
+/**
+ * A read error of a record log or its head: one that says the path is a directory when it is
+ * (an `IntegrityCheckError` naming it, not an internal error), else the error itself.
+ *
+ * @example
+ * try { readFileSync(path, 'utf8'); } catch (e) { throw notAFile(e, path); }
+ */
+export function notAFile(e: unknown, path: string): unknown {
+  if ((e as NodeJS.ErrnoException).code !== 'EISDIR') return e;
+  return new IntegrityCheckError(`${path} is a directory, not a file of the session log`, {
+    path,
+  });
 }
 
 /**
