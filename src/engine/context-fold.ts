@@ -25,6 +25,7 @@ import {
 } from '../store/layout.js';
 import type { PgStore } from '../store/pg/pg-store.js';
 import { isPgUrl } from '../store/pg/pg-url.js';
+import type { RecordsRead } from '../store/records-head.js';
 import type { RecordsMark } from '../store/records-mark.js';
 import { BatchFold, FOLD_ROUND, foldResult } from './batch-fold.js';
 import { DerivePool } from './derive-pool.js';
@@ -695,7 +696,7 @@ export class ContextFold implements ContextFoldEngine {
   }
 
   /** Every line of a kind, in append order, and where it lives (for messages). */
-  async readRecords(kind: string): Promise<{ path: string; text: string }> {
+  async readRecords(kind: string): Promise<RecordsRead> {
     return this.track(async () => {
       recordKind(kind);
       return this.store.readRecords(kind);

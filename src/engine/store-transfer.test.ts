@@ -3,6 +3,7 @@ import { cpSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync 
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it, vi } from 'vitest';
+import { sha256Hex } from '../protocol/canonical-json.js';
 import { PgStore } from '../store/pg/pg-store.js';
 import { CLI, runCliInProcess, runCliProcess } from '../test-utils/cli.js';
 import { describePg, pgStoreUrl } from '../test-utils/pg.js';
@@ -147,6 +148,34 @@ describePg('export and import-store between a directory and PostgreSQL', () => {
     expect(r.stderr).toContain('step_000002.json');
     await expect(
       ContextFold.open({ store: url, tokenizer: 'reference', mustExist: true }),
+    ).rejects.toMatchObject({ code: 'STORE_NOT_FOUND' });
+  });
+
+  it('copies the session log with a head of its own; a log cut short of its head loads nothing', async () => {
+    const dir = join(tempDir().dir, '.contextfold');
+    const cf = await ContextFold.open({ dir, tokenizer: 'reference' });
+    await cf.fold({ stepId: 1, summary: 'one', content: 'first payload' });
+    await cf.appendRecords('events', '{"a":1}\n');
+    await cf.appendRecords('events', '{"a":2}\n');
+    await cf.close();
+    const url = pgStoreUrl('headed');
+    const ok = await runCliInProcess(['--store', url, 'import-store', dir]);
+    expect(ok.code, ok.stderr).toBe(0);
+    const db = await ContextFold.open({ store: url, tokenizer: 'reference', mustExist: true });
+    expect(await db.readRecords('events')).toMatchObject({
+      text: '{"a":1}\n{"a":2}\n',
+      head: { lines: 2, last_sha256: sha256Hex('{"a":2}') },
+    });
+    await db.close();
+    // The last line removed behind the store's back: refused before anything is written.
+    const log = join(dir, 'events.jsonl');
+    writeFileSync(log, '{"a":1}\n');
+    const cut = pgStoreUrl('cut');
+    const r = await runCliInProcess(['--store', cut, 'import-store', dir]);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain(`${log} line 2 is missing`);
+    await expect(
+      ContextFold.open({ store: cut, tokenizer: 'reference', mustExist: true }),
     ).rejects.toMatchObject({ code: 'STORE_NOT_FOUND' });
   });
 

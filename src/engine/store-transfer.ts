@@ -12,6 +12,7 @@ import { UsageError } from '../protocol/errors.js';
 import type { ColdNode, IndexEntry } from '../protocol/types.js';
 import type { IndexBackend } from '../store/index-backend.js';
 import { isPgUrl } from '../store/pg/pg-url.js';
+import { checkExtendsHead } from '../store/records-head.js';
 import { ContextFold } from './context-fold.js';
 
 /** Options of {@link transferStore}. */
@@ -119,6 +120,13 @@ async function copyInto(
         { path: tgt.location },
       );
     }
+    // Read before anything is written: a log that no longer extends its head (cut short, its
+    // last line changed) is refused, never copied under a new head.
+    const events = await source.readRecords('events');
+    if (events.head) {
+      const lines = events.text.split('\n').slice(0, -1);
+      checkExtendsHead(lines, events.head, events.path, events.headPath);
+    }
     const evictions = src.evictions();
     await tgt.write(async (tx) => {
       let done = 0;
@@ -136,7 +144,6 @@ async function copyInto(
       }
       for (const ev of evictions) await tx.evict(ev.step_id, ev.evicted_at);
     });
-    const events = await source.readRecords('events');
     if (events.text.length > 0) await target.appendRecords('events', events.text);
     return {
       from: src.location,

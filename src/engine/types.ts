@@ -11,6 +11,7 @@ import type {
 } from '../protocol/results.js';
 import type { IndexEntry } from '../protocol/types.js';
 import type { IndexWarning } from '../store/index-backend.js';
+import type { RecordsRead } from '../store/records-head.js';
 import type { RecordsMark } from '../store/records-mark.js';
 
 export type { Tokenizer } from '../extract/tokenizer.js';
@@ -285,7 +286,7 @@ export interface ContextFoldEngine {
    */
   appendRecords(kind: string, text: string, after?: RecordsMark): Promise<void>;
   /** Every line of a kind, in append order, and where it lives. */
-  readRecords(kind: string): Promise<{ path: string; text: string }>;
+  readRecords(kind: string): Promise<RecordsRead>;
   readonly policy: HydrationPolicy;
   readonly tokenizer: Tokenizer;
   /** Whether folds are redacted (see {@link OpenOptions.redact}). */

@@ -7,6 +7,7 @@
  * import { assemblePack, renderPackText } from 'contextfold/harness';
  */
 
+export type { RecordsHead, RecordsRead } from '../store/records-head.js';
 export type { RecordsMark } from '../store/records-mark.js';
 export {
   type ArchivedBlockInfo,

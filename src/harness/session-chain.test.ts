@@ -6,7 +6,7 @@ import { BACKENDS, type BackendName } from '../test-utils/pg.js';
 import { replaySession } from './replay.js';
 import { Session } from './session.js';
 import { parseEvents, storeEvents } from './session-events.js';
-import { stepClock } from './test-utils/session-helpers.js';
+import { rechained, stepClock } from './test-utils/session-helpers.js';
 
 type Line = Record<string, unknown> & { prev?: string; config?: Record<string, unknown> };
 
@@ -139,7 +139,7 @@ describe.each(BACKENDS)('on %s: the event log hash chain', (backend: BackendName
       if (rest.config) delete rest.config.log_chain;
       return JSON.stringify(rest);
     });
-    await store.writeEventsText(`${old.join('\n')}\n`);
+    await store.writeEventsText(`${old.join('\n')}\n`, { head: 'remove' });
     expect((await replaySession({ dir: store.where })).matches).toBe(true);
     const s = await open();
     expect(s.history().at(-1)!.content).toBe('Delete the production database? NO.');
@@ -156,5 +156,156 @@ describe.each(BACKENDS)('on %s: the event log hash chain', (backend: BackendName
     const edited = after.map((l, k) => (k === old.length ? l.replace('"type"', '"type" ') : l));
     await store.writeEventsText(`${edited.join('\n')}\n`);
     await expectRefused(store, old.length + 2);
+  });
+});
+
+// The head beside the chain: the log's line count and the SHA-256 of its last line, rewritten
+// with every append (a file beside `events.jsonl`, a row on PostgreSQL). It catches what the
+// chain cannot: lines cut off the end, and an edit of the last line.
+describe.each(BACKENDS)('on %s: the event log head', (backend: BackendName) => {
+  async function recorded() {
+    const store = testStore(backend, 'head');
+    const open = () => Session.open({ dir: store.where, budget: 4000, clock: stepClock() });
+    const s = await open();
+    await s.beforeTurn('Run the migration.');
+    await s.afterTurn({ role: 'assistant', content: 'Migration 12 applied.' });
+    await s.append({ role: 'user', content: 'Delete the production database? NO.' });
+    await s.close();
+    const lines = (await store.readEventsText()).split('\n').slice(0, -1);
+    return { store, open, lines };
+  }
+
+  const text = (lines: readonly string[]) => lines.map((l) => `${l}\n`).join('');
+
+  async function expectRefused(store: ReturnType<typeof testStore>, line: number, what: string) {
+    const want = {
+      code: 'INTEGRITY_CHECK',
+      message: expect.stringContaining(what),
+      details: expect.objectContaining({ line }),
+    };
+    const resumed = await refusal(
+      Session.open({ dir: store.where, budget: 4000, clock: stepClock() }),
+    );
+    expect(resumed).toMatchObject(want);
+    expect(resumed.message).toContain(`${store.eventsPath()} line ${line}`);
+    expect(await refusal(replaySession({ dir: store.where }))).toMatchObject(want);
+  }
+
+  it('records the line count and the hash of the last line, with every append', async () => {
+    const { store, open, lines } = await recorded();
+    expect(JSON.parse(lines[0]!).config.log_head).toBe('sha256');
+    const head = JSON.parse((await store.readEventsHead())!);
+    expect(head).toMatchObject({ lines: lines.length, last_sha256: sha256Hex(lines.at(-1)!) });
+    const s = await open();
+    await s.append({ role: 'user', content: 'And now?' });
+    await s.close();
+    const after = (await store.readEventsText()).split('\n').slice(0, -1);
+    expect(JSON.parse((await store.readEventsHead())!)).toMatchObject({
+      lines: after.length,
+      last_sha256: sha256Hex(after.at(-1)!),
+    });
+    expect((await replaySession({ dir: store.where })).matches).toBe(true);
+  });
+
+  it('refuses lines cut off the end, naming the first missing line', async () => {
+    const { store, lines } = await recorded();
+    await store.writeEventsText(text(lines.slice(0, -1)), { head: 'keep' });
+    await expectRefused(store, lines.length, `line ${lines.length} is missing`);
+    await store.writeEventsText(text(lines.slice(0, 2)), { head: 'keep' });
+    await expectRefused(store, 3, `records ${lines.length} lines`);
+    // All of them: an empty log whose head remains.
+    await store.writeEventsText('', { head: 'keep' });
+    await expectRefused(store, 1, 'line 1 is missing');
+  });
+
+  it('refuses an edit of the last line, naming it', async () => {
+    const { store, lines } = await recorded();
+    const edited = [...lines.slice(0, -1), lines.at(-1)!.replace('NO.', 'YES')];
+    await store.writeEventsText(text(edited), { head: 'keep' });
+    await expectRefused(store, lines.length, "does not match the log's head");
+    // Cut back one line and the new last line re-chained after it: still not the head's line.
+    const other = JSON.stringify({
+      type: 'pin',
+      note_id: 0,
+      source: null,
+      text: 'x',
+      recorded_at: 'x',
+      prev: sha256Hex(lines.at(-2)!),
+    });
+    await store.writeEventsText(text([...lines.slice(0, -1), other]), { head: 'keep' });
+    await expectRefused(store, lines.length, "does not match the log's head");
+  });
+
+  it('accepts a log longer than its head whose extra lines chain (a crash before the head write)', async () => {
+    const { store, open, lines } = await recorded();
+    const pin = {
+      type: 'pin',
+      note_id: 0,
+      source: null,
+      text: 'Never drop tables.',
+      recorded_at: 'x',
+      prev: sha256Hex(lines.at(-1)!),
+    };
+    await store.writeEventsText(text([...lines, JSON.stringify(pin)]), { head: 'keep' });
+    expect((await replaySession({ dir: store.where })).matches).toBe(true);
+    const s = await open();
+    expect(s.status().pinned).toBe(1);
+    await s.append({ role: 'user', content: 'And now?' });
+    await s.close();
+    const after = (await store.readEventsText()).split('\n').slice(0, -1);
+    expect(JSON.parse((await store.readEventsHead())!).lines).toBe(after.length);
+    // Extra lines that do not chain are refused by the chain.
+    const { prev: _p, ...bare } = pin;
+    await store.writeEventsText(text([...lines, JSON.stringify(bare)]), { head: 'keep' });
+    await expectRefused(store, lines.length + 1, 'prev does not match');
+  });
+
+  it('accepts a log whose head records no lines (a crash during its first append)', async () => {
+    const { store, lines } = await recorded();
+    await store.writeEventsHead(JSON.stringify({ lines: 0, last_sha256: sha256Hex('') }));
+    expect((await replaySession({ dir: store.where })).matches).toBe(true);
+    const s = await Session.open({ dir: store.where, budget: 4000, clock: stepClock() });
+    await s.append({ role: 'user', content: 'And now?' });
+    await s.close();
+    expect(JSON.parse((await store.readEventsHead())!).lines).toBe(lines.length + 1);
+  });
+
+  it('refuses a log recording log_head whose head is missing, naming that line', async () => {
+    const { store, lines } = await recorded();
+    await store.writeEventsText(text(lines), { head: 'remove' });
+    await expectRefused(store, 1, 'records log_head, but the log');
+  });
+
+  it('refuses a head that is not a head, naming it', async () => {
+    const { store } = await recorded();
+    const zero = `{"lines":0,"last_sha256":"${sha256Hex('x')}"}`;
+    for (const bad of ['{"lines":3', '{"lines":-1,"last_sha256":"00"}', zero, '[]']) {
+      await store.writeEventsHead(bad);
+      const e = await refusal(replaySession({ dir: store.where }));
+      expect(e).toMatchObject({ code: 'INTEGRITY_CHECK' });
+      expect(e.message).toContain(`${store.eventsPath()}.head is not a log head`);
+    }
+  });
+
+  it('reads a chained log from before the head as before; its continuation records log_head', async () => {
+    const { store, open, lines } = await recorded();
+    // As the version before the head wrote it: no log_head, no head.
+    const old = rechained(text(lines).replaceAll(',"log_head":"sha256"', ''));
+    await store.writeEventsText(old, { head: 'remove' });
+    expect((await replaySession({ dir: store.where })).matches).toBe(true);
+    const s = await open();
+    await s.append({ role: 'user', content: 'And now?' });
+    await s.close();
+    const after = (await store.readEventsText()).split('\n').slice(0, -1);
+    expect(text(after.slice(0, lines.length))).toBe(old);
+    expect(JSON.parse(after[lines.length]!)).toMatchObject({
+      type: 'session_opened',
+      config: expect.objectContaining({ log_head: 'sha256' }),
+    });
+    expect(JSON.parse((await store.readEventsHead())!).lines).toBe(after.length);
+    expect((await replaySession({ dir: store.where })).matches).toBe(true);
+    // Its head is now required: removing it is refused at the session_opened that asked for it.
+    await store.writeEventsText(text(after), { head: 'remove' });
+    await expectRefused(store, lines.length + 1, 'records log_head, but the log');
   });
 });

@@ -1,11 +1,13 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ContextFold } from '../engine/context-fold.js';
 import { sha256Hex } from '../protocol/canonical-json.js';
 import { LockTimeoutError } from '../protocol/errors.js';
 import { isIntegrityCheckError } from '../protocol/ipcf-errors.js';
+import { headFilePath } from '../store/records-head.js';
 import { withWriteLock } from '../store/write-lock.js';
 import {
   appendEvents,
@@ -109,6 +111,57 @@ describe('events.jsonl', () => {
       sha256Hex(lines[1]!),
     ]);
     expect(readEvents(s.dir)).toEqual([opened, pin, ev(1, 'x')]);
+  });
+
+  it('appendEvents keeps the head: an old log counted once, a log cut short refused, not chained on', async () => {
+    const s = scratch();
+    cleanups.push(s.cleanup);
+    mkdirSync(s.dir, { recursive: true });
+    const path = eventsPath(s.dir);
+    const head = () => JSON.parse(readFileSync(headFilePath(path), 'utf8'));
+    // A log from before the head: no head file; the first append counts its lines.
+    writeFileSync(path, `${JSON.stringify(ev(0, 'x'))}\n${JSON.stringify(ev(1, 'x'))}\n`);
+    await appendEvents(s.dir, [ev(2, 'x')]);
+    let lines = readFileSync(path, 'utf8').split('\n').slice(0, -1);
+    expect(head()).toEqual({
+      lines: 3,
+      bytes: statSync(path).size,
+      last_sha256: sha256Hex(lines[2]!),
+    });
+    await appendEvents(s.dir, [ev(3, 'x'), ev(4, 'x')]);
+    lines = readFileSync(path, 'utf8').split('\n').slice(0, -1);
+    expect(head()).toMatchObject({ lines: 5, last_sha256: sha256Hex(lines[4]!) });
+    // The last line removed: the append is refused (it would have chained on and moved the head).
+    const cut = `${lines.slice(0, 4).join('\n')}\n`;
+    writeFileSync(path, cut);
+    await expect(appendEvents(s.dir, [ev(5, 'x')])).rejects.toMatchObject({
+      code: 'INTEGRITY_CHECK',
+      message: expect.stringContaining(`${path} line 5 is missing`),
+    });
+    expect(readFileSync(path, 'utf8')).toBe(cut);
+    expect(() => readEvents(s.dir)).toThrow(/line 5 is missing/);
+  });
+
+  it('a log or head that is a directory is refused naming it (it was an internal error)', async () => {
+    const s = scratch();
+    cleanups.push(s.cleanup);
+    const path = eventsPath(s.dir);
+    for (const dir of [headFilePath(path), path]) {
+      mkdirSync(dir, { recursive: true });
+      expect(() => readEvents(s.dir)).toThrow(
+        expect.objectContaining({
+          code: 'INTEGRITY_CHECK',
+          message: `${dir} is a directory, not a file of the session log`,
+        }),
+      );
+      await expect(appendEvents(s.dir, [ev(0, 'x')])).rejects.toMatchObject({
+        code: 'INTEGRITY_CHECK',
+      });
+      const cf = await ContextFold.open({ dir: s.dir, tokenizer: 'reference' });
+      await expect(cf.readRecords('events')).rejects.toMatchObject({ code: 'INTEGRITY_CHECK' });
+      await cf.close();
+      rmSync(dir, { recursive: true });
+    }
   });
 
   it('compares events without their wall-clock stamp', () => {

@@ -1,15 +1,22 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { ContextFoldEngine } from '../engine/types.js';
-import { appendDurable } from '../fs/durable-fs.js';
 import { lastLine } from '../fs/last-line.js';
 import type { FindingSummary } from '../guard/types.js';
 import { sha256Hex } from '../protocol/canonical-json.js';
 import { isContextFoldError, UsageError } from '../protocol/errors.js';
 import { IntegrityCheckError } from '../protocol/ipcf-errors.js';
 import type { FoldedStep } from '../protocol/types.js';
-import { type RecordsMark, recordsMark } from '../store/records-mark.js';
+import {
+  appendWithHead,
+  checkExtendsHead,
+  headFilePath,
+  notAFile,
+  type RecordsHead,
+  readHeadFile,
+} from '../store/records-head.js';
+import { fileSize, type RecordsMark, recordsMark } from '../store/records-mark.js';
 import { withWriteLock } from '../store/write-lock.js';
 import type { CompressionNote } from './compress.js';
 import type { LiveExcerptNote, LiveOverflow } from './live-excerpt.js';
@@ -71,6 +78,14 @@ export interface SessionConfig {
    * chain: their lines carry no `prev` and are read as before.
    */
   log_chain?: 'sha256';
+  /**
+   * `sha256`: the log has a head outside it (`events.jsonl.head`, or a database row), rewritten
+   * with every append: its line count and the SHA-256 of its last line. From this (chained)
+   * `session_opened` line on, a log must extend its head, and a log without one is refused
+   * ({@link readEvents}). Absent in logs written before the head: they are read and replayed
+   * as before (a head, when there is one, is still checked).
+   */
+  log_head?: 'sha256';
 }
 
 /** Archived blocks removed from one incoming message. */
@@ -242,9 +257,22 @@ export function readEvents(dir: string): SessionEvent[] {
   if (typeof dir !== 'string' || dir === '') {
     throw new UsageError(`readEvents needs the store directory (a path), got ${String(dir)}`);
   }
-  const path = eventsPath(dir);
-  if (!existsSync(path)) return [];
-  return parseEvents(readFileSync(path, 'utf8'), path);
+  return readEventsFile(eventsPath(dir)).events;
+}
+
+/**
+ * The log file at `path` checked against its head (read first: an append in between leaves the
+ * log longer than the head, never shorter); a missing log is an empty one.
+ */
+function readEventsFile(path: string): { events: SessionEvent[]; head: ChainHead; lines: number } {
+  const anchor = { head: readHeadFile(path), headPath: headFilePath(path) };
+  let text = '';
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw notAFile(e, path);
+  }
+  return parseEventLog(text, path, anchor);
 }
 
 /**
@@ -272,6 +300,11 @@ const CHAIN_START: ChainHead = { last: sha256Hex(''), chained: false };
 
 /** The event log as a writer last read or wrote it: its length, and its {@link ChainHead}. */
 export interface EventLogMark extends RecordsMark, ChainHead {}
+
+/** A `session_opened` whose config requires the log's head (`log_head`). */
+function requiresHead(e: { type?: unknown; config?: { log_head?: unknown } }): boolean {
+  return e.type === 'session_opened' && e.config?.log_head === 'sha256';
+}
 
 /** A `session_opened` whose config starts the hash chain (`log_chain`). */
 function startsChain(e: { type?: unknown; config?: { log_chain?: unknown } }): boolean {
@@ -308,8 +341,8 @@ function chainLines(
 export async function loadEventLog(
   engine: ContextFoldEngine,
 ): Promise<{ events: SessionEvent[]; mark: EventLogMark; path: string }> {
-  const { path, text } = await engine.readRecords(EVENTS_KIND);
-  const { events, head } = parseEventLog(text, path);
+  const { path, text, head: anchor, headPath } = await engine.readRecords(EVENTS_KIND);
+  const { events, head } = parseEventLog(text, path, { head: anchor, headPath });
   return { events, mark: { ...recordsMark(text), ...head }, path };
 }
 
@@ -354,8 +387,16 @@ export function parseEvents(text: string, path: string): SessionEvent[] {
   return parseEventLog(text, path).events;
 }
 
-/** {@link parseEvents}, with the log's {@link ChainHead}. */
-function parseEventLog(text: string, path: string): { events: SessionEvent[]; head: ChainHead } {
+/**
+ * {@link parseEvents}, with the log's {@link ChainHead} and line count. With `anchor` (the head
+ * stored beside the log, or null when there is none), the log must extend that head
+ * ({@link checkExtendsHead}), and a log whose chained lines record `log_head` must have one.
+ */
+function parseEventLog(
+  text: string,
+  path: string,
+  anchor?: { head: RecordsHead | null; headPath: string },
+): { events: SessionEvent[]; head: ChainHead; lines: number } {
   const events: SessionEvent[] = [];
   if (text.length > 0 && !text.endsWith('\n')) {
     const line = text.split('\n').length;
@@ -367,6 +408,7 @@ function parseEventLog(text: string, path: string): { events: SessionEvent[]; he
   const lines = text.split('\n');
   lines.pop();
   const head = { ...CHAIN_START };
+  let headRequiredAt: number | undefined;
   lines.forEach((line, i) => {
     let parsed: unknown;
     try {
@@ -394,6 +436,7 @@ function parseEventLog(text: string, path: string): { events: SessionEvent[]; he
         );
       }
       head.chained = true;
+      if (headRequiredAt === undefined && requiresHead(e)) headRequiredAt = i + 1;
     }
     head.last = sha256Hex(line);
     if (e.type === 'append') {
@@ -403,7 +446,14 @@ function parseEventLog(text: string, path: string): { events: SessionEvent[]; he
     }
     events.push(e as SessionEvent);
   });
-  return { events, head };
+  if (anchor?.head) checkExtendsHead(lines, anchor.head, path, anchor.headPath);
+  else if (anchor && headRequiredAt !== undefined) {
+    throw new IntegrityCheckError(
+      `${path} line ${headRequiredAt} records log_head, but the log's head (${anchor.headPath}) is missing: it was removed, or the log was copied without it; whether lines were cut off the end cannot be checked`,
+      { path, line: headRequiredAt },
+    );
+  }
+  return { events, head, lines: lines.length };
 }
 
 /**
@@ -431,7 +481,10 @@ export function eventsLockPath(dir: string): string {
 /**
  * Appends events to the log in one durable write (one fsync per hook, not per event), holding
  * the session's inter-process events lock so that two processes on one session directory never
- * interleave their lines; chained from the log's last line (the only line it reads).
+ * interleave their lines; chained from the log's last line, and the log's head rewritten after
+ * it. When the head is current (written for the log's size, hashing its last line) that line and
+ * the head are all it reads; otherwise the whole log is read and checked against its head first
+ * (a log cut short or whose last line changed is refused, nothing written).
  *
  * @example
  * await appendEvents('/repo/.contextfold', [event]);
@@ -444,8 +497,28 @@ export async function appendEvents(
   if (events.length === 0) return;
   const path = eventsPath(dir);
   await withWriteLock(dir, eventsLockPath(dir), options.lockTimeoutMs ?? 10_000, () => {
-    appendDurable(path, chainLines(events, chainHead(lastLine(path))).text);
+    const bytes = fileSize(path);
+    let at = currentTail(path, bytes);
+    if (!at) {
+      // No head written for this size (a log from before the head, a crash after an append):
+      // the whole log is read and checked once.
+      const log = readEventsFile(path);
+      at = { lines: log.lines, chain: log.head };
+    }
+    appendWithHead(path, chainLines(events, at.chain).text, at.lines, bytes);
   });
+}
+
+/**
+ * Where the log file ends, from its head and last line alone: when the head was written for the
+ * log's size and hashes its last line (null otherwise, and for an empty log with a head).
+ */
+function currentTail(path: string, bytes: number): { lines: number; chain: ChainHead } | null {
+  const head = readHeadFile(path) as (RecordsHead & { bytes?: number }) | null;
+  if (!head) return bytes === 0 ? { lines: 0, chain: CHAIN_START } : null;
+  const last = lastLine(path);
+  if (head.bytes !== bytes || last === null || sha256Hex(last) !== head.last_sha256) return null;
+  return { lines: head.lines, chain: chainHead(last) };
 }
 
 /** The chain head after a log's last line (`null`: an empty log). */

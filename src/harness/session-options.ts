@@ -160,6 +160,7 @@ export function sessionConfig(
     pack_budget: 'strict',
     record_fields: 'bounded',
     log_chain: 'sha256',
+    log_head: 'sha256',
   };
 }
 

@@ -1,7 +1,8 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ContextFold } from '../engine/context-fold.js';
 import { isIntegrityCheckError } from '../protocol/ipcf-errors.js';
+import { headFilePath } from '../store/records-head.js';
 import type { Message } from './messages.js';
 import { Session } from './session.js';
 import { eventsPath, readEvents, type SessionEvent } from './session-events.js';
@@ -50,6 +51,7 @@ function asLegacy(dir: string): void {
   const text = readFileSync(path, 'utf8');
   expect(text).toContain('"step_ids":"turns"');
   writeFileSync(path, unchained(text).replace(',"step_ids":"turns"', ''));
+  rmSync(headFilePath(path));
 }
 
 async function foldAll(dir: string): Promise<SessionEvent[]> {

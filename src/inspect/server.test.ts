@@ -1,4 +1,12 @@
-import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -378,6 +386,29 @@ describe('a corrupt derived index', () => {
       expect(told).toEqual([[o.warnings[0], '.']]);
     } finally {
       await app.close();
+    }
+  });
+});
+
+describe('the session log and its head', () => {
+  it('a head removed or a log deleted after the timeline was read is refused, not served from the cache', async () => {
+    const dir = join(tmp.dir, 'headed', '.contextfold');
+    await buildSessionStore(dir, 2);
+    const log = join(dir, 'events.jsonl');
+    const view = new StoreView({ id: '.', dir, has_events: true });
+    try {
+      expect((await view.timeline(0, 10)).recorded).toBe(true);
+      renameSync(`${log}.head`, join(dir, '..', 'head'));
+      await expect(view.timeline(0, 10)).rejects.toMatchObject({ code: 'INTEGRITY_CHECK' });
+      renameSync(join(dir, '..', 'head'), `${log}.head`);
+      expect((await view.timeline(0, 10)).recorded).toBe(true);
+      rmSync(log);
+      await expect(view.timeline(0, 10)).rejects.toMatchObject({
+        code: 'INTEGRITY_CHECK',
+        message: expect.stringContaining(`${log} line 1 is missing`),
+      });
+    } finally {
+      await view.close();
     }
   });
 });

@@ -7,6 +7,7 @@ import { replaySession } from '../harness/replay.js';
 import { eventsPath, readEvents, type SessionEvent } from '../harness/session-events.js';
 import { UsageError } from '../protocol/errors.js';
 import { perTurnCap } from '../protocol/policy.js';
+import { headFilePath } from '../store/records-head.js';
 import type {
   DiskResponse,
   LayerTokens,
@@ -363,12 +364,13 @@ export class StoreView {
 
   /** Names the session log as it is now (null: none), for the timeline cache. */
   private logKey(): string | null {
-    try {
-      const st = statSync(eventsPath(this.info.dir));
-      return `${st.ino}:${st.size}:${st.mtimeMs}`;
-    } catch {
-      return null;
-    }
+    // The log and its head: a head changed or removed alone is read (and refused) again too.
+    const path = eventsPath(this.info.dir);
+    const keys = [path, headFilePath(path)].map((p) => {
+      const st = statSync(p, { throwIfNoEntry: false });
+      return st ? `${st.ino}:${st.size}:${st.mtimeMs}` : null;
+    });
+    return keys.every((k) => k === null) ? null : keys.join('/');
   }
 
   /** The recorded events: the timeline's when it is current, else read (no replay). */

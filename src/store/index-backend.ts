@@ -3,6 +3,7 @@ import type { NodeAnalysisRecord } from './analysis-record.js';
 import type { DocDetail, DocStats } from './index-db.js';
 import type { LoadProblem } from './index-loader.js';
 import type { FlagCounts, NodeFlag } from './node-flag.js';
+import type { RecordsRead } from './records-head.js';
 import type { RecordsMark } from './records-mark.js';
 import type { VerifiedNode } from './verify.js';
 
@@ -266,7 +267,7 @@ export interface IndexBackend {
    */
   appendRecords(kind: string, text: string, after?: RecordsMark): Promise<void>;
   /** Every line of a kind in append order as one text, and where it lives (for messages). */
-  readRecords(kind: string): Promise<{ path: string; text: string }>;
+  readRecords(kind: string): Promise<RecordsRead>;
   /**
    * Reports derived content the caller found damaged (e.g. an analysis that does not decode):
    * the index is rebuilt from the durable state on the next sync, nothing carried over. Throws

@@ -9,7 +9,6 @@ import {
 } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { appendDurable } from '../fs/durable-fs.js';
 import { LockTimeoutError, UsageError } from '../protocol/errors.js';
 import { IntegrityCheckError } from '../protocol/ipcf-errors.js';
 import type { IndexEntry } from '../protocol/types.js';
@@ -55,6 +54,14 @@ import type { LocalStoreOptions } from './local-store-options.js';
 import type { FlagCounts, NodeFlag } from './node-flag.js';
 import { quickCheck } from './quick-check.js';
 import { ReadCache } from './read-cache.js';
+import {
+  appendWithHead,
+  fileLogLines,
+  headFilePath,
+  notAFile,
+  type RecordsRead,
+  readHeadFile,
+} from './records-head.js';
 import { expectRecords, fileSize, type RecordsMark } from './records-mark.js';
 import { SerialQueue } from './serial-queue.js';
 import { type VerifiedNode, verifyNode } from './verify.js';
@@ -557,18 +564,23 @@ export class LocalStore implements IndexBackend {
     const path = join(dir, `${kind}.jsonl`);
     // The same lock as the harness's appendEvents: two processes never interleave lines.
     await withWriteLock(dir, `${path}.lock`, this.#opts.lockTimeoutMs, () => {
-      if (after) expectRecords(path, fileSize(path), after.bytes, 'bytes');
-      appendDurable(path, text);
+      const bytes = fileSize(path);
+      if (after) expectRecords(path, bytes, after.bytes, 'bytes');
+      appendWithHead(path, text, after ? after.lines : fileLogLines(path, bytes), bytes);
     });
   }
 
-  async readRecords(kind: string): Promise<{ path: string; text: string }> {
+  async readRecords(kind: string): Promise<RecordsRead> {
     const path = join(this.layout.dir, `${kind}.jsonl`);
+    // The head before the log: an append between the two reads leaves the log longer than
+    // the head read, never shorter.
+    const head = readHeadFile(path);
+    const headPath = headFilePath(path);
     try {
-      return { path, text: await readFile(path, 'utf8') };
+      return { path, text: await readFile(path, 'utf8'), head, headPath };
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-      return { path, text: '' };
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw notAFile(e, path);
+      return { path, text: '', head, headPath };
     }
   }
 

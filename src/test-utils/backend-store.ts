@@ -3,6 +3,7 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  rmSync,
   statSync,
   unlinkSync,
   writeFileSync,
@@ -11,6 +12,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { canonicalJson } from '../protocol/canonical-json.js';
 import { parsePgUrl } from '../store/pg/pg-url.js';
+import { headFilePath, nextHead, type RecordsHead } from '../store/records-head.js';
 import { type BackendName, PG_URL, pgStoreUrl } from './pg.js';
 import { tempDir } from './temp-dir.js';
 import { everyWrittenByte } from './written-bytes.js';
@@ -56,8 +58,16 @@ export interface TestStore {
   editEntry(step: number, edit: (entry: Record<string, unknown>) => void): Promise<void>;
   /** The event log's text (`events.jsonl`, or the rows of `cf_records` one per line). */
   readEventsText(): Promise<string>;
-  /** Replaces the event log (every line a record). */
-  writeEventsText(text: string): Promise<void>;
+  /**
+   * Replaces the event log (every line a record). `head`: `rewrite` (the default) rewrites the
+   * log's head to match, as whoever rewrites log and head together; `keep` leaves the head as it
+   * was (an edit of the log alone); `remove` removes it (a log from before the head).
+   */
+  writeEventsText(text: string, options?: { head?: EventsHeadEdit }): Promise<void>;
+  /** The event log's head as stored (`events.jsonl.head`, the `events.head` row); null if none. */
+  readEventsHead(): Promise<string | null>;
+  /** Replaces the event log's head as stored, with any text. */
+  writeEventsHead(text: string): Promise<void>;
   /** A fingerprint of everything stored (to show an operation wrote nothing). */
   fingerprint(): Promise<string>;
   /**
@@ -70,6 +80,14 @@ export interface TestStore {
    * index files are removed (rebuilt from the files alone), the `cf_flags` rows deleted.
    */
   forgetFlags(): Promise<void>;
+}
+
+/** What {@link TestStore.writeEventsText} does with the log's head. */
+export type EventsHeadEdit = 'rewrite' | 'keep' | 'remove';
+
+/** The head a writer would store for a whole log text (null for an empty log). */
+function headFor(text: string): RecordsHead | null {
+  return text === '' ? null : nextHead(0, text);
 }
 
 let pool: pg.Pool | null = null;
@@ -154,9 +172,24 @@ function localStore(root: string): TestStore {
     async readEventsText() {
       return existsSync(eventsPath()) ? readFileSync(eventsPath(), 'utf8') : '';
     },
-    async writeEventsText(text) {
+    async writeEventsText(text, options = {}) {
       mkdirSync(dir, { recursive: true });
       writeFileSync(eventsPath(), text);
+      const edit = options.head ?? 'rewrite';
+      const head = headFor(text);
+      if (edit === 'remove' || (edit === 'rewrite' && !head)) {
+        rmSync(headFilePath(eventsPath()), { force: true });
+      } else if (edit === 'rewrite' && head) {
+        const bytes = Buffer.byteLength(text, 'utf8');
+        writeFileSync(headFilePath(eventsPath()), `${JSON.stringify({ ...head, bytes })}\n`);
+      }
+    },
+    async readEventsHead() {
+      const path = headFilePath(eventsPath());
+      return existsSync(path) ? readFileSync(path, 'utf8') : null;
+    },
+    async writeEventsHead(text) {
+      writeFileSync(headFilePath(eventsPath()), text);
     },
     async fingerprint() {
       const out: string[] = [];
@@ -248,7 +281,7 @@ function pgStore(root: string, url: string): TestStore {
       );
       return r.rows.map((x) => `${x.body}\n`).join('');
     },
-    async writeEventsText(text) {
+    async writeEventsText(text, options = {}) {
       const lines = text.split('\n');
       if (lines.pop() !== '') throw new Error('an event log ends with a newline');
       await sql(
@@ -260,6 +293,30 @@ function pgStore(root: string, url: string): TestStore {
         "INSERT INTO cf_records (store_id, kind, body) SELECT $1, 'events', * FROM unnest($2::text[])",
         [id, lines],
       );
+      const edit = options.head ?? 'rewrite';
+      if (edit === 'keep') return;
+      await sql("DELETE FROM cf_records WHERE store_id = $1 AND kind = 'events.head'", [id]);
+      const head = headFor(text);
+      if (edit === 'rewrite' && head) {
+        await sql("INSERT INTO cf_records (store_id, kind, body) VALUES ($1, 'events.head', $2)", [
+          id,
+          JSON.stringify(head),
+        ]);
+      }
+    },
+    async readEventsHead() {
+      const r = await sql(
+        "SELECT body FROM cf_records WHERE store_id = $1 AND kind = 'events.head'",
+        [id],
+      );
+      return r.rows[0]?.body ?? null;
+    },
+    async writeEventsHead(text) {
+      await sql("DELETE FROM cf_records WHERE store_id = $1 AND kind = 'events.head'", [id]);
+      await sql("INSERT INTO cf_records (store_id, kind, body) VALUES ($1, 'events.head', $2)", [
+        id,
+        text,
+      ]);
     },
     async fingerprint() {
       const parts: string[] = [];

@@ -160,9 +160,13 @@ export function rechained(text: string): string {
   });
 }
 
-/** An event log text as a version before the hash chain wrote it: no `prev`, no `log_chain`. */
+/**
+ * An event log text as a version before the hash chain wrote it: no `prev`, no `log_chain`, no
+ * `log_head` (such a log has no head either: remove it beside the text written).
+ */
 export function unchained(text: string): string {
   return text
     .replaceAll(/,"prev":"[0-9a-f]{64}"\}$/gm, '}')
-    .replaceAll(',"log_chain":"sha256"', '');
+    .replaceAll(',"log_chain":"sha256"', '')
+    .replaceAll(',"log_head":"sha256"', '');
 }

@@ -26,6 +26,7 @@ import type { AnalysisKeyOf, LoadProblem } from '../index-loader.js';
 import { nodeFileName } from '../layout.js';
 import { IndexBrokenError } from '../local-store.js';
 import type { FlagCounts, NodeFlag } from '../node-flag.js';
+import type { RecordsRead } from '../records-head.js';
 import type { RecordsMark } from '../records-mark.js';
 import { SerialQueue } from '../serial-queue.js';
 import { type VerifiedNode, verifyNodeText } from '../verify.js';
@@ -643,7 +644,7 @@ export class PgStore implements IndexBackend {
     await this.#records.append(kind, text, after);
   }
 
-  async readRecords(kind: string): Promise<{ path: string; text: string }> {
+  async readRecords(kind: string): Promise<RecordsRead> {
     this.#assertOpen();
     return this.#records.read(kind);
   }
