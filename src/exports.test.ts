@@ -126,6 +126,7 @@ const EXPECTED: Record<string, string[]> = {
     'PerCallTotals',
     'PinnedItem',
     'RecordsMark',
+    'ReplayCheckpoint',
     'ReplayMismatch',
     'ReplayOptions',
     'ReplayResult',

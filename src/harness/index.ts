@@ -68,6 +68,7 @@ export {
 } from './per-call.js';
 export { renderMessage, renderMessages } from './render.js';
 export {
+  type ReplayCheckpoint,
   type ReplayMismatch,
   type ReplayOptions,
   type ReplayResult,

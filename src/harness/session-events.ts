@@ -354,11 +354,26 @@ export function parseEvents(text: string, path: string): SessionEvent[] {
   return parseEventLog(text, path).events;
 }
 
-/** {@link parseEvents}, with the log's {@link ChainHead}. */
-function parseEventLog(text: string, path: string): { events: SessionEvent[]; head: ChainHead } {
+/** Where a log's text starts: after `line` lines whose chain ends at `head` (the start: 0 lines). */
+export interface EventLogStart {
+  head: ChainHead;
+  line: number;
+}
+
+/**
+ * {@link parseEvents}, with the log's {@link ChainHead}. With `from`, `text` is what follows the
+ * first `from.line` lines of the log (ending with a newline, chained to `from.head`): its lines
+ * are checked and numbered as in the whole log, so reading a grown log's new lines this way
+ * gives what parsing all of it would.
+ */
+export function parseEventLog(
+  text: string,
+  path: string,
+  from: EventLogStart = { head: CHAIN_START, line: 0 },
+): { events: SessionEvent[]; head: ChainHead } {
   const events: SessionEvent[] = [];
   if (text.length > 0 && !text.endsWith('\n')) {
-    const line = text.split('\n').length;
+    const line = text.split('\n').length + from.line;
     throw new IntegrityCheckError(
       `${path} line ${line} is incomplete (an interrupted write); the session log cannot be trusted past line ${line - 1}`,
       { path, line },
@@ -366,8 +381,9 @@ function parseEventLog(text: string, path: string): { events: SessionEvent[]; he
   }
   const lines = text.split('\n');
   lines.pop();
-  const head = { ...CHAIN_START };
-  lines.forEach((line, i) => {
+  const head = { ...from.head };
+  lines.forEach((line, n) => {
+    const i = n + from.line;
     let parsed: unknown;
     try {
       parsed = JSON.parse(line);
