@@ -128,6 +128,7 @@ const EXPECTED: Record<string, string[]> = {
     'RecordsHead',
     'RecordsMark',
     'RecordsRead',
+    'ReplayCheckpoint',
     'ReplayMismatch',
     'ReplayOptions',
     'ReplayResult',

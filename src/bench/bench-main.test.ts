@@ -19,7 +19,7 @@ describe('bench scripts’ command lines', () => {
     [
       'run',
       ['--parts', 'nope'],
-      'contextfold bench: --parts: unknown part nope (use sizes, hook, pack, guard)',
+      'contextfold bench: --parts: unknown part nope (use sizes, hook, pack, inspect, guard)',
     ],
   ])('%s %j: one line, exit 1, nothing measured', (name, args, line) => {
     const r = run(name, ...args);

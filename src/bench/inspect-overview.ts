@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 /** What {@link benchInspectOverview} measures (milliseconds). */
@@ -20,23 +20,16 @@ export interface InspectOverviewBench {
 const median = (xs: number[]): number =>
   Number([...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!.toFixed(1));
 
-async function getJson(url: string): Promise<unknown> {
+/** The JSON body of a GET; an HTTP error status throws. */
+export async function getJson(url: string): Promise<unknown> {
   const res = await fetch(url);
   if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
   return res.json();
 }
 
-/**
- * Time-to-overview of `contextfold inspect` on a store, as a person meets it: a fresh process
- * is spawned, and the overview's two requests (counts, first page of nodes) are timed from the
- * spawn. Then warm overviews, the last page and one node drawer.
- *
- * @example
- * const r = await benchInspectOverview('/tmp/bench/.contextfold');
- */
-export async function benchInspectOverview(dir: string): Promise<InspectOverviewBench> {
+/** A `contextfold inspect` process on `dir` and its URL, once its server listens. */
+export async function spawnInspector(dir: string): Promise<{ url: string; child: ChildProcess }> {
   const cli = fileURLToPath(new URL('../cli/bin.js', import.meta.url));
-  const t0 = performance.now();
   const child = spawn(process.execPath, [cli, '--dir', dir, '--json', 'inspect', '--no-open'], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -54,6 +47,25 @@ export async function benchInspectOverview(dir: string): Promise<InspectOverview
       });
       child.once('exit', (code) => reject(new Error(`contextfold inspect exited ${code}`)));
     });
+    return { url, child };
+  } catch (e) {
+    child.kill('SIGTERM');
+    throw e;
+  }
+}
+
+/**
+ * Time-to-overview of `contextfold inspect` on a store, as a person meets it: a fresh process
+ * is spawned, and the overview's two requests (counts, first page of nodes) are timed from the
+ * spawn. Then warm overviews, the last page and one node drawer.
+ *
+ * @example
+ * const r = await benchInspectOverview('/tmp/bench/.contextfold');
+ */
+export async function benchInspectOverview(dir: string): Promise<InspectOverviewBench> {
+  const t0 = performance.now();
+  const { url, child } = await spawnInspector(dir);
+  try {
     const tUrl = performance.now();
     const overview = () =>
       Promise.all([

@@ -13,6 +13,7 @@ import { fileCreateProbe } from './file-create-probe.js';
 import { benchGuard } from './guard.js';
 import { benchHook } from './hook-bench.js';
 import { benchInspectOverview } from './inspect-overview.js';
+import { benchInspectPack } from './inspect-pack.js';
 import { quantile, withLoopDelay } from './loop-delay-probe.js';
 import { referenceEngine, runReference } from './reference-engine.js';
 import { log, type SynthTurn, synthesize, toInput } from './synth.js';
@@ -24,7 +25,8 @@ import { log, type SynthTurn, synthesize, toInput } from './synth.js';
  * false-positive report over ../shared/data/trajectories).
  * `npm run bench -- --proxy[=sequential,concurrency,per_call]` prints the proxy's figures
  * instead (see ./proxy.ts); `--postgres=URL` the PostgreSQL store's beside the local one
- * (see ./postgres.ts). `--parts sizes,hook,pack,guard` runs only some parts (default all);
+ * (see ./postgres.ts). `--parts sizes,hook,pack,inspect,guard` runs only some parts (default
+ * all; `inspect` is the inspector's pack page on a recorded 1,000-turn session, ./inspect-pack.ts);
  * `--skip-unredacted` skips the A/B store without redaction (halves a 100k run's fold time).
  * `--reference-engine PATH` runs the Python reference engine on the same stores (./reference-engine.ts).
  * Turns come from ../shared/bench/synth.py (the generator the reference was measured with).
@@ -462,7 +464,8 @@ Prints one JSON object of measurements on stdout (progress on stderr). Timings a
 measurements, never assertions.
 
   --sizes N,N,...          store sizes in synthetic turns (default 1000,10000,100000)
-  --parts P,P,...          sizes, hook, pack, guard (default all)
+  --parts P,P,...          sizes, hook, pack, inspect, guard (default all; inspect: the
+                           inspector's pack page on a recorded 1,000-turn session)
   --skip-unredacted        skip the A/B store without redaction (halves a 100k run's folds)
   --hook-only              only the Claude Code hook on a 2,000-turn transcript
   --proxy[=PARTS]          only the API proxy (sequential, concurrency, per_call)
@@ -473,7 +476,7 @@ measurements, never assertions.
   -h, --help               this text
 `;
 
-const PARTS = ['sizes', 'hook', 'pack', 'guard'];
+const PARTS = ['sizes', 'hook', 'pack', 'inspect', 'guard'];
 
 /** The bench's command line, checked: an unknown option or part is an error, not a long run. */
 function benchArgs(argv: readonly string[]) {
@@ -561,6 +564,19 @@ async function hookPart(work: string): Promise<unknown> {
   return hook;
 }
 
+/** The inspector's pack page on a recorded 1,000-turn session (see ./inspect-pack.ts). */
+async function inspectPackPart(work: string): Promise<unknown> {
+  log('inspect: the pack page of a recorded 1,000-turn session (recording takes minutes) …');
+  const root = mkdtempSync(join(work, 'inspect-pack-'));
+  try {
+    const r = await benchInspectPack(root);
+    log(`inspect: ${JSON.stringify(r)}`);
+    return r;
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
 /**
  * The pack part, when this build has the harness's bench. Its import is tried whatever the
  * parts: a failed one is reported in its place.
@@ -609,6 +625,7 @@ async function main(): Promise<void> {
     const results = parts.has('sizes') ? await benchSizes(sizes, work, opts) : [];
     const hook = parts.has('hook') ? await hookPart(work) : null;
     const pack = await packPart(parts);
+    const inspectPack = parts.has('inspect') ? await inspectPackPart(work) : null;
     let guard: unknown = null;
     if (parts.has('guard')) {
       log('guard: redaction cost and the false-positive report over ../shared/data/trajectories …');
@@ -632,6 +649,7 @@ async function main(): Promise<void> {
           reference_engine: referenceSummary(opts.reference, at10k),
           claude_code_hook: hook,
           pack_assembly: pack,
+          inspect_pack: inspectPack,
           guard,
         },
         null,

@@ -69,6 +69,7 @@ export {
 } from './per-call.js';
 export { renderMessage, renderMessages } from './render.js';
 export {
+  type ReplayCheckpoint,
   type ReplayMismatch,
   type ReplayOptions,
   type ReplayResult,

@@ -1,10 +1,12 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ContextFold } from '../engine/context-fold.js';
 import { BACKENDS, PG_MISSING, PG_URL, storeFor } from '../test-utils/pg.js';
 import { type ContextPack, packSha256 } from './pack.js';
-import { replaySession } from './replay.js';
+import { type ReplayCheckpoint, replaySession } from './replay.js';
 import { Session } from './session.js';
+import { loadEventLog } from './session-events.js';
 import { syntheticSession } from './synthetic.js';
 import { drive, scratch, smallPolicy, stamped, stepClock } from './test-utils/session-helpers.js';
 
@@ -62,6 +64,79 @@ for (const backend of BACKENDS) {
       await expect(replaySession({ dir: where, atTurn: 12 })).rejects.toThrow(
         /no turn 12; its turns are 0\.\.11/,
       );
+    });
+
+    it('goes on from a checkpoint with the packs and verdict of a replay from the start', async () => {
+      const cf = await ContextFold.open({ store: where, readOnly: true, tokenizer: 'o200k' });
+      try {
+        const log = await loadEventLog(cf);
+        const kept: ReplayCheckpoint[] = [];
+        const full = await replaySession({
+          engine: cf,
+          log,
+          checkpoint: (turns, take) => {
+            if (turns % 3 === 0) kept.push(take());
+          },
+        });
+        expect(kept.map((c) => c.turns)).toEqual([3, 6, 9, 12]);
+        for (const turn of [3, 5, 9, 11]) {
+          const from = kept.filter((c) => c.turns <= turn).pop()!;
+          const r = await replaySession({ engine: cf, log, atTurn: turn, from });
+          expect(r.resumed).toBe(from.turns);
+          expect(r.packs.map(packSha256)).toEqual(live.slice(from.turns, turn + 1).map(packSha256));
+          expect(r.matches).toBe(true);
+        }
+        const last = kept[2]!;
+        const toEnd = await replaySession({ engine: cf, log, from: last });
+        expect(toEnd.resumed).toBe(9);
+        expect(toEnd.events.map((e) => e.type)).toEqual(
+          full.events.slice(last.events).map((e) => e.type),
+        );
+        // Equal events read again are the same log; a turn before it, atStep, or another
+        // first event is a replay from the start.
+        const again = await loadEventLog(cf);
+        expect(
+          (await replaySession({ engine: cf, log: again, atTurn: 10, from: last })).resumed,
+        ).toBe(9);
+        expect(
+          (await replaySession({ engine: cf, log, atTurn: 8, from: last })).resumed,
+        ).toBeNull();
+        const step = live[10]!.step_id;
+        expect(
+          (await replaySession({ engine: cf, log, atStep: step, from: last })).resumed,
+        ).toBeNull();
+        const edited = [...log.events];
+        const k = edited.findIndex((e) => e.type === 'pack_built' && e.turn === 2);
+        edited[k] = { ...edited[k]!, pack_sha256: '0'.repeat(64) } as (typeof edited)[number];
+        const other = await replaySession({
+          engine: cf,
+          log: { ...log, events: edited },
+          atTurn: 10,
+          from: last,
+        });
+        expect(other.resumed).toBeNull();
+        // The forged hash is a mismatch, at its index in the log.
+        expect(other.mismatch?.index).toBe(k);
+        expect(other.matches).toBe(false);
+        // A later event that answers for a turn before the checkpoint: from the start too.
+        const late = [...log.events, { ...log.events.find((e) => e.type === 'page_in')! }];
+        expect(
+          (await replaySession({ engine: cf, log: { ...log, events: late }, from: last })).resumed,
+        ).toBeNull();
+        // An object shaped like a checkpoint is not one.
+        expect(
+          (
+            await replaySession({
+              engine: cf,
+              log,
+              atTurn: 10,
+              from: { turns: 9, events: last.events },
+            })
+          ).resumed,
+        ).toBeNull();
+      } finally {
+        await cf.close({ compact: false });
+      }
     });
 
     it.runIf(backend === 'local')(

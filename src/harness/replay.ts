@@ -19,6 +19,7 @@ import {
   type SessionEvent,
 } from './session-events.js';
 import { defaultSummary } from './session-options.js';
+import type { SessionState } from './session-state.js';
 import { TokenMeter } from './token-meter.js';
 import type { Turn } from './turns.js';
 
@@ -59,7 +60,54 @@ export type ReplayOptions = ReplaySource &
     onPack?: (pack: ContextPack) => void;
     /** Keep every pack in the result. Default true; false keeps only the last (bounded memory). */
     keepPacks?: boolean;
+    /**
+     * The recorded log, already read (`loadEventLog`; event `i` is line `i + 1` of `path`), for a
+     * caller that keeps it between replays. Default: read from the store.
+     */
+    log?: { events: readonly SessionEvent[]; path: string };
+    /**
+     * Go on from this checkpoint instead of the start. Used only when it fits: taken on this
+     * store and tokenizer, from the same first events of this log (the same objects, or equal
+     * ones), the store's index still holds the entries the turns before it folded and paged
+     * in, the log's later events add nothing to those turns, and the stop is `atTurn` at or
+     * after its turn, or none (not `atStep`). Otherwise the replay starts from the start
+     * (`resumed: null`), with the same result as without it.
+     */
+    from?: ReplayCheckpoint;
+    /**
+     * Called at each turn boundary (after a recorded `turn_completed`) the replay passes while
+     * every event it produced matches the recorded one, with the number of turns replayed:
+     * `take()` returns a checkpoint there (a copy of the state; take only what you keep).
+     */
+    checkpoint?: (turns: number, take: () => ReplayCheckpoint) => void;
   };
+
+/**
+ * A replay's state at a turn boundary, to go on from with {@link ReplayOptions.from} rather than
+ * replay the turns before it again. Reusable in this process (not serialisable); never changes.
+ * What a resumed replay does not redo is re-verifying the pages of the turns before the
+ * checkpoint against the node files (their index entries are checked).
+ */
+export interface ReplayCheckpoint {
+  /** Turns replayed in full: a replay resumed here starts with turn `turns`. */
+  readonly turns: number;
+  /** Recorded events it covers (the log's first lines); a resumed replay reads on after them. */
+  readonly events: number;
+}
+
+/** What a checkpoint holds: where it was taken, the log it read, the state and token counts. */
+interface Saved {
+  turns: number;
+  events: number;
+  dir: string;
+  tokenizer: string;
+  recorded: readonly SessionEvent[];
+  state: SessionState;
+  meter: TokenMeter;
+}
+
+/** The checkpoints this module made (one the caller built itself is not one). */
+const saved = new WeakMap<ReplayCheckpoint, Saved>();
 
 /** The first difference between the recorded and the replayed events. */
 export interface ReplayMismatch {
@@ -76,7 +124,13 @@ export interface ReplayResult {
   events: SessionEvent[];
   /** True when every replayed event equals the recorded one (ignoring `recorded_at`). */
   matches: boolean;
+  /** The first difference; its `index` counts from the log's start, resumed or not. */
   mismatch: ReplayMismatch | null;
+  /**
+   * The turns of the checkpoint the replay went on from (`from`), or null (from the start).
+   * Resumed, `packs` and `events` are those after the checkpoint (those before it matched).
+   */
+  resumed: number | null;
 }
 
 type FoldEvent = Extract<SessionEvent, { type: 'fold' }>;
@@ -177,12 +231,17 @@ const group = <E extends { turn: number }>(events: E[]) => groupBy(events, (e) =
 
 /** A recorded log: its events (event `i` is line `i + 1`) and where it is read from. */
 interface RecordedLog {
-  events: SessionEvent[];
+  events: readonly SessionEvent[];
   path: string;
 }
 
-/** The recorded events: through the engine, from the database, or from `events.jsonl`. */
-async function recordedEvents(dir: string, engine?: ContextFoldEngine): Promise<RecordedLog> {
+/** The recorded events: given, through the engine, from the database, or from `events.jsonl`. */
+async function recordedEvents(
+  dir: string,
+  engine?: ContextFoldEngine,
+  given?: RecordedLog,
+): Promise<RecordedLog> {
+  if (given) return given;
   if (engine) return loadEventLog(engine);
   if (!isPgUrl(dir)) return { events: readEvents(dir), path: eventsPath(dir) };
   const reader = await ContextFold.open({ store: dir, tokenizer: 'reference', readOnly: true });
@@ -217,7 +276,7 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
   if (typeof dir !== 'string' || dir === '') {
     throw new UsageError('replaySession needs { dir } (the store directory) or { engine }');
   }
-  const log = await recordedEvents(dir, options.engine);
+  const log = await recordedEvents(dir, options.engine, options.log);
   const recorded = log.events;
   const at = lineLocator(log);
   const engine = await replayEngine(dir, log, options);
@@ -235,18 +294,88 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
     );
     // Scanning tool output is harmless here: replay answers every scan with what the live
     // session recorded for that turn (nothing when it did not scan).
+    const from = resumable(options, dir, engine, recorded, entries);
     const core = new SessionCore(
       io,
-      new TokenMeter(engine.tokenizer),
+      from && from.meter.tokenizer === engine.tokenizer
+        ? from.meter
+        : new TokenMeter(engine.tokenizer),
       options.clock ?? (() => new Date()),
       true,
+      from?.state.snapshot(),
     );
-    const { packs, replayed, consumed } = await replayEvents(core, recorded, options, at);
-    const mismatch = firstMismatch(recorded.slice(0, consumed), replayed);
-    return { packs, events: replayed, matches: mismatch === null, mismatch };
+    const take = (events: number): ReplayCheckpoint => {
+      const cp: ReplayCheckpoint = Object.freeze({ turns: core.state.turnCount, events });
+      saved.set(cp, {
+        ...cp,
+        dir,
+        tokenizer: engine.tokenizer.name,
+        recorded,
+        state: core.state.snapshot(),
+        meter: core.meter,
+      });
+      return cp;
+    };
+    const { packs, replayed, mismatch } = await replayEvents(
+      core,
+      recorded,
+      options,
+      at,
+      from?.events ?? 0,
+      take,
+    );
+    return {
+      packs,
+      events: replayed,
+      matches: mismatch === null,
+      mismatch,
+      resumed: from ? from.turns : null,
+    };
   } finally {
     if (!options.engine) await (engine as ContextFold).close({ compact: false });
   }
+}
+
+/**
+ * The checkpoint of `options.from` if a replay may go on from it, giving what a replay from the
+ * start would (see {@link ReplayOptions.from}); else null.
+ */
+function resumable(
+  options: ReplayOptions,
+  dir: string,
+  engine: ContextFoldEngine,
+  recorded: readonly SessionEvent[],
+  entries: ReadonlyMap<number, IndexEntry>,
+): Saved | null {
+  const cp = options.from ? saved.get(options.from) : undefined;
+  if (!cp || options.atStep !== undefined) return null;
+  if (options.atTurn !== undefined && options.atTurn < cp.turns) return null;
+  if (cp.dir !== dir || cp.tokenizer !== engine.tokenizer.name) return null;
+  if (recorded.length < cp.events) return null;
+  for (let i = 0; i < cp.events; i++) {
+    const a = recorded[i]!;
+    const b = cp.recorded[i]!;
+    if (a !== b && comparableEvent(a) !== comparableEvent(b)) return null;
+  }
+  // Replay looks a turn's pages, failures and custom summaries up in the whole log.
+  for (let i = cp.events; i < recorded.length; i++) {
+    const e = recorded[i]!;
+    if ((e.type === 'page_in' || e.type === 'page_failed') && e.turn < cp.turns) return null;
+    if (e.type === 'fold' && cp.state.folded.has(e.step_id)) return null;
+  }
+  // The index as the turns before it found it: each folded node, each paged node.
+  for (const [step, sha] of cp.state.foldedPayload) {
+    const e = entries.get(step);
+    if (e?.payload_sha256 !== sha) return null;
+    if (e.file_path !== cp.state.folded.get(step)?.artifacts.cold_node_ref) return null;
+  }
+  for (let i = 0; i < cp.events; i++) {
+    const e = recorded[i]!;
+    if (e.type === 'page_in' && entries.get(e.step_id)?.payload_sha256 !== e.payload_sha256) {
+      return null;
+    }
+  }
+  return cp;
 }
 
 /**
@@ -297,20 +426,36 @@ async function replayEngine(
 }
 
 /**
- * Feeds the recorded inputs to `core` in order (appends, pins, turns), up to the turn asked
- * for with `atStep` / `atTurn`. Returns the packs, the events the replay produced and how many
- * recorded events they are compared with.
+ * Feeds the recorded inputs to `core` in order (appends, pins, turns) from recorded event
+ * `start` (0, or a checkpoint's), up to the turn asked for with `atStep` / `atTurn`, comparing
+ * each event produced with the recorded one at its place. Returns the packs, the events
+ * produced and the first mismatch; offers a checkpoint at each turn boundary while all matched.
  */
 async function replayEvents(
   core: SessionCore,
   recorded: readonly SessionEvent[],
   options: ReplayOptions,
   at: (e: SessionEvent, err: unknown) => unknown,
-): Promise<{ packs: ContextPack[]; replayed: SessionEvent[]; consumed: number }> {
+  start: number,
+  take: (events: number) => ReplayCheckpoint,
+): Promise<{ packs: ContextPack[]; replayed: SessionEvent[]; mismatch: ReplayMismatch | null }> {
   const packs: ContextPack[] = [];
   const replayed: SessionEvent[] = [];
-  let consumed = recorded.length;
-  for (const e of recorded) {
+  let mismatch: ReplayMismatch | null = null;
+  /** Adds what the core recorded since, each compared with the recorded event at its place. */
+  const drain = (): void => {
+    for (const e of core.drain()) {
+      const index = start + replayed.length;
+      replayed.push(e);
+      if (mismatch !== null) continue;
+      const x = recorded[index] ? comparableEvent(recorded[index]!) : null;
+      const y = comparableEvent(e);
+      if (x !== y) mismatch = { index, recorded: x, replayed: y };
+    }
+  };
+  let stopped = false;
+  for (let i = start; i < recorded.length; i++) {
+    const e = recorded[i]!;
     if (e.type === 'session_opened' || e.type === 'append' || e.type === 'pin') {
       const { recorded_at: _r, ...input } = e;
       try {
@@ -329,14 +474,24 @@ async function replayEvents(
         (options.atStep !== undefined && pack.step_id === options.atStep) ||
         (options.atTurn !== undefined && pack.turn === options.atTurn)
       ) {
-        replayed.push(...core.drain());
-        consumed = replayed.length;
+        drain();
+        stopped = true;
         break;
       }
     } else if (e.type === 'turn_completed') {
       await core.completeTurn();
+      drain();
+      if (options.checkpoint && mismatch === null && start + replayed.length === i + 1) {
+        options.checkpoint(core.state.turnCount, () => take(i + 1));
+      }
+      continue;
     }
-    replayed.push(...core.drain());
+    drain();
+  }
+  // Run to the end, the recorded events past the replayed ones are a difference too.
+  const total = start + replayed.length;
+  if (!stopped && mismatch === null && recorded.length > total) {
+    mismatch = { index: total, recorded: comparableEvent(recorded[total]!), replayed: null };
   }
   if (options.atStep !== undefined && packs[packs.length - 1]?.step_id !== options.atStep) {
     const steps = packs.map((p) => p.step_id);
@@ -349,15 +504,5 @@ async function replayEvents(
       `this session has no turn ${options.atTurn}; its turns are 0..${core.state.turnCount - 1}`,
     );
   }
-  return { packs, replayed, consumed };
-}
-
-function firstMismatch(a: SessionEvent[], b: SessionEvent[]): ReplayMismatch | null {
-  const n = Math.max(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const x = a[i] ? comparableEvent(a[i]!) : null;
-    const y = b[i] ? comparableEvent(b[i]!) : null;
-    if (x !== y) return { index: i, recorded: x, replayed: y };
-  }
-  return null;
+  return { packs, replayed, mismatch };
 }

@@ -78,7 +78,6 @@ export interface SessionIO {
  * recorded inputs and the policy; the clock only stamps `recorded_at`.
  */
 export class SessionCore {
-  readonly state = new SessionState();
   private pending: SessionEvent[] = [];
 
   constructor(
@@ -87,6 +86,8 @@ export class SessionCore {
     private readonly clock: () => Date,
     /** Scan a tool loop's pending output for page-in too (not only a user prompt). */
     private readonly scanToolOutput = false,
+    /** The state to go on from (a replay checkpoint's copy); default a new session's. */
+    readonly state = new SessionState(),
   ) {}
 
   /** Records an event: stamps it, applies it, queues it for the log. */

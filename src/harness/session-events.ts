@@ -272,7 +272,8 @@ function readEventsFile(path: string): { events: SessionEvent[]; head: ChainHead
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw notAFile(e, path);
   }
-  return parseEventLog(text, path, anchor);
+  const { events, head } = parseEventLog(text, path, { anchor });
+  return { events, head, lines: events.length };
 }
 
 /**
@@ -342,7 +343,7 @@ export async function loadEventLog(
   engine: ContextFoldEngine,
 ): Promise<{ events: SessionEvent[]; mark: EventLogMark; path: string }> {
   const { path, text, head: anchor, headPath } = await engine.readRecords(EVENTS_KIND);
-  const { events, head } = parseEventLog(text, path, { head: anchor, headPath });
+  const { events, head } = parseEventLog(text, path, { anchor: { head: anchor, headPath } });
   return { events, mark: { ...recordsMark(text), ...head }, path };
 }
 
@@ -387,19 +388,34 @@ export function parseEvents(text: string, path: string): SessionEvent[] {
   return parseEventLog(text, path).events;
 }
 
+/** Where a log's text starts: after `line` lines whose chain ends at `head` (the start: 0 lines). */
+export interface EventLogStart {
+  head: ChainHead;
+  line: number;
+}
+
+/** The head stored beside a log (null: there is none) and where it lives, for messages. */
+export interface EventLogAnchor {
+  head: RecordsHead | null;
+  headPath: string;
+}
+
 /**
- * {@link parseEvents}, with the log's {@link ChainHead} and line count. With `anchor` (the head
- * stored beside the log, or null when there is none), the log must extend that head
- * ({@link checkExtendsHead}), and a log whose chained lines record `log_head` must have one.
+ * {@link parseEvents}, with the log's {@link ChainHead}. With `from`, `text` is what follows the
+ * first `from.line` lines of the log (ending with a newline, chained to `from.head`): its lines
+ * are checked and numbered as in the whole log, so reading a grown log's new lines this way
+ * gives what parsing all of it would. With `anchor` (whole logs only), the log must extend that
+ * head ({@link checkLogAnchor}). `headRequiredAt`: the first line recording `log_head`.
  */
-function parseEventLog(
+export function parseEventLog(
   text: string,
   path: string,
-  anchor?: { head: RecordsHead | null; headPath: string },
-): { events: SessionEvent[]; head: ChainHead; lines: number } {
+  options: { from?: EventLogStart; anchor?: EventLogAnchor } = {},
+): { events: SessionEvent[]; head: ChainHead; headRequiredAt: number | undefined } {
+  const from = options.from ?? { head: CHAIN_START, line: 0 };
   const events: SessionEvent[] = [];
   if (text.length > 0 && !text.endsWith('\n')) {
-    const line = text.split('\n').length;
+    const line = text.split('\n').length + from.line;
     throw new IntegrityCheckError(
       `${path} line ${line} is incomplete (an interrupted write); the session log cannot be trusted past line ${line - 1}`,
       { path, line },
@@ -407,9 +423,10 @@ function parseEventLog(
   }
   const lines = text.split('\n');
   lines.pop();
-  const head = { ...CHAIN_START };
+  const head = { ...from.head };
   let headRequiredAt: number | undefined;
-  lines.forEach((line, i) => {
+  lines.forEach((line, n) => {
+    const i = n + from.line;
     let parsed: unknown;
     try {
       parsed = JSON.parse(line);
@@ -446,14 +463,28 @@ function parseEventLog(
     }
     events.push(e as SessionEvent);
   });
-  if (anchor?.head) checkExtendsHead(lines, anchor.head, path, anchor.headPath);
-  else if (anchor && headRequiredAt !== undefined) {
+  if (options.anchor) checkLogAnchor(lines, headRequiredAt, path, options.anchor);
+  return { events, head, headRequiredAt };
+}
+
+/**
+ * Checks a whole log's `lines` against the head stored beside it: the log must extend the head
+ * ({@link checkExtendsHead}), and a log with a line recording `log_head` (`headRequiredAt`)
+ * must have one.
+ */
+export function checkLogAnchor(
+  lines: readonly string[],
+  headRequiredAt: number | undefined,
+  path: string,
+  anchor: EventLogAnchor,
+): void {
+  if (anchor.head) checkExtendsHead(lines, anchor.head, path, anchor.headPath);
+  else if (headRequiredAt !== undefined) {
     throw new IntegrityCheckError(
       `${path} line ${headRequiredAt} records log_head, but the log's head (${anchor.headPath}) is missing: it was removed, or the log was copied without it; whether lines were cut off the end cannot be checked`,
       { path, line: headRequiredAt },
     );
   }
-  return { events, head, lines: lines.length };
 }
 
 /**

@@ -133,6 +133,31 @@ export class SessionState {
     });
   }
 
+  /**
+   * A copy that goes on independently of this state (a replay checkpoint). What never changes
+   * once applied is shared: history messages, records, pinned items, the config; the lists and
+   * maps are copied, and the last turn too (the next message may join it).
+   */
+  snapshot(): SessionState {
+    const s = new SessionState();
+    s.config = this.config;
+    s.stepIds = this.stepIds;
+    for (const m of this.history) s.history.push(m);
+    const last = this.turns.length - 1;
+    this.turns.forEach((t, i) => {
+      s.turns.push(i === last ? { ...t, steps: [...t.steps], messages: [...t.messages] } : t);
+    });
+    for (const [k, v] of this.turnIndex) s.turnIndex.set(k, v);
+    for (const r of this.foldOrder) s.foldOrder.push(r);
+    for (const [k, v] of this.folded) s.folded.set(k, v);
+    for (const [k, v] of this.foldedPayload) s.foldedPayload.set(k, v);
+    s.l2Start = this.l2Start;
+    for (const p of this.pinned) s.pinned.push(p);
+    s.turnCount = this.turnCount;
+    s.open = this.open ? { ...this.open, pages: [...this.open.pages] } : null;
+    return s;
+  }
+
   /** Number of pinned notes so far (the next note's id). */
   get noteCount(): number {
     return this.pinned.filter((p) => p.kind === 'note').length;

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { ContextFold } from '../engine/context-fold.js';
 import type { RetrievalMode, ScanPick } from '../engine/types.js';
 import type { ContextPack } from '../harness/pack.js';
-import { replaySession } from '../harness/replay.js';
-import { eventsPath, readEvents, type SessionEvent } from '../harness/session-events.js';
+import { type ReplayCheckpoint, replaySession } from '../harness/replay.js';
+import { eventsPath } from '../harness/session-events.js';
 import { UsageError } from '../protocol/errors.js';
 import { perTurnCap } from '../protocol/policy.js';
 import { headFilePath } from '../store/records-head.js';
@@ -24,6 +24,8 @@ import type {
 } from './api-types.js';
 import { packView } from './pack-view.js';
 import { payloadLines } from './payload-text.js';
+import { ReplayCheckpoints } from './replay-checkpoints.js';
+import { SessionLogReader } from './session-log.js';
 import { layerTokens, timelineRows } from './timeline.js';
 
 /** Engine choices the inspector passes through (never anything that writes). */
@@ -68,7 +70,6 @@ function lastPageAt(offset: number, total: number, limit: number): number {
 
 interface TimelineCache {
   key: string;
-  recorded: SessionEvent[];
   response: Omit<TimelineResponse, 'offset' | 'rows'>;
   rows: TimelineResponse['rows'];
 }
@@ -127,10 +128,13 @@ export class StoreView {
   private validating: Promise<ValidateResponse> | null = null;
   private timelineCache: TimelineCache | null = null;
   private readonly warnings = new Set<string>();
+  private readonly log: SessionLogReader;
+  private readonly checkpoints = new ReplayCheckpoints();
 
   constructor(info: StoreInfo, options: ViewOptions = {}) {
     this.info = info;
     this.options = options;
+    this.log = new SessionLogReader(info.dir);
   }
 
   private cf(): Promise<ContextFold> {
@@ -373,19 +377,13 @@ export class StoreView {
     return keys.every((k) => k === null) ? null : keys.join('/');
   }
 
-  /** The recorded events: the timeline's when it is current, else read (no replay). */
-  private recordedEvents(): SessionEvent[] | null {
-    const key = this.logKey();
-    if (key === null) return null;
-    if (this.timelineCache?.key === key) return this.timelineCache.recorded;
-    return readEvents(this.info.dir);
-  }
-
   private async loadTimeline(): Promise<TimelineCache | null> {
     const key = this.logKey();
     if (key === null) return null;
     if (this.timelineCache?.key === key) return this.timelineCache;
-    const recorded = readEvents(this.info.dir);
+    // Read as the pack page reads it: the replay below leaves checkpoints for the pack page.
+    const read = this.log.read();
+    const recorded = read?.events ?? [];
     const opened = recorded.find((e) => e.type === 'session_opened');
     const config = opened?.type === 'session_opened' ? opened.config : null;
     const layers = new Map<number, LayerTokens>();
@@ -398,6 +396,7 @@ export class StoreView {
     try {
       const r = await replaySession({
         engine: await this.cf(),
+        ...(read ? { log: read, checkpoint: this.checkpoints.offer(read.generation) } : {}),
         keepPacks: false,
         onPack: (p) => layers.set(p.turn, layerTokens(p)),
       });
@@ -412,7 +411,6 @@ export class StoreView {
     const rows = timelineRows(recorded, replay.ok ? layers : null);
     this.timelineCache = {
       key,
-      recorded,
       rows,
       response: {
         recorded: true,
@@ -426,19 +424,40 @@ export class StoreView {
     return this.timelineCache;
   }
 
-  /** One pack as sent, rebuilt by replay (every page re-verified), by layer. */
+  /**
+   * One pack as sent, rebuilt by replay (every page of it re-verified), by layer. The replay
+   * goes on from the nearest checkpoint before the turn (see {@link ReplayCheckpoints}) and
+   * leaves new ones; the log is read again (checked by content) on every request.
+   */
   async pack(turn: number): Promise<PackResponse> {
     // The log alone (not the timeline, a replay of the whole session of its own); a turn the
     // log never started is refused from it, not after replaying all of it.
-    const log = this.recordedEvents();
-    if (!log) throw new UsageError(`no session is recorded in ${this.info.dir} (no events.jsonl)`);
+    const read = this.log.read();
+    if (!read) throw new UsageError(`no session is recorded in ${this.info.dir} (no events.jsonl)`);
+    const log = read.events;
     const started = log.filter((e) => e.type === 'turn_started');
     if (!started.some((e) => e.turn === turn)) {
       throw new UsageError(
         `this session has no turn ${turn}; its turns are 0..${started.length - 1}`,
       );
     }
-    const r = await replaySession({ engine: await this.cf(), atTurn: turn, keepPacks: false });
+    const engine = await this.cf();
+    const replay = (from?: ReplayCheckpoint) =>
+      replaySession({
+        engine,
+        log: read,
+        atTurn: turn,
+        keepPacks: false,
+        ...(from ? { from } : {}),
+        checkpoint: this.checkpoints.offer(read.generation, turn),
+      });
+    const from = this.checkpoints.before(read.generation, turn);
+    // An error met after a checkpoint (a node tampered since) is reported as a replay from
+    // the start meets it: at the first line that pages it.
+    const r = await replay(from).catch((e: unknown) => {
+      if (!from) throw e;
+      return replay();
+    });
     const pack = r.packs[r.packs.length - 1] as ContextPack;
     const recorded = log.find((e) => e.type === 'pack_built' && e.turn === turn);
     return packView(pack, recorded?.type === 'pack_built' ? recorded.pack_sha256 : null);
