@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { describeShared, sharedPath } from '../test-utils/shared.js';
 import {
@@ -102,5 +103,109 @@ describeShared('the reference store file format', () => {
     const node = JSON.parse(read(`cold_nodes/${f}`)) as Record<string, unknown>;
     const { artifact_sha256, ...rest } = node;
     expect(canonicalSha256(rest)).toBe(artifact_sha256);
+  });
+});
+
+/** The serialiser element by element, as it was before term lists and long strings were fast-pathed. */
+function plainSerialize(value: unknown, indent: number, depth: number): string {
+  if (value === null) return 'null';
+  if (typeof value === 'boolean') return value ? 'true' : 'false';
+  if (typeof value === 'number') return String(value);
+  if (typeof value === 'string') {
+    if (!(value as unknown as { isWellFormed(): boolean }).isWellFormed())
+      throw new TypeError('lone');
+    return JSON.stringify(value);
+  }
+  const pad = indent > 0 ? `\n${' '.repeat(indent * (depth + 1))}` : '';
+  const end = indent > 0 ? `\n${' '.repeat(indent * depth)}` : '';
+  if (Array.isArray(value)) {
+    if (value.length === 0) return '[]';
+    return `[${value.map((v) => pad + plainSerialize(v, indent, depth + 1)).join(',')}${end}]`;
+  }
+  const obj = value as Record<string, unknown>;
+  const keys = Object.keys(obj)
+    .filter((k) => obj[k] !== undefined)
+    .sort(compareCodePoints);
+  if (keys.length === 0) return '{}';
+  const colon = indent > 0 ? ': ' : ':';
+  return `{${keys.map((k) => pad + JSON.stringify(k) + colon + plainSerialize(obj[k], indent, depth + 1)).join(',')}${end}}`;
+}
+
+describe('canonicalJson and prettyJson fast paths', () => {
+  // Strings from every range that escapes or sorts differently, short and long (a long one goes
+  // through the memo of escaped forms), in objects, nested objects and lists of strings.
+  const unit = fc.constantFrom(
+    'a',
+    'Z',
+    '"',
+    '\\',
+    '\n',
+    '\r',
+    '\x00',
+    '\x1f',
+    '\x7f',
+    'é',
+    '\u2028',
+    '\uFF01',
+    '\u{1F600}',
+    ' ',
+  );
+  const text = fc.oneof(
+    fc.array(unit, { maxLength: 12 }).map((a) => a.join('')),
+    fc
+      .tuple(fc.array(unit, { maxLength: 6 }), fc.integer({ min: 40, max: 400 }))
+      .map(([a, n]) => a.join('').repeat(n)),
+  );
+  const value = fc.letrec((tie) => ({
+    node: fc.oneof(
+      { depthSize: 'small' },
+      text,
+      fc.integer(),
+      fc.boolean(),
+      fc.constant(null),
+      fc.array(text, { maxLength: 6 }),
+      fc.array(tie('node'), { maxLength: 4 }),
+      fc.dictionary(text, fc.oneof(tie('node'), fc.constant(undefined)), { maxKeys: 5 }),
+    ),
+  })).node;
+
+  it('write the same bytes as the element-by-element serialiser', () => {
+    fc.assert(
+      fc.property(fc.array(value, { minLength: 1, maxLength: 4 }), (values) => {
+        // Serialising each value twice and in turn exercises hits and misses of the memo.
+        for (const v of [...values, ...values]) {
+          expect(canonicalJson(v)).toBe(plainSerialize(v, 0, 0));
+          expect(prettyJson(v)).toBe(plainSerialize(v, 2, 0));
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('remember long strings by content, never by length or identity', () => {
+    const base = 'x"\\n'.repeat(200);
+    // Three strings of one length that differ only at the end, and a copy of each.
+    const long = ['a', 'b', 'c'].map((c) => `${base}${c}`);
+    const copies = long.map((t) => `${t.slice(0, 300)}${t.slice(300)}`);
+    for (const order of [
+      [0, 1, 2, 0, 1, 2],
+      [0, 0, 1, 1, 2, 2],
+      [2, 1, 0, 1, 2, 0],
+    ]) {
+      for (const i of order) {
+        expect(canonicalJson(long[i]!)).toBe(JSON.stringify(long[i]));
+        expect(canonicalJson(copies[i]!)).toBe(JSON.stringify(long[i]));
+        expect(prettyJson({ k: long[i], l: [copies[(i + 1) % 3]] })).toBe(
+          plainSerialize({ k: long[i], l: [copies[(i + 1) % 3]] }, 2, 0),
+        );
+      }
+    }
+  });
+
+  it('refuse a lone surrogate inside a list of strings, naming it', () => {
+    expect(() => canonicalJson(['ok', 'x\uD800y'])).toThrow(
+      /lone surrogate \(U\+D800\) at index 1/,
+    );
+    expect(() => prettyJson({ a: ['\uDC00'] })).toThrow(/lone surrogate \(U\+DC00\) at index 0/);
   });
 });
