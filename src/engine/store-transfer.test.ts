@@ -163,7 +163,13 @@ describe('export and import-store between directories', () => {
     const exp = await runCliInProcess(['--dir', dir, 'export', '--to', file]);
     expect(exp).toMatchObject({ code: 1, stdout: '' });
     expect(exp.stderr).toBe(
-      `contextfold: UsageError: the target ${file} is a file, not a directory: choose a new directory\n`,
+      `contextfold: UsageError: the target ${file} is (or is under) a file, not a directory: choose a new directory\n`,
+    );
+    // Under a file: stat fails with ENOTDIR (it was an internal error with a stack trace).
+    const under = await runCliInProcess(['--dir', dir, 'export', '--to', join(file, 'x')]);
+    expect(under).toMatchObject({ code: 1, stdout: '' });
+    expect(under.stderr).toBe(
+      `contextfold: UsageError: the target ${join(file, 'x')} is (or is under) a file, not a directory: choose a new directory\n`,
     );
     const imp = await runCliInProcess(['--dir', file, '--json', 'import-store', dir]);
     expect(imp.code).toBe(1);

@@ -190,6 +190,16 @@ function removeOnSignal(root: string): () => void {
  * listing would fail half-way through opening), or the source store itself or a directory inside
  * it (the copy's files would land among the source's own, which validate then reports).
  */
+/** True when `path` is a file, or lies under one (its stat fails with ENOTDIR). */
+function isFileOrUnderFile(path: string): boolean {
+  try {
+    return statSync(path, { throwIfNoEntry: false })?.isDirectory() === false;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOTDIR') return true;
+    throw e;
+  }
+}
+
 function assertTargetDirectory(from: string, to: string): void {
   for (const [name, where] of [
     ['from', from],
@@ -203,9 +213,9 @@ function assertTargetDirectory(from: string, to: string): void {
   }
   if (isPgUrl(to)) return;
   const target = resolve(to);
-  if (statSync(target, { throwIfNoEntry: false })?.isDirectory() === false) {
+  if (isFileOrUnderFile(target)) {
     throw new UsageError(
-      `the target ${target} is a file, not a directory: choose a new directory`,
+      `the target ${target} is (or is under) a file, not a directory: choose a new directory`,
       {
         path: target,
       },
