@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDemo } from '../engine/demo-scenario.js';
@@ -127,6 +127,21 @@ describe('the README and docs', () => {
         `| "${q.prompt}" | ${q.tokens_with_folding} (question ${q.prompt_tokens} + ${q.pages.length} `,
       );
     }
+  });
+
+  it('the session error the harness page quotes is the line the CLI prints', () => {
+    // The page's turns.jsonl with its 7th line's step id made 9 (the case the page describes).
+    const page = read('docs/harness.md');
+    const quoted = /`(contextfold: UsageError: turns\.jsonl[^`]*)`/.exec(page)?.[1];
+    const turns = /cat > turns\.jsonl <<'EOF'\n([\s\S]*?)\nEOF/.exec(page)?.[1]?.split('\n');
+    expect(quoted && turns?.[6]).toContain('"step_id": 6');
+    turns![6] = turns![6]!.replace('"step_id": 6', '"step_id": 9');
+    const cwd = join(tmp.dir, 'harness-error');
+    mkdirSync(cwd, { recursive: true });
+    writeFileSync(join(cwd, 'turns.jsonl'), `${turns!.join('\n')}\n`);
+    const r = run('contextfold --dir s/.contextfold session turns.jsonl', cwd);
+    expect(r).toEqual({ code: 1, out: quoted!.replace(/\s+/g, ' ') });
+    expect(existsSync(join(cwd, 's'))).toBe(false);
   });
 
   it('marks few blocks as not run, each with a reason', () => {
