@@ -550,6 +550,19 @@ describe.each(BACKENDS)('%s', (backend: BackendName) => {
       await b.close();
     });
 
+    it("compact counts the store's nodes, also as the first call of a new engine", async () => {
+      // A database store's mirror follows the change feed on reads: compact reported 0 nodes.
+      const a = await open();
+      await a.foldMany([
+        { stepId: 1, summary: 'one', content: 'a' },
+        { stepId: 2, summary: 'two', content: 'b' },
+      ]);
+      await a.close();
+      const b = await reopen(a, { mustExist: true }); // as the CLI opens it
+      expect(await b.compact()).toMatchObject({ nodes: 2 });
+      await b.close();
+    });
+
     it('evict marks the entry and records the eviction, seen by a fresh engine', async () => {
       const cf = await open();
       await cf.fold({ stepId: 1, summary: 'one', content: 'a' });

@@ -493,7 +493,8 @@ export class ContextFold implements ContextFoldEngine {
   async compact(): Promise<{ nodes: number; journal_entries_compacted: number }> {
     return this.track(async () => {
       const n = await this.store.compact();
-      return { nodes: this.store.stats().entries, journal_entries_compacted: n };
+      // Counted after a read: a database store's mirror catches up with its change feed there.
+      return this.read(() => ({ nodes: this.store.stats().entries, journal_entries_compacted: n }));
     });
   }
 
