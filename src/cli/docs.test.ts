@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDemo } from '../engine/demo-scenario.js';
+import { IMPORT_FORMATS } from '../import/index.js';
 import { extractSnippets } from '../test-utils/doc-snippets.js';
 import { type InstalledCopy, installedCopy, REPO_ROOT } from '../test-utils/installed-copy.js';
 import { PG_MISSING, PG_URL, pgStoreUrl } from '../test-utils/pg.js';
@@ -142,6 +143,22 @@ describe('the README and docs', () => {
     const r = run('contextfold --dir s/.contextfold session turns.jsonl', cwd);
     expect(r).toEqual({ code: 1, out: quoted!.replace(/\s+/g, ' ') });
     expect(existsSync(join(cwd, 's'))).toBe(false);
+  });
+
+  it("the library page's contextfold/import row names every import format", () => {
+    const row = read('docs/library.md')
+      .split('\n')
+      .find((l) => l.startsWith('| `contextfold/import`'));
+    const names: Record<string, string> = {
+      'claude-code': 'Claude Code',
+      codex: 'Codex CLI',
+      openai: 'OpenAI',
+      anthropic: 'Anthropic',
+      aider: 'aider',
+      'swe-agent': 'SWE-agent',
+      turns: 'turns',
+    };
+    for (const f of IMPORT_FORMATS) expect(row, f).toContain(names[f] ?? f);
   });
 
   it('marks few blocks as not run, each with a reason', () => {
