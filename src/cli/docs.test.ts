@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDemo } from '../engine/demo-scenario.js';
 import { IMPORT_FORMATS } from '../import/index.js';
+import { type ErrorCode, exitCodeFor, ipcfErrorName } from '../protocol/errors.js';
 import { extractSnippets } from '../test-utils/doc-snippets.js';
 import { type InstalledCopy, installedCopy, REPO_ROOT } from '../test-utils/installed-copy.js';
 import { PG_MISSING, PG_URL, pgStoreUrl } from '../test-utils/pg.js';
@@ -143,6 +144,31 @@ describe('the README and docs', () => {
     const r = run('contextfold --dir s/.contextfold session turns.jsonl', cwd);
     expect(r).toEqual({ code: 1, out: quoted!.replace(/\s+/g, ' ') });
     expect(existsSync(join(cwd, 's'))).toBe(false);
+  });
+
+  it("the CLI page's exit code table names every error's code, and the internal error's", () => {
+    const rows = new Map(
+      [...read('docs/cli.md').matchAll(/^\| (\d+) \| (.*) \|$/gm)].map((m) => [
+        Number(m[1]),
+        m[2]!,
+      ]),
+    );
+    const codes: ErrorCode[] = [
+      'NODE_NOT_FOUND',
+      'INTEGRITY_CHECK',
+      'PATH_CONTAINMENT',
+      'ORPHANED_NODE',
+      'BROKEN_REFERENCE',
+      'USAGE',
+      'STEP_CONFLICT',
+      'LOCK_TIMEOUT',
+      'STORE_NOT_FOUND',
+      'STORE_UNAVAILABLE',
+      'GUARD_TABLE',
+    ];
+    for (const code of codes.filter((c) => !['USAGE', 'STORE_NOT_FOUND'].includes(c)))
+      expect(rows.get(exitCodeFor(code)), code).toContain(ipcfErrorName(code));
+    expect(rows.get(70)).toMatch(/internal error/);
   });
 
   it("the library page's contextfold/import row names every import format", () => {
