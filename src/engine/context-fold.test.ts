@@ -155,9 +155,14 @@ describe.each(BACKENDS)('%s', (backend: BackendName) => {
       const b = await cf.fold({ stepId: 5, summary: 's', content: 'x' });
       expect(b.already_folded).toBe(true);
       expect(b.artifact_sha256).toBe(a.artifact_sha256);
+      // The error names the stored node where it is (a path, or a database address), not the
+      // index's file_path relative to the store's parent (`.contextfold/cold_nodes/…`).
       await expect(cf.fold({ stepId: 5, summary: 's', content: 'y' })).rejects.toMatchObject({
         code: 'STEP_CONFLICT',
+        details: { stepId: 5, path: cf.backend.nodePath(5) },
       });
+      if (backend === 'local')
+        expect(cf.backend.nodePath(5)).toBe(join(cf.dir, 'cold_nodes', 'step_000005.json'));
       await cf.close();
     });
 
