@@ -158,8 +158,19 @@ function stagingFor(to: string): { root: string; store: string } | null {
   if (isPgUrl(to)) return null;
   const target = resolve(to);
   if (existsSync(target) && readdirSync(target).length > 0) return null;
-  mkdirSync(dirname(target), { recursive: true });
-  const root = mkdtempSync(join(dirname(target), `.${basename(target)}.copy-`));
+  let root: string;
+  try {
+    mkdirSync(dirname(target), { recursive: true });
+    root = mkdtempSync(join(dirname(target), `.${basename(target)}.copy-`));
+  } catch (e) {
+    // A directory the user cannot write is theirs to fix: one line, not mkdtemp's stack.
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') throw e;
+    throw new UsageError(
+      `cannot write the copy to ${target} (${code}): check the permissions of ${dirname(target)}, or choose another \`to\``,
+      { path: target, option: 'to' },
+    );
+  }
   return { root, store: join(root, basename(target)) };
 }
 
