@@ -1,12 +1,4 @@
-import {
-  closeSync,
-  existsSync,
-  fstatSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  readSync,
-} from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { ContextFoldEngine } from '../../engine/types.js';
 import { writeFileAtomic } from '../../fs/durable-fs.js';
@@ -16,6 +8,7 @@ import { redactedFoldInputs, storableTurns } from '../../import/import-turns.js'
 import type { ImportedTurn } from '../../import/turn.js';
 import { UsageError } from '../../protocol/errors.js';
 import { IntegrityCheckError } from '../../protocol/ipcf-errors.js';
+import { makeStoreDir } from '../../store/layout.js';
 
 /** Version of the ingestion state file. */
 export const INGEST_STATE_VERSION = 1;
@@ -287,7 +280,7 @@ export async function ingestTranscript(
       lines: lineNo,
       reader: await storableState(reader.state(), engine),
     };
-    mkdirSync(dirname(options.statePath), { recursive: true });
+    makeStoreDir(dirname(options.statePath));
     writeFileAtomic(options.statePath, JSON.stringify(next));
   }
   return {
