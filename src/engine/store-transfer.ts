@@ -166,9 +166,11 @@ function stagingFor(to: string): { root: string; store: string } | null {
     // A directory the user cannot write is theirs to fix: one line, not mkdtemp's stack.
     const code = (e as NodeJS.ErrnoException).code;
     if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') throw e;
+    let where = dirname(target);
+    while (!existsSync(where) && dirname(where) !== where) where = dirname(where);
     throw new UsageError(
-      `cannot write the copy to ${target} (${code}): check the permissions of ${dirname(target)}, or choose another \`to\``,
-      { path: target, option: 'to' },
+      `cannot write the copy to ${target} (${code}): check the permissions of ${where}, or choose another target directory`,
+      { path: target },
     );
   }
   return { root, store: join(root, basename(target)) };
