@@ -14,6 +14,9 @@ const READ_COMMANDS: string[][] = [
   ['hydrate', '1'],
   ['evict', '1'],
   ['compact'],
+  ['reindex'],
+  ['repair'],
+  ['export', '--to', 'copy'],
   ['pack'],
   ['mcp'],
 ];
@@ -29,6 +32,12 @@ describe('a directory without a store', () => {
       `contextfold: StoreNotFoundError: no store at ${dir}: run contextfold fold … or contextfold import … to create one, or pass --dir DIR\n`,
     );
     expect(existsSync(join(root, 'nonexistent'))).toBe(false);
+  });
+
+  it('the root help names each of them among the commands that need a store', async () => {
+    const help = (await runCliInProcess(['--help'])).stdout.replace(/\s+/g, ' ');
+    const list = /Read commands \(([^)]*)\) need an existing store/.exec(help)?.[1]?.split(', ');
+    expect(list?.sort()).toEqual(READ_COMMANDS.map((c) => c[0]).sort());
   });
 
   it('an empty directory is not a store either; --json gives one error object', async () => {

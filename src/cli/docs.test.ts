@@ -1,8 +1,10 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDemo } from '../engine/demo-scenario.js';
+import { IMPORT_FORMATS } from '../import/index.js';
+import { type ErrorCode, exitCodeFor, ipcfErrorName } from '../protocol/errors.js';
 import { extractSnippets } from '../test-utils/doc-snippets.js';
 import { type InstalledCopy, installedCopy, REPO_ROOT } from '../test-utils/installed-copy.js';
 import { PG_MISSING, PG_URL, pgStoreUrl } from '../test-utils/pg.js';
@@ -127,6 +129,62 @@ describe('the README and docs', () => {
         `| "${q.prompt}" | ${q.tokens_with_folding} (question ${q.prompt_tokens} + ${q.pages.length} `,
       );
     }
+  });
+
+  it('the session error the harness page quotes is the line the CLI prints', () => {
+    // The page's turns.jsonl with its 7th line's step id made 9 (the case the page describes).
+    const page = read('docs/harness.md');
+    const quoted = /`(contextfold: UsageError: turns\.jsonl[^`]*)`/.exec(page)?.[1];
+    const turns = /cat > turns\.jsonl <<'EOF'\n([\s\S]*?)\nEOF/.exec(page)?.[1]?.split('\n');
+    expect(quoted && turns?.[6]).toContain('"step_id": 6');
+    turns![6] = turns![6]!.replace('"step_id": 6', '"step_id": 9');
+    const cwd = join(tmp.dir, 'harness-error');
+    mkdirSync(cwd, { recursive: true });
+    writeFileSync(join(cwd, 'turns.jsonl'), `${turns!.join('\n')}\n`);
+    const r = run('contextfold --dir s/.contextfold session turns.jsonl', cwd);
+    expect(r).toEqual({ code: 1, out: quoted!.replace(/\s+/g, ' ') });
+    expect(existsSync(join(cwd, 's'))).toBe(false);
+  });
+
+  it("the CLI page's exit code table names every error's code, and the internal error's", () => {
+    const rows = new Map(
+      [...read('docs/cli.md').matchAll(/^\| (\d+) \| (.*) \|$/gm)].map((m) => [
+        Number(m[1]),
+        m[2]!,
+      ]),
+    );
+    const codes: ErrorCode[] = [
+      'NODE_NOT_FOUND',
+      'INTEGRITY_CHECK',
+      'PATH_CONTAINMENT',
+      'ORPHANED_NODE',
+      'BROKEN_REFERENCE',
+      'USAGE',
+      'STEP_CONFLICT',
+      'LOCK_TIMEOUT',
+      'STORE_NOT_FOUND',
+      'STORE_UNAVAILABLE',
+      'GUARD_TABLE',
+    ];
+    for (const code of codes.filter((c) => !['USAGE', 'STORE_NOT_FOUND'].includes(c)))
+      expect(rows.get(exitCodeFor(code)), code).toContain(ipcfErrorName(code));
+    expect(rows.get(70)).toMatch(/internal error/);
+  });
+
+  it("the library page's contextfold/import row names every import format", () => {
+    const row = read('docs/library.md')
+      .split('\n')
+      .find((l) => l.startsWith('| `contextfold/import`'));
+    const names: Record<string, string> = {
+      'claude-code': 'Claude Code',
+      codex: 'Codex CLI',
+      openai: 'OpenAI',
+      anthropic: 'Anthropic',
+      aider: 'aider',
+      'swe-agent': 'SWE-agent',
+      turns: 'turns',
+    };
+    for (const f of IMPORT_FORMATS) expect(row, f).toContain(names[f] ?? f);
   });
 
   it('marks few blocks as not run, each with a reason', () => {

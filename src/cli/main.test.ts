@@ -84,7 +84,7 @@ describe('parser errors (commander) are reported like every other error', () => 
     for (const text of [
       "'-' to read standard",
       '--prompt-file',
-      'need an\nexisting store',
+      'need an existing store',
       'With --json, stdout carries exactly one JSON object',
     ])
       expect(help.stdout).toContain(text);

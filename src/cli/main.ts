@@ -77,9 +77,9 @@ function listCommands(program: Command): void {
 
 const GLOBAL_HELP = helpText({
   notes: [
-    'Read commands (scan, recall, hydrate, evict, status, validate, compact, pack, mcp) need an',
-    'existing store: on a directory without one they say so and exit 1. fold, import, session and',
-    'the Claude Code hook create it.',
+    'Read commands (scan, recall, hydrate, evict, status, validate, compact, reindex, repair,',
+    'export, pack, mcp) need an existing store: on a directory without one they say so and exit 1.',
+    'fold, import, session and the Claude Code hook create it.',
     '',
     "Text arguments: PROMPT (scan), QUERY (recall) and SUMMARY (fold) may be '-' to read standard",
     'input, or come from a file with --prompt-file / --query-file / --summary-file (one trailing',

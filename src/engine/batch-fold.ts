@@ -303,7 +303,7 @@ export class BatchFold {
       ) {
         throw new StepConflictError(
           `step ${step} is already folded with a different payload or projection (payload ${existing.payload_sha256.slice(0, 12)}…); step ids come from the history and cannot be reused`,
-          { stepId: step, path: existing.file_path },
+          { stepId: step, path: this.src.store.nodePath(step) },
         );
       }
       return { kind: 'existing', entry: existing };

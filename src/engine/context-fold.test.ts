@@ -155,9 +155,14 @@ describe.each(BACKENDS)('%s', (backend: BackendName) => {
       const b = await cf.fold({ stepId: 5, summary: 's', content: 'x' });
       expect(b.already_folded).toBe(true);
       expect(b.artifact_sha256).toBe(a.artifact_sha256);
+      // The error names the stored node where it is (a path, or a database address), not the
+      // index's file_path relative to the store's parent (`.contextfold/cold_nodes/…`).
       await expect(cf.fold({ stepId: 5, summary: 's', content: 'y' })).rejects.toMatchObject({
         code: 'STEP_CONFLICT',
+        details: { stepId: 5, path: cf.backend.nodePath(5) },
       });
+      if (backend === 'local')
+        expect(cf.backend.nodePath(5)).toBe(join(cf.dir, 'cold_nodes', 'step_000005.json'));
       await cf.close();
     });
 
@@ -569,6 +574,19 @@ describe.each(BACKENDS)('%s', (backend: BackendName) => {
       expect((await b.scan('postgresql port')).selected.map((s) => s.step_id)).toEqual([3]);
       expect((await b.status()).nodes).toBe(3);
       await a.close();
+      await b.close();
+    });
+
+    it("compact counts the store's nodes, also as the first call of a new engine", async () => {
+      // A database store's mirror follows the change feed on reads: compact reported 0 nodes.
+      const a = await open();
+      await a.foldMany([
+        { stepId: 1, summary: 'one', content: 'a' },
+        { stepId: 2, summary: 'two', content: 'b' },
+      ]);
+      await a.close();
+      const b = await reopen(a, { mustExist: true }); // as the CLI opens it
+      expect(await b.compact()).toMatchObject({ nodes: 2 });
       await b.close();
     });
 

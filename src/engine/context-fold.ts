@@ -527,7 +527,12 @@ export class ContextFold implements ContextFoldEngine {
 
   private async compactNow(): Promise<{ nodes: number; journal_entries_compacted: number }> {
     const n = await this.store.compact();
-    return { nodes: this.store.stats().entries, journal_entries_compacted: n };
+    // Counted after a read: a database store's mirror catches up with its change feed there.
+    return this.read(
+      () => ({ nodes: this.store.stats().entries, journal_entries_compacted: n }),
+      [],
+      true,
+    );
   }
 
   /**

@@ -1,5 +1,14 @@
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it, vi } from 'vitest';
@@ -232,12 +241,47 @@ describe('export and import-store between directories', () => {
     const exp = await runCliInProcess(['--dir', dir, 'export', '--to', file]);
     expect(exp).toMatchObject({ code: 1, stdout: '' });
     expect(exp.stderr).toBe(
-      `contextfold: UsageError: the target ${file} is a file, not a directory: choose a new directory\n`,
+      `contextfold: UsageError: the target ${file} is (or is under) a file, not a directory: choose a new directory\n`,
+    );
+    // Under a file: stat fails with ENOTDIR (it was an internal error with a stack trace).
+    const under = await runCliInProcess(['--dir', dir, 'export', '--to', join(file, 'x')]);
+    expect(under).toMatchObject({ code: 1, stdout: '' });
+    expect(under.stderr).toBe(
+      `contextfold: UsageError: the target ${join(file, 'x')} is (or is under) a file, not a directory: choose a new directory\n`,
     );
     const imp = await runCliInProcess(['--dir', file, '--json', 'import-store', dir]);
     expect(imp.code).toBe(1);
     expect(JSON.parse(imp.stdout)).toMatchObject({ code: 'USAGE', path: file });
     expect(readFileSync(file, 'utf8')).toBe('mine');
+  });
+
+  it('a target in a directory that is not writable is one usage line, not an internal error', async (ctx) => {
+    const { work, dir } = await source();
+    const parent = join(work, 'locked');
+    mkdirSync(parent);
+    // Unwritable even for root (chattr +i), else by mode.
+    let undo: () => void;
+    if (process.getuid?.() === 0) {
+      if (spawnSync('chattr', ['+i', parent]).status !== 0)
+        return ctx.skip('cannot make a directory read-only here (no chattr as root)');
+      undo = () => spawnSync('chattr', ['-i', parent]);
+    } else {
+      chmodSync(parent, 0o555);
+      undo = () => chmodSync(parent, 0o755);
+    }
+    try {
+      const to = join(parent, 'copy', '.contextfold');
+      const exp = await runCliInProcess(['--dir', dir, 'export', '--to', to]);
+      expect(exp).toMatchObject({ code: 1, stdout: '' });
+      expect(exp.stderr).toMatch(
+        new RegExp(
+          `^contextfold: UsageError: cannot write the copy to ${to} \\(E[A-Z]+\\): check the permissions of ${parent}, or choose another target directory\n$`,
+        ),
+      );
+      expect(readdirSync(parent)).toEqual([]);
+    } finally {
+      undo();
+    }
   });
 
   it('a call without from or to is one usage error (it was a TypeError from path.resolve)', async () => {

@@ -167,8 +167,21 @@ function stagingFor(to: string): { root: string; store: string } | null {
   if (isPgUrl(to)) return null;
   const target = resolve(to);
   if (existsSync(target) && readdirSync(target).length > 0) return null;
-  mkdirSync(dirname(target), { recursive: true });
-  const root = mkdtempSync(join(dirname(target), `.${basename(target)}.copy-`));
+  let root: string;
+  try {
+    mkdirSync(dirname(target), { recursive: true });
+    root = mkdtempSync(join(dirname(target), `.${basename(target)}.copy-`));
+  } catch (e) {
+    // A directory the user cannot write is theirs to fix: one line, not mkdtemp's stack.
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') throw e;
+    let where = dirname(target);
+    while (!existsSync(where) && dirname(where) !== where) where = dirname(where);
+    throw new UsageError(
+      `cannot write the copy to ${target} (${code}): check the permissions of ${where}, or choose another target directory`,
+      { path: target },
+    );
+  }
   return { root, store: join(root, basename(target)) };
 }
 
@@ -199,6 +212,16 @@ function removeOnSignal(root: string): () => void {
  * listing would fail half-way through opening), or the source store itself or a directory inside
  * it (the copy's files would land among the source's own, which validate then reports).
  */
+/** True when `path` is a file, or lies under one (its stat fails with ENOTDIR). */
+function isFileOrUnderFile(path: string): boolean {
+  try {
+    return statSync(path, { throwIfNoEntry: false })?.isDirectory() === false;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOTDIR') return true;
+    throw e;
+  }
+}
+
 function assertTargetDirectory(from: string, to: string): void {
   for (const [name, where] of [
     ['from', from],
@@ -212,9 +235,9 @@ function assertTargetDirectory(from: string, to: string): void {
   }
   if (isPgUrl(to)) return;
   const target = resolve(to);
-  if (statSync(target, { throwIfNoEntry: false })?.isDirectory() === false) {
+  if (isFileOrUnderFile(target)) {
     throw new UsageError(
-      `the target ${target} is a file, not a directory: choose a new directory`,
+      `the target ${target} is (or is under) a file, not a directory: choose a new directory`,
       {
         path: target,
       },

@@ -64,7 +64,7 @@ export interface OpenOptions {
   /** Journal entries beyond which a fold compacts the journal into recall_index.json. */
   journalCompactThreshold?: number;
   /**
-   * Told when the derived index (`index-<n>.sqlite` in the store) had to be rebuilt from the
+   * Told when the derived index (`index-<n>-<tag>.sqlite` in the store) had to be rebuilt from the
    * store's files (missing, corrupt, foreign, interrupted), or is kept in memory because the
    * store directory is not writable. The CLI prints one line on stderr.
    */

@@ -1,4 +1,4 @@
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { UsageError } from '../protocol/errors.js';
 
@@ -81,6 +81,24 @@ export function assertNotAFile(dir: string): void {
       path: dir,
       option: 'dir',
     });
+  }
+}
+
+/**
+ * Creates a store directory (and its parents) if need be. One that cannot be created for lack of
+ * rights (a parent not writable, a read-only file system) is the user's to fix: a usage line,
+ * not mkdir's error and stack.
+ */
+export function makeStoreDir(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') throw e;
+    throw new UsageError(
+      `store directory is not writable (${code}): ${dir} (check its permissions, or choose another \`dir\`)`,
+      { path: dir, option: 'dir' },
+    );
   }
 }
 

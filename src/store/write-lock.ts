@@ -1,6 +1,6 @@
-import { mkdirSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { LockTimeoutError, UsageError } from '../protocol/errors.js';
+import { makeStoreDir } from './layout.js';
 
 const isBusy = (e: unknown): boolean => {
   const code = (e as { code?: unknown }).code;
@@ -148,7 +148,7 @@ export async function withWriteLock<T>(
   timeoutMs: number,
   fn: () => Promise<T> | T,
 ): Promise<T> {
-  mkdirSync(dir, { recursive: true });
+  makeStoreDir(dir);
   const lock = new WriteLock(lockPath);
   try {
     await lock.acquire(timeoutMs);

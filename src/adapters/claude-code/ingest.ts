@@ -5,7 +5,6 @@ import {
   fstatSync,
   fsyncSync,
   ftruncateSync,
-  mkdirSync,
   openSync,
   readFileSync,
   readSync,
@@ -20,6 +19,7 @@ import { redactedFoldInputs, storableTurns } from '../../import/import-turns.js'
 import type { ImportedTurn } from '../../import/turn.js';
 import { UsageError } from '../../protocol/errors.js';
 import { IntegrityCheckError } from '../../protocol/ipcf-errors.js';
+import { makeStoreDir } from '../../store/layout.js';
 
 /** Version of the ingestion state file (version 1 files are read and rewritten as version 2). */
 export const INGEST_STATE_VERSION = 2;
@@ -364,7 +364,7 @@ async function saveState(
   // insertion order).
   const added = read.seen_uuids.slice(knownCount);
   const logPath = uuidLogPath(options.statePath);
-  mkdirSync(dirname(options.statePath), { recursive: true });
+  makeStoreDir(dirname(options.statePath));
   const uuidsBytes = state.allUuids
     ? appendUuidLog(logPath, 0, [...state.allUuids, ...added])
     : appendUuidLog(logPath, state.uuids_bytes, added);

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { transferStore } from '../../engine/store-transfer.js';
 import { UsageError } from '../../protocol/errors.js';
 import { storeExists } from '../../store/layout.js';
-import { directoryArg, emit, globals } from '../context.js';
+import { directoryArg, emit, globals, requireStore } from '../context.js';
 import { helpText } from '../help-text.js';
 import { phasedProgress } from '../progress.js';
 
@@ -23,6 +23,7 @@ export function register(program: Command): void {
     .addHelpText('after', HELP)
     .action(async (opts: { to: string }, cmd: Command) => {
       const g = globals(cmd);
+      requireStore(g.dir);
       const to = directoryArg(
         opts.to,
         '--to',

@@ -20,4 +20,19 @@ describe('contextfold fold --jsonl', () => {
     expect(arr.stderr).toContain('expected a JSON object {"step_id","summary","content"}');
     expect(existsSync(dir)).toBe(false);
   });
+
+  it('a line without a summary gets the first non-blank line of its payload, trimmed, at most 200 characters (docs/cli.md)', async () => {
+    const work = tempDir().dir;
+    const dir = join(work, '.contextfold');
+    const batch = join(work, 'b.jsonl');
+    const rows = [
+      { step_id: 1, content: '\n  \n  second line  \nthird' },
+      { step_id: 2, content: `${'x'.repeat(300)}\nrest` },
+    ];
+    writeFileSync(batch, rows.map((r) => JSON.stringify(r)).join('\n'));
+    expect((await runCliInProcess(['--dir', dir, 'fold', '--jsonl', batch])).code).toBe(0);
+    const r = await runCliInProcess(['--dir', dir, '--json', 'recall', 'rest second']);
+    const summaries = JSON.parse(r.stdout).candidates.map((c: { summary: string }) => c.summary);
+    expect(summaries.sort()).toEqual(['second line', `${'x'.repeat(199)}…`]);
+  });
 });

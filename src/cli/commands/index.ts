@@ -78,7 +78,7 @@ export const commandTable: CommandEntry[] = [
     name: 'reindex',
     term: 'reindex',
     about:
-      'rebuild the derived index (index-<n>.sqlite) from the store files and analyse every node',
+      'rebuild the derived index (index-<n>-<tag>.sqlite) from the store files and analyse every node',
     load: () => import('./reindex.js'),
   },
   {

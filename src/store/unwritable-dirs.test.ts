@@ -1,0 +1,78 @@
+// A store directory that cannot be created (its parent is not writable) is the user's to fix:
+// every command that would create one says so in one line, exit 1, never an internal error.
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCliInProcess, runCliProcess } from '../test-utils/cli.js';
+import { tempDir } from '../test-utils/temp-dir.js';
+
+/** A new directory nobody can write, even root (chattr +i), with its undo; null if impossible. */
+function lockedDir(): { dir: string; undo: () => void } | null {
+  const dir = join(tempDir().dir, 'locked');
+  mkdirSync(dir);
+  if (process.getuid?.() === 0) {
+    if (spawnSync('chattr', ['+i', dir]).status !== 0) return null;
+    return { dir, undo: () => spawnSync('chattr', ['-i', dir]) };
+  }
+  chmodSync(dir, 0o555);
+  return { dir, undo: () => chmodSync(dir, 0o755) };
+}
+
+const TURNS = `${[
+  { step_id: 0, role: 'user', content: 'Set up PostgreSQL.' },
+  { step_id: 1, role: 'assistant', content: 'PostgreSQL listening on port 5433' },
+]
+  .map((t) => JSON.stringify(t))
+  .join('\n')}\n`;
+
+describe('a store directory under a directory that is not writable', () => {
+  it('contextfold session says so in one line (it was an internal error from mkdir)', async (ctx) => {
+    const locked = lockedDir();
+    if (!locked) return ctx.skip('cannot make a directory read-only here (no chattr as root)');
+    try {
+      const turns = join(tempDir().dir, 'turns.jsonl');
+      writeFileSync(turns, TURNS);
+      const store = join(locked.dir, 'new', '.contextfold');
+      const r = await runCliInProcess(['--dir', store, 'session', turns]);
+      expect(r).toMatchObject({ code: 1, stdout: '' });
+      expect(r.stderr).toMatch(
+        /^contextfold: UsageError: store directory is not writable \(E[A-Z]+\): /,
+      );
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(readdirSync(locked.dir)).toEqual([]);
+    } finally {
+      locked.undo();
+    }
+  });
+
+  it('the Claude Code hook says so in one line (it was an internal error from mkdir)', (ctx) => {
+    const locked = lockedDir();
+    if (!locked) return ctx.skip('cannot make a directory read-only here (no chattr as root)');
+    try {
+      const work = tempDir().dir;
+      writeFileSync(join(work, 't.jsonl'), '');
+      const input = JSON.stringify({
+        session_id: 's1',
+        transcript_path: join(work, 't.jsonl'),
+        cwd: work,
+        prompt: 'port?',
+      });
+      const r = runCliProcess(
+        ['--dir', join(locked.dir, '.contextfold'), 'hook', 'user-prompt-submit'],
+        {
+          cwd: work,
+          input,
+        },
+      );
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(
+        /^contextfold: UsageError: store directory is not writable \(E[A-Z]+\): /,
+      );
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(readdirSync(locked.dir)).toEqual([]);
+    } finally {
+      locked.undo();
+    }
+  });
+});
