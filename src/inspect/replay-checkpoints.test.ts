@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ContextFold } from '../engine/context-fold.js';
 import { replaySession } from '../harness/replay.js';
 import { Session } from '../harness/session.js';
 import { eventsPath, readEvents } from '../harness/session-events.js';
@@ -141,6 +142,70 @@ describe('pack page with replay checkpoints', () => {
       expect(await pages(v, [25])).toEqual(await fresh([25]));
     } finally {
       writeFileSync(path, orig);
+      await v.close();
+    }
+  }, 240_000);
+
+  it('replays from the start when an index entry the earlier turns used was dropped or changed', async () => {
+    const d = `${tmp.dir}/changed/.contextfold`;
+    await buildSessionStore(d, 14);
+    const at = { id: '.', dir: d, has_events: true };
+    const freshAt = (turns: readonly number[]) =>
+      Promise.all(
+        turns.map(async (t) => {
+          const f = new StoreView(at);
+          try {
+            return JSON.stringify(await f.pack(t).catch((e: Error) => `${e.name}: ${e.message}`));
+          } finally {
+            await f.close();
+          }
+        }),
+      );
+    const events = readEvents(d);
+    // A step an early turn paged in, and one an early turn folded (never paged in).
+    const paged = events.find((e) => e.type === 'page_in' && e.turn < 8);
+    const pagedSteps = new Set(events.flatMap((e) => (e.type === 'page_in' ? [e.step_id] : [])));
+    const folded = events.find(
+      (e) => e.type === 'fold' && e.turn < 12 && !pagedSteps.has(e.step_id),
+    );
+    if (paged?.type !== 'page_in' || folded?.type !== 'fold') throw new Error('fixture changed');
+    const v = new StoreView(at);
+    const writer = await ContextFold.open({ dir: d, tokenizer: 'o200k', cacheDir: false });
+    try {
+      const turns = [13, 12, 9];
+      await pages(v, turns); // checkpoints up to 13
+      const before = vi.mocked(replaySession).mock.calls.length;
+      await pages(v, [13]);
+      expect(await resumedSince(before)).toEqual([13]);
+      const check = async (name: string, refused: boolean) => {
+        const since = vi.mocked(replaySession).mock.calls.length;
+        const shown = await pages(v, turns);
+        expect([name, ...shown]).toEqual([name, ...(await freshAt(turns))]);
+        if (!refused) return;
+        // A full replay refuses each change: so does the page, not a resumed replay.
+        for (const s of shown) expect(s).toMatch(/^"(IntegrityCheckError|NodeNotFoundError)/);
+        const settled = await Promise.allSettled(
+          vi
+            .mocked(replaySession)
+            .mock.results.slice(since)
+            .map((r) => r.value),
+        );
+        expect(settled.filter((r) => r.status === 'fulfilled')).toEqual([]);
+      };
+      await writer.dropEntry(paged.step_id, 'test');
+      await check('paged entry dropped', true);
+      await writer.reindexOrphan(paged.step_id);
+      await check('paged entry back', false);
+      await writer.dropEntry(folded.step_id, 'test');
+      await check('folded entry dropped', true);
+      // Its node moved aside and the step folded again with other bytes, through the library.
+      await writer.quarantine(
+        `${d}/cold_nodes/step_${String(folded.step_id).padStart(6, '0')}.json`,
+      );
+      await writer.fold({ stepId: folded.step_id, summary: 'other', content: 'other bytes' });
+      await check('folded node changed', true);
+    } finally {
+      await writer.close();
       await v.close();
     }
   }, 240_000);
