@@ -86,8 +86,8 @@ describe('pack page with replay checkpoints', () => {
       const after = [];
       for (const t of grown) after.push((await pages(v, [t]))[0]);
       expect(after).toEqual(await fresh(grown));
-      // The checkpoints of the log before it grew are still used.
-      expect((await resumedSince(since))[0]).toBe(19);
+      // The checkpoints of the log before it grew are still used (the timeline's last boundary).
+      expect((await resumedSince(since))[0]).toBe(20);
     } finally {
       await v.close();
     }
@@ -206,6 +206,47 @@ describe('pack page with replay checkpoints', () => {
       await check('folded node changed', true);
     } finally {
       await writer.close();
+      await v.close();
+    }
+  }, 240_000);
+
+  it('timeline: a log grown by whole lines goes on from the last checkpoint, with the rows of a full replay', async () => {
+    const d = `${tmp.dir}/grow/.contextfold`;
+    await buildSessionStore(d, 10);
+    const at = { id: '.', dir: d, has_events: true };
+    const whole = async () => {
+      const f = new StoreView(at);
+      try {
+        return JSON.stringify(await f.timeline(0, 100));
+      } finally {
+        await f.close();
+      }
+    };
+    const v = new StoreView(at);
+    try {
+      expect(JSON.stringify(await v.timeline(0, 100))).toBe(await whole());
+      const session = await Session.open({
+        dir: d,
+        ...SESSION_OPTIONS,
+        clock: stepClock(Date.UTC(2026, 0, 1)),
+      });
+      await drive(session, sessionTurns(14).slice(10, 12));
+      const since = vi.mocked(replaySession).mock.calls.length;
+      const grown = JSON.stringify(await v.timeline(0, 100));
+      expect(grown).toBe(await whole());
+      expect(JSON.parse(grown).turns).toBe(12);
+      // The replay after the log grew went on from the end of the one before.
+      expect((await resumedSince(since))[0]).toBe(10);
+      // Grown again, mid-turn (a pack built, its turn not completed), then to the end.
+      await session.beforeTurn(sessionTurns(14)[12]!.prompt);
+      expect(JSON.stringify(await v.timeline(0, 100))).toBe(await whole());
+      await session.afterTurn(sessionTurns(14)[12]!.response);
+      await drive(session, sessionTurns(14).slice(13));
+      await session.close();
+      const again = vi.mocked(replaySession).mock.calls.length;
+      expect(JSON.stringify(await v.timeline(0, 100))).toBe(await whole());
+      expect((await resumedSince(again))[0]).toBe(12);
+    } finally {
       await v.close();
     }
   }, 240_000);

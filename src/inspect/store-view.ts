@@ -25,7 +25,7 @@ import type {
 import { packView } from './pack-view.js';
 import { payloadLines } from './payload-text.js';
 import { ReplayCheckpoints } from './replay-checkpoints.js';
-import { SessionLogReader } from './session-log.js';
+import { type ReadLog, SessionLogReader } from './session-log.js';
 import { layerTokens, timelineRows } from './timeline.js';
 
 /** Engine choices the inspector passes through (never anything that writes). */
@@ -72,6 +72,11 @@ interface TimelineCache {
   key: string;
   response: Omit<TimelineResponse, 'offset' | 'rows'>;
   rows: TimelineResponse['rows'];
+  /** The log generation replayed, and the turns of it replayed to a matching turn boundary. */
+  generation: number;
+  boundary: number;
+  /** Tokens by layer of each pack the replay built. */
+  layers: ReadonlyMap<number, LayerTokens>;
 }
 
 function fileSize(path: string): number | null {
@@ -347,7 +352,10 @@ export class StoreView {
     };
   }
 
-  /** The session timeline, one row per pack, paged. Replays the session once per log change. */
+  /**
+   * The session timeline, one row per pack, paged. Replays the session once per log change: a
+   * log that only grew goes on from the last replay checkpoint (same rows as a full replay).
+   */
   async timeline(offset: number, limit: number): Promise<TimelineResponse> {
     const t = await this.loadTimeline();
     if (!t) {
@@ -386,20 +394,27 @@ export class StoreView {
     const recorded = read?.events ?? [];
     const opened = recorded.find((e) => e.type === 'session_opened');
     const config = opened?.type === 'session_opened' ? opened.config : null;
-    const layers = new Map<number, LayerTokens>();
+    let run: Awaited<ReturnType<StoreView['timelineReplay']>> | null = null;
     const replay: TimelineResponse['replay'] = {
       ok: false,
       matches: null,
       mismatch: null,
       error: null,
     };
+    // A log that grew by whole lines since the last timeline: go on from the last checkpoint
+    // at or before the turn boundary that replay reached (the pack page's checkpoints too).
+    const prev = this.timelineCache;
+    const from =
+      read && prev && prev.generation === read.generation && prev.response.replay.ok
+        ? this.checkpoints.before(read.generation, prev.boundary)
+        : undefined;
     try {
-      const r = await replaySession({
-        engine: await this.cf(),
-        ...(read ? { log: read, checkpoint: this.checkpoints.offer(read.generation) } : {}),
-        keepPacks: false,
-        onPack: (p) => layers.set(p.turn, layerTokens(p)),
+      // An error met after a checkpoint is reported as a replay from the start meets it.
+      run = await this.timelineReplay(read, from, prev).catch((e: unknown) => {
+        if (!from) throw e;
+        return this.timelineReplay(read, undefined, prev);
       });
+      const r = run.result;
       replay.ok = true;
       replay.matches = r.matches;
       if (r.mismatch) {
@@ -408,10 +423,14 @@ export class StoreView {
     } catch (e) {
       replay.error = e instanceof Error ? e.message : String(e);
     }
+    const layers = run?.layers ?? new Map<number, LayerTokens>();
     const rows = timelineRows(recorded, replay.ok ? layers : null);
     this.timelineCache = {
       key,
       rows,
+      generation: read?.generation ?? -1,
+      boundary: run?.boundary ?? 0,
+      layers,
       response: {
         recorded: true,
         turns: rows.length,
@@ -422,6 +441,46 @@ export class StoreView {
       },
     };
     return this.timelineCache;
+  }
+
+  /**
+   * The timeline's replay of the whole log, from `start` when given (the layer tokens of the
+   * turns before it are the previous timeline's). Returns the tokens by layer of each pack and
+   * the last turn boundary reached with every event matching.
+   */
+  private async timelineReplay(
+    read: ReadLog | null,
+    start: ReplayCheckpoint | undefined,
+    prev: TimelineCache | null,
+  ) {
+    const layers = new Map<number, LayerTokens>();
+    let boundary = 0;
+    // The last turn boundary is kept too: the next timeline goes on from there.
+    const completed = (read?.events ?? []).filter((e) => e.type === 'turn_completed').length;
+    const offer = read ? this.checkpoints.offer(read.generation, completed) : undefined;
+    const result = await replaySession({
+      engine: await this.cf(),
+      ...(read
+        ? {
+            log: read,
+            checkpoint: (turns: number, take: () => ReplayCheckpoint) => {
+              boundary = turns;
+              offer?.(turns, take);
+            },
+          }
+        : {}),
+      ...(start ? { from: start } : {}),
+      keepPacks: false,
+      onPack: (p) => layers.set(p.turn, layerTokens(p)),
+    });
+    if (result.resumed !== null && prev) {
+      for (let t = 0; t < result.resumed; t++) {
+        const l = prev.layers.get(t);
+        if (l) layers.set(t, l);
+      }
+      boundary = Math.max(boundary, result.resumed);
+    }
+    return { result, layers, boundary };
   }
 
   /**
