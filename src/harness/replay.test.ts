@@ -130,7 +130,7 @@ for (const backend of BACKENDS) {
               engine: cf,
               log,
               atTurn: 10,
-              from: { turns: 9, events: last.events },
+              from: { turns: 9, events: last.events, bytes: last.bytes },
             })
           ).resumed,
         ).toBeNull();

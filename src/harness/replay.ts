@@ -93,6 +93,11 @@ export interface ReplayCheckpoint {
   readonly turns: number;
   /** Recorded events it covers (the log's first lines); a resumed replay reads on after them. */
   readonly events: number;
+  /**
+   * An estimate of the heap it holds of its own, in bytes (the copied lists of the state; the
+   * messages and records are shared with the replay and the log), about 0.45 KB per turn.
+   */
+  readonly bytes: number;
 }
 
 /** What a checkpoint holds: where it was taken, the log it read, the state and token counts. */
@@ -305,13 +310,19 @@ export async function replaySession(options: ReplayOptions): Promise<ReplayResul
       from?.state.snapshot(),
     );
     const take = (events: number): ReplayCheckpoint => {
-      const cp: ReplayCheckpoint = Object.freeze({ turns: core.state.turnCount, events });
+      const state = core.state.snapshot();
+      const cp: ReplayCheckpoint = Object.freeze({
+        turns: core.state.turnCount,
+        events,
+        bytes: state.snapshotBytes(),
+      });
       saved.set(cp, {
-        ...cp,
+        turns: cp.turns,
+        events,
         dir,
         tokenizer: engine.tokenizer.name,
         recorded,
-        state: core.state.snapshot(),
+        state,
         meter: core.meter,
       });
       return cp;

@@ -158,6 +158,21 @@ export class SessionState {
     return s;
   }
 
+  /**
+   * An estimate of the heap a {@link SessionState.snapshot} of this state takes of its own (its
+   * lists and maps; what it shares is not counted): about 10 bytes per list slot and 40 per map
+   * entry (V8's growth slack included): 138 KB against 117 KB measured after a gc on a 300-turn
+   * replay (over, rather than under).
+   */
+  snapshotBytes(): number {
+    const slots =
+      this.history.length + this.turns.length + this.foldOrder.length + this.pinned.length;
+    const entries = this.turnIndex.size + this.folded.size + this.foldedPayload.size;
+    const last = this.turns.at(-1);
+    const lastTurn = last ? last.steps.length + last.messages.length : 0;
+    return 1024 + 10 * (slots + lastTurn) + 40 * entries;
+  }
+
   /** Number of pinned notes so far (the next note's id). */
   get noteCount(): number {
     return this.pinned.filter((p) => p.kind === 'note').length;

@@ -255,16 +255,46 @@ describe('pack page with replay checkpoints', () => {
     const { ReplayCheckpoints } = await import('./replay-checkpoints.js');
     const set = new ReplayCheckpoints();
     const offer = set.offer(1);
-    for (let t = 1; t <= 5000; t++) offer(t, () => Object.freeze({ turns: t, events: t }));
+    for (let t = 1; t <= 5000; t++)
+      offer(t, () => Object.freeze({ turns: t, events: t, bytes: 0 }));
     expect(set.size).toBeLessThanOrEqual(GRID_MAX);
     for (let t = 1; t <= 10; t++)
-      set.offer(1, 100 * t)(100 * t, () => ({ turns: 100 * t, events: 0 }));
+      set.offer(1, 100 * t)(100 * t, () => ({ turns: 100 * t, events: 0, bytes: 0 }));
     expect(set.size).toBeLessThanOrEqual(GRID_MAX + RECENT_MAX);
     expect(set.before(1, 1000)?.turns).toBe(1000);
     expect(set.before(1, 4999)?.turns).toBeLessThanOrEqual(4999);
     // Another generation of the log: nothing kept.
     expect(set.before(2, 4999)).toBeUndefined();
     expect(set.size).toBe(0);
+  });
+
+  it('keeps at most a budget of estimated bytes across sessions, the least recently used dropped first', async () => {
+    const { CheckpointBudget, ReplayCheckpoints } = await import('./replay-checkpoints.js');
+    const budget = new CheckpointBudget(10_000);
+    const a = new ReplayCheckpoints(budget);
+    const b = new ReplayCheckpoints(budget);
+    const cp = (turns: number, bytes: number) => () =>
+      Object.freeze({ turns, events: turns, bytes });
+    const offerA = a.offer(1);
+    for (let t = 8; t <= 32; t += 8) offerA(t, cp(t, 2000)); // 8 KB in a
+    expect(budget.total).toBe(8000);
+    expect(a.before(1, 8)?.turns).toBe(8); // 8 used again: 16 is now the least recently used
+    b.offer(1, 5)(5, cp(5, 3000)); // 11 KB: one of a's goes
+    expect(budget.total).toBe(9000);
+    expect(a.before(1, 16)?.turns).toBe(8);
+    expect(a.size).toBe(3);
+    b.offer(1, 6)(6, cp(6, 6000)); // 15 KB: 24, 32, then b's 5 (8 was used after it) go
+    expect(budget.total).toBeLessThanOrEqual(10_000);
+    expect([a.size, b.size, a.before(1, 100)?.turns, b.before(1, 100)?.turns]).toEqual([
+      1, 1, 8, 6,
+    ]);
+    // A new generation, a closed view: their bytes are counted out.
+    expect(a.before(2, 100)).toBeUndefined();
+    b.clear();
+    expect(budget.total).toBe(0);
+    // One checkpoint larger than the whole budget is not kept.
+    b.offer(1, 7)(7, cp(7, 20_000));
+    expect([b.size, budget.total]).toEqual([0, 0]);
   });
 });
 

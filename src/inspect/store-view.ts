@@ -525,6 +525,7 @@ export class StoreView {
   /** Closes the engine without compacting anything. */
   async close(): Promise<void> {
     this.closed = true;
+    this.checkpoints.clear(); // their bytes leave the process's budget
     const opening = this.opening;
     this.opening = null;
     const cf = await opening?.catch(() => null);
