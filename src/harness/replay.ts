@@ -94,8 +94,9 @@ export interface ReplayCheckpoint {
   /** Recorded events it covers (the log's first lines); a resumed replay reads on after them. */
   readonly events: number;
   /**
-   * An estimate of the heap it holds of its own, in bytes (the copied lists of the state; the
-   * messages and records are shared with the replay and the log), about 0.45 KB per turn.
+   * An estimate of the heap it holds of its own, in bytes (the copied lists of the state),
+   * about 0.45 KB per turn. Not counted: what it shares with the replay that took it (that
+   * replay's history messages and token counter), held while any of its checkpoints is.
    */
   readonly bytes: number;
 }
