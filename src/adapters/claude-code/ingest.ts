@@ -242,6 +242,23 @@ function knownUuids(state: LoadedState, start: number, statePath: string): strin
     : state.reader.seen_uuids;
 }
 
+/**
+ * The reader's look-up of a row older than the latest read whose uuid is not a recent one: is it
+ * any uuid read before? `all`: every uuid, when already read; else the log is read on the first
+ * look-up, so only a run that meets such a row (history written again) reads it.
+ */
+function olderSeen(
+  state: LoadedState,
+  all: string[] | null,
+  statePath: string,
+): (uuid: string) => boolean {
+  let set: Set<string> | undefined;
+  return (uuid) => {
+    set ??= new Set(all ?? knownUuids(state, 0, statePath));
+    return set.has(uuid);
+  };
+}
+
 /** SHA-256 (hex) of the up to {@link TAIL_BYTES} bytes before `offset` ('' at 0). */
 function tailHash(fd: number, offset: number): string {
   if (offset === 0) return '';
@@ -452,14 +469,23 @@ export function ingestedSoFar(
   options: Pick<IngestOptions, 'transcriptPath' | 'statePath'>,
 ): IngestResult {
   const state = loadState(options.statePath, options.transcriptPath);
+  return savedResult(state, existsSync(options.transcriptPath) ? 'read' : 'missing', true);
+}
+
+/** The result of a run that read nothing: what the saved state holds. */
+function savedResult(
+  state: LoadedState,
+  transcript: IngestResult['transcript'],
+  more: boolean,
+): IngestResult {
   const reader = new TranscriptReader(state.reader);
   return {
     folded: 0,
     turns: reader.nextStep,
     compactions: [...reader.compactionSteps],
-    more: true,
+    more,
     sessionId: reader.session,
-    transcript: existsSync(options.transcriptPath) ? 'read' : 'missing',
+    transcript,
     previouslyRead: state.offset > 0,
   };
 }
@@ -470,18 +496,7 @@ async function ingestLocked(
   options: IngestOptions,
 ): Promise<IngestResult> {
   const state = loadState(options.statePath, options.transcriptPath);
-  if (!existsSync(options.transcriptPath)) {
-    const reader = new TranscriptReader(state.reader);
-    return {
-      folded: 0,
-      turns: reader.nextStep,
-      compactions: [...reader.compactionSteps],
-      more: false,
-      sessionId: reader.session,
-      transcript: 'missing',
-      previouslyRead: state.offset > 0,
-    };
-  }
+  if (!existsSync(options.transcriptPath)) return savedResult(state, 'missing', false);
   const { text, start, rest } = readNewLines(
     options.transcriptPath,
     state.offset,
@@ -490,7 +505,10 @@ async function ingestLocked(
   );
   if (start !== state.offset) state.lines = 0;
   const known = knownUuids(state, start, options.statePath);
-  const reader = new TranscriptReader({ ...state.reader, seen_uuids: known });
+  const reader = new TranscriptReader(
+    { ...state.reader, seen_uuids: known },
+    olderSeen(state, start === 0 ? known : null, options.statePath),
+  );
   // A row repeating a uuid read before the recent ones is in the log twice: count the distinct.
   const knownCount = new Set(known).size;
   const limit = options.maxTurns ?? Number.POSITIVE_INFINITY;
