@@ -18,6 +18,11 @@ export interface TranscriptState {
   compactions: number[];
   /** The transcript's `sessionId`, from its first row that has one. */
   session_id: string | null;
+  /**
+   * The latest `timestamp` (ms since the epoch) of the conversation rows read; absent before
+   * one with a timestamp was read.
+   */
+  latest_time?: number;
 }
 
 /** The label a compaction summary turn starts with (as in the shared trajectories). */
@@ -41,13 +46,24 @@ export class TranscriptReader {
   private mode: TranscriptState['mode'];
   private readonly compactions: number[];
   private sessionId: string | null;
+  private latest: number | undefined;
+  private readonly olderSeen: ((uuid: string) => boolean) | undefined;
 
-  constructor(state?: TranscriptState) {
+  /**
+   * `olderSeen`: asked about a row whose uuid is not in the state's `seen_uuids` and whose
+   * `timestamp` is earlier than the latest read, i.e. one that looks written again (Claude Code
+   * re-appends earlier history, with the same uuids and timestamps, on a later compaction); a
+   * row it knows is read once. A row written for the first time is almost always newer, so it
+   * is seldom asked (and, not known, read).
+   */
+  constructor(state?: TranscriptState, olderSeen?: (uuid: string) => boolean) {
     this.builder = new ConversationBuilder(state?.builder);
     this.seen = new Set(state?.seen_uuids ?? []);
     this.mode = state?.mode ?? null;
     this.compactions = [...(state?.compactions ?? [])];
     this.sessionId = state?.session_id ?? null;
+    this.latest = state?.latest_time;
+    this.olderSeen = olderSeen;
   }
 
   /** The number of turns so far (the next step id). */
@@ -73,6 +89,7 @@ export class TranscriptReader {
       mode: this.mode,
       compactions: [...this.compactions],
       session_id: this.sessionId,
+      ...(this.latest !== undefined ? { latest_time: this.latest } : {}),
     };
   }
 
@@ -99,7 +116,7 @@ export class TranscriptReader {
     }
     if (r.type !== 'user' && r.type !== 'assistant') return [];
     if (typeof r.uuid === 'string') {
-      if (this.seen.has(r.uuid)) return [];
+      if (this.seen.has(r.uuid) || this.readBefore(r.uuid, r.timestamp)) return [];
       this.seen.add(r.uuid);
     }
     this.mode ??= r.isSidechain === true ? 'sidechain' : 'main';
@@ -133,6 +150,15 @@ export class TranscriptReader {
   /** Step ids of the turns not emitted yet (see `ConversationBuilder.pending`). */
   pending(): number[] {
     return this.builder.pending();
+  }
+
+  /** Whether a row not in `seen` is one read before (see the constructor); tracks the latest time. */
+  private readBefore(uuid: string, timestamp: unknown): boolean {
+    const time = typeof timestamp === 'string' ? Date.parse(timestamp) : Number.NaN;
+    if (Number.isNaN(time)) return false;
+    if (this.latest !== undefined && time < this.latest) return this.olderSeen?.(uuid) ?? false;
+    this.latest = time;
+    return false;
   }
 
   private markCompaction(): void {

@@ -17,9 +17,10 @@ import { TranscriptReader, type TranscriptState } from '../../import/claude-code
 import type { OpenTurn, OpenTurnSegment } from '../../import/conversation-builder.js';
 import { redactedFoldInputs, storableTurns } from '../../import/import-turns.js';
 import type { ImportedTurn } from '../../import/turn.js';
-import { UsageError } from '../../protocol/errors.js';
+import { LockTimeoutError, UsageError } from '../../protocol/errors.js';
 import { IntegrityCheckError } from '../../protocol/ipcf-errors.js';
 import { makeStoreDir } from '../../store/layout.js';
+import { WriteLock } from '../../store/write-lock.js';
 
 /** Version of the ingestion state file (version 1 files are read and rewritten as version 2). */
 export const INGEST_STATE_VERSION = 2;
@@ -63,6 +64,20 @@ export function uuidLogPath(statePath: string): string {
   return `${statePath.replace(/\.json$/u, '')}.uuids`;
 }
 
+/**
+ * The lock of a state file: one ingestion of a session at a time, across processes (a hook
+ * server's run and the run its client does itself after a timeout; two windows on one session).
+ *
+ * @example
+ * stateLockPath('.contextfold/claude-code/abc.state.json'); // '.contextfold/claude-code/abc.state.lock'
+ */
+export function stateLockPath(statePath: string): string {
+  return `${statePath.replace(/\.json$/u, '')}.lock`;
+}
+
+/** How long {@link ingestTranscript} waits for another run of the session by default. */
+export const DEFAULT_INGEST_LOCK_TIMEOUT_MS = 10_000;
+
 /** Options of {@link ingestTranscript}. */
 export interface IngestOptions {
   transcriptPath: string;
@@ -76,6 +91,11 @@ export interface IngestOptions {
   maxTurns?: number;
   /** Read about this many bytes at most (default {@link DEFAULT_MAX_READ_BYTES}). */
   maxReadBytes?: number;
+  /**
+   * How long to wait while another run ingests the same session (its {@link stateLockPath}),
+   * default {@link DEFAULT_INGEST_LOCK_TIMEOUT_MS}; then a `LockTimeoutError` naming the lock.
+   */
+  lockTimeoutMs?: number;
 }
 
 /** What one ingestion run did. */
@@ -220,6 +240,23 @@ function knownUuids(state: LoadedState, start: number, statePath: string): strin
   return start === 0
     ? readUuidLog(uuidLogPath(statePath), state.uuids_bytes)
     : state.reader.seen_uuids;
+}
+
+/**
+ * The reader's look-up of a row older than the latest read whose uuid is not a recent one: is it
+ * any uuid read before? `all`: every uuid, when already read; else the log is read on the first
+ * look-up, so only a run that meets such a row (history written again) reads it.
+ */
+function olderSeen(
+  state: LoadedState,
+  all: string[] | null,
+  statePath: string,
+): (uuid: string) => boolean {
+  let set: Set<string> | undefined;
+  return (uuid) => {
+    set ??= new Set(all ?? knownUuids(state, 0, statePath));
+    return set.has(uuid);
+  };
 }
 
 /** SHA-256 (hex) of the up to {@link TAIL_BYTES} bytes before `offset` ('' at 0). */
@@ -394,7 +431,9 @@ async function saveState(
  * Reads what was appended to a Claude Code transcript since the last run and folds the turns
  * that became final. Only the new bytes are parsed (the state file remembers the offset and the
  * reader's open turns), so a run costs the same on turn 20 and turn 2,000. State is saved after
- * the fold succeeded; a run that dies in between repeats an idempotent fold next time.
+ * the fold succeeded; a run that dies in between repeats an idempotent fold next time. Runs of
+ * one session take turns (an OS lock, {@link stateLockPath}, released when its process dies), so
+ * runs at once give the store and state that runs one after the other give.
  *
  * @example
  * await ingestTranscript(engine, { transcriptPath, statePath, mode: 'prompt' });
@@ -403,19 +442,61 @@ export async function ingestTranscript(
   engine: ContextFoldEngine,
   options: IngestOptions,
 ): Promise<IngestResult> {
-  const state = loadState(options.statePath, options.transcriptPath);
-  if (!existsSync(options.transcriptPath)) {
-    const reader = new TranscriptReader(state.reader);
-    return {
-      folded: 0,
-      turns: reader.nextStep,
-      compactions: [...reader.compactionSteps],
-      more: false,
-      sessionId: reader.session,
-      transcript: 'missing',
-      previouslyRead: state.offset > 0,
-    };
+  const timeoutMs = options.lockTimeoutMs ?? DEFAULT_INGEST_LOCK_TIMEOUT_MS;
+  makeStoreDir(dirname(options.statePath));
+  const lock = new WriteLock(stateLockPath(options.statePath));
+  try {
+    try {
+      await lock.acquire(timeoutMs);
+    } catch (e) {
+      if (!(e instanceof LockTimeoutError)) throw e;
+      throw new LockTimeoutError(
+        `another run is reading this session's transcript for more than ${timeoutMs} ms: ${lock.path} (released when it ends)`,
+        { path: lock.path },
+      );
+    }
+    return await ingestLocked(engine, options);
+  } finally {
+    lock.close();
   }
+}
+
+/**
+ * What earlier runs ingested, from the state file alone (the transcript is not read, nothing is
+ * written): for a run that answers without ingesting, e.g. while another run holds the lock.
+ */
+export function ingestedSoFar(
+  options: Pick<IngestOptions, 'transcriptPath' | 'statePath'>,
+): IngestResult {
+  const state = loadState(options.statePath, options.transcriptPath);
+  return savedResult(state, existsSync(options.transcriptPath) ? 'read' : 'missing', true);
+}
+
+/** The result of a run that read nothing: what the saved state holds. */
+function savedResult(
+  state: LoadedState,
+  transcript: IngestResult['transcript'],
+  more: boolean,
+): IngestResult {
+  const reader = new TranscriptReader(state.reader);
+  return {
+    folded: 0,
+    turns: reader.nextStep,
+    compactions: [...reader.compactionSteps],
+    more,
+    sessionId: reader.session,
+    transcript,
+    previouslyRead: state.offset > 0,
+  };
+}
+
+/** {@link ingestTranscript} under the session's lock. */
+async function ingestLocked(
+  engine: ContextFoldEngine,
+  options: IngestOptions,
+): Promise<IngestResult> {
+  const state = loadState(options.statePath, options.transcriptPath);
+  if (!existsSync(options.transcriptPath)) return savedResult(state, 'missing', false);
   const { text, start, rest } = readNewLines(
     options.transcriptPath,
     state.offset,
@@ -424,7 +505,10 @@ export async function ingestTranscript(
   );
   if (start !== state.offset) state.lines = 0;
   const known = knownUuids(state, start, options.statePath);
-  const reader = new TranscriptReader({ ...state.reader, seen_uuids: known });
+  const reader = new TranscriptReader(
+    { ...state.reader, seen_uuids: known },
+    olderSeen(state, start === 0 ? known : null, options.statePath),
+  );
   // A row repeating a uuid read before the recent ones is in the log twice: count the distinct.
   const knownCount = new Set(known).size;
   const limit = options.maxTurns ?? Number.POSITIVE_INFINITY;

@@ -515,6 +515,42 @@ describe('incremental ingestion', () => {
     );
   });
 
+  it('reads once a row repeating a uuid older than the recent ones (history Claude Code appends again)', async () => {
+    const s = setup();
+    const w = new TranscriptWriter(SESSION);
+    for (let i = 0; i < 400; i++) {
+      w.user(`Check service_${i}`);
+      w.assistant(`Checking service_${i}.`, [
+        { name: 'Bash', input: { command: `systemctl status service_${i}` }, result: `ok ${i}` },
+      ]);
+    }
+    // Real transcripts: each row is stamped when it is written; a replayed copy keeps its own.
+    const stamped = (from: number, to = w.rows.length) =>
+      w.rows
+        .slice(from, to)
+        .map((r, i) =>
+          r.replace(
+            '2026-03-01T10:00:00.000Z',
+            new Date(Date.UTC(2026, 2, 1, 10) + (from + i) * 1000).toISOString(),
+          ),
+        );
+    const history = stamped(0);
+    expect(conversationRows(history.join('\n'))).toBeGreaterThan(RECENT_UUIDS);
+    writeFileSync(s.transcript, `${history.join('\n')}\n`);
+    const first = await s.run('pre-compact', {}, 10_000);
+    // A later compaction re-appends the first rows (same uuids and timestamps), then new work.
+    const n = w.rows.length;
+    w.user('Check the load balancer');
+    w.assistant('The load balancer is up.');
+    const appended = [...history.slice(0, 40), ...stamped(n)];
+    appendFileSync(s.transcript, `${appended.join('\n')}\n`);
+    const second = await s.run('pre-compact', {}, 10_000);
+    expect(second.ingest.folded).toBe(2);
+    expect(second.ingest.turns).toBe(first.ingest.turns + 2);
+    const all = readFileSync(s.transcript, 'utf8');
+    expect((await s.entries()).length).toBe(parseClaudeCodeTranscript(all, 't').turns.length);
+  });
+
   it('refuses a missing or cut uuid log when the transcript must be read again', async () => {
     const s = setup();
     const long = longSession(10);

@@ -1,14 +1,25 @@
 import { ContextFold } from '../../engine/context-fold.js';
 import type { IndexWarning, OpenOptions } from '../../engine/types.js';
-import { UsageError } from '../../protocol/errors.js';
+import { LockTimeoutError, UsageError } from '../../protocol/errors.js';
 import { type ArchivedContext, archivedContext } from './archived-context.js';
 import { CLAUDE_EVENT_NAMES, type HookEvent, type HookInput } from './hook-input.js';
-import { type IngestResult, ingestTranscript } from './ingest.js';
+import { type IngestResult, ingestedSoFar, ingestTranscript, stateLockPath } from './ingest.js';
 import { scannedPrompt } from './scanned-prompt.js';
 import { sessionPaths } from './session-paths.js';
 
 /** New turns one hook run folds at most; a long backlog is caught up over several runs. */
 export const DEFAULT_MAX_TURNS_PER_RUN = 400;
+
+/**
+ * How long a run waits while another run of the session ingests (the hook server's run, when its
+ * client stopped waiting for it; a second window): short enough to answer within Claude Code's
+ * timeouts (`HOOK_TIMEOUTS`) after the client's own wait for the server.
+ */
+export const INGEST_LOCK_TIMEOUT_MS: Record<HookEvent, number> = {
+  'user-prompt-submit': 2_000,
+  'session-start': 2_000,
+  'pre-compact': 20_000,
+};
 
 /** Options of {@link runHook}. */
 export interface RunHookOptions {
@@ -19,6 +30,8 @@ export interface RunHookOptions {
   /** Engine options for the session store. The token counter defaults to `reference` (fast start). */
   engine?: Omit<OpenOptions, 'dir'>;
   maxTurnsPerRun?: number;
+  /** Wait for another run of the session this long (default {@link INGEST_LOCK_TIMEOUT_MS}). */
+  lockTimeoutMs?: number;
   /**
    * Engines kept open between runs (a long-lived process: the hook server passes its
    * `HookEngines`): `get` returns the open engine for the options, and the run leaves it open.
@@ -130,6 +143,36 @@ function missingTranscript(event: HookEvent, ingest: IngestResult, path: string)
 }
 
 /**
+ * Ingests the session's new turns; when another run of the session holds its state longer than
+ * the run may wait, what is folded already, and the message that says so (`skipped`).
+ */
+async function ingestOrSkip(
+  engine: ContextFold,
+  options: RunHookOptions,
+  statePath: string,
+  compacting: boolean,
+): Promise<{ ingest: IngestResult; skipped: string | null }> {
+  const transcriptPath = options.input.transcript_path;
+  const lockTimeoutMs = options.lockTimeoutMs ?? INGEST_LOCK_TIMEOUT_MS[options.event];
+  try {
+    const ingest = await ingestTranscript(engine, {
+      transcriptPath,
+      statePath,
+      mode: compacting ? 'compact' : 'prompt',
+      maxTurns: options.maxTurnsPerRun ?? DEFAULT_MAX_TURNS_PER_RUN,
+      lockTimeoutMs,
+    });
+    return { ingest, skipped: null };
+  } catch (e) {
+    if (!(e instanceof LockTimeoutError) || e.details.path !== stateLockPath(statePath)) throw e;
+    return {
+      ingest: ingestedSoFar({ transcriptPath, statePath }),
+      skipped: `contextfold: another hook run of this session was still reading its transcript after ${lockTimeoutMs / 1000} s, so this run folded nothing (its turns are folded by that run or the next one) and answered from what was already archived`,
+    };
+  }
+}
+
+/**
  * Runs one Claude Code hook event against the session's store:
  * - `user-prompt-submit`: ingest new turns, scan the prompt, return the verified pages from
  *   before the last compaction (at most 8 KB) as `additionalContext`;
@@ -162,12 +205,7 @@ export async function runHook(options: RunHookOptions): Promise<HookOutcome> {
   const compacting =
     event === 'pre-compact' || (event === 'session-start' && input.source === 'compact');
   try {
-    const ingest = await ingestTranscript(engine, {
-      transcriptPath: input.transcript_path,
-      statePath: paths.statePath,
-      mode: compacting ? 'compact' : 'prompt',
-      maxTurns: options.maxTurnsPerRun ?? DEFAULT_MAX_TURNS_PER_RUN,
-    });
+    const { ingest, skipped } = await ingestOrSkip(engine, options, paths.statePath, compacting);
     const archivedBefore = ingest.compactions.at(-1) ?? 0;
     const outcome: HookOutcome = {
       output: null,
@@ -206,6 +244,7 @@ export async function runHook(options: RunHookOptions): Promise<HookOutcome> {
         `contextfold: turns 0–${archivedBefore - 1} of this session are archived verbatim (hash-verified) in ${paths.storeDir}. Records relevant to a prompt are paged in automatically with it, labelled as archived data.`,
       );
     }
+    outcome.output = withSystemMessage(outcome.output, skipped ? [skipped] : []);
     return outcome;
   } finally {
     if (!options.engines) await engine.close({ compact: event === 'pre-compact' });
