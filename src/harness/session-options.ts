@@ -86,6 +86,41 @@ export interface SessionOptions {
   clock?: () => Date;
 }
 
+/** Every option {@link Session.open} takes (the compiler keeps this list complete). */
+const SESSION_OPTION_KEYS: Record<keyof SessionOptions, true> = {
+  dir: true,
+  budget: true,
+  tokenizer: true,
+  keepRecent: true,
+  foldThreshold: true,
+  highWater: true,
+  lowWater: true,
+  pageReserve: true,
+  pageInToolOutput: true,
+  liveOverflow: true,
+  summarize: true,
+  engine: true,
+  policy: true,
+  sessionId: true,
+  retrieval: true,
+  redact: true,
+  cacheDir: true,
+  clock: true,
+};
+
+/**
+ * Throws a {@link UsageError} naming the options `Session.open` does not know (a misspelt
+ * `keepRecnt: 4` was ignored: the default applied silently), as `ContextFold.open` does.
+ */
+export function checkSessionOptionKeys(options: object): void {
+  const unknown = Object.keys(options).filter((k) => !Object.hasOwn(SESSION_OPTION_KEYS, k));
+  if (unknown.length > 0) {
+    throw new UsageError(
+      `Session.open has no option ${unknown.map((k) => `'${k}'`).join(', ')} (options: ${Object.keys(SESSION_OPTION_KEYS).join(', ')})`,
+    );
+  }
+}
+
 /** A bad option value as the error shows it: a string quoted (`got 32000` hid that '32000' is one). */
 const shown = (value: unknown): string =>
   typeof value === 'string' ? JSON.stringify(value) : String(value);
