@@ -99,15 +99,20 @@ const GLOBAL_HELP = helpText({
   footer: ['', 'Docs: docs/cli.md (in the repository and the package).'],
 });
 
-/** Commander's message as one line: `error: ` dropped, suggestion lines joined. */
-function parserMessage(e: CommanderError): string {
+/**
+ * Commander's message as one line: `error: ` dropped, suggestion lines joined, and the help to
+ * see: the command's own when argv names one (an unknown flag of `scan` is `scan --help`'s).
+ */
+function parserMessage(e: CommanderError, argv: string[]): string {
   const text = e.message
     .replace(/^error: /, '')
     .split('\n')
     .map((l) => l.trim())
     .filter((l) => l.length > 0)
     .join(' ');
-  return `${text} (see contextfold --help)`;
+  const name = commandFor(argv);
+  const own = e.code !== 'commander.unknownCommand' && commandTable.some((c) => c.name === name);
+  return `${text} (see contextfold ${own ? `${name} ` : ''}--help)`;
 }
 
 /**
@@ -138,7 +143,7 @@ export async function main(argv: string[]): Promise<number> {
         if (!json) return 1;
         return reportError(new UsageError('no command given (see contextfold --help)'), json);
       }
-      return reportError(new UsageError(parserMessage(e), { parser: e.code }), json);
+      return reportError(new UsageError(parserMessage(e, argv), { parser: e.code }), json);
     }
     return reportError(e, json);
   }
