@@ -1,13 +1,6 @@
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  renameSync,
-  rmSync,
-  statSync,
-} from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { makeDirs } from '../fs/make-dirs.js';
 import { UsageError } from '../protocol/errors.js';
 import type { ColdNode, IndexEntry } from '../protocol/types.js';
 import type { IndexBackend } from '../store/index-backend.js';
@@ -169,12 +162,13 @@ function stagingFor(to: string): { root: string; store: string } | null {
   if (existsSync(target) && readdirSync(target).length > 0) return null;
   let root: string;
   try {
-    mkdirSync(dirname(target), { recursive: true });
+    makeDirs(dirname(target));
     root = mkdtempSync(join(dirname(target), `.${basename(target)}.copy-`));
   } catch (e) {
     // A directory the user cannot write is theirs to fix: one line, not mkdtemp's stack.
     const code = (e as NodeJS.ErrnoException).code;
-    if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') throw e;
+    // ENOENT: a parent that exists but takes no new directories (`/proc`).
+    if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS' && code !== 'ENOENT') throw e;
     let where = dirname(target);
     while (!existsSync(where) && dirname(where) !== where) where = dirname(where);
     throw new UsageError(
