@@ -130,9 +130,9 @@ describe('contextfold inspect', () => {
     expect(p.code).toBe(1);
     expect(p.stderr).toMatch(/--port must be a non-negative integer/);
     const d = runCliProcess(['--dir', join(tmp.dir, 'missing'), 'inspect', '--no-open']);
-    // As every other command on a missing store: StoreNotFoundError, exit 2.
+    // As every other command on a missing store: the StoreNotFoundError line, exit 1.
     const status = runCliProcess(['--dir', join(tmp.dir, 'missing'), 'status']);
-    expect(d.code).toBe(2);
+    expect(d.code).toBe(1);
     expect(d.stderr).toBe(status.stderr);
     expect(d.stderr).toMatch(/^contextfold: StoreNotFoundError: no store at .*--dir DIR\n$/);
   });
