@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync } fr
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { makeDirs } from '../fs/make-dirs.js';
 import { UsageError } from '../protocol/errors.js';
+import { checkOptionKeys } from '../protocol/option-keys.js';
 import type { ColdNode, IndexEntry } from '../protocol/types.js';
 import type { IndexBackend } from '../store/index-backend.js';
 import { isPgUrl } from '../store/pg/pg-url.js';
@@ -20,6 +21,13 @@ export interface TransferOptions {
    */
   onProgress?: (done: number, total: number, phase: TransferPhase) => void;
 }
+
+/** Every option {@link transferStore} takes (the compiler keeps this list complete). */
+const TRANSFER_OPTION_KEYS: Record<keyof TransferOptions, true> = {
+  from: true,
+  to: true,
+  onProgress: true,
+};
 
 /** The pass of a copy: every node verified first, then written. */
 export type TransferPhase = 'verifying' | 'writing';
@@ -53,6 +61,7 @@ export const PAGE_BYTES = 8 * 1024 * 1024;
  * await transferStore({ from: 'postgres://cf@db/cf?store_id=web', to: './export/.contextfold' });
  */
 export async function transferStore(options: TransferOptions): Promise<TransferResult> {
+  checkOptionKeys('transferStore', options ?? {}, TRANSFER_OPTION_KEYS);
   assertTargetDirectory(options.from, options.to);
   const source = await ContextFold.open({
     store: options.from,

@@ -3,6 +3,7 @@
 // with its deterministic default, which replay uses too.
 import type { ContextFoldEngine, RetrievalMode, Tokenizer } from '../engine/types.js';
 import { UsageError } from '../protocol/errors.js';
+import { checkOptionKeys } from '../protocol/option-keys.js';
 import type { HydrationPolicy } from '../protocol/policy.js';
 import { DEFAULT_POLICY, perTurnCap } from '../protocol/policy.js';
 import type { LiveOverflow } from './live-excerpt.js';
@@ -113,12 +114,7 @@ const SESSION_OPTION_KEYS: Record<keyof SessionOptions, true> = {
  * `keepRecnt: 4` was ignored: the default applied silently), as `ContextFold.open` does.
  */
 export function checkSessionOptionKeys(options: object): void {
-  const unknown = Object.keys(options).filter((k) => !Object.hasOwn(SESSION_OPTION_KEYS, k));
-  if (unknown.length > 0) {
-    throw new UsageError(
-      `Session.open has no option ${unknown.map((k) => `'${k}'`).join(', ')} (options: ${Object.keys(SESSION_OPTION_KEYS).join(', ')})`,
-    );
-  }
+  checkOptionKeys('Session.open', options, SESSION_OPTION_KEYS);
 }
 
 /** A bad option value as the error shows it: a string quoted (`got 32000` hid that '32000' is one). */
