@@ -30,8 +30,14 @@ describe('parser errors (commander) are reported like every other error', () => 
       'commander.unknownOption',
     ],
     [
+      ['scan', '--prompt-file'],
+      /^option '--prompt-file <FILE>' argument missing \(see contextfold scan --help\)$/,
+      'commander.optionMissingArgument',
+    ],
+    // A global option is listed by the main help only.
+    [
       ['status', '--dir'],
-      /^option '--dir <DIR>' argument missing \(see contextfold status --help\)$/,
+      /^option '--dir <DIR>' argument missing \(see contextfold --help\)$/,
       'commander.optionMissingArgument',
     ],
   ];
