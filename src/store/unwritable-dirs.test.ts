@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCliInProcess, runCliProcess } from '../test-utils/cli.js';
+import { CLI, runCliInProcess, runCliProcess } from '../test-utils/cli.js';
 import { tempDir } from '../test-utils/temp-dir.js';
 
 /** A new directory nobody can write, even root (chattr +i), with its undo; null if impossible. */
@@ -104,4 +104,21 @@ describe('a directory under a parent that takes no new directories (/proc)', () 
       }),
     );
   });
+
+  it.skipIf(noProc)(
+    'contextfold install claude-code --user (settings under /proc) says so in one line',
+    () => {
+      const r = spawnSync(
+        process.execPath,
+        [CLI, 'install', 'claude-code', '--user', '--command', 'contextfold'],
+        {
+          env: { ...process.env, CLAUDE_CONFIG_DIR: '/proc/cf-probe/claude' },
+          encoding: 'utf8',
+          timeout: 20_000,
+        },
+      );
+      oneLine({ code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr });
+      expect(r.stderr).toMatch(/cannot write \/proc\/cf-probe\/claude\/settings\.json/);
+    },
+  );
 });
