@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FAST_TMP } from '../conformance/test-utils/fixtures.js';
 import { runDemo } from '../engine/demo-scenario.js';
 import { IMPORT_FORMATS } from '../import/index.js';
 import { type ErrorCode, exitCodeFor, ipcfErrorName } from '../protocol/errors.js';
@@ -48,6 +49,17 @@ const PAGE_ENV: Record<string, () => Record<string, string>> = {
   'docs/team.md': () => ({ CONTEXTFOLD_STORE: pgStoreUrl('docs') }),
 };
 
+/**
+ * Pages whose blocks make their temporary directories in RAM: `contextfold conformance` runs
+ * each of the corpus's cases (about a hundred) in a fresh temporary directory, folding with
+ * fsync; on the disk that was about 40 s of waiting on fsync for 7 s of work, and over the
+ * test's minute under load (the conformance suites run it with FAST_TMP too).
+ */
+const PAGE_TMPDIR: Record<string, string> = { 'docs/conformance.md': FAST_TMP };
+
+/** How long a block may run: the test's limit is the child's, so a slow block reports its output. */
+const BLOCK_TIMEOUT_MS = 120_000;
+
 function run(
   script: string,
   cwd: string,
@@ -64,7 +76,7 @@ function run(
         ':',
       ),
     },
-    timeout: 120_000,
+    timeout: BLOCK_TIMEOUT_MS,
   });
   return { code: r.status, out: `${r.stdout}\n${r.stderr}`.trim().slice(-4000) };
 }
@@ -81,7 +93,10 @@ describe.each(withBlocks)('every shell block of %s runs as written, in order', (
     else it.skip(`${page} [not run: ${PG_MISSING}]`, () => {});
     return;
   }
-  const env = pageEnv?.() ?? {};
+  const env = {
+    ...pageEnv?.(),
+    ...(PAGE_TMPDIR[page] ? { TMPDIR: PAGE_TMPDIR[page] } : {}),
+  };
   for (const s of extractSnippets(page, read(page))) {
     const title = `${page}:${s.line}`;
     if (s.marker?.kind === 'skip') {
@@ -90,10 +105,14 @@ describe.each(withBlocks)('every shell block of %s runs as written, in order', (
     } else if (s.marker?.kind === 'needs-shared') {
       itShared(title, () => expect(run(s.script, cwd)).toMatchObject({ code: 0 }));
     } else {
-      it(title, () => {
-        const r = run(s.script, cwd, env);
-        expect(r.code, `${title} failed:\n${s.script}\n--- output ---\n${r.out}`).toBe(0);
-      });
+      it(
+        title,
+        () => {
+          const r = run(s.script, cwd, env);
+          expect(r.code, `${title} failed:\n${s.script}\n--- output ---\n${r.out}`).toBe(0);
+        },
+        BLOCK_TIMEOUT_MS + 10_000,
+      );
     }
   }
 });

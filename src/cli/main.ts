@@ -99,15 +99,24 @@ const GLOBAL_HELP = helpText({
   footer: ['', 'Docs: docs/cli.md (in the repository and the package).'],
 });
 
-/** Commander's message as one line: `error: ` dropped, suggestion lines joined. */
-function parserMessage(e: CommanderError): string {
+/**
+ * Commander's message as one line: `error: ` dropped, suggestion lines joined, and the help to
+ * see: the command's own when argv names one (an unknown flag of `scan` is `scan --help`'s),
+ * the main help for an unknown command or a global option (`--dir`), which only it lists.
+ */
+function parserMessage(e: CommanderError, argv: string[], globalFlags: string[]): string {
   const text = e.message
     .replace(/^error: /, '')
     .split('\n')
     .map((l) => l.trim())
     .filter((l) => l.length > 0)
     .join(' ');
-  return `${text} (see contextfold --help)`;
+  const name = commandFor(argv);
+  const own =
+    e.code !== 'commander.unknownCommand' &&
+    !globalFlags.some((f) => text.includes(`option '${f}'`)) &&
+    commandTable.some((c) => c.name === name);
+  return `${text} (see contextfold ${own ? `${name} ` : ''}--help)`;
 }
 
 /**
@@ -124,9 +133,10 @@ function refuseUnknownHelpTopic(argv: string[]): void {
 /** Runs the CLI with the given argv (without node and script). Resolves to the exit code. */
 export async function main(argv: string[]): Promise<number> {
   const json = argv.includes('--json');
+  let program: Command | undefined;
   try {
     refuseUnknownHelpTopic(argv);
-    const program = await buildProgram(argv);
+    program = await buildProgram(argv);
     await program.parseAsync(argv, { from: 'user' });
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (e) {
@@ -138,7 +148,12 @@ export async function main(argv: string[]): Promise<number> {
         if (!json) return 1;
         return reportError(new UsageError('no command given (see contextfold --help)'), json);
       }
-      return reportError(new UsageError(parserMessage(e), { parser: e.code }), json);
+      return reportError(
+        new UsageError(parserMessage(e, argv, program?.options.map((o) => o.flags) ?? []), {
+          parser: e.code,
+        }),
+        json,
+      );
     }
     return reportError(e, json);
   }

@@ -272,6 +272,11 @@ describe('repairStore arguments', () => {
         code: 'USAGE',
       });
     }
+    // A misspelt `aply: true` was a silent dry run.
+    await expect(repairStore(engine, { aply: true } as never)).rejects.toMatchObject({
+      code: 'USAGE',
+      message: "repairStore has no option 'aply' (options: apply, now)",
+    });
     expect(existsSync(stray)).toBe(true);
     expect(existsSync(join(dir, REPAIR_LOG_FILE))).toBe(false);
     await expect(repairStore(undefined as never)).rejects.toMatchObject({ code: 'USAGE' });

@@ -2,6 +2,7 @@ import { existsSync, lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { appendDurable } from '../fs/durable-fs.js';
 import { UsageError } from '../protocol/errors.js';
+import { checkOptionKeys } from '../protocol/option-keys.js';
 import { isoSeconds } from '../protocol/time.js';
 import type { IndexEntry } from '../protocol/types.js';
 import { canonicalNodePath, storeLayout } from '../store/layout.js';
@@ -47,6 +48,9 @@ export interface RepairOptions {
   /** Time stamp of log lines. Default: now. */
   now?: () => Date;
 }
+
+/** Every option {@link repairStore} takes (the compiler keeps this list complete). */
+const REPAIR_OPTION_KEYS: Record<keyof RepairOptions, true> = { apply: true, now: true };
 
 /** The node file a problem is about, when it concerns a step's canonical file. */
 function nodeFileAction(engine: ContextFold, step: number, verified: boolean): RepairAction | null {
@@ -155,6 +159,8 @@ export async function repairStore(
   engine: ContextFold,
   options: RepairOptions = {},
 ): Promise<RepairResult> {
+  // A misspelt `aply: true` was a dry run that said nothing of it.
+  checkOptionKeys('repairStore', options ?? {}, REPAIR_OPTION_KEYS);
   if (typeof engine?.validate !== 'function') {
     throw new UsageError(
       'repairStore needs an open engine: repairStore(await ContextFold.open({ dir }))',

@@ -388,3 +388,17 @@ describe('export --to and import-store DIR take directories', () => {
     expect(readdirSync(cwd)).toEqual([]);
   });
 });
+
+describe('transferStore options', () => {
+  it('refuses an option it does not know, before anything is read or written', async () => {
+    const work = tempDir().dir;
+    const to = join(work, 'copy');
+    await expect(
+      transferStore({ from: join(work, 'none'), to, onProgres: () => {} } as never),
+    ).rejects.toMatchObject({
+      code: 'USAGE',
+      message: expect.stringMatching(/^transferStore has no option 'onProgres' \(options: from, /),
+    });
+    expect(existsSync(to)).toBe(false);
+  });
+});

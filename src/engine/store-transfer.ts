@@ -1,14 +1,8 @@
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  renameSync,
-  rmSync,
-  statSync,
-} from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { makeDirs } from '../fs/make-dirs.js';
 import { UsageError } from '../protocol/errors.js';
+import { checkOptionKeys } from '../protocol/option-keys.js';
 import type { ColdNode, IndexEntry } from '../protocol/types.js';
 import type { IndexBackend } from '../store/index-backend.js';
 import { isPgUrl } from '../store/pg/pg-url.js';
@@ -27,6 +21,13 @@ export interface TransferOptions {
    */
   onProgress?: (done: number, total: number, phase: TransferPhase) => void;
 }
+
+/** Every option {@link transferStore} takes (the compiler keeps this list complete). */
+const TRANSFER_OPTION_KEYS: Record<keyof TransferOptions, true> = {
+  from: true,
+  to: true,
+  onProgress: true,
+};
 
 /** The pass of a copy: every node verified first, then written. */
 export type TransferPhase = 'verifying' | 'writing';
@@ -60,6 +61,7 @@ export const PAGE_BYTES = 8 * 1024 * 1024;
  * await transferStore({ from: 'postgres://cf@db/cf?store_id=web', to: './export/.contextfold' });
  */
 export async function transferStore(options: TransferOptions): Promise<TransferResult> {
+  checkOptionKeys('transferStore', options ?? {}, TRANSFER_OPTION_KEYS);
   assertTargetDirectory(options.from, options.to);
   const source = await ContextFold.open({
     store: options.from,
@@ -169,12 +171,13 @@ function stagingFor(to: string): { root: string; store: string } | null {
   if (existsSync(target) && readdirSync(target).length > 0) return null;
   let root: string;
   try {
-    mkdirSync(dirname(target), { recursive: true });
+    makeDirs(dirname(target));
     root = mkdtempSync(join(dirname(target), `.${basename(target)}.copy-`));
   } catch (e) {
     // A directory the user cannot write is theirs to fix: one line, not mkdtemp's stack.
     const code = (e as NodeJS.ErrnoException).code;
-    if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') throw e;
+    // ENOENT: a parent that exists but takes no new directories (`/proc`).
+    if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS' && code !== 'ENOENT') throw e;
     let where = dirname(target);
     while (!existsSync(where) && dirname(where) !== where) where = dirname(where);
     throw new UsageError(

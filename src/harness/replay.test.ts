@@ -64,6 +64,11 @@ for (const backend of BACKENDS) {
       await expect(replaySession({ dir: where, atTurn: 12 })).rejects.toThrow(
         /no turn 12; its turns are 0\.\.11/,
       );
+      // A misspelt option is refused (it was ignored: the whole session replayed).
+      await expect(replaySession({ dir: where, atTrun: 4 } as never)).rejects.toMatchObject({
+        code: 'USAGE',
+        message: expect.stringMatching(/^replaySession has no option 'atTrun' \(options: dir, /),
+      });
     });
 
     it('goes on from a checkpoint with the packs and verdict of a replay from the start', async () => {

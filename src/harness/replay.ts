@@ -4,6 +4,7 @@ import { sha256Hex } from '../protocol/canonical-json.js';
 import { UsageError } from '../protocol/errors.js';
 import { groupBy } from '../protocol/group-by.js';
 import { IntegrityCheckError, NodeNotFoundError } from '../protocol/ipcf-errors.js';
+import { type AllKeys, checkOptionKeys } from '../protocol/option-keys.js';
 import type { PageInFailure } from '../protocol/results.js';
 import type { IndexEntry } from '../protocol/types.js';
 import { isPgUrl, shownStore } from '../store/pg/pg-url.js';
@@ -81,6 +82,21 @@ export type ReplayOptions = ReplaySource &
      */
     checkpoint?: (turns: number, take: () => ReplayCheckpoint) => void;
   };
+
+/** Every option {@link replaySession} takes (the compiler keeps this list complete). */
+const REPLAY_OPTION_KEYS: Record<AllKeys<ReplayOptions>, true> = {
+  dir: true,
+  engine: true,
+  atStep: true,
+  atTurn: true,
+  tokenizer: true,
+  clock: true,
+  onPack: true,
+  keepPacks: true,
+  log: true,
+  from: true,
+  checkpoint: true,
+};
 
 /**
  * A replay's state at a turn boundary, to go on from with {@link ReplayOptions.from} rather than
@@ -278,6 +294,7 @@ function lineLocator(log: RecordedLog): (e: SessionEvent, err: unknown) => unkno
  * if (!r.matches) console.error(r.mismatch);
  */
 export async function replaySession(options: ReplayOptions): Promise<ReplayResult> {
+  checkOptionKeys('replaySession', options ?? {}, REPLAY_OPTION_KEYS);
   const dir = options.engine?.dir ?? options.dir;
   if (typeof dir !== 'string' || dir === '') {
     throw new UsageError('replaySession needs { dir } (the store directory) or { engine }');

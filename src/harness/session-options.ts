@@ -3,6 +3,7 @@
 // with its deterministic default, which replay uses too.
 import type { ContextFoldEngine, RetrievalMode, Tokenizer } from '../engine/types.js';
 import { UsageError } from '../protocol/errors.js';
+import { checkOptionKeys } from '../protocol/option-keys.js';
 import type { HydrationPolicy } from '../protocol/policy.js';
 import { DEFAULT_POLICY, perTurnCap } from '../protocol/policy.js';
 import type { LiveOverflow } from './live-excerpt.js';
@@ -84,6 +85,36 @@ export interface SessionOptions {
    * clock (replay uses the recorded times).
    */
   clock?: () => Date;
+}
+
+/** Every option {@link Session.open} takes (the compiler keeps this list complete). */
+const SESSION_OPTION_KEYS: Record<keyof SessionOptions, true> = {
+  dir: true,
+  budget: true,
+  tokenizer: true,
+  keepRecent: true,
+  foldThreshold: true,
+  highWater: true,
+  lowWater: true,
+  pageReserve: true,
+  pageInToolOutput: true,
+  liveOverflow: true,
+  summarize: true,
+  engine: true,
+  policy: true,
+  sessionId: true,
+  retrieval: true,
+  redact: true,
+  cacheDir: true,
+  clock: true,
+};
+
+/**
+ * Throws a {@link UsageError} naming the options `Session.open` does not know (a misspelt
+ * `keepRecnt: 4` was ignored: the default applied silently), as `ContextFold.open` does.
+ */
+export function checkSessionOptionKeys(options: object): void {
+  checkOptionKeys('Session.open', options, SESSION_OPTION_KEYS);
 }
 
 /** A bad option value as the error shows it: a string quoted (`got 32000` hid that '32000' is one). */

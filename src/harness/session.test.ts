@@ -522,6 +522,12 @@ describe.each(BACKENDS)('%s', (backend: BackendName) => {
     it('refuses misuse with one clear line and stays usable', async () => {
       const { dir } = store();
       expect(isUsageError(await caught(Session.open({ dir } as never)))).toBe(true);
+      // An unknown or misspelt option is refused (it was ignored: the default applied).
+      const unknown = await caught(Session.open({ dir, budget: 3000, keepRecnt: 2 } as never));
+      expect(isUsageError(unknown)).toBe(true);
+      expect((unknown as Error).message).toMatch(
+        /^Session\.open has no option 'keepRecnt' \(options: dir, budget, .*keepRecent/,
+      );
       expect(
         ((await caught(Session.open({ dir, budget: 100, pageReserve: 100 }))) as Error).message,
       ).toMatch(/pageReserve/);

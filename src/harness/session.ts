@@ -30,7 +30,12 @@ import {
   storeEvents,
 } from './session-events.js';
 import { LiveIO } from './session-live-io.js';
-import { checkSessionOptions, type SessionOptions, sessionConfig } from './session-options.js';
+import {
+  checkSessionOptionKeys,
+  checkSessionOptions,
+  type SessionOptions,
+  sessionConfig,
+} from './session-options.js';
 import { wellFormed } from './summarize.js';
 import { TokenMeter } from './token-meter.js';
 import { addToTurns } from './turns.js';
@@ -120,6 +125,7 @@ export class Session {
   static async open(options: SessionOptions): Promise<Session> {
     if (!options || typeof options !== 'object')
       throw new UsageError('Session.open needs an options object');
+    checkSessionOptionKeys(options);
     if (!options.engine && (typeof options.dir !== 'string' || options.dir === '')) {
       throw new UsageError('Session.open needs { dir } (the store directory) or { engine }');
     }

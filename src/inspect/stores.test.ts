@@ -35,4 +35,18 @@ describe('discoverStores', () => {
     symlinkSync(join(outside, 'leak'), join(root, 'claude-code', 'direct')); // <id>/ (as before)
     expect(discoverStores(root).map((s) => s.id)).toEqual(['.']);
   });
+
+  it('a directory without a store is a StoreNotFoundError, as for every other command', () => {
+    const missing = join(tmp.dir, 'missing');
+    expect(() => discoverStores(missing)).toThrow(
+      expect.objectContaining({
+        code: 'STORE_NOT_FOUND',
+        message: `no store at ${missing}: run contextfold fold … or contextfold import … to create one, or pass --dir DIR`,
+      }),
+    );
+    mkdirSync(join(tmp.dir, 'empty'));
+    expect(() => discoverStores(join(tmp.dir, 'empty'))).toThrow(
+      expect.objectContaining({ code: 'STORE_NOT_FOUND' }),
+    );
+  });
 });

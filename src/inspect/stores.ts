@@ -2,7 +2,7 @@ import { existsSync, lstatSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { EVENTS_FILE } from '../harness/session-events.js';
 import { compareCodePoints } from '../protocol/canonical-json.js';
-import { UsageError } from '../protocol/errors.js';
+import { StoreNotFoundError } from '../protocol/errors.js';
 import type { StoreInfo } from './api-types.js';
 
 /**
@@ -43,7 +43,7 @@ function subdirs(dir: string): string[] {
  * store under `sessions/<id>/` (ai-sdk middleware; `sessions/<id>/.contextfold` for the proxy)
  * and `claude-code/<id>/` (the hook), sorted by id. Symbolic links below the directory (a
  * `sessions/` or `<id>/.contextfold` that is one) are not followed: nothing outside the tree
- * given is served. Reads only. Throws a one-line usage error if there is none.
+ * given is served. Reads only. Throws a one-line {@link StoreNotFoundError} if there is none.
  *
  * @example
  * discoverStores('.contextfold'); // [{ id: '.', … }, { id: 'sessions/chat-1', … }]
@@ -55,9 +55,11 @@ export function discoverStores(dir: string): StoreInfo[] {
     isDir = statSync(root).isDirectory();
   } catch {}
   if (!isDir) {
-    throw new UsageError(`no store at ${root}: pass the store directory with --dir`, {
-      path: root,
-    });
+    // The same error, code and wording as every other command on a missing store.
+    throw new StoreNotFoundError(
+      `no store at ${dir}: run contextfold fold … or contextfold import … to create one, or pass --dir DIR`,
+      { path: root },
+    );
   }
   const found: StoreInfo[] = [];
   const add = (id: string, d: string): void => {
@@ -74,7 +76,7 @@ export function discoverStores(dir: string): StoreInfo[] {
     }
   }
   if (found.length === 0) {
-    throw new UsageError(
+    throw new StoreNotFoundError(
       `${root} holds no contextfold store (no recall_index.json, cold_nodes/ or events.jsonl, nor sessions/*/ or claude-code/*/ stores)`,
       { path: root },
     );

@@ -1,5 +1,6 @@
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { makeDirs } from '../fs/make-dirs.js';
 import { UsageError } from '../protocol/errors.js';
 
 /** Every path of one store, derived from its directory. */
@@ -86,15 +87,17 @@ export function assertNotAFile(dir: string): void {
 
 /**
  * Creates a store directory (and its parents) if need be. One that cannot be created for lack of
- * rights (a parent not writable, a read-only file system) is the user's to fix: a usage line,
+ * rights (a parent not writable, a read-only file system, a parent like `/proc` that takes no
+ * new directories) is the user's to fix: a usage line,
  * not mkdir's error and stack.
  */
 export function makeStoreDir(dir: string): void {
   try {
-    mkdirSync(dir, { recursive: true });
+    makeDirs(dir);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') throw e;
+    // ENOENT: a parent that exists but takes no new directories (`/proc`).
+    if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS' && code !== 'ENOENT') throw e;
     throw new UsageError(
       `store directory is not writable (${code}): ${dir} (check its permissions, or choose another \`dir\`)`,
       { path: dir, option: 'dir' },

@@ -1,14 +1,7 @@
-import {
-  accessSync,
-  constants,
-  existsSync,
-  mkdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-} from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { makeDirs } from '../fs/make-dirs.js';
 import { LockTimeoutError, UsageError } from '../protocol/errors.js';
 import { IntegrityCheckError } from '../protocol/ipcf-errors.js';
 import type { IndexEntry } from '../protocol/types.js';
@@ -618,7 +611,7 @@ export class LocalStore implements IndexBackend {
       );
     }
     try {
-      mkdirSync(this.layout.coldDir, { recursive: true });
+      makeDirs(this.layout.coldDir);
       accessSync(dir, constants.W_OK);
       accessSync(this.layout.coldDir, constants.W_OK);
     } catch (e) {

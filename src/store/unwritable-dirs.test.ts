@@ -1,10 +1,10 @@
 // A store directory that cannot be created (its parent is not writable) is the user's to fix:
 // every command that would create one says so in one line, exit 1, never an internal error.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCliInProcess, runCliProcess } from '../test-utils/cli.js';
+import { CLI, runCliInProcess, runCliProcess } from '../test-utils/cli.js';
 import { tempDir } from '../test-utils/temp-dir.js';
 
 /** A new directory nobody can write, even root (chattr +i), with its undo; null if impossible. */
@@ -75,4 +75,50 @@ describe('a store directory under a directory that is not writable', () => {
       locked.undo();
     }
   });
+});
+
+describe('a directory under a parent that takes no new directories (/proc)', () => {
+  // Node 20's recursive mkdir never returned there (100% CPU): each run is killed after 20 s,
+  // which fails the test (code -1) instead of hanging the suite.
+  const noProc = process.platform !== 'linux' || !existsSync('/proc/self');
+  const oneLine = (r: { code: number; stdout: string; stderr: string }) => {
+    expect(r).toMatchObject({ code: 1, stdout: '' });
+    expect(r.stderr).toMatch(/^contextfold: UsageError: .*\(ENOENT\)/);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+  };
+
+  it.skipIf(noProc)('contextfold fold --dir /proc/… says so in one line, exit 1', () => {
+    const r = runCliProcess(['--dir', '/proc/cf-probe/.contextfold', 'fold', '1', 'summary'], {
+      timeoutMs: 20_000,
+    });
+    oneLine(r);
+    expect(r.stderr).toMatch(/store directory is not writable/);
+  });
+
+  it.skipIf(noProc)('contextfold export --to /proc/… says so in one line, exit 1', () => {
+    const from = join(tempDir().dir, '.contextfold');
+    expect(runCliProcess(['--dir', from, 'fold', '1', 'a summary']).code).toBe(0);
+    oneLine(
+      runCliProcess(['--dir', from, 'export', '--to', '/proc/cf-probe/x/.contextfold'], {
+        timeoutMs: 20_000,
+      }),
+    );
+  });
+
+  it.skipIf(noProc)(
+    'contextfold install claude-code --user (settings under /proc) says so in one line',
+    () => {
+      const r = spawnSync(
+        process.execPath,
+        [CLI, 'install', 'claude-code', '--user', '--command', 'contextfold'],
+        {
+          env: { ...process.env, CLAUDE_CONFIG_DIR: '/proc/cf-probe/claude' },
+          encoding: 'utf8',
+          timeout: 20_000,
+        },
+      );
+      oneLine({ code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr });
+      expect(r.stderr).toMatch(/cannot write \/proc\/cf-probe\/claude\/settings\.json/);
+    },
+  );
 });

@@ -30,11 +30,13 @@ export interface CliProcessRun extends CliRun {
  */
 export function runCliProcess(
   args: string[],
-  options: { cwd?: string; input?: string | Buffer } = {},
+  options: { cwd?: string; input?: string | Buffer; timeoutMs?: number } = {},
 ): CliProcessRun {
+  // With timeoutMs, a run that has not ended by then is killed (code -1): a hang fails fast.
   const r = spawnSync(process.execPath, [CLI, ...args], {
     cwd: options.cwd,
     input: options.input,
+    timeout: options.timeoutMs,
     maxBuffer: 64 * 1024 * 1024,
   });
   return {

@@ -1,6 +1,7 @@
-import { copyFileSync, existsSync, mkdirSync, readFileSync, realpathSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import { writeFileAtomic } from '../../fs/durable-fs.js';
+import { makeDirs } from '../../fs/make-dirs.js';
 import { UsageError } from '../../protocol/errors.js';
 import { CLAUDE_EVENT_NAMES, HOOK_EVENTS, type HookEvent } from './hook-input.js';
 
@@ -299,7 +300,7 @@ function readSettings(path: string): string {
 function writeSettings(path: string, text: string, hadFile: boolean): string | null {
   const backup = hadFile ? `${path}.bak` : null;
   try {
-    mkdirSync(dirname(path), { recursive: true });
+    makeDirs(dirname(path));
     if (backup) copyFileSync(path, backup);
     writeFileAtomic(hadFile ? realpathSync(path) : path, text);
   } catch (e) {

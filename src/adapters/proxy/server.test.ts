@@ -253,6 +253,19 @@ describe('startProxy with the official SDK clients', () => {
   });
 });
 
+describe('startProxy options', () => {
+  it('refuses an option it does not know (a misspelt budget was ignored: the default applied)', async () => {
+    const dir = join(tempDir('cf-proxy-keys-').dir, 'store');
+    await expect(
+      startProxy({ upstream: 'http://127.0.0.1:9', port: 0, dir, budjet: 8000 } as never),
+    ).rejects.toMatchObject({
+      code: 'USAGE',
+      message: expect.stringMatching(/^startProxy has no option 'budjet' \(options: upstream, /),
+    });
+    expect(existsSync(dir)).toBe(false);
+  });
+});
+
 describe('startProxy({ cacheDir })', () => {
   it('keeps ranked analyses in each session store, whatever cacheDir says (nothing written there)', async () => {
     const t = tempDir('cf-proxy-cache-');

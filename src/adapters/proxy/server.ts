@@ -7,6 +7,7 @@ import { Hono } from 'hono';
 import type { RetrievalMode, Tokenizer } from '../../engine/types.js';
 import type { LiveOverflow } from '../../harness/live-excerpt.js';
 import { UsageError } from '../../protocol/errors.js';
+import { checkOptionKeys } from '../../protocol/option-keys.js';
 import { isPgUrl } from '../../store/store-location.js';
 import type { Endpoint, ProxyLogLine } from './call-log.js';
 import { ENDPOINT_API, modelCall } from './model-call.js';
@@ -67,6 +68,27 @@ export interface ProxyOptions {
   /** Receives one line per request (see {@link ProxyLogLine}). Default: none. */
   onLog?: (line: ProxyLogLine) => void;
 }
+
+/** Every option {@link startProxy} takes (the compiler keeps this list complete). */
+const PROXY_OPTION_KEYS: Record<keyof ProxyOptions, true> = {
+  upstream: true,
+  host: true,
+  port: true,
+  dir: true,
+  store: true,
+  budget: true,
+  keepRecent: true,
+  foldThreshold: true,
+  tokenizer: true,
+  retrieval: true,
+  liveOverflow: true,
+  cacheDir: true,
+  maxBodyBytes: true,
+  timeoutMs: true,
+  checkModels: true,
+  maxOpenSessions: true,
+  onLog: true,
+};
 
 /** A running proxy. */
 export interface RunningProxy {
@@ -175,6 +197,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   if (!options || typeof options !== 'object') {
     throw new UsageError('startProxy needs an options object: { upstream, ... }');
   }
+  checkOptionKeys('startProxy', options, PROXY_OPTION_KEYS);
   const base = upstreamBase(options.upstream);
   const host = options.host ?? '127.0.0.1';
   const port = positiveInt(options.port, 8787, 'port', 0);

@@ -2,7 +2,25 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCliInProcess } from '../../test-utils/cli.js';
+import { BACKENDS, type BackendName, storeFor } from '../../test-utils/pg.js';
 import { tempDir } from '../../test-utils/temp-dir.js';
+
+describe.each(BACKENDS)('contextfold fold STEP SUMMARY (%s)', (backend: BackendName) => {
+  it("names the node where it is, not the record's file_path (.contextfold/cold_nodes/…)", async () => {
+    const dir = join(tempDir().dir, 'custom-store');
+    const store = storeFor(backend, dir, 'fold-cli');
+    const line = async () =>
+      (await runCliInProcess(['--store', store, 'fold', '3', 'a summary'])).stdout.split('\n')[0];
+    const first = await line();
+    if (backend === 'local')
+      expect(first).toBe(`folded step 3 → ${join(dir, 'cold_nodes', 'step_000003.json')}`);
+    else
+      expect(first).toMatch(
+        /^folded step 3 → postgres(ql)?:\/\/\S+#cold_nodes\/step_000003\.json$/,
+      );
+    expect(await line()).toBe(first!.replace('folded', 'already folded'));
+  });
+});
 
 describe('contextfold fold --jsonl', () => {
   it("names the batch's own line shape for a line that is not a JSON object, not the turns file's role", async () => {

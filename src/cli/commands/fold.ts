@@ -85,12 +85,18 @@ async function parseFoldJsonl(text: string, source: string): Promise<BatchRow[]>
   });
 }
 
+/**
+ * The human line of a fold. A single fold names the node where it is (`at`: the file under the
+ * store directory, or the database address), not the record's `file_path`, which is relative to
+ * the store's parent and reads `.contextfold/cold_nodes/…` whatever `--dir` is.
+ */
 const human = (
   r: FoldResult | { folded: number; already_folded: number; results: FoldResult[] },
+  at = '',
 ): string => {
   if ('results' in r)
     return `folded ${r.folded} turn(s)${r.already_folded ? `, ${r.already_folded} already folded` : ''}`;
-  return `${r.already_folded ? 'already folded' : 'folded'} step ${r.step_id} → ${r.file_path}\n  payload_sha256    ${r.payload_sha256}\n  projection_sha256 ${r.projection_sha256}\n  artifact_sha256   ${r.artifact_sha256}`;
+  return `${r.already_folded ? 'already folded' : 'folded'} step ${r.step_id} → ${at}\n  payload_sha256    ${r.payload_sha256}\n  projection_sha256 ${r.projection_sha256}\n  artifact_sha256   ${r.artifact_sha256}`;
 };
 
 const SUMMARY_IS_PAYLOAD =
@@ -171,9 +177,13 @@ export function register(program: Command): void {
         commands: parseList(opts.commands),
         errors: parseList(opts.errors),
       };
-      const r = await withEngine(cmd, (cf) => cf.fold(input), { write: true, create: true });
+      const { r, at } = await withEngine(
+        cmd,
+        async (cf) => ({ r: await cf.fold(input), at: cf.backend.nodePath(stepId) }),
+        { write: true, create: true },
+      );
       emit(g, r, (x: FoldResult) =>
-        opts.file === undefined ? `${human(x)}\n${SUMMARY_IS_PAYLOAD}` : human(x),
+        opts.file === undefined ? `${human(x, at)}\n${SUMMARY_IS_PAYLOAD}` : human(x, at),
       );
     });
 }

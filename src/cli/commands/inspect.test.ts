@@ -130,7 +130,10 @@ describe('contextfold inspect', () => {
     expect(p.code).toBe(1);
     expect(p.stderr).toMatch(/--port must be a non-negative integer/);
     const d = runCliProcess(['--dir', join(tmp.dir, 'missing'), 'inspect', '--no-open']);
+    // As every other command on a missing store: the StoreNotFoundError line, exit 1.
+    const status = runCliProcess(['--dir', join(tmp.dir, 'missing'), 'status']);
     expect(d.code).toBe(1);
-    expect(d.stderr.trim()).toMatch(/^contextfold: UsageError: no store at .*--dir$/);
+    expect(d.stderr).toBe(status.stderr);
+    expect(d.stderr).toMatch(/^contextfold: StoreNotFoundError: no store at .*--dir DIR\n$/);
   });
 });
