@@ -3,6 +3,7 @@
 // a TypeError from the first fold, or a flag read as its truthiness. The adapters that open
 // their engine on first use (the MCP server, the middleware) run them when they are made.
 import { UsageError } from '../protocol/errors.js';
+import { checkOptionKeys } from '../protocol/option-keys.js';
 import { parsePolicy } from '../protocol/policy.js';
 import type { OpenOptions } from './types.js';
 
@@ -51,12 +52,7 @@ export function checkOpenOptions(options: OpenOptions): void {
     );
   }
   const o = options as Record<string, unknown>;
-  const unknown = Object.keys(o).filter((k) => !Object.hasOwn(OPTION_KEYS, k));
-  if (unknown.length > 0) {
-    throw new UsageError(
-      `ContextFold.open has no option ${unknown.map((k) => `'${k}'`).join(', ')} (options: ${Object.keys(OPTION_KEYS).join(', ')})`,
-    );
-  }
+  checkOptionKeys('ContextFold.open', o, OPTION_KEYS);
   const given = (name: string) => o[name] !== undefined;
   const integer = (name: string, min: number) => {
     const v = o[name];

@@ -88,7 +88,7 @@ export interface SessionOptions {
 }
 
 /** Every option {@link Session.open} takes (the compiler keeps this list complete). */
-const SESSION_OPTION_KEYS: Record<keyof SessionOptions, true> = {
+export const SESSION_OPTION_KEYS: Record<keyof SessionOptions, true> = {
   dir: true,
   budget: true,
   tokenizer: true,

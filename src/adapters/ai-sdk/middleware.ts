@@ -9,8 +9,9 @@ import { checkOpenOptions } from '../../engine/open-options.js';
 import type { Message } from '../../harness/messages.js';
 import type { ContextPack } from '../../harness/pack.js';
 import { Session, type SessionOptions } from '../../harness/session.js';
-import { checkSessionOptions } from '../../harness/session-options.js';
+import { checkSessionOptions, SESSION_OPTION_KEYS } from '../../harness/session-options.js';
 import { isStepConflictError, UsageError } from '../../protocol/errors.js';
+import { checkOptionKeys } from '../../protocol/option-keys.js';
 import { subStore } from '../../store/store-location.js';
 import { packToPrompt } from './pack-prompt.js';
 import { messageKey, toNeutral } from './prompt-messages.js';
@@ -33,25 +34,12 @@ export interface ContextFoldMiddlewareOptions
 }
 
 /** Every option {@link contextFoldMiddleware} takes (the compiler keeps this list complete). */
+const { engine: _engine, dir: _dir, sessionId: _sessionId, ...sessionKeys } = SESSION_OPTION_KEYS;
 const OPTION_KEYS: Record<keyof ContextFoldMiddlewareOptions, true> = {
   dir: true,
   store: true,
   sessionId: true,
-  budget: true,
-  tokenizer: true,
-  keepRecent: true,
-  foldThreshold: true,
-  highWater: true,
-  lowWater: true,
-  pageReserve: true,
-  pageInToolOutput: true,
-  liveOverflow: true,
-  summarize: true,
-  policy: true,
-  retrieval: true,
-  redact: true,
-  cacheDir: true,
-  clock: true,
+  ...sessionKeys,
 };
 
 /** The middleware, plus access to its sessions. */
@@ -306,12 +294,7 @@ export function contextFoldMiddleware(
   options: ContextFoldMiddlewareOptions,
 ): ContextFoldMiddleware {
   // A misspelt option (keep_recent, budjet) was ignored: the default applied silently.
-  const unknown = Object.keys(options ?? {}).filter((k) => !Object.hasOwn(OPTION_KEYS, k));
-  if (unknown.length > 0) {
-    throw new UsageError(
-      `contextFoldMiddleware has no option ${unknown.map((k) => `'${k}'`).join(', ')} (options: ${Object.keys(OPTION_KEYS).join(', ')})`,
-    );
-  }
+  checkOptionKeys('contextFoldMiddleware', options ?? {}, OPTION_KEYS);
   const { dir: dirOption, store, sessionId: defaultId, ...sessionOptions } = options;
   const dir = store ?? dirOption;
   if (typeof dir !== 'string' || dir === '')
