@@ -20,21 +20,24 @@ async function refusal(p: Promise<unknown>): Promise<Error & { code?: string; de
   );
 }
 
+/** A chained session of three events recorded on `backend`, its store, and its log's lines. */
+async function recordedSession(backend: BackendName, name: string) {
+  const store = testStore(backend, name);
+  const open = () => Session.open({ dir: store.where, budget: 4000, clock: stepClock() });
+  const s = await open();
+  await s.beforeTurn('Run the migration.');
+  await s.afterTurn({ role: 'assistant', content: 'Migration 12 applied.' });
+  await s.append({ role: 'user', content: 'Delete the production database? NO.' });
+  await s.close();
+  const lines = (await store.readEventsText()).split('\n').slice(0, -1);
+  return { store, open, lines };
+}
+
 // The hash chain of the event log: each line written by a chained session carries `prev`, the
 // SHA-256 of the line before it. Edits behind the session's back go through the TestStore (the
 // file, or the cf_records rows), and both resume and replay must refuse them with the line.
 describe.each(BACKENDS)('on %s: the event log hash chain', (backend: BackendName) => {
-  async function recorded() {
-    const store = testStore(backend, 'chain');
-    const open = () => Session.open({ dir: store.where, budget: 4000, clock: stepClock() });
-    const s = await open();
-    await s.beforeTurn('Run the migration.');
-    await s.afterTurn({ role: 'assistant', content: 'Migration 12 applied.' });
-    await s.append({ role: 'user', content: 'Delete the production database? NO.' });
-    await s.close();
-    const lines = (await store.readEventsText()).split('\n').slice(0, -1);
-    return { store, open, lines };
-  }
+  const recorded = () => recordedSession(backend, 'chain');
 
   async function expectRefused(store: ReturnType<typeof testStore>, line: number) {
     const path = store.eventsPath();
@@ -163,17 +166,7 @@ describe.each(BACKENDS)('on %s: the event log hash chain', (backend: BackendName
 // with every append (a file beside `events.jsonl`, a row on PostgreSQL). It catches what the
 // chain cannot: lines cut off the end, and an edit of the last line.
 describe.each(BACKENDS)('on %s: the event log head', (backend: BackendName) => {
-  async function recorded() {
-    const store = testStore(backend, 'head');
-    const open = () => Session.open({ dir: store.where, budget: 4000, clock: stepClock() });
-    const s = await open();
-    await s.beforeTurn('Run the migration.');
-    await s.afterTurn({ role: 'assistant', content: 'Migration 12 applied.' });
-    await s.append({ role: 'user', content: 'Delete the production database? NO.' });
-    await s.close();
-    const lines = (await store.readEventsText()).split('\n').slice(0, -1);
-    return { store, open, lines };
-  }
+  const recorded = () => recordedSession(backend, 'head');
 
   const text = (lines: readonly string[]) => lines.map((l) => `${l}\n`).join('');
 
