@@ -169,7 +169,9 @@ class FeatureContext {
       Float64Array.from(q.matches, (m) => m.weight * idf(n, index.docFrequency(m.key))),
     );
     this.#hash = query.map((q) => Int32Array.from(q.matches, (m) => keyHash(m.key)));
-    this.#number = query.map((q) => Int32Array.from(q.matches, (m) => keyNumbers.of(m.key)));
+    this.#number = query.map((q) =>
+      Int32Array.from(q.matches, (m) => keyNumbers.ofPromptKey(m.key)),
+    );
   }
 
   /** Credit slot of the turn at `step` (a turn that holds a prompt key), or -1. */

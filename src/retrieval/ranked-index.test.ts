@@ -7,6 +7,7 @@ import {
   DocLayout,
   docLayout,
   hasId,
+  KeyNumbers,
   keyHash,
   keyNumbers,
   localKey,
@@ -150,6 +151,21 @@ describe('RankedIndex', () => {
       }),
       { numRuns: 200 },
     );
+  });
+
+  it("a prompt key's remembered number is the numbering's, also after it starts over", () => {
+    const numbers = new KeyNumbers();
+    expect(numbers.ofPromptKey('port')).toBe(numbers.of('port'));
+    numbers.of('5433');
+    expect(numbers.ofPromptKey('5433')).toBe(numbers.of('5433'));
+    for (let i = 0; numbers.epoch === 0; i++) {
+      numbers.of(`filler-${i}`);
+      if (i % 4096 === 0) numbers.trim();
+    }
+    // The new epoch numbers 'redis' first: a number remembered from the old epoch would be its.
+    numbers.of('redis');
+    expect(numbers.ofPromptKey('port')).toBe(numbers.of('port'));
+    expect(numbers.ofPromptKey('port')).not.toBe(numbers.of('redis'));
   });
 
   it('when the key numbering starts over, layouts are rebuilt and scans answer the same', () => {

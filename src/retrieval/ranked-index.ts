@@ -321,6 +321,9 @@ const BLOCK_INTS = 5;
 /** Key numbers handed out at most before the numbering starts over (see {@link KeyNumbers}). */
 const MAX_KEY_NUMBERS = 1 << 19;
 
+/** Prompt keys whose numbers {@link KeyNumbers.ofPromptKey} keeps at hand at most. */
+const MAX_RECENT_KEYS = 4096;
+
 /**
  * A number per distinct key in the layouts of this process and the prompts scored against them,
  * so that a layout's probe compares two integers where it compared the probed key with the
@@ -331,6 +334,12 @@ const MAX_KEY_NUMBERS = 1 << 19;
  */
 export class KeyNumbers {
   #numbers = new Map<string, number>();
+  /**
+   * The numbers of the keys recent scans asked for ({@link ofPromptKey}), bounded: the whole
+   * numbering holds hundreds of thousands of keys, and a lookup there misses the caches several
+   * times (about a microsecond each, some 30 per scan). Emptied with the numbering.
+   */
+  #recent = new Map<string, number>();
   #epoch = 0;
 
   /** The current numbering; a layout numbered in another one is stale. */
@@ -348,10 +357,25 @@ export class KeyNumbers {
     return n;
   }
 
+  /**
+   * {@link of} for a prompt's key: the same number, found first among the keys recent scans
+   * asked for (a layout numbers every key of its document through {@link of}, not through here).
+   */
+  ofPromptKey(key: string): number {
+    let n = this.#recent.get(key);
+    if (n === undefined) {
+      n = this.of(key);
+      if (this.#recent.size >= MAX_RECENT_KEYS) this.#recent.clear();
+      this.#recent.set(key, n);
+    }
+    return n;
+  }
+
   /** Starts a new epoch if the numbering is full. Never during a scan: it voids every number. */
   trim(): void {
     if (this.#numbers.size < MAX_KEY_NUMBERS) return;
     this.#numbers = new Map();
+    this.#recent = new Map();
     this.#epoch++;
   }
 }
