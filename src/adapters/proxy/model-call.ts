@@ -238,8 +238,14 @@ async function exchange(
   breakClient: (() => void) | undefined,
 ): Promise<Response> {
   let ended: Promise<void> | null = null;
+  // A client that gives up before the answer is over (an SDK timeout, Ctrl-C) cancels the
+  // upstream call: it would run to the end otherwise, billed, holding the conversation's lock.
+  // That holds while a non-streamed answer is still arriving too, after its status line.
+  const cancel = (): void => connected.abort();
   const end = (status: number, outcome: CallOutcome, error: string | null): Promise<void> => {
     if (ended) return ended;
+    client.removeEventListener('abort', cancel);
+    if (client.aborted) outcome = 'client_closed';
     run.answeredAt = performance.now();
     ended = endCall(p.session)
       .then((evicted) => {
@@ -256,14 +262,10 @@ async function exchange(
   };
   const headers = reportHeaders(p.id, p.report);
   run.sentAt = performance.now();
-  // A client that gives up before the answer starts (an SDK timeout, Ctrl-C) cancels the
-  // upstream call: it would run to the end otherwise, billed, holding the conversation's lock.
-  const cancel = (): void => connected.abort();
   if (client.aborted) cancel();
   else client.addEventListener('abort', cancel, { once: true });
   try {
     const res = await connected.send(p.bytes);
-    client.removeEventListener('abort', cancel);
     return await relay(res, {
       api: run.api,
       headers,
@@ -272,10 +274,8 @@ async function exchange(
       ...(breakClient ? { breakClient } : {}),
     });
   } catch (e) {
-    client.removeEventListener('abort', cancel);
     const err = e instanceof UpstreamError ? e : new UpstreamError('dropped', String(e));
-    const outcome = client.aborted ? 'client_closed' : err.failure;
-    await end(upstreamStatus(err), outcome, err.message);
+    await end(upstreamStatus(err), err.failure, err.message);
     return errorResponse(run.api, upstreamStatus(err), err.message, headers);
   }
 }
