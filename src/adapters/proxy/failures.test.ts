@@ -506,6 +506,39 @@ describe('upstream errors come back as the provider sent them and never corrupt 
   });
 });
 
+describe('a passthrough call the client gives up on', () => {
+  it('before the answer starts: the upstream call is cancelled', async () => {
+    // Before, a request the proxy does not fold (the Responses API, files…) ran on upstream,
+    // billed, until the upstream answered or --timeout, after the client had gone.
+    let upstreamClosed = false;
+    const r = await rig(
+      (rec) => {
+        rec.onClose?.(() => {
+          upstreamClosed = true;
+        });
+        return { kind: 'hang' };
+      },
+      { timeoutMs: 60_000 },
+    );
+    const gaveUp = new AbortController();
+    setTimeout(() => gaveUp.abort(), 300);
+    await expect(
+      fetch(`${r.proxy.url}/v1/responses`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'gpt-4.1', input: 'hello' }),
+        signal: gaveUp.signal,
+      }),
+    ).rejects.toThrow();
+    for (let i = 0; i < 100 && !upstreamClosed; i++) await new Promise((ok) => setTimeout(ok, 20));
+    expect(upstreamClosed).toBe(true);
+    for (let i = 0; i < 100 && r.logs.length === 0; i++)
+      await new Promise((ok) => setTimeout(ok, 20));
+    expect(r.logs).toMatchObject([{ kind: 'passthrough', outcome: 'client_closed' }]);
+    await r.close();
+  });
+});
+
 describe('a store that refuses a write', () => {
   it('fails the call in the provider shape; the next call reopens the session from its log', async () => {
     const r = await rig(cannedReply());
