@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { ContextPack } from '../../harness/pack.js';
 import { beginCall, type CallReport, callReport, endCall } from '../../harness/per-call.js';
 import type { Session } from '../../harness/session.js';
-import { isUsageError } from '../../protocol/errors.js';
+import { isStepConflictError, isUsageError } from '../../protocol/errors.js';
 import { anthropicUpstream } from './anthropic-request.js';
 import type { CallOutcome, Endpoint } from './call-log.js';
 import { reportHeaders, SESSION_HEADER, upstreamHeaders } from './headers.js';
@@ -324,7 +324,14 @@ export async function modelCall(
   const tPack = performance.now();
   let p: Prepared;
   try {
-    p = await prepare(ctx, c, endpoint);
+    p = await prepare(ctx, c, endpoint).catch((e: unknown) => {
+      // Another proxy on the same store (a replica) continued this conversation since this one
+      // read its log, so nothing of this call was written. The session is closed on any failure;
+      // opened again from its log, it takes the call from there (once: a second conflict is
+      // not a stale view).
+      if (!isStepConflictError(e)) throw e;
+      return prepare(ctx, c, endpoint);
+    });
   } catch (e) {
     connected.abort();
     release();
