@@ -64,4 +64,44 @@ describe('two proxies on one store (replicas behind a load balancer)', () => {
       await up.close();
     }
   });
+
+  it('a conversation that forks on one replica, with a fork name the other made meanwhile', async () => {
+    // Before, a replica named a new fork from the forks it had listed earlier: one the other
+    // replica had made since under the same name (another conversation that left the base at
+    // the same message) was taken for new, and the call failed with a 500 ("the history does
+    // not continue this session").
+    const up = await startFakeUpstream(cannedReply());
+    const dir = join(tmp.dir, 'forks');
+    const options = { upstream: up.url, port: 0, dir };
+    const a = await startProxy(options);
+    const b = await startProxy(options);
+    const call = async (url: string, texts: string[]): Promise<[number, string | null]> => {
+      const messages = texts.map((t, i) => ({ role: i % 2 ? 'assistant' : 'user', content: t }));
+      const res = await fetch(`${url}/v1/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'm', max_tokens: 8, messages }),
+      });
+      await res.text();
+      return [res.status, res.headers.get('x-contextfold-session')];
+    };
+    try {
+      const [, base] = await call(a.url, ['start', 'x1', 'x2']);
+      // b lists the base's forks now (there are none), and makes one.
+      expect((await call(b.url, ['start', 'z1', 'z2']))[0]).toBe(200);
+      const [, y] = await call(a.url, ['start', 'y1', 'y2']);
+      expect(y).toMatch(new RegExp(`^${base}~`));
+      // Leaves the base where y did (so its fork would get y's name), then leaves y.
+      const w = await call(b.url, ['start', 'y1', 'w2', 'w3', 'w4']);
+      expect(w[0]).toBe(200);
+      expect(w[1]).not.toBe(y);
+      for (const id of [base!, y!, w[1]!]) {
+        expect((await replaySession({ dir: sessionStoreDir(dir, id) })).matches).toBe(true);
+      }
+    } finally {
+      await a.close();
+      await b.close();
+      await up.close();
+    }
+  });
 });
