@@ -77,6 +77,47 @@ describe('a store directory under a directory that is not writable', () => {
   });
 });
 
+describe('contextfold proxy on a store it cannot write', () => {
+  // Before, it listened and printed where to point clients; every call then failed with a 500.
+  const proxyArgs = (dir: string) => [
+    '--dir',
+    dir,
+    'proxy',
+    '--upstream',
+    'http://127.0.0.1:9',
+    '--port',
+    '0',
+  ];
+
+  it('refuses to start, in one line, exit 1 (a directory not writable)', (ctx) => {
+    const locked = lockedDir();
+    if (!locked) return ctx.skip('cannot make a directory read-only here (no chattr as root)');
+    try {
+      const r = runCliProcess(proxyArgs(join(locked.dir, 'new', '.contextfold')), {
+        timeoutMs: 20_000,
+      });
+      expect(r).toMatchObject({ code: 1, stdout: '' });
+      expect(r.stderr).toMatch(
+        /^contextfold: UsageError: store directory is not writable \(E[A-Z]+\): /,
+      );
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(readdirSync(locked.dir)).toEqual([]);
+    } finally {
+      locked.undo();
+    }
+  });
+
+  it.skipIf(process.platform !== 'linux' || !existsSync('/proc/self'))(
+    'refuses to start, in one line, exit 1 (--dir /proc/…)',
+    () => {
+      const r = runCliProcess(proxyArgs('/proc/cf-probe/.contextfold'), { timeoutMs: 20_000 });
+      expect(r).toMatchObject({ code: 1, stdout: '' });
+      expect(r.stderr).toMatch(/^contextfold: UsageError: store directory is not writable \(/);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    },
+  );
+});
+
 describe('a directory under a parent that takes no new directories (/proc)', () => {
   // Node 20's recursive mkdir never returned there (100% CPU): each run is killed after 20 s,
   // which fails the test (code -1) instead of hanging the suite.

@@ -96,5 +96,10 @@ export function humanLogLine(l: ProxyLogLine): string {
   if (l.folded.length > 0) parts.push(`folded ${list(l.folded)}`);
   parts.push(`${l.status} ${l.outcome} in ${l.ms.total} ms`);
   const line = parts.join(' · ');
-  return l.error ? `${line}: ${l.error}` : line;
+  // The warnings too (a page refused as tampered, a live turn excerpted, a pack over budget):
+  // the default output is the only report a user may read.
+  const warnings = [...l.warnings, ...(l.proxy_warnings ?? [])].map(
+    (w) => ` · warning: ${w.replace(/\s*[\r\n]+\s*/g, ' ')}`,
+  );
+  return `${l.error ? `${line}: ${l.error}` : line}${warnings.join('')}`;
 }

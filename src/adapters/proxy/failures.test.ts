@@ -468,6 +468,75 @@ describe('upstream errors come back as the provider sent them and never corrupt 
     await r.anthropic.messages.create({ ...ask, messages: hello });
     await r.close();
   });
+
+  it('a client that gives up while a non-streamed answer is arriving: the upstream call is cancelled', async () => {
+    // Before, once the upstream's status line was in, the proxy read the rest of the answer
+    // whatever the client did: the upstream call ran on to its end (or --timeout), holding the
+    // conversation's lock, and the log said 200 ok.
+    let calls = 0;
+    let upstreamClosed = false;
+    const r = await rig(
+      (rec) => {
+        calls++;
+        if (calls > 1) return cannedReply()(rec);
+        rec.onClose?.(() => {
+          upstreamClosed = true;
+        });
+        return { kind: 'stall', contentType: 'application/json', chunks: ['{"id":"msg_1",'] };
+      },
+      { timeoutMs: 60_000 },
+    );
+    const gaveUp = new AbortController();
+    setTimeout(() => gaveUp.abort(), 300);
+    await expect(
+      r.anthropic.messages.create(
+        { ...ask, messages: hello },
+        { signal: gaveUp.signal, maxRetries: 0 },
+      ),
+    ).rejects.toThrow();
+    for (let i = 0; i < 100 && !upstreamClosed; i++) await new Promise((ok) => setTimeout(ok, 20));
+    expect(upstreamClosed).toBe(true);
+    for (let i = 0; i < 100 && r.logs.length === 0; i++)
+      await new Promise((ok) => setTimeout(ok, 20));
+    expect(r.logs).toMatchObject([{ kind: 'call', outcome: 'client_closed' }]);
+    await expectConsistent(r.dir, (r.logs[0] as { session: string }).session);
+    // The lock is free: the same conversation goes through at once.
+    await r.anthropic.messages.create({ ...ask, messages: hello });
+    await r.close();
+  });
+});
+
+describe('a passthrough call the client gives up on', () => {
+  it('before the answer starts: the upstream call is cancelled', async () => {
+    // Before, a request the proxy does not fold (the Responses API, files…) ran on upstream,
+    // billed, until the upstream answered or --timeout, after the client had gone.
+    let upstreamClosed = false;
+    const r = await rig(
+      (rec) => {
+        rec.onClose?.(() => {
+          upstreamClosed = true;
+        });
+        return { kind: 'hang' };
+      },
+      { timeoutMs: 60_000 },
+    );
+    const gaveUp = new AbortController();
+    setTimeout(() => gaveUp.abort(), 300);
+    await expect(
+      fetch(`${r.proxy.url}/v1/responses`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'gpt-4.1', input: 'hello' }),
+        signal: gaveUp.signal,
+      }),
+    ).rejects.toThrow();
+    for (let i = 0; i < 100 && !upstreamClosed; i++) await new Promise((ok) => setTimeout(ok, 20));
+    expect(upstreamClosed).toBe(true);
+    for (let i = 0; i < 100 && r.logs.length === 0; i++)
+      await new Promise((ok) => setTimeout(ok, 20));
+    expect(r.logs).toMatchObject([{ kind: 'passthrough', outcome: 'client_closed' }]);
+    await r.close();
+  });
 });
 
 describe('a store that refuses a write', () => {

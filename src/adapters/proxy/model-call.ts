@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { ContextPack } from '../../harness/pack.js';
 import { beginCall, type CallReport, callReport, endCall } from '../../harness/per-call.js';
 import type { Session } from '../../harness/session.js';
-import { isUsageError } from '../../protocol/errors.js';
+import { isStepConflictError, isUsageError } from '../../protocol/errors.js';
 import { anthropicUpstream } from './anthropic-request.js';
 import type { CallOutcome, Endpoint } from './call-log.js';
 import { reportHeaders, SESSION_HEADER, upstreamHeaders } from './headers.js';
@@ -238,8 +238,14 @@ async function exchange(
   breakClient: (() => void) | undefined,
 ): Promise<Response> {
   let ended: Promise<void> | null = null;
+  // A client that gives up before the answer is over (an SDK timeout, Ctrl-C) cancels the
+  // upstream call: it would run to the end otherwise, billed, holding the conversation's lock.
+  // That holds while a non-streamed answer is still arriving too, after its status line.
+  const cancel = (): void => connected.abort();
   const end = (status: number, outcome: CallOutcome, error: string | null): Promise<void> => {
     if (ended) return ended;
+    client.removeEventListener('abort', cancel);
+    if (client.aborted) outcome = 'client_closed';
     run.answeredAt = performance.now();
     ended = endCall(p.session)
       .then((evicted) => {
@@ -256,14 +262,10 @@ async function exchange(
   };
   const headers = reportHeaders(p.id, p.report);
   run.sentAt = performance.now();
-  // A client that gives up before the answer starts (an SDK timeout, Ctrl-C) cancels the
-  // upstream call: it would run to the end otherwise, billed, holding the conversation's lock.
-  const cancel = (): void => connected.abort();
   if (client.aborted) cancel();
   else client.addEventListener('abort', cancel, { once: true });
   try {
     const res = await connected.send(p.bytes);
-    client.removeEventListener('abort', cancel);
     return await relay(res, {
       api: run.api,
       headers,
@@ -272,10 +274,8 @@ async function exchange(
       ...(breakClient ? { breakClient } : {}),
     });
   } catch (e) {
-    client.removeEventListener('abort', cancel);
     const err = e instanceof UpstreamError ? e : new UpstreamError('dropped', String(e));
-    const outcome = client.aborted ? 'client_closed' : err.failure;
-    await end(upstreamStatus(err), outcome, err.message);
+    await end(upstreamStatus(err), err.failure, err.message);
     return errorResponse(run.api, upstreamStatus(err), err.message, headers);
   }
 }
@@ -324,7 +324,14 @@ export async function modelCall(
   const tPack = performance.now();
   let p: Prepared;
   try {
-    p = await prepare(ctx, c, endpoint);
+    p = await prepare(ctx, c, endpoint).catch((e: unknown) => {
+      // Another proxy on the same store (a replica) continued this conversation since this one
+      // read its log, so nothing of this call was written. The session is closed on any failure;
+      // opened again from its log, it takes the call from there (once: a second conflict is
+      // not a stale view).
+      if (!isStepConflictError(e)) throw e;
+      return prepare(ctx, c, endpoint);
+    });
   } catch (e) {
     connected.abort();
     release();

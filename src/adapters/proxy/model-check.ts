@@ -15,14 +15,20 @@ export type ModelVerdict =
 
 const MAX_ANSWER_BYTES = 64 * 1024;
 
-/** Headers of the lookup: the client's (auth included), without those of the POST body. */
+/**
+ * Headers of the lookup: the client's (auth included), without those of the POST body, asking
+ * for an uncompressed answer (the proxy reads it, and passes a not-found answer on as it is;
+ * a compressed one, asked for by the SDK's `accept-encoding`, did not parse).
+ */
 function lookupHeaders(headers: OutgoingHttpHeaders): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = {};
   for (const [name, value] of Object.entries(headers)) {
     const n = name.toLowerCase();
     if (n === 'content-length' || n === 'content-type' || n === 'content-encoding') continue;
+    if (n === 'accept-encoding') continue;
     out[name] = value;
   }
+  out['accept-encoding'] = 'identity';
   return out;
 }
 

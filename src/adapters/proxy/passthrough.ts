@@ -22,6 +22,11 @@ export async function passthrough(
   const t0 = performance.now();
   const path = pathAndQuery.split('?')[0]!;
   const api = apiOf(path, req.headers);
+  // A client that gives up before the answer is over cancels the upstream call (it would run
+  // on, billed, until the upstream answered or --timeout).
+  let cancel = (): void => undefined;
+  const client = req.signal;
+  client.addEventListener('abort', () => cancel(), { once: true });
   const log = (
     status: number,
     outcome: 'ok' | 'dropped' | 'client_closed' | 'unreachable' | 'timeout',
@@ -31,7 +36,7 @@ export async function passthrough(
       method: req.method,
       path,
       status,
-      outcome,
+      outcome: client.aborted ? 'client_closed' : outcome,
       ms: Math.round((performance.now() - t0) * 100) / 100,
     });
   try {
@@ -45,6 +50,8 @@ export async function passthrough(
       req.method,
       headers,
     );
+    cancel = () => connected.abort();
+    if (client.aborted) cancel();
     const stream =
       body ??
       (req.body ? Readable.fromWeb(req.body as unknown as NodeReadableStream<Uint8Array>) : null);

@@ -15,6 +15,7 @@ import { ModelChecks } from './model-check.js';
 import { passthrough } from './passthrough.js';
 import { errorResponse, type ProxyContext } from './proxy-context.js';
 import { SessionPool } from './session-pool.js';
+import { checkStoreRoot } from './store-root.js';
 
 /** Options of {@link startProxy}. */
 export interface ProxyOptions {
@@ -204,6 +205,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   if (port > 65535) throw new UsageError(`port must be at most 65535, got ${port}`);
   const where = options.store ?? options.dir ?? '.contextfold';
   const dir = isPgUrl(where) ? where : resolve(where);
+  if (!isPgUrl(dir)) checkStoreRoot(dir);
   const pool = new SessionPool({
     root: dir,
     maxOpen: positiveInt(options.maxOpenSessions, 64, 'maxOpenSessions'),

@@ -141,6 +141,14 @@ export class SessionPool {
       const session = await this.get(id);
       if ((await continues(session, incoming)) === null) return { id, session };
     }
+    // Forks another proxy on the same store (a replica) made since they were listed: one may
+    // be this conversation's, or hold the name a new fork would take.
+    for (const id of (await listSubStores(this.options.root, 'sessions')).sort()) {
+      if (!id.startsWith(`${base}~`) || forks.has(id)) continue;
+      forks.add(id);
+      const session = await this.get(id);
+      if ((await continues(session, incoming)) === null) return { id, session };
+    }
     // Named by the history up to and with its first differing message; a name already taken
     // (a fork that went another way later) gets the next free number.
     const name = forkId(base, incoming, at + 1);
