@@ -551,6 +551,37 @@ describe('incremental ingestion', () => {
     expect((await s.entries()).length).toBe(parseClaudeCodeTranscript(all, 't').turns.length);
   });
 
+  it('reads once a repeated row with no timestamp whose uuid is older than the recent ones', async () => {
+    const s = setup();
+    const w = new TranscriptWriter(SESSION);
+    for (let i = 0; i < 400; i++) {
+      w.user(`Check service_${i}`);
+      w.assistant(`Checking service_${i}.`, [
+        { name: 'Bash', input: { command: `systemctl status service_${i}` }, result: `ok ${i}` },
+      ]);
+    }
+    // Rows that cannot be placed in time: no timestamp at all.
+    const untimed = (rows: string[]) =>
+      rows.map((r) => r.replace('"timestamp":"2026-03-01T10:00:00.000Z",', ''));
+    const history = untimed(w.rows);
+    expect(history[0]).not.toContain('timestamp');
+    expect(conversationRows(history.join('\n'))).toBeGreaterThan(RECENT_UUIDS);
+    writeFileSync(s.transcript, `${history.join('\n')}\n`);
+    const first = await s.run('pre-compact', {}, 10_000);
+    const n = w.rows.length;
+    w.user('Check the load balancer');
+    w.assistant('The load balancer is up.');
+    appendFileSync(
+      s.transcript,
+      `${[...history.slice(0, 40), ...untimed(w.rows.slice(n))].join('\n')}\n`,
+    );
+    const second = await s.run('pre-compact', {}, 10_000);
+    expect(second.ingest.folded).toBe(2);
+    expect(second.ingest.turns).toBe(first.ingest.turns + 2);
+    const all = readFileSync(s.transcript, 'utf8');
+    expect((await s.entries()).length).toBe(parseClaudeCodeTranscript(all, 't').turns.length);
+  });
+
   it('refuses a missing or cut uuid log when the transcript must be read again', async () => {
     const s = setup();
     const long = longSession(10);
