@@ -612,12 +612,12 @@ describe('incremental ingestion', () => {
     );
   });
 
-  it('a transcript_path that is a directory is a usage error, and no store is made', async () => {
+  it('a transcript_path that is a directory: the user is told, nothing is paged in, and no store is made', async () => {
     const s = setup();
     mkdirSync(s.transcript);
-    await expect(s.run('user-prompt-submit', { prompt: 'x' })).rejects.toMatchObject({
-      code: 'USAGE',
-      message: `${s.transcript}: the transcript_path is a directory, not a transcript file`,
+    const out = await s.run('user-prompt-submit', { prompt: 'x' });
+    expect(out.output).toEqual({
+      systemMessage: `contextfold: UsageError (USAGE): ${s.transcript}: the transcript_path is a directory, not a transcript file; this run folded nothing (the next run tries again) and answered from what was already archived`,
     });
     expect(existsSync(s.store)).toBe(false);
   });
