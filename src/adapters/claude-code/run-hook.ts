@@ -22,6 +22,14 @@ export const INGEST_LOCK_TIMEOUT_MS: Record<HookEvent, number> = {
   'pre-compact': 20_000,
 };
 
+/**
+ * How long a run waits for the store's own write lock (another writer: a `contextfold compact`
+ * or `reindex` run by hand, a stopped process) before it reports a `LockTimeoutError`: the
+ * engine's default (30 s) is past Claude Code's timeouts, which would end the run before it
+ * told the user anything. One value for every event, so a hook server keeps one engine per store.
+ */
+export const HOOK_STORE_LOCK_TIMEOUT_MS = 5_000;
+
 /** Options of {@link runHook}. */
 export interface RunHookOptions {
   event: HookEvent;
@@ -214,6 +222,7 @@ export async function runHook(options: RunHookOptions): Promise<HookOutcome> {
     // One process per prompt: keep the journal short (it is re-read on every open), compacting
     // geometrically into the snapshot (one JSON.parse instead of a checksum per line).
     journalCompactThreshold: 256,
+    lockTimeoutMs: HOOK_STORE_LOCK_TIMEOUT_MS,
     sessionId: input.session_id,
     ...options.engine,
     dir: paths.storeDir,

@@ -1,7 +1,16 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { WriteLock } from '../../store/write-lock.js';
 import { TranscriptWriter } from '../../test-utils/claude-transcript.js';
 import { CLI } from '../../test-utils/cli.js';
 import { type InstalledCopy, installedCopy } from '../../test-utils/installed-copy.js';
@@ -33,7 +42,7 @@ function project() {
   w.compact('port 5433 set');
   w.user('next task');
   writeFileSync(transcript, w.text());
-  return { root, transcript };
+  return { root, transcript, w };
 }
 
 describe('contextfold hook (spawned as Claude Code does)', () => {
@@ -292,6 +301,41 @@ describe('contextfold hook (spawned as Claude Code does)', () => {
     expect(out.systemMessage).toMatch(/^contextfold: IntegrityCheckError \(INTEGRITY_CHECK\): /);
     expect(out.systemMessage.split('\n')).toHaveLength(1);
     expect(t.stderr).toBe(`${out.systemMessage}\n`);
+  });
+
+  it("the store's write lock held past the hook's wait: exit 0, the page from what is folded, and what was skipped", () => {
+    const p = project();
+    const input = {
+      session_id: 'abc',
+      transcript_path: p.transcript,
+      cwd: p.root,
+      prompt: 'Which PostgreSQL role was missing on port 5433?',
+    };
+    expect(hook(['hook', 'user-prompt-submit'], input, p.root).code).toBe(0);
+    const n = p.w.rows.length;
+    p.w.assistant('Starting the next task.');
+    p.w.user('and then?');
+    appendFileSync(p.transcript, p.w.text(n));
+    const other = new WriteLock(join(p.root, '.contextfold', 'claude-code', 'abc', 'write.lock'));
+    expect(other.tryAcquire()).toBe(true);
+    try {
+      const started = Date.now();
+      const r = hook(['hook', 'user-prompt-submit'], input, p.root);
+      expect(Date.now() - started).toBeLessThan(12_000);
+      expect(r.code).toBe(0);
+      const out = JSON.parse(r.stdout);
+      expect(out.hookSpecificOutput.additionalContext).toContain('FATAL: role "billing"');
+      const lines: string[] = out.systemMessage.split('\n');
+      expect(lines).toContainEqual(
+        expect.stringMatching(
+          /^contextfold: LockTimeoutError \(LOCK_TIMEOUT\): store is locked by another writer for more than 5000 ms: .*write\.lock .*; this run folded nothing \(the next run tries again\) and answered from what was already archived$/,
+        ),
+      );
+      expect(new Set(lines).size).toBe(lines.length);
+      expect(r.stderr.trim().split('\n').sort()).toEqual([...lines].sort());
+    } finally {
+      other.close();
+    }
   });
 });
 
