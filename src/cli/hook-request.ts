@@ -1,5 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
-import { hookFailureLine } from '../adapters/claude-code/hook-failure.js';
+import { hookFailureLine, hookWarningLine } from '../adapters/claude-code/hook-failure.js';
 import { HOOK_EVENTS, type HookEvent, parseHookInput } from '../adapters/claude-code/hook-input.js';
 import {
   type HookEngines,
@@ -55,15 +55,18 @@ export const processIo: HookIo = {
 };
 
 /**
- * The engine options a request asks for; a bad value is a UsageError. A store warning is a line
- * on stderr and is kept in `warnings` for the user's `systemMessage`.
+ * The engine options a request asks for; a bad value is a UsageError. A store warning is one
+ * line (the message's first line, bounded, and its path) on stderr, kept in `warnings` for the
+ * user's `systemMessage`; a warning told before in the run is not told again.
  */
 function engineOf(r: HookRequest, io: HookIo, warnings: string[]): Omit<OpenOptions, 'dir'> {
   const { tokenizer, retrieval } = checkEngineFlags(r);
   const engine: Omit<OpenOptions, 'dir'> = {
     onWarning: (w) => {
-      io.err(`contextfold: warning: ${w.message}\n`);
-      warnings.push(`contextfold: warning: ${w.message}`);
+      const line = hookWarningLine(w);
+      if (warnings.includes(line)) return;
+      io.err(`${line}\n`);
+      warnings.push(line);
     },
   };
   if (tokenizer !== undefined) engine.tokenizer = tokenizer;
@@ -89,7 +92,7 @@ function engineOf(r: HookRequest, io: HookIo, warnings: string[]): Omit<OpenOpti
  * Never exit 2 (Claude Code would block the prompt), never an error on stdout but in that JSON.
  * Warnings of a run that goes on (`warnings`: the caller's, e.g. a hook server that did not
  * answer in time; store warnings; a refused page) are lines on stderr too, and lines of the
- * `systemMessage` (stderr of a run that exits 0 Claude Code shows nobody).
+ * `systemMessage` (stderr of a run that exits 0 Claude Code shows nobody), each once.
  *
  * @example
  * const code = await runHookRequest(
@@ -103,7 +106,7 @@ export async function runHookRequest(
   engines?: HookEngines,
   warnings: readonly string[] = [],
 ): Promise<number> {
-  const told = [...warnings];
+  const told = [...new Set(warnings)];
   let run: () => Promise<HookOutput | null>;
   try {
     if (!HOOK_EVENTS.includes(r.event as HookEvent)) {
@@ -146,7 +149,9 @@ export async function runHookRequest(
   } catch (e) {
     output = { systemMessage: hookFailureLine(e) };
   }
-  for (const m of output?.systemMessage?.split('\n') ?? []) io.err(`${m}\n`);
+  for (const m of new Set(output?.systemMessage?.split('\n'))) {
+    if (!told.includes(m)) io.err(`${m}\n`);
+  }
   output = withSystemMessage(output, told);
   if (output) io.out(`${JSON.stringify(output)}\n`);
   return 0;

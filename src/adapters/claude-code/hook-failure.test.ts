@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { LockTimeoutError, StepConflictError } from '../../protocol/errors.js';
 import { IntegrityCheckError } from '../../protocol/ipcf-errors.js';
-import { hookFailureLine, MAX_HOOK_LINE_CHARS, refusesStore } from './hook-failure.js';
+import {
+  hookFailureLine,
+  hookWarningLine,
+  MAX_HOOK_LINE_CHARS,
+  refusesStore,
+} from './hook-failure.js';
 
 describe('hookFailureLine', () => {
   it('names the error and its code, on one line with no stack, and the path it names', () => {
@@ -35,6 +40,22 @@ describe('hookFailureLine', () => {
     const line = hookFailureLine(new StepConflictError('x'.repeat(100_000), { path: '/p' }));
     expect(line.length).toBeLessThan(MAX_HOOK_LINE_CHARS + 100);
     expect(line).toMatch(/…$|… \(\/p\)$/u);
+  });
+});
+
+describe('hookWarningLine', () => {
+  it("is the message's first line, bounded, and the path", () => {
+    const line = hookWarningLine({
+      code: 'INDEX_REBUILT',
+      message: `the derived index is not usable: ${'y'.repeat(5_000)}\nat Database.prepare (x.js:1:1)`,
+      path: '/s/index-1.sqlite',
+    });
+    expect(line.startsWith('contextfold: warning: the derived index is not usable: yyy')).toBe(
+      true,
+    );
+    expect(line).not.toContain('Database.prepare');
+    expect(line.endsWith('… (/s/index-1.sqlite)')).toBe(true);
+    expect(line.length).toBeLessThan(MAX_HOOK_LINE_CHARS + 60);
   });
 });
 

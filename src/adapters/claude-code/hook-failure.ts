@@ -1,6 +1,7 @@
+import type { IndexWarning } from '../../engine/types.js';
 import { type ErrorCode, ipcfErrorName, isContextFoldError } from '../../protocol/errors.js';
 
-/** Characters of an error's message a hook line keeps at most (then `…`). */
+/** Characters of an error's or a warning's message a hook line keeps at most (then `…`). */
 export const MAX_HOOK_LINE_CHARS = 400;
 
 /**
@@ -53,4 +54,16 @@ export function hookFailureLine(e: unknown): string {
     return `contextfold: ${sys.code}: ${withPath(oneLine(message), sys.path)}`;
   }
   return `contextfold: internal error (please report): ${oneLine(message)}`;
+}
+
+/**
+ * The one line of a store warning: its message's first line, bounded, and its path.
+ *
+ * @example
+ * hookWarningLine({ code: 'INDEX_REBUILT', message: 'the derived index is missing: rebuilt index-1.sqlite', path: '/s/index-1.sqlite' });
+ * // 'contextfold: warning: the derived index is missing: rebuilt index-1.sqlite (/s/index-1.sqlite)'
+ */
+export function hookWarningLine(w: IndexWarning): string {
+  const first = w.message.split(/\r?\n/u, 1)[0] ?? '';
+  return `contextfold: warning: ${withPath(oneLine(first), w.path)}`;
 }

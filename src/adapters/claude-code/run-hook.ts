@@ -104,8 +104,8 @@ export interface HookOutput {
 }
 
 /**
- * The output with `messages` added to its `systemMessage` (one line each), or a new output that
- * is only the warning. No messages: the output as it was.
+ * The output with `messages` added to its `systemMessage` (one line each, a line already there
+ * not again), or a new output that is only the warning. No messages: the output as it was.
  *
  * @example
  * withSystemMessage(null, ['contextfold: archived step 3 was not paged in: ...']);
@@ -116,8 +116,8 @@ export function withSystemMessage(
   messages: readonly string[],
 ): HookOutput | null {
   if (messages.length === 0) return output;
-  const all = [...(output?.systemMessage ? [output.systemMessage] : []), ...messages];
-  return { ...output, systemMessage: all.join('\n') };
+  const all = new Set([...(output?.systemMessage?.split('\n') ?? []), ...messages]);
+  return { ...output, systemMessage: [...all].join('\n') };
 }
 
 /** What a hook run did. */
