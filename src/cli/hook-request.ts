@@ -80,8 +80,8 @@ function engineOf(r: HookRequest, io: HookIo, warnings: string[]): Omit<OpenOpti
  * invocations, in a long-lived process).
  *
  * - An invocation error, the installer's to fix and seen by running the command by hand (an
- *   unknown event, hook input that is not Claude Code's, a bad option value, a database URL for
- *   `--dir`): one line on stderr, nothing on stdout, exit 1.
+ *   unknown event, hook input that is not Claude Code's, a bad option value, an empty `--dir` or
+ *   a database URL for it): one line on stderr, nothing on stdout, exit 1.
  * - A failure once the input is valid (the store or a record refused, a lock that stays taken,
  *   the transcript unreadable, an unexpected error): exit 0, because Claude Code reads a hook's
  *   JSON only then and shows the stderr of any other exit code only in its verbose mode. The
@@ -117,6 +117,8 @@ export async function runHookRequest(
     // hook server's working directory is that of whichever project started it.
     const parsed = parseHookInput(r.stdin, event);
     const input = { ...parsed, transcript_path: resolve(r.cwd, parsed.transcript_path) };
+    // An empty --dir (an unset shell variable in the hook command) would be the project itself.
+    if (r.dir === '') throw new UsageError('--dir needs a directory (it was empty)');
     const raw = r.dir ?? '.contextfold';
     if (isPgUrl(raw)) {
       throw new UsageError(

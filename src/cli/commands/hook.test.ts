@@ -189,6 +189,11 @@ describe('contextfold hook (spawned as Claude Code does)', () => {
         { session_id: 'abc', transcript_path: p.transcript, prompt: 'port?' },
         /is a database URL; give a directory/,
       ],
+      [
+        ['--dir', '', 'hook', 'user-prompt-submit'],
+        { session_id: 'abc', transcript_path: p.transcript, prompt: 'port?' },
+        /--dir needs a directory \(it was empty\)/,
+      ],
     ];
     for (const [args, input, message] of cases) {
       const r = hook(args, input, p.root);
@@ -201,6 +206,7 @@ describe('contextfold hook (spawned as Claude Code does)', () => {
     expect(existsSync(join(p.root, 'team'))).toBe(false);
     expect(existsSync(join(p.root, 'postgres:'))).toBe(false);
     expect(existsSync(join(p.root, '.contextfold'))).toBe(false);
+    expect(existsSync(join(p.root, 'claude-code'))).toBe(false);
   });
 
   it('a missing transcript is never silent: a notice for a new session, an error once it was read or before a compaction', () => {
