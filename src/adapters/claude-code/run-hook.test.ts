@@ -582,23 +582,40 @@ describe('incremental ingestion', () => {
     expect((await s.entries()).length).toBe(parseClaudeCodeTranscript(all, 't').turns.length);
   });
 
-  it('refuses a missing or cut uuid log when the transcript must be read again', async () => {
+  it('refuses a missing or cut uuid log when the transcript must be read again, and says so', async () => {
     const s = setup();
     const long = longSession(10);
     writeFileSync(s.transcript, long.text());
     await s.run('pre-compact');
-    const log = uuidLogPath(sessionPaths(s.baseDir, SESSION).statePath);
+    const { statePath } = sessionPaths(s.baseDir, SESSION);
+    const log = uuidLogPath(statePath);
     const kept = readFileSync(log);
+    const state = readFileSync(statePath, 'utf8');
     writeFileSync(s.transcript, long.text(3));
     writeFileSync(log, kept.subarray(0, kept.length - 5));
-    await expect(s.run('pre-compact')).rejects.toThrow(
-      /^hook uuid log is shorter than the \d+ bytes the state file covers: .*\.state\.uuids; move it/,
+    const cut = await s.run('pre-compact');
+    expect(cut.ingest.folded).toBe(0);
+    expect(cut.output?.systemMessage).toMatch(
+      /^contextfold: IntegrityCheckError \(INTEGRITY_CHECK\): hook uuid log is shorter than the \d+ bytes the state file covers: .*\.state\.uuids; move it .*; this run folded nothing/,
     );
     rmSync(log);
-    await expect(s.run('pre-compact')).rejects.toMatchObject({
-      code: 'INTEGRITY_CHECK',
-      message: expect.stringMatching(/^hook uuid log is missing: /),
-    });
+    const gone = await s.run('pre-compact');
+    expect(gone.output?.systemMessage).toMatch(
+      /^contextfold: IntegrityCheckError \(INTEGRITY_CHECK\): hook uuid log is missing: /,
+    );
+    expect(readFileSync(statePath, 'utf8')).toBe(state);
+  });
+
+  it('a refused uuid log is the hook state, not the store: what is archived is still paged in', async () => {
+    const s = setup();
+    const w = session();
+    writeFileSync(s.transcript, w.text());
+    await s.run('user-prompt-submit', { prompt: 'x' });
+    rmSync(uuidLogPath(sessionPaths(s.baseDir, SESSION).statePath));
+    writeFileSync(s.transcript, w.text(0, w.rows.length - 1)); // rewritten: read from the start
+    const out = await s.run('user-prompt-submit', { prompt: 'Which migration failed?' });
+    expect(out.output?.hookSpecificOutput?.additionalContext).toContain('billing_invoices');
+    expect(out.output?.systemMessage).toMatch(/hook uuid log is missing: .*\.state\.uuids/);
   });
 
   it('refuses a damaged state file instead of re-reading silently', async () => {

@@ -1,10 +1,16 @@
 import { ContextFold } from '../../engine/context-fold.js';
 import type { IndexWarning, OpenOptions } from '../../engine/types.js';
-import { LockTimeoutError, UsageError } from '../../protocol/errors.js';
+import { isContextFoldError, LockTimeoutError, UsageError } from '../../protocol/errors.js';
 import { type ArchivedContext, archivedContext } from './archived-context.js';
 import { hookFailureLine, refusesStore } from './hook-failure.js';
 import { CLAUDE_EVENT_NAMES, type HookEvent, type HookInput } from './hook-input.js';
-import { type IngestResult, ingestedSoFar, ingestTranscript, stateLockPath } from './ingest.js';
+import {
+  type IngestResult,
+  ingestedSoFar,
+  ingestTranscript,
+  stateLockPath,
+  uuidLogPath,
+} from './ingest.js';
 import { scannedPrompt } from './scanned-prompt.js';
 import { sessionPaths } from './session-paths.js';
 
@@ -162,9 +168,9 @@ function missingTranscript(
 /**
  * Ingests the session's new turns. When that fails but the store and the hook's state are sound
  * (another run of the session holds its state longer than the run may wait, the store's write
- * lock stays taken, the transcript is unreadable, a turn is refused), what is folded already and
- * the message that says what was skipped (`skipped`). An error that refuses the store or the
- * state ({@link refusesStore}) is thrown: nothing is paged in from them.
+ * lock stays taken, the transcript is unreadable, a turn is refused, the uuid log is refused),
+ * what is folded already and the message that says what was skipped (`skipped`). An error that
+ * refuses the store or the state file ({@link refusesStore}) is thrown: nothing is paged in.
  */
 async function ingestOrSkip(
   engine: ContextFold,
@@ -184,7 +190,10 @@ async function ingestOrSkip(
     });
     return { ingest, skipped: null };
   } catch (e) {
-    if (refusesStore(e)) throw e;
+    // A refused uuid log is the hook's own record of what was read, not the store: the store
+    // still pages in (its records are verified one by one). Anything else refused is thrown.
+    const logRefused = isContextFoldError(e) && e.details.path === uuidLogPath(statePath);
+    if (refusesStore(e) && !logRefused) throw e;
     const ingest = ingestedSoFar({ transcriptPath, statePath });
     if (e instanceof LockTimeoutError && e.details.path === stateLockPath(statePath)) {
       return {
