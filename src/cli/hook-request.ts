@@ -1,6 +1,12 @@
 import { isAbsolute, resolve } from 'node:path';
+import { hookFailureLine, hookWarningLine } from '../adapters/claude-code/hook-failure.js';
 import { HOOK_EVENTS, type HookEvent, parseHookInput } from '../adapters/claude-code/hook-input.js';
-import { type HookEngines, runHook, withSystemMessage } from '../adapters/claude-code/run-hook.js';
+import {
+  type HookEngines,
+  type HookOutput,
+  runHook,
+  withSystemMessage,
+} from '../adapters/claude-code/run-hook.js';
 import type { OpenOptions } from '../engine/types.js';
 import { UsageError } from '../protocol/errors.js';
 import { isPgUrl } from '../store/pg/pg-url.js';
@@ -49,15 +55,18 @@ export const processIo: HookIo = {
 };
 
 /**
- * The engine options a request asks for; a bad value is a UsageError. A store warning is a line
- * on stderr and is kept in `warnings` for the user's `systemMessage`.
+ * The engine options a request asks for; a bad value is a UsageError. A store warning is one
+ * line (the message's first line, bounded, and its path) on stderr, kept in `warnings` for the
+ * user's `systemMessage`; a warning told before in the run is not told again.
  */
 function engineOf(r: HookRequest, io: HookIo, warnings: string[]): Omit<OpenOptions, 'dir'> {
   const { tokenizer, retrieval } = checkEngineFlags(r);
   const engine: Omit<OpenOptions, 'dir'> = {
     onWarning: (w) => {
-      io.err(`contextfold: warning: ${w.message}\n`);
-      warnings.push(`contextfold: warning: ${w.message}`);
+      const line = hookWarningLine(w);
+      if (warnings.includes(line)) return;
+      io.err(`${line}\n`);
+      warnings.push(line);
     },
   };
   if (tokenizer !== undefined) engine.tokenizer = tokenizer;
@@ -68,12 +77,22 @@ function engineOf(r: HookRequest, io: HookIo, warnings: string[]): Omit<OpenOpti
 
 /**
  * Runs one hook invocation and returns its exit code (`engines`: keep session stores open across
- * invocations, in a long-lived process). Errors are one line on stderr and exit 1:
- * never 2 (Claude Code would block the prompt) and never on stdout (Claude Code would read them
- * as hook output). Warnings of a run that goes on (`warnings`: the caller's, e.g. a hook server
- * that did not answer in time; store warnings; a refused page) are lines on stderr too, and the
- * `systemMessage` of the one JSON object on stdout, which Claude Code shows the user (stderr of
- * a run that exits 0 it shows nobody).
+ * invocations, in a long-lived process).
+ *
+ * - An invocation error, the installer's to fix and seen by running the command by hand (an
+ *   unknown event, hook input that is not Claude Code's, a bad option value, an empty `--dir` or
+ *   a database URL for it): one line on stderr, nothing on stdout, exit 1.
+ * - A failure once the input is valid (the store or a record refused, a lock that stays taken,
+ *   the transcript unreadable, an unexpected error): exit 0, because Claude Code reads a hook's
+ *   JSON only then and shows the stderr of any other exit code only in its verbose mode. The
+ *   one JSON object on stdout has a `systemMessage` line naming the error code and the path,
+ *   which Claude Code shows the user; a run that did not reach the store's records adds no
+ *   `additionalContext` (nothing is paged in from a refused store).
+ *
+ * Never exit 2 (Claude Code would block the prompt), never an error on stdout but in that JSON.
+ * Warnings of a run that goes on (`warnings`: the caller's, e.g. a hook server that did not
+ * answer in time; store warnings; a refused page) are lines on stderr too, and lines of the
+ * `systemMessage` (stderr of a run that exits 0 Claude Code shows nobody), each once.
  *
  * @example
  * const code = await runHookRequest(
@@ -87,6 +106,8 @@ export async function runHookRequest(
   engines?: HookEngines,
   warnings: readonly string[] = [],
 ): Promise<number> {
+  const told = [...new Set(warnings)];
+  let run: () => Promise<HookOutput | null>;
   try {
     if (!HOOK_EVENTS.includes(r.event as HookEvent)) {
       throw new UsageError(`unknown hook event '${r.event}': use ${HOOK_EVENTS.join(', ')}`);
@@ -96,6 +117,8 @@ export async function runHookRequest(
     // hook server's working directory is that of whichever project started it.
     const parsed = parseHookInput(r.stdin, event);
     const input = { ...parsed, transcript_path: resolve(r.cwd, parsed.transcript_path) };
+    // An empty --dir (an unset shell variable in the hook command) would be the project itself.
+    if (r.dir === '') throw new UsageError('--dir needs a directory (it was empty)');
     const raw = r.dir ?? '.contextfold';
     if (isPgUrl(raw)) {
       throw new UsageError(
@@ -106,22 +129,32 @@ export async function runHookRequest(
     // input's cwd follows the model's cd, so a store relative to it would be a second one.
     const base = r.projectDir || input.cwd || '.';
     const baseDir = isAbsolute(raw) ? raw : resolve(r.cwd, base, raw);
-    const told = [...warnings];
     const engine = engineOf(r, io, told);
-    const outcome = await runHook({
-      event,
-      input,
-      baseDir,
-      engine,
-      ...(engines ? { engines } : {}),
-    });
-    if (outcome.notice) io.err(`contextfold: ${outcome.notice}\n`);
-    for (const m of outcome.output?.systemMessage?.split('\n') ?? []) io.err(`${m}\n`);
-    const output = withSystemMessage(outcome.output, told);
-    if (output) io.out(`${JSON.stringify(output)}\n`);
-    return 0;
+    run = async () => {
+      const outcome = await runHook({
+        event,
+        input,
+        baseDir,
+        engine,
+        ...(engines ? { engines } : {}),
+      });
+      if (outcome.notice) io.err(`contextfold: ${outcome.notice}\n`);
+      return outcome.output;
+    };
   } catch (e) {
     reportError(e, false, io.err);
     return 1;
   }
+  let output: HookOutput | null;
+  try {
+    output = await run();
+  } catch (e) {
+    output = { systemMessage: hookFailureLine(e) };
+  }
+  for (const m of new Set(output?.systemMessage?.split('\n'))) {
+    if (!told.includes(m)) io.err(`${m}\n`);
+  }
+  output = withSystemMessage(output, told);
+  if (output) io.out(`${JSON.stringify(output)}\n`);
+  return 0;
 }

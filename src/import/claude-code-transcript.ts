@@ -51,9 +51,9 @@ export class TranscriptReader {
 
   /**
    * `olderSeen`: asked about a row whose uuid is not in the state's `seen_uuids` and whose
-   * `timestamp` is earlier than the latest read, i.e. one that looks written again (Claude Code
-   * re-appends earlier history, with the same uuids and timestamps, on a later compaction); a
-   * row it knows is read once. A row written for the first time is almost always newer, so it
+   * `timestamp` is earlier than the latest read or missing, i.e. one that may be written again
+   * (Claude Code re-appends earlier history, with the same uuids and timestamps, on a later
+   * compaction); a row it knows is read once. A row written for the first time is almost always newer, so it
    * is seldom asked (and, not known, read).
    */
   constructor(state?: TranscriptState, olderSeen?: (uuid: string) => boolean) {
@@ -152,10 +152,14 @@ export class TranscriptReader {
     return this.builder.pending();
   }
 
-  /** Whether a row not in `seen` is one read before (see the constructor); tracks the latest time. */
+  /**
+   * Whether a row not in `seen` is one read before (see the constructor); tracks the latest time.
+   * A row with no usable `timestamp` cannot be placed in time, so it is asked about too: a
+   * repeat of an old one would otherwise be read (and folded) again.
+   */
   private readBefore(uuid: string, timestamp: unknown): boolean {
     const time = typeof timestamp === 'string' ? Date.parse(timestamp) : Number.NaN;
-    if (Number.isNaN(time)) return false;
+    if (Number.isNaN(time)) return this.olderSeen?.(uuid) ?? false;
     if (this.latest !== undefined && time < this.latest) return this.olderSeen?.(uuid) ?? false;
     this.latest = time;
     return false;

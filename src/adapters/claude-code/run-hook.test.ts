@@ -551,23 +551,71 @@ describe('incremental ingestion', () => {
     expect((await s.entries()).length).toBe(parseClaudeCodeTranscript(all, 't').turns.length);
   });
 
-  it('refuses a missing or cut uuid log when the transcript must be read again', async () => {
+  it('reads once a repeated row with no timestamp whose uuid is older than the recent ones', async () => {
+    const s = setup();
+    const w = new TranscriptWriter(SESSION);
+    for (let i = 0; i < 400; i++) {
+      w.user(`Check service_${i}`);
+      w.assistant(`Checking service_${i}.`, [
+        { name: 'Bash', input: { command: `systemctl status service_${i}` }, result: `ok ${i}` },
+      ]);
+    }
+    // Rows that cannot be placed in time: no timestamp at all.
+    const untimed = (rows: string[]) =>
+      rows.map((r) => r.replace('"timestamp":"2026-03-01T10:00:00.000Z",', ''));
+    const history = untimed(w.rows);
+    expect(history[0]).not.toContain('timestamp');
+    expect(conversationRows(history.join('\n'))).toBeGreaterThan(RECENT_UUIDS);
+    writeFileSync(s.transcript, `${history.join('\n')}\n`);
+    const first = await s.run('pre-compact', {}, 10_000);
+    const n = w.rows.length;
+    w.user('Check the load balancer');
+    w.assistant('The load balancer is up.');
+    appendFileSync(
+      s.transcript,
+      `${[...history.slice(0, 40), ...untimed(w.rows.slice(n))].join('\n')}\n`,
+    );
+    const second = await s.run('pre-compact', {}, 10_000);
+    expect(second.ingest.folded).toBe(2);
+    expect(second.ingest.turns).toBe(first.ingest.turns + 2);
+    const all = readFileSync(s.transcript, 'utf8');
+    expect((await s.entries()).length).toBe(parseClaudeCodeTranscript(all, 't').turns.length);
+  });
+
+  it('refuses a missing or cut uuid log when the transcript must be read again, and says so', async () => {
     const s = setup();
     const long = longSession(10);
     writeFileSync(s.transcript, long.text());
     await s.run('pre-compact');
-    const log = uuidLogPath(sessionPaths(s.baseDir, SESSION).statePath);
+    const { statePath } = sessionPaths(s.baseDir, SESSION);
+    const log = uuidLogPath(statePath);
     const kept = readFileSync(log);
+    const state = readFileSync(statePath, 'utf8');
     writeFileSync(s.transcript, long.text(3));
     writeFileSync(log, kept.subarray(0, kept.length - 5));
-    await expect(s.run('pre-compact')).rejects.toThrow(
-      /^hook uuid log is shorter than the \d+ bytes the state file covers: .*\.state\.uuids; move it/,
+    const cut = await s.run('pre-compact');
+    expect(cut.ingest.folded).toBe(0);
+    expect(cut.output?.systemMessage).toMatch(
+      /^contextfold: IntegrityCheckError \(INTEGRITY_CHECK\): hook uuid log is shorter than the \d+ bytes the state file covers: .*\.state\.uuids; move it .*; this run folded nothing/,
     );
     rmSync(log);
-    await expect(s.run('pre-compact')).rejects.toMatchObject({
-      code: 'INTEGRITY_CHECK',
-      message: expect.stringMatching(/^hook uuid log is missing: /),
-    });
+    const gone = await s.run('pre-compact');
+    expect(gone.output?.systemMessage).toMatch(
+      /^contextfold: IntegrityCheckError \(INTEGRITY_CHECK\): hook uuid log is missing: /,
+    );
+    expect(readFileSync(statePath, 'utf8')).toBe(state);
+  });
+
+  it('a refused uuid log is the hook state, not the store: what is archived is still paged in', async () => {
+    const s = setup();
+    const w = session();
+    writeFileSync(s.transcript, w.text());
+    await s.run('user-prompt-submit', { prompt: 'x' });
+    rmSync(uuidLogPath(sessionPaths(s.baseDir, SESSION).statePath));
+    writeFileSync(s.transcript, w.text(0, w.rows.length - 1)); // rewritten: read from the start
+    const out = await s.run('user-prompt-submit', { prompt: 'Which migration failed?' });
+    expect(out.output?.hookSpecificOutput?.additionalContext).toContain('billing_invoices');
+    expect(out.output?.systemMessage).toMatch(/hook uuid log is missing: .*\.state\.uuids/);
   });
 
   it('refuses a damaged state file instead of re-reading silently', async () => {
@@ -581,12 +629,12 @@ describe('incremental ingestion', () => {
     );
   });
 
-  it('a transcript_path that is a directory is a usage error, and no store is made', async () => {
+  it('a transcript_path that is a directory: the user is told, nothing is paged in, and no store is made', async () => {
     const s = setup();
     mkdirSync(s.transcript);
-    await expect(s.run('user-prompt-submit', { prompt: 'x' })).rejects.toMatchObject({
-      code: 'USAGE',
-      message: `${s.transcript}: the transcript_path is a directory, not a transcript file`,
+    const out = await s.run('user-prompt-submit', { prompt: 'x' });
+    expect(out.output).toEqual({
+      systemMessage: `contextfold: UsageError (USAGE): ${s.transcript}: the transcript_path is a directory, not a transcript file; this run folded nothing (the next run tries again) and answered from what was already archived`,
     });
     expect(existsSync(s.store)).toBe(false);
   });

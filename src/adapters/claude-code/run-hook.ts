@@ -1,9 +1,16 @@
 import { ContextFold } from '../../engine/context-fold.js';
 import type { IndexWarning, OpenOptions } from '../../engine/types.js';
-import { LockTimeoutError, UsageError } from '../../protocol/errors.js';
+import { isContextFoldError, LockTimeoutError, UsageError } from '../../protocol/errors.js';
 import { type ArchivedContext, archivedContext } from './archived-context.js';
+import { hookFailureLine, refusesStore } from './hook-failure.js';
 import { CLAUDE_EVENT_NAMES, type HookEvent, type HookInput } from './hook-input.js';
-import { type IngestResult, ingestedSoFar, ingestTranscript, stateLockPath } from './ingest.js';
+import {
+  type IngestResult,
+  ingestedSoFar,
+  ingestTranscript,
+  stateLockPath,
+  uuidLogPath,
+} from './ingest.js';
 import { scannedPrompt } from './scanned-prompt.js';
 import { sessionPaths } from './session-paths.js';
 
@@ -20,6 +27,14 @@ export const INGEST_LOCK_TIMEOUT_MS: Record<HookEvent, number> = {
   'session-start': 2_000,
   'pre-compact': 20_000,
 };
+
+/**
+ * How long a run waits for the store's own write lock (another writer: a `contextfold compact`
+ * or `reindex` run by hand, a stopped process) before it reports a `LockTimeoutError`: the
+ * engine's default (30 s) is past Claude Code's timeouts, which would end the run before it
+ * told the user anything. One value for every event, so a hook server keeps one engine per store.
+ */
+export const HOOK_STORE_LOCK_TIMEOUT_MS = 5_000;
 
 /** Options of {@link runHook}. */
 export interface RunHookOptions {
@@ -95,8 +110,8 @@ export interface HookOutput {
 }
 
 /**
- * The output with `messages` added to its `systemMessage` (one line each), or a new output that
- * is only the warning. No messages: the output as it was.
+ * The output with `messages` added to its `systemMessage` (one line each, a line already there
+ * not again), or a new output that is only the warning. No messages: the output as it was.
  *
  * @example
  * withSystemMessage(null, ['contextfold: archived step 3 was not paged in: ...']);
@@ -107,8 +122,8 @@ export function withSystemMessage(
   messages: readonly string[],
 ): HookOutput | null {
   if (messages.length === 0) return output;
-  const all = [...(output?.systemMessage ? [output.systemMessage] : []), ...messages];
-  return { ...output, systemMessage: all.join('\n') };
+  const all = new Set([...(output?.systemMessage?.split('\n') ?? []), ...messages]);
+  return { ...output, systemMessage: [...all].join('\n') };
 }
 
 /** What a hook run did. */
@@ -127,24 +142,35 @@ export interface HookOutcome {
 /**
  * What a missing transcript means. A new session's file does not exist until Claude Code
  * records the first prompt (its SessionStart and first UserPromptSubmit hooks run before), so
- * then it is a notice. A transcript that was read before and is gone, or a compaction with no
- * transcript to archive, is an error: the hook exits 1, which Claude Code shows to the user
- * without blocking the prompt, so the archive never stops growing silently.
+ * then it is a `notice` (stderr only). A transcript that was read before and is gone, or a
+ * compaction with no transcript to archive, is a `failure`: the user's `systemMessage` (the run
+ * still pages in what is archived), so the archive never stops growing silently.
  */
-function missingTranscript(event: HookEvent, ingest: IngestResult, path: string): string | null {
-  if (ingest.transcript === 'read') return null;
+function missingTranscript(
+  event: HookEvent,
+  ingest: IngestResult,
+  path: string,
+): { notice: string | null; failure: string | null } {
+  if (ingest.transcript === 'read') return { notice: null, failure: null };
   if (event === 'pre-compact' || ingest.previouslyRead) {
-    throw new UsageError(
+    const error = new UsageError(
       `transcript not found: ${path}; ${ingest.previouslyRead ? 'it was read before and is gone' : 'nothing can be archived before this compaction'} (contextfold hook ${event})`,
       { path },
     );
+    return { notice: null, failure: hookFailureLine(error) };
   }
-  return `transcript not found yet: ${path} (a new session; nothing to archive until Claude Code writes it)`;
+  return {
+    notice: `transcript not found yet: ${path} (a new session; nothing to archive until Claude Code writes it)`,
+    failure: null,
+  };
 }
 
 /**
- * Ingests the session's new turns; when another run of the session holds its state longer than
- * the run may wait, what is folded already, and the message that says so (`skipped`).
+ * Ingests the session's new turns. When that fails but the store and the hook's state are sound
+ * (another run of the session holds its state longer than the run may wait, the store's write
+ * lock stays taken, the transcript is unreadable, a turn is refused, the uuid log is refused),
+ * what is folded already and the message that says what was skipped (`skipped`). An error that
+ * refuses the store or the state file ({@link refusesStore}) is thrown: nothing is paged in.
  */
 async function ingestOrSkip(
   engine: ContextFold,
@@ -164,10 +190,20 @@ async function ingestOrSkip(
     });
     return { ingest, skipped: null };
   } catch (e) {
-    if (!(e instanceof LockTimeoutError) || e.details.path !== stateLockPath(statePath)) throw e;
+    // A refused uuid log is the hook's own record of what was read, not the store: the store
+    // still pages in (its records are verified one by one). Anything else refused is thrown.
+    const logRefused = isContextFoldError(e) && e.details.path === uuidLogPath(statePath);
+    if (refusesStore(e) && !logRefused) throw e;
+    const ingest = ingestedSoFar({ transcriptPath, statePath });
+    if (e instanceof LockTimeoutError && e.details.path === stateLockPath(statePath)) {
+      return {
+        ingest,
+        skipped: `contextfold: another hook run of this session was still reading its transcript after ${lockTimeoutMs / 1000} s, so this run folded nothing (its turns are folded by that run or the next one) and answered from what was already archived`,
+      };
+    }
     return {
-      ingest: ingestedSoFar({ transcriptPath, statePath }),
-      skipped: `contextfold: another hook run of this session was still reading its transcript after ${lockTimeoutMs / 1000} s, so this run folded nothing (its turns are folded by that run or the next one) and answered from what was already archived`,
+      ingest,
+      skipped: `${hookFailureLine(e)}; this run folded nothing (the next run tries again) and answered from what was already archived`,
     };
   }
 }
@@ -195,6 +231,7 @@ export async function runHook(options: RunHookOptions): Promise<HookOutcome> {
     // One process per prompt: keep the journal short (it is re-read on every open), compacting
     // geometrically into the snapshot (one JSON.parse instead of a checksum per line).
     journalCompactThreshold: 256,
+    lockTimeoutMs: HOOK_STORE_LOCK_TIMEOUT_MS,
     sessionId: input.session_id,
     ...options.engine,
     dir: paths.storeDir,
@@ -207,13 +244,14 @@ export async function runHook(options: RunHookOptions): Promise<HookOutcome> {
   try {
     const { ingest, skipped } = await ingestOrSkip(engine, options, paths.statePath, compacting);
     const archivedBefore = ingest.compactions.at(-1) ?? 0;
+    const missing = missingTranscript(event, ingest, input.transcript_path);
     const outcome: HookOutcome = {
       output: null,
       store: paths.storeDir,
       ingest,
       archived_before: archivedBefore,
       context: null,
-      notice: missingTranscript(event, ingest, input.transcript_path),
+      notice: missing.notice,
     };
     const say = (text: string): HookOutput => ({
       hookSpecificOutput: { hookEventName: CLAUDE_EVENT_NAMES[event], additionalContext: text },
@@ -244,7 +282,10 @@ export async function runHook(options: RunHookOptions): Promise<HookOutcome> {
         `contextfold: turns 0–${archivedBefore - 1} of this session are archived verbatim (hash-verified) in ${paths.storeDir}. Records relevant to a prompt are paged in automatically with it, labelled as archived data.`,
       );
     }
-    outcome.output = withSystemMessage(outcome.output, skipped ? [skipped] : []);
+    outcome.output = withSystemMessage(
+      outcome.output,
+      [skipped, missing.failure].filter((m): m is string => m !== null),
+    );
     return outcome;
   } finally {
     if (!options.engines) await engine.close({ compact: event === 'pre-compact' });

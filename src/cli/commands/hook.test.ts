@@ -1,7 +1,16 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { WriteLock } from '../../store/write-lock.js';
 import { TranscriptWriter } from '../../test-utils/claude-transcript.js';
 import { CLI } from '../../test-utils/cli.js';
 import { type InstalledCopy, installedCopy } from '../../test-utils/installed-copy.js';
@@ -33,7 +42,7 @@ function project() {
   w.compact('port 5433 set');
   w.user('next task');
   writeFileSync(transcript, w.text());
-  return { root, transcript };
+  return { root, transcript, w };
 }
 
 describe('contextfold hook (spawned as Claude Code does)', () => {
@@ -180,6 +189,11 @@ describe('contextfold hook (spawned as Claude Code does)', () => {
         { session_id: 'abc', transcript_path: p.transcript, prompt: 'port?' },
         /is a database URL; give a directory/,
       ],
+      [
+        ['--dir', '', 'hook', 'user-prompt-submit'],
+        { session_id: 'abc', transcript_path: p.transcript, prompt: 'port?' },
+        /--dir needs a directory \(it was empty\)/,
+      ],
     ];
     for (const [args, input, message] of cases) {
       const r = hook(args, input, p.root);
@@ -192,6 +206,7 @@ describe('contextfold hook (spawned as Claude Code does)', () => {
     expect(existsSync(join(p.root, 'team'))).toBe(false);
     expect(existsSync(join(p.root, 'postgres:'))).toBe(false);
     expect(existsSync(join(p.root, '.contextfold'))).toBe(false);
+    expect(existsSync(join(p.root, 'claude-code'))).toBe(false);
   });
 
   it('a missing transcript is never silent: a notice for a new session, an error once it was read or before a compaction', () => {
@@ -211,23 +226,30 @@ describe('contextfold hook (spawned as Claude Code does)', () => {
         `contextfold: transcript not found yet: ${missing} (a new session; nothing to archive until Claude Code writes it)\n`,
       );
     }
-    // Before a compaction there must be a transcript to archive: a non-blocking error (exit 1).
+    // Before a compaction there must be a transcript to archive: the user is told in the
+    // systemMessage (exit 0: Claude Code reads the JSON only then), and on stderr.
     const pc = hook(['hook', 'pre-compact'], { ...base, trigger: 'auto' }, p.root);
-    expect(pc.code).toBe(1);
-    expect(pc.stdout).toBe('');
-    expect(pc.stderr).toBe(
-      `contextfold: UsageError: transcript not found: ${missing}; nothing can be archived before this compaction (contextfold hook pre-compact)\n`,
-    );
-    // A transcript read before that disappears: exit 1 with the reason.
-    const input = { session_id: 'abc', transcript_path: p.transcript, cwd: p.root, prompt: 'x' };
+    const nothing = `contextfold: UsageError (USAGE): transcript not found: ${missing}; nothing can be archived before this compaction (contextfold hook pre-compact)`;
+    expect(pc.code).toBe(0);
+    expect(JSON.parse(pc.stdout)).toEqual({ systemMessage: nothing });
+    expect(pc.stderr).toBe(`${nothing}\n`);
+    // A transcript read before that disappears: the same, and what is archived is still paged in.
+    const input = {
+      session_id: 'abc',
+      transcript_path: p.transcript,
+      cwd: p.root,
+      prompt: 'Which PostgreSQL role was missing on port 5433?',
+    };
     expect(hook(['hook', 'user-prompt-submit'], input, p.root).code).toBe(0);
     rmSync(p.transcript);
     const gone = hook(['hook', 'user-prompt-submit'], input, p.root);
-    expect(gone.code).toBe(1);
-    expect(gone.stderr).toMatch(
-      /^contextfold: UsageError: transcript not found: .*; it was read before and is gone/,
+    expect(gone.code).toBe(0);
+    const out = JSON.parse(gone.stdout);
+    expect(out.systemMessage).toMatch(
+      /^contextfold: UsageError \(USAGE\): transcript not found: .*; it was read before and is gone/,
     );
-    expect(gone.stderr.trim().split('\n')).toHaveLength(1);
+    expect(out.hookSpecificOutput.additionalContext).toContain('FATAL: role "billing"');
+    expect(gone.stderr).toBe(`${out.systemMessage}\n`);
   });
 
   it('a store warning of a run that goes on is the systemMessage Claude Code shows the user, and a line on stderr', () => {
@@ -251,16 +273,75 @@ describe('contextfold hook (spawned as Claude Code does)', () => {
     expect(out.systemMessage).toBe(r.stderr.trim());
   });
 
-  it('a store error (damaged state file) still exits 1, not its IPCF exit code', () => {
+  it('a refused hook state or store exits 0 with a systemMessage naming the error and its path, and pages in nothing', () => {
     const p = project();
-    const input = { session_id: 'abc', transcript_path: p.transcript, cwd: p.root, prompt: 'x' };
-    expect(hook(['hook', 'user-prompt-submit'], input, p.root).code).toBe(0);
-    writeFileSync(join(p.root, '.contextfold', 'claude-code', 'abc.state.json'), '{');
-    const r = hook(['hook', 'user-prompt-submit'], input, p.root);
-    expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(
-      /^contextfold: IntegrityCheckError: hook state file is not valid JSON/,
+    const input = {
+      session_id: 'abc',
+      transcript_path: p.transcript,
+      cwd: p.root,
+      prompt: 'Which PostgreSQL role was missing on port 5433?',
+    };
+    expect(JSON.parse(hook(['hook', 'user-prompt-submit'], input, p.root).stdout)).toHaveProperty(
+      'hookSpecificOutput',
     );
+    const statePath = join(p.root, '.contextfold', 'claude-code', 'abc.state.json');
+    const state = readFileSync(statePath);
+    writeFileSync(statePath, '{');
+    const r = hook(['hook', 'user-prompt-submit'], input, p.root);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({
+      systemMessage: `contextfold: IntegrityCheckError (INTEGRITY_CHECK): hook state file is not valid JSON: ${statePath}; move it away to re-read the transcript`,
+    });
+    expect(r.stderr).toBe(`${JSON.parse(r.stdout).systemMessage}\n`);
+    // A tampered store: refused when it is opened; nothing of it reaches the prompt.
+    writeFileSync(statePath, state);
+    const journal = join(p.root, '.contextfold', 'claude-code', 'abc', 'recall_index.journal');
+    writeFileSync(
+      journal,
+      readFileSync(journal, 'utf8').replace('"evicted":false', '"evicted":true'),
+    );
+    const t = hook(['hook', 'user-prompt-submit'], input, p.root);
+    expect(t.code).toBe(0);
+    const out = JSON.parse(t.stdout);
+    expect(out).toEqual({ systemMessage: expect.stringContaining(journal) });
+    expect(out.systemMessage).toMatch(/^contextfold: IntegrityCheckError \(INTEGRITY_CHECK\): /);
+    expect(out.systemMessage.split('\n')).toHaveLength(1);
+    expect(t.stderr).toBe(`${out.systemMessage}\n`);
+  });
+
+  it("the store's write lock held past the hook's wait: exit 0, the page from what is folded, and what was skipped", () => {
+    const p = project();
+    const input = {
+      session_id: 'abc',
+      transcript_path: p.transcript,
+      cwd: p.root,
+      prompt: 'Which PostgreSQL role was missing on port 5433?',
+    };
+    expect(hook(['hook', 'user-prompt-submit'], input, p.root).code).toBe(0);
+    const n = p.w.rows.length;
+    p.w.assistant('Starting the next task.');
+    p.w.user('and then?');
+    appendFileSync(p.transcript, p.w.text(n));
+    const other = new WriteLock(join(p.root, '.contextfold', 'claude-code', 'abc', 'write.lock'));
+    expect(other.tryAcquire()).toBe(true);
+    try {
+      const started = Date.now();
+      const r = hook(['hook', 'user-prompt-submit'], input, p.root);
+      expect(Date.now() - started).toBeLessThan(12_000);
+      expect(r.code).toBe(0);
+      const out = JSON.parse(r.stdout);
+      expect(out.hookSpecificOutput.additionalContext).toContain('FATAL: role "billing"');
+      const lines: string[] = out.systemMessage.split('\n');
+      expect(lines).toContainEqual(
+        expect.stringMatching(
+          /^contextfold: LockTimeoutError \(LOCK_TIMEOUT\): store is locked by another writer for more than 5000 ms: .*write\.lock .*; this run folded nothing \(the next run tries again\) and answered from what was already archived$/,
+        ),
+      );
+      expect(new Set(lines).size).toBe(lines.length);
+      expect(r.stderr.trim().split('\n').sort()).toEqual([...lines].sort());
+    } finally {
+      other.close();
+    }
   });
 });
 
