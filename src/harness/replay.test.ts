@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ContextFold } from '../engine/context-fold.js';
 import { BACKENDS, PG_MISSING, PG_URL, storeFor } from '../test-utils/pg.js';
 import { type ContextPack, packSha256 } from './pack.js';
@@ -69,6 +69,30 @@ for (const backend of BACKENDS) {
         code: 'USAGE',
         message: expect.stringMatching(/^replaySession has no option 'atTrun' \(options: dir, /),
       });
+    });
+
+    it('reads and verifies a page paged in again with the same window once per replay', async () => {
+      const cf = await ContextFold.open({ store: where, readOnly: true, tokenizer: 'o200k' });
+      try {
+        const log = await loadEventLog(cf);
+        const pages = log.events.filter((e) => e.type === 'page_in');
+        const distinct = new Set(
+          pages.map((p) => JSON.stringify([p.step_id, p.window ?? null, p.cap, p.chunk])),
+        );
+        // The fixture pages some node in again (else this test would show nothing).
+        expect(distinct.size).toBeLessThan(pages.length);
+        const hydrate = vi.spyOn(cf, 'hydrate');
+        const seen: string[] = [];
+        const r = await replaySession({ engine: cf, log, onPack: (p) => seen.push(packSha256(p)) });
+        expect(r.matches).toBe(true);
+        expect(seen).toEqual(live.map(packSha256));
+        expect(hydrate).toHaveBeenCalledTimes(distinct.size);
+        // Another replay reads them again.
+        await replaySession({ engine: cf, log });
+        expect(hydrate).toHaveBeenCalledTimes(2 * distinct.size);
+      } finally {
+        await cf.close({ compact: false });
+      }
     });
 
     it('goes on from a checkpoint with the packs and verdict of a replay from the start', async () => {

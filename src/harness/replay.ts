@@ -10,6 +10,7 @@ import type { IndexEntry } from '../protocol/types.js';
 import { isPgUrl, shownStore } from '../store/pg/pg-url.js';
 import type { FoldRef } from './folded-step.js';
 import type { ContextPack } from './pack.js';
+import { ReplayPages } from './replay-pages.js';
 import { type FoldRequest, type PagedIn, SessionCore, type SessionIO } from './session-core.js';
 import {
   comparableEvent,
@@ -161,6 +162,9 @@ type FailEvent = Extract<SessionEvent, { type: 'page_failed' }>;
 
 /** Answers the session's outside calls from the recorded events, re-verified against the store. */
 class ReplayIO implements SessionIO {
+  /** Each distinct page is read and verified once per replay (see {@link ReplayPages}). */
+  private readonly hydrated = new ReplayPages();
+
   constructor(
     private readonly engine: ContextFoldEngine,
     private readonly entries: Map<number, IndexEntry>,
@@ -206,8 +210,12 @@ class ReplayIO implements SessionIO {
   ): Promise<{ pages: PagedIn[]; failures: PageInFailure[] }> {
     const pages: PagedIn[] = [];
     for (const p of this.pages.get(turn) ?? []) {
-      const h = await this.engine
-        .hydrate(p.step_id, p.window ? { window: p.window } : { maxTokens: p.cap, chunk: p.chunk })
+      const h = await this.hydrated
+        .hydrate(
+          p.step_id,
+          p.window ? { window: p.window } : { maxTokens: p.cap, chunk: p.chunk },
+          (step, options) => this.engine.hydrate(step, options),
+        )
         .catch((err: unknown) => {
           throw this.at(p, err);
         });
@@ -286,7 +294,8 @@ function lineLocator(log: RecordedLog): (e: SessionEvent, err: unknown) => unkno
 /**
  * Rebuilds a session from its store: the history, the recorded inputs (pins, page-in picks,
  * custom summaries) and the policy, re-running every decision with another clock and
- * re-verifying every page against the store. Read-only. `matches` says whether every
+ * re-verifying every page against the store (a page paged in again with the same window, cap
+ * and chunk: once per replay, see {@link ReplayPages}). Read-only. `matches` says whether every
  * decision and every pack hash came out identical.
  *
  * @example

@@ -118,8 +118,17 @@ export class SessionCore {
   }
 
   /** Non-system turns, oldest first. */
-  private conversation(): Turn[] {
-    return this.state.turns.filter((t) => t.kind !== 'system');
+  private conversation(): readonly Turn[] {
+    return this.state.conversation;
+  }
+
+  /**
+   * The conversation's turns from the first one not folded on (those before it are all folded:
+   * never recent, never a candidate, never part of the live exchange), with its index there.
+   */
+  private unsettled(): { from: number; turns: readonly Turn[] } {
+    const from = this.state.settled();
+    return { from, turns: this.state.conversation.slice(from) };
   }
 
   /** The L0 turn: the prompt, or a trailing turn whose last message is tool output. */
@@ -143,7 +152,8 @@ export class SessionCore {
     const conv = this.conversation();
     const endsInTool = (t: Turn | undefined): boolean =>
       t?.messages[t.messages.length - 1]?.role === 'tool';
-    let i = conv.indexOf(current);
+    // The current turn is at (or near) the end; each turn is in the list once.
+    let i = conv.lastIndexOf(current);
     const out: Turn[] = [];
     if (promptStep !== null) {
       const before = conv[i - 1];
@@ -151,7 +161,9 @@ export class SessionCore {
       out.push(before!);
       i--;
     }
-    for (let j = i - 1; j >= 0; j--) {
+    // The settled turns before are all folded: the request is not among them.
+    const settled = this.state.settled();
+    for (let j = i - 1; j >= settled; j--) {
       const t = conv[j]!;
       if (t.kind !== 'user' || endsInTool(conv[j - 1])) continue;
       if (!this.state.folded.has(t.stepId)) out.unshift(t);
@@ -162,16 +174,23 @@ export class SessionCore {
 
   /** L1: every turn not folded, not system, not the current one. */
   private recentTurns(current: Turn | null): Turn[] {
-    return this.conversation().filter((t) => t !== current && !this.state.folded.has(t.stepId));
+    return this.unsettled().turns.filter((t) => t !== current && !this.state.folded.has(t.stepId));
   }
 
   /** Turns older than the last `keep_recent` that are not folded yet (nor live). */
   private foldCandidates(current: Turn | null, task: readonly Turn[] = []): Turn[] {
-    const before = this.conversation().filter((t) => t !== current);
-    const cut = Math.max(0, before.length - this.config.keep_recent);
-    return before
-      .slice(0, cut)
-      .filter((t) => !this.state.folded.has(t.stepId) && !task.includes(t));
+    const conv = this.conversation();
+    const at = current ? conv.lastIndexOf(current) : -1;
+    // Of the conversation less the current turn, those before `cut`; the settled are folded.
+    const cut = Math.max(0, conv.length - (at >= 0 ? 1 : 0) - this.config.keep_recent);
+    const { from, turns } = this.unsettled();
+    const out: Turn[] = [];
+    turns.forEach((t, k) => {
+      const j = from + k;
+      if (j === at || j - (at >= 0 && at < j ? 1 : 0) >= cut) return;
+      if (!this.state.folded.has(t.stepId) && !task.includes(t)) out.push(t);
+    });
+    return out;
   }
 
   /**

@@ -29,6 +29,10 @@ export class SessionState {
   stepIds: TurnStepIds = 'turns';
   readonly history: HistoryMessage[] = [];
   readonly turns: Turn[] = [];
+  /** The non-system turns of `turns`, oldest first (the policy's conversation). */
+  readonly conversation: Turn[] = [];
+  /** A count of leading `conversation` turns known to be folded ({@link SessionState.settled}). */
+  #settled = 0;
   /** History position of a turn's first message → index in `turns`. */
   readonly turnIndex = new Map<number, number>();
   /** Folded-step records in fold order (the L2 order; it only ever grows at the end). */
@@ -122,7 +126,11 @@ export class SessionState {
       this.history.push(m);
       const before = this.turns.length;
       addToTurns(this.turns, m, this.stepIds);
-      if (this.turns.length > before) this.turnIndex.set(m.stepId, this.turns.length - 1);
+      if (this.turns.length > before) {
+        this.turnIndex.set(m.stepId, this.turns.length - 1);
+        const added = this.turns[this.turns.length - 1]!;
+        if (added.kind !== 'system') this.conversation.push(added);
+      }
       if (m.role === 'system') {
         this.pinned.push({
           kind: 'system',
@@ -145,8 +153,11 @@ export class SessionState {
     for (const m of this.history) s.history.push(m);
     const last = this.turns.length - 1;
     this.turns.forEach((t, i) => {
-      s.turns.push(i === last ? { ...t, steps: [...t.steps], messages: [...t.messages] } : t);
+      const copy = i === last ? { ...t, steps: [...t.steps], messages: [...t.messages] } : t;
+      s.turns.push(copy);
+      if (copy.kind !== 'system') s.conversation.push(copy);
     });
+    s.#settled = this.#settled;
     for (const [k, v] of this.turnIndex) s.turnIndex.set(k, v);
     for (const r of this.foldOrder) s.foldOrder.push(r);
     for (const [k, v] of this.folded) s.folded.set(k, v);
@@ -166,11 +177,28 @@ export class SessionState {
    */
   snapshotBytes(): number {
     const slots =
-      this.history.length + this.turns.length + this.foldOrder.length + this.pinned.length;
+      this.history.length +
+      this.turns.length +
+      this.conversation.length +
+      this.foldOrder.length +
+      this.pinned.length;
     const entries = this.turnIndex.size + this.folded.size + this.foldedPayload.size;
     const last = this.turns.at(-1);
     const lastTurn = last ? last.steps.length + last.messages.length : 0;
     return 1024 + 10 * (slots + lastTurn) + 40 * entries;
+  }
+
+  /**
+   * How many of the first `conversation` turns are folded, all of them: the policy has nothing
+   * to keep, fold or send before there. Only grows (a fold is never undone and turns only join
+   * at the end), so over a session each turn is looked at about once, not once per turn.
+   */
+  settled(): number {
+    const conv = this.conversation;
+    while (this.#settled < conv.length && this.folded.has(conv[this.#settled]!.stepId)) {
+      this.#settled++;
+    }
+    return this.#settled;
   }
 
   /** Number of pinned notes so far (the next note's id). */

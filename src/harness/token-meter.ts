@@ -1,4 +1,5 @@
 import type { Tokenizer } from '../extract/tokenizer.js';
+import { sha256Hex } from '../protocol/canonical-json.js';
 import type { Message } from './messages.js';
 import { renderMessage } from './render.js';
 
@@ -15,14 +16,24 @@ export class TokenMeter {
   readonly tokenizer: Tokenizer;
   private readonly byObject = new WeakMap<object, number>();
   private readonly byText = new Map<string, number>();
+  /** Counts of longer texts by their sha256 (a paged-in block recurs over many turns). */
+  private readonly byHash = new Map<string, number>();
 
   constructor(tokenizer: Tokenizer) {
     this.tokenizer = tokenizer;
   }
 
-  /** Tokens of a text. Short texts are memoised (bounded). */
+  /** Tokens of a text. Memoised (bounded): short texts by themselves, longer ones by hash. */
   text(text: string): number {
-    if (text.length > 512) return this.tokenizer.count(text);
+    if (text.length > 512) {
+      const key = sha256Hex(text);
+      const hit = this.byHash.get(key);
+      if (hit !== undefined) return hit;
+      const n = this.tokenizer.count(text);
+      if (this.byHash.size >= 20_000) this.byHash.clear();
+      this.byHash.set(key, n);
+      return n;
+    }
     const hit = this.byText.get(text);
     if (hit !== undefined) return hit;
     const n = this.tokenizer.count(text);
