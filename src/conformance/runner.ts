@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { referenceTokenizer } from '../extract/tokenizer.js';
 import { sha256Hex } from '../protocol/canonical-json.js';
 import { UsageError } from '../protocol/errors.js';
+import { setOwnEntry } from '../protocol/own-entry.js';
 import { makeTempDir } from '../store/temp-dir.js';
 import { type Corpus, openCorpus } from './corpus.js';
 import { applyFsAction, FsActionError } from './fs-actions.js';
@@ -76,7 +77,7 @@ function derive(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(derive);
   if (typeof value !== 'object' || value === null) return value;
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k] = derive(v);
+  for (const [k, v] of Object.entries(value)) setOwnEntry(out, k, derive(v));
   const c = out.content_base64;
   if (typeof c === 'string' && /^[A-Za-z0-9+/]*={0,2}$/.test(c) && c.length % 4 === 0) {
     const bytes = Buffer.from(c, 'base64');

@@ -1,5 +1,6 @@
 import { sha256Hex } from '../protocol/canonical-json.js';
 import { isContextFoldError } from '../protocol/errors.js';
+import { setOwnEntry } from '../protocol/own-entry.js';
 import { pageFailure } from '../protocol/results.js';
 import type { ColdNode, IndexEntry } from '../protocol/types.js';
 import { artifactHash, payloadBytes } from '../store/cold-node.js';
@@ -34,7 +35,8 @@ const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 /** The node's fields without its payload (which can be megabytes; it is served separately). */
 function fieldsOf(node: Record<string, unknown>): NodeFields {
   const extra: Record<string, unknown> = {};
-  for (const k of Object.keys(node).sort()) if (!KNOWN_FIELDS.has(k)) extra[k] = node[k];
+  for (const k of Object.keys(node).sort())
+    if (!KNOWN_FIELDS.has(k)) setOwnEntry(extra, k, node[k]);
   return {
     ipcf_version: str(node.ipcf_version),
     projection_version: str(node.projection_version),

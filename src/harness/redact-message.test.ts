@@ -9,6 +9,16 @@ const call = (input: unknown): Message => ({
 });
 
 describe('redactMessages', () => {
+  it('keeps a `__proto__` key of a tool call input as data', async () => {
+    // Before, the rebuilt input assigned `__proto__`: the key was dropped and its value became the
+    // copy's prototype.
+    const input = JSON.parse('{"__proto__":{"p":"v"},"q":"w"}') as Record<string, unknown>;
+    const out = await redactMessages([call(input)], async (t) => [...t]);
+    const copy = (out[0] as { toolCalls: { input: object }[] }).toolCalls[0]!.input;
+    expect(JSON.stringify(copy)).toBe('{"__proto__":{"p":"v"},"q":"w"}');
+    expect(Object.getPrototypeOf(copy)).toBe(Object.prototype);
+  });
+
   it('redacts a string under an identifier key after its key, and hands back only the value', async () => {
     const seen: string[] = [];
     const out = await redactMessages(

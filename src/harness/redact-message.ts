@@ -1,3 +1,4 @@
+import { setOwnEntry } from '../protocol/own-entry.js';
 import type { Message } from './messages.js';
 
 /** Replaces secrets in texts that belong together (the engine's `redactTexts`). */
@@ -30,7 +31,7 @@ function rebuild(value: unknown, next: () => string): unknown {
   if (Array.isArray(value)) return value.map((v) => rebuild(v, next));
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = rebuild(v, next);
+    for (const [k, v] of Object.entries(value)) setOwnEntry(out, k, rebuild(v, next));
     return out;
   }
   return value;

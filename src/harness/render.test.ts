@@ -5,6 +5,13 @@ import type { Message } from './messages.js';
 import { renderMessage, renderMessages, stableJson } from './render.js';
 
 describe('stableJson', () => {
+  it('writes every key of parsed JSON, `__proto__` included', () => {
+    // Before, the sorted copy assigned `__proto__` and the key vanished from the output (a tool
+    // call's input rendered into the prompt, and the hashes over events and calls).
+    const parsed: unknown = JSON.parse('{"b":2,"__proto__":{"x":1},"a":[{"__proto__":3}]}');
+    expect(stableJson(parsed)).toBe('{"__proto__":{"x":1},"a":[{"__proto__":3}],"b":2}');
+  });
+
   it('sorts keys by code point at every depth, whatever the insertion order', () => {
     expect(stableJson({ b: 1, a: { d: [{ z: 1, y: 2 }], c: 1.5 } })).toBe(
       '{"a":{"c":1.5,"d":[{"y":2,"z":1}]},"b":1}',

@@ -1,4 +1,5 @@
 import { compareCodePoints } from '../protocol/canonical-json.js';
+import { setOwnEntry } from '../protocol/own-entry.js';
 import type { Message } from './messages.js';
 
 /**
@@ -18,7 +19,7 @@ function sortKeys(value: unknown): unknown {
   if (value !== null && typeof value === 'object') {
     const obj = value as Record<string, unknown>;
     const out: Record<string, unknown> = {};
-    for (const k of Object.keys(obj).sort(compareCodePoints)) out[k] = sortKeys(obj[k]);
+    for (const k of Object.keys(obj).sort(compareCodePoints)) setOwnEntry(out, k, sortKeys(obj[k]));
     return out;
   }
   return value;
