@@ -8,6 +8,7 @@ import { emit, globals } from '../context.js';
 import { engineOptions, NO_REDACT_FLAG, NO_REDACT_HELP } from '../engine-options.js';
 import { helpText } from '../help-text.js';
 import { phasedProgress } from '../progress.js';
+import { sayOnStop } from '../stop-signals.js';
 
 /** The passes of an import, as its progress bars name them. */
 const PHASES = { preparing: 'redacting', writing: 'importing' } as const;
@@ -77,6 +78,8 @@ const HELP = helpText({
     'and re-importing a transcript that has grown adds its new turns. A last turn still open (a',
     'tool call without its result, as in a running session) is left out until it is complete.',
     'One store holds one conversation: import another session into its own --dir.',
+    'An import stopped by Ctrl-C says how many turns it wrote (rounds of 1,024 are committed one',
+    'by one); the same import again adds the rest.',
     "The session id (--session) defaults to the transcript's own session id for claude-code and codex.",
     '',
   ],
@@ -97,6 +100,18 @@ function anotherConversation(e: unknown, file: string): unknown {
     `${e.message}. ${file} is not the history this store holds at that step: import each conversation into its own store (--dir)`,
     e.details,
   );
+}
+
+/**
+ * What a stopped import leaves: the turns of the rounds committed before the signal (the first
+ * `written`, in step order), and that importing the file again adds the rest.
+ */
+function interrupted(turns: readonly { step_id: number }[], written: number): string {
+  const stored =
+    written === 0
+      ? 'nothing imported'
+      : `steps ${turns[0]!.step_id}–${turns[written - 1]!.step_id} are in the store`;
+  return `import interrupted: ${written} of ${turns.length} turn(s) written (${stored}); the same import again adds the rest`;
 }
 
 /** `contextfold import`. */
@@ -126,12 +141,22 @@ export function register(program: Command): void {
       const sessionId = !sessionGiven && history.sessionId ? history.sessionId : options.sessionId;
       const cf = await ContextFold.open({ ...options, sessionId });
       const bar = phasedProgress(PHASES);
+      // Turns committed so far: the batch is written in rounds, each committed whole, in order.
+      let written = 0;
+      const forget = sayOnStop(() => {
+        bar.done();
+        return interrupted(history.turns, written);
+      });
       try {
         const r = await importTurns(cf, history.turns, {
-          onProgress: g.json ? undefined : (d, t, phase) => bar.update(d, t, phase),
+          onProgress: (d, t, phase) => {
+            if (phase === 'writing') written = d;
+            if (!g.json) bar.update(d, t, phase);
+          },
         }).catch((e: unknown) => {
           throw anotherConversation(e, file);
         });
+        forget();
         bar.done();
         const report: ImportReport = {
           file,
@@ -150,6 +175,7 @@ export function register(program: Command): void {
         };
         emit(g, report, human);
       } finally {
+        forget();
         await cf.close({ compact: true });
       }
     });
