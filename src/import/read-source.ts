@@ -1,3 +1,4 @@
+import { constants } from 'node:buffer';
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { sourceError } from './source-error.js';
@@ -44,7 +45,15 @@ export function readSourceText(path: string): string {
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
+  } catch (e) {
+    // Valid text longer than a JavaScript string can be was reported as "not valid UTF-8".
+    if ((e as NodeJS.ErrnoException).code === 'ERR_STRING_TOO_LONG') {
+      throw sourceError(
+        path,
+        null,
+        `too large: its text is longer than one import can read (${constants.MAX_STRING_LENGTH.toLocaleString('en-US')} characters, about 512 MiB); import a shorter history`,
+      );
+    }
     throw sourceError(path, null, 'not valid UTF-8 text');
   }
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
