@@ -25,7 +25,19 @@ describe('readSourceText', () => {
       /x\.gz: named \.gz but is not gzip data/,
     );
     expect(() => readSourceText(join(dir, 'y.gz'))).toThrow(/y\.gz: not a valid gzip file/);
-    expect(() => readSourceText(join(dir, 'z.json'))).toThrow(/z\.json: not valid UTF-8 text/);
+    expect(() => readSourceText(join(dir, 'z.json'))).toThrow(/z\.json:1: not valid UTF-8 text/);
+    // The line of the first bad byte is named (a Latin-1 "é" on line 3 of a turns file).
+    const rows = ['{"step_id": 0, "role": "user", "content": "caf\u00e9"}', '{"step_id": 1}'];
+    writeFileSync(
+      join(dir, 'w.jsonl'),
+      Buffer.concat([
+        Buffer.from(`${rows.join('\n')}\n{"content": "caf`),
+        Buffer.from([0xe9, 0x22, 0x7d, 0x0a]),
+      ]),
+    );
+    expect(() => readSourceText(join(dir, 'w.jsonl'))).toThrow(
+      /w\.jsonl:3: not valid UTF-8 text \(history files are read as UTF-8: convert this one first\)$/,
+    );
     expect(() => readSourceText(join(dir, 'none.json'))).toThrow(/none\.json: no such file/);
   });
 
