@@ -175,50 +175,72 @@ describe('contextfold import', () => {
     );
   });
 
-  it('stopped by Ctrl-C after its first round: one line says how many turns are in the store, and the same import adds the rest', async () => {
-    // Before, a long import stopped by a signal printed nothing: which turns it had stored
-    // (rounds of 1,024 are committed one by one) was left to guess.
-    const root = tempDir().dir;
-    const dir = join(root, '.contextfold');
-    const file = join(root, 'long.jsonl');
-    const total = 2100;
-    const rows = Array.from({ length: total }, (_, i) =>
-      JSON.stringify({ step_id: i, role: i % 2 ? 'assistant' : 'user', content: `turn ${i}` }),
-    );
-    writeFileSync(file, `${rows.join('\n')}\n`);
-    const child = spawn(process.execPath, [CLI, '--dir', dir, 'import', file]);
-    let stderr = '';
-    child.stderr.on('data', (b: Buffer) => {
-      stderr += b.toString('utf8');
-    });
-    const ended = new Promise<NodeJS.Signals | null>((done) =>
-      child.on('exit', (_code, signal) => done(signal)),
-    );
-    // The second round has begun (its node files are being written): the first is committed.
-    const nodes = join(dir, 'cold_nodes');
-    const secondRound = () =>
-      existsSync(nodes) &&
-      readdirSync(nodes).some((f) => Number(/step_(\d+)/.exec(f)?.[1] ?? -1) >= 1024);
-    while (!secondRound()) await new Promise((r) => setTimeout(r, 10));
-    child.kill('SIGINT');
-    expect(await ended).toBe('SIGINT');
-    const said =
-      /^contextfold: import interrupted: (\d+) of 2100 turn\(s\) written \(steps 0–(\d+) are in the store\); the same import again adds the rest$/m.exec(
-        stderr,
+  it.each([
+    ['one line on stderr', false],
+    ['the error object on stdout (--json)', true],
+  ])(
+    'stopped by Ctrl-C after its first round: %s says how many turns are in the store, and the same import adds the rest',
+    async (_how, json) => {
+      // Before, a long import stopped by a signal printed nothing: which turns it had stored
+      // (rounds of 1,024 are committed one by one) was left to guess.
+      const root = tempDir().dir;
+      const dir = join(root, '.contextfold');
+      const file = join(root, 'long.jsonl');
+      const total = 2100;
+      const rows = Array.from({ length: total }, (_, i) =>
+        JSON.stringify({ step_id: i, role: i % 2 ? 'assistant' : 'user', content: `turn ${i}` }),
       );
-    expect(said, stderr).not.toBeNull();
-    const written = Number(said![1]);
-    expect(Number(said![2])).toBe(written - 1);
-    expect(written).toBeGreaterThanOrEqual(1024);
-    expect(written).toBeLessThan(total);
-    const cf = await ContextFold.open({ dir });
-    expect((await cf.status()).nodes).toBe(written);
-    await cf.close();
-    const again = await runCliInProcess(['--dir', dir, 'import', file]);
-    expect(again.stdout).toMatch(
-      new RegExp(`: ${total - written} folded, ${written} already folded; steps 0–${total - 1};`),
-    );
-  }, 120_000);
+      writeFileSync(file, `${rows.join('\n')}\n`);
+      const args = [CLI, '--dir', dir, 'import', file, ...(json ? ['--json'] : [])];
+      const child = spawn(process.execPath, args);
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (b: Buffer) => {
+        stdout += b.toString('utf8');
+      });
+      child.stderr.on('data', (b: Buffer) => {
+        stderr += b.toString('utf8');
+      });
+      const ended = new Promise<NodeJS.Signals | null>((done) =>
+        child.on('close', (_code, signal) => done(signal)),
+      );
+      // The second round has begun (its node files are being written): the first is committed.
+      const nodes = join(dir, 'cold_nodes');
+      const secondRound = () =>
+        existsSync(nodes) &&
+        readdirSync(nodes).some((f) => Number(/step_(\d+)/.exec(f)?.[1] ?? -1) >= 1024);
+      while (!secondRound()) await new Promise((r) => setTimeout(r, 10));
+      child.kill('SIGINT');
+      expect(await ended).toBe('SIGINT');
+      const line =
+        /^import interrupted: (\d+) of 2100 turn\(s\) written \(steps 0–(\d+) are in the store\); the same import again adds the rest$/;
+      let written: number;
+      if (json) {
+        expect(stderr).toBe('');
+        const r = JSON.parse(stdout);
+        expect(r).toMatchObject({ error: 'Interrupted', code: 'INTERRUPTED', signal: 'SIGINT' });
+        expect(r.message).toMatch(line);
+        written = r.written;
+        expect(r).toMatchObject({ turns: total, first_step: 0, last_step: written - 1 });
+      } else {
+        expect(stdout).toBe('');
+        const said = line.exec(stderr.replace(/^contextfold: /, '').trimEnd());
+        expect(said, stderr).not.toBeNull();
+        written = Number(said![1]);
+        expect(Number(said![2])).toBe(written - 1);
+      }
+      expect(written).toBeGreaterThanOrEqual(1024);
+      expect(written).toBeLessThan(total);
+      const cf = await ContextFold.open({ dir });
+      expect((await cf.status()).nodes).toBe(written);
+      await cf.close();
+      const again = await runCliInProcess(['--dir', dir, 'import', file]);
+      expect(again.stdout).toMatch(
+        new RegExp(`: ${total - written} folded, ${written} already folded; steps 0–${total - 1};`),
+      );
+    },
+    120_000,
+  );
 
   it('--session overrides the session id', async () => {
     const dir = join(tempDir().dir, '.contextfold');

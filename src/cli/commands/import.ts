@@ -106,12 +106,23 @@ function anotherConversation(e: unknown, file: string): unknown {
  * What a stopped import leaves: the turns of the rounds committed before the signal (the first
  * `written`, in step order), and that importing the file again adds the rest.
  */
-function interrupted(turns: readonly { step_id: number }[], written: number): string {
+function interrupted(
+  turns: readonly { step_id: number }[],
+  written: number,
+): { message: string; details: Record<string, unknown> } {
   const stored =
     written === 0
       ? 'nothing imported'
       : `steps ${turns[0]!.step_id}–${turns[written - 1]!.step_id} are in the store`;
-  return `import interrupted: ${written} of ${turns.length} turn(s) written (${stored}); the same import again adds the rest`;
+  return {
+    message: `import interrupted: ${written} of ${turns.length} turn(s) written (${stored}); the same import again adds the rest`,
+    details: {
+      turns: turns.length,
+      written,
+      first_step: written === 0 ? null : turns[0]!.step_id,
+      last_step: written === 0 ? null : turns[written - 1]!.step_id,
+    },
+  };
 }
 
 /** `contextfold import`. */
@@ -146,7 +157,7 @@ export function register(program: Command): void {
       const forget = sayOnStop(() => {
         bar.done();
         return interrupted(history.turns, written);
-      });
+      }, g.json);
       try {
         const r = await importTurns(cf, history.turns, {
           onProgress: (d, t, phase) => {
