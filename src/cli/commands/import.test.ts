@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
@@ -241,6 +241,39 @@ describe('contextfold import', () => {
     },
     120_000,
   );
+
+  it('an error after some rounds were committed says how many turns are in the store', async () => {
+    // Before, the error alone was printed: the rounds already committed stayed in the store
+    // without a word.
+    const root = tempDir().dir;
+    const dir = join(root, '.contextfold');
+    const file = join(root, 'long.jsonl');
+    const rows = Array.from({ length: 2100 }, (_, i) =>
+      JSON.stringify({ step_id: i, role: i % 2 ? 'assistant' : 'user', content: `turn ${i}` }),
+    );
+    writeFileSync(file, `${rows.join('\n')}\n`);
+    const child = spawn(process.execPath, [CLI, '--dir', dir, 'import', file]);
+    let stderr = '';
+    child.stderr.on('data', (b: Buffer) => {
+      stderr += b.toString('utf8');
+    });
+    const ended = new Promise<number | null>((done) => child.on('close', (code) => done(code)));
+    // While the second round (steps 1024–2047) is written, a file appears where the third
+    // round's last node goes: that round is refused, the first two stay.
+    const nodes = join(dir, 'cold_nodes');
+    const secondRound = () =>
+      existsSync(nodes) &&
+      readdirSync(nodes).some((f) => Number(/step_(\d+)/.exec(f)?.[1] ?? -1) >= 1024);
+    while (!secondRound()) await new Promise((r) => setTimeout(r, 10));
+    mkdirSync(join(nodes, 'step_002099.json'));
+    expect(await ended).toBe(4);
+    expect(stderr).toMatch(
+      /^contextfold: OrphanedNodeError: step 2099 has a cold node file but no index entry .*\. The import stopped after 2048 of 2100 turn\(s\) \(steps 0–2047 are in the store\); once that is fixed, the same import adds the rest\n$/,
+    );
+    const cf = await ContextFold.open({ dir });
+    expect((await cf.status()).nodes).toBe(2048);
+    await cf.close();
+  }, 120_000);
 
   it('--session overrides the session id', async () => {
     const dir = join(tempDir().dir, '.contextfold');

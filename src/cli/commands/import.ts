@@ -3,7 +3,13 @@ import { ContextFold } from '../../engine/context-fold.js';
 import { loadHistoryFile } from '../../import/import-file.js';
 import { importTurns } from '../../import/import-turns.js';
 import { IMPORT_FORMATS, type ImportFormat } from '../../import/turn.js';
-import { isStepConflictError, StepConflictError, UsageError } from '../../protocol/errors.js';
+import {
+  type CodedErrorClass,
+  isContextFoldError,
+  isStepConflictError,
+  StepConflictError,
+  UsageError,
+} from '../../protocol/errors.js';
 import { emit, globals } from '../context.js';
 import { engineOptions, NO_REDACT_FLAG, NO_REDACT_HELP } from '../engine-options.js';
 import { helpText } from '../help-text.js';
@@ -125,6 +131,24 @@ function interrupted(
   };
 }
 
+/**
+ * An error that stopped an import after some of its rounds were committed, saying so: those
+ * turns stay in the store, and the same import again adds the rest once the cause is fixed.
+ */
+function afterPartialWrite(e: unknown, turns: readonly { step_id: number }[], written: number) {
+  if (written === 0 || !isContextFoldError(e)) return e;
+  const { details } = interrupted(turns, written);
+  const partial = `The import stopped after ${written} of ${turns.length} turn(s) (steps ${details.first_step}–${details.last_step} are in the store); once that is fixed, the same import adds the rest`;
+  const Class = e.constructor as CodedErrorClass;
+  return new Class(
+    `${e.message}. ${partial}`,
+    { ...e.details, ...details },
+    {
+      cause: e,
+    },
+  );
+}
+
 /** `contextfold import`. */
 export function register(program: Command): void {
   program
@@ -165,7 +189,7 @@ export function register(program: Command): void {
             if (!g.json) bar.update(d, t, phase);
           },
         }).catch((e: unknown) => {
-          throw anotherConversation(e, file);
+          throw afterPartialWrite(anotherConversation(e, file), history.turns, written);
         });
         forget();
         bar.done();
