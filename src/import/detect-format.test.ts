@@ -80,6 +80,25 @@ describe('detectImportFormat', () => {
     }
   });
 
+  it('a JSON document cut short names the line it breaks on (not the format to pass)', () => {
+    const whole = JSON.stringify(
+      {
+        messages: [
+          { role: 'user', content: 'Which port?' },
+          { role: 'tool', content: '5433' },
+        ],
+      },
+      null,
+      2,
+    );
+    expect(() => detect(whole.slice(0, 60))).toThrow(
+      /^f:5: not valid JSON \(unexpected end of input/,
+    );
+    expect(() => detect('[{"role": "user", "content": "Which p')).toThrow(
+      /^f:1: not valid JSON \(unexpected end of input, expected a closing quote at column 38\)$/,
+    );
+  });
+
   it('an empty file or message array says there is nothing to import (not to pass --format)', () => {
     for (const text of ['', ' \n\n', '[]', '{"messages": []}']) {
       expect(() => detect(text), JSON.stringify(text)).toThrow(

@@ -1,6 +1,7 @@
 import { UsageError } from '../protocol/errors.js';
 import { AIDER_CHAT_START } from './aider-history.js';
 import { CODEX_RECORD_TYPES, isBareCodexMeta } from './codex-rollout.js';
+import { parseJsonDocument } from './json-source.js';
 import { IMPORT_FORMATS, type ImportFormat } from './turn.js';
 
 /** Records of a JSONL file looked at before giving up on telling its format. */
@@ -53,6 +54,9 @@ export function detectImportFormat(options: { text: string; source: string }): I
       ? jsonlFormat(text)
       : undefined;
   if (found) return found;
+  // A JSON document cut short (a truncated copy, a half-written download) is not a format to
+  // ask for: say where it breaks, as the reader of any JSON format would.
+  if (doc === undefined && isJsonDocumentStart(text)) parseJsonDocument(text, source);
   // Nothing to tell a format from: asking for --format would only import nothing.
   if (text.trim() === '' || (Array.isArray(messages) && messages.length === 0)) {
     throw new UsageError(`${source} has no messages: nothing to import`, { path: source });
@@ -64,6 +68,15 @@ export function detectImportFormat(options: { text: string; source: string }): I
     `cannot tell the format of ${source}: ${why}; pass \`format\` (${IMPORT_FORMATS.join(', ')})`,
     { path: source, option: 'format' },
   );
+}
+
+/**
+ * True when `text` opens one JSON document rather than JSONL records: it starts with `[` or `{`
+ * and its first line is not a whole JSON value.
+ */
+function isJsonDocumentStart(text: string): boolean {
+  const first = text.trimStart().split('\n', 1)[0] ?? '';
+  return /^[[{]/.test(first) && parseWhole(first) === undefined;
 }
 
 function isSweAgentTrajectory(doc: unknown): boolean {

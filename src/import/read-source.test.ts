@@ -1,3 +1,4 @@
+import { constants } from 'node:buffer';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -24,9 +25,34 @@ describe('readSourceText', () => {
       /x\.gz: named \.gz but is not gzip data/,
     );
     expect(() => readSourceText(join(dir, 'y.gz'))).toThrow(/y\.gz: not a valid gzip file/);
-    expect(() => readSourceText(join(dir, 'z.json'))).toThrow(/z\.json: not valid UTF-8 text/);
+    expect(() => readSourceText(join(dir, 'z.json'))).toThrow(/z\.json:1: not valid UTF-8 text/);
+    // The line of the first bad byte is named (a Latin-1 "é" on line 3 of a turns file).
+    const rows = ['{"step_id": 0, "role": "user", "content": "caf\u00e9"}', '{"step_id": 1}'];
+    writeFileSync(
+      join(dir, 'w.jsonl'),
+      Buffer.concat([
+        Buffer.from(`${rows.join('\n')}\n{"content": "caf`),
+        Buffer.from([0xe9, 0x22, 0x7d, 0x0a]),
+      ]),
+    );
+    expect(() => readSourceText(join(dir, 'w.jsonl'))).toThrow(
+      /w\.jsonl:3: not valid UTF-8 text \(history files are read as UTF-8: convert this one first\)$/,
+    );
     expect(() => readSourceText(join(dir, 'none.json'))).toThrow(/none\.json: no such file/);
   });
+
+  it('a text too long for one string is too large, not "not valid UTF-8"', () => {
+    const dir = tempDir().dir;
+    // A gzipped history that unpacks to more characters than a JavaScript string holds: one
+    // member of 1 MiB, repeated (gzip members concatenated unpack as one text).
+    const file = join(dir, 'huge.jsonl.gz');
+    const member = gzipSync(Buffer.alloc(1 << 20, 0x61));
+    const count = Math.ceil(constants.MAX_STRING_LENGTH / (1 << 20)) + 1;
+    writeFileSync(file, Buffer.concat(Array.from({ length: count }, () => member)));
+    expect(() => readSourceText(file)).toThrow(
+      /huge\.jsonl\.gz: too large: its text is longer than one import can read \(536,870,888 characters, about 512 MiB\); import a shorter history$/,
+    );
+  }, 60_000);
 
   it('says what to do with a zstd-compressed file (a newer Codex rollout) instead of "not UTF-8"', () => {
     const dir = tempDir().dir;

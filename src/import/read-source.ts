@@ -1,3 +1,4 @@
+import { constants, isUtf8 } from 'node:buffer';
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { sourceError } from './source-error.js';
@@ -44,8 +45,36 @@ export function readSourceText(path: string): string {
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    throw sourceError(path, null, 'not valid UTF-8 text');
+  } catch (e) {
+    // Valid text longer than a JavaScript string can be was reported as "not valid UTF-8".
+    if ((e as NodeJS.ErrnoException).code === 'ERR_STRING_TOO_LONG') {
+      throw sourceError(
+        path,
+        null,
+        `too large: its text is longer than one import can read (${constants.MAX_STRING_LENGTH.toLocaleString('en-US')} characters, about 512 MiB); import a shorter history`,
+      );
+    }
+    throw sourceError(
+      path,
+      firstInvalidLine(bytes),
+      'not valid UTF-8 text (history files are read as UTF-8: convert this one first)',
+    );
   }
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+/**
+ * The 1-based line holding the first byte that is not UTF-8 (a newline byte is never part of a
+ * multi-byte character, so lines can be checked one by one); null when none is found.
+ */
+function firstInvalidLine(bytes: Buffer): number | null {
+  let line = 1;
+  for (let start = 0; start <= bytes.length; line++) {
+    const nl = bytes.indexOf(0x0a, start);
+    const end = nl === -1 ? bytes.length : nl;
+    if (!isUtf8(bytes.subarray(start, end))) return line;
+    if (nl === -1) break;
+    start = nl + 1;
+  }
+  return null;
 }

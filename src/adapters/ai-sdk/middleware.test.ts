@@ -356,6 +356,61 @@ describe('contextFoldMiddleware with generateText', () => {
     await mw.close();
   });
 
+  it('sends the approval of a provider-executed tool (a tool message with no tool result) on', async () => {
+    // It has no neutral message, so the prompt rebuilt from the pack dropped it: the provider
+    // never got the approval its tool call waits for.
+    const mw = setup();
+    const mock = new MockLanguageModelV3({ doGenerate: [text('Found it.')] });
+    const model = wrapLanguageModel({ model: mock, middleware: mw });
+    const messages: ModelMessage[] = [
+      ...history(),
+      { role: 'user', content: 'Search the repository with the MCP tool.' },
+      {
+        role: 'assistant',
+        content: [
+          {
+            type: 'tool-call',
+            toolCallId: 'mcp1',
+            toolName: 'mcp_search',
+            input: { q: 'VAT' },
+            providerExecuted: true,
+          },
+          { type: 'tool-approval-request', approvalId: 'ap1', toolCallId: 'mcp1' },
+        ],
+      },
+      {
+        role: 'tool',
+        content: [
+          {
+            type: 'tool-approval-response',
+            approvalId: 'ap1',
+            approved: true,
+            providerExecuted: true,
+          },
+        ],
+      },
+    ];
+    await generateText({ model, system: SYSTEM, messages });
+    const sent = mock.doGenerateCalls[0]!.prompt;
+    expect(sent.slice(-2)).toEqual([
+      {
+        role: 'assistant',
+        content: [
+          expect.objectContaining({
+            type: 'tool-call',
+            toolCallId: 'mcp1',
+            providerExecuted: true,
+          }),
+        ],
+      },
+      {
+        role: 'tool',
+        content: [{ type: 'tool-approval-response', approvalId: 'ap1', approved: true }],
+      },
+    ]);
+    await mw.close();
+  });
+
   it('keeps sessions apart by providerOptions.contextfold.sessionId', async () => {
     const mw = setup();
     const mock = new MockLanguageModelV3({ doGenerate: [text('a'), text('b')] });

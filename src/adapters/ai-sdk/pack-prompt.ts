@@ -68,7 +68,8 @@ function entrySteps(e: PackEntry): (number | null)[] {
  * Turns a context pack into the prompt for the model. Messages the pack keeps unchanged are sent
  * as the caller's original AI SDK messages (files, reasoning and provider options intact);
  * folded-step records, pinned notes and compressed messages are converted; the paged-in blocks
- * go in an extra text part at the end of the prompt's user message.
+ * go in an extra text part at the end of the prompt's user message. A tool message without a
+ * tool result (a provider-executed tool's approval) follows the message before it.
  *
  * @example
  * const prompt = packToPrompt(pack, { original: params.prompt, history, origin });
@@ -89,6 +90,8 @@ export function packToPrompt(
   const steps = pack.entries.flatMap(entrySteps);
   if (steps.length !== pack.messages.length) return pack.messages.map(fromNeutral);
   const out: LanguageModelV3Prompt = [];
+  // Prompt messages that have a neutral message.
+  const converted = new Set(source.origin);
   let i = 0;
   while (i < pack.messages.length) {
     const step = steps[i];
@@ -125,6 +128,13 @@ export function packToPrompt(
       out.push(toolMessage(original, run, i, pack, source.history));
     } else {
       for (let k = i; k < j; k++) out.push(fromNeutral(pack.messages[k]!));
+    }
+    // A tool message with no tool result (only the approval of a provider-executed tool) has no
+    // neutral message: it goes with the message before it, or it was dropped from every prompt.
+    if (run.at(-1) === all.at(-1)) {
+      for (let f = o + 1; f < source.original.length && !converted.has(f); f++) {
+        out.push(source.original[f]!);
+      }
     }
     i = j;
   }

@@ -1,9 +1,10 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { ContextFold } from '../../engine/context-fold.js';
-import { runCliInProcess } from '../../test-utils/cli.js';
+import { CLI, runCliInProcess } from '../../test-utils/cli.js';
 import { tempDir } from '../../test-utils/temp-dir.js';
 
 const fixture = (name: string) =>
@@ -173,6 +174,106 @@ describe('contextfold import', () => {
       /StepConflictError: .*import each conversation into its own store \(--dir\)/,
     );
   });
+
+  it.each([
+    ['one line on stderr', false],
+    ['the error object on stdout (--json)', true],
+  ])(
+    'stopped by Ctrl-C after its first round: %s says how many turns are in the store, and the same import adds the rest',
+    async (_how, json) => {
+      // Before, a long import stopped by a signal printed nothing: which turns it had stored
+      // (rounds of 1,024 are committed one by one) was left to guess.
+      const root = tempDir().dir;
+      const dir = join(root, '.contextfold');
+      const file = join(root, 'long.jsonl');
+      const total = 2100;
+      const rows = Array.from({ length: total }, (_, i) =>
+        JSON.stringify({ step_id: i, role: i % 2 ? 'assistant' : 'user', content: `turn ${i}` }),
+      );
+      writeFileSync(file, `${rows.join('\n')}\n`);
+      const args = [CLI, '--dir', dir, 'import', file, ...(json ? ['--json'] : [])];
+      const child = spawn(process.execPath, args);
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (b: Buffer) => {
+        stdout += b.toString('utf8');
+      });
+      child.stderr.on('data', (b: Buffer) => {
+        stderr += b.toString('utf8');
+      });
+      const ended = new Promise<NodeJS.Signals | null>((done) =>
+        child.on('close', (_code, signal) => done(signal)),
+      );
+      // The second round has begun (its node files are being written): the first is committed.
+      const nodes = join(dir, 'cold_nodes');
+      const secondRound = () =>
+        existsSync(nodes) &&
+        readdirSync(nodes).some((f) => Number(/step_(\d+)/.exec(f)?.[1] ?? -1) >= 1024);
+      while (!secondRound()) await new Promise((r) => setTimeout(r, 10));
+      child.kill('SIGINT');
+      expect(await ended).toBe('SIGINT');
+      const line =
+        /^import interrupted: (\d+) of 2100 turn\(s\) written \(steps 0–(\d+) are in the store\); the same import again adds the rest$/;
+      let written: number;
+      if (json) {
+        expect(stderr).toBe('');
+        const r = JSON.parse(stdout);
+        expect(r).toMatchObject({ error: 'Interrupted', code: 'INTERRUPTED', signal: 'SIGINT' });
+        expect(r.message).toMatch(line);
+        written = r.written;
+        expect(r).toMatchObject({ turns: total, first_step: 0, last_step: written - 1 });
+      } else {
+        expect(stdout).toBe('');
+        const said = line.exec(stderr.replace(/^contextfold: /, '').trimEnd());
+        expect(said, stderr).not.toBeNull();
+        written = Number(said![1]);
+        expect(Number(said![2])).toBe(written - 1);
+      }
+      expect(written).toBeGreaterThanOrEqual(1024);
+      expect(written).toBeLessThan(total);
+      const cf = await ContextFold.open({ dir });
+      expect((await cf.status()).nodes).toBe(written);
+      await cf.close();
+      const again = await runCliInProcess(['--dir', dir, 'import', file]);
+      expect(again.stdout).toMatch(
+        new RegExp(`: ${total - written} folded, ${written} already folded; steps 0–${total - 1};`),
+      );
+    },
+    120_000,
+  );
+
+  it('an error after some rounds were committed says how many turns are in the store', async () => {
+    // Before, the error alone was printed: the rounds already committed stayed in the store
+    // without a word.
+    const root = tempDir().dir;
+    const dir = join(root, '.contextfold');
+    const file = join(root, 'long.jsonl');
+    const rows = Array.from({ length: 2100 }, (_, i) =>
+      JSON.stringify({ step_id: i, role: i % 2 ? 'assistant' : 'user', content: `turn ${i}` }),
+    );
+    writeFileSync(file, `${rows.join('\n')}\n`);
+    const child = spawn(process.execPath, [CLI, '--dir', dir, 'import', file]);
+    let stderr = '';
+    child.stderr.on('data', (b: Buffer) => {
+      stderr += b.toString('utf8');
+    });
+    const ended = new Promise<number | null>((done) => child.on('close', (code) => done(code)));
+    // While the second round (steps 1024–2047) is written, a file appears where the third
+    // round's last node goes: that round is refused, the first two stay.
+    const nodes = join(dir, 'cold_nodes');
+    const secondRound = () =>
+      existsSync(nodes) &&
+      readdirSync(nodes).some((f) => Number(/step_(\d+)/.exec(f)?.[1] ?? -1) >= 1024);
+    while (!secondRound()) await new Promise((r) => setTimeout(r, 10));
+    mkdirSync(join(nodes, 'step_002099.json'));
+    expect(await ended).toBe(4);
+    expect(stderr).toMatch(
+      /^contextfold: OrphanedNodeError: step 2099 has a cold node file but no index entry .*\. The import stopped after 2048 of 2100 turn\(s\) \(steps 0–2047 are in the store\); once that is fixed, the same import adds the rest\n$/,
+    );
+    const cf = await ContextFold.open({ dir });
+    expect((await cf.status()).nodes).toBe(2048);
+    await cf.close();
+  }, 120_000);
 
   it('--session overrides the session id', async () => {
     const dir = join(tempDir().dir, '.contextfold');

@@ -3,11 +3,18 @@ import { ContextFold } from '../../engine/context-fold.js';
 import { loadHistoryFile } from '../../import/import-file.js';
 import { importTurns } from '../../import/import-turns.js';
 import { IMPORT_FORMATS, type ImportFormat } from '../../import/turn.js';
-import { isStepConflictError, StepConflictError, UsageError } from '../../protocol/errors.js';
+import {
+  type CodedErrorClass,
+  isContextFoldError,
+  isStepConflictError,
+  StepConflictError,
+  UsageError,
+} from '../../protocol/errors.js';
 import { emit, globals } from '../context.js';
 import { engineOptions, NO_REDACT_FLAG, NO_REDACT_HELP } from '../engine-options.js';
 import { helpText } from '../help-text.js';
 import { phasedProgress } from '../progress.js';
+import { sayOnStop } from '../stop-signals.js';
 
 /** The passes of an import, as its progress bars name them. */
 const PHASES = { preparing: 'redacting', writing: 'importing' } as const;
@@ -77,6 +84,8 @@ const HELP = helpText({
     'and re-importing a transcript that has grown adds its new turns. A last turn still open (a',
     'tool call without its result, as in a running session) is left out until it is complete.',
     'One store holds one conversation: import another session into its own --dir.',
+    'An import stopped by Ctrl-C says how many turns it wrote (rounds of 1,024 are committed one',
+    'by one); the same import again adds the rest.',
     "The session id (--session) defaults to the transcript's own session id for claude-code and codex.",
     '',
   ],
@@ -96,6 +105,47 @@ function anotherConversation(e: unknown, file: string): unknown {
   return new StepConflictError(
     `${e.message}. ${file} is not the history this store holds at that step: import each conversation into its own store (--dir)`,
     e.details,
+  );
+}
+
+/**
+ * What a stopped import leaves: the turns of the rounds committed before the signal (the first
+ * `written`, in step order), and that importing the file again adds the rest.
+ */
+function interrupted(
+  turns: readonly { step_id: number }[],
+  written: number,
+): { message: string; details: Record<string, unknown> } {
+  const stored =
+    written === 0
+      ? 'nothing imported'
+      : `steps ${turns[0]!.step_id}–${turns[written - 1]!.step_id} are in the store`;
+  return {
+    message: `import interrupted: ${written} of ${turns.length} turn(s) written (${stored}); the same import again adds the rest`,
+    details: {
+      turns: turns.length,
+      written,
+      first_step: written === 0 ? null : turns[0]!.step_id,
+      last_step: written === 0 ? null : turns[written - 1]!.step_id,
+    },
+  };
+}
+
+/**
+ * An error that stopped an import after some of its rounds were committed, saying so: those
+ * turns stay in the store, and the same import again adds the rest once the cause is fixed.
+ */
+function afterPartialWrite(e: unknown, turns: readonly { step_id: number }[], written: number) {
+  if (written === 0 || !isContextFoldError(e)) return e;
+  const { details } = interrupted(turns, written);
+  const partial = `The import stopped after ${written} of ${turns.length} turn(s) (steps ${details.first_step}–${details.last_step} are in the store); once that is fixed, the same import adds the rest`;
+  const Class = e.constructor as CodedErrorClass;
+  return new Class(
+    `${e.message}. ${partial}`,
+    { ...e.details, ...details },
+    {
+      cause: e,
+    },
   );
 }
 
@@ -126,12 +176,22 @@ export function register(program: Command): void {
       const sessionId = !sessionGiven && history.sessionId ? history.sessionId : options.sessionId;
       const cf = await ContextFold.open({ ...options, sessionId });
       const bar = phasedProgress(PHASES);
+      // Turns committed so far: the batch is written in rounds, each committed whole, in order.
+      let written = 0;
+      const forget = sayOnStop(() => {
+        bar.done();
+        return interrupted(history.turns, written);
+      }, g.json);
       try {
         const r = await importTurns(cf, history.turns, {
-          onProgress: g.json ? undefined : (d, t, phase) => bar.update(d, t, phase),
+          onProgress: (d, t, phase) => {
+            if (phase === 'writing') written = d;
+            if (!g.json) bar.update(d, t, phase);
+          },
         }).catch((e: unknown) => {
-          throw anotherConversation(e, file);
+          throw afterPartialWrite(anotherConversation(e, file), history.turns, written);
         });
+        forget();
         bar.done();
         const report: ImportReport = {
           file,
@@ -150,6 +210,7 @@ export function register(program: Command): void {
         };
         emit(g, report, human);
       } finally {
+        forget();
         await cf.close({ compact: true });
       }
     });
