@@ -11,11 +11,12 @@ import {
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import pg from 'pg';
 import { describe, expect, it, vi } from 'vitest';
 import { sha256Hex } from '../protocol/canonical-json.js';
 import { PgStore } from '../store/pg/pg-store.js';
 import { CLI, runCliInProcess, runCliProcess } from '../test-utils/cli.js';
-import { describePg, pgStoreUrl } from '../test-utils/pg.js';
+import { describePg, PG_URL, pgStoreUrl } from '../test-utils/pg.js';
 import { HAS_SHARED, itShared, sharedPath } from '../test-utils/shared.js';
 import { tempDir } from '../test-utils/temp-dir.js';
 import { ContextFold } from './context-fold.js';
@@ -188,6 +189,35 @@ describePg('export and import-store between a directory and PostgreSQL', () => {
     ).rejects.toMatchObject({ code: 'STORE_NOT_FOUND' });
   });
 
+  it('export refuses an entry row that is no valid record, naming it, and writes nothing', async () => {
+    // The index left such a row out, and the copy went on without it: exit 0, the step gone.
+    const url = pgStoreUrl('badrow');
+    const cf = await ContextFold.open({ store: url, tokenizer: 'reference' });
+    await cf.foldMany(
+      [1, 2, 3].map((i) => ({ stepId: i, summary: `s${i}`, content: `payload ${i}` })),
+    );
+    await cf.close();
+    const storeId = new URL(url).searchParams.get('store_id');
+    const db = new pg.Client({ connectionString: PG_URL! });
+    await db.connect();
+    try {
+      for (const body of ['{not json', '{"step_id":3}']) {
+        await db.query('UPDATE cf_entries SET body = $2 WHERE store_id = $1 AND step = 2', [
+          storeId,
+          body,
+        ]);
+        const work = tempDir().dir;
+        const out = join(work, 'out', '.contextfold');
+        const r = await runCliInProcess(['--store', url, 'export', '--to', out]);
+        expect(r.code, r.stdout + r.stderr).toBe(3);
+        expect(r.stderr).toContain(`store_id=${storeId}#cf_entries/2`);
+        expect(readdirSync(work)).toEqual([]);
+      }
+    } finally {
+      await db.end();
+    }
+  });
+
   it('refuses a target that already holds nodes; export refuses an existing directory', async () => {
     const work = tempDir().dir;
     const dir = join(work, 'a', '.contextfold');
@@ -233,6 +263,20 @@ describe('export and import-store between directories', () => {
     await cf.close();
     return { work, dir };
   }
+
+  it('a source record that is malformed is refused, named, and nothing is written', async () => {
+    // The index could not load: the copy wrote an empty store and exited 0.
+    const { work, dir } = await source();
+    const path = join(dir, 'recall_index.json');
+    const ri = JSON.parse(readFileSync(path, 'utf8')) as { nodes: Record<string, object> };
+    ri.nodes['1'] = { ...ri.nodes['1'], token_estimate: 'x' };
+    writeFileSync(path, JSON.stringify(ri));
+    await expect(transferStore({ from: dir, to: join(work, 'out') })).rejects.toMatchObject({
+      code: 'INTEGRITY_CHECK',
+      message: expect.stringContaining(path),
+    });
+    expect(existsSync(join(work, 'out'))).toBe(false);
+  });
 
   it('a target that is a file is one usage line, not an internal error', async () => {
     const { work, dir } = await source();

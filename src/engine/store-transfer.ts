@@ -75,6 +75,9 @@ export async function transferStore(options: TransferOptions): Promise<TransferR
     // Nodes are read once each, and nothing ranked is copied: nothing is held for later.
     src.readForCopy?.();
     const total = (await source.entriesPage({ limit: 0 })).total;
+    // An entry row or record the index left out (malformed, another step's) is refused, named,
+    // before anything is read or written: never copied as a store without it.
+    src.assertConsistent();
     // First pass: every node verified, nothing written yet (a bad node stops the copy here).
     let verified = 0;
     for await (const page of nodePages(source)) {
