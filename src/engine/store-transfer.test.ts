@@ -14,6 +14,8 @@ import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { describe, expect, it, vi } from 'vitest';
 import { sha256Hex } from '../protocol/canonical-json.js';
+import { PgCopySource } from '../store/pg/pg-copy-source.js';
+import { PgNodes } from '../store/pg/pg-nodes.js';
 import { PgStore } from '../store/pg/pg-store.js';
 import { CLI, runCliInProcess, runCliProcess } from '../test-utils/cli.js';
 import { describePg, PG_URL, pgStoreUrl } from '../test-utils/pg.js';
@@ -77,9 +79,9 @@ describePg('export and import-store between a directory and PostgreSQL', () => {
     );
     await cf.close();
     const loads: number[][] = [];
-    const load = PgStore.prototype.load;
-    const spy = vi.spyOn(PgStore.prototype, 'load').mockImplementation(function (
-      this: PgStore,
+    const load = PgNodes.prototype.load;
+    const spy = vi.spyOn(PgNodes.prototype, 'load').mockImplementation(function (
+      this: PgNodes,
       steps,
     ) {
       loads.push([...steps]);
@@ -102,44 +104,42 @@ describePg('export and import-store between a directory and PostgreSQL', () => {
     expect(loads.flat().filter((s) => s === 4)).toHaveLength(2);
   });
 
-  it("export's source mirror holds no stored analysis (they were most of its memory)", async () => {
-    const url = pgStoreUrl('copyread');
+  it('export pages the tables and builds no mirror of the index (it grew with the store)', async () => {
+    const url = pgStoreUrl('nomirror');
     const cf = await ContextFold.open({ store: url, tokenizer: 'reference' });
-    await cf.foldMany([
-      { stepId: 1, summary: 'one', content: 'alpha beta gamma' },
-      { stepId: 2, summary: 'two', content: 'delta epsilon' },
-    ]);
-    await cf.scan('alpha'); // analyses both nodes and stores the analyses
+    await cf.foldMany(
+      Array.from({ length: 1001 }, (_, i) => ({ stepId: i, summary: `s${i}`, content: `p${i}` })),
+    );
+    await cf.evict(7);
     await cf.close();
-    const reader = async (copy: boolean) => {
-      const r = await ContextFold.open({
-        store: url,
-        tokenizer: 'reference',
-        readOnly: true,
-        mustExist: true,
-      });
-      if (copy) r.backend.readForCopy?.();
-      await r.entriesPage({ limit: 0 });
-      const pending = r.backend.pendingCount();
-      await r.close();
-      return pending;
-    };
-    expect(await reader(false)).toBe(0);
-    expect(await reader(true)).toBe(2);
-    const seen: string[] = [];
-    for (const name of ['readForCopy', 'sync'] as const) {
-      const real = PgStore.prototype[name];
-      vi.spyOn(PgStore.prototype, name).mockImplementation(function (this: PgStore) {
-        seen.push(name);
-        return (real as () => Promise<void>).call(this);
-      });
-    }
+    const syncs = vi.spyOn(PgStore.prototype, 'sync');
+    const pages: number[] = [];
+    const entryPages = PgCopySource.prototype.entryPages;
+    vi.spyOn(PgCopySource.prototype, 'entryPages').mockImplementation(async function* (
+      this: PgCopySource,
+      size: number,
+    ) {
+      for await (const page of entryPages.call(this, size)) {
+        pages.push(page.length);
+        yield page;
+      }
+    });
+    const out = join(tempDir().dir, '.contextfold');
     try {
-      await transferStore({ from: url, to: join(tempDir().dir, '.contextfold') });
+      expect(await transferStore({ from: url, to: out })).toMatchObject({
+        nodes: 1001,
+        evictions: 1,
+      });
+      expect(syncs).not.toHaveBeenCalled();
     } finally {
       vi.restoreAllMocks();
     }
-    expect(seen[0]).toBe('readForCopy');
+    // Each pass read the entries 500 at a time.
+    expect(pages).toEqual([500, 500, 1, 500, 500, 1]);
+    const back = await ContextFold.open({ dir: out, tokenizer: 'reference', mustExist: true });
+    expect((await back.entry(7))?.evicted).toBe(true);
+    expect((await back.validate()).ok).toBe(true);
+    await back.close();
   });
 
   it('import-store verifies every node first: a tampered node loads nothing', async () => {
