@@ -213,6 +213,14 @@ describePg('export and import-store between a directory and PostgreSQL', () => {
         expect(r.stderr).toContain(`store_id=${storeId}#cf_entries/2`);
         expect(readdirSync(work)).toEqual([]);
       }
+      // A row deleted behind the engine's back: the change feed still names the step.
+      await db.query('DELETE FROM cf_entries WHERE store_id = $1 AND step = 2', [storeId]);
+      const out = join(tempDir().dir, 'out', '.contextfold');
+      const r = await runCliInProcess(['--store', url, 'export', '--to', out]);
+      expect(r.code, r.stdout + r.stderr).toBe(3);
+      expect(r.stderr).toContain(`is missing (feed change 2 names it)`);
+      expect(r.stderr).toContain(`store_id=${storeId}#cf_entries/2`);
+      expect(existsSync(out)).toBe(false);
     } finally {
       await db.end();
     }
