@@ -142,6 +142,39 @@ describePg('export and import-store between a directory and PostgreSQL', () => {
     await back.close();
   });
 
+  it('export copies the store as it was when it began: a fold and an eviction meanwhile are not in it', async () => {
+    // Before, the copy followed the store between its pages: it reported 3 nodes and wrote 4.
+    const url = pgStoreUrl('snapshot');
+    const cf = await ContextFold.open({ store: url, tokenizer: 'reference' });
+    await cf.foldMany(
+      [1, 2, 3].map((i) => ({ stepId: i, summary: `s${i}`, content: `payload ${i}` })),
+    );
+    let writer: Promise<unknown> | null = null;
+    const load = PgCopySource.prototype.load;
+    vi.spyOn(PgCopySource.prototype, 'load').mockImplementation(async function (
+      this: PgCopySource,
+      steps,
+    ) {
+      // The first page is being verified: another writer commits before it is read.
+      writer ??= cf.fold({ stepId: 4, summary: 's4', content: 'late' }).then(() => cf.evict(1));
+      await writer;
+      return load.call(this, steps);
+    });
+    const out = join(tempDir().dir, '.contextfold');
+    try {
+      expect(await transferStore({ from: url, to: out })).toMatchObject({ nodes: 3, evictions: 0 });
+    } finally {
+      vi.restoreAllMocks();
+      await cf.close();
+    }
+    expect(readdirSync(join(out, 'cold_nodes')).sort()).toEqual([
+      'step_000001.json',
+      'step_000002.json',
+      'step_000003.json',
+    ]);
+    expect(existsSync(join(out, 'eviction_log.json'))).toBe(false);
+  });
+
   it('import-store verifies every node first: a tampered node loads nothing', async () => {
     const dir = join(tempDir().dir, '.contextfold');
     const cf = await ContextFold.open({ dir, tokenizer: 'reference' });
