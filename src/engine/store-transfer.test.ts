@@ -11,11 +11,14 @@ import {
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import pg from 'pg';
 import { describe, expect, it, vi } from 'vitest';
 import { sha256Hex } from '../protocol/canonical-json.js';
+import { PgCopySource } from '../store/pg/pg-copy-source.js';
+import { PgNodes } from '../store/pg/pg-nodes.js';
 import { PgStore } from '../store/pg/pg-store.js';
 import { CLI, runCliInProcess, runCliProcess } from '../test-utils/cli.js';
-import { describePg, pgStoreUrl } from '../test-utils/pg.js';
+import { describePg, PG_URL, pgStoreUrl } from '../test-utils/pg.js';
 import { HAS_SHARED, itShared, sharedPath } from '../test-utils/shared.js';
 import { tempDir } from '../test-utils/temp-dir.js';
 import { ContextFold } from './context-fold.js';
@@ -76,9 +79,9 @@ describePg('export and import-store between a directory and PostgreSQL', () => {
     );
     await cf.close();
     const loads: number[][] = [];
-    const load = PgStore.prototype.load;
-    const spy = vi.spyOn(PgStore.prototype, 'load').mockImplementation(function (
-      this: PgStore,
+    const load = PgNodes.prototype.load;
+    const spy = vi.spyOn(PgNodes.prototype, 'load').mockImplementation(function (
+      this: PgNodes,
       steps,
     ) {
       loads.push([...steps]);
@@ -101,44 +104,75 @@ describePg('export and import-store between a directory and PostgreSQL', () => {
     expect(loads.flat().filter((s) => s === 4)).toHaveLength(2);
   });
 
-  it("export's source mirror holds no stored analysis (they were most of its memory)", async () => {
-    const url = pgStoreUrl('copyread');
+  it('export pages the tables and builds no mirror of the index (it grew with the store)', async () => {
+    const url = pgStoreUrl('nomirror');
     const cf = await ContextFold.open({ store: url, tokenizer: 'reference' });
-    await cf.foldMany([
-      { stepId: 1, summary: 'one', content: 'alpha beta gamma' },
-      { stepId: 2, summary: 'two', content: 'delta epsilon' },
-    ]);
-    await cf.scan('alpha'); // analyses both nodes and stores the analyses
+    await cf.foldMany(
+      Array.from({ length: 1001 }, (_, i) => ({ stepId: i, summary: `s${i}`, content: `p${i}` })),
+    );
+    await cf.evict(7);
     await cf.close();
-    const reader = async (copy: boolean) => {
-      const r = await ContextFold.open({
-        store: url,
-        tokenizer: 'reference',
-        readOnly: true,
-        mustExist: true,
-      });
-      if (copy) r.backend.readForCopy?.();
-      await r.entriesPage({ limit: 0 });
-      const pending = r.backend.pendingCount();
-      await r.close();
-      return pending;
-    };
-    expect(await reader(false)).toBe(0);
-    expect(await reader(true)).toBe(2);
-    const seen: string[] = [];
-    for (const name of ['readForCopy', 'sync'] as const) {
-      const real = PgStore.prototype[name];
-      vi.spyOn(PgStore.prototype, name).mockImplementation(function (this: PgStore) {
-        seen.push(name);
-        return (real as () => Promise<void>).call(this);
-      });
-    }
+    const syncs = vi.spyOn(PgStore.prototype, 'sync');
+    const pages: number[] = [];
+    const entryPages = PgCopySource.prototype.entryPages;
+    vi.spyOn(PgCopySource.prototype, 'entryPages').mockImplementation(async function* (
+      this: PgCopySource,
+      size: number,
+    ) {
+      for await (const page of entryPages.call(this, size)) {
+        pages.push(page.length);
+        yield page;
+      }
+    });
+    const out = join(tempDir().dir, '.contextfold');
     try {
-      await transferStore({ from: url, to: join(tempDir().dir, '.contextfold') });
+      expect(await transferStore({ from: url, to: out })).toMatchObject({
+        nodes: 1001,
+        evictions: 1,
+      });
+      expect(syncs).not.toHaveBeenCalled();
     } finally {
       vi.restoreAllMocks();
     }
-    expect(seen[0]).toBe('readForCopy');
+    // Each pass read the entries 500 at a time.
+    expect(pages).toEqual([500, 500, 1, 500, 500, 1]);
+    const back = await ContextFold.open({ dir: out, tokenizer: 'reference', mustExist: true });
+    expect((await back.entry(7))?.evicted).toBe(true);
+    expect((await back.validate()).ok).toBe(true);
+    await back.close();
+  });
+
+  it('export copies the store as it was when it began: a fold and an eviction meanwhile are not in it', async () => {
+    // Before, the copy followed the store between its pages: it reported 3 nodes and wrote 4.
+    const url = pgStoreUrl('snapshot');
+    const cf = await ContextFold.open({ store: url, tokenizer: 'reference' });
+    await cf.foldMany(
+      [1, 2, 3].map((i) => ({ stepId: i, summary: `s${i}`, content: `payload ${i}` })),
+    );
+    let writer: Promise<unknown> | null = null;
+    const load = PgCopySource.prototype.load;
+    vi.spyOn(PgCopySource.prototype, 'load').mockImplementation(async function (
+      this: PgCopySource,
+      steps,
+    ) {
+      // The first page is being verified: another writer commits before it is read.
+      writer ??= cf.fold({ stepId: 4, summary: 's4', content: 'late' }).then(() => cf.evict(1));
+      await writer;
+      return load.call(this, steps);
+    });
+    const out = join(tempDir().dir, '.contextfold');
+    try {
+      expect(await transferStore({ from: url, to: out })).toMatchObject({ nodes: 3, evictions: 0 });
+    } finally {
+      vi.restoreAllMocks();
+      await cf.close();
+    }
+    expect(readdirSync(join(out, 'cold_nodes')).sort()).toEqual([
+      'step_000001.json',
+      'step_000002.json',
+      'step_000003.json',
+    ]);
+    expect(existsSync(join(out, 'eviction_log.json'))).toBe(false);
   });
 
   it('import-store verifies every node first: a tampered node loads nothing', async () => {
@@ -188,6 +222,43 @@ describePg('export and import-store between a directory and PostgreSQL', () => {
     ).rejects.toMatchObject({ code: 'STORE_NOT_FOUND' });
   });
 
+  it('export refuses an entry row that is no valid record, naming it, and writes nothing', async () => {
+    // The index left such a row out, and the copy went on without it: exit 0, the step gone.
+    const url = pgStoreUrl('badrow');
+    const cf = await ContextFold.open({ store: url, tokenizer: 'reference' });
+    await cf.foldMany(
+      [1, 2, 3].map((i) => ({ stepId: i, summary: `s${i}`, content: `payload ${i}` })),
+    );
+    await cf.close();
+    const storeId = new URL(url).searchParams.get('store_id');
+    const db = new pg.Client({ connectionString: PG_URL! });
+    await db.connect();
+    try {
+      for (const body of ['{not json', '{"step_id":3}']) {
+        await db.query('UPDATE cf_entries SET body = $2 WHERE store_id = $1 AND step = 2', [
+          storeId,
+          body,
+        ]);
+        const work = tempDir().dir;
+        const out = join(work, 'out', '.contextfold');
+        const r = await runCliInProcess(['--store', url, 'export', '--to', out]);
+        expect(r.code, r.stdout + r.stderr).toBe(3);
+        expect(r.stderr).toContain(`store_id=${storeId}#cf_entries/2`);
+        expect(readdirSync(work)).toEqual([]);
+      }
+      // A row deleted behind the engine's back: the change feed still names the step.
+      await db.query('DELETE FROM cf_entries WHERE store_id = $1 AND step = 2', [storeId]);
+      const out = join(tempDir().dir, 'out', '.contextfold');
+      const r = await runCliInProcess(['--store', url, 'export', '--to', out]);
+      expect(r.code, r.stdout + r.stderr).toBe(3);
+      expect(r.stderr).toContain(`is missing (feed change 2 names it)`);
+      expect(r.stderr).toContain(`store_id=${storeId}#cf_entries/2`);
+      expect(existsSync(out)).toBe(false);
+    } finally {
+      await db.end();
+    }
+  });
+
   it('refuses a target that already holds nodes; export refuses an existing directory', async () => {
     const work = tempDir().dir;
     const dir = join(work, 'a', '.contextfold');
@@ -233,6 +304,20 @@ describe('export and import-store between directories', () => {
     await cf.close();
     return { work, dir };
   }
+
+  it('a source record that is malformed is refused, named, and nothing is written', async () => {
+    // The index could not load: the copy wrote an empty store and exited 0.
+    const { work, dir } = await source();
+    const path = join(dir, 'recall_index.json');
+    const ri = JSON.parse(readFileSync(path, 'utf8')) as { nodes: Record<string, object> };
+    ri.nodes['1'] = { ...ri.nodes['1'], token_estimate: 'x' };
+    writeFileSync(path, JSON.stringify(ri));
+    await expect(transferStore({ from: dir, to: join(work, 'out') })).rejects.toMatchObject({
+      code: 'INTEGRITY_CHECK',
+      message: expect.stringContaining(path),
+    });
+    expect(existsSync(join(work, 'out'))).toBe(false);
+  });
 
   it('a target that is a file is one usage line, not an internal error', async () => {
     const { work, dir } = await source();

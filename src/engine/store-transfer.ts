@@ -4,10 +4,11 @@ import { makeDirs } from '../fs/make-dirs.js';
 import { UsageError } from '../protocol/errors.js';
 import { checkOptionKeys } from '../protocol/option-keys.js';
 import type { ColdNode, IndexEntry } from '../protocol/types.js';
-import type { IndexBackend } from '../store/index-backend.js';
+import type { CopySource } from '../store/copy-source.js';
 import { isPgUrl } from '../store/pg/pg-url.js';
 import { checkExtendsHead } from '../store/records-head.js';
 import { ContextFold } from './context-fold.js';
+import { syncedCopySource } from './synced-copy-source.js';
 
 /** Options of {@link transferStore}. */
 export interface TransferOptions {
@@ -71,30 +72,33 @@ export async function transferStore(options: TransferOptions): Promise<TransferR
     retrieval: 'reference',
   });
   try {
-    const src = source.backend;
-    // Nodes are read once each, and nothing ranked is copied: nothing is held for later.
-    src.readForCopy?.();
-    const total = (await source.entriesPage({ limit: 0 })).total;
-    // First pass: every node verified, nothing written yet (a bad node stops the copy here).
-    let verified = 0;
-    for await (const page of nodePages(source)) {
-      await src.load(page.map((e) => e.step_id));
-      for (const e of page) src.verifyNode(e);
-      verified += page.length;
-      options.onProgress?.(verified, total, 'verifying');
-    }
-    // A new directory is written under a temporary name beside it and renamed into place
-    // once complete: a copy that fails or is killed half-way leaves no partial store there.
-    const staged = stagingFor(options.to);
-    const forget = staged ? removeOnSignal(staged.root) : () => {};
+    // A database store is paged straight from its tables: no mirror of the whole index.
+    const copy = (await source.backend.copySource?.()) ?? (await syncedCopySource(source));
     try {
-      const r = await copyInto(source, staged?.store ?? options.to, total, options.onProgress);
-      if (!staged) return r;
-      renameSync(staged.store, resolve(options.to));
-      return { ...r, to: resolve(options.to) };
+      const total = copy.total;
+      // First pass: every node verified, nothing written yet (a bad node stops the copy here).
+      let verified = 0;
+      for await (const page of nodePages(copy)) {
+        await copy.load(page.map((e) => e.step_id));
+        for (const e of page) copy.verifyNode(e);
+        verified += page.length;
+        options.onProgress?.(verified, total, 'verifying');
+      }
+      // A new directory is written under a temporary name beside it and renamed into place
+      // once complete: a copy that fails or is killed half-way leaves no partial store there.
+      const staged = stagingFor(options.to);
+      const forget = staged ? removeOnSignal(staged.root) : () => {};
+      try {
+        const r = await copyInto(source, copy, staged?.store ?? options.to, options.onProgress);
+        if (!staged) return r;
+        renameSync(staged.store, resolve(options.to));
+        return { ...r, to: resolve(options.to) };
+      } finally {
+        forget();
+        if (staged) rmSync(staged.root, { recursive: true, force: true });
+      }
     } finally {
-      forget();
-      if (staged) rmSync(staged.root, { recursive: true, force: true });
+      await copy.close();
     }
   } finally {
     await source.close();
@@ -104,11 +108,10 @@ export async function transferStore(options: TransferOptions): Promise<TransferR
 /** The second pass: every page read again, verified and written into the store at `to`. */
 async function copyInto(
   source: ContextFold,
+  copy: CopySource,
   to: string,
-  total: number,
   onProgress: TransferOptions['onProgress'],
 ): Promise<TransferResult> {
-  const src = source.backend;
   const target = await ContextFold.open({
     store: to,
     tokenizer: 'reference',
@@ -129,11 +132,11 @@ async function copyInto(
       const lines = events.text.split('\n').slice(0, -1);
       checkExtendsHead(lines, events.head, events.path, events.headPath);
     }
-    const evictions = src.evictions();
+    let evictions = 0;
     await tgt.write(async (tx) => {
       let done = 0;
-      for await (const page of nodePages(source)) {
-        const nodes = await verifiedNodes(src, page);
+      for await (const page of nodePages(copy)) {
+        const nodes = await verifiedNodes(copy, page);
         await tx.writeNodes(nodes);
         await tx.commit(
           page.map((e, i) => ({
@@ -142,16 +145,19 @@ async function copyInto(
           })),
         );
         done += page.length;
-        onProgress?.(done, total, 'writing');
+        onProgress?.(done, copy.total, 'writing');
       }
-      for (const ev of evictions) await tx.evict(ev.step_id, ev.evicted_at);
+      for await (const page of copy.evictionPages()) {
+        for (const ev of page) await tx.evict(ev.step_id, ev.evicted_at);
+        evictions += page.length;
+      }
     });
     if (events.text.length > 0) await target.appendRecords('events', events.text);
     return {
-      from: src.location,
+      from: source.backend.location,
       to: tgt.location,
-      nodes: total,
-      evictions: evictions.length,
+      nodes: copy.total,
+      evictions,
       events: events.text.split('\n').length - 1,
     };
   } finally {
@@ -260,9 +266,9 @@ function assertTargetDirectory(from: string, to: string): void {
  * Every entry of `source` in step order, in pages of at most {@link PAGE} entries whose nodes
  * add up to at most {@link PAGE_BYTES} stored bytes (a larger node is a page of its own).
  */
-async function* nodePages(source: ContextFold): AsyncGenerator<IndexEntry[]> {
-  for await (const entries of source.entryPages({ pageSize: PAGE })) {
-    const sizes = await source.backend.nodeSizes(entries.map((e) => e.step_id));
+async function* nodePages(source: CopySource): AsyncGenerator<IndexEntry[]> {
+  for await (const entries of source.entryPages(PAGE)) {
+    const sizes = await source.nodeSizes(entries.map((e) => e.step_id));
     let page: IndexEntry[] = [];
     let bytes = 0;
     for (const e of entries) {
@@ -280,7 +286,7 @@ async function* nodePages(source: ContextFold): AsyncGenerator<IndexEntry[]> {
 }
 
 /** The page's nodes, read again and verified (the bytes written are the bytes verified). */
-async function verifiedNodes(src: IndexBackend, page: readonly IndexEntry[]): Promise<ColdNode[]> {
+async function verifiedNodes(src: CopySource, page: readonly IndexEntry[]): Promise<ColdNode[]> {
   await src.load(page.map((e) => e.step_id));
   return page.map((e) => src.verifyNode(e).node);
 }

@@ -1,5 +1,6 @@
 import type { ColdNode, IndexEntry } from '../protocol/types.js';
 import type { NodeAnalysisRecord } from './analysis-record.js';
+import type { CopySource } from './copy-source.js';
 import type { DocDetail, DocStats } from './index-db.js';
 import type { LoadProblem } from './index-loader.js';
 import type { FlagCounts, NodeFlag } from './node-flag.js';
@@ -253,12 +254,11 @@ export interface IndexBackend {
   /** Rebuilds the derived index from the durable state. */
   reindex(): Promise<void>;
   /**
-   * Tells a reader that copies the store (each node read once, page by page; nothing ranked) to
-   * hold nothing for later: a database store's mirror leaves the stored analyses out (most of
-   * its memory, growing with the store) and its node cache keeps only the last load. Call
-   * before any read.
+   * The store read for a copy straight from its durable state, without the derived index (a
+   * database store's mirror of every entry and posting, which grows with the store). Absent:
+   * the copy reads through the synced index. Call before any read.
    */
-  readForCopy?(): void;
+  copySource?(): Promise<CopySource>;
   /** Compares the derived index with the durable state, fully (for validate). */
   checkIndex(): Promise<IndexCheck>;
   /**

@@ -1,5 +1,8 @@
+import { BrokenReferenceError, PathContainmentError } from '../../protocol/ipcf-errors.js';
+import type { IndexEntry } from '../../protocol/types.js';
 import { NodeNotLoadedError } from '../index-backend.js';
 import { nodeFileName } from '../layout.js';
+import { type VerifiedNode, verifyNodeText } from '../verify.js';
 import type { PgConnections } from './pg-connections.js';
 
 /** Node bodies kept for verification (each is re-hashed on every use). */
@@ -13,14 +16,15 @@ const NODE_CACHE_BYTES = 64 * 1024 * 1024;
  * are synchronous, the database is not: this is what bridges them.
  */
 export class PgNodes {
-  readonly #connections: PgConnections;
+  readonly #connections: Pick<PgConnections, 'withClient'>;
   readonly #storeId: string;
   readonly #nodes = new Map<number, Buffer | null>();
   #bytes = 0;
   /** Nothing is kept beyond the last load (a copy reads each node once). */
   keepOnlyLastLoad = false;
 
-  constructor(connections: PgConnections, storeId: string) {
+  /** `connections`: where reads run (a pool, or one snapshot's connection). */
+  constructor(connections: Pick<PgConnections, 'withClient'>, storeId: string) {
     this.#connections = connections;
     this.#storeId = storeId;
   }
@@ -91,4 +95,42 @@ export class PgNodes {
     for (const r of rows) steps.set(Number(r.step), nodeFileName(Number(r.step)));
     return { steps, stray: [] };
   }
+}
+
+/** Where a database store's nodes are, as entries and messages name them. */
+export interface NodePaths {
+  /** The `file_path` an entry of the step must record. */
+  entryFilePath(step: number): string;
+  /** The node's place in the database, for messages. */
+  nodePath(step: number): string;
+}
+
+/**
+ * A loaded node verified against its entry: the entry's `file_path` must be the step's, the
+ * node must be in the database, and its bytes must match all three hashes.
+ */
+export function verifyStoredNode(
+  entry: IndexEntry,
+  nodes: PgNodes,
+  paths: NodePaths,
+): VerifiedNode {
+  const step = entry.step_id;
+  const path = paths.nodePath(step);
+  if (entry.file_path !== paths.entryFilePath(step)) {
+    throw new PathContainmentError(
+      `step ${step}: file_path ${JSON.stringify(entry.file_path)} is not the canonical path for the step; expected ${paths.entryFilePath(step)}`,
+      { stepId: step, path: String(entry.file_path) },
+    );
+  }
+  const bytes = nodes.bytes(step);
+  if (bytes === null) {
+    throw new BrokenReferenceError(
+      `step ${step}: cold node is missing from the database: ${path}`,
+      {
+        stepId: step,
+        path,
+      },
+    );
+  }
+  return verifyNodeText(entry, bytes.toString('utf8'), path);
 }

@@ -1,11 +1,8 @@
 import { StoreNotFoundError, UsageError } from '../../protocol/errors.js';
-import {
-  BrokenReferenceError,
-  IntegrityCheckError,
-  PathContainmentError,
-} from '../../protocol/ipcf-errors.js';
+import { IntegrityCheckError } from '../../protocol/ipcf-errors.js';
 import { isoSeconds } from '../../protocol/time.js';
 import type { IndexEntry } from '../../protocol/types.js';
+import type { CopySource } from '../copy-source.js';
 import { fieldStatsOf } from '../field-stats.js';
 import type {
   DocDetail,
@@ -29,14 +26,15 @@ import type { FlagCounts, NodeFlag } from '../node-flag.js';
 import type { RecordsRead } from '../records-head.js';
 import type { RecordsMark } from '../records-mark.js';
 import { SerialQueue } from '../serial-queue.js';
-import { type VerifiedNode, verifyNodeText } from '../verify.js';
+import type { VerifiedNode } from '../verify.js';
 import { discardAnalyses, storeAnalyses } from './pg-analyses.js';
 import { mirrorProblem } from './pg-check.js';
 import { PgConnections } from './pg-connections.js';
+import { PgCopySource } from './pg-copy-source.js';
 import { storeError } from './pg-errors.js';
 import type { Mirror } from './pg-feed.js';
 import { PgMirror } from './pg-mirror.js';
-import { PgNodes } from './pg-nodes.js';
+import { PgNodes, verifyStoredNode } from './pg-nodes.js';
 import { PgRecords } from './pg-records.js';
 import { type PgLocation, parsePgUrl } from './pg-url.js';
 import {
@@ -437,31 +435,17 @@ export class PgStore implements IndexBackend {
     return this.#nodes.sizes(steps);
   }
 
-  readForCopy(): void {
-    this.#follower.ignoreAnalyses = true;
-    this.#nodes.keepOnlyLastLoad = true;
+  /**
+   * See {@link IndexBackend.copySource}: the tables paged in one snapshot of their own, no
+   * mirror built (see {@link PgCopySource}).
+   */
+  async copySource(): Promise<CopySource> {
+    this.#assertOpen();
+    return PgCopySource.open(this.#connections, this.where.storeId, this);
   }
 
   verifyNode(entry: IndexEntry): VerifiedNode {
-    const step = entry.step_id;
-    const path = this.nodePath(step);
-    if (entry.file_path !== this.entryFilePath(step)) {
-      throw new PathContainmentError(
-        `step ${step}: file_path ${JSON.stringify(entry.file_path)} is not the canonical path for the step; expected ${this.entryFilePath(step)}`,
-        { stepId: step, path: String(entry.file_path) },
-      );
-    }
-    const bytes = this.#nodes.bytes(step);
-    if (bytes === null) {
-      throw new BrokenReferenceError(
-        `step ${step}: cold node is missing from the database: ${path}`,
-        {
-          stepId: step,
-          path,
-        },
-      );
-    }
-    return verifyNodeText(entry, bytes.toString('utf8'), path);
+    return verifyStoredNode(entry, this.#nodes, this);
   }
 
   readNodeText(entry: IndexEntry): string | null {
