@@ -59,6 +59,7 @@ import type {
   FoldResult,
   HydrateOptions,
   HydrateResult,
+  IndexWarning,
   NodeCheck,
   OpenOptions,
   PageInResult,
@@ -102,6 +103,13 @@ export class ContextFold implements ContextFoldEngine {
   private readonly costs: TokenCosts;
   private readonly readOnly: boolean;
   private readonly onWarning: OpenOptions['onWarning'];
+  /** The warnings lists of the `validate` calls running (see `validate`). */
+  private readonly warningLists = new Set<IndexWarning[]>();
+  /** Tells a warning to `onWarning` and to the `validate` calls running. */
+  private readonly warn = (warning: IndexWarning): void => {
+    for (const list of this.warningLists) list.push(warning);
+    this.onWarning?.(warning);
+  };
   /** Worker threads for a long batch's analysis, made on the first one (see `BatchFold`). */
   private pool: DerivePool | undefined;
   /** Batch folding over this engine's state (see `BatchFold`). */
@@ -141,7 +149,8 @@ export class ContextFold implements ContextFoldEngine {
     this.readOnly = options.readOnly === true;
     this.redact = options.redact ?? true;
     this.onWarning = options.onWarning;
-    this.store = openBackend(where, this.layout, options, this.clock, pgStore);
+    const opened = { ...options, onWarning: this.warn };
+    this.store = openBackend(where, this.layout, opened, this.clock, pgStore);
     this.dir = this.store.location;
     this.costs = new TokenCosts(this.tokenizer, this.store);
     this.ranked = new RankedRetrieval({
@@ -160,7 +169,7 @@ export class ContextFold implements ContextFoldEngine {
       sessionId: this.sessionId,
       redact: this.redact,
       dir: this.dir,
-      onWarning: this.onWarning,
+      onWarning: this.warn,
       loadRedactor: () => this.loadRedactor(),
       derivePool: () => this.derivePool(),
       sanitizedByArtifact: this.sanitizedByArtifact,
@@ -173,7 +182,7 @@ export class ContextFold implements ContextFoldEngine {
       read: (fn, load) => this.read(fn, load, true),
       entryPages: (o) => this.pages(o.pageSize ?? ENTRY_PAGE, true),
       sanitizedByArtifact: this.sanitizedByArtifact,
-      warn: (w) => this.onWarning?.(w),
+      warn: this.warn,
     });
   }
 
@@ -527,11 +536,18 @@ export class ContextFold implements ContextFoldEngine {
    * cold node file without an index entry reported as orphaned, stray and temp files reported,
    * journal and index consistency, and the derived index against the store's files. Reports
    * every problem with its path; repairs nothing. Walks the index page by page, giving the
-   * event loop a turn between pages.
+   * event loop a turn between pages. The warnings said while it runs (a leftover rebuild file,
+   * an index rebuilt from the store's files; also told to `onWarning`) are in its `warnings`.
    */
   async validate(): Promise<ValidateResult> {
     return this.track(async () => {
-      return this.health.validate();
+      const warnings: IndexWarning[] = [];
+      this.warningLists.add(warnings);
+      try {
+        return { ...(await this.health.validate()), warnings };
+      } finally {
+        this.warningLists.delete(warnings);
+      }
     });
   }
 
