@@ -1,4 +1,12 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
@@ -115,7 +123,18 @@ describe('contextfold CLI', () => {
       },
     );
     const v = JSON.parse(runCliProcess(['--dir', dir, '--json', 'validate']).stdout);
-    expect(v).toEqual({ ok: true, checked: 1, sanitized: 1, problems: [] });
+    expect(v).toEqual({ ok: true, checked: 1, sanitized: 1, problems: [], warnings: [] });
+    // A warning said while validating is in the JSON too, not only on stderr.
+    const index = readdirSync(dir).find((n) => /^index-.*\.sqlite$/.test(n))!;
+    writeFileSync(join(dir, index), 'not a database');
+    const rebuilt = runCliProcess(['--dir', dir, '--json', 'validate']);
+    expect(rebuilt.code).toBe(0);
+    const w = JSON.parse(rebuilt.stdout);
+    expect(w).toMatchObject({ ok: true, problems: [] });
+    expect(w.warnings).toEqual([
+      { code: 'INDEX_REBUILT', path: expect.stringContaining(dir), message: expect.any(String) },
+    ]);
+    expect(rebuilt.stderr).toContain(`contextfold: warning: ${w.warnings[0].message}`);
   });
 
   it('fold reads the payload from stdin with --file -', () => {

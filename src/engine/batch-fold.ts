@@ -6,12 +6,14 @@ import { o200kTokenizer, type Tokenizer } from '../extract/tokenizer.js';
 import type { Redactor } from '../guard/redactor.js';
 import { StepConflictError, UsageError } from '../protocol/errors.js';
 import { OrphanedNodeError } from '../protocol/ipcf-errors.js';
+import { checkOptionKeys } from '../protocol/option-keys.js';
 import type { HydrationPolicy } from '../protocol/policy.js';
 import type { ColdNode, IndexEntry, RedactionRecord } from '../protocol/types.js';
 import { analysisKey } from '../retrieval/node-analysis.js';
 import { indexEntryFor } from '../store/cold-node.js';
 import type { CommitRow, WriteSession } from '../store/index-backend.js';
 import { type BuiltNode, buildNode, type NodeContext } from './build-node.js';
+import { FOLD_INPUT_KEYS } from './call-options.js';
 import {
   type BuildJob,
   type BuildOutcome,
@@ -115,6 +117,7 @@ export class BatchFold {
   ): Promise<{ input: FoldInput; records: RedactionRecord[] }> {
     if (!given || typeof given !== 'object')
       throw new UsageError('fold needs { stepId, summary, content? }');
+    checkOptionKeys('fold input', given, FOLD_INPUT_KEYS, 'field');
     return this.redactInput(given);
   }
 

@@ -10,6 +10,7 @@ import {
   UsageError,
 } from '../protocol/errors.js';
 import type { NodeNotFoundError } from '../protocol/ipcf-errors.js';
+import { checkOptionKeys } from '../protocol/option-keys.js';
 import { DEFAULT_POLICY, type HydrationPolicy, parsePolicy } from '../protocol/policy.js';
 import { isoSeconds } from '../protocol/time.js';
 import { DEFAULT_SESSION_ID, type IndexEntry } from '../protocol/types.js';
@@ -28,6 +29,16 @@ import { isPgUrl } from '../store/pg/pg-url.js';
 import type { RecordsRead } from '../store/records-head.js';
 import type { RecordsMark } from '../store/records-mark.js';
 import { BatchFold, FOLD_ROUND, foldResult } from './batch-fold.js';
+import {
+  CLOSE_OPTION_KEYS,
+  ENTRIES_AFTER_OPTION_KEYS,
+  ENTRIES_PAGE_OPTION_KEYS,
+  ENTRY_PAGES_OPTION_KEYS,
+  HYDRATE_OPTION_KEYS,
+  RECALL_OPTION_KEYS,
+  REINDEX_OPTION_KEYS,
+  SCAN_OPTION_KEYS,
+} from './call-options.js';
 import { DerivePool } from './derive-pool.js';
 import { hydrateEntry } from './hydrate-node.js';
 import { hydratedPages } from './hydrated-page.js';
@@ -48,6 +59,7 @@ import type {
   FoldResult,
   HydrateOptions,
   HydrateResult,
+  IndexWarning,
   NodeCheck,
   OpenOptions,
   PageInResult,
@@ -91,6 +103,13 @@ export class ContextFold implements ContextFoldEngine {
   private readonly costs: TokenCosts;
   private readonly readOnly: boolean;
   private readonly onWarning: OpenOptions['onWarning'];
+  /** The warnings lists of the `validate` calls running (see `validate`). */
+  private readonly warningLists = new Set<IndexWarning[]>();
+  /** Tells a warning to `onWarning` and to the `validate` calls running. */
+  private readonly warn = (warning: IndexWarning): void => {
+    for (const list of this.warningLists) list.push(warning);
+    this.onWarning?.(warning);
+  };
   /** Worker threads for a long batch's analysis, made on the first one (see `BatchFold`). */
   private pool: DerivePool | undefined;
   /** Batch folding over this engine's state (see `BatchFold`). */
@@ -130,7 +149,8 @@ export class ContextFold implements ContextFoldEngine {
     this.readOnly = options.readOnly === true;
     this.redact = options.redact ?? true;
     this.onWarning = options.onWarning;
-    this.store = openBackend(where, this.layout, options, this.clock, pgStore);
+    const opened = { ...options, onWarning: this.warn };
+    this.store = openBackend(where, this.layout, opened, this.clock, pgStore);
     this.dir = this.store.location;
     this.costs = new TokenCosts(this.tokenizer, this.store);
     this.ranked = new RankedRetrieval({
@@ -149,7 +169,7 @@ export class ContextFold implements ContextFoldEngine {
       sessionId: this.sessionId,
       redact: this.redact,
       dir: this.dir,
-      onWarning: this.onWarning,
+      onWarning: this.warn,
       loadRedactor: () => this.loadRedactor(),
       derivePool: () => this.derivePool(),
       sanitizedByArtifact: this.sanitizedByArtifact,
@@ -162,7 +182,7 @@ export class ContextFold implements ContextFoldEngine {
       read: (fn, load) => this.read(fn, load, true),
       entryPages: (o) => this.pages(o.pageSize ?? ENTRY_PAGE, true),
       sanitizedByArtifact: this.sanitizedByArtifact,
-      warn: (w) => this.onWarning?.(w),
+      warn: this.warn,
     });
   }
 
@@ -310,6 +330,7 @@ export class ContextFold implements ContextFoldEngine {
   /** Explicit recall with coverage tiers and chronological labels (CONF-04). */
   async recall(query: string, options: { limit?: number } = {}): Promise<RecallResult> {
     if (typeof query !== 'string') throw new UsageError('recall needs a query string');
+    checkOptionKeys('recall', options, RECALL_OPTION_KEYS);
     const limit = options?.limit;
     if (limit !== undefined && !(Number.isSafeInteger(limit) && limit >= 0)) {
       throw new UsageError(`recall limit must be an integer >= 0, got ${String(limit)}`);
@@ -323,6 +344,7 @@ export class ContextFold implements ContextFoldEngine {
   /** The software MMU's selection for a prompt (CONF-13), without hydrating anything. */
   async scan(prompt: string, options: ScanOptions = {}): Promise<ScanResult> {
     if (typeof prompt !== 'string') throw new UsageError('scan needs a prompt string');
+    checkOptionKeys('scan', options, SCAN_OPTION_KEYS);
     const mode = options.mode ?? this.retrieval;
     if (mode !== 'reference' && mode !== 'ranked') {
       throw new UsageError(
@@ -367,6 +389,7 @@ export class ContextFold implements ContextFoldEngine {
    * chunks cut at line boundaries; `chunk` selects one.
    */
   async hydrate(stepId: number, options: HydrateOptions = {}): Promise<HydrateResult> {
+    checkOptionKeys('hydrate', options, HYDRATE_OPTION_KEYS);
     return this.read(() => this.hydrateNow(stepId, options), stepList(stepId));
   }
 
@@ -395,6 +418,7 @@ export class ContextFold implements ContextFoldEngine {
    * `failures` (never replaced by an older node).
    */
   async pageIn(prompt: string, options: ScanOptions = {}): Promise<PageInResult> {
+    checkOptionKeys('pageIn', options, SCAN_OPTION_KEYS);
     if ((options.mode ?? this.retrieval) === 'ranked') {
       if (typeof prompt !== 'string') throw new UsageError('pageIn needs a prompt string');
       return this.read(async () => {
@@ -512,11 +536,18 @@ export class ContextFold implements ContextFoldEngine {
    * cold node file without an index entry reported as orphaned, stray and temp files reported,
    * journal and index consistency, and the derived index against the store's files. Reports
    * every problem with its path; repairs nothing. Walks the index page by page, giving the
-   * event loop a turn between pages.
+   * event loop a turn between pages. The warnings said while it runs (a leftover rebuild file,
+   * an index rebuilt from the store's files; also told to `onWarning`) are in its `warnings`.
    */
   async validate(): Promise<ValidateResult> {
     return this.track(async () => {
-      return this.health.validate();
+      const warnings: IndexWarning[] = [];
+      this.warningLists.add(warnings);
+      try {
+        return { ...(await this.health.validate()), warnings };
+      } finally {
+        this.warningLists.delete(warnings);
+      }
     });
   }
 
@@ -548,6 +579,7 @@ export class ContextFold implements ContextFoldEngine {
       onProgress?: (done: number, total: number) => void;
     } = {},
   ): Promise<{ nodes: number; analysed: number; index: string | null }> {
+    checkOptionKeys('reindex', options, REINDEX_OPTION_KEYS);
     return this.track(async () => {
       await this.store.reindex();
       return this.read(
@@ -586,6 +618,7 @@ export class ContextFold implements ContextFoldEngine {
    * while (page.length > 0) page = await cf.entriesAfter({ after: page.at(-1)!.step_id, limit: 500 });
    */
   async entriesAfter(options: { after?: number; limit?: number } = {}): Promise<IndexEntry[]> {
+    checkOptionKeys('entriesAfter', options, ENTRIES_AFTER_OPTION_KEYS);
     const limit = options.limit ?? ENTRY_PAGE;
     if (!Number.isSafeInteger(limit) || limit < 1) {
       throw new UsageError(`entriesAfter limit must be a positive integer, got ${String(limit)}`);
@@ -601,6 +634,7 @@ export class ContextFold implements ContextFoldEngine {
    * for await (const page of cf.entryPages()) for (const e of page) console.log(e.step_id);
    */
   entryPages(options: { pageSize?: number } = {}): AsyncGenerator<IndexEntry[]> {
+    checkOptionKeys('entryPages', options, ENTRY_PAGES_OPTION_KEYS);
     return this.pages(options.pageSize ?? ENTRY_PAGE, false);
   }
 
@@ -636,6 +670,7 @@ export class ContextFold implements ContextFoldEngine {
    * const { total, entries } = await cf.entriesPage({ offset: 0, limit: 50 });
    */
   async entriesPage(options: { offset?: number; limit?: number } = {}): Promise<EntriesPage> {
+    checkOptionKeys('entriesPage', options, ENTRIES_PAGE_OPTION_KEYS);
     const offset = options.offset ?? 0;
     const limit = options.limit ?? 100;
     if (!Number.isSafeInteger(offset) || offset < 0 || !Number.isSafeInteger(limit) || limit < 0) {
@@ -666,6 +701,7 @@ export class ContextFold implements ContextFoldEngine {
    * called is refused as on a closed engine. Safe to call twice.
    */
   async close(options: { compact?: boolean } = {}): Promise<void> {
+    checkOptionKeys('close', options, CLOSE_OPTION_KEYS);
     if (options?.compact !== undefined && typeof options.compact !== 'boolean') {
       throw new UsageError(
         `close: compact must be true or false, got ${JSON.stringify(options.compact)}`,

@@ -158,7 +158,7 @@ export class StoreHealth {
    * Checks the whole store (see `ContextFold.validate`), walking the index page by page and
    * giving the event loop a turn between pages.
    */
-  async validate(): Promise<ValidateResult> {
+  async validate(): Promise<Omit<ValidateResult, 'warnings'>> {
     const store = this.src.store;
     await store.sync();
     const problems: ValidationProblem[] = [];

@@ -191,6 +191,13 @@ export interface ValidateResult {
   /** Verified nodes whose file says `sanitized: true` (redacted before it was written). */
   sanitized: number;
   problems: ValidationProblem[];
+  /**
+   * What was said while it ran, as `onWarning` hears it (`code`, `path`, `message`): a leftover
+   * file of a dead rebuild (`DEAD_BUILD_FILE`), the derived index rebuilt from the store's files
+   * (`INDEX_REBUILT`), kept in memory (`INDEX_IN_MEMORY`), a torn journal tail set aside
+   * (`JOURNAL_TAIL_QUARANTINED`). A warning does not make `ok` false.
+   */
+  warnings: IndexWarning[];
 }
 
 /** One of a node's three hashes as the index records it, as the file stores it, and recomputed. */

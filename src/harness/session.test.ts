@@ -551,6 +551,8 @@ describe.each(BACKENDS)('%s', (backend: BackendName) => {
           /string or a \{ role: "user" \} message/,
         ],
         [() => session.pin('  '), /non-empty/],
+        // A misspelt option was ignored: the note pinned without its source.
+        [() => session.pin('note', { sorce: 'x' } as never), /^pin has no option 'sorce'/],
       ];
       for (const [fn, re] of cases) {
         const e = await caught(fn);

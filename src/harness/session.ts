@@ -7,6 +7,7 @@ import type { ContextFoldEngine } from '../engine/types.js';
 import { sha256Hex } from '../protocol/canonical-json.js';
 import { UsageError } from '../protocol/errors.js';
 import { BrokenReferenceError } from '../protocol/ipcf-errors.js';
+import { checkOptionKeys } from '../protocol/option-keys.js';
 import { isoSeconds } from '../protocol/time.js';
 import { stripArchivedBlocks } from './archived-block.js';
 import {
@@ -39,6 +40,9 @@ import {
 import { wellFormed } from './summarize.js';
 import { TokenMeter } from './token-meter.js';
 import { addToTurns } from './turns.js';
+
+/** The option of `Session.pin`. */
+const PIN_OPTION_KEYS = { source: true } as const;
 
 export {
   defaultSummary,
@@ -347,6 +351,7 @@ export class Session {
     this.assertUsable();
     if (typeof text !== 'string' || text.trim() === '')
       throw new UsageError('pin needs a non-empty note text');
+    checkOptionKeys('pin', options, PIN_OPTION_KEYS);
     if (options.source !== undefined && typeof options.source !== 'string') {
       throw new UsageError('pin source must be a string');
     }

@@ -18,7 +18,8 @@ export interface TurnReport {
  * Replays recorded turns through a session: every user message is an incoming prompt
  * (`beforeTurn`), the messages up to the next one are its response (`afterTurn`); messages
  * before the first prompt are appended as they are. The records must start where the
- * session's history ends.
+ * session's history ends; a turn a cut-short run left open is closed by the response they
+ * start with (a rerun from that step resumes the run).
  *
  * @example
  * await runTurns(session, records, (r) => console.log(r.step_id, r.pack_tokens));
@@ -35,17 +36,16 @@ export async function runTurns(
       `the turns start at step ${first} but the session in ${session.engine.dir} has ${have} message(s): use a fresh --dir, or pass the turns from step ${have} on`,
     );
   }
-  if (session.status().open_turn !== null) {
-    throw new UsageError(
-      'the session has an open turn (an interrupted run): finish it with afterTurn first',
-    );
-  }
-  let open: { report: Omit<TurnReport, 'evicted'>; response: Message[] } | null = null;
+  // A run cut short between a prompt and its response left that turn open: the records (from
+  // the step the session has on) start with its response, which closes it. Its report line
+  // was never printed (a line is printed once its response is in) and is not made up here.
+  let open: { report: Omit<TurnReport, 'evicted'> | null; response: Message[] } | null =
+    session.status().open_turn === null ? null : { report: null, response: [] };
   let turns = 0;
   const close = async (): Promise<void> => {
     if (!open) return;
     const r = await session.afterTurn(open.response);
-    onTurn({ ...open.report, evicted: r.evicted });
+    if (open.report) onTurn({ ...open.report, evicted: r.evicted });
     open = null;
   };
   for (const rec of records) {

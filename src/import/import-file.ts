@@ -1,5 +1,6 @@
 import type { ContextFoldEngine } from '../engine/types.js';
 import { UsageError } from '../protocol/errors.js';
+import { checkOptionKeys } from '../protocol/option-keys.js';
 import { detectImportFormat } from './detect-format.js';
 import { type ImportTurnsResult, importTurns } from './import-turns.js';
 import { parseHistory } from './parse-history.js';
@@ -30,6 +31,7 @@ export interface LoadedHistory {
  * const h = loadHistoryFile({ file: 'session.jsonl.gz', format: 'claude-code' });
  */
 export function loadHistoryFile(options: { file: string; format?: ImportFormat }): LoadedHistory {
+  checkOptionKeys('loadHistoryFile', options ?? {}, { file: true, format: true });
   if (typeof options?.file !== 'string' || options.file === '') {
     throw new UsageError(
       `import needs { file }: the path of a history file (got ${String(options?.file)})`,
@@ -72,7 +74,9 @@ export async function importFile(
     onProgress?: (done: number, total: number) => void;
   },
 ): Promise<ImportTurnsResult & { history: LoadedHistory }> {
-  const history = loadHistoryFile(options);
-  const r = await importTurns(engine, history.turns, { onProgress: options.onProgress });
+  checkOptionKeys('importFile', options ?? {}, { file: true, format: true, onProgress: true });
+  const { onProgress, ...source } = options ?? ({} as typeof options);
+  const history = loadHistoryFile(source);
+  const r = await importTurns(engine, history.turns, { onProgress });
   return { ...r, history };
 }

@@ -28,6 +28,27 @@ describe('importFile', () => {
         message: expect.stringMatching(/^import needs \{ file \}/),
       });
     }
+    // A misspelt option was ignored: `summarize` (not `summarise`) left the default summaries.
+    const turns = [{ role: 'user' as const, content: 'hi' }] as never;
+    const typos: [() => Promise<unknown>, RegExp][] = [
+      [
+        () => importTurns(cf, turns, { summarize: () => 's' } as never),
+        /^importTurns has no option 'summarize' \(options: summarise, onProgress\)/,
+      ],
+      [
+        () => importFile(cf, { file: fixture('openai-chat.json'), fromat: 'openai' } as never),
+        /^importFile has no option 'fromat'/,
+      ],
+    ];
+    for (const [fn, re] of typos) {
+      await expect(fn()).rejects.toMatchObject({
+        code: 'USAGE',
+        message: expect.stringMatching(re),
+      });
+    }
+    expect(() =>
+      loadHistoryFile({ file: fixture('openai-chat.json'), fromat: 'x' } as never),
+    ).toThrow(/^loadHistoryFile has no option 'fromat' \(options: file, format\)/);
     await cf.close();
   });
 

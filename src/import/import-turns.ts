@@ -1,5 +1,6 @@
 import type { ContextFoldEngine, FoldInput, FoldResult } from '../engine/types.js';
 import { summarizeTurn, wellFormed } from '../harness/summarize.js';
+import { checkOptionKeys } from '../protocol/option-keys.js';
 import type { ImportedTurn } from './turn.js';
 
 /** Options of {@link importTurns}. */
@@ -9,6 +10,12 @@ export interface ImportTurnsOptions {
   /** Called while folding, e.g. to draw a progress bar (see `ContextFoldEngine.foldMany`). */
   onProgress?: (done: number, total: number, phase: 'preparing' | 'writing') => void;
 }
+
+/** Every option of `importTurns` (a misspelt `summarize` was ignored: the default summaries). */
+const IMPORT_TURNS_OPTION_KEYS: Record<keyof ImportTurnsOptions, true> = {
+  summarise: true,
+  onProgress: true,
+};
 
 /** What an import folded. */
 export interface ImportTurnsResult {
@@ -81,6 +88,7 @@ export async function importTurns(
   given: readonly ImportedTurn[],
   options: ImportTurnsOptions = {},
 ): Promise<ImportTurnsResult> {
+  checkOptionKeys('importTurns', options, IMPORT_TURNS_OPTION_KEYS);
   const { turns, repaired } = storableTurns(given);
   const inputs = await redactedFoldInputs(engine, turns, options.summarise);
   const results = inputs.length > 0 ? await engine.foldMany(inputs, options.onProgress) : [];

@@ -82,8 +82,13 @@ export interface DroppedTerm {
 /** The software MMU's selection for a prompt (CONF-13), in pick order. */
 export interface ScanResult {
   query_terms: string[];
-  /** Ranked mode: every prompt word that is not searched for, with the reason, in prompt order. */
+  /**
+   * Ranked mode: the prompt words that are not searched for, with the reason, in the order the
+   * scan reads them; the first 100 (`MAX_DROPPED_TERMS`): a pasted log drops thousands.
+   */
   dropped_terms?: DroppedTerm[];
+  /** Ranked mode: dropped words beyond those listed in `dropped_terms` (absent when none). */
+  dropped_terms_omitted?: number;
   /** Ranked mode: what the prompt asks beyond its words (the time it points at, an error). */
   intent?: PromptIntent;
   selected: ScanPick[];

@@ -35,11 +35,19 @@ export interface QueryKey {
 
 export type { DroppedTerm, DropReason } from '../protocol/results.js';
 
+/**
+ * Dropped prompt words a scan lists at most: a pasted log of 1.5 MB drops some 24,000 (1.2 MB of
+ * JSON in every scan result); the others are only counted.
+ */
+export const MAX_DROPPED_TERMS = 100;
+
 /** The prompt as the scan reads it. */
 export interface ParsedQuery {
   keys: QueryKey[];
-  /** Every prompt word that is not searched for, with the reason, in prompt order. */
+  /** The first {@link MAX_DROPPED_TERMS} prompt words not searched for, with the reason. */
   dropped: DroppedTerm[];
+  /** Words not searched for beyond those listed in `dropped`. */
+  omitted: number;
 }
 
 const WORD_KEY = /^[\p{L}\p{N}]+$/u;
@@ -125,11 +133,13 @@ function expansions(index: RankedIndexView, term: string, t: QueryTuning): KeyMa
  */
 export function parseQuery(index: RankedIndexView, prompt: string, t: QueryTuning): ParsedQuery {
   const dropped: DroppedTerm[] = [];
+  let omitted = 0;
   const seen = new Set<string>();
   const drop = (term: string, reason: DropReason) => {
     if (seen.has(term)) return;
     seen.add(term);
-    dropped.push({ term, reason });
+    if (dropped.length < MAX_DROPPED_TERMS) dropped.push({ term, reason });
+    else omitted++;
   };
   // A repeated word folds to the same term, which `drop` already ignores: read each word once.
   const read = new Set<string>();
@@ -163,7 +173,7 @@ export function parseQuery(index: RankedIndexView, prompt: string, t: QueryTunin
     const keep = new Set(kept);
     for (const k of keys) if (!keep.has(k)) drop(k.term, 'key-limit');
   }
-  return { keys: kept, dropped };
+  return { keys: kept, dropped, omitted };
 }
 
 /** A query parsed for one view (see {@link rememberQuery}). */

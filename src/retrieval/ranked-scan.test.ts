@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { FeatureWeights } from './linear-scorer.js';
 import { RankedIndex } from './ranked-index.js';
+import { MAX_DROPPED_TERMS } from './ranked-query.js';
 import { RANKED_DEFAULTS, type RankedTuning, rankedScan } from './ranked-scan.js';
 
 interface Turn {
@@ -58,6 +59,28 @@ describe('rankedScan: what is searched for', () => {
       { term: 'now', reason: 'time-cue' },
       { term: 'using', reason: 'not-in-store' },
     ]);
+  });
+
+  it('lists the first MAX_DROPPED_TERMS dropped words of a long prompt and counts the others', () => {
+    // Every dropped word was listed: a pasted log of 1.5 MB made 1.2 MB of JSON in each result.
+    const ix = indexOf([{ step: 1, text: 'postgresql port 5433' }, ...noise(3)]);
+    const words = Array.from({ length: 500 }, (_, i) => `zqv${i}k`).join(' ');
+    const r = rankedScan(ix, `What port is postgres using now? ${words}`, caps);
+    expect(steps(r)).toEqual([1]);
+    expect(r.dropped_terms).toHaveLength(MAX_DROPPED_TERMS);
+    expect(r.dropped_terms.slice(0, 3)).toEqual([
+      { term: 'what', reason: 'stopword' },
+      { term: 'is', reason: 'stopword' },
+      { term: 'now', reason: 'time-cue' },
+    ]);
+    const short = rankedScan(ix, `What port is postgres using now? ${words}`.slice(0, 40), caps);
+    expect(short.dropped_terms_omitted).toBeUndefined();
+    // Each word (and any sub-word of it) is dropped once: listed or counted, never lost.
+    const all = rankedScan(ix, words, { ...caps });
+    expect(all.dropped_terms.length + (all.dropped_terms_omitted ?? 0)).toBeGreaterThanOrEqual(500);
+    expect(r.dropped_terms_omitted).toBe(
+      (all.dropped_terms_omitted ?? 0) + all.dropped_terms.length + 4 - MAX_DROPPED_TERMS,
+    );
   });
 
   it('a long prompt is searched by its rarest keys only, and says which it left out', () => {

@@ -360,6 +360,7 @@ export function rankedScan(
   const result: RankedScanResult = {
     query_terms: query.keys.map((k) => k.term).sort(compareCodePoints),
     dropped_terms: query.dropped,
+    ...(query.omitted > 0 ? { dropped_terms_omitted: query.omitted } : {}),
     intent,
     selected: [],
     budget_dropped: [],

@@ -50,15 +50,17 @@ describe('the build files of a rebuild whose process is gone', () => {
       onWarning: (w) => warnings.push(w),
     });
     // validate said nothing of them: ok, no warning, and nothing removes them read-only.
-    expect(await reader.validate()).toMatchObject({ ok: true, problems: [] });
+    const said = [dead, `${dead}-wal`].map((name) => ({
+      code: 'DEAD_BUILD_FILE',
+      path: join(dir, name),
+      message: `leftover file of a rebuild whose process is gone: ${join(dir, name)}; the next command with write access to the store removes it (or delete it)`,
+    }));
+    const r = await reader.validate();
+    expect(r).toMatchObject({ ok: true, problems: [] });
+    // In the result too (validate --json), not only told to onWarning.
+    expect(r.warnings.filter((w) => w.code === 'DEAD_BUILD_FILE')).toEqual(said);
     await reader.close();
-    expect(warnings.filter((w) => w.code === 'DEAD_BUILD_FILE')).toEqual(
-      [dead, `${dead}-wal`].map((name) => ({
-        code: 'DEAD_BUILD_FILE',
-        path: join(dir, name),
-        message: `leftover file of a rebuild whose process is gone: ${join(dir, name)}; the next command with write access to the store removes it (or delete it)`,
-      })),
-    );
+    expect(warnings.filter((w) => w.code === 'DEAD_BUILD_FILE')).toEqual(said);
     expect(readdirSync(dir).filter((n) => n.includes('.build-'))).toHaveLength(3);
   });
 });

@@ -27,13 +27,13 @@ export const MCP_DROPPED_TERMS = 32;
  * as JSON, about four times the prompt's own size, and a tool result enters the model's context.
  * The first {@link MCP_DROPPED_TERMS} are kept, in prompt order, and the others counted.
  */
-function boundedScan(scan: ScanResult): ScanResult & { dropped_terms_omitted?: number } {
+function boundedScan(scan: ScanResult): ScanResult {
   const dropped = scan.dropped_terms;
   if (!dropped || dropped.length <= MCP_DROPPED_TERMS) return scan;
   return {
     ...scan,
     dropped_terms: dropped.slice(0, MCP_DROPPED_TERMS),
-    dropped_terms_omitted: dropped.length - MCP_DROPPED_TERMS,
+    dropped_terms_omitted: (scan.dropped_terms_omitted ?? 0) + dropped.length - MCP_DROPPED_TERMS,
   };
 }
 

@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { MAX_DROPPED_TERMS } from '../../retrieval/ranked-query.js';
 import { runCliProcess } from '../../test-utils/cli.js';
 import { tempDir } from '../../test-utils/temp-dir.js';
 import { SHOWN_DROPPED } from './scan.js';
@@ -73,8 +74,24 @@ describe('contextfold scan (default ranked) on a four-turn store', () => {
       .map((d: { term: string }) => d.term);
     expect(dropped.length).toBeGreaterThan(45);
     expect(line).toBe(
-      `not searched, in no folded turn: ${dropped.slice(0, SHOWN_DROPPED).join(', ')} … and ${dropped.length - SHOWN_DROPPED} more (--json lists every one)`,
+      `not searched, in no folded turn: ${dropped.slice(0, SHOWN_DROPPED).join(', ')} … and ${dropped.length - SHOWN_DROPPED} more (--json lists them)`,
     );
+  });
+
+  it('--json lists the first MAX_DROPPED_TERMS dropped words and counts the others', () => {
+    // A pasted log dropped thousands of words, every one in the JSON (1.2 MB for 1.5 MB).
+    const words = Array.from({ length: 3000 }, (_, i) => `zqy${i}w`);
+    const prompt = `What port are we using for PostgreSQL? ${words.join(' ')}`;
+    const r = runCliProcess(['--dir', dir, '--json', 'scan', '-'], { input: prompt });
+    expect(r.code).toBe(0);
+    const json = JSON.parse(r.stdout);
+    expect(json.selected[0].step_id).toBe(137);
+    expect(json.dropped_terms).toHaveLength(MAX_DROPPED_TERMS);
+    expect(json.dropped_terms[0]).toEqual({ term: 'what', reason: 'stopword' });
+    expect(json.dropped_terms_omitted).toBeGreaterThanOrEqual(3000 - MAX_DROPPED_TERMS);
+    expect(r.stdout.length).toBeLessThan(20_000);
+    const human = runCliProcess(['--dir', dir, 'scan', '-'], { input: prompt }).stdout;
+    expect(human).toContain(`not searched, not listed: ${json.dropped_terms_omitted} more words`);
   });
 
   it('pages both 137 and 120 for the README’s two-part question', () => {

@@ -15,14 +15,14 @@ const REASONS: Record<string, string> = {
 
 /**
  * Dropped words a reason's line names at most: a pasted log of 1.5 MB drops some 24,000, and a
- * terminal shows a count instead of megabytes of them (`--json` lists every one).
+ * terminal shows a count instead of them (`--json` lists the first 100 of all reasons).
  */
 export const SHOWN_DROPPED = 20;
 
 const droppedLine = (label: string, terms: readonly string[]): string => {
   const more = terms.length - SHOWN_DROPPED;
   const shown = more > 0 ? terms.slice(0, SHOWN_DROPPED) : terms;
-  const rest = more > 0 ? ` … and ${more} more (--json lists every one)` : '';
+  const rest = more > 0 ? ` … and ${more} more (--json lists them)` : '';
   return `not searched, ${label}: ${shown.join(', ')}${rest}`;
 };
 
@@ -31,6 +31,9 @@ const human = (r: ScanResult): string => {
   for (const [reason, label] of Object.entries(REASONS)) {
     const terms = (r.dropped_terms ?? []).filter((d) => d.reason === reason).map((d) => d.term);
     if (terms.length > 0) lines.push(droppedLine(label, terms));
+  }
+  if (r.dropped_terms_omitted) {
+    lines.push(`not searched, not listed: ${r.dropped_terms_omitted} more words`);
   }
   if (r.selected.length === 0) lines.push('nothing to page in');
   for (const p of r.selected) {
