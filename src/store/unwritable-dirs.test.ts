@@ -46,7 +46,7 @@ describe('a store directory under a directory that is not writable', () => {
     }
   });
 
-  it('the Claude Code hook says so in one line (it was an internal error from mkdir)', (ctx) => {
+  it('the Claude Code hook says so in one line, in its systemMessage (it was an internal error from mkdir)', (ctx) => {
     const locked = lockedDir();
     if (!locked) return ctx.skip('cannot make a directory read-only here (no chattr as root)');
     try {
@@ -65,10 +65,13 @@ describe('a store directory under a directory that is not writable', () => {
           input,
         },
       );
-      expect(r.code).toBe(1);
-      expect(r.stderr).toMatch(
-        /^contextfold: UsageError: store directory is not writable \(E[A-Z]+\): /,
-      );
+      // A runtime failure once the hook's input is valid: exit 0, so that Claude Code reads the
+      // JSON and shows the user its systemMessage (stderr is shown only in verbose mode).
+      expect(r.code).toBe(0);
+      const line =
+        /^contextfold: UsageError \(USAGE\): store directory is not writable \(E[A-Z]+\): /;
+      expect(JSON.parse(r.stdout)).toEqual({ systemMessage: expect.stringMatching(line) });
+      expect(r.stderr).toMatch(line);
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
       expect(readdirSync(locked.dir)).toEqual([]);
     } finally {
