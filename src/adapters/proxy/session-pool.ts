@@ -1,5 +1,5 @@
 import type { Message } from '../../harness/messages.js';
-import { divergence } from '../../harness/per-call.js';
+import { continuation } from '../../harness/per-call.js';
 import { stableJson } from '../../harness/render.js';
 import { Session, type SessionOptions } from '../../harness/session.js';
 import { sha256Hex } from '../../protocol/canonical-json.js';
@@ -68,12 +68,13 @@ export function derivedSessionId(api: string, messages: readonly Message[]): str
 }
 
 /**
- * Where an incoming history stops continuing a session's (null when it continues), compared in
- * the form the session records messages in (secrets redacted).
+ * Where an incoming history stops continuing a session's (null when it continues; a new system
+ * prompt continues it, see `continuation`), compared in the form the session records messages
+ * in (secrets redacted).
  */
 async function continues(session: Session, incoming: readonly Message[]): Promise<number | null> {
   const stored = session.history();
-  return divergence(stored, await session.recordedForm(incoming.slice(0, stored.length)));
+  return continuation(stored, await session.recordedForm(incoming.slice(0, stored.length))).at;
 }
 
 /** A fork id of `base` for a history, named by a hash of its first `n` messages. */
