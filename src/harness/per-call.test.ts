@@ -299,7 +299,26 @@ describe("a changed system prompt (the app's current instructions, not a turn)",
     await endCall(session);
     const e = await beginCall(session, [u, sys('rule 2'), a, u, a, u]).catch((x: unknown) => x);
     expect(isUsageError(e)).toBe(true);
-    expect((e as Error).message).toMatch(/message 1 differs/);
+    expect((e as Error).message).toMatch(
+      /message 1 differs from its recorded message 1 \(a system message after the first other message must stay as it was\)/,
+    );
+    await session.close();
+  });
+
+  it('a system prompt added or removed within a session is refused, saying so', async () => {
+    const session = await open(store());
+    await beginCall(session, [sys('day 1'), u]);
+    await endCall(session);
+    for (const history of [
+      [u, a, u],
+      [sys('day 1'), sys('extra'), u, a, u],
+    ]) {
+      const e = await beginCall(session, history).catch((x: unknown) => x);
+      expect(isUsageError(e)).toBe(true);
+      expect((e as Error).message).toMatch(
+        /\(the system prompt: its text may change from call to call, but a system message cannot be added or removed within a session; start a new session for that\)/,
+      );
+    }
     await session.close();
   });
 

@@ -107,6 +107,27 @@ export function continuation(
 }
 
 /**
+ * What a refusal at `at` (a {@link continuation} that stops there) adds when a system message is
+ * the difference: the system prompt's text may change, but a system message cannot be added or
+ * removed, nor one after the first other message change. Empty otherwise.
+ *
+ * @example
+ * systemNote(session.history(), incoming, at); // ' (the system prompt: …)'
+ */
+export function systemNote(
+  stored: readonly Message[],
+  incoming: readonly Message[],
+  at: number,
+): string {
+  if (stored[at]?.role !== 'system' && incoming[at]?.role !== 'system') return '';
+  const lead = stored.findIndex((m) => m.role !== 'system');
+  if (lead !== -1 && at > lead) {
+    return ' (a system message after the first other message must stay as it was)';
+  }
+  return ' (the system prompt: its text may change from call to call, but a system message cannot be added or removed within a session; start a new session for that)';
+}
+
+/**
  * Checks that a client's full history continues a session (compared in the form the session
  * records messages in) and records the new text of a changed system prompt
  * ({@link continuation}, {@link Session.changeSystem}; a turn still open is closed first).
@@ -153,8 +174,9 @@ export async function beginCall(
   if (session.status().open_turn !== null) await session.afterTurn();
   const at = await continueSession(session, history);
   if (at !== null) {
+    const note = systemNote(session.history(), history, at);
     throw new UsageError(
-      `the history does not continue this session: message ${at} ${at < history.length ? 'differs from' : 'is missing, the session has'} its recorded message ${at}; use a new session for another conversation`,
+      `the history does not continue this session: message ${at} ${at < history.length ? 'differs from' : 'is missing, the session has'} its recorded message ${at}${note}; use a new session for another conversation`,
       { step: at },
     );
   }

@@ -614,6 +614,21 @@ describe('contextFoldMiddleware with generateText', () => {
     await mw.close();
   });
 
+  it('refuses a system prompt dropped within a session, naming the system prompt', async () => {
+    const mw = setup();
+    const model = wrapLanguageModel({
+      model: new MockLanguageModelV3({ doGenerate: [text('a'), text('b')] }),
+      middleware: mw,
+    });
+    const messages: ModelMessage[] = [{ role: 'user', content: 'hi' }];
+    const first = await generateText({ model, system: SYSTEM, messages });
+    messages.push(...first.response.messages, { role: 'user', content: 'and?' });
+    await expect(generateText({ model, messages, maxRetries: 0 })).rejects.toThrow(
+      /message 0 differs from its history \(the system prompt: its text may change from call to call, but a system message cannot be added or removed within a session/,
+    );
+    await mw.close();
+  });
+
   it("takes a changed system prompt as the app's new instructions: same session, new text sent, replayed", async () => {
     const dir = tempDir().dir;
     const mw = setup({ dir });

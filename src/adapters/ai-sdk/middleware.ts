@@ -8,7 +8,7 @@ import type {
 import { checkOpenOptions } from '../../engine/open-options.js';
 import type { Message } from '../../harness/messages.js';
 import type { ContextPack } from '../../harness/pack.js';
-import { continueSession } from '../../harness/per-call.js';
+import { continueSession, systemNote } from '../../harness/per-call.js';
 import { Session, type SessionOptions } from '../../harness/session.js';
 import { checkSessionOptions, SESSION_OPTION_KEYS } from '../../harness/session-options.js';
 import { isStepConflictError, UsageError } from '../../protocol/errors.js';
@@ -200,8 +200,9 @@ async function checkContinues(
 ): Promise<number> {
   const at = await continueSession(session, incoming, (a, b) => messageKey(a) === messageKey(b));
   if (at !== null) {
+    const note = systemNote(session.history(), incoming, at);
     throw new UsageError(
-      `the prompt does not continue session ${id ?? '(default)'}: message ${at} differs from its history; start a new session id for a new conversation`,
+      `the prompt does not continue session ${id ?? '(default)'}: message ${at} differs from its history${note}; start a new session id for a new conversation`,
     );
   }
   return session.status().history_length;
