@@ -159,6 +159,7 @@ const EXPECTED: Record<string, string[]> = {
     'beginCall',
     'buildFoldedStep',
     'compressRecent',
+    'continueSession',
     'defaultSummary',
     'describeTurn',
     'endCall',

@@ -63,6 +63,7 @@ export {
 export {
   beginCall,
   type CallReport,
+  continueSession,
   endCall,
   type PerCallTotals,
   runPerCall,

@@ -1,11 +1,14 @@
+import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isUsageError } from '../protocol/errors.js';
+import { isIntegrityCheckError } from '../protocol/ipcf-errors.js';
 import type { HistoryRecord, Message } from './messages.js';
 import { renderPackText } from './pack.js';
 import {
   beginCall,
   type CallReport,
   callReport,
+  continuation,
   divergence,
   endCall,
   modelCalls,
@@ -13,9 +16,9 @@ import {
 } from './per-call.js';
 import { replaySession } from './replay.js';
 import { Session } from './session.js';
-import { readEvents } from './session-events.js';
+import { eventsPath, readEvents } from './session-events.js';
 import { syntheticSession } from './synthetic.js';
-import { scratch, stepClock } from './test-utils/session-helpers.js';
+import { scratch, stepClock, unchained } from './test-utils/session-helpers.js';
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -215,5 +218,163 @@ describe('runPerCall', () => {
       runPerCall(s, [{ step_id: 0, role: 'user', content: 'x' }], () => undefined),
     ).rejects.toThrow(/fresh --dir/);
     await s.close();
+  });
+});
+
+describe("a changed system prompt (the app's current instructions, not a turn)", () => {
+  const sys = (content: string): Message => ({ role: 'system', content });
+  const u: Message = { role: 'user', content: 'hi' };
+  const a: Message = { role: 'assistant', content: 'hello' };
+
+  it('continuation: a leading system message may change while the rest continues, not one midway', () => {
+    expect(continuation([sys('day 1'), u, a], [sys('day 2'), u, a, u])).toEqual({
+      at: null,
+      system: [0],
+    });
+    expect(continuation([sys('x'), sys('y'), u], [sys('x'), sys('z'), u])).toEqual({
+      at: null,
+      system: [1],
+    });
+    // The rest must still continue: nothing is taken then.
+    expect(continuation([sys('day 1'), u, a], [sys('day 2'), u, u])).toEqual({
+      at: 2,
+      system: [],
+    });
+    expect(continuation([u, sys('rule 1'), a], [u, sys('rule 2'), a])).toEqual({
+      at: 1,
+      system: [],
+    });
+    expect(continuation([sys('day 1'), u], [u, u])).toEqual({ at: 0, system: [] });
+  });
+
+  it('beginCall goes on in the same session with the new text: redacted, recorded, replayed byte for byte', async () => {
+    const dir = store();
+    const session = await open(dir);
+    const history = flatHistory(20);
+    const first = [sys('Today is 2026-12-05.'), ...history, u];
+    const p1 = await beginCall(session, first);
+    expect(p1.metadata.folded.length).toBeGreaterThan(0);
+    await endCall(session);
+    const secret = 'sk-proj-test-Hs2Lq9Vn4Xc7Tb1Mz5Kw8Pd3';
+    const second = [
+      sys(`Today is 2026-12-06. Key ${secret}`),
+      ...history,
+      u,
+      a,
+      { role: 'user', content: 'What did marker3 show?' } as Message,
+    ];
+    const folded = session.status().folded;
+    const p2 = await beginCall(session, second);
+    await endCall(session);
+    expect(p2.messages[0]).toEqual({
+      role: 'system',
+      content: 'Today is 2026-12-06. Key [REDACTED:openai-api-key]',
+    });
+    expect(renderPackText(p2)).not.toContain('2026-12-05');
+    // The archived turns stay in this session: only the turn that just aged is folded.
+    expect(session.status().history_length).toBe(second.length);
+    expect(session.status().folded).toBeLessThanOrEqual(folded + 1);
+    expect(session.history()[0]!.content).toBe(p2.messages[0]!.content);
+    const changed = readEvents(dir).filter((e) => e.type === 'system_changed');
+    expect(changed).toMatchObject([{ step_id: 0, content: p2.messages[0]!.content }]);
+    expect(readFileSync(eventsPath(dir), 'utf8')).not.toContain(secret);
+    // The same history again changes nothing more.
+    await beginCall(session, second);
+    await endCall(session);
+    expect(readEvents(dir).filter((e) => e.type === 'system_changed')).toHaveLength(1);
+    await session.close();
+
+    const replay = await replaySession({ dir });
+    expect(replay.mismatch).toBeNull();
+    expect(renderPackText(replay.packs[1]!)).toBe(renderPackText(p2));
+    const again = await open(dir);
+    expect(again.history()[0]!.content).toBe(p2.messages[0]!.content);
+    await again.close();
+  });
+
+  it('a system message midway must stay as it was', async () => {
+    const dir = store();
+    const session = await open(dir);
+    await beginCall(session, [u, sys('rule 1'), a, u]);
+    await endCall(session);
+    const e = await beginCall(session, [u, sys('rule 2'), a, u, a, u]).catch((x: unknown) => x);
+    expect(isUsageError(e)).toBe(true);
+    expect((e as Error).message).toMatch(
+      /message 1 differs from its recorded message 1 \(a system message after the first other message must stay as it was\)/,
+    );
+    await session.close();
+  });
+
+  it('a system prompt added or removed within a session is refused, saying so', async () => {
+    const session = await open(store());
+    await beginCall(session, [sys('day 1'), u]);
+    await endCall(session);
+    for (const history of [
+      [u, a, u],
+      [sys('day 1'), sys('extra'), u, a, u],
+    ]) {
+      const e = await beginCall(session, history).catch((x: unknown) => x);
+      expect(isUsageError(e)).toBe(true);
+      expect((e as Error).message).toMatch(
+        /\(the system prompt: its text may change from call to call, but a system message cannot be added or removed within a session; start a new session for that\)/,
+      );
+    }
+    await session.close();
+  });
+
+  it('a session log written before system_changed replays, and goes on with a changed system prompt', async () => {
+    // Recorded by contextfold proxy before the change: an Anthropic conversation with one fold.
+    const dir = store();
+    cpSync(new URL('./fixtures/session-before-system-changed', import.meta.url), dir, {
+      recursive: true,
+    });
+    expect((await replaySession({ dir })).mismatch).toBeNull();
+    const session = await Session.open({
+      dir,
+      budget: 1500,
+      keepRecent: 2,
+      foldThreshold: 64,
+      tokenizer: 'reference',
+    });
+    const history = session.history();
+    expect(history[0]).toMatchObject({ role: 'system', content: 'Today is 2026-12-05.' });
+    const pack = await beginCall(session, [
+      sys('Today is 2026-12-06.'),
+      ...history.slice(1).map((m) => ({ role: m.role, content: m.content }) as Message),
+      { role: 'assistant', content: 'ok' },
+      { role: 'user', content: 'Which port does the database use?' },
+    ]);
+    await endCall(session);
+    expect(pack.messages[0]!.content).toBe('Today is 2026-12-06.');
+    expect(pack.metadata.paged_in.map((p) => p.step_id)).toEqual([2]);
+    await session.close();
+    const replay = await replaySession({ dir });
+    expect(replay.mismatch).toBeNull();
+    expect(replay.packs).toHaveLength(2);
+  });
+
+  it('a system_changed event that does not fit the history is refused with its line', async () => {
+    const dir = store();
+    const session = await open(dir);
+    await beginCall(session, [sys('day 1'), u]);
+    await endCall(session);
+    await beginCall(session, [sys('day 2'), u, a, u]);
+    await endCall(session);
+    await session.close();
+    const text = unchained(readFileSync(eventsPath(dir), 'utf8'));
+    rmSync(`${eventsPath(dir)}.head`);
+    const line = text.split('\n').findIndex((l) => l.includes('"system_changed"')) + 1;
+    const at = '"step_id":0,"content"';
+    for (const [from, to, why] of [
+      [at, '"step_id":1,"content"', /step 1, but message 1 is not one of the leading system/],
+      [at, '"step_id":9,"content"', /step 9, but the history has 2 messages/],
+      ['"content":"day 2"', '"content":2', /not a valid system_changed event/],
+    ] as const) {
+      writeFileSync(eventsPath(dir), text.replace(from, to));
+      const e = await open(dir).catch((x: unknown) => x);
+      expect(isIntegrityCheckError(e)).toBe(true);
+      expect((e as Error).message).toContain(`line ${line}`);
+      expect((e as Error).message).toMatch(why);
+    }
   });
 });

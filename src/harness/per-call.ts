@@ -78,6 +78,83 @@ export function divergence(
 }
 
 /**
+ * How a client's full history goes on from what a session recorded: `at`, where it stops
+ * continuing it (as {@link divergence}; null when it continues), and `system`, the positions of
+ * the leading system messages whose text the client changed while the rest continues (the
+ * system prompt is the app's current instructions, not a turn). A system message after the
+ * first other message must stay as it was. `same` compares a recorded message with the
+ * client's (default: as {@link divergence} does).
+ *
+ * @example
+ * continuation(session.history(), incoming); // { at: null, system: [0] }: a new system prompt
+ */
+export function continuation(
+  stored: readonly Message[],
+  incoming: readonly Message[],
+  same: (stored: Message, incoming: Message) => boolean = sameMessage,
+): { at: number | null; system: number[] } {
+  const lead = stored.findIndex((m) => m.role !== 'system');
+  const leading = lead === -1 ? stored.length : lead;
+  const system: number[] = [];
+  for (let i = 0; i < stored.length; i++) {
+    const m = incoming[i];
+    if (m === undefined) return { at: i, system: [] };
+    if (same(stored[i]!, m)) continue;
+    if (i < leading && m.role === 'system' && typeof m.content === 'string') system.push(i);
+    else return { at: i, system: [] };
+  }
+  return { at: null, system };
+}
+
+/**
+ * What a refusal at `at` (a {@link continuation} that stops there) adds when a system message is
+ * the difference: the system prompt's text may change, but a system message cannot be added or
+ * removed, nor one after the first other message change. Empty otherwise.
+ *
+ * @example
+ * systemNote(session.history(), incoming, at); // ' (the system prompt: …)'
+ */
+export function systemNote(
+  stored: readonly Message[],
+  incoming: readonly Message[],
+  at: number,
+): string {
+  if (stored[at]?.role !== 'system' && incoming[at]?.role !== 'system') return '';
+  const lead = stored.findIndex((m) => m.role !== 'system');
+  if (lead !== -1 && at > lead) {
+    return ' (a system message after the first other message must stay as it was)';
+  }
+  return ' (the system prompt: its text may change from call to call, but a system message cannot be added or removed within a session; start a new session for that)';
+}
+
+/**
+ * Checks that a client's full history continues a session (compared in the form the session
+ * records messages in) and records the new text of a changed system prompt
+ * ({@link continuation}, {@link Session.changeSystem}; a turn still open is closed first).
+ * Returns where the history stops continuing the session (nothing recorded then), or null.
+ * `contextfold proxy`, {@link beginCall} and the AI SDK middleware all go through it.
+ *
+ * @example
+ * if ((await continueSession(session, messages)) === null) await session.append(messages.slice(session.status().history_length));
+ */
+export async function continueSession(
+  session: Session,
+  history: readonly Message[],
+  same?: (stored: Message, incoming: Message) => boolean,
+): Promise<number | null> {
+  const stored = session.history();
+  // The session records messages redacted: compare the caller's copy in that form.
+  const seen = await session.recordedForm(history.slice(0, stored.length));
+  const { at, system } = continuation(stored, seen, same);
+  if (at !== null) return at;
+  if (system.length > 0) {
+    if (session.status().open_turn !== null) await session.afterTurn();
+    await session.changeSystem(system.map((i) => ({ step: i, content: history[i]!.content })));
+  }
+  return null;
+}
+
+/**
  * The start of one model call of a client that resends its whole history every call (an HTTP
  * API client, a replayed transcript): closes a call left open, appends the messages the session
  * has not seen, and builds the pack. The live layer is what the history ends with: the newest
@@ -95,16 +172,15 @@ export async function beginCall(
   history: readonly Message[],
 ): Promise<ContextPack> {
   if (session.status().open_turn !== null) await session.afterTurn();
-  const stored = session.history();
-  // The session records messages redacted: compare the caller's copy in that form.
-  const at = divergence(stored, await session.recordedForm(history.slice(0, stored.length)));
+  const at = await continueSession(session, history);
   if (at !== null) {
+    const note = systemNote(session.history(), history, at);
     throw new UsageError(
-      `the history does not continue this session: message ${at} ${at < history.length ? 'differs from' : 'is missing, the session has'} its recorded message ${at}; use a new session for another conversation`,
+      `the history does not continue this session: message ${at} ${at < history.length ? 'differs from' : 'is missing, the session has'} its recorded message ${at}${note}; use a new session for another conversation`,
       { step: at },
     );
   }
-  const fresh = history.slice(stored.length);
+  const fresh = history.slice(session.status().history_length);
   if (fresh.length > 0) await session.append(fresh);
   return session.beforeTurn();
 }

@@ -494,7 +494,12 @@ async function replayEvents(
   let stopped = false;
   for (let i = start; i < recorded.length; i++) {
     const e = recorded[i]!;
-    if (e.type === 'session_opened' || e.type === 'append' || e.type === 'pin') {
+    if (
+      e.type === 'session_opened' ||
+      e.type === 'append' ||
+      e.type === 'pin' ||
+      e.type === 'system_changed'
+    ) {
       const { recorded_at: _r, ...input } = e;
       try {
         core.record(input as never);

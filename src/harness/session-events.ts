@@ -113,6 +113,11 @@ export type SessionEvent =
       recorded_at: string;
     }
   | { type: 'pin'; note_id: number; source: string | null; text: string; recorded_at: string }
+  /**
+   * The app's new text for a leading system message (the system prompt is its current
+   * instructions, not a turn): history position `step_id` holds `content` from here on.
+   */
+  | { type: 'system_changed'; step_id: number; content: string; recorded_at: string }
   | {
       type: 'turn_started';
       turn: number;
@@ -210,6 +215,7 @@ export const EVENT_TYPES = [
   'session_opened',
   'append',
   'pin',
+  'system_changed',
   'turn_started',
   'fold',
   'window',
@@ -224,6 +230,10 @@ export const EVENT_TYPES = [
 ] as const;
 
 const baseSchema = z.object({ type: z.enum(EVENT_TYPES), recorded_at: z.string() }).loose();
+
+const systemChangedSchema = z
+  .object({ step_id: z.number().int().nonnegative(), content: z.string() })
+  .loose();
 
 /** The record kind of the event log (a store's `events.jsonl`, or its rows in a database). */
 export const EVENTS_KIND = 'events';
@@ -460,6 +470,12 @@ export function parseEventLog(
       e.messages.forEach((m, k) => {
         parseHistoryRecord(m, `${path} line ${i + 1} message ${k}`);
       });
+    }
+    if (e.type === 'system_changed' && !systemChangedSchema.safeParse(e).success) {
+      throw new IntegrityCheckError(
+        `${path} line ${i + 1} is not a valid system_changed event (it needs step_id, a history position, and content, a string)`,
+        { path, line: i + 1 },
+      );
     }
     events.push(e as SessionEvent);
   });

@@ -79,6 +79,9 @@ export class SessionState {
           message: { role: 'system', content: e.text },
         });
         return;
+      case 'system_changed':
+        this.#changeSystem(e.step_id, e.content);
+        return;
       case 'turn_started':
         this.open = { turn: e.turn, promptStep: e.prompt_step, pages: [] };
         this.turnCount = e.turn + 1;
@@ -139,6 +142,28 @@ export class SessionState {
         });
       }
     });
+  }
+
+  /**
+   * A `system_changed`: the leading system message at `step` gets the new text, in the history,
+   * its turn and the pinned layer (new objects: a snapshot keeps the old ones).
+   */
+  #changeSystem(step: number, content: string): void {
+    const old = this.history[step];
+    if (!old || this.history.slice(0, step + 1).some((m) => m.role !== 'system')) {
+      throw new IntegrityCheckError(
+        `session log changes the system message at step ${step}, but ${old ? `message ${step} is not one of the leading system messages` : `the history has ${this.history.length} messages`}`,
+      );
+    }
+    const m = { ...old, content } as HistoryMessage;
+    this.history[step] = m;
+    const t = this.turnIndex.get(step);
+    const turn = t === undefined ? undefined : this.turns[t];
+    if (t !== undefined && turn) {
+      this.turns[t] = { ...turn, messages: turn.messages.map((x) => (x.stepId === step ? m : x)) };
+    }
+    const p = this.pinned.findIndex((x) => x.kind === 'system' && x.id === step);
+    if (p >= 0) this.pinned[p] = { ...this.pinned[p]!, message: { role: 'system', content } };
   }
 
   /**

@@ -346,6 +346,56 @@ export class Session {
     });
   }
 
+  /**
+   * Gives leading system messages new text: the system prompt is the app's current
+   * instructions, not a turn, so a call may change it while the rest of the history goes on
+   * (`step` is the history position of one of the system messages the history starts with).
+   * The text is recorded as `append` records it (archived blocks stripped, secrets redacted),
+   * one `system_changed` event per message whose recorded text differs; packs use it from the
+   * next turn on. Returns the positions changed.
+   *
+   * @example
+   * await session.changeSystem([{ step: 0, content: 'Today is 2026-12-06.' }]);
+   */
+  async changeSystem(changes: readonly { step: number; content: string }[]): Promise<number[]> {
+    this.assertUsable();
+    const open = this.core.state.open;
+    if (open)
+      throw new UsageError(`turn ${open.turn} is still open: call afterTurn(response) first`);
+    const history = this.core.state.history;
+    const lead = history.findIndex((m) => m.role !== 'system');
+    const leading = lead === -1 ? history.length : lead;
+    for (const c of changes) {
+      if (!Number.isInteger(c?.step) || c.step < 0 || c.step >= leading) {
+        throw new UsageError(
+          `changeSystem: step ${String(c?.step)} is not one of the leading system messages (steps 0..${leading - 1})`,
+        );
+      }
+      if (typeof c.content !== 'string') {
+        throw new UsageError(`changeSystem: the content of step ${c.step} must be a string`);
+      }
+    }
+    const bare = changes.map((c) => ({
+      role: 'system' as const,
+      content: stripArchivedBlocks(c.content).text,
+    }));
+    const clean = await this.redactMessages(bare);
+    return this.change(() => {
+      const changed: number[] = [];
+      changes.forEach((c, i) => {
+        const content = clean[i]!.content;
+        if (this.core.state.history[c.step]!.content === content) return;
+        this.core.record({ type: 'system_changed', step_id: c.step, content });
+        changed.push(c.step);
+      });
+      // The caller's earlier text of these messages no longer has their record; the new one does.
+      for (const [key, at] of this.recorded) if (changed.includes(at)) this.recorded.delete(key);
+      for (const c of changes)
+        this.recorded.set(formKey({ role: 'system', content: c.content }), c.step);
+      return changed;
+    });
+  }
+
   /** Pins a note into L3 (never folded, never dropped); a newer note with the same `source` replaces it. */
   async pin(text: string, options: { source?: string } = {}): Promise<number> {
     this.assertUsable();

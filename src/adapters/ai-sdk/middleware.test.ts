@@ -19,6 +19,7 @@ import {
 import { MockLanguageModelV3 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { replaySession } from '../../harness/replay.js';
 import {
   fakeSecrets,
   leakedFragments,
@@ -611,6 +612,49 @@ describe('contextFoldMiddleware with generateText', () => {
       generateText({ model, prompt: 'another conversation', maxRetries: 0 }),
     ).rejects.toThrow(/the prompt does not continue session \(default\): message 0 differs/);
     await mw.close();
+  });
+
+  it('refuses a system prompt dropped within a session, naming the system prompt', async () => {
+    const mw = setup();
+    const model = wrapLanguageModel({
+      model: new MockLanguageModelV3({ doGenerate: [text('a'), text('b')] }),
+      middleware: mw,
+    });
+    const messages: ModelMessage[] = [{ role: 'user', content: 'hi' }];
+    const first = await generateText({ model, system: SYSTEM, messages });
+    messages.push(...first.response.messages, { role: 'user', content: 'and?' });
+    await expect(generateText({ model, messages, maxRetries: 0 })).rejects.toThrow(
+      /message 0 differs from its history \(the system prompt: its text may change from call to call, but a system message cannot be added or removed within a session/,
+    );
+    await mw.close();
+  });
+
+  it("takes a changed system prompt as the app's new instructions: same session, new text sent, replayed", async () => {
+    const dir = tempDir().dir;
+    const mw = setup({ dir });
+    const mock = new MockLanguageModelV3({ doGenerate: [text('a'), text('b')] });
+    const model = wrapLanguageModel({ model: mock, middleware: mw });
+    const messages: ModelMessage[] = [...history(), { role: 'user', content: 'Next test.' }];
+    const first = await generateText({ model, system: 'Today is 2026-12-05.', messages });
+    const folded = (await mw.session()).status().folded;
+    expect(folded).toBeGreaterThan(0);
+    messages.push(...first.response.messages, {
+      role: 'user',
+      content: 'Which port is PostgreSQL listening on?',
+    });
+    await generateText({ model, system: 'Today is 2026-12-06.', messages, maxRetries: 0 });
+    const p2 = mock.doGenerateCalls[1]!.prompt;
+    expect(p2[0]).toMatchObject({ role: 'system', content: 'Today is 2026-12-06.' });
+    expect(promptText(p2)).not.toContain('2026-12-05.');
+    // The archived turns stayed in this session: the old tool run is paged back in from it.
+    expect(promptText(p2)).toContain('PostgreSQL listening on port 5433');
+    const session = await mw.session();
+    expect(session.history()[0]!.content).toBe('Today is 2026-12-06.');
+    expect(session.status().folded).toBeGreaterThanOrEqual(folded);
+    await mw.close();
+    const replay = await replaySession({ dir });
+    expect(replay.mismatch).toBeNull();
+    expect(replay.packs).toHaveLength(2);
   });
 
   it('resends the same prompt when a call is retried, recording the prompt once', async () => {

@@ -8,6 +8,7 @@ import type {
 import { checkOpenOptions } from '../../engine/open-options.js';
 import type { Message } from '../../harness/messages.js';
 import type { ContextPack } from '../../harness/pack.js';
+import { continueSession, systemNote } from '../../harness/per-call.js';
 import { Session, type SessionOptions } from '../../harness/session.js';
 import { checkSessionOptions, SESSION_OPTION_KEYS } from '../../harness/session-options.js';
 import { isStepConflictError, UsageError } from '../../protocol/errors.js';
@@ -188,26 +189,23 @@ function sessionPool(dir: string, sessionOptions: Omit<SessionOptions, 'dir' | '
 }
 
 /**
- * Refuses a prompt that does not extend the session's history (compared in recorded form);
- * returns the history's length, where the new messages start.
+ * Refuses a prompt that does not extend the session's history (compared in recorded form); a
+ * changed system prompt is taken as the app's new instructions and recorded
+ * (`continueSession`). Returns the history's length, where the new messages start.
  */
 async function checkContinues(
   session: Session,
   incoming: readonly Message[],
   id: string | undefined,
 ): Promise<number> {
-  const history = session.history();
-  // The session records messages redacted: compare the caller's copy in that form.
-  const seen = await session.recordedForm(incoming.slice(0, history.length));
-  for (let i = 0; i < history.length; i++) {
-    const m = seen[i];
-    if (!m || messageKey(m) !== messageKey(history[i]!)) {
-      throw new UsageError(
-        `the prompt does not continue session ${id ?? '(default)'}: message ${i} differs from its history; start a new session id for a new conversation`,
-      );
-    }
+  const at = await continueSession(session, incoming, (a, b) => messageKey(a) === messageKey(b));
+  if (at !== null) {
+    const note = systemNote(session.history(), incoming, at);
+    throw new UsageError(
+      `the prompt does not continue session ${id ?? '(default)'}: message ${at} differs from its history${note}; start a new session id for a new conversation`,
+    );
   }
-  return history.length;
+  return session.status().history_length;
 }
 
 /**

@@ -175,6 +175,54 @@ describe('startProxy with the official SDK clients', () => {
     expect(real.response.headers.get('x-contextfold-session')).toBe(session);
   });
 
+  it("a changed system prompt (Anthropic `system`, OpenAI's first system message) goes on in the same session", async () => {
+    // Before, the history differed at message 0: the call started a fork, which archived the
+    // whole conversation again and left the session's own archive behind.
+    const sessions = join(tmp.dir, '.contextfold', 'sessions');
+    const events = (s: string) =>
+      readFileSync(join(sessions, s, '.contextfold', 'events.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { type: string; content?: string });
+    const history = [
+      { role: 'user' as const, content: 'Which port does the database use?' },
+      { role: 'assistant' as const, content: 'Port 5433.' },
+      { role: 'user' as const, content: 'And the pool size?' },
+    ];
+    const headers = { 'x-contextfold-session': 'sys-anthropic' };
+    const client = anthropic();
+    const first = { model: 'm', max_tokens: 5, system: 'Today is 2026-12-05.' };
+    await client.messages.create({ ...first, messages: history.slice(0, 1) }, { headers });
+    const res = await client.messages
+      .create({ ...first, system: 'Today is 2026-12-06.', messages: history }, { headers })
+      .asResponse();
+    expect(res.headers.get('x-contextfold-session')).toBe('sys-anthropic');
+    expect(up.requests.at(-1)!.json().system).toBe('Today is 2026-12-06.');
+    expect(events('sys-anthropic').filter((e) => e.type === 'system_changed')).toMatchObject([
+      { content: 'Today is 2026-12-06.' },
+    ]);
+
+    const oa = openai();
+    const opts = { headers: { 'x-contextfold-session': 'sys-openai' } };
+    const sys = (content: string) => ({ role: 'system' as const, content });
+    await oa.chat.completions.create(
+      { model: 'gpt-4o', messages: [sys('Today is 2026-12-05.'), ...history.slice(0, 1)] },
+      opts,
+    );
+    const next = await oa.chat.completions
+      .create({ model: 'gpt-4o', messages: [sys('Today is 2026-12-06.'), ...history] }, opts)
+      .withResponse();
+    expect(next.response.headers.get('x-contextfold-session')).toBe('sys-openai');
+    expect((up.requests.at(-1)!.json().messages as unknown[])[0]).toEqual(
+      sys('Today is 2026-12-06.'),
+    );
+    expect(events('sys-openai').filter((e) => e.type === 'system_changed')).toHaveLength(1);
+    expect(readdirSync(sessions).filter((s) => s.startsWith('sys-'))).toEqual([
+      'sys-anthropic',
+      'sys-openai',
+    ]);
+  });
+
   it("Claude Code's /v1/messages?beta=true is folded too, and the query reaches the upstream", async () => {
     const before = logs.length;
     const res = await fetch(`${proxy.url}/v1/messages?beta=true`, {

@@ -1,5 +1,5 @@
 import type { Message } from '../../harness/messages.js';
-import { divergence } from '../../harness/per-call.js';
+import { continuation } from '../../harness/per-call.js';
 import { stableJson } from '../../harness/render.js';
 import { Session, type SessionOptions } from '../../harness/session.js';
 import { sha256Hex } from '../../protocol/canonical-json.js';
@@ -68,12 +68,16 @@ export function derivedSessionId(api: string, messages: readonly Message[]): str
 }
 
 /**
- * Where an incoming history stops continuing a session's (null when it continues), compared in
- * the form the session records messages in (secrets redacted).
+ * How an incoming history goes on from a session's (`continuation`: where it stops continuing
+ * it, and the leading system messages it gives new text), compared in the form the session
+ * records messages in (secrets redacted).
  */
-async function continues(session: Session, incoming: readonly Message[]): Promise<number | null> {
+async function continues(
+  session: Session,
+  incoming: readonly Message[],
+): Promise<{ at: number | null; system: number[] }> {
   const stored = session.history();
-  return divergence(stored, await session.recordedForm(incoming.slice(0, stored.length)));
+  return continuation(stored, await session.recordedForm(incoming.slice(0, stored.length)));
 }
 
 /** A fork id of `base` for a history, named by a hash of its first `n` messages. */
@@ -132,14 +136,25 @@ export class SessionPool {
     base: string,
     incoming: readonly Message[],
   ): Promise<{ id: string; session: Session }> {
+    // A session the history continues with a new system prompt is taken when none continues
+    // it as it is: of those, the one that recorded most of it (a fork a version before
+    // `system_changed` started for a new system prompt has the rest of the conversation).
+    let changed: { id: string; session: Session; length: number } | null = null;
+    const pick = async (id: string, session: Session): Promise<boolean> => {
+      const c = await continues(session, incoming);
+      if (c.at !== null) return false;
+      if (c.system.length === 0) return true;
+      const length = session.status().history_length;
+      if (!changed || length > changed.length) changed = { id, session, length };
+      return false;
+    };
     const main = await this.get(base);
-    const at = await continues(main, incoming);
-    if (at === null) return { id: base, session: main };
+    if (await pick(base, main)) return { id: base, session: main };
     const forks = await this.forksOf(base);
     const recent = (id: string): number => this.open.get(id)?.used ?? 0;
     for (const id of [...forks].sort((a, b) => recent(b) - recent(a))) {
       const session = await this.get(id);
-      if ((await continues(session, incoming)) === null) return { id, session };
+      if (await pick(id, session)) return { id, session };
     }
     // Forks another proxy on the same store (a replica) made since they were listed: one may
     // be this conversation's, or hold the name a new fork would take.
@@ -147,10 +162,13 @@ export class SessionPool {
       if (!id.startsWith(`${base}~`) || forks.has(id)) continue;
       forks.add(id);
       const session = await this.get(id);
-      if ((await continues(session, incoming)) === null) return { id, session };
+      if (await pick(id, session)) return { id, session };
     }
+    const found = changed as { id: string; session: Session } | null;
+    if (found) return { id: found.id, session: found.session };
     // Named by the history up to and with its first differing message; a name already taken
     // (a fork that went another way later) gets the next free number.
+    const at = (await continues(main, incoming)).at ?? 0;
     const name = forkId(base, incoming, at + 1);
     let id = name;
     for (let k = 2; forks.has(id); k++) id = `${name}.${k}`;
