@@ -2,7 +2,13 @@ import type { Command } from 'commander';
 import type { RunningProxy } from '../../adapters/proxy/index.js';
 import { UsageError } from '../../protocol/errors.js';
 import { shownStore } from '../../store/pg/pg-url.js';
-import { type GlobalOptions, globals, parseIntArg, requireDirectory } from '../context.js';
+import {
+  type GlobalOptions,
+  globals,
+  parseIntArg,
+  parsePositiveIntArg,
+  requireDirectory,
+} from '../context.js';
 import { engineOptions, parseLiveOverflow } from '../engine-options.js';
 import { helpText } from '../help-text.js';
 
@@ -27,6 +33,13 @@ function stopSignal(): Promise<string> {
   });
 }
 
+/** `--port`: 0 to 65535, the error naming the flag (the library's names its option). */
+function parsePort(value: string): number {
+  const port = parseIntArg(value, '--port');
+  if (port > 65535) throw new UsageError(`--port must be at most 65535, got ${port}`);
+  return port;
+}
+
 /** Starts the proxy, prints where it listens, and serves until a stop signal. */
 async function runProxy(opts: ProxyFlags, cmd: Command): Promise<void> {
   const g = globals(cmd);
@@ -42,13 +55,13 @@ async function runProxy(opts: ProxyFlags, cmd: Command): Promise<void> {
   const proxy = await startProxy({
     upstream: opts.upstream,
     host: opts.host,
-    port: parseIntArg(opts.port, '--port'),
+    port: parsePort(opts.port),
     dir: g.dir,
-    budget: parseIntArg(opts.budget, '--budget'),
+    budget: parsePositiveIntArg(opts.budget, '--budget'),
     keepRecent: parseIntArg(opts.keepRecent, '--keep-recent'),
     foldThreshold: parseIntArg(opts.foldThreshold, '--fold-threshold'),
-    maxBodyBytes: parseIntArg(opts.maxBody, '--max-body'),
-    timeoutMs: parseIntArg(opts.timeout, '--timeout'),
+    maxBodyBytes: parsePositiveIntArg(opts.maxBody, '--max-body'),
+    timeoutMs: parsePositiveIntArg(opts.timeout, '--timeout'),
     liveOverflow: parseLiveOverflow(opts.liveOverflow),
     checkModels: opts.modelCheck !== false,
     ...(e.tokenizer ? { tokenizer: e.tokenizer } : {}),
