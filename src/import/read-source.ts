@@ -1,5 +1,5 @@
 import { constants, isUtf8 } from 'node:buffer';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { sourceError } from './source-error.js';
 
@@ -8,28 +8,53 @@ const isZstd = (b: Buffer): boolean =>
   b.length >= 4 && b[0] === 0x28 && b[1] === 0xb5 && b[2] === 0x2f && b[3] === 0xfd;
 
 /**
+ * The most bytes (unpacked) one import reads: UTF-8 text longer than this is more characters
+ * than a JavaScript string holds (a character takes at most 3 bytes per UTF-16 unit), about
+ * 1.5 GiB.
+ */
+export const MAX_SOURCE_BYTES = 3 * constants.MAX_STRING_LENGTH;
+
+const tooLarge = (path: string, what: string) =>
+  sourceError(
+    path,
+    null,
+    `too large: ${what} than one import can read (${constants.MAX_STRING_LENGTH.toLocaleString('en-US')} characters, about 512 MiB); import a shorter history`,
+  );
+
+/**
  * Reads an import file as text. Gzip input (`.gz`, or the gzip magic bytes) is decompressed in
- * memory with zlib; zstd input is refused with what to do; the text must be valid UTF-8 (a leading BOM is dropped).
+ * memory with zlib, up to `maxBytes` (default {@link MAX_SOURCE_BYTES}); a file or an unpacked
+ * text past it is refused as too large; zstd input is refused with what to do; the text must be
+ * valid UTF-8 (a leading BOM is dropped).
  *
  * @example
  * const text = readSourceText('session.jsonl.gz');
  */
-export function readSourceText(path: string): string {
-  let bytes: Buffer;
+export function readSourceText(path: string, maxBytes = MAX_SOURCE_BYTES): string {
+  let bytes: Buffer | null = null;
   try {
-    bytes = readFileSync(path);
+    // The size is checked first, so a file too large is not read into memory for nothing.
+    if (statSync(path).size <= maxBytes) bytes = readFileSync(path);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    throw sourceError(
-      path,
-      null,
-      code === 'ENOENT' ? 'no such file' : `cannot read (${code ?? e})`,
-    );
+    if (code !== 'ERR_FS_FILE_TOO_LARGE') {
+      throw sourceError(
+        path,
+        null,
+        code === 'ENOENT' ? 'no such file' : `cannot read (${code ?? e})`,
+      );
+    }
   }
+  const bound = maxBytes.toLocaleString('en-US');
+  if (bytes === null) throw tooLarge(path, `it is more than ${bound} bytes, more text`);
   if (bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b) {
     try {
-      bytes = gunzipSync(bytes);
+      bytes = gunzipSync(bytes, { maxOutputLength: maxBytes });
     } catch (e) {
+      // Past the bound zlib stops with ERR_BUFFER_TOO_LARGE ("Cannot create a Buffer larger
+      // than …"), which was reported as a broken gzip file.
+      if ((e as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE')
+        throw tooLarge(path, `it unpacks to more than ${bound} bytes, more text`);
       throw sourceError(path, null, `not a valid gzip file (${(e as Error).message})`);
     }
   } else if (path.endsWith('.gz')) {
@@ -48,11 +73,7 @@ export function readSourceText(path: string): string {
   } catch (e) {
     // Valid text longer than a JavaScript string can be was reported as "not valid UTF-8".
     if ((e as NodeJS.ErrnoException).code === 'ERR_STRING_TOO_LONG') {
-      throw sourceError(
-        path,
-        null,
-        `too large: its text is longer than one import can read (${constants.MAX_STRING_LENGTH.toLocaleString('en-US')} characters, about 512 MiB); import a shorter history`,
-      );
+      throw tooLarge(path, 'its text is longer');
     }
     throw sourceError(
       path,
