@@ -21,30 +21,43 @@ const tooLarge = (path: string, what: string) =>
     `too large: ${what} than one import can read (${constants.MAX_STRING_LENGTH.toLocaleString('en-US')} characters, about 512 MiB); import a shorter history`,
   );
 
+/** How an import source is named in messages: `-` is standard input. */
+export function sourceName(path: string): string {
+  return path === '-' ? 'standard input' : path;
+}
+
+/** The bytes of a file, or of standard input for `-`; null when there are more than `maxBytes`. */
+function readBytes(path: string, maxBytes: number): Buffer | null {
+  try {
+    if (path === '-') {
+      const bytes = readFileSync(0);
+      return bytes.length <= maxBytes ? bytes : null;
+    }
+    // The size is checked first, so a file too large is not read into memory for nothing.
+    return statSync(path).size <= maxBytes ? readFileSync(path) : null;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ERR_FS_FILE_TOO_LARGE') return null;
+    throw sourceError(
+      sourceName(path),
+      null,
+      code === 'ENOENT' ? 'no such file' : `cannot read (${code ?? e})`,
+    );
+  }
+}
+
 /**
- * Reads an import file as text. Gzip input (`.gz`, or the gzip magic bytes) is decompressed in
- * memory with zlib, up to `maxBytes` (default {@link MAX_SOURCE_BYTES}); a file or an unpacked
- * text past it is refused as too large; zstd input is refused with what to do; the text must be
- * valid UTF-8 (a leading BOM is dropped).
+ * Reads an import file (or standard input, for `-`) as text. Gzip input (`.gz`, or the gzip
+ * magic bytes) is decompressed in memory with zlib, up to `maxBytes` (default {@link
+ * MAX_SOURCE_BYTES}); a file or an unpacked text past it is refused as too large; zstd input is
+ * refused with what to do; the text must be valid UTF-8 (a leading BOM is dropped).
  *
  * @example
  * const text = readSourceText('session.jsonl.gz');
  */
-export function readSourceText(path: string, maxBytes = MAX_SOURCE_BYTES): string {
-  let bytes: Buffer | null = null;
-  try {
-    // The size is checked first, so a file too large is not read into memory for nothing.
-    if (statSync(path).size <= maxBytes) bytes = readFileSync(path);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code !== 'ERR_FS_FILE_TOO_LARGE') {
-      throw sourceError(
-        path,
-        null,
-        code === 'ENOENT' ? 'no such file' : `cannot read (${code ?? e})`,
-      );
-    }
-  }
+export function readSourceText(file: string, maxBytes = MAX_SOURCE_BYTES): string {
+  const path = sourceName(file);
+  let bytes = readBytes(file, maxBytes);
   const bound = maxBytes.toLocaleString('en-US');
   if (bytes === null) throw tooLarge(path, `it is more than ${bound} bytes, more text`);
   if (bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b) {
