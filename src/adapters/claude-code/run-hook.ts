@@ -166,13 +166,13 @@ function missingTranscript(
 }
 
 /**
- * What a run that folded nothing still did, by event: a prompt is answered from the archive,
- * a session start says what is archived, a compaction goes ahead without this run's folds
- * (the transcript keeps its turns: a later run folds them).
+ * What a run that folded nothing still did, said after it by event: a prompt is answered from
+ * the archive; a compaction goes ahead without this run's folds (the transcript keeps its
+ * turns: a later run folds them); a session start needs nothing more said.
  */
 const SKIPPED_RUN: Record<HookEvent, string> = {
   'user-prompt-submit': ' and answered from what was already archived',
-  'session-start': ' and described only what was already archived',
+  'session-start': '',
   'pre-compact': '; the compaction goes ahead without it',
 };
 
