@@ -39,6 +39,8 @@ describe('readSourceText', () => {
       /w\.jsonl:3: not valid UTF-8 text \(history files are read as UTF-8: convert this one first\)$/,
     );
     expect(() => readSourceText(join(dir, 'none.json'))).toThrow(/none\.json: no such file/);
+    // Before: "cannot read (EISDIR)".
+    expect(() => readSourceText(dir)).toThrow(/: a directory, not a history file$/);
   });
 
   it('a text too long for one string is too large, not "not valid UTF-8"', () => {

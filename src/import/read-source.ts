@@ -21,6 +21,13 @@ const tooLarge = (path: string, what: string) =>
     `too large: ${what} than one import can read (${constants.MAX_STRING_LENGTH.toLocaleString('en-US')} characters, about 512 MiB); import a shorter history`,
   );
 
+/** What the common read failures mean, said in words. */
+const READ_FAILURES: Record<string, string> = {
+  ENOENT: 'no such file',
+  EISDIR: 'a directory, not a history file',
+  EACCES: 'cannot read (permission denied, EACCES)',
+};
+
 /** How an import source is named in messages: `-` is standard input. */
 export function sourceName(path: string): string {
   return path === '-' ? 'standard input' : path;
@@ -41,7 +48,7 @@ function readBytes(path: string, maxBytes: number): Buffer | null {
     throw sourceError(
       sourceName(path),
       null,
-      code === 'ENOENT' ? 'no such file' : `cannot read (${code ?? e})`,
+      READ_FAILURES[code ?? ''] ?? `cannot read (${code ?? e})`,
     );
   }
 }
