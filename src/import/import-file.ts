@@ -4,7 +4,7 @@ import { checkOptionKeys } from '../protocol/option-keys.js';
 import { detectImportFormat } from './detect-format.js';
 import { type ImportTurnsResult, importTurns } from './import-turns.js';
 import { parseHistory } from './parse-history.js';
-import { readSourceText } from './read-source.js';
+import { readSourceText, sourceName } from './read-source.js';
 import type { ImportedTurn, ImportFormat } from './turn.js';
 
 /** A file read and parsed, ready to fold. */
@@ -23,7 +23,7 @@ export interface LoadedHistory {
 }
 
 /**
- * Reads (gunzipping `.gz`) and parses a history file completely; throws a one-line error naming
+ * Reads (gunzipping `.gz`) and parses a history file (standard input for `-`) completely; throws a one-line error naming
  * the line of the first malformed record. Nothing is written. Without `format`, the format is
  * told from the content ({@link detectImportFormat}), or the error asks for one.
  *
@@ -38,13 +38,14 @@ export function loadHistoryFile(options: { file: string; format?: ImportFormat }
     );
   }
   const text = readSourceText(options.file);
-  const format = options.format ?? detectImportFormat({ text, source: options.file });
-  const parsed = parseHistory({ text, format, source: options.file });
+  const source = sourceName(options.file);
+  const format = options.format ?? detectImportFormat({ text, source });
+  const parsed = parseHistory({ text, format, source });
   if (parsed.turns.length === 0 && (parsed.open ?? []).length === 0) {
     // A file of another format reads as no records of this one: say so rather than import
     // nothing and succeed.
     const hint = options.format === undefined ? '' : ' (another format? try without --format)';
-    throw new UsageError(`${options.file} has no ${format} messages: nothing to import${hint}`, {
+    throw new UsageError(`${source} has no ${format} messages: nothing to import${hint}`, {
       path: options.file,
     });
   }

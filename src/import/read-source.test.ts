@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../test-utils/temp-dir.js';
-import { readSourceText } from './read-source.js';
+import { MAX_SOURCE_BYTES, readSourceText } from './read-source.js';
 
 describe('readSourceText', () => {
   it('reads gzip directly (by magic bytes, whatever the name) and drops a BOM', () => {
@@ -39,6 +39,8 @@ describe('readSourceText', () => {
       /w\.jsonl:3: not valid UTF-8 text \(history files are read as UTF-8: convert this one first\)$/,
     );
     expect(() => readSourceText(join(dir, 'none.json'))).toThrow(/none\.json: no such file/);
+    // Before: "cannot read (EISDIR)".
+    expect(() => readSourceText(dir)).toThrow(/: a directory, not a history file$/);
   });
 
   it('a text too long for one string is too large, not "not valid UTF-8"', () => {
@@ -53,6 +55,24 @@ describe('readSourceText', () => {
       /huge\.jsonl\.gz: too large: its text is longer than one import can read \(536,870,888 characters, about 512 MiB\); import a shorter history$/,
     );
   }, 60_000);
+
+  it('a .gz that unpacks past the bound is too large, not "not a valid gzip file"', () => {
+    // Before, zlib's "Cannot create a Buffer larger than …" (past 4 GiB unpacked) was reported
+    // as a broken gzip file. A small bound stands in for the real one here.
+    const dir = tempDir().dir;
+    const text = 'x'.repeat(2000);
+    writeFileSync(join(dir, 'big.jsonl.gz'), gzipSync(Buffer.from(text)));
+    writeFileSync(join(dir, 'big.jsonl'), text);
+    expect(() => readSourceText(join(dir, 'big.jsonl.gz'), 1000)).toThrow(
+      /big\.jsonl\.gz: too large: it unpacks to more than 1,000 bytes, more text than one import can read \(536,870,888 characters, about 512 MiB\); import a shorter history$/,
+    );
+    expect(() => readSourceText(join(dir, 'big.jsonl'), 1000)).toThrow(
+      /big\.jsonl: too large: it is more than 1,000 bytes, more text than one import can read/,
+    );
+    expect(readSourceText(join(dir, 'big.jsonl.gz'), 2000)).toBe(text);
+    expect(readSourceText(join(dir, 'big.jsonl'), 2000)).toBe(text);
+    expect(MAX_SOURCE_BYTES).toBe(3 * constants.MAX_STRING_LENGTH);
+  });
 
   it('says what to do with a zstd-compressed file (a newer Codex rollout) instead of "not UTF-8"', () => {
     const dir = tempDir().dir;

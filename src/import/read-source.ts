@@ -1,5 +1,5 @@
 import { constants, isUtf8 } from 'node:buffer';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { sourceError } from './source-error.js';
 
@@ -8,28 +8,73 @@ const isZstd = (b: Buffer): boolean =>
   b.length >= 4 && b[0] === 0x28 && b[1] === 0xb5 && b[2] === 0x2f && b[3] === 0xfd;
 
 /**
- * Reads an import file as text. Gzip input (`.gz`, or the gzip magic bytes) is decompressed in
- * memory with zlib; zstd input is refused with what to do; the text must be valid UTF-8 (a leading BOM is dropped).
+ * The most bytes (unpacked) one import reads: UTF-8 text longer than this is more characters
+ * than a JavaScript string holds (a character takes at most 3 bytes per UTF-16 unit), about
+ * 1.5 GiB.
+ */
+export const MAX_SOURCE_BYTES = 3 * constants.MAX_STRING_LENGTH;
+
+const tooLarge = (path: string, what: string) =>
+  sourceError(
+    path,
+    null,
+    `too large: ${what} than one import can read (${constants.MAX_STRING_LENGTH.toLocaleString('en-US')} characters, about 512 MiB); import a shorter history`,
+  );
+
+/** What the common read failures mean, said in words. */
+const READ_FAILURES: Record<string, string> = {
+  ENOENT: 'no such file',
+  EISDIR: 'a directory, not a history file',
+  EACCES: 'cannot read (permission denied, EACCES)',
+};
+
+/** How an import source is named in messages: `-` is standard input. */
+export function sourceName(path: string): string {
+  return path === '-' ? 'standard input' : path;
+}
+
+/** The bytes of a file, or of standard input for `-`; null when there are more than `maxBytes`. */
+function readBytes(path: string, maxBytes: number): Buffer | null {
+  try {
+    if (path === '-') {
+      const bytes = readFileSync(0);
+      return bytes.length <= maxBytes ? bytes : null;
+    }
+    // The size is checked first, so a file too large is not read into memory for nothing.
+    return statSync(path).size <= maxBytes ? readFileSync(path) : null;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ERR_FS_FILE_TOO_LARGE') return null;
+    throw sourceError(
+      sourceName(path),
+      null,
+      READ_FAILURES[code ?? ''] ?? `cannot read (${code ?? e})`,
+    );
+  }
+}
+
+/**
+ * Reads an import file (or standard input, for `-`) as text. Gzip input (`.gz`, or the gzip
+ * magic bytes) is decompressed in memory with zlib, up to `maxBytes` (default {@link
+ * MAX_SOURCE_BYTES}); a file or an unpacked text past it is refused as too large; zstd input is
+ * refused with what to do; the text must be valid UTF-8 (a leading BOM is dropped).
  *
  * @example
  * const text = readSourceText('session.jsonl.gz');
  */
-export function readSourceText(path: string): string {
-  let bytes: Buffer;
-  try {
-    bytes = readFileSync(path);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    throw sourceError(
-      path,
-      null,
-      code === 'ENOENT' ? 'no such file' : `cannot read (${code ?? e})`,
-    );
-  }
+export function readSourceText(file: string, maxBytes = MAX_SOURCE_BYTES): string {
+  const path = sourceName(file);
+  let bytes = readBytes(file, maxBytes);
+  const bound = maxBytes.toLocaleString('en-US');
+  if (bytes === null) throw tooLarge(path, `it is more than ${bound} bytes, more text`);
   if (bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b) {
     try {
-      bytes = gunzipSync(bytes);
+      bytes = gunzipSync(bytes, { maxOutputLength: maxBytes });
     } catch (e) {
+      // Past the bound zlib stops with ERR_BUFFER_TOO_LARGE ("Cannot create a Buffer larger
+      // than …"), which was reported as a broken gzip file.
+      if ((e as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE')
+        throw tooLarge(path, `it unpacks to more than ${bound} bytes, more text`);
       throw sourceError(path, null, `not a valid gzip file (${(e as Error).message})`);
     }
   } else if (path.endsWith('.gz')) {
@@ -48,11 +93,7 @@ export function readSourceText(path: string): string {
   } catch (e) {
     // Valid text longer than a JavaScript string can be was reported as "not valid UTF-8".
     if ((e as NodeJS.ErrnoException).code === 'ERR_STRING_TOO_LONG') {
-      throw sourceError(
-        path,
-        null,
-        `too large: its text is longer than one import can read (${constants.MAX_STRING_LENGTH.toLocaleString('en-US')} characters, about 512 MiB); import a shorter history`,
-      );
+      throw tooLarge(path, 'its text is longer');
     }
     throw sourceError(
       path,

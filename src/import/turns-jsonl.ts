@@ -5,7 +5,7 @@ import {
   recordToMessage,
 } from '../harness/messages.js';
 import { addToTurns, type Turn } from '../harness/turns.js';
-import { readSourceText } from './read-source.js';
+import { readSourceText, sourceName } from './read-source.js';
 import { isRecord, parseJsonLine, sourceError } from './source-error.js';
 import type { ImportedTurn, TurnRole } from './turn.js';
 
@@ -148,7 +148,7 @@ export function parseTurnsJsonl<T = ImportedTurn>(
 }
 
 /**
- * Reads a turns JSONL file (gzip and a BOM handled as by every importer) and parses it with
+ * Reads a turns JSONL file (standard input for `-`; gzip and a BOM handled as by every importer) and parses it with
  * {@link parseTurnsJsonl}. A missing or unreadable file is a one-line `UsageError`.
  *
  * @example
@@ -158,7 +158,8 @@ export function readTurnsJsonl<T = ImportedTurn>(
   file: string,
   options: Omit<ParseTurnsOptions<T>, 'source'> & { source?: string } = {},
 ): T[] {
-  return parseTurnsJsonl(readSourceText(file), { ...options, source: options.source ?? file });
+  const source = options.source ?? sourceName(file);
+  return parseTurnsJsonl(readSourceText(file), { ...options, source });
 }
 
 /**
@@ -190,7 +191,7 @@ export function readHistoryRecords(file: string): HistoryRecord[] {
       return record;
     },
   });
-  checkToolResults(records, file, lines);
+  checkToolResults(records, sourceName(file), lines);
   return records;
 }
 

@@ -639,6 +639,16 @@ describe('incremental ingestion', () => {
     expect(existsSync(s.store)).toBe(false);
   });
 
+  it('a PreCompact run that folded nothing says the compaction goes ahead, not that it answered', async () => {
+    // Before, it said "answered from what was already archived": PreCompact answers nothing.
+    const s = setup();
+    mkdirSync(s.transcript);
+    const out = await s.run('pre-compact');
+    expect(out.output?.systemMessage?.split('\n')[0]).toBe(
+      `contextfold: UsageError (USAGE): ${s.transcript}: the transcript_path is a directory, not a transcript file; this run folded nothing (the next run tries again); the compaction goes ahead without it`,
+    );
+  });
+
   it('a missing transcript is an empty session', async () => {
     const s = setup();
     const out = await s.run('user-prompt-submit', { prompt: 'hello' });

@@ -166,6 +166,17 @@ function missingTranscript(
 }
 
 /**
+ * What a run that folded nothing still did, said after it by event: a prompt is answered from
+ * the archive; a compaction goes ahead without this run's folds (the transcript keeps its
+ * turns: a later run folds them); a session start needs nothing more said.
+ */
+const SKIPPED_RUN: Record<HookEvent, string> = {
+  'user-prompt-submit': ' and answered from what was already archived',
+  'session-start': '',
+  'pre-compact': '; the compaction goes ahead without it',
+};
+
+/**
  * Ingests the session's new turns. When that fails but the store and the hook's state are sound
  * (another run of the session holds its state longer than the run may wait, the store's write
  * lock stays taken, the transcript is unreadable, a turn is refused, the uuid log is refused),
@@ -198,12 +209,12 @@ async function ingestOrSkip(
     if (e instanceof LockTimeoutError && e.details.path === stateLockPath(statePath)) {
       return {
         ingest,
-        skipped: `contextfold: another hook run of this session was still reading its transcript after ${lockTimeoutMs / 1000} s, so this run folded nothing (its turns are folded by that run or the next one) and answered from what was already archived`,
+        skipped: `contextfold: another hook run of this session was still reading its transcript after ${lockTimeoutMs / 1000} s, so this run folded nothing (its turns are folded by that run or the next one)${SKIPPED_RUN[options.event]}`,
       };
     }
     return {
       ingest,
-      skipped: `${hookFailureLine(e)}; this run folded nothing (the next run tries again) and answered from what was already archived`,
+      skipped: `${hookFailureLine(e)}; this run folded nothing (the next run tries again)${SKIPPED_RUN[options.event]}`,
     };
   }
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { ContextFold } from '../../engine/context-fold.js';
-import { CLI, runCliInProcess } from '../../test-utils/cli.js';
+import { CLI, runCliInProcess, runCliProcess } from '../../test-utils/cli.js';
 import { tempDir } from '../../test-utils/temp-dir.js';
 
 const fixture = (name: string) =>
@@ -306,6 +306,32 @@ describe('contextfold import', () => {
       `contextfold: UsageError: ${bad}:2: not valid JSON (unexpected end of input, expected ',' or '}' at column 27); the turns format has one {"step_id","role","content"} object per line\n`,
     );
     expect(existsSync(dir)).toBe(false);
+  });
+
+  it("'-' reads standard input, gzip or plain, told from the content; errors name standard input", () => {
+    // Before, 'import -' said "-: no such file", though other commands read '-' as stdin.
+    const root = tempDir().dir;
+    const dir = join(root, '.contextfold');
+    const transcript = readFileSync(fixture('claude-code-session.jsonl'));
+    const first = runCliProcess(['--dir', dir, 'import', '-'], { input: gzipSync(transcript) });
+    expect(first.stderr).toBe('');
+    expect(first.code).toBe(0);
+    expect(first.stdout).toMatch(
+      /^imported 6 turn\(s\) from standard input \(claude-code, detected\): 6 folded; steps 0–5; session 5e551011-/,
+    );
+    const again = runCliProcess(
+      ['--dir', dir, '--json', 'import', '-', '--format', 'claude-code'],
+      {
+        input: transcript,
+      },
+    );
+    expect(JSON.parse(again.stdout)).toMatchObject({ file: '-', folded: 0, already_folded: 6 });
+    const bad = runCliProcess(['--dir', join(root, 'other'), 'import', '-', '--format', 'turns'], {
+      input: '{"step_id":0,"role":"user"\n',
+    });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/^contextfold: UsageError: standard input:1: not valid JSON/);
+    expect(existsSync(join(root, 'other'))).toBe(false);
   });
 
   it('without --format tells the format from the content, and says so', async () => {

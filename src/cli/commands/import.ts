@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { ContextFold } from '../../engine/context-fold.js';
 import { loadHistoryFile } from '../../import/import-file.js';
 import { importTurns } from '../../import/import-turns.js';
+import { sourceName } from '../../import/read-source.js';
 import { IMPORT_FORMATS, type ImportFormat } from '../../import/turn.js';
 import {
   type CodedErrorClass,
@@ -44,7 +45,7 @@ const human = (r: ImportReport): string => {
   const again = r.already_folded ? `, ${r.already_folded} already folded` : '';
   const format = r.format_detected ? `${r.format}, detected` : r.format;
   const lines = [
-    `imported ${r.turns} turn(s) from ${r.file} (${format}): ${r.folded} folded${again}; ${steps}; session ${r.session_id} → ${r.dir}`,
+    `imported ${r.turns} turn(s) from ${sourceName(r.file)} (${format}): ${r.folded} folded${again}; ${steps}; session ${r.session_id} → ${r.dir}`,
   ];
   if (r.lone_surrogate_steps.length > 0) {
     lines.push(
@@ -80,6 +81,8 @@ const HELP = helpText({
     "tell OpenAI from Anthropic messages; a file of plain text messages needs --format (Cline's",
     'api_conversation_history.json is --format anthropic).',
     'Step ids are turn positions in the history; a tool call and its result form one turn.',
+    "FILE '-' reads standard input, gzip or plain, its format told from the content as a file's",
+    '(or given with --format); re-importing means piping the same history again.',
     'The whole file is parsed before anything is written; re-importing the same file is a no-op,',
     'and re-importing a transcript that has grown adds its new turns. A last turn still open (a',
     'tool call without its result, as in a running session) is left out until it is complete.',
@@ -93,6 +96,7 @@ const HELP = helpText({
     'contextfold import ~/.claude/projects/-home-me-app/3f2a….jsonl',
     'contextfold import chat.json --format openai --session support-42 --json',
     'contextfold import .aider.chat.history.md',
+    'ssh host cat run.jsonl.gz | contextfold import - --format turns',
   ],
 });
 
@@ -103,7 +107,7 @@ const HELP = helpText({
 function anotherConversation(e: unknown, file: string): unknown {
   if (!isStepConflictError(e)) return e;
   return new StepConflictError(
-    `${e.message}. ${file} is not the history this store holds at that step: import each conversation into its own store (--dir)`,
+    `${e.message}. ${sourceName(file)} is not the history this store holds at that step: import each conversation into its own store (--dir)`,
     e.details,
   );
 }
@@ -153,7 +157,7 @@ function afterPartialWrite(e: unknown, turns: readonly { step_id: number }[], wr
 export function register(program: Command): void {
   program
     .command('import')
-    .argument('<FILE>', 'history file; .gz files are read directly')
+    .argument('<FILE>', "history file, or '-' to read standard input; .gz files are read directly")
     .option(
       '--format <FORMAT>',
       `input format: ${IMPORT_FORMATS.join(' | ')} (default: told from the content)`,

@@ -112,6 +112,17 @@ describe('contextfold proxy', () => {
     expect(runCliProcess(['proxy', '--upstream', 'http://x', '--port', 'eighty']).stderr).toMatch(
       /--port must be a non-negative integer/,
     );
+    // The library's check named its option ('budget must be an integer >= 1, got 0'), not the flag.
+    for (const [flag, value, line] of [
+      ['--budget', '0', "--budget must be a positive integer (1 or more), got '0'"],
+      ['--max-body', '0', "--max-body must be a positive integer (1 or more), got '0'"],
+      ['--timeout', '0', "--timeout must be a positive integer (1 or more), got '0'"],
+      ['--port', '70000', '--port must be at most 65535, got 70000'],
+    ] as const) {
+      expect(runCliProcess(['proxy', '--upstream', 'http://x', flag, value]).stderr).toBe(
+        `contextfold: UsageError: ${line}\n`,
+      );
+    }
     // OPENAI_BASE_URL ends in /v1: every call went to /v1/v1/… and got the upstream's 404.
     expect(runCliProcess(['proxy', '--upstream', 'https://api.openai.com/v1']).stderr).toBe(
       "contextfold: UsageError: upstream 'https://api.openai.com/v1' ends in /v1, but clients send /v1/… paths: give the server's base without it (--upstream https://api.openai.com)\n",

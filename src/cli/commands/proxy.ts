@@ -2,7 +2,13 @@ import type { Command } from 'commander';
 import type { RunningProxy } from '../../adapters/proxy/index.js';
 import { UsageError } from '../../protocol/errors.js';
 import { shownStore } from '../../store/pg/pg-url.js';
-import { type GlobalOptions, globals, parseIntArg, requireDirectory } from '../context.js';
+import {
+  type GlobalOptions,
+  globals,
+  parseIntArg,
+  parsePositiveIntArg,
+  requireDirectory,
+} from '../context.js';
 import { engineOptions, parseLiveOverflow } from '../engine-options.js';
 import { helpText } from '../help-text.js';
 
@@ -27,6 +33,13 @@ function stopSignal(): Promise<string> {
   });
 }
 
+/** `--port`: 0 to 65535, the error naming the flag (the library's names its option). */
+function parsePort(value: string): number {
+  const port = parseIntArg(value, '--port');
+  if (port > 65535) throw new UsageError(`--port must be at most 65535, got ${port}`);
+  return port;
+}
+
 /** Starts the proxy, prints where it listens, and serves until a stop signal. */
 async function runProxy(opts: ProxyFlags, cmd: Command): Promise<void> {
   const g = globals(cmd);
@@ -42,13 +55,13 @@ async function runProxy(opts: ProxyFlags, cmd: Command): Promise<void> {
   const proxy = await startProxy({
     upstream: opts.upstream,
     host: opts.host,
-    port: parseIntArg(opts.port, '--port'),
+    port: parsePort(opts.port),
     dir: g.dir,
-    budget: parseIntArg(opts.budget, '--budget'),
+    budget: parsePositiveIntArg(opts.budget, '--budget'),
     keepRecent: parseIntArg(opts.keepRecent, '--keep-recent'),
     foldThreshold: parseIntArg(opts.foldThreshold, '--fold-threshold'),
-    maxBodyBytes: parseIntArg(opts.maxBody, '--max-body'),
-    timeoutMs: parseIntArg(opts.timeout, '--timeout'),
+    maxBodyBytes: parsePositiveIntArg(opts.maxBody, '--max-body'),
+    timeoutMs: parsePositiveIntArg(opts.timeout, '--timeout'),
     liveOverflow: parseLiveOverflow(opts.liveOverflow),
     checkModels: opts.modelCheck !== false,
     ...(e.tokenizer ? { tokenizer: e.tokenizer } : {}),
@@ -96,7 +109,9 @@ const HELP = helpText({
     'verbose turns, pages in what the live turn needs for that call only, and streams the',
     'answer back byte for byte. Any other request passes through untouched. API keys are',
     'forwarded, never stored. A call for a model the upstream says it does not serve gets the',
-    "upstream's 404 and writes nothing (asked once per model with GET /v1/models/<id>).",
+    "upstream's 404 and writes nothing (asked once per model with GET /v1/models/<id>; a",
+    'lookup that takes over 5 s or is refused 401/403 lets the call go ahead, and is asked',
+    'again after 10 minutes).',
     '',
     'Prints the URL and the lines to set, then one line per call (JSON lines with --json).',
     '',

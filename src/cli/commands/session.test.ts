@@ -150,6 +150,16 @@ describe('contextfold session: bad input', () => {
     });
   }
 
+  it("reads '-' from standard input, naming it so in errors", () => {
+    // The importers read '-' as stdin; a row error said "-:2: …".
+    const dir = fresh();
+    const ok = runCliProcess(['--dir', dir, 'session', '-'], { input: `${good}\n` });
+    expect(ok.stderr).toBe('');
+    expect(ok.code).toBe(0);
+    const bad = runCliProcess(['--dir', fresh(), 'session', '-'], { input: `${good}\n{"x"` });
+    expect(bad.stderr).toMatch(/^contextfold: UsageError: standard input:2: /);
+  });
+
   it('rejects a missing file and a bad --budget before touching the store', () => {
     const dir = fresh();
     expect(runCliProcess(['--dir', dir, 'session', join(tmp.dir, 'nope.jsonl')]).stderr).toMatch(

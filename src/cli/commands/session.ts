@@ -159,7 +159,7 @@ export function register(program: Command): void {
     .command('session')
     .argument(
       '<TURNS>',
-      'turns JSONL: one {"step_id", "role", "content"} a line (the ../shared/data format)',
+      'turns JSONL: one {"step_id", "role", "content"} a line (the ../shared/data format); - reads standard input',
     )
     .option('--budget <N>', 'token budget of every pack', '16000')
     .option('--keep-recent <K>', 'turns before the prompt always kept verbatim', '10')
