@@ -45,6 +45,16 @@ function project() {
   return { root, transcript, w };
 }
 
+/** The UserPromptSubmit input asking the project's archived question (the role on port 5433). */
+function portQuestion(p: { root: string; transcript: string }) {
+  return {
+    session_id: 'abc',
+    transcript_path: p.transcript,
+    cwd: p.root,
+    prompt: 'Which PostgreSQL role was missing on port 5433?',
+  };
+}
+
 describe('contextfold hook (spawned as Claude Code does)', () => {
   it('user-prompt-submit prints hookSpecificOutput.additionalContext with the verified page', () => {
     const p = project();
@@ -234,12 +244,7 @@ describe('contextfold hook (spawned as Claude Code does)', () => {
     expect(JSON.parse(pc.stdout)).toEqual({ systemMessage: nothing });
     expect(pc.stderr).toBe(`${nothing}\n`);
     // A transcript read before that disappears: the same, and what is archived is still paged in.
-    const input = {
-      session_id: 'abc',
-      transcript_path: p.transcript,
-      cwd: p.root,
-      prompt: 'Which PostgreSQL role was missing on port 5433?',
-    };
+    const input = portQuestion(p);
     expect(hook(['hook', 'user-prompt-submit'], input, p.root).code).toBe(0);
     rmSync(p.transcript);
     const gone = hook(['hook', 'user-prompt-submit'], input, p.root);
@@ -254,12 +259,7 @@ describe('contextfold hook (spawned as Claude Code does)', () => {
 
   it('a store warning of a run that goes on is the systemMessage Claude Code shows the user, and a line on stderr', () => {
     const p = project();
-    const input = {
-      session_id: 'abc',
-      transcript_path: p.transcript,
-      cwd: p.root,
-      prompt: 'Which PostgreSQL role was missing on port 5433?',
-    };
+    const input = portQuestion(p);
     expect(hook(['hook', 'user-prompt-submit'], input, p.root).code).toBe(0);
     const store = join(p.root, '.contextfold', 'claude-code', 'abc');
     for (const f of readdirSync(store)) if (f.startsWith('index-')) rmSync(join(store, f));
@@ -275,12 +275,7 @@ describe('contextfold hook (spawned as Claude Code does)', () => {
 
   it('a refused hook state or store exits 0 with a systemMessage naming the error and its path, and pages in nothing', () => {
     const p = project();
-    const input = {
-      session_id: 'abc',
-      transcript_path: p.transcript,
-      cwd: p.root,
-      prompt: 'Which PostgreSQL role was missing on port 5433?',
-    };
+    const input = portQuestion(p);
     expect(JSON.parse(hook(['hook', 'user-prompt-submit'], input, p.root).stdout)).toHaveProperty(
       'hookSpecificOutput',
     );
@@ -311,12 +306,7 @@ describe('contextfold hook (spawned as Claude Code does)', () => {
 
   it("the store's write lock held past the hook's wait: exit 0, the page from what is folded, and what was skipped", () => {
     const p = project();
-    const input = {
-      session_id: 'abc',
-      transcript_path: p.transcript,
-      cwd: p.root,
-      prompt: 'Which PostgreSQL role was missing on port 5433?',
-    };
+    const input = portQuestion(p);
     expect(hook(['hook', 'user-prompt-submit'], input, p.root).code).toBe(0);
     const n = p.w.rows.length;
     p.w.assistant('Starting the next task.');
