@@ -74,7 +74,7 @@ describe.each(BACKENDS)('%s', (backend: BackendName) => {
       // Terms are extracted from the redacted text.
       expect(stored.identifiers).toContain('redacted');
       const v = await (await ContextFold.open({ dir })).validate();
-      expect(v).toEqual({ ok: true, checked: 1, problems: [], sanitized: 1 });
+      expect(v).toEqual({ ok: true, checked: 1, problems: [], sanitized: 1, warnings: [] });
     });
 
     it('same bytes in, same bytes stored: a re-fold is a no-op, another store gets the same hashes', async () => {
