@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import {
   closeSync,
@@ -338,7 +339,7 @@ function readAt(fd: number, position: number, length: number): Buffer {
 }
 
 /**
- * Reads the complete lines after `offset` (a line still being written is left for next time),
+ * Reads the bytes of the complete lines after `offset` (a line still being written is left for next time),
  * about `maxBytes` of them: a long backlog is read over several runs, never all at once (a
  * transcript of hundreds of MB would not fit in one string). `rest`: bytes were left unread.
  */
@@ -347,7 +348,7 @@ function readNewLines(
   offset: number,
   tail: string,
   maxBytes: number,
-): { text: string; start: number; rest: boolean } {
+): { data: Buffer; start: number; rest: boolean } {
   const fd = openSync(path, 'r');
   try {
     const stat = fstatSync(fd);
@@ -365,7 +366,7 @@ function readNewLines(
     const rewritten =
       size < offset || !endsLineAt(fd, offset) || (tail !== '' && tailHash(fd, offset) !== tail);
     const start = rewritten ? 0 : offset;
-    if (size - start <= 0) return { text: '', start, rest: false };
+    if (size - start <= 0) return { data: Buffer.alloc(0), start, rest: false };
     let buf = readAt(fd, start, Math.min(size - start, maxBytes));
     let end = buf.lastIndexOf(0x0a);
     // One line longer than the limit: read on until it ends.
@@ -375,18 +376,7 @@ function readNewLines(
     }
     // Stopped before the end of the file (not just before a line still being written).
     const rest = start + buf.length < size;
-    if (end < 0) return { text: '', start, rest };
-    try {
-      return {
-        text: new TextDecoder('utf-8', { fatal: true }).decode(buf.subarray(0, end + 1)),
-        start,
-        rest,
-      };
-    } catch {
-      throw new UsageError(`${path}: the transcript is not valid UTF-8 after byte ${start}`, {
-        path,
-      });
-    }
+    return { data: buf.subarray(0, end + 1), start, rest };
   } finally {
     closeSync(fd);
   }
@@ -545,7 +535,7 @@ async function ingestLocked(
 ): Promise<IngestResult> {
   const state = loadState(options.statePath, options.transcriptPath);
   if (!existsSync(options.transcriptPath)) return savedResult(state, 'missing', false);
-  const { text, start, rest } = readNewLines(
+  const { data, start, rest } = readNewLines(
     options.transcriptPath,
     state.offset,
     state.tail_sha256,
@@ -560,7 +550,7 @@ async function ingestLocked(
   // A row repeating a uuid read before the recent ones is in the log twice: count the distinct.
   const knownCount = new Set(known).size;
   const skipped = [...(state.skipped_rows ?? [])];
-  const read = readLines(reader, text, {
+  const read = readLines(reader, data, {
     path: options.transcriptPath,
     start,
     lines: state.lines,
@@ -600,14 +590,15 @@ async function ingestLocked(
 }
 
 /**
- * Reads the complete lines of `text` (read from byte `start`, after `lines` lines) until `limit`
- * turns became final. A row the reader refuses is skipped: added to `skipped` (and to
- * `newlySkipped`) unless the same row at the same line was skipped before (a re-read from the
- * start). `consumed`: bytes of `text` read; `stopped`: the limit left lines unread.
+ * Reads the complete lines of `data` (read from byte `start`, after `lines` lines) until `limit`
+ * turns became final. A row the reader refuses, or that is not valid UTF-8 (cut mid-character),
+ * is skipped: added to `skipped` (and to `newlySkipped`) unless the same row at the same line was
+ * skipped before (a re-read from the start). `consumed`: bytes of `data` read; `stopped`: the
+ * limit left lines unread.
  */
 function readLines(
   reader: TranscriptReader,
-  text: string,
+  data: Buffer,
   at: { path: string; start: number; lines: number; limit: number; skipped: SkippedRow[] },
 ): {
   turns: ImportedTurn[];
@@ -621,31 +612,31 @@ function readLines(
   let lineNo = at.lines;
   let pos = 0;
   let stopped = false;
-  while (pos < text.length) {
-    const nl = text.indexOf('\n', pos);
-    const line = text.slice(pos, nl);
+  while (pos < data.length) {
+    const nl = data.indexOf(0x0a, pos);
+    // A byte order mark before the first line read is not part of the row (as a decoder drops it).
+    const bom = pos === 0 && data[0] === 0xef && data[1] === 0xbb && data[2] === 0xbf ? 3 : 0;
+    const bytes = data.subarray(pos + bom, nl);
     lineNo++;
     try {
-      turns.push(...reader.pushLine(line, lineNo, at.path));
+      if (!isUtf8(bytes)) {
+        throw new UsageError(`${at.path}:${lineNo}: not valid UTF-8`, { path: at.path });
+      }
+      turns.push(...reader.pushLine(bytes.toString('utf8'), lineNo, at.path));
     } catch (e) {
-      const offset = at.start + Buffer.byteLength(text.slice(0, pos), 'utf8');
-      const row = skippedRow(e, at.path, line, lineNo, offset);
+      const row = skippedRow(e, at.path, bytes, lineNo, at.start + pos);
       if (!at.skipped.some((r) => r.line === row.line && r.sha256 === row.sha256)) {
         at.skipped.push(row);
         newlySkipped.push(row);
       }
     }
     pos = nl + 1;
-    if (turns.length >= at.limit && pos < text.length) {
+    if (turns.length >= at.limit && pos < data.length) {
       stopped = true;
       break;
     }
   }
-  const consumed =
-    pos === text.length
-      ? Buffer.byteLength(text, 'utf8')
-      : Buffer.byteLength(text.slice(0, pos), 'utf8');
-  return { turns, lineNo, consumed, stopped, newlySkipped };
+  return { turns, lineNo, consumed: pos, stopped, newlySkipped };
 }
 
 /**
@@ -656,7 +647,7 @@ function readLines(
 function skippedRow(
   error: unknown,
   path: string,
-  line: string,
+  line: Buffer,
   lineNo: number,
   offset: number,
 ): SkippedRow {
@@ -666,7 +657,7 @@ function skippedRow(
   return {
     offset,
     line: lineNo,
-    sha256: createHash('sha256').update(line, 'utf8').digest('hex'),
+    sha256: createHash('sha256').update(line).digest('hex'),
     reason: message.startsWith(where) ? message.slice(where.length) : message,
   };
 }

@@ -676,6 +676,29 @@ describe('incremental ingestion', () => {
     expect(out.ingest.turns).toBe(parseClaudeCodeTranscript(w.text(), 't').turns.length);
   });
 
+  it('a torn row cut inside a character (not UTF-8) is skipped and reported the same way', async () => {
+    const s = setup();
+    const w = session();
+    const row = Buffer.from(w.text(3, 4).replace('"', '"é'));
+    const torn = row.subarray(0, row.indexOf(Buffer.from('é')) + 1); // half of é
+    const before = Buffer.from(w.text(0, 3));
+    writeFileSync(s.transcript, Buffer.concat([before, torn, Buffer.from(`\n${w.text(3)}`)]));
+    const out = await s.run('user-prompt-submit', { prompt: 'x' });
+    expect(out.output?.systemMessage).toBe(
+      `contextfold: skipped line 4 of ${s.transcript} (byte ${before.length}): not valid UTF-8; that row is not archived (Claude Code or the machine stopped while writing it, or this reader does not understand it); the rows after it are archived`,
+    );
+    expect(out.ingest.turns).toBe(parseClaudeCodeTranscript(w.text(), 't').turns.length);
+  });
+
+  it('a byte order mark before the first row is not a torn row', async () => {
+    const s = setup();
+    const w = session();
+    writeFileSync(s.transcript, `\uFEFF${w.text()}`);
+    const out = await s.run('user-prompt-submit', { prompt: 'x' });
+    expect(out.ingest.skippedRows).toEqual([]);
+    expect(out.ingest.turns).toBe(parseClaudeCodeTranscript(w.text(), 't').turns.length);
+  });
+
   it('leaves a torn last line without its line feed for the next run: nothing skipped or reported', async () => {
     const s = setup();
     const w = session();
