@@ -690,6 +690,20 @@ describe('incremental ingestion', () => {
     expect(out.ingest.turns).toBe(parseClaudeCodeTranscript(w.text(), 't').turns.length);
   });
 
+  it('many torn rows in one run: three are named, then how many more', async () => {
+    const s = setup();
+    const w = session();
+    const broken = Array.from({ length: 5 }, (_, i) => `{"type":"user","n":${i}`).join('\n');
+    writeFileSync(s.transcript, `${w.text(0, 2)}${broken}\n${w.text(2)}`);
+    const out = await s.run('user-prompt-submit', { prompt: 'x' });
+    expect(out.ingest.skippedRows.map((r) => r.line)).toEqual([3, 4, 5, 6, 7]);
+    const lines = out.output!.systemMessage!.split('\n');
+    expect(lines).toHaveLength(4);
+    expect(lines[3]).toBe(
+      `contextfold: skipped 2 more lines of ${s.transcript} (their line numbers and byte offsets are in the hook state file)`,
+    );
+  });
+
   it('a byte order mark before the first row is not a torn row', async () => {
     const s = setup();
     const w = session();

@@ -186,7 +186,7 @@ export function skippedRowLines(path: string, rows: readonly SkippedRow[]): stri
     );
   if (rows.length > MAX_SKIPPED_LINES) {
     lines.push(
-      `contextfold: skipped ${rows.length - MAX_SKIPPED_LINES} more lines of ${path} (their line numbers and byte offsets are in the hook state file)`,
+      `contextfold: skipped ${rows.length - MAX_SKIPPED_LINES} more line${rows.length - MAX_SKIPPED_LINES === 1 ? '' : 's'} of ${path} (their line numbers and byte offsets are in the hook state file)`,
     );
   }
   return lines;
