@@ -370,6 +370,7 @@ const EXPECTED: Record<string, string[]> = {
     'RunHookOptions',
     'RuntimeKind',
     'SessionPaths',
+    'SkippedRow',
     'UninstallResult',
     'archivedContext',
     'hookCommand',

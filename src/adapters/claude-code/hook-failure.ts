@@ -21,8 +21,13 @@ export function refusesStore(e: unknown): boolean {
   return isContextFoldError(e) && REFUSING.has(e.code);
 }
 
-/** `text` on one line (line breaks and runs of blanks become one space), at most `max` characters. */
-function oneLine(text: string, max = MAX_HOOK_LINE_CHARS): string {
+/**
+ * `text` on one line (line breaks and runs of blanks become one space), at most `max` characters.
+ *
+ * @example
+ * oneLine('a\n  b'); // 'a b'
+ */
+export function oneLine(text: string, max = MAX_HOOK_LINE_CHARS): string {
   const line = text.replace(/\s*[\r\n]+\s*/gu, ' ').trim();
   return line.length <= max ? line : `${line.slice(0, max - 1)}…`;
 }

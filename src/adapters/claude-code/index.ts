@@ -37,6 +37,7 @@ export {
   type IngestResult,
   type IngestState,
   ingestTranscript,
+  type SkippedRow,
 } from './ingest.js';
 export {
   HOOK_TIMEOUTS,

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import {
   closeSync,
@@ -17,7 +18,7 @@ import { TranscriptReader, type TranscriptState } from '../../import/claude-code
 import type { OpenTurn, OpenTurnSegment } from '../../import/conversation-builder.js';
 import { redactedFoldInputs, storableTurns } from '../../import/import-turns.js';
 import type { ImportedTurn } from '../../import/turn.js';
-import { LockTimeoutError, UsageError } from '../../protocol/errors.js';
+import { isContextFoldError, LockTimeoutError, UsageError } from '../../protocol/errors.js';
 import { IntegrityCheckError } from '../../protocol/ipcf-errors.js';
 import { makeStoreDir } from '../../store/layout.js';
 import { WriteLock } from '../../store/write-lock.js';
@@ -30,6 +31,26 @@ const TAIL_BYTES = 4096;
 
 /** Uuids of the last rows read that the state file keeps (a row repeating one is read once). */
 export const RECENT_UUIDS = 1024;
+
+/** Skipped rows the state file keeps at most (the latest; an older one met again is reported again). */
+export const MAX_SKIPPED_ROWS = 64;
+
+/**
+ * A complete transcript row the reader could not read (not valid JSON: Claude Code or the
+ * machine stopped mid-write and later rows were appended; or not a row the reader understands),
+ * skipped so the rows after it are still archived. The hook state keeps it, so it is reported
+ * once, and a re-read of the transcript from the start, meeting it again, does not report it again.
+ */
+export interface SkippedRow {
+  /** Byte offset of the row in the transcript. */
+  offset: number;
+  /** Its line number (1-based). */
+  line: number;
+  /** SHA-256 (hex) of the row's bytes (without its line feed). */
+  sha256: string;
+  /** What is wrong with it (the reader's message, without the path and line). */
+  reason: string;
+}
 
 /**
  * What the hook remembers about a transcript between runs (`<session>.state.json`), bounded
@@ -50,6 +71,8 @@ export interface IngestState {
   uuids_bytes: number;
   /** The reader; its `seen_uuids` are the last {@link RECENT_UUIDS} read. */
   reader: TranscriptState;
+  /** Rows skipped so far (the last {@link MAX_SKIPPED_ROWS}); absent when none was. */
+  skipped_rows?: SkippedRow[];
 }
 
 /**
@@ -116,6 +139,8 @@ export interface IngestResult {
    */
   transcript: 'read' | 'missing';
   previouslyRead: boolean;
+  /** Rows first skipped in this run (complete rows the reader could not read; see {@link SkippedRow}). */
+  skippedRows: SkippedRow[];
 }
 
 /**
@@ -154,7 +179,8 @@ function loadState(path: string, transcriptPath: string): LoadedState {
     typeof s.reader !== 'object' ||
     s.reader === null ||
     !Array.isArray(s.reader.seen_uuids) ||
-    (!v1 && (typeof s.tail_sha256 !== 'string' || !Number.isSafeInteger(s.uuids_bytes)))
+    (!v1 && (typeof s.tail_sha256 !== 'string' || !Number.isSafeInteger(s.uuids_bytes))) ||
+    (s.skipped_rows !== undefined && !validSkippedRows(s.skipped_rows))
   ) {
     throw new IntegrityCheckError(
       `hook state file has an unknown layout: ${path}; move it away to re-read the transcript`,
@@ -181,6 +207,24 @@ function loadState(path: string, transcriptPath: string): LoadedState {
     return { ...s, transcript_path: transcriptPath, offset: 0, lines: 0, tail_sha256: '' };
   }
   return s;
+}
+
+/** Whether a state file's `skipped_rows` has the {@link SkippedRow} layout. */
+function validSkippedRows(rows: unknown): boolean {
+  return (
+    Array.isArray(rows) &&
+    rows.length <= MAX_SKIPPED_ROWS &&
+    rows.every(
+      (r) =>
+        typeof r === 'object' &&
+        r !== null &&
+        Number.isSafeInteger(r.offset) &&
+        Number.isSafeInteger(r.line) &&
+        typeof r.sha256 === 'string' &&
+        /^[0-9a-f]{64}$/u.test(r.sha256) &&
+        typeof r.reason === 'string',
+    )
+  );
 }
 
 /** Every uuid of the log's first `bytes` bytes (the ones the state file covers). */
@@ -295,7 +339,7 @@ function readAt(fd: number, position: number, length: number): Buffer {
 }
 
 /**
- * Reads the complete lines after `offset` (a line still being written is left for next time),
+ * Reads the bytes of the complete lines after `offset` (a line still being written is left for next time),
  * about `maxBytes` of them: a long backlog is read over several runs, never all at once (a
  * transcript of hundreds of MB would not fit in one string). `rest`: bytes were left unread.
  */
@@ -304,7 +348,7 @@ function readNewLines(
   offset: number,
   tail: string,
   maxBytes: number,
-): { text: string; start: number; rest: boolean } {
+): { data: Buffer; start: number; rest: boolean } {
   const fd = openSync(path, 'r');
   try {
     const stat = fstatSync(fd);
@@ -322,7 +366,7 @@ function readNewLines(
     const rewritten =
       size < offset || !endsLineAt(fd, offset) || (tail !== '' && tailHash(fd, offset) !== tail);
     const start = rewritten ? 0 : offset;
-    if (size - start <= 0) return { text: '', start, rest: false };
+    if (size - start <= 0) return { data: Buffer.alloc(0), start, rest: false };
     let buf = readAt(fd, start, Math.min(size - start, maxBytes));
     let end = buf.lastIndexOf(0x0a);
     // One line longer than the limit: read on until it ends.
@@ -332,18 +376,7 @@ function readNewLines(
     }
     // Stopped before the end of the file (not just before a line still being written).
     const rest = start + buf.length < size;
-    if (end < 0) return { text: '', start, rest };
-    try {
-      return {
-        text: new TextDecoder('utf-8', { fatal: true }).decode(buf.subarray(0, end + 1)),
-        start,
-        rest,
-      };
-    } catch {
-      throw new UsageError(`${path}: the transcript is not valid UTF-8 after byte ${start}`, {
-        path,
-      });
-    }
+    return { data: buf.subarray(0, end + 1), start, rest };
   } finally {
     closeSync(fd);
   }
@@ -396,6 +429,7 @@ async function saveState(
   knownCount: number,
   offset: number,
   lines: number,
+  skipped: readonly SkippedRow[],
 ): Promise<void> {
   // The uuids first read in this run follow the ones the reader started with (a Set keeps
   // insertion order).
@@ -423,6 +457,7 @@ async function saveState(
       { ...read, seen_uuids: read.seen_uuids.slice(-RECENT_UUIDS) },
       engine,
     ),
+    ...(skipped.length > 0 ? { skipped_rows: skipped.slice(-MAX_SKIPPED_ROWS) } : {}),
   };
   writeFileAtomic(options.statePath, JSON.stringify(next));
 }
@@ -433,7 +468,9 @@ async function saveState(
  * reader's open turns), so a run costs the same on turn 20 and turn 2,000. State is saved after
  * the fold succeeded; a run that dies in between repeats an idempotent fold next time. Runs of
  * one session take turns (an OS lock, {@link stateLockPath}, released when its process dies), so
- * runs at once give the store and state that runs one after the other give.
+ * runs at once give the store and state that runs one after the other give. A complete row
+ * the reader refuses (a torn write followed by later rows) is skipped and returned once in
+ * `skippedRows` ({@link SkippedRow}); a last line without its line feed is left for the next run.
  *
  * @example
  * await ingestTranscript(engine, { transcriptPath, statePath, mode: 'prompt' });
@@ -487,6 +524,7 @@ function savedResult(
     sessionId: reader.session,
     transcript,
     previouslyRead: state.offset > 0,
+    skippedRows: [],
   };
 }
 
@@ -497,7 +535,7 @@ async function ingestLocked(
 ): Promise<IngestResult> {
   const state = loadState(options.statePath, options.transcriptPath);
   if (!existsSync(options.transcriptPath)) return savedResult(state, 'missing', false);
-  const { text, start, rest } = readNewLines(
+  const { data, start, rest } = readNewLines(
     options.transcriptPath,
     state.offset,
     state.tail_sha256,
@@ -511,26 +549,16 @@ async function ingestLocked(
   );
   // A row repeating a uuid read before the recent ones is in the log twice: count the distinct.
   const knownCount = new Set(known).size;
-  const limit = options.maxTurns ?? Number.POSITIVE_INFINITY;
-  const turns: ImportedTurn[] = [];
-  let lineNo = state.lines;
-  let more = rest;
-  let pos = 0;
-  while (pos < text.length) {
-    const nl = text.indexOf('\n', pos);
-    const line = text.slice(pos, nl);
-    lineNo++;
-    turns.push(...reader.pushLine(line, lineNo, options.transcriptPath));
-    pos = nl + 1;
-    if (turns.length >= limit && pos < text.length) {
-      more = true;
-      break;
-    }
-  }
-  const consumed =
-    pos === text.length
-      ? Buffer.byteLength(text, 'utf8')
-      : Buffer.byteLength(text.slice(0, pos), 'utf8');
+  const skipped = [...(state.skipped_rows ?? [])];
+  const read = readLines(reader, data, {
+    path: options.transcriptPath,
+    start,
+    lines: state.lines,
+    limit: options.maxTurns ?? Number.POSITIVE_INFINITY,
+    skipped,
+  });
+  const { turns, lineNo, consumed } = read;
+  const more = rest || read.stopped;
   if (options.mode === 'compact' && !more) turns.push(...reader.flush('complete'));
   turns.sort((a, b) => a.step_id - b.step_id);
   // A lone surrogate (a tool output Claude Code cut mid-emoji) would fail every later prompt.
@@ -547,7 +575,7 @@ async function ingestLocked(
     state.allUuids !== undefined ||
     !existsSync(options.statePath)
   ) {
-    await saveState(engine, options, state, reader.state(), knownCount, offset, lineNo);
+    await saveState(engine, options, state, reader.state(), knownCount, offset, lineNo, skipped);
   }
   return {
     folded: turns.length,
@@ -557,5 +585,79 @@ async function ingestLocked(
     sessionId: reader.session,
     transcript: 'read',
     previouslyRead: state.offset > 0,
+    skippedRows: read.newlySkipped,
+  };
+}
+
+/**
+ * Reads the complete lines of `data` (read from byte `start`, after `lines` lines) until `limit`
+ * turns became final. A row the reader refuses, or that is not valid UTF-8 (cut mid-character),
+ * is skipped: added to `skipped` (and to `newlySkipped`) unless the same row at the same line was
+ * skipped before (a re-read from the start). `consumed`: bytes of `data` read; `stopped`: the
+ * limit left lines unread.
+ */
+function readLines(
+  reader: TranscriptReader,
+  data: Buffer,
+  at: { path: string; start: number; lines: number; limit: number; skipped: SkippedRow[] },
+): {
+  turns: ImportedTurn[];
+  lineNo: number;
+  consumed: number;
+  stopped: boolean;
+  newlySkipped: SkippedRow[];
+} {
+  const turns: ImportedTurn[] = [];
+  const newlySkipped: SkippedRow[] = [];
+  let lineNo = at.lines;
+  let pos = 0;
+  let stopped = false;
+  while (pos < data.length) {
+    const nl = data.indexOf(0x0a, pos);
+    // A byte order mark before the first line read is not part of the row (as a decoder drops it).
+    const bom = pos === 0 && data[0] === 0xef && data[1] === 0xbb && data[2] === 0xbf ? 3 : 0;
+    const bytes = data.subarray(pos + bom, nl);
+    lineNo++;
+    try {
+      if (!isUtf8(bytes)) {
+        throw new UsageError(`${at.path}:${lineNo}: not valid UTF-8`, { path: at.path });
+      }
+      turns.push(...reader.pushLine(bytes.toString('utf8'), lineNo, at.path));
+    } catch (e) {
+      const row = skippedRow(e, at.path, bytes, lineNo, at.start + pos);
+      if (!at.skipped.some((r) => r.line === row.line && r.sha256 === row.sha256)) {
+        at.skipped.push(row);
+        newlySkipped.push(row);
+      }
+    }
+    pos = nl + 1;
+    if (turns.length >= at.limit && pos < data.length) {
+      stopped = true;
+      break;
+    }
+  }
+  return { turns, lineNo, consumed: pos, stopped, newlySkipped };
+}
+
+/**
+ * The record of the row at byte `offset` the reader refused (`error`, rethrown when it is not
+ * the reader's refusal). Every line read is complete (a line still
+ * being written is not read yet), so a refused one is skipped, not a reason to stop archiving.
+ */
+function skippedRow(
+  error: unknown,
+  path: string,
+  line: Buffer,
+  lineNo: number,
+  offset: number,
+): SkippedRow {
+  if (!isContextFoldError(error) || error.code !== 'USAGE') throw error;
+  const message = error.message;
+  const where = `${path}:${lineNo}: `;
+  return {
+    offset,
+    line: lineNo,
+    sha256: createHash('sha256').update(line).digest('hex'),
+    reason: message.startsWith(where) ? message.slice(where.length) : message,
   };
 }

@@ -629,6 +629,146 @@ describe('incremental ingestion', () => {
     );
   });
 
+  /** The session's rows with a torn row (Claude Code stopped mid-write) after the first `at`. */
+  const tornAt = (w: TranscriptWriter, at: number) => {
+    const torn = w.text(at, at + 1).slice(0, 40);
+    return { torn, text: `${w.text(0, at)}${torn}\n${w.text(at)}` };
+  };
+
+  it('skips a torn row followed by complete rows, reports it once, and archives the rows after it', async () => {
+    const s = setup();
+    const w = session();
+    const { text } = tornAt(w, 3);
+    writeFileSync(s.transcript, text);
+    const first = await s.run('user-prompt-submit', { prompt: 'x' });
+    expect(first.ingest.skippedRows).toEqual([
+      expect.objectContaining({ line: 4, offset: Buffer.byteLength(w.text(0, 3)) }),
+    ]);
+    expect(first.output?.systemMessage?.split('\n')).toEqual([
+      `contextfold: skipped line 4 of ${s.transcript} (byte ${Buffer.byteLength(w.text(0, 3))}): not valid JSON (unexpected end of input, expected a closing quote at column 41); a Claude Code transcript has one JSON object per line; that row is not archived (Claude Code or the machine stopped while writing it, or this reader does not understand it); the rows after it are archived`,
+    ]);
+    w.user('one more prompt');
+    appendFileSync(s.transcript, w.text(w.rows.length - 1));
+    const next = await s.run('pre-compact');
+    expect(next.ingest.skippedRows).toEqual([]);
+    expect(next.output?.systemMessage).toBeUndefined();
+    // The same steps as the transcript without the torn row.
+    const direct = setup();
+    writeFileSync(direct.transcript, w.text());
+    await direct.run('pre-compact');
+    const timeless = async (x: ReturnType<typeof setup>) =>
+      (await x.entries()).map(({ folded_at, artifact_sha256, ...rest }) => rest);
+    expect(await timeless(s)).toEqual(await timeless(direct));
+    const state = JSON.parse(readFileSync(sessionPaths(s.baseDir, SESSION).statePath, 'utf8'));
+    expect(state.skipped_rows).toEqual([
+      expect.objectContaining({ line: 4, reason: expect.stringMatching(/^not valid JSON/) }),
+    ]);
+  });
+
+  it('a row that is valid JSON but not a transcript row is skipped and reported the same way', async () => {
+    const s = setup();
+    const w = session();
+    writeFileSync(s.transcript, `${w.text(0, 2)}[1, 2]\n${w.text(2)}`);
+    const out = await s.run('user-prompt-submit', { prompt: 'x' });
+    expect(out.output?.systemMessage).toMatch(
+      /^contextfold: skipped line 3 of .*: expected a JSON object \(a transcript row\); that row is not archived/,
+    );
+    expect(out.ingest.turns).toBe(parseClaudeCodeTranscript(w.text(), 't').turns.length);
+  });
+
+  it('a torn row cut inside a character (not UTF-8) is skipped and reported the same way', async () => {
+    const s = setup();
+    const w = session();
+    const row = Buffer.from(w.text(3, 4).replace('"', '"é'));
+    const torn = row.subarray(0, row.indexOf(Buffer.from('é')) + 1); // half of é
+    const before = Buffer.from(w.text(0, 3));
+    writeFileSync(s.transcript, Buffer.concat([before, torn, Buffer.from(`\n${w.text(3)}`)]));
+    const out = await s.run('user-prompt-submit', { prompt: 'x' });
+    expect(out.output?.systemMessage).toBe(
+      `contextfold: skipped line 4 of ${s.transcript} (byte ${before.length}): not valid UTF-8; that row is not archived (Claude Code or the machine stopped while writing it, or this reader does not understand it); the rows after it are archived`,
+    );
+    expect(out.ingest.turns).toBe(parseClaudeCodeTranscript(w.text(), 't').turns.length);
+  });
+
+  it('many torn rows in one run: three are named, then how many more', async () => {
+    const s = setup();
+    const w = session();
+    const broken = Array.from({ length: 5 }, (_, i) => `{"type":"user","n":${i}`).join('\n');
+    writeFileSync(s.transcript, `${w.text(0, 2)}${broken}\n${w.text(2)}`);
+    const out = await s.run('user-prompt-submit', { prompt: 'x' });
+    expect(out.ingest.skippedRows.map((r) => r.line)).toEqual([3, 4, 5, 6, 7]);
+    const lines = out.output!.systemMessage!.split('\n');
+    expect(lines).toHaveLength(4);
+    expect(lines[3]).toBe(
+      `contextfold: skipped 2 more lines of ${s.transcript} (their line numbers and byte offsets are in the hook state file)`,
+    );
+  });
+
+  it('a byte order mark before the first row is not a torn row', async () => {
+    const s = setup();
+    const w = session();
+    writeFileSync(s.transcript, `\uFEFF${w.text()}`);
+    const out = await s.run('user-prompt-submit', { prompt: 'x' });
+    expect(out.ingest.skippedRows).toEqual([]);
+    expect(out.ingest.turns).toBe(parseClaudeCodeTranscript(w.text(), 't').turns.length);
+  });
+
+  it('leaves a torn last line without its line feed for the next run: nothing skipped or reported', async () => {
+    const s = setup();
+    const w = session();
+    const { torn } = tornAt(w, w.rows.length - 1);
+    writeFileSync(s.transcript, `${w.text(0, w.rows.length - 1)}${torn}`);
+    const out = await s.run('user-prompt-submit', { prompt: 'x' });
+    expect(out.ingest.skippedRows).toEqual([]);
+    expect(out.output?.systemMessage).toBeUndefined();
+    const state = JSON.parse(readFileSync(sessionPaths(s.baseDir, SESSION).statePath, 'utf8'));
+    expect(state.offset).toBe(Buffer.byteLength(w.text(0, w.rows.length - 1)));
+    expect(state.skipped_rows).toBeUndefined();
+    // Claude Code finishes writing it: the row is read whole.
+    writeFileSync(s.transcript, w.text());
+    const done = await s.run('pre-compact');
+    expect(done.ingest.skippedRows).toEqual([]);
+    expect(done.ingest.turns).toBe(parseClaudeCodeTranscript(w.text(), 't').turns.length);
+  });
+
+  it('a re-read from the start meets the skipped row again: the same decision, not reported again', async () => {
+    const s = setup();
+    const w = session();
+    const { text } = tornAt(w, 3);
+    writeFileSync(s.transcript, text);
+    await s.run('user-prompt-submit', { prompt: 'x' });
+    const before = await s.entries();
+    // Rewritten (shorter): read from the start, the torn row included.
+    writeFileSync(s.transcript, text.slice(0, text.lastIndexOf('\n', text.length - 2) + 1));
+    const again = await s.run('user-prompt-submit', { prompt: 'x' });
+    expect(again.ingest.skippedRows).toEqual([]);
+    expect(again.output?.systemMessage).toBeUndefined();
+    expect(await s.entries()).toEqual(before);
+    // Grown again: the same store as a run that read it all at once.
+    writeFileSync(s.transcript, text);
+    await s.run('pre-compact');
+    const direct = setup();
+    writeFileSync(direct.transcript, text);
+    const once = await direct.run('pre-compact');
+    expect(once.ingest.skippedRows).toHaveLength(1);
+    const timeless = async (x: ReturnType<typeof setup>) =>
+      (await x.entries()).map(({ folded_at, artifact_sha256, ...rest }) => rest);
+    expect(await timeless(s)).toEqual(await timeless(direct));
+  });
+
+  it('refuses a state file whose skipped rows were tampered with', async () => {
+    const s = setup();
+    writeFileSync(s.transcript, tornAt(session(), 3).text);
+    await s.run('user-prompt-submit', { prompt: 'x' });
+    const { statePath } = sessionPaths(s.baseDir, SESSION);
+    const state = JSON.parse(readFileSync(statePath, 'utf8'));
+    state.skipped_rows[0].sha256 = 'nope';
+    writeFileSync(statePath, JSON.stringify(state));
+    await expect(s.run('user-prompt-submit', { prompt: 'x' })).rejects.toThrow(
+      /hook state file has an unknown layout/,
+    );
+  });
+
   it('a transcript_path that is a directory: the user is told, nothing is paged in, and no store is made', async () => {
     const s = setup();
     mkdirSync(s.transcript);

@@ -2,12 +2,13 @@ import { ContextFold } from '../../engine/context-fold.js';
 import type { IndexWarning, OpenOptions } from '../../engine/types.js';
 import { isContextFoldError, LockTimeoutError, UsageError } from '../../protocol/errors.js';
 import { type ArchivedContext, archivedContext } from './archived-context.js';
-import { hookFailureLine, refusesStore } from './hook-failure.js';
+import { hookFailureLine, oneLine, refusesStore } from './hook-failure.js';
 import { CLAUDE_EVENT_NAMES, type HookEvent, type HookInput } from './hook-input.js';
 import {
   type IngestResult,
   ingestedSoFar,
   ingestTranscript,
+  type SkippedRow,
   stateLockPath,
   uuidLogPath,
 } from './ingest.js';
@@ -165,6 +166,32 @@ function missingTranscript(
   };
 }
 
+/** Skipped rows a run names at most (then how many more). */
+const MAX_SKIPPED_LINES = 3;
+
+/**
+ * The `systemMessage` lines for the transcript rows a run skipped (each reported once: the hook
+ * state keeps them), at most {@link MAX_SKIPPED_LINES} and then how many more.
+ *
+ * @example
+ * skippedRowLines('/t.jsonl', [{ offset: 120, line: 3, sha256: '…', reason: 'not valid JSON (…)' }]);
+ * // ['contextfold: skipped line 3 of /t.jsonl (byte 120): not valid JSON (…); ...']
+ */
+export function skippedRowLines(path: string, rows: readonly SkippedRow[]): string[] {
+  const lines = rows
+    .slice(0, MAX_SKIPPED_LINES)
+    .map(
+      (r) =>
+        `contextfold: skipped line ${r.line} of ${path} (byte ${r.offset}): ${oneLine(r.reason)}; that row is not archived (Claude Code or the machine stopped while writing it, or this reader does not understand it); the rows after it are archived`,
+    );
+  if (rows.length > MAX_SKIPPED_LINES) {
+    lines.push(
+      `contextfold: skipped ${rows.length - MAX_SKIPPED_LINES} more line${rows.length - MAX_SKIPPED_LINES === 1 ? '' : 's'} of ${path} (their line numbers and byte offsets are in the hook state file)`,
+    );
+  }
+  return lines;
+}
+
 /**
  * What a run that folded nothing still did, said after it by event: a prompt is answered from
  * the archive; a compaction goes ahead without this run's folds (the transcript keeps its
@@ -293,10 +320,10 @@ export async function runHook(options: RunHookOptions): Promise<HookOutcome> {
         `contextfold: turns 0–${archivedBefore - 1} of this session are archived verbatim (hash-verified) in ${paths.storeDir}. Records relevant to a prompt are paged in automatically with it, labelled as archived data.`,
       );
     }
-    outcome.output = withSystemMessage(
-      outcome.output,
-      [skipped, missing.failure].filter((m): m is string => m !== null),
-    );
+    outcome.output = withSystemMessage(outcome.output, [
+      ...skippedRowLines(input.transcript_path, ingest.skippedRows),
+      ...[skipped, missing.failure].filter((m): m is string => m !== null),
+    ]);
     return outcome;
   } finally {
     if (!options.engines) await engine.close({ compact: event === 'pre-compact' });
