@@ -463,6 +463,7 @@ const EXPECTED: Record<string, string[]> = {
     'TimelineResponse',
     'TimelineRow',
     'ValidateResponse',
+    'WarningView',
     'browserCommand',
     'discoverStores',
     'openBrowser',
