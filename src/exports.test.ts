@@ -464,6 +464,7 @@ const EXPECTED: Record<string, string[]> = {
     'TimelineResponse',
     'TimelineRow',
     'ValidateResponse',
+    'WarningView',
     'browserCommand',
     'discoverStores',
     'openBrowser',

@@ -1,4 +1,5 @@
 import { writeSync } from 'node:fs';
+import { removeLiveTemps } from '../fs/durable-fs.js';
 
 /** The signals that end a command from outside: Ctrl-C, a terminal closed, `kill`. */
 const STOP_SIGNALS = ['SIGINT', 'SIGHUP', 'SIGTERM'] as const;
@@ -7,7 +8,9 @@ const STOP_SIGNALS = ['SIGINT', 'SIGHUP', 'SIGTERM'] as const;
  * While long work runs, says what it got done if a stop signal ends the process (`message()` is
  * asked at that moment; no `finally` runs then): one line on stderr or, with `json`, the error
  * object on stdout (`{"error": "Interrupted", "code": "INTERRUPTED", "message", "signal",
- * ...details}`), then lets the signal end the process as it would have. Returns the function
+ * ...details}`), removes the temp files of the write in progress (it has not been renamed into
+ * place, so the store stays as the last completed round left it), then lets the signal end the
+ * process as it would have. Returns the function
  * that stops listening.
  *
  * @example
@@ -20,6 +23,7 @@ export function sayOnStop(
 ): () => void {
   const onSignal = (signal: NodeJS.Signals): void => {
     forget();
+    removeLiveTemps();
     const m = message();
     // Synchronous: the process ends right after.
     if (json) {

@@ -210,7 +210,7 @@ export class StoreHealth {
         step_id: null,
         path,
         message: isTempFileName(name)
-          ? `leftover temp file of an interrupted write: ${path}`
+          ? `leftover temp file of an interrupted write (a process ended before it committed; not part of the store): run 'contextfold repair --apply' to move it to quarantine: ${path}`
           : `unexpected entry in cold_nodes: ${path}`,
       });
     }

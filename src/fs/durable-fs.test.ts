@@ -1,8 +1,8 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isTempFileName, writeFilesDurable } from './durable-fs.js';
+import { isTempFileName, removeLiveTemps, writeFilesDurable } from './durable-fs.js';
 
 const scratch = (): string => mkdtempSync(join(tmpdir(), 'cf-durable-'));
 
@@ -42,5 +42,25 @@ describe('writeFilesDurable', () => {
     await writeFilesDurable([{ path: join(dir, 'x.json'), data: 'two' }]);
     expect(readFileSync(join(dir, 'x.json'), 'utf8')).toBe('two');
     expect(readdirSync(dir)).toEqual(['x.json']);
+  });
+});
+
+describe('removeLiveTemps', () => {
+  it("removes this process's temp files of a write in progress, and no other process's", async () => {
+    // What a stop signal's handler calls: before, an interrupted batch left its temp files.
+    const dir = scratch();
+    const other = join(dir, '.n9.json.tmp-999999-0'); // another process's write in progress
+    writeFileSync(other, 'theirs');
+    const files = Array.from({ length: 5 }, (_, i) => ({
+      path: join(dir, `n${i}.json`),
+      data: 'x',
+    }));
+    const writing = writeFilesDurable(files); // its temp files exist; the fsyncs are pending
+    const removed = removeLiveTemps();
+    expect(removed).toHaveLength(5);
+    expect(readdirSync(dir)).toEqual(['.n9.json.tmp-999999-0']);
+    await expect(writing).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(readFileSync(other, 'utf8')).toBe('theirs');
+    expect(removeLiveTemps()).toEqual([]);
   });
 });

@@ -14,6 +14,28 @@ import { basename, dirname, join } from 'node:path';
 
 let tmpCounter = 0;
 
+/** Temp files this process opened and has not yet committed or discarded. */
+const liveTemps = new Set<string>();
+
+/**
+ * Removes the temp files of this process's writes in progress (synchronously, best effort): a
+ * stop signal's handler calls it before the process ends, so an interrupted write leaves the
+ * store as it was rather than `.<name>.tmp-<pid>-<n>` files that validate reports. Only this
+ * process's own temp files are known here, so another process's write is never touched. Returns
+ * the paths removed.
+ */
+export function removeLiveTemps(): string[] {
+  const removed: string[] = [];
+  for (const tmp of liveTemps) {
+    try {
+      unlinkSync(tmp);
+      removed.push(tmp);
+    } catch {}
+  }
+  liveTemps.clear();
+  return removed;
+}
+
 /** fsyncs a directory so a rename or create inside it survives a power loss. */
 export function fsyncDir(dir: string): void {
   const fd = openSync(dir, 'r');
@@ -30,11 +52,14 @@ export function fsyncDir(dir: string): void {
  */
 export function openTemp(path: string): { tmp: string; fd: number } {
   const tmp = join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${tmpCounter++}`);
-  return { tmp, fd: openSync(tmp, 'wx', 0o644) };
+  const fd = openSync(tmp, 'wx', 0o644);
+  liveTemps.add(tmp);
+  return { tmp, fd };
 }
 
 /** After a failed write: closes the temp file and removes it (best effort). */
 export function discardTemp(temp: { tmp: string; fd: number }): void {
+  liveTemps.delete(temp.tmp);
   closeSync(temp.fd);
   try {
     unlinkSync(temp.tmp);
@@ -45,6 +70,7 @@ export function discardTemp(temp: { tmp: string; fd: number }): void {
 export function commitTemp(temp: { tmp: string; fd: number }, path: string): void {
   closeSync(temp.fd);
   renameSync(temp.tmp, path);
+  liveTemps.delete(temp.tmp);
 }
 
 /** Writes all of `data` to an open file descriptor. */
@@ -110,6 +136,7 @@ export async function writeFilesDurable(
     await Promise.all(written.map((w) => fsyncAsync(w.fd)));
   } catch (e) {
     for (const w of written) {
+      liveTemps.delete(w.tmp);
       try {
         closeSync(w.fd);
         unlinkSync(w.tmp);
@@ -121,6 +148,7 @@ export async function writeFilesDurable(
   for (const w of written) {
     closeSync(w.fd);
     renameSync(w.tmp, w.path);
+    liveTemps.delete(w.tmp);
     dirs.add(dirname(w.path));
   }
   for (const d of dirs) fsyncDir(d);

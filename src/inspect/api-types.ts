@@ -82,7 +82,20 @@ export interface ValidateResponse {
   /** The first problems found (at most 1,000); `problems_total` counts them all. */
   problems: ProblemView[];
   problems_total: number;
+  /**
+   * What the engine warned about while validate ran (`code`, `path`, `message`: a leftover file
+   * of a dead rebuild `DEAD_BUILD_FILE`, the index rebuilt `INDEX_REBUILT`, ...); they do not make
+   * `ok` false.
+   */
+  warnings: WarningView[];
   ms: number;
+}
+
+/** A warning the engine gave, with its stable code and the path it is about. */
+export interface WarningView {
+  code: string;
+  path: string;
+  message: string;
 }
 
 /** One of the three hashes: as indexed, as stored in the file, recomputed. */

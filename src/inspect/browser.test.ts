@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
@@ -33,6 +34,8 @@ if (missing.length > 0 && !IN_CI) {
 const suite = missing.length > 0 && !IN_CI ? describe.skip : describeShared;
 
 const tmp = tempDir('cf-inspect-browser-');
+/** A build file of a rebuild whose process is gone (a child that ran and exited). */
+const DEAD_BUILD = `index-9-0000dead.sqlite.build-${spawnSync(process.execPath, ['-e', '0']).pid}`;
 const work = join(tmp.dir, 'work');
 const dir = join(work, '.contextfold');
 let inspector: Inspector;
@@ -59,6 +62,8 @@ suite('the inspector in a real browser', () => {
     await runTurns(session, readHistoryRecords(sharedPath(TRAJECTORY)), () => {});
     await session.close();
     await buildOddStore(join(dir, 'sessions', 'odd'));
+    // A killed rebuild's file (its pid gone): validate warns about it, read-only, with its path.
+    writeFileSync(join(dir, 'sessions', 'odd', DEAD_BUILD), 'x');
     events = readEvents(dir);
     before = treeSnapshot(work);
     cf = await ContextFold.open({ dir, readOnly: true });
@@ -252,6 +257,20 @@ suite('the inspector in a real browser', () => {
     expect(await text('[data-testid="drawer"] h2')).toBe(`Node · step ${step}`);
     await page.keyboard.press('Escape');
     await page.waitForSelector('[data-testid="drawer"]', { state: 'hidden' });
+  });
+
+  it('validate shows the warnings it gave (a dead rebuild file), not only the problems', async () => {
+    await page.selectOption('[data-testid="store-select"]', 'sessions/odd');
+    await page.click('[data-testid="nav-overview"]');
+    await page.click('[data-testid="validate-button"]');
+    await page.waitForSelector('[data-testid="validate-warning"]');
+    const path = join(dir, 'sessions', 'odd', DEAD_BUILD);
+    expect(await page.locator('[data-testid="validate-warning"]').allTextContents()).toEqual([
+      `warning (DEAD_BUILD_FILE): leftover file of a rebuild whose process is gone: ${path}; the next command with write access to the store removes it (or delete it)`,
+    ]);
+    expect(await text('[data-testid="validate-status"]')).toBe(
+      'ok: 3 node(s) verified, no problems',
+    );
   });
 
   it('a node holding HTML and script renders as text and runs nothing', async () => {

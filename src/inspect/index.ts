@@ -24,6 +24,7 @@ export type {
   TimelineResponse,
   TimelineRow,
   ValidateResponse,
+  WarningView,
 } from './api-types.js';
 export { browserCommand, openBrowser, openBrowserPrivately } from './open-browser.js';
 export { type Inspector, type InspectorOptions, startInspector } from './server.js';

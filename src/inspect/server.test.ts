@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import {
   cpSync,
   mkdirSync,
@@ -358,6 +359,35 @@ describe('a store with problems', () => {
       const v = await view.validate();
       expect(v.problems_total).toBe(2);
       expect(v.problems.map((p) => p.path)).toEqual([broken.tampered]);
+    } finally {
+      await view.close();
+    }
+  });
+});
+
+describe('validate on a store with a dead rebuild file', () => {
+  it('sends the warnings validate gave, with code and path (not only the problems)', async () => {
+    // Before, ValidateResponse had no warnings: DEAD_BUILD_FILE and the like were not shown.
+    const dir = join(tmp.dir, 'dead-build', '.contextfold');
+    const cf = await ContextFold.open({ dir });
+    await cf.fold({ stepId: 1, summary: 'one', content: 'first payload' });
+    await cf.close();
+    const dead = join(
+      dir,
+      `index-9-0000dead.sqlite.build-${spawnSync(process.execPath, ['-e', '0']).pid}`,
+    );
+    writeFileSync(dead, 'x');
+    const view = new StoreView({ id: 'x', dir, has_events: false });
+    try {
+      const v = await view.validate();
+      expect(v).toMatchObject({ ok: true, problems: [] });
+      expect(v.warnings).toEqual([
+        {
+          code: 'DEAD_BUILD_FILE',
+          path: dead,
+          message: `leftover file of a rebuild whose process is gone: ${dead}; the next command with write access to the store removes it (or delete it)`,
+        },
+      ]);
     } finally {
       await view.close();
     }

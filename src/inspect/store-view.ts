@@ -314,6 +314,7 @@ export class StoreView {
           sanitized: v.sanitized,
           problems: v.problems.slice(0, max).map((p) => ({ ...p })),
           problems_total: v.problems.length,
+          warnings: v.warnings.map((w) => ({ code: w.code, path: w.path, message: w.message })),
           ms: Math.round(performance.now() - t),
         };
       } finally {

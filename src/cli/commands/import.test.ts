@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { ContextFold } from '../../engine/context-fold.js';
+import { isTempFileName } from '../../fs/durable-fs.js';
 import { CLI, runCliInProcess, runCliProcess } from '../../test-utils/cli.js';
 import { tempDir } from '../../test-utils/temp-dir.js';
 
@@ -212,6 +213,9 @@ describe('contextfold import', () => {
       while (!secondRound()) await new Promise((r) => setTimeout(r, 10));
       child.kill('SIGINT');
       expect(await ended).toBe('SIGINT');
+      // The round in progress had temp node files: the handler removed them (before, they stayed
+      // and validate reported each as an integrity problem, even after the import was redone).
+      expect(readdirSync(nodes).filter(isTempFileName)).toEqual([]);
       const line =
         /^import interrupted: (\d+) of 2100 turn\(s\) written \(steps 0–(\d+) are in the store\); the same import again adds the rest$/;
       let written: number;
@@ -238,6 +242,8 @@ describe('contextfold import', () => {
       expect(again.stdout).toMatch(
         new RegExp(`: ${total - written} folded, ${written} already folded; steps 0–${total - 1};`),
       );
+      const validate = await runCliInProcess(['--dir', dir, 'validate', '--json']);
+      expect(JSON.parse(validate.stdout)).toMatchObject({ ok: true, problems: [] });
     },
     120_000,
   );

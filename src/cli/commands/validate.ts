@@ -12,6 +12,7 @@ const human = (r: ValidateResult): string => {
       (p) =>
         `  ${p.kind.padEnd(17)} ${p.step_id === null ? '-' : `step ${p.step_id}`}  ${p.message}`,
     ),
+    "next: 'contextfold repair' shows the action for each problem, 'contextfold repair --apply' does them",
   ].join('\n');
 };
 

@@ -71,6 +71,13 @@ function validateSection(store: string, sanitized: HTMLElement): HTMLElement {
             )
           : null,
         v.ok ? null : problemsTable(v),
+        ...v.warnings.map((w) =>
+          h(
+            'p',
+            { class: 'warn', testid: 'validate-warning' },
+            `warning (${w.code}): ${w.message}`,
+          ),
+        ),
       );
     } catch (e) {
       replace(out, badge('bad', (e as Error).message, 'validate-status'));
