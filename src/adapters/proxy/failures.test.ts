@@ -85,6 +85,11 @@ async function caught(p: Promise<unknown>): Promise<{ status?: number; error?: u
 }
 
 /** The store holds nothing at all (no session was opened). */
+/** Waits until `done()` holds, at most about 2 s (then the test's expectation says what is missing). */
+async function waitUntil(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 100 && !done(); i++) await new Promise((ok) => setTimeout(ok, 20));
+}
+
 function storeIsEmpty(dir: string): boolean {
   return !existsSync(dir) || readdirSync(dir, { recursive: true }).length === 0;
 }
@@ -430,8 +435,7 @@ describe('upstream errors come back as the provider sent them and never corrupt 
     const r = await rig(() => ({ kind: 'sse', chunks: [...ANTHROPIC_SSE, ...ANTHROPIC_SSE] }));
     const stream = await r.anthropic.messages.create({ ...ask, messages: hello, stream: true });
     for await (const _ of stream) break;
-    for (let i = 0; i < 100 && r.logs.length === 0; i++)
-      await new Promise((ok) => setTimeout(ok, 20));
+    await waitUntil(() => r.logs.length > 0);
     expect(r.logs).toMatchObject([{ kind: 'call', outcome: 'client_closed' }]);
     await expectConsistent(r.dir, (r.logs[0] as { session: string }).session);
     await r.close();
@@ -458,11 +462,10 @@ describe('upstream errors come back as the provider sent them and never corrupt 
         { signal: gaveUp.signal, maxRetries: 0 },
       ),
     ).rejects.toThrow();
-    for (let i = 0; i < 100 && r.logs.length === 0; i++)
-      await new Promise((ok) => setTimeout(ok, 20));
+    await waitUntil(() => r.logs.length > 0);
     expect(r.logs).toMatchObject([{ kind: 'call', outcome: 'client_closed' }]);
     // The upstream sees its connection close a moment after the proxy cancelled the call.
-    for (let i = 0; i < 100 && !upstreamClosed; i++) await new Promise((ok) => setTimeout(ok, 20));
+    await waitUntil(() => upstreamClosed);
     expect(upstreamClosed).toBe(true);
     // The same conversation again: it waited for the lock the hung call held.
     await r.anthropic.messages.create({ ...ask, messages: hello });
@@ -494,10 +497,9 @@ describe('upstream errors come back as the provider sent them and never corrupt 
         { signal: gaveUp.signal, maxRetries: 0 },
       ),
     ).rejects.toThrow();
-    for (let i = 0; i < 100 && !upstreamClosed; i++) await new Promise((ok) => setTimeout(ok, 20));
+    await waitUntil(() => upstreamClosed);
     expect(upstreamClosed).toBe(true);
-    for (let i = 0; i < 100 && r.logs.length === 0; i++)
-      await new Promise((ok) => setTimeout(ok, 20));
+    await waitUntil(() => r.logs.length > 0);
     expect(r.logs).toMatchObject([{ kind: 'call', outcome: 'client_closed' }]);
     await expectConsistent(r.dir, (r.logs[0] as { session: string }).session);
     // The lock is free: the same conversation goes through at once.
@@ -530,10 +532,9 @@ describe('a passthrough call the client gives up on', () => {
         signal: gaveUp.signal,
       }),
     ).rejects.toThrow();
-    for (let i = 0; i < 100 && !upstreamClosed; i++) await new Promise((ok) => setTimeout(ok, 20));
+    await waitUntil(() => upstreamClosed);
     expect(upstreamClosed).toBe(true);
-    for (let i = 0; i < 100 && r.logs.length === 0; i++)
-      await new Promise((ok) => setTimeout(ok, 20));
+    await waitUntil(() => r.logs.length > 0);
     expect(r.logs).toMatchObject([{ kind: 'passthrough', outcome: 'client_closed' }]);
     await r.close();
   });
