@@ -515,7 +515,12 @@ describe('incremental ingestion', () => {
     );
   });
 
-  it('reads once a row repeating a uuid older than the recent ones (history Claude Code appends again)', async () => {
+  /**
+   * 400 exchanges (more rows than the recent uuids), a compaction, then the first 40 rows
+   * appended again with two new rows: the repeats are read once. `rows` gives the rows written
+   * from `from` on, as the transcript holds them (their timestamps).
+   */
+  async function repeatedRowsReadOnce(rows: (w: TranscriptWriter, from: number) => string[]) {
     const s = setup();
     const w = new TranscriptWriter(SESSION);
     for (let i = 0; i < 400; i++) {
@@ -524,17 +529,7 @@ describe('incremental ingestion', () => {
         { name: 'Bash', input: { command: `systemctl status service_${i}` }, result: `ok ${i}` },
       ]);
     }
-    // Real transcripts: each row is stamped when it is written; a replayed copy keeps its own.
-    const stamped = (from: number, to = w.rows.length) =>
-      w.rows
-        .slice(from, to)
-        .map((r, i) =>
-          r.replace(
-            '2026-03-01T10:00:00.000Z',
-            new Date(Date.UTC(2026, 2, 1, 10) + (from + i) * 1000).toISOString(),
-          ),
-        );
-    const history = stamped(0);
+    const history = rows(w, 0);
     expect(conversationRows(history.join('\n'))).toBeGreaterThan(RECENT_UUIDS);
     writeFileSync(s.transcript, `${history.join('\n')}\n`);
     const first = await s.run('pre-compact', {}, 10_000);
@@ -542,44 +537,35 @@ describe('incremental ingestion', () => {
     const n = w.rows.length;
     w.user('Check the load balancer');
     w.assistant('The load balancer is up.');
-    const appended = [...history.slice(0, 40), ...stamped(n)];
-    appendFileSync(s.transcript, `${appended.join('\n')}\n`);
+    appendFileSync(s.transcript, `${[...history.slice(0, 40), ...rows(w, n)].join('\n')}\n`);
     const second = await s.run('pre-compact', {}, 10_000);
     expect(second.ingest.folded).toBe(2);
     expect(second.ingest.turns).toBe(first.ingest.turns + 2);
     const all = readFileSync(s.transcript, 'utf8');
     expect((await s.entries()).length).toBe(parseClaudeCodeTranscript(all, 't').turns.length);
+    return history;
+  }
+
+  it('reads once a row repeating a uuid older than the recent ones (history Claude Code appends again)', async () => {
+    // Real transcripts: each row is stamped when it is written; a replayed copy keeps its own.
+    await repeatedRowsReadOnce((w, from) =>
+      w.rows
+        .slice(from)
+        .map((r, i) =>
+          r.replace(
+            '2026-03-01T10:00:00.000Z',
+            new Date(Date.UTC(2026, 2, 1, 10) + (from + i) * 1000).toISOString(),
+          ),
+        ),
+    );
   });
 
   it('reads once a repeated row with no timestamp whose uuid is older than the recent ones', async () => {
-    const s = setup();
-    const w = new TranscriptWriter(SESSION);
-    for (let i = 0; i < 400; i++) {
-      w.user(`Check service_${i}`);
-      w.assistant(`Checking service_${i}.`, [
-        { name: 'Bash', input: { command: `systemctl status service_${i}` }, result: `ok ${i}` },
-      ]);
-    }
     // Rows that cannot be placed in time: no timestamp at all.
-    const untimed = (rows: string[]) =>
-      rows.map((r) => r.replace('"timestamp":"2026-03-01T10:00:00.000Z",', ''));
-    const history = untimed(w.rows);
-    expect(history[0]).not.toContain('timestamp');
-    expect(conversationRows(history.join('\n'))).toBeGreaterThan(RECENT_UUIDS);
-    writeFileSync(s.transcript, `${history.join('\n')}\n`);
-    const first = await s.run('pre-compact', {}, 10_000);
-    const n = w.rows.length;
-    w.user('Check the load balancer');
-    w.assistant('The load balancer is up.');
-    appendFileSync(
-      s.transcript,
-      `${[...history.slice(0, 40), ...untimed(w.rows.slice(n))].join('\n')}\n`,
+    const history = await repeatedRowsReadOnce((w, from) =>
+      w.rows.slice(from).map((r) => r.replace('"timestamp":"2026-03-01T10:00:00.000Z",', '')),
     );
-    const second = await s.run('pre-compact', {}, 10_000);
-    expect(second.ingest.folded).toBe(2);
-    expect(second.ingest.turns).toBe(first.ingest.turns + 2);
-    const all = readFileSync(s.transcript, 'utf8');
-    expect((await s.entries()).length).toBe(parseClaudeCodeTranscript(all, 't').turns.length);
+    expect(history[0]).not.toContain('timestamp');
   });
 
   it('refuses a missing or cut uuid log when the transcript must be read again, and says so', async () => {
