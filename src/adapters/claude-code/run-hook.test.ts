@@ -46,7 +46,10 @@ function setup() {
       await cf.close({ compact: false });
     }
   };
-  return { root, transcript, baseDir, run, store, entries };
+  /** The entries but for the fold time (and the node hash that covers it): two runs compare. */
+  const timeless = async () =>
+    (await entries()).map(({ folded_at, artifact_sha256, ...rest }) => rest);
+  return { root, transcript, baseDir, run, store, entries, timeless };
 }
 
 /** A session with a long history, a compaction, then more work. */
@@ -387,9 +390,7 @@ describe('incremental ingestion', () => {
     const direct = setup();
     writeFileSync(direct.transcript, w.text());
     await direct.run('pre-compact');
-    const timeless = async (x: ReturnType<typeof setup>) =>
-      (await x.entries()).map(({ folded_at, artifact_sha256, ...rest }) => rest);
-    expect(await timeless(s)).toEqual(await timeless(direct));
+    expect(await s.timeless()).toEqual(await direct.timeless());
   });
 
   it('re-reads a rewritten (shorter) transcript without refolding or renumbering', async () => {
@@ -416,10 +417,7 @@ describe('incremental ingestion', () => {
     const direct = setup();
     writeFileSync(direct.transcript, w.text());
     await direct.run('pre-compact');
-    // The same entries, but for the fold time (and the node hash that covers it).
-    const timeless = async (x: ReturnType<typeof setup>) =>
-      (await x.entries()).map(({ folded_at, artifact_sha256, ...rest }) => rest);
-    expect(await timeless(s)).toEqual(await timeless(direct));
+    expect(await s.timeless()).toEqual(await direct.timeless());
   });
 
   /** `n` meta rows (each a uuid the reader keeps, none a turn) before the session's rows. */
@@ -642,9 +640,7 @@ describe('incremental ingestion', () => {
     const direct = setup();
     writeFileSync(direct.transcript, w.text());
     await direct.run('pre-compact');
-    const timeless = async (x: ReturnType<typeof setup>) =>
-      (await x.entries()).map(({ folded_at, artifact_sha256, ...rest }) => rest);
-    expect(await timeless(s)).toEqual(await timeless(direct));
+    expect(await s.timeless()).toEqual(await direct.timeless());
     const state = JSON.parse(readFileSync(sessionPaths(s.baseDir, SESSION).statePath, 'utf8'));
     expect(state.skipped_rows).toEqual([
       expect.objectContaining({ line: 4, reason: expect.stringMatching(/^not valid JSON/) }),
@@ -737,9 +733,7 @@ describe('incremental ingestion', () => {
     writeFileSync(direct.transcript, text);
     const once = await direct.run('pre-compact');
     expect(once.ingest.skippedRows).toHaveLength(1);
-    const timeless = async (x: ReturnType<typeof setup>) =>
-      (await x.entries()).map(({ folded_at, artifact_sha256, ...rest }) => rest);
-    expect(await timeless(s)).toEqual(await timeless(direct));
+    expect(await s.timeless()).toEqual(await direct.timeless());
   });
 
   it('refuses a state file whose skipped rows were tampered with', async () => {
@@ -862,10 +856,7 @@ describe('HookEngines (a long-lived process keeps session stores open)', () => {
         writeFileSync(a.transcript, w.text());
         writeFileSync(b.transcript, w.text());
       }
-      // The same entries, but for the fold time (and the node hash that covers it).
-      const timeless = async (s: ReturnType<typeof setup>) =>
-        (await s.entries()).map(({ folded_at, artifact_sha256, ...rest }) => rest);
-      expect(await timeless(a)).toEqual(await timeless(b));
+      expect(await a.timeless()).toEqual(await b.timeless());
       expect(existsSync(join(a.store, 'recall_index.journal'))).toBe(true);
       await runHook({ event: 'pre-compact', baseDir: a.baseDir, input: input(a), engines });
       // The kept engine compacted: the store is in the reference layout, no journal left.

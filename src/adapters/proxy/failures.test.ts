@@ -454,12 +454,10 @@ describe('upstream errors come back as the provider sent them and never corrupt 
       });
       return { kind: 'hang' };
     });
-    const gaveUp = new AbortController();
-    setTimeout(() => gaveUp.abort(), 300);
     await expect(
       r.anthropic.messages.create(
         { ...ask, messages: hello },
-        { signal: gaveUp.signal, maxRetries: 0 },
+        { signal: AbortSignal.timeout(300), maxRetries: 0 },
       ),
     ).rejects.toThrow();
     await waitUntil(() => r.logs.length > 0);
@@ -489,12 +487,10 @@ describe('upstream errors come back as the provider sent them and never corrupt 
       },
       { timeoutMs: 60_000 },
     );
-    const gaveUp = new AbortController();
-    setTimeout(() => gaveUp.abort(), 300);
     await expect(
       r.anthropic.messages.create(
         { ...ask, messages: hello },
-        { signal: gaveUp.signal, maxRetries: 0 },
+        { signal: AbortSignal.timeout(300), maxRetries: 0 },
       ),
     ).rejects.toThrow();
     await waitUntil(() => upstreamClosed);
@@ -522,14 +518,12 @@ describe('a passthrough call the client gives up on', () => {
       },
       { timeoutMs: 60_000 },
     );
-    const gaveUp = new AbortController();
-    setTimeout(() => gaveUp.abort(), 300);
     await expect(
       fetch(`${r.proxy.url}/v1/responses`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ model: 'gpt-4.1', input: 'hello' }),
-        signal: gaveUp.signal,
+        signal: AbortSignal.timeout(300),
       }),
     ).rejects.toThrow();
     await waitUntil(() => upstreamClosed);
