@@ -219,7 +219,7 @@ export class StoreHealth {
       for (const path of store.deadBuildPaths()) {
         this.src.warn({
           code: 'DEAD_BUILD_FILE',
-          message: `leftover file of a rebuild whose process is gone: ${path}; the next command with write access to the store removes it (or delete it)`,
+          message: `leftover file of a rebuild or compaction whose process is gone: ${path}; the next command with write access to the store removes it (or delete it)`,
           path,
         });
       }

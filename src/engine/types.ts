@@ -193,7 +193,7 @@ export interface ValidateResult {
   problems: ValidationProblem[];
   /**
    * What was said while it ran, as `onWarning` hears it (`code`, `path`, `message`): a leftover
-   * file of a dead rebuild (`DEAD_BUILD_FILE`), the derived index rebuilt from the store's files
+   * file of a dead rebuild or compaction (`DEAD_BUILD_FILE`), the derived index rebuilt from the store's files
    * (`INDEX_REBUILT`), kept in memory (`INDEX_IN_MEMORY`), a torn journal tail set aside
    * (`JOURNAL_TAIL_QUARANTINED`). A warning does not make `ok` false.
    */

@@ -266,7 +266,7 @@ suite('the inspector in a real browser', () => {
     await page.waitForSelector('[data-testid="validate-warning"]');
     const path = join(dir, 'sessions', 'odd', DEAD_BUILD);
     expect(await page.locator('[data-testid="validate-warning"]').allTextContents()).toEqual([
-      `warning (DEAD_BUILD_FILE): leftover file of a rebuild whose process is gone: ${path}; the next command with write access to the store removes it (or delete it)`,
+      `warning (DEAD_BUILD_FILE): leftover file of a rebuild or compaction whose process is gone: ${path}; the next command with write access to the store removes it (or delete it)`,
     ]);
     expect(await text('[data-testid="validate-status"]')).toBe(
       'ok: 3 node(s) verified, no problems',

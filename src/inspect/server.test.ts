@@ -385,7 +385,7 @@ describe('validate on a store with a dead rebuild file', () => {
         {
           code: 'DEAD_BUILD_FILE',
           path: dead,
-          message: `leftover file of a rebuild whose process is gone: ${dead}; the next command with write access to the store removes it (or delete it)`,
+          message: `leftover file of a rebuild or compaction whose process is gone: ${dead}; the next command with write access to the store removes it (or delete it)`,
         },
       ]);
     } finally {

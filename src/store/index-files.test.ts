@@ -53,7 +53,7 @@ describe('the build files of a rebuild whose process is gone', () => {
     const said = [dead, `${dead}-wal`].map((name) => ({
       code: 'DEAD_BUILD_FILE',
       path: join(dir, name),
-      message: `leftover file of a rebuild whose process is gone: ${join(dir, name)}; the next command with write access to the store removes it (or delete it)`,
+      message: `leftover file of a rebuild or compaction whose process is gone: ${join(dir, name)}; the next command with write access to the store removes it (or delete it)`,
     }));
     const r = await reader.validate();
     expect(r).toMatchObject({ ok: true, problems: [] });
@@ -62,5 +62,30 @@ describe('the build files of a rebuild whose process is gone', () => {
     await reader.close();
     expect(warnings.filter((w) => w.code === 'DEAD_BUILD_FILE')).toEqual(said);
     expect(readdirSync(dir).filter((n) => n.includes('.build-'))).toHaveLength(3);
+  });
+
+  it("a killed compaction's snapshot temp file: reported read-only, removed by the next writer, never a live process's", async () => {
+    // Before, `.recall_index.json.tmp-<pid>-<n>` (as large as the snapshot) of a compaction
+    // killed mid-write was neither reported by validate nor ever removed.
+    const dir = join(tempDir().dir, '.contextfold');
+    const cf = await ContextFold.open({ dir, tokenizer: 'reference' });
+    await cf.fold({ stepId: 1, summary: 's', content: 'c' });
+    await cf.close();
+    const dead = `.recall_index.json.tmp-${deadPid()}-0`;
+    const live = `.recall_index.json.tmp-${process.ppid}-3`;
+    for (const name of [dead, live]) writeFileSync(join(dir, name), '{"partial":');
+    const temps = () => readdirSync(dir).filter((n) => n.includes('.tmp-'));
+    const reader = await ContextFold.open({ dir, tokenizer: 'reference', readOnly: true });
+    const r = await reader.validate();
+    await reader.close();
+    expect(r).toMatchObject({ ok: true, problems: [] });
+    expect(r.warnings).toEqual([
+      expect.objectContaining({ code: 'DEAD_BUILD_FILE', path: join(dir, dead) }),
+    ]);
+    expect(temps().sort()).toEqual([dead, live].sort());
+    const writer = await ContextFold.open({ dir, tokenizer: 'reference' });
+    expect((await writer.status()).nodes).toBe(1);
+    await writer.close();
+    expect(temps()).toEqual([live]);
   });
 });

@@ -75,14 +75,30 @@ function alive(pid: number): boolean {
   }
 }
 
+/** The pid a leftover file names: a rebuild's `….build-<pid>` file, or a `.<name>.tmp-<pid>-<n>` file. */
+function ownerPid(name: string): number | null {
+  const m = FILE_RE.test(name) ? /\.build-(\d+)/.exec(name) : /^\..+\.tmp-(\d+)-\d+$/.exec(name);
+  const pid = Number(m?.[1]);
+  return Number.isSafeInteger(pid) && pid > 0 ? pid : null;
+}
+
 /**
- * The files of unfinished rebuilds whose process is gone (a killed `reindex`): the
- * `….build-<pid>` database and its `-wal`, `-shm` and `-journal`, which can be as large as the
- * index. Never one of a live process (nor of this one).
+ * The files of unfinished writes whose process is gone, in the store's top directory: a killed
+ * `reindex`'s `….build-<pid>` database and its `-wal`, `-shm` and `-journal` (as large as the
+ * index), and a killed compaction's `.recall_index.json.tmp-<pid>-<n>` or
+ * `.eviction_log.json.tmp-<pid>-<n>` (as large as the snapshot). Never one of a live process
+ * (nor of this one). Both are written holding the write lock, which is what makes removing them
+ * under it safe.
  */
 export function deadBuildFiles(dir: string): string[] {
-  return listIndexFiles(dir).names.flatMap(({ name }) => {
-    const pid = Number(/\.build-(\d+)/.exec(name)?.[1]);
-    return Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && !alive(pid) ? [name] : [];
+  let all: string[] = [];
+  try {
+    all = readdirSync(dir);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+  }
+  return all.sort().filter((name) => {
+    const pid = ownerPid(name);
+    return pid !== null && pid !== process.pid && !alive(pid);
   });
 }
