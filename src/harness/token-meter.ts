@@ -25,20 +25,16 @@ export class TokenMeter {
 
   /** Tokens of a text. Memoised (bounded): short texts by themselves, longer ones by hash. */
   text(text: string): number {
-    if (text.length > 512) {
-      const key = sha256Hex(text);
-      const hit = this.byHash.get(key);
-      if (hit !== undefined) return hit;
-      const n = this.tokenizer.count(text);
-      if (this.byHash.size >= 20_000) this.byHash.clear();
-      this.byHash.set(key, n);
-      return n;
-    }
-    const hit = this.byText.get(text);
+    // A long text is remembered by its hash: a paged-in block is counted again for every turn
+    // that pages it, and keeping the text itself as the key would hold megabytes.
+    const long = text.length > 512;
+    const memo = long ? this.byHash : this.byText;
+    const key = long ? sha256Hex(text) : text;
+    const hit = memo.get(key);
     if (hit !== undefined) return hit;
     const n = this.tokenizer.count(text);
-    if (this.byText.size >= 50_000) this.byText.clear();
-    this.byText.set(text, n);
+    if (memo.size >= (long ? 20_000 : 50_000)) memo.clear();
+    memo.set(key, n);
     return n;
   }
 
