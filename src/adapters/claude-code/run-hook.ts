@@ -32,8 +32,9 @@ export const INGEST_LOCK_TIMEOUT_MS: Record<HookEvent, number> = {
 /**
  * How long a run waits for the store's own write lock (another writer: a `contextfold compact`
  * or `reindex` run by hand, a stopped process) before it reports a `LockTimeoutError`: the
- * engine's default (30 s) is past Claude Code's timeouts, which would end the run before it
- * told the user anything. One value for every event, so a hook server keeps one engine per store.
+ * engine's default (30 s) is past the timeouts `contextfold install` gives the hooks (15 s for a
+ * prompt), after which Claude Code would end the run before it told the user anything. One value
+ * for every event, so a hook server keeps one engine per store.
  */
 export const HOOK_STORE_LOCK_TIMEOUT_MS = 5_000;
 

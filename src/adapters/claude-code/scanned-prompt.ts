@@ -1,7 +1,8 @@
 /**
  * Characters of a prompt the hook scans at most: its head and its tail, half each. A pasted log
- * of several MB would otherwise take the scan past Claude Code's 15 s hook timeout on a loaded
- * machine (7.4 MB: 5 s of CPU, up to 17 s wall), and a hook that times out pages in nothing.
+ * of several MB would otherwise take the scan past the 15 s timeout `contextfold install` gives
+ * the prompt hook, on a loaded machine (7.4 MB: 5 s of CPU, up to 17 s wall), and a hook that
+ * times out pages in nothing.
  */
 export const MAX_SCANNED_PROMPT_CHARS = 2 * 1024 * 1024;
 
