@@ -74,8 +74,11 @@ async function runProxy(opts: ProxyFlags, cmd: Command): Promise<void> {
       `contextfold proxy: warning: listening on ${opts.host}, not loopback: anyone who can reach it can send calls through it and read any session's archived pages by naming its session\n`,
     );
   }
+  // Listening for a stop signal before the URL is printed: whoever reads it may stop us at once
+  // (a signal before the handler would end the process by default, exit 143, store not closed).
+  const stopped = stopSignal();
   printListening(proxy, opts.upstream, g);
-  const signal = await stopSignal();
+  const signal = await stopped;
   if (!g.json) process.stdout.write(`contextfold proxy: ${signal}, closing\n`);
   // A second signal does not wait for streams still in flight.
   void stopSignal().then(() => process.exit(130));
