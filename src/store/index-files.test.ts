@@ -11,12 +11,18 @@ function deadPid(): number {
   return spawnSync(process.execPath, ['-e', '0']).pid!;
 }
 
+/** A store directory holding one folded node, closed. */
+async function storeOfOneNode(): Promise<string> {
+  const dir = join(tempDir().dir, '.contextfold');
+  const cf = await ContextFold.open({ dir, tokenizer: 'reference' });
+  await cf.fold({ stepId: 1, summary: 's', content: 'c' });
+  await cf.close();
+  return dir;
+}
+
 describe('the build files of a rebuild whose process is gone', () => {
   it('are removed by the next open that can take the write lock, never those of a live process', async () => {
-    const dir = join(tempDir().dir, '.contextfold');
-    const cf = await ContextFold.open({ dir, tokenizer: 'reference' });
-    await cf.fold({ stepId: 1, summary: 's', content: 'c' });
-    await cf.close();
+    const dir = await storeOfOneNode();
     // A SIGKILLed reindex left its build file (as large as the index) until the next rebuild.
     const dead = `index-9-0000dead.sqlite.build-${deadPid()}`;
     const live = `index-9-0000a11e.sqlite.build-${process.ppid}`;
@@ -35,10 +41,7 @@ describe('the build files of a rebuild whose process is gone', () => {
   });
 
   it('are reported by validate on a read-only store, with their paths, and left in place', async () => {
-    const dir = join(tempDir().dir, '.contextfold');
-    const cf = await ContextFold.open({ dir, tokenizer: 'reference' });
-    await cf.fold({ stepId: 1, summary: 's', content: 'c' });
-    await cf.close();
+    const dir = await storeOfOneNode();
     const dead = `index-9-0000dead.sqlite.build-${deadPid()}`;
     const live = `index-9-0000a11e.sqlite.build-${process.ppid}`;
     for (const name of [dead, `${dead}-wal`, live]) writeFileSync(join(dir, name), 'x');
@@ -67,10 +70,7 @@ describe('the build files of a rebuild whose process is gone', () => {
   it("a killed compaction's snapshot temp file: reported read-only, removed by the next writer, never a live process's", async () => {
     // Before, `.recall_index.json.tmp-<pid>-<n>` (as large as the snapshot) of a compaction
     // killed mid-write was neither reported by validate nor ever removed.
-    const dir = join(tempDir().dir, '.contextfold');
-    const cf = await ContextFold.open({ dir, tokenizer: 'reference' });
-    await cf.fold({ stepId: 1, summary: 's', content: 'c' });
-    await cf.close();
+    const dir = await storeOfOneNode();
     const dead = `.recall_index.json.tmp-${deadPid()}-0`;
     const live = `.recall_index.json.tmp-${process.ppid}-3`;
     for (const name of [dead, live]) writeFileSync(join(dir, name), '{"partial":');
