@@ -19,6 +19,19 @@ function lockedDir(): { dir: string; undo: () => void } | null {
   return { dir, undo: () => chmodSync(dir, 0o755) };
 }
 
+/** Exit 1, nothing on stdout, one stderr line saying the store is not writable, nothing made. */
+function expectRefusedInOneLine(
+  r: { code: number | null; stdout: string; stderr: string },
+  locked: string,
+): void {
+  expect(r).toMatchObject({ code: 1, stdout: '' });
+  expect(r.stderr).toMatch(
+    /^contextfold: UsageError: store directory is not writable \(E[A-Z]+\): /,
+  );
+  expect(r.stderr.trim().split('\n')).toHaveLength(1);
+  expect(readdirSync(locked)).toEqual([]);
+}
+
 const TURNS = `${[
   { step_id: 0, role: 'user', content: 'Set up PostgreSQL.' },
   { step_id: 1, role: 'assistant', content: 'PostgreSQL listening on port 5433' },
@@ -35,12 +48,7 @@ describe('a store directory under a directory that is not writable', () => {
       writeFileSync(turns, TURNS);
       const store = join(locked.dir, 'new', '.contextfold');
       const r = await runCliInProcess(['--dir', store, 'session', turns]);
-      expect(r).toMatchObject({ code: 1, stdout: '' });
-      expect(r.stderr).toMatch(
-        /^contextfold: UsageError: store directory is not writable \(E[A-Z]+\): /,
-      );
-      expect(r.stderr.trim().split('\n')).toHaveLength(1);
-      expect(readdirSync(locked.dir)).toEqual([]);
+      expectRefusedInOneLine(r, locked.dir);
     } finally {
       locked.undo();
     }
@@ -99,12 +107,7 @@ describe('contextfold proxy on a store it cannot write', () => {
       const r = runCliProcess(proxyArgs(join(locked.dir, 'new', '.contextfold')), {
         timeoutMs: 20_000,
       });
-      expect(r).toMatchObject({ code: 1, stdout: '' });
-      expect(r.stderr).toMatch(
-        /^contextfold: UsageError: store directory is not writable \(E[A-Z]+\): /,
-      );
-      expect(r.stderr.trim().split('\n')).toHaveLength(1);
-      expect(readdirSync(locked.dir)).toEqual([]);
+      expectRefusedInOneLine(r, locked.dir);
     } finally {
       locked.undo();
     }
